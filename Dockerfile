@@ -1,0 +1,12 @@
+FROM python:3.11-slim
+WORKDIR /srv/fincap
+COPY pyproject.toml README.md ./
+COPY app ./app
+COPY schema ./schema
+COPY resolvers ./resolvers
+COPY persistence ./persistence
+COPY engines ./engines
+RUN pip install --no-cache-dir .
+ENV FINCAP_DATA_DIR=/data
+EXPOSE 8000
+CMD ["fincap", "serve", "--host", "0.0.0.0", "--port", "8000"]

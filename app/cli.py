@@ -1,0 +1,91 @@
+"""The ``fincap`` command line: ``serve`` and the operator's ``admin`` commands."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import click
+
+from app.config import Settings
+from app.database import open_store
+from persistence.store import Store
+from resolvers import accounts
+from resolvers.errors import CapabilityError
+
+
+def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
+    """Run ``action`` on the configured store and print its result as JSON.
+
+    On the embedded store this joins a running ``fincap serve`` on the same data directory,
+    or starts a private server for the duration of the command.
+    """
+
+    async def main() -> dict[str, Any]:
+        async with open_store(Settings.from_env(), publish=False) as store:
+            return await action(store)
+
+    try:
+        result = asyncio.run(main())
+    except CapabilityError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(2 if exc.status < 500 else 1)
+    click.echo(json.dumps(result))
+
+
+@click.group()
+def main() -> None:
+    """fincap: financial documents in, searchable records out."""
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
+def serve(host: str, port: int) -> None:
+    """Serve the API (on the embedded store unless MONGODB_URI is set)."""
+    import uvicorn
+
+    from app.main import create_app
+    from app.observability import configure_logging
+
+    settings = Settings.from_env(host=host, port=port)
+    configure_logging(settings.log_level)
+    uvicorn.run(
+        create_app(settings), host=host, port=port, log_config=None, timeout_graceful_shutdown=20
+    )
+
+
+@main.group()
+def admin() -> None:
+    """Operator commands: users, workspaces and API keys."""
+
+
+@admin.command()
+@click.option("--email", required=True, help="The user's email (created if new).")
+@click.option("--workspace", "workspace", required=True, help="Name of the first workspace.")
+def bootstrap(email: str, workspace: str) -> None:
+    """Create a user, a workspace they own and an API key; prints {userId, orgId, apiKey}."""
+    run_on_store(lambda store: accounts.bootstrap(store, email, workspace))
+
+
+@admin.command("create-workspace")
+@click.option("--email", required=True, help="The owner's email (created if new).")
+@click.option("--name", required=True, help="Workspace name.")
+def create_workspace(email: str, name: str) -> None:
+    """Create a workspace owned by the user; prints {orgId}."""
+    run_on_store(lambda store: accounts.create_workspace(store, email, name))
+
+
+@admin.command("create-key")
+@click.option("--email", required=True, help="An existing user's email.")
+@click.option("--restrict-to", default=None, help="Make the key usable in this workspace only.")
+def create_key(email: str, restrict_to: str | None) -> None:
+    """Issue an API key (shown once); prints {apiKey, keyId}."""
+    run_on_store(lambda store: accounts.create_key(store, email, restrict_to))
+
+
+if __name__ == "__main__":
+    main()

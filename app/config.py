@@ -1,0 +1,39 @@
+"""Settings, read from the environment once by the entry points and handed down."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable; ``from_env`` documents the variable of each field."""
+
+    mongodb_uri: str | None = None
+    data_dir: Path = Path(".fincap")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_url: str | None = None
+    log_level: str = "INFO"
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        env = os.environ
+        values: dict[str, object] = {
+            "mongodb_uri": env.get("MONGODB_URI") or None,
+            "data_dir": Path(env.get("FINCAP_DATA_DIR", ".fincap")),
+            "public_url": env.get("FINCAP_PUBLIC_URL") or None,
+            "log_level": env.get("FINCAP_LOG_LEVEL", "INFO").upper(),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def base_url(self) -> str:
+        """The service's public root (no trailing slash), for OpenAPI and file links."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")

@@ -1,0 +1,31 @@
+"""Open the store the settings name: ``MONGODB_URI``, else the embedded server."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from app.config import Settings
+from persistence.client import connect
+from persistence.embedded import shared_embedded_store
+from persistence.store import Store
+
+
+@contextlib.asynccontextmanager
+async def open_store(settings: Settings, *, publish: bool = True) -> AsyncIterator[Store]:
+    """A connected ``Store`` with its indexes; the embedded server is stopped on exit.
+
+    ``publish`` lets other fincap processes on the same data directory join an embedded server
+    this process started (``fincap serve``); admin commands keep theirs private.
+    """
+    with contextlib.ExitStack() as stack:
+        uri = settings.mongodb_uri or stack.enter_context(
+            shared_embedded_store(settings.data_dir, publish=publish)
+        )
+        client, db = connect(uri)
+        try:
+            store = Store(db)
+            await store.ensure_indexes()
+            yield store
+        finally:
+            client.close()

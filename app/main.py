@@ -1,0 +1,89 @@
+"""The ASGI app factory: everything is built from ``Settings`` (or injected by tests)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.config import Settings
+from app.database import open_store
+from app.observability import RequestIdMiddleware
+from app.openapi import build_openapi
+from app.rest import failure, rest_routes
+from persistence.store import Store
+from resolvers import build_registry
+from resolvers.context import Services
+from resolvers.registry import Registry
+
+log = logging.getLogger("fincap.app")
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    store: Store | None = None,
+    registry: Registry | None = None,
+) -> Starlette:
+    """Build the service. With ``store`` given (tests) no database is opened or closed here."""
+    settings = settings or Settings.from_env()
+    registry = registry or build_registry()
+    openapi = build_openapi(registry, settings.base_url)
+
+    async def openapi_json(request: Request) -> Response:
+        return JSONResponse(openapi)
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(request: Request) -> Response:
+        services: Services | None = getattr(request.app.state, "services", None)
+        ready = services is not None and await services.store.ping()
+        return JSONResponse(
+            {"status": "ready" if ready else "unavailable"}, status_code=200 if ready else 503
+        )
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return failure(404, f"No route for {request.method} {request.url.path}")
+
+    async def method_not_allowed(request: Request, exc: Exception) -> Response:
+        return failure(405, f"Method {request.method} not allowed on {request.url.path}")
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.error("unhandled error", exc_info=exc)
+        return failure(500, "Internal server error")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if store is not None:
+            yield
+            return
+        async with open_store(settings) as opened:
+            app.state.services = Services(store=opened)
+            log.info("store ready", extra={"embedded": settings.mongodb_uri is None})
+            yield
+            log.info("shutting down")
+
+    routes = [
+        Route("/openapi.json", openapi_json, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        *rest_routes(registry, settings.max_body_bytes),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(RequestIdMiddleware)],
+        lifespan=lifespan,
+        exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
+    )
+    app.state.registry = registry
+    if store is not None:
+        app.state.services = Services(store=store)
+    app.state.settings = settings
+    return app

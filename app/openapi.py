@@ -1,0 +1,174 @@
+"""The OpenAPI 3.1 description, generated once from the frozen registry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from resolvers.registry import CapabilitySpec, Registry
+
+REF = "#/components/schemas/{model}"
+ERROR_STATUSES = {
+    "400": "Invalid request: the message names the field and the reason",
+    "401": "Missing or invalid API key",
+    "403": "Workspace or scope not allowed for this key",
+    "404": "Unknown capability or resource",
+    "500": "Internal error (no internals are revealed)",
+}
+SECURITY_SCHEMES = {
+    "bearerAuth": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Authorization: Bearer sk_… (recommended) or an OAuth access token",
+    },
+    "serviceApiKey": {"type": "apiKey", "in": "header", "name": "X-Service-API-Key"},
+    "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+    "apiKeyQuery": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "apiKey",
+        "description": "Fallback; the body field apiKey is accepted too",
+    },
+}
+ORG_PARAMETER = {
+    "name": "X-Service-Org-Id",
+    "in": "header",
+    "required": False,
+    "description": "Workspace id (org_…); required by capabilities that act in a workspace",
+    "schema": {"type": "string", "pattern": "^org_"},
+}
+
+
+def _error_envelope() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["success", "code", "error"],
+        "properties": {
+            "success": {"type": "boolean", "const": False},
+            "code": {"type": "integer", "description": "Equals the HTTP status"},
+            "error": {
+                "type": "object",
+                "required": ["errorCode", "errorMessage"],
+                "properties": {
+                    "errorCode": {"type": "integer", "description": "Equals the HTTP status"},
+                    "errorMessage": {"type": "string"},
+                },
+            },
+        },
+    }
+
+
+def _success_envelope(result_ref: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["success", "code", "data"],
+        "properties": {
+            "success": {"type": "boolean", "const": True},
+            "code": {"type": "integer", "const": 200},
+            "data": {
+                "type": "object",
+                "required": ["result"],
+                "properties": {"result": result_ref},
+            },
+        },
+    }
+
+
+def _operation(spec: CapabilitySpec, refs: Mapping[Any, Any]) -> dict[str, Any]:
+    responses: dict[str, Any] = {
+        "200": {
+            "description": "Success",
+            "content": {
+                "application/json": {
+                    "schema": _success_envelope(refs[(spec.output, "serialization")])
+                }
+            },
+        }
+    }
+    for status, text in ERROR_STATUSES.items():
+        responses[status] = {
+            "description": text,
+            "content": {
+                "application/json": {"schema": {"$ref": REF.format(model="ErrorEnvelope")}}
+            },
+        }
+    summary = spec.description.split("\n", 1)[0]
+    return {
+        "operationId": spec.name,
+        "summary": summary,
+        "description": spec.description,
+        "tags": [spec.slug.split(".", 1)[0]],
+        "parameters": [ORG_PARAMETER] if spec.needs_workspace else [],
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": refs[(spec.input, "validation")]}},
+        },
+        "responses": responses,
+        "x-permissions": list(spec.permissions),
+        "x-effect": spec.effect,
+    }
+
+
+def build_openapi(registry: Registry, base_url: str) -> dict[str, Any]:
+    """OpenAPI 3.1 for every capability; paths are relative to the one server ``…/v1``."""
+    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = []
+    for spec in registry:
+        pairs += [(spec.input, "validation"), (spec.output, "serialization")]
+    refs, definitions = models_json_schema(list(dict.fromkeys(pairs)), ref_template=REF)
+    schemas = dict(definitions.get("$defs", {}))
+    schemas["ErrorEnvelope"] = _error_envelope()
+
+    paths: dict[str, Any] = {
+        "/capabilities": {
+            "get": {
+                "operationId": "listCapabilities",
+                "summary": "Lists every capability with its JSON Schema input (no auth)",
+                "security": [],
+                "responses": {"200": {"description": "The capability list"}},
+            }
+        },
+        "/workspaces": {
+            "get": {
+                "operationId": "listWorkspacesForKey",
+                "summary": "Lists the workspaces allowed for the API key",
+                "responses": {
+                    "200": {
+                        "description": "Success",
+                        "content": {
+                            "application/json": {
+                                "schema": _success_envelope(
+                                    {"$ref": REF.format(model="WorkspaceList")}
+                                )
+                            }
+                        },
+                    },
+                    "401": {
+                        "description": ERROR_STATUSES["401"],
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": REF.format(model="ErrorEnvelope")}
+                            }
+                        },
+                    },
+                },
+            }
+        },
+    }
+    for spec in registry:
+        paths[f"/capabilities/{spec.slug}"] = {"post": _operation(spec, refs)}
+
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "fincap capability API",
+            "version": "1.0.0",
+            "description": "Every operation is a capability: POST /capabilities/{slug}.",
+        },
+        "servers": [{"url": f"{base_url}/v1", "description": "production"}],
+        "paths": paths,
+        "components": {"schemas": schemas, "securitySchemes": SECURITY_SCHEMES},
+        "security": [{name: []} for name in SECURITY_SCHEMES],
+    }

@@ -1,0 +1,123 @@
+"""The REST face: discovery, ``POST /v1/capabilities/{slug}``, ``GET /v1/workspaces``.
+
+A face only parses, calls ``invoke()`` and renders; behaviour lives in the resolvers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.credentials import org_id, take_api_key
+from resolvers.context import Credentials, Services
+from resolvers.errors import BadRequest, CapabilityError, PayloadTooLarge
+from resolvers.invoke import invoke, lookup
+from resolvers.registry import Registry
+
+log = logging.getLogger("fincap.rest")
+
+
+class EnvelopeResponse(JSONResponse):
+    """JSON without spaces, dates as ISO strings (``render`` receives already dumped data)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+
+
+def success(result: BaseModel) -> Response:
+    data = {"result": result.model_dump(mode="json")}
+    return EnvelopeResponse({"success": True, "code": 200, "data": data})
+
+
+def failure(status: int, message: str) -> Response:
+    return EnvelopeResponse(
+        {"success": False, "code": status, "error": {"errorCode": status, "errorMessage": message}},
+        status_code=status,
+    )
+
+
+def render_error(exc: Exception) -> Response:
+    """A capability error as its envelope; anything else as a 500 that reveals nothing."""
+    if isinstance(exc, CapabilityError) and exc.status < 500:
+        return failure(exc.status, exc.message)
+    log.error("unhandled error", exc_info=exc)
+    return failure(500, "Internal server error")
+
+
+async def read_json_body(request: Request, max_bytes: int) -> Any:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise PayloadTooLarge(f"Request body exceeds {max_bytes} bytes")
+    raw = await request.body()
+    if len(raw) > max_bytes:
+        raise PayloadTooLarge(f"Request body exceeds {max_bytes} bytes")
+    if not raw.strip():
+        raise BadRequest("Request body is required; send {} for a capability without parameters")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"Malformed JSON body: {exc}") from None
+
+
+def credentials_of(request: Request, body: Any = None) -> Credentials:
+    return Credentials(
+        api_key=take_api_key(request, body),
+        org_id=org_id(request),
+        request_id=request.scope.get("state", {}).get("request_id", ""),
+    )
+
+
+def services_of(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+def discovery_item(spec: Any) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "slug": spec.slug,
+        "description": spec.description,
+        "permissions": list(spec.permissions),
+        "inputSchema": spec.input.model_json_schema(),
+    }
+
+
+def rest_routes(registry: Registry, max_body_bytes: int) -> list[Route]:
+    """Routes of the REST face for one frozen registry."""
+    listing = {"success": True, "capabilities": [discovery_item(spec) for spec in registry]}
+
+    async def list_capabilities(request: Request) -> Response:
+        return EnvelopeResponse(listing)
+
+    async def call_capability(request: Request) -> Response:
+        slug = request.path_params["slug"]
+        try:
+            lookup(registry, slug)  # an unknown slug is 404 before the body is even read
+            body = await read_json_body(request, max_body_bytes)
+            result = await invoke(
+                registry, slug, body, credentials_of(request, body), services_of(request)
+            )
+        except Exception as exc:
+            return render_error(exc)
+        return success(result)
+
+    async def list_workspaces(request: Request) -> Response:
+        try:
+            result = await invoke(
+                registry, "workspaces.list", {}, credentials_of(request), services_of(request)
+            )
+        except Exception as exc:
+            return render_error(exc)
+        return success(result)
+
+    return [
+        Route("/v1/capabilities", list_capabilities, methods=["GET"]),
+        Route("/v1/capabilities/{slug}", call_capability, methods=["POST"]),
+        Route("/v1/workspaces", list_workspaces, methods=["GET"]),
+    ]

@@ -1,0 +1,62 @@
+"""API keys, stored only as a SHA-256 digest of the secret.
+
+Keys carry at least 256 random bits, so a fast digest is enough: there is nothing to brute
+force, unlike passwords, and lookup by digest is one indexed read per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+from pymongo import ASCENDING, IndexModel
+
+from persistence.ids import new_id, utcnow
+
+INDEXES = [
+    IndexModel([("secretHash", ASCENDING)], unique=True, name="secret_hash_unique"),
+    IndexModel([("userId", ASCENDING)], name="user"),
+]
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiKeys:
+    """The ``api_keys`` collection."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col = db["api_keys"]
+
+    async def ensure_indexes(self) -> None:
+        await self._col.create_indexes(INDEXES)
+
+    async def create(
+        self, user_id: str, secret: str, restricted_to: str | None = None, name: str = ""
+    ) -> dict[str, Any]:
+        """Store a new key for ``user_id``; the raw secret itself is never written."""
+        record = {
+            "_id": new_id("key"),
+            "userId": user_id,
+            "secretHash": digest(secret),
+            "prefix": secret[:7],
+            "name": name,
+            "restrictedTo": restricted_to,
+            "scopes": ["all"],
+            "createdAt": utcnow(),
+            "revokedAt": None,
+        }
+        await self._col.insert_one(record)
+        return record
+
+    async def find_active(self, secret: str) -> dict[str, Any] | None:
+        """The key record for this secret, unless unknown or revoked."""
+        return await self._col.find_one({"secretHash": digest(secret), "revokedAt": None})
+
+    async def revoke(self, user_id: str, key_id: str) -> bool:
+        result = await self._col.update_one(
+            {"_id": key_id, "userId": user_id, "revokedAt": None}, {"$set": {"revokedAt": utcnow()}}
+        )
+        return result.modified_count == 1

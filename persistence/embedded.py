@@ -1,0 +1,190 @@
+"""The embedded store: a SecantusDB child process speaking the MongoDB wire protocol.
+
+With no ``MONGODB_URI`` the service starts SecantusDB on ``<data dir>/db`` and connects motor to
+it. SecantusDB is GPL-2.0, so it runs as a separate process and is never imported.
+
+Several fincap processes may share one data directory (``fincap serve`` plus ``fincap admin …``
+or ``fincap demo load``), but only one process may open the storage. The first to need it starts
+the server and writes ``server.json`` (pid, port); the others find it there and connect. A file
+lock serialises the check-or-start, and a process that started a server only for itself (an
+admin command) holds the lock until it has stopped it, so no one connects to a dying server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymongo
+
+STATE_FILE = "server.json"
+LOCK_FILE = "embedded.lock"
+START_TIMEOUT_S = 30.0
+
+
+class EmbeddedStoreError(RuntimeError):
+    """The embedded server could not be started or reached."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _responds(uri: str, timeout_ms: int = 1500) -> bool:
+    client: pymongo.MongoClient = pymongo.MongoClient(
+        uri, serverSelectionTimeoutMS=timeout_ms, directConnection=True
+    )
+    try:
+        client.admin.command("ping")
+    except pymongo.errors.PyMongoError:
+        return False
+    finally:
+        client.close()
+    return True
+
+
+@dataclass
+class EmbeddedServer:
+    """A SecantusDB process on ``storage`` ("':memory:'" for a throw-away store)."""
+
+    storage: str
+    host: str = "127.0.0.1"
+    port: int = 0
+    log_path: Path | None = None
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"mongodb://{self.host}:{self.port}/?directConnection=true"
+
+    def start(self) -> EmbeddedServer:
+        self.port = self.port or free_port(self.host)
+        if self.storage != ":memory:":
+            Path(self.storage).mkdir(parents=True, exist_ok=True)
+        # The server's own log goes to a file: an unread pipe would fill up and stall it.
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "secantus",
+                "--host",
+                self.host,
+                "--port",
+                str(self.port),
+                "--storage-path",
+                self.storage,
+                "--standalone",
+                "--log-level",
+                "WARNING",
+            ],
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # a Ctrl-C in the terminal reaches us, and we stop it cleanly
+        )
+        if not isinstance(log, int):
+            log.close()  # the child keeps its own descriptor
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                where = f"; see {self.log_path}" if self.log_path else ""
+                raise EmbeddedStoreError(f"embedded store exited at start{where}")
+            if _responds(self.uri, timeout_ms=500):
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise EmbeddedStoreError(f"embedded store did not answer within {START_TIMEOUT_S:.0f}s")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@contextlib.contextmanager
+def _locked(data_dir: Path) -> Iterator[None]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / LOCK_FILE, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def running_server_uri(data_dir: Path) -> str | None:
+    """The URI of a live server already serving ``data_dir``, if any."""
+    try:
+        state = json.loads((data_dir / STATE_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    uri = state.get("uri")
+    if not isinstance(uri, str) or not _pid_alive(int(state.get("pid", 0))):
+        return None
+    return uri if _responds(uri) else None
+
+
+@contextlib.contextmanager
+def shared_embedded_store(data_dir: Path, *, publish: bool) -> Iterator[str]:
+    """Yield a URI for the embedded store of ``data_dir``, starting it if nobody serves it.
+
+    ``publish=True`` (``fincap serve``) announces the server in ``server.json`` so other
+    processes join it; ``publish=False`` (admin commands) keeps a private server under the lock.
+    """
+    data_dir = data_dir.resolve()
+    lock = _locked(data_dir)
+    lock.__enter__()
+    locked = True
+    server: EmbeddedServer | None = None
+    try:
+        uri = running_server_uri(data_dir)
+        if uri is None:
+            server = EmbeddedServer(
+                storage=str(data_dir / "db"), log_path=data_dir / "embedded.log"
+            ).start()
+            uri = server.uri
+            if publish:
+                state = {
+                    "pid": server.process.pid if server.process else 0,
+                    "uri": uri,
+                    "owner": os.getpid(),
+                }
+                (data_dir / STATE_FILE).write_text(json.dumps(state))
+        if server is None or publish:
+            lock.__exit__(None, None, None)
+            locked = False
+        yield uri
+    finally:
+        if server is not None:
+            if publish:
+                with contextlib.suppress(FileNotFoundError):
+                    (data_dir / STATE_FILE).unlink()
+            server.stop()
+        if locked:
+            lock.__exit__(None, None, None)

@@ -1,0 +1,31 @@
+"""One object that holds every collection module over one motor database."""
+
+from __future__ import annotations
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+
+from persistence.api_keys import ApiKeys
+from persistence.users import Users
+from persistence.workspaces import Workspaces
+
+
+class Store:
+    """Collection modules of one database; the app factory builds one per process."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self.db = db
+        self.users = Users(db)
+        self.workspaces = Workspaces(db)
+        self.api_keys = ApiKeys(db)
+
+    async def ensure_indexes(self) -> None:
+        """Create every declared index; idempotent, run at start-up."""
+        for module in (self.users, self.workspaces, self.api_keys):
+            await module.ensure_indexes()
+
+    async def ping(self) -> bool:
+        try:
+            await self.db.command("ping")
+        except Exception:
+            return False
+        return True

@@ -1,0 +1,55 @@
+"""Operator actions on accounts: bootstrap a user, add workspaces, issue API keys.
+
+These are not capabilities (no API key exists yet when they are needed); the CLI's ``fincap
+admin`` commands call them directly on the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from persistence.store import Store
+from resolvers.auth import new_api_key_secret
+from resolvers.errors import BadRequest, NotFound
+
+
+def _clean_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= 200:
+        raise BadRequest("workspace name must be 1 to 200 characters")
+    return name
+
+
+def _clean_email(email: str) -> str:
+    email = email.strip().lower()
+    if "@" not in email or len(email) > 320:
+        raise BadRequest(f"not an email address: {email!r}")
+    return email
+
+
+async def bootstrap(store: Store, email: str, workspace_name: str) -> dict[str, Any]:
+    """A user (created if new), a workspace they own, and an API key: everything to start."""
+    user = await store.users.get_or_create(_clean_email(email))
+    workspace = await store.workspaces.create(_clean_name(workspace_name), user["_id"])
+    secret = new_api_key_secret()
+    await store.api_keys.create(user["_id"], secret, name="bootstrap")
+    return {"userId": user["_id"], "orgId": workspace["_id"], "apiKey": secret}
+
+
+async def create_workspace(store: Store, email: str, name: str) -> dict[str, Any]:
+    """A new workspace owned by the user with ``email`` (created if new)."""
+    user = await store.users.get_or_create(_clean_email(email))
+    workspace = await store.workspaces.create(_clean_name(name), user["_id"])
+    return {"orgId": workspace["_id"]}
+
+
+async def create_key(store: Store, email: str, restrict_to: str | None = None) -> dict[str, Any]:
+    """A new API key for an existing user, optionally usable in one workspace only."""
+    user = await store.users.find_by_email(_clean_email(email))
+    if user is None:
+        raise NotFound(f"no user with email {email.strip().lower()!r}")
+    if restrict_to is not None and await store.workspaces.role_of(user["_id"], restrict_to) is None:
+        raise BadRequest(f"{email} is not a member of workspace {restrict_to}")
+    secret = new_api_key_secret()
+    record = await store.api_keys.create(user["_id"], secret, restricted_to=restrict_to)
+    return {"apiKey": secret, "keyId": record["_id"]}

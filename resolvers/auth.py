@@ -1,0 +1,63 @@
+"""Authentication (who calls) and workspace resolution (where they act)."""
+
+from __future__ import annotations
+
+import secrets
+
+from persistence.store import Store
+from resolvers.context import Credentials, Principal
+from resolvers.errors import (
+    KEY_RESTRICTED,
+    NOT_A_MEMBER,
+    ORG_REQUIRED,
+    BadRequest,
+    Forbidden,
+    Unauthenticated,
+)
+
+KEY_PREFIX = "sk_"
+MAX_KEY_LENGTH = 256
+
+
+def new_api_key_secret() -> str:
+    """``sk_`` followed by 256 random bits, URL-safe; shown to its owner once."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+async def authenticate(store: Store, credentials: Credentials) -> Principal:
+    """The caller behind the API key, or 401 'API key authentication required'."""
+    secret = credentials.api_key
+    if not secret or not secret.startswith(KEY_PREFIX) or len(secret) > MAX_KEY_LENGTH:
+        raise Unauthenticated()
+    record = await store.api_keys.find_active(secret)
+    if record is None:
+        raise Unauthenticated()
+    return Principal(
+        user_id=record["userId"],
+        key_id=record["_id"],
+        restricted_to=record.get("restrictedTo"),
+        scopes=frozenset(record.get("scopes") or ["all"]),
+    )
+
+
+async def resolve_workspace(
+    store: Store, principal: Principal, org_id: str | None, *, required: bool
+) -> tuple[str | None, str | None]:
+    """The workspace id and the caller's role in it.
+
+    A key restricted to one workspace acts there when no org is named (it can act nowhere
+    else); a named org must match the restriction (403) and have the caller as a member (403).
+    """
+    org_id = (org_id or "").strip() or None
+    if org_id is None:
+        org_id = principal.restricted_to
+    if org_id is None:
+        if required:
+            raise BadRequest(ORG_REQUIRED)
+        return None, None
+    if principal.restricted_to is not None and org_id != principal.restricted_to:
+        raise Forbidden(KEY_RESTRICTED)
+    role = await store.workspaces.role_of(principal.user_id, org_id)
+    if role is None:
+        raise Forbidden(NOT_A_MEMBER)
+    return org_id, role

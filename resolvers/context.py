@@ -1,0 +1,62 @@
+"""What a capability handler receives: who calls, in which workspace, with which services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from persistence.store import Store
+from resolvers.errors import ORG_REQUIRED, BadRequest
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What a face extracted from the request, before anything is checked."""
+
+    api_key: str | None = None
+    org_id: str | None = None
+    request_id: str = ""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller: a user acting through one API key (or token)."""
+
+    user_id: str
+    key_id: str
+    restricted_to: str | None = None
+    scopes: frozenset[str] = field(default_factory=lambda: frozenset({"all"}))
+
+    def allows(self, permissions: tuple[str, ...]) -> bool:
+        """``all`` satisfies every scope; otherwise every listed scope must be granted."""
+        return "all" in self.scopes or all(p in self.scopes for p in permissions)
+
+
+@dataclass(frozen=True)
+class Services:
+    """Long-lived dependencies built by the app factory and shared by every request."""
+
+    store: Store
+
+
+@dataclass(frozen=True)
+class Context:
+    """The context one capability call runs in."""
+
+    services: Services
+    principal: Principal
+    workspace_id: str | None
+    role: str | None
+    request_id: str = ""
+
+    @property
+    def store(self) -> Store:
+        return self.services.store
+
+    @property
+    def user_id(self) -> str:
+        return self.principal.user_id
+
+    def require_workspace(self) -> str:
+        if self.workspace_id is None:
+            raise BadRequest(ORG_REQUIRED)
+        return self.workspace_id

@@ -1,0 +1,70 @@
+"""The one error hierarchy every face maps by class.
+
+    CapabilityError              500  internal (never shows internals)
+    ├── BadRequest               400  invalid input, naming the field and the reason
+    ├── Unauthenticated          401  'API key authentication required'
+    ├── Forbidden                403  wrong workspace, missing scope
+    ├── NotFound                 404  unknown capability or resource (foreign ids look unknown)
+    └── PayloadTooLarge          413  body above the service's limit
+
+REST renders them as the failure envelope with the HTTP status equal to ``status``; GraphQL puts
+``code`` into ``errors[].extensions``; the CLI prints the message to stderr.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class CapabilityError(Exception):
+    """Base of every error a capability call may raise; its message is safe to show."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "INTERNAL_SERVER_ERROR"
+
+    def __init__(self, message: str = "Internal server error") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(CapabilityError):
+    """The request does not satisfy the capability's contract."""
+
+    status = 400
+    code = "BAD_REQUEST"
+
+
+class Unauthenticated(CapabilityError):
+    """No credential, or one that is unknown, revoked or expired."""
+
+    status = 401
+    code = "UNAUTHENTICATED"
+
+    def __init__(self, message: str = "API key authentication required") -> None:
+        super().__init__(message)
+
+
+class Forbidden(CapabilityError):
+    """The caller is known but may not act here (workspace or scope)."""
+
+    status = 403
+    code = "FORBIDDEN"
+
+
+class NotFound(CapabilityError):
+    """The capability or the resource does not exist for this caller."""
+
+    status = 404
+    code = "NOT_FOUND"
+
+
+class PayloadTooLarge(CapabilityError):
+    """The request body exceeds the service's limit."""
+
+    status = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+
+ORG_REQUIRED = "Organization context required"
+KEY_RESTRICTED = "This API key is restricted to a different workspace"
+NOT_A_MEMBER = "You are not a member of this workspace"

@@ -1,0 +1,57 @@
+"""``invoke()``: the one path every face takes to run a capability."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from resolvers.auth import authenticate, resolve_workspace
+from resolvers.context import Context, Credentials, Services
+from resolvers.errors import BadRequest, CapabilityError, Forbidden, NotFound
+from resolvers.registry import CapabilitySpec, Registry
+from resolvers.validation import describe_validation_error
+
+
+def lookup(registry: Registry, slug: str) -> CapabilitySpec:
+    spec = registry.get(slug)
+    if spec is None:
+        raise NotFound(f"Unknown capability '{slug}'")
+    return spec
+
+
+async def invoke(
+    registry: Registry,
+    slug: str,
+    arguments: Any,
+    credentials: Credentials,
+    services: Services,
+) -> BaseModel:
+    """Run capability ``slug``: look up → authenticate → workspace → scopes → validate → run.
+
+    Raises a ``CapabilityError`` subclass for every expected failure.
+    """
+    spec = lookup(registry, slug)
+    principal = await authenticate(services.store, credentials)
+    workspace_id, role = await resolve_workspace(
+        services.store, principal, credentials.org_id, required=spec.needs_workspace
+    )
+    if not principal.allows(spec.permissions):
+        raise Forbidden(f"This credential lacks the scope: {', '.join(spec.permissions)}")
+    args = validate_input(spec, arguments)
+    ctx = Context(services, principal, workspace_id, role, credentials.request_id)
+    result = await spec.handler(ctx, args)
+    # The output model filters what leaves: a handler cannot leak a stored-only field.
+    return spec.output.model_validate(result, from_attributes=True)
+
+
+def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
+    if not isinstance(arguments, dict):
+        raise BadRequest("Request body must be a JSON object")
+    try:
+        return spec.input.model_validate(arguments)
+    except ValidationError as exc:
+        raise BadRequest(describe_validation_error(exc)) from None
+
+
+__all__ = ["CapabilityError", "invoke", "lookup", "validate_input"]

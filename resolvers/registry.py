@@ -1,0 +1,147 @@
+"""The capability registry: capabilities are declared next to their code, collected once.
+
+``@capability`` only marks a handler; ``Registry.from_modules`` collects the marked handlers of
+an explicit tuple of resource modules and ``freeze()`` forbids later additions. Every face
+(REST, OpenAPI, GraphQL, MCP, CLI) is generated from the frozen registry.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from resolvers.context import Context
+
+Effect = Literal["read", "write", "destructive"]
+Handler = Callable[["Context", Any], Awaitable[BaseModel]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+CAPABILITY_ATTR = "__fincap_capability__"
+SLUG_PATTERN = re.compile(r"^[a-z][a-z-]*\.[a-z][a-zA-Z-]*$")
+
+
+def camel_name(slug: str) -> str:
+    """The camelCase name of a slug: ``documents.bulk-edit`` → ``documentsBulkEdit``."""
+    head, *rest = re.split(r"[.\-]", slug)
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass(frozen=True)
+class CapabilitySpec:
+    """Everything the faces need to know about one capability."""
+
+    slug: str
+    handler: Handler
+    input: type[BaseModel]
+    output: type[BaseModel]
+    permissions: tuple[str, ...]
+    effect: Effect
+    needs_workspace: bool
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not SLUG_PATTERN.match(self.slug):
+            raise ValueError(f"capability slug {self.slug!r} is not resource.action")
+        object.__setattr__(self, "name", camel_name(self.slug))
+        if not self.description:
+            doc = inspect.getdoc(self.handler) or ""
+            if not doc:
+                raise ValueError(f"capability {self.slug} needs a docstring: it is its description")
+            object.__setattr__(self, "description", doc)
+
+    @property
+    def read_only(self) -> bool:
+        return self.effect == "read"
+
+
+def capability(
+    slug: str,
+    *,
+    input: type[BaseModel],
+    output: type[BaseModel],
+    permissions: Iterable[str],
+    effect: Effect,
+    needs_workspace: bool = True,
+    aliases: Iterable[str] = (),
+) -> Callable[[F], F]:
+    """Mark ``fn`` as the handler of capability ``slug``; no import-time registration."""
+
+    def mark(fn: F) -> F:
+        spec = CapabilitySpec(
+            slug=slug,
+            handler=fn,
+            input=input,
+            output=output,
+            permissions=tuple(permissions),
+            effect=effect,
+            needs_workspace=needs_workspace,
+            aliases=tuple(aliases),
+        )
+        setattr(fn, CAPABILITY_ATTR, spec)
+        return fn
+
+    return mark
+
+
+class RegistryError(Exception):
+    """The registry was assembled wrongly (duplicate slug or model name, late addition)."""
+
+
+class Registry:
+    """Capabilities by slug (aliases resolve to the same spec), frozen before serving."""
+
+    def __init__(self) -> None:
+        self._by_slug: dict[str, CapabilitySpec] = {}
+        self._canonical: list[CapabilitySpec] = []
+        self._models: dict[str, type[BaseModel]] = {}
+        self._frozen = False
+
+    @classmethod
+    def from_modules(cls, modules: Iterable[ModuleType]) -> Registry:
+        registry = cls()
+        for module in modules:
+            for _, member in inspect.getmembers(module):
+                spec = getattr(member, CAPABILITY_ATTR, None)
+                if isinstance(spec, CapabilitySpec):
+                    registry.add(spec)
+        return registry
+
+    def add(self, spec: CapabilitySpec) -> None:
+        if self._frozen:
+            raise RegistryError(f"registry is frozen; cannot add {spec.slug}")
+        for slug in (spec.slug, *spec.aliases):
+            if slug in self._by_slug:
+                raise RegistryError(f"duplicate capability slug {slug!r}")
+            self._by_slug[slug] = spec
+        for model in (spec.input, spec.output):
+            other = self._models.setdefault(model.__name__, model)
+            if other is not model:
+                raise RegistryError(
+                    f"two models named {model.__name__!r} ({other.__module__} and "
+                    f"{model.__module__}); prefix one with its resource"
+                )
+        self._canonical.append(spec)
+
+    def freeze(self) -> Registry:
+        self._frozen = True
+        self._canonical.sort(key=lambda spec: spec.slug)
+        return self
+
+    def get(self, slug: str) -> CapabilitySpec | None:
+        return self._by_slug.get(slug)
+
+    def __iter__(self) -> Iterator[CapabilitySpec]:
+        """Canonical capabilities (aliases are not listed twice), sorted by slug."""
+        return iter(self._canonical)
+
+    def __len__(self) -> int:
+        return len(self._canonical)

@@ -1,0 +1,33 @@
+"""Contract models of the workspaces resource."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from schema.base import CapabilityInput, CapabilityOutput
+
+WorkspaceRole = Literal["owner", "admin", "member"]
+
+
+class ListWorkspaces(CapabilityInput):
+    """workspaces.list takes no parameters; send ``{}``."""
+
+
+class WorkspaceSummary(CapabilityOutput):
+    """A workspace the caller may act in."""
+
+    id: str = Field(description="Workspace (organization) id, org_…")
+    name: str
+    role: WorkspaceRole = Field(description="The caller's role in this workspace")
+    isCurrent: bool = Field(description="True for the workspace named by X-Service-Org-Id")
+    createdAt: datetime
+
+
+class WorkspaceList(CapabilityOutput):
+    """The workspaces allowed for the calling key."""
+
+    currentOrgId: str | None = Field(description="The workspace of this request, if any")
+    workspaces: list[WorkspaceSummary]

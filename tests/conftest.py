@@ -1,0 +1,94 @@
+"""Shared fixtures: in-memory store (unit), SecantusDB over TCP (wire), the ASGI app (e2e)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from mongomock_motor import AsyncMongoMockClient
+
+from app.config import Settings
+from app.main import create_app
+from persistence.client import connect
+from persistence.embedded import EmbeddedServer
+from persistence.store import Store
+from resolvers import accounts, build_registry
+from resolvers.registry import Registry
+
+
+@pytest.fixture(scope="session")
+def registry() -> Registry:
+    return build_registry()
+
+
+@pytest.fixture
+async def store() -> Store:
+    """A fresh in-memory store (mongomock-motor) with its indexes."""
+    client = AsyncMongoMockClient(tz_aware=True)
+    created = Store(client[f"fincap_{uuid.uuid4().hex[:8]}"])
+    await created.ensure_indexes()
+    return created
+
+
+@pytest.fixture(scope="session")
+def embedded_server() -> Iterator[EmbeddedServer]:
+    """One ephemeral SecantusDB process for the whole wire-test session."""
+    server = EmbeddedServer(storage=":memory:").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def wire_store(embedded_server: EmbeddedServer) -> AsyncIterator[Store]:
+    """A fresh database on the embedded server, reached by motor over TCP."""
+    name = f"wire_{uuid.uuid4().hex[:10]}"
+    client, db = connect(embedded_server.uri, name)
+    created = Store(db)
+    await created.ensure_indexes()
+    yield created
+    await client.drop_database(name)
+    client.close()
+
+
+@dataclass
+class Tenant:
+    """A user with one workspace and an unrestricted API key."""
+
+    user_id: str
+    org_id: str
+    api_key: str
+
+    def headers(self, org: str | None = "self") -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self.api_key}"}
+        if org is not None:
+            headers["X-Service-Org-Id"] = self.org_id if org == "self" else org
+        return headers
+
+
+async def make_tenant(store: Store, email: str, workspace: str) -> Tenant:
+    created = await accounts.bootstrap(store, email, workspace)
+    return Tenant(created["userId"], created["orgId"], created["apiKey"])
+
+
+@pytest.fixture
+async def alice(store: Store) -> Tenant:
+    return await make_tenant(store, "alice@example.com", "Alice Co")
+
+
+@pytest.fixture
+async def bob(store: Store) -> Tenant:
+    return await make_tenant(store, "bob@example.com", "Bob Ltd")
+
+
+def asgi_client(store: Store, registry: Registry) -> httpx.AsyncClient:
+    app = create_app(Settings(), store=store, registry=registry)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://fincap.test")
+
+
+@pytest.fixture
+async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
+    async with asgi_client(store, registry) as http:
+        yield http

@@ -1,0 +1,108 @@
+"""``fincap serve`` and ``fincap admin`` as a user runs them, on one data directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from app.cli import main
+from persistence.embedded import STATE_FILE, free_port
+
+pytestmark = pytest.mark.wire
+
+
+def admin(data_dir: Path, *args: str) -> dict[str, str]:
+    env = {"FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
+    result = CliRunner().invoke(main, ["admin", *args], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, str] = json.loads(result.output)
+    return parsed
+
+
+def wait_ready(base: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "fincap serve exited early"
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("fincap serve did not become ready")
+
+
+def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    # 1. Without a server running: the admin command starts a private one and stops it.
+    boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+    assert set(boot) == {"userId", "orgId", "apiKey"}
+    assert boot["apiKey"].startswith("sk_") and boot["orgId"].startswith("org_")
+    assert not (data_dir / STATE_FILE).exists()
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_ready(base, server)
+        state = json.loads((data_dir / STATE_FILE).read_text())
+        # 2. Data written before the server started is served by it.
+        auth = {"Authorization": f"Bearer {boot['apiKey']}"}
+        listed = httpx.get(f"{base}/v1/workspaces", headers=auth).json()
+        assert [w["id"] for w in listed["data"]["result"]["workspaces"]] == [boot["orgId"]]
+
+        # 3. While it runs, admin commands join it; their writes are visible at once.
+        second = admin(data_dir, "create-workspace", "--email", "ops@example.com", "--name", "Side")
+        key = admin(
+            data_dir, "create-key", "--email", "ops@example.com", "--restrict-to", second["orgId"]
+        )
+        restricted = {"x-api-key": key["apiKey"]}
+        only = httpx.get(f"{base}/v1/workspaces", headers=restricted).json()
+        assert [w["id"] for w in only["data"]["result"]["workspaces"]] == [second["orgId"]]
+        forbidden = httpx.post(
+            f"{base}/v1/capabilities/workspaces.list",
+            json={},
+            headers={**restricted, "X-Service-Org-Id": boot["orgId"]},
+        )
+        assert forbidden.status_code == 403
+        assert forbidden.headers["x-request-id"]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        output = server.communicate(timeout=60)[0].decode()
+    # 4. Graceful shutdown: the embedded server is gone and the state file removed.
+    # uvicorn re-raises the signal it handled once shutdown is complete: -SIGTERM is clean.
+    assert server.returncode in (0, -signal.SIGTERM), output
+    assert "Application shutdown complete" in output
+    assert not (data_dir / STATE_FILE).exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(state["pid"], 0)
+    log_lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert any(line.get("path") == "/v1/workspaces" and line.get("requestId") for line in log_lines)
+
+    # 5. Data survived the restart: the user still exists, so create-key finds them.
+    again = admin(data_dir, "create-key", "--email", "ops@example.com")
+    assert again["apiKey"].startswith("sk_")
+
+
+def test_admin_reports_errors_without_traceback(tmp_path: Path) -> None:
+    env = {"FINCAP_DATA_DIR": str(tmp_path / "d"), "MONGODB_URI": ""}
+    result = CliRunner().invoke(
+        main, ["admin", "create-key", "--email", "nobody@example.com"], env=env
+    )
+    assert result.exit_code == 2
+    assert "no user with email 'nobody@example.com'" in result.output
