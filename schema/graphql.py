@@ -1,0 +1,550 @@
+"""The GraphQL schema, generated from the capability registry at start-up.
+
+Every ``read`` capability becomes a Query field and every ``write``/``destructive`` one a
+Mutation field, named ``spec.name`` (``workspaces.list`` → ``workspacesList``) and taking one
+argument ``input: <InputModel>Input!``. Types are converted from the pydantic models, never
+written twice by hand:
+
+========================  =============================================================
+pydantic                  GraphQL
+========================  =============================================================
+``str int float bool``    ``String Int Float Boolean``
+``datetime`` / ``date``   ``DateTime`` / ``Date`` (ISO 8601 strings)
+``Decimal``               ``Decimal``: a string on the wire, so no amount passes through a
+                          binary float (inputs also accept a JSON number)
+``Any``, ``dict``         ``JSON``
+``Literal["a", "b"]``     an enum named model + field, e.g. ``WorkspaceSummaryRole``
+nested ``BaseModel``      a nested object type (output) or ``<Model>Input`` (input)
+``X | None``              a nullable field; on inputs "absent" stays distinct from ``null``
+========================  =============================================================
+
+Inputs are converted back to a plain dict with the wire names and handed to ``execute``, which
+re-validates them with the pydantic model: constraints (``ge``, ``max_length`` …) live in one
+place, and GraphQL reports exactly the messages REST does. This module does not import
+``resolvers`` (see ARCHITECTURE.md): it receives the registry and the ``execute`` callable.
+"""
+
+import copy
+import enum
+import keyword
+import logging
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal, Optional, Protocol
+
+import strawberry
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+)
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+from strawberry.exceptions import StrawberryGraphQLError
+from strawberry.extensions import (
+    MaskErrors,
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    QueryDepthLimiter,
+    SchemaExtension,
+)
+from strawberry.scalars import JSON
+from strawberry.schema.config import StrawberryConfig
+from strawberry.types.execution import ExecutionContext
+from strawberry.types.unset import UNSET
+
+log = logging.getLogger("fincap.graphql")
+
+INTERNAL_ERROR = "Internal server error"
+WIRE_NAMES_ATTR = "__fincap_wire_names__"
+# Scalars and root types the schema may contain besides the generated ones.
+BUILT_IN_NAMES = (
+    "Query",
+    "Mutation",
+    "Subscription",
+    "String",
+    "Int",
+    "Float",
+    "Boolean",
+    "ID",
+    "DateTime",
+    "Date",
+    "Decimal",
+    "JSON",
+)
+SCALARS: dict[Any, Any] = {
+    str: str,
+    int: int,
+    float: float,
+    bool: bool,
+    datetime: datetime,
+    date: date,
+    Decimal: Decimal,
+}
+GRAPHQL_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
+
+
+class CapabilityLike(Protocol):
+    """What the builder needs of a capability (``resolvers.registry.CapabilitySpec`` fits)."""
+
+    @property
+    def slug(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def input(self) -> type[BaseModel]: ...
+    @property
+    def output(self) -> type[BaseModel]: ...
+    @property
+    def effect(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+
+
+Execute = Callable[[CapabilityLike, dict[str, Any], strawberry.Info], Awaitable[BaseModel]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one GraphQL document, checked before anything runs.
+
+    Sized for generous clients: our deepest type (a document with line items) needs ~5 levels,
+    GraphiQL's introspection query is ~300 tokens (introspection fields do not count towards
+    depth), and no legitimate query needs more than a few aliases. An alias bomb, a fragment
+    cycle of nested selections or a megabyte of tokens fails validation with a 4xx.
+    """
+
+    max_depth: int = 10
+    max_tokens: int = 2000
+    max_aliases: int = 30
+    # Field selections after expanding every fragment spread; GraphiQL's introspection query
+    # expands to ~200, a wide real query to a few hundred.
+    max_selections: int = 2000
+
+
+class GraphQLSchemaBuildError(Exception):
+    """The registry cannot be turned into a GraphQL schema; the message says how to fix it."""
+
+
+class GraphQLNameClash(GraphQLSchemaBuildError):
+    """Two different things would get the same GraphQL type name."""
+
+
+def is_safe_error(error: GraphQLError) -> bool:
+    """Whether ``error`` may be shown as it is.
+
+    Safe: errors of the request itself (syntax, validation, variables: no original exception),
+    errors a resolver raised on purpose as ``GraphQLError`` (capability errors carry their
+    ``extensions.code``) and strawberry's scalar coercion messages. Anything else comes from an
+    exception nobody expected, and its text may carry internals (hosts, paths, queries).
+    """
+    original = error.original_error
+    return original is None or isinstance(original, (GraphQLError, StrawberryGraphQLError))
+
+
+class MaskUnexpectedErrors(MaskErrors):
+    """Replace unexpected errors by "Internal server error" with code INTERNAL_SERVER_ERROR."""
+
+    def __init__(self) -> None:
+        super().__init__(should_mask_error=lambda e: not is_safe_error(e), error_message="")
+
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
+        return GraphQLError(
+            INTERNAL_ERROR,
+            nodes=error.nodes,
+            path=error.path,
+            extensions={"code": "INTERNAL_SERVER_ERROR", "status": 500},
+        )
+
+
+def expanded_size(document: DocumentNode) -> tuple[int, int]:
+    """(field selections, aliases) of every operation with fragment spreads expanded.
+
+    One memo entry per fragment keeps this linear in the document's size, whereas the expanded
+    size itself may be exponential (a fragment spreading another ten times, and so on).
+    Undefined or cyclic spreads count zero: validation reports them.
+    """
+    fragments = {
+        definition.name.value: definition
+        for definition in document.definitions
+        if isinstance(definition, FragmentDefinitionNode)
+    }
+    memo: dict[str, tuple[int, int]] = {}
+    in_progress: set[str] = set()
+
+    def count(selection_set: SelectionSetNode | None) -> tuple[int, int]:
+        fields = aliases = 0
+        for selection in selection_set.selections if selection_set else ():
+            if isinstance(selection, FieldNode):
+                inner_fields, inner_aliases = count(selection.selection_set)
+                fields += 1 + inner_fields
+                aliases += (selection.alias is not None) + inner_aliases
+            elif isinstance(selection, InlineFragmentNode):
+                inner_fields, inner_aliases = count(selection.selection_set)
+                fields, aliases = fields + inner_fields, aliases + inner_aliases
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                if name not in memo and name in fragments and name not in in_progress:
+                    in_progress.add(name)
+                    memo[name] = count(fragments[name].selection_set)
+                    in_progress.discard(name)
+                inner_fields, inner_aliases = memo.get(name, (0, 0))
+                fields, aliases = fields + inner_fields, aliases + inner_aliases
+        return fields, aliases
+
+    totals = [
+        count(definition.selection_set)
+        for definition in document.definitions
+        if isinstance(definition, OperationDefinitionNode)
+    ]
+    return sum(t[0] for t in totals), sum(t[1] for t in totals)
+
+
+class ExpansionLimiter(SchemaExtension):
+    """Rejects a document whose expanded size is over the limits before validation runs.
+
+    Strawberry's alias and depth limiters walk every fragment spread again, so a few hundred
+    tokens of nested fragments (an alias bomb) would take them exponential time. This check is
+    linear; when it fails it sets the request's errors, which makes strawberry skip the other
+    validation rules.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.graphql_document is not None and context.pre_execution_errors is None:
+            selections, aliases = expanded_size(context.graphql_document)
+            if aliases > self.limits.max_aliases:
+                message = f"{aliases} aliases found. Allowed: {self.limits.max_aliases}"
+                context.pre_execution_errors = [GraphQLError(message)]
+            elif selections > self.limits.max_selections:
+                message = (
+                    f"{selections} field selections after expanding fragments. "
+                    f"Allowed: {self.limits.max_selections}"
+                )
+                context.pre_execution_errors = [GraphQLError(message)]
+        yield
+
+
+class CapabilitySchema(strawberry.Schema):
+    """A strawberry schema that logs only the errors worth an operator's attention."""
+
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        # Capability errors (401, 404 …) and invalid queries are the client's business; an
+        # unexpected exception is logged with its traceback before the mask hides it.
+        for error in errors:
+            if not is_safe_error(error):
+                log.error("unhandled error in a GraphQL resolver", exc_info=error.original_error)
+
+
+def build_schema(
+    registry: Iterable[CapabilityLike], execute: Execute, limits: Limits | None = None
+) -> strawberry.Schema:
+    """The GraphQL schema of ``registry``; each field calls ``execute(spec, arguments, info)``.
+
+    Raises ``GraphQLSchemaBuildError`` (with the fix in its message) when a model cannot be
+    expressed in GraphQL or two generated names clash.
+    """
+    limits = limits or Limits()
+    converter = _Converter()
+    query: dict[str, Any] = {}
+    mutation: dict[str, Any] = {}
+    for spec in registry:
+        target = query if spec.effect == "read" else mutation
+        target[spec.name] = converter.root_field(spec, execute)
+    if not query:
+        raise GraphQLSchemaBuildError(
+            "GraphQL needs at least one Query field: the registry has no read capability"
+        )
+    extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
+        # First, so that a bomb is refused before the limiters below walk it.
+        lambda: ExpansionLimiter(limits),
+        lambda: QueryDepthLimiter(max_depth=limits.max_depth),
+        lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
+        lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
+        MaskUnexpectedErrors,
+    ]
+    return CapabilitySchema(
+        query=_root_type("Query", query),
+        mutation=_root_type("Mutation", mutation) if mutation else None,
+        extensions=extensions,
+        # Model fields already carry their wire names (camelCase); keep them exactly.
+        config=StrawberryConfig(auto_camel_case=False),
+    )
+
+
+def _root_type(name: str, fields: dict[str, Any]) -> type:
+    return strawberry.type(type(name, (), dict(fields)), name=name)
+
+
+def to_arguments(value: Any) -> Any:
+    """A strawberry input value as plain data with wire names; absent (UNSET) fields dropped.
+
+    Dropping them lets the pydantic model apply its own defaults, and keeps "absent" distinct
+    from an explicit ``null``.
+    """
+    wire_names: Mapping[str, str] | None = getattr(type(value), WIRE_NAMES_ATTR, None)
+    if wire_names is not None:
+        return {
+            wire: to_arguments(field_value)
+            for python_name, wire in wire_names.items()
+            if (field_value := getattr(value, python_name)) is not UNSET
+        }
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, list):
+        return [to_arguments(item) for item in value]
+    return value
+
+
+def _own_doc(model: type) -> str | None:
+    """The model's own docstring (``__doc__`` of a base class would mislead)."""
+    doc = model.__dict__.get("__doc__")
+    return " ".join(doc.split()) if isinstance(doc, str) and doc.strip() else None
+
+
+def _enum_member_name(value: str) -> str:
+    """A GraphQL-legal enum value name for a Literal string: ``not-in`` → ``not_in``."""
+    name = re.sub(r"[^_0-9A-Za-z]", "_", value) or "_"
+    if name[0].isdigit():
+        name = "_" + name
+    if name in ("true", "false", "null") or keyword.iskeyword(name):
+        name += "_"
+    return name
+
+
+class _Converter:
+    """Converts pydantic models to strawberry types, once each, checking names as it goes."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = dict.fromkeys(BUILT_IN_NAMES, "a built-in GraphQL type")
+        self.outputs: dict[type[BaseModel], type] = {}
+        self.inputs: dict[type[BaseModel], type] = {}
+        self.enums: dict[tuple[type[BaseModel], str], type[enum.Enum]] = {}
+        self.building: set[tuple[type[BaseModel], str]] = set()
+
+    def claim(self, name: str, origin: str) -> None:
+        """Reserve GraphQL type ``name`` for ``origin``, or fail naming both claimants."""
+        other = self.names.setdefault(name, origin)
+        if other != origin:
+            raise GraphQLNameClash(
+                f"GraphQL type name {name!r} would be generated for both {other} and {origin}; "
+                "rename one of the models (prefix it with its resource, e.g. DocumentLineItem)"
+            )
+
+    # -- root fields --------------------------------------------------------------------------
+
+    def root_field(self, spec: CapabilityLike, execute: Execute) -> Any:
+        """The Query/Mutation field of one capability: ``name(input: …Input!): Output!``."""
+        output = self.output_type(spec.output)
+
+        if spec.input.model_fields:
+            input_type = self.input_type(spec.input)
+
+            async def resolve_input(info: strawberry.Info, input: Any) -> BaseModel:
+                return await execute(spec, to_arguments(input), info)
+
+            resolve: Callable[..., Awaitable[BaseModel]] = resolve_input
+            argument: Any = input_type
+        else:
+            # GraphQL forbids input objects without fields, so a capability without parameters
+            # takes an optional JSON object: omitted or {} runs it, anything else is rejected by
+            # the model exactly as REST rejects it ("x: unknown property").
+            async def resolve_optional(info: strawberry.Info, input: Any = UNSET) -> BaseModel:
+                absent = input is UNSET or input is None
+                return await execute(spec, {} if absent else input, info)
+
+            resolve = resolve_optional
+            argument = Optional[JSON]  # noqa: UP045 (a runtime type expression, not a hint)
+
+        # Annotations are set here, not written in the signature, because they are values
+        # computed at build time; strawberry reads them from __annotations__.
+        resolve.__annotations__ = {"info": strawberry.Info, "input": argument, "return": output}
+        resolve.__name__ = spec.name
+        return strawberry.field(resolver=resolve, name=spec.name, description=spec.description)
+
+    # -- object types -------------------------------------------------------------------------
+
+    def output_type(self, model: type[BaseModel]) -> type:
+        if model in self.outputs:
+            return self.outputs[model]
+        self._enter(model, "output")
+        self.claim(model.__name__, f"output model {model.__module__}.{model.__qualname__}")
+        annotations: dict[str, Any] = {}
+        namespace: dict[str, Any] = {}
+        for python_name, info in model.model_fields.items():
+            wire = info.alias or python_name
+            annotations[python_name] = self.convert(info.annotation, model, wire, "output")
+            namespace[python_name] = strawberry.field(
+                name=wire if wire != python_name else None, description=info.description
+            )
+        for python_name, computed in model.model_computed_fields.items():
+            annotations[python_name] = self.convert(
+                computed.return_type, model, python_name, "output"
+            )
+            namespace[python_name] = strawberry.field(description=computed.description)
+        namespace["__annotations__"] = annotations
+        cls = strawberry.type(
+            type(model.__name__, (), namespace), name=model.__name__, description=_own_doc(model)
+        )
+        self.outputs[model] = cls
+        self.building.discard((model, "output"))
+        return cls
+
+    def input_type(self, model: type[BaseModel]) -> type:
+        if model in self.inputs:
+            return self.inputs[model]
+        self._enter(model, "input")
+        name = model.__name__ + "Input"
+        self.claim(name, f"input model {model.__module__}.{model.__qualname__}")
+        annotations: dict[str, Any] = {}
+        namespace: dict[str, Any] = {}
+        wire_names: dict[str, str] = {}
+        for python_name, info in model.model_fields.items():
+            wire = info.alias or python_name
+            wire_names[python_name] = wire
+            annotation = self.convert(info.annotation, model, wire, "input")
+            default = self._input_default(info, model, wire)
+            if default is UNSET and not info.is_required():
+                # The model has a default GraphQL cannot print (None, an object …): the field
+                # may be omitted and the model applies its default.
+                annotation = Optional[annotation]  # noqa: UP045
+            annotations[python_name] = annotation
+            namespace[python_name] = strawberry.field(
+                name=wire if wire != python_name else None,
+                description=info.description,
+                # Mutable defaults need a factory (dataclass rule); each call gets a copy.
+                **(
+                    {"default_factory": lambda d=default: copy.deepcopy(d)}
+                    if isinstance(default, list | dict)
+                    else {"default": default}
+                ),
+            )
+        namespace["__annotations__"] = annotations
+        cls = strawberry.input(type(name, (), namespace), name=name, description=_own_doc(model))
+        setattr(cls, WIRE_NAMES_ATTR, wire_names)
+        self.inputs[model] = cls
+        self.building.discard((model, "input"))
+        return cls
+
+    def _enter(self, model: type[BaseModel], direction: str) -> None:
+        if (model, direction) in self.building:
+            raise GraphQLSchemaBuildError(
+                f"model {model.__qualname__} refers to itself; recursive models are not "
+                "supported by the GraphQL converter (use a JSON field or an id instead)"
+            )
+        self.building.add((model, direction))
+
+    def _input_default(self, info: FieldInfo, model: type[BaseModel], wire: str) -> Any:
+        """The model's default as a GraphQL default value, or UNSET when there is none to show.
+
+        Plain values (numbers, strings, enum members, lists of them) become GraphQL defaults
+        and appear in the SDL; ``None`` does not (an omitted field stays omitted).
+        """
+        if info.is_required():
+            return UNSET
+        value = info.get_default(call_default_factory=True)
+        if value is None or value is PydanticUndefined:
+            return UNSET
+        return self._graphql_value(value, model, wire)
+
+    def _graphql_value(self, value: Any, model: type[BaseModel], wire: str) -> Any:
+        if isinstance(value, bool | int | float | Decimal) or (
+            isinstance(value, str) and (model, wire) not in self.enums
+        ):
+            return value
+        if isinstance(value, str):
+            return self.enums[(model, wire)](value)
+        if isinstance(value, list | tuple):
+            items = [self._graphql_value(item, model, wire) for item in value]
+            return UNSET if UNSET in items else items
+        if isinstance(value, dict) and not value:
+            return {}
+        return UNSET
+
+    # -- annotations ----------------------------------------------------------------------------
+
+    def convert(self, annotation: Any, model: type[BaseModel], wire: str, direction: str) -> Any:
+        """The strawberry type of one model field's annotation."""
+        where = f"{model.__qualname__}.{wire}"
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is typing.Annotated:
+            return self.convert(args[0], model, wire, direction)
+        if origin in (typing.Union, types.UnionType):
+            members = [arg for arg in args if arg is not type(None)]
+            if len(members) != 1:
+                raise GraphQLSchemaBuildError(
+                    f"{where}: union {annotation!r} has no GraphQL equivalent here; "
+                    "use one model with optional fields, or a JSON (dict) field"
+                )
+            inner = self.convert(members[0], model, wire, direction)
+            return Optional[inner] if len(members) < len(args) else inner  # noqa: UP045
+        if origin is Literal:
+            return self._literal(args, model, wire, where)
+        if origin in (list, tuple, set, frozenset, Sequence) and args:
+            if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+                raise GraphQLSchemaBuildError(f"{where}: fixed-length tuples are not supported")
+            return list[self.convert(args[0], model, wire, direction)]  # type: ignore[misc]
+        if annotation is Any or annotation is object or annotation is dict or origin is dict:
+            return JSON
+        if annotation in SCALARS:
+            return SCALARS[annotation]
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if direction == "input":
+                return self.input_type(annotation)
+            return self.output_type(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            self.claim(
+                annotation.__name__, f"enum {annotation.__module__}.{annotation.__qualname__}"
+            )
+            return strawberry.enum(annotation)
+        raise GraphQLSchemaBuildError(
+            f"{where}: no GraphQL type for {annotation!r}; use str, int, float, bool, Decimal, "
+            "datetime, date, a Literal, a list, a nested model or dict/Any (JSON)"
+        )
+
+    def _literal(
+        self, values: tuple[Any, ...], model: type[BaseModel], wire: str, where: str
+    ) -> Any:
+        if all(isinstance(value, bool) for value in values):
+            return bool
+        if all(isinstance(value, int) and not isinstance(value, bool) for value in values):
+            return int  # pydantic still enforces the allowed numbers
+        if not all(isinstance(value, str) for value in values):
+            raise GraphQLSchemaBuildError(f"{where}: a Literal must hold only strings or ints")
+        key = (model, wire)
+        if key in self.enums:
+            return self.enums[key]
+        name = model.__name__ + wire[:1].upper() + wire[1:]
+        self.claim(name, f"the values of {where}")
+        members: dict[str, str] = {}
+        for value in values:
+            member = _enum_member_name(value)
+            if member in members:
+                raise GraphQLSchemaBuildError(
+                    f"{where}: Literal values {members[member]!r} and {value!r} both become the "
+                    f"GraphQL enum value {member!r}; rename one"
+                )
+            members[member] = value
+        python_enum = enum.Enum(name, members)  # type: ignore[misc]
+        if not all(GRAPHQL_NAME.match(member) for member in members):
+            raise GraphQLSchemaBuildError(f"{where}: cannot name the enum values {values!r}")
+        converted = strawberry.enum(python_enum, name=name, description=f"Values of {where}.")
+        self.enums[key] = converted
+        return converted
