@@ -87,5 +87,20 @@ def create_key(email: str, restrict_to: str | None) -> None:
     run_on_store(lambda store: accounts.create_key(store, email, restrict_to))
 
 
+@main.group()
+def demo() -> None:
+    """Demo data for trying fincap out."""
+
+
+@demo.command("load")
+@click.option("--org", required=True, help="Workspace to fill (org_…).")
+@click.option("--count", default=500, show_default=True, type=int, help="How many documents.")
+@click.option("--seed", default=7, show_default=True, type=int, help="Seed of the generator.")
+def demo_load(org: str, count: int, seed: int) -> None:
+    """Load realistic demo documents: merchants, currencies, two years of dates, line items,
+    some archived, recurring bills and duplicate pairs; prints {orgId, inserted}."""
+    run_on_store(lambda store: accounts.load_demo(store, org, count, seed))
+
+
 if __name__ == "__main__":
     main()

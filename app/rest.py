@@ -31,7 +31,8 @@ class EnvelopeResponse(JSONResponse):
 
 
 def success(result: BaseModel) -> Response:
-    data = {"result": result.model_dump(mode="json")}
+    # Absent is not null: a field the handler did not set (a compact projection) is omitted.
+    data = {"result": result.model_dump(mode="json", exclude_unset=True)}
     return EnvelopeResponse({"success": True, "code": 200, "data": data})
 
 

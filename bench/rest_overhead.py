@@ -24,12 +24,12 @@ from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings  # noqa: E402
-from app.main import create_app  # noqa: E402
-from persistence.client import connect  # noqa: E402
-from persistence.embedded import EmbeddedServer  # noqa: E402
-from persistence.store import Store  # noqa: E402
-from resolvers import accounts  # noqa: E402
+from app.config import Settings
+from app.main import create_app
+from persistence.client import connect
+from persistence.embedded import EmbeddedServer
+from persistence.store import Store
+from resolvers import accounts
 
 
 def bare_app(store: Store, user_id: str) -> Starlette:
@@ -82,7 +82,8 @@ async def main(calls: int, runs: int) -> None:
             bare_runs.append(await time_calls(bare, "/bare", {}, calls))
         full_ms, bare_ms = statistics.median(full_runs), statistics.median(bare_runs)
         print(
-            f"workspaces.list full stack : {full_ms:7.3f} ms (median of {runs} runs × {calls} calls)"
+            f"workspaces.list full stack : {full_ms:7.3f} ms "
+            f"(median of {runs} runs × {calls} calls)"
         )
         print(f"bare Starlette, same read  : {bare_ms:7.3f} ms")
         print(f"ratio full / bare          : {full_ms / bare_ms:7.2f}×")

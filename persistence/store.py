@@ -5,6 +5,7 @@ from __future__ import annotations
 from motor.motor_asyncio import AsyncIOMotorDatabase
 
 from persistence.api_keys import ApiKeys
+from persistence.documents import Documents
 from persistence.users import Users
 from persistence.workspaces import Workspaces
 
@@ -17,10 +18,11 @@ class Store:
         self.users = Users(db)
         self.workspaces = Workspaces(db)
         self.api_keys = ApiKeys(db)
+        self.documents = Documents(db)
 
     async def ensure_indexes(self) -> None:
         """Create every declared index; idempotent, run at start-up."""
-        for module in (self.users, self.workspaces, self.api_keys):
+        for module in (self.users, self.workspaces, self.api_keys, self.documents):
             await module.ensure_indexes()
 
     async def ping(self) -> bool:

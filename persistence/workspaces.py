@@ -79,6 +79,10 @@ class Workspaces:
         )
         return [{**w, "role": roles[w["_id"]]} for w in workspaces]
 
+    async def get_unscoped(self, workspace_id: str) -> dict[str, Any] | None:
+        """The workspace by id, for operator commands only (no caller to scope by)."""
+        return await self._workspaces.find_one({"_id": workspace_id})
+
     async def get_for_member(self, user_id: str, workspace_id: str) -> dict[str, Any] | None:
         """The workspace when the user belongs to it."""
         found = await self.list_for_user(user_id, only=workspace_id)

@@ -6,10 +6,10 @@ app factory (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import workspaces
+from resolvers import documents, workspaces
 from resolvers.registry import Registry
 
-RESOURCES = (workspaces,)
+RESOURCES = (documents, workspaces)
 
 
 def build_registry() -> Registry:

@@ -53,3 +53,21 @@ async def create_key(store: Store, email: str, restrict_to: str | None = None) -
     secret = new_api_key_secret()
     record = await store.api_keys.create(user["_id"], secret, restricted_to=restrict_to)
     return {"apiKey": secret, "keyId": record["_id"]}
+
+
+DEMO_BATCH = 1000
+
+
+async def load_demo(store: Store, org_id: str, count: int, seed: int) -> dict[str, Any]:
+    """Insert ``count`` realistic demo documents into workspace ``org_id``."""
+    from engines.demo import demo_documents
+
+    if await store.workspaces.get_unscoped(org_id) is None:
+        raise NotFound(f"no workspace {org_id!r}")
+    if not 1 <= count <= 1_000_000:
+        raise BadRequest("count must be 1 to 1,000,000")
+    documents = demo_documents(count, seed=seed)
+    inserted = 0
+    for start in range(0, len(documents), DEMO_BATCH):
+        inserted += await store.documents.insert_many(org_id, documents[start : start + DEMO_BATCH])
+    return {"orgId": org_id, "inserted": inserted}

@@ -36,6 +36,7 @@ class Services:
     """Long-lived dependencies built by the app factory and shared by every request."""
 
     store: Store
+    base_url: str = "http://127.0.0.1:8000"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from resolvers import build_registry, workspaces
@@ -31,7 +33,9 @@ def test_build_registry_collects_declared_capabilities() -> None:
 
 
 def test_duplicate_slug_fails_the_build() -> None:
-    with pytest.raises(RegistryError, match="duplicate capability slug 'workspaces.list'"):
+    with pytest.raises(
+        RegistryError, match=re.escape("duplicate capability slug 'workspaces.list'")
+    ):
         Registry.from_modules([workspaces, workspaces])
 
 
@@ -71,7 +75,7 @@ def test_capability_without_docstring_is_refused() -> None:
 
 
 def test_bad_slug_is_refused() -> None:
-    with pytest.raises(ValueError, match="resource.action"):
+    with pytest.raises(ValueError, match=re.escape("resource.action")):
         capability(
             "nodot", input=CapabilityInput, output=CapabilityOutput, permissions=[], effect="read"
         )(lambda ctx, args: None)

@@ -1,0 +1,1 @@
+"""Ranking of candidate documents for search mode (lexical now, semantic later)."""

@@ -1,0 +1,400 @@
+"""Contract models of the documents resource: the record as returned, and every capability's
+input and output.
+
+Field names are the wire names. ``Document`` is what leaves the service; the stored record has
+more (workspace id, search terms, integer cents) and is mapped in ``persistence/documents.py``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
+
+from schema.base import CapabilityInput, CapabilityOutput
+from schema.money import Money, Quantity
+from schema.where import WhereClause
+
+DocType = Literal["receipt", "invoice", "other"]
+DocumentSource = Literal["upload", "email", "whatsapp", "inbound-email"]
+ProcessingStatus = Literal["queued", "processing", "processed", "skipped", "failed", "warning"]
+PaymentStatus = Literal["paid", "unpaid", "partially-paid", "refunded"]
+RecurringType = Literal["weekly", "monthly", "quarterly", "yearly"]
+ExportStatus = Literal["exported", "not-exported"]
+LocationKind = Literal["in-store", "online", "travel"]
+ArchiveFilter = Literal["exclude", "only", "include"]
+ExportFilter = Literal["all", "exported", "not-exported"]
+CurrencyCode = str  # ISO 4217, validated where it is written
+
+CURRENCY_PATTERN = r"^[A-Z]{3}$"
+
+
+class LocationPlace(BaseModel):
+    """Where money was spent, as far as the document tells."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    countryCode: str | None = Field(
+        default=None, pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2"
+    )
+    country: str | None = Field(default=None, max_length=100)
+    city: str | None = Field(default=None, max_length=100)
+    stateOrProvince: str | None = Field(default=None, max_length=100)
+    kind: LocationKind | None = None
+
+
+class ExpenseLocation(BaseModel):
+    """The location of an expense; ``primary`` is the one used in filters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    primary: LocationPlace | None = None
+
+
+class LineItem(BaseModel):
+    """One line of a receipt or invoice."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field(max_length=500)
+    quantity: Quantity | None = None
+    unitPrice: Quantity | None = None
+    amount: Money | None = None
+    taxAmount: Money | None = None
+
+
+class DocumentFile(CapabilityOutput):
+    """The original file, kept in GridFS; ``url`` streams it (authenticated)."""
+
+    fileName: str
+    mimeType: str
+    size: int
+    sha256: str
+    url: str | None = None
+
+
+class EditRecord(CapabilityOutput):
+    """One correction of one field."""
+
+    field: str
+    oldValue: Any = None
+    newValue: Any = None
+    editedBy: str
+    editedAt: datetime
+    via: str = Field(default="documents.update", description="The capability that made the edit")
+
+
+class Document(CapabilityOutput):
+    """A receipt, invoice or other financial document with its extracted fields.
+
+    In ``compact`` search output only a short projection is present; absent fields are omitted.
+    """
+
+    id: str = Field(description="Document id, doc_…")
+    merchant: str | None = None
+    amount: Money | None = Field(default=None, description="Total, in ``currency``")
+    currency: str | None = None
+    preferredCurrency: str | None = None
+    conversionRate: float | None = Field(
+        default=None, description="currency → preferredCurrency rate at the document date"
+    )
+    docDate: dt.date | None = Field(default=None, description="Document date, YYYY-MM-DD")
+    date: dt.date | None = Field(
+        default=None, description="Same as docDate (kept for clients that ask for it)"
+    )
+    receivedAt: datetime | None = None
+    category: str | None = None
+    docType: DocType | None = None
+    summary: str | None = None
+    invoiceId: str | None = None
+    receiptId: str | None = None
+    paymentStatus: PaymentStatus | None = None
+    paymentMethod: str | None = None
+    paymentMethodEnding: str | None = None
+    fromEmail: str | None = None
+    toEmail: str | None = None
+    taxAmount: Money | None = None
+    subtotal: Money | None = None
+    isRecurring: bool | None = None
+    recurringType: RecurringType | None = None
+    entityId: str | None = None
+    entityName: str | None = None
+    exportStatus: ExportStatus | None = None
+    expenseLocation: ExpenseLocation | None = None
+    link: str | None = Field(default=None, description="Where the document is shown in the service")
+    lineItems: list[LineItem] | None = None
+    file: DocumentFile | None = None
+    source: DocumentSource | None = None
+    archived: bool | None = None
+    archivedAt: datetime | None = None
+    processingStatus: ProcessingStatus | None = None
+    processingReason: str | None = None
+    duplicateOf: str | None = None
+    duplicates: list[str] | None = None
+    editHistory: list[EditRecord] | None = None
+    createdAt: datetime | None = None
+    updatedAt: datetime | None = None
+
+
+COMPACT_FIELDS = ("id", "merchant", "amount", "currency", "docDate", "category", "docType")
+RequiredField = Literal[
+    "id",
+    "merchant",
+    "amount",
+    "currency",
+    "preferredCurrency",
+    "conversionRate",
+    "date",
+    "docDate",
+    "receivedAt",
+    "category",
+    "docType",
+    "summary",
+    "expenseLocation",
+    "invoiceId",
+    "receiptId",
+    "paymentStatus",
+    "entityId",
+    "entityName",
+    "exportStatus",
+    "link",
+]
+SortField = Literal[
+    "docDate",
+    "amount",
+    "merchant",
+    "id",
+    "category",
+    "docType",
+    "invoiceId",
+    "receiptId",
+    "currency",
+    "preferredCurrency",
+    "paymentStatus",
+    "paymentMethod",
+    "taxAmount",
+    "subtotal",
+    "receivedAt",
+    "createdAt",
+    "updatedAt",
+    "entityId",
+]
+
+
+class SearchDocuments(CapabilityInput):
+    """Input of documents.search."""
+
+    query: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="Words to rank by; used only when useSearch is true",
+    )
+    limit: int = Field(default=5, ge=1, le=100, description="Maximum documents returned")
+    sortBy: SortField = Field(
+        default="docDate", description="Sort field in filter mode; ties broken by id"
+    )
+    sortOrder: Literal[1, -1] = Field(default=-1, description="1 ascending, -1 descending")
+    where: WhereClause | None = Field(default=None, description="Typed filter clause")
+    useSearch: bool = Field(
+        default=True, description="Rank by the query (with a query); else filter mode"
+    )
+    searchType: Literal["similarity", "mmr"] = Field(
+        default="mmr",
+        description="similarity: closest matches; mmr: closeness traded for diversity",
+    )
+    exportStatus: ExportFilter = "all"
+    archived: ArchiveFilter = Field(
+        default="exclude", description="exclude (active), only (archived), include"
+    )
+    outputMode: Literal["compact", "complete"] = "compact"
+    requiredFields: list[RequiredField] = Field(default_factory=list, max_length=20)
+    cursor: str | None = Field(
+        default=None, min_length=1, max_length=2000, description="nextCursor of the previous page"
+    )
+
+
+class DocumentPage(CapabilityOutput):
+    """One page of documents; ``nextCursor`` is null on the last page."""
+
+    documents: list[Document]
+    nextCursor: str | None = None
+
+
+class DocumentId(CapabilityInput):
+    """A document id."""
+
+    id: str = Field(min_length=1, max_length=100)
+
+
+class GetDocument(DocumentId):
+    """Input of documents.get."""
+
+
+class DeleteDocument(DocumentId):
+    """Input of documents.delete."""
+
+
+class UnarchiveDocument(DocumentId):
+    """Input of documents.unarchive."""
+
+
+class DocumentResult(CapabilityOutput):
+    """One document."""
+
+    document: Document
+
+
+class DeletedDocument(CapabilityOutput):
+    """The archived document and the ids of its duplicates archived with it."""
+
+    document: Document
+    archivedDuplicates: list[str]
+
+
+class UpdateDocument(CapabilityInput):
+    """Input of documents.update: the id and only the fields to change.
+
+    A field sent as null is cleared; a field not sent is left as it is.
+    """
+
+    id: str = Field(min_length=1, max_length=100)
+    merchant: str | None = Field(default=None, min_length=1, max_length=200)
+    amount: Money | None = None
+    currency: str | None = Field(default=None, pattern=CURRENCY_PATTERN)
+    docDate: dt.date | None = None
+    category: str | None = Field(default=None, min_length=1, max_length=100)
+    docType: DocType | None = None
+    summary: str | None = Field(default=None, max_length=1000)
+    invoiceId: str | None = Field(default=None, max_length=100)
+    receiptId: str | None = Field(default=None, max_length=100)
+    paymentStatus: PaymentStatus | None = None
+    paymentMethod: str | None = Field(default=None, max_length=50)
+    paymentMethodEnding: str | None = Field(default=None, pattern=r"^[0-9]{2,6}$")
+    fromEmail: EmailStr | None = None
+    toEmail: EmailStr | None = None
+    taxAmount: Money | None = None
+    subtotal: Money | None = None
+    isRecurring: bool | None = None
+    recurringType: RecurringType | None = None
+    entityId: str | None = Field(default=None, max_length=100)
+    entityName: str | None = Field(default=None, max_length=200)
+    expenseLocation: ExpenseLocation | None = None
+    lineItems: list[LineItem] | None = Field(default=None, max_length=500)
+
+    @field_validator("currency", mode="before")
+    @classmethod
+    def _upper_currency(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+CountGroupBy = Literal[
+    "merchant",
+    "category",
+    "docType",
+    "currency",
+    "paymentMethod",
+    "entityId",
+    "day",
+    "month",
+    "year",
+    "date",
+]
+
+
+class CountDocuments(CapabilityInput):
+    """Input of documents.count."""
+
+    where: WhereClause | None = Field(
+        default=None, description="Typed filter clause (narrower field set)"
+    )
+    archived: ArchiveFilter = "exclude"
+    groupBy: CountGroupBy | None = Field(default=None, description="Aggregation key; date = day")
+
+
+class CurrencyTotal(CapabilityOutput):
+    """A sum of amounts in one currency (documents without an amount add nothing)."""
+
+    currency: str | None
+    amount: Money
+
+
+class CountGroup(CapabilityOutput):
+    """Count and totals of one group."""
+
+    key: str | None
+    count: int
+    totals: list[CurrencyTotal]
+
+
+class DocumentCount(CapabilityOutput):
+    """Count and totals over all matching documents, optionally grouped."""
+
+    count: int
+    totals: list[CurrencyTotal]
+    groups: list[CountGroup]
+    groupsTruncated: bool = Field(
+        default=False, description="True when only the largest groups are listed"
+    )
+
+
+class BulkChanges(BaseModel):
+    """What bulk-edit sets on every matched document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    merchant: str | None = Field(default=None, min_length=1, max_length=200)
+    category: str | None = Field(default=None, min_length=1, max_length=100)
+
+
+class BulkEditDocuments(CapabilityInput):
+    """Input of documents.bulk-edit."""
+
+    changes: BulkChanges
+    query: str | None = Field(
+        default=None, min_length=1, max_length=500, description="Words the documents must contain"
+    )
+    merchant: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Current merchant (case-insensitive)",
+    )
+    category: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Current category (case-insensitive)",
+    )
+    dryRun: bool = Field(default=True, description="true previews; false changes the documents")
+
+
+class FieldChange(CapabilityOutput):
+    """A proposed or applied change of one field."""
+
+    field: str
+    oldValue: str | None
+    newValue: str | None
+
+
+class BulkEditItem(CapabilityOutput):
+    """A matched document and what the edit does to it."""
+
+    id: str
+    merchant: str | None
+    category: str | None
+    proposedChanges: list[FieldChange]
+
+
+class BulkEditResult(CapabilityOutput):
+    """Preview: matches, proposed changes and the merchants and categories in use.
+    Execute: matches, how many documents changed, and the changed documents."""
+
+    dryRun: bool
+    matched: int
+    modified: int | None = None
+    documents: list[BulkEditItem]
+    merchants: list[str] | None = None
+    categories: list[str] | None = None
