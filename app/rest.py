@@ -117,8 +117,22 @@ def rest_routes(registry: Registry, max_body_bytes: int) -> list[Route]:
             return render_error(exc)
         return success(result)
 
-    return [
+    async def get_document(request: Request) -> Response:
+        """The target of a document's ``link``: documents.get by path."""
+        arguments = {"id": request.path_params["document_id"]}
+        try:
+            result = await invoke(
+                registry, "documents.get", arguments, credentials_of(request), services_of(request)
+            )
+        except Exception as exc:
+            return render_error(exc)
+        return success(result)
+
+    routes = [
         Route("/v1/capabilities", list_capabilities, methods=["GET"]),
         Route("/v1/capabilities/{slug}", call_capability, methods=["POST"]),
         Route("/v1/workspaces", list_workspaces, methods=["GET"]),
     ]
+    if registry.get("documents.get") is not None:
+        routes.append(Route("/v1/documents/{document_id}", get_document, methods=["GET"]))
+    return routes

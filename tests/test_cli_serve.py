@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -21,10 +22,14 @@ pytestmark = pytest.mark.wire
 
 
 def admin(data_dir: Path, *args: str) -> dict[str, str]:
+    return admin_like(data_dir, "admin", *args)
+
+
+def admin_like(data_dir: Path, *args: str) -> dict[str, Any]:
     env = {"FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
-    result = CliRunner().invoke(main, ["admin", *args], env=env, catch_exceptions=False)
+    result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    parsed: dict[str, str] = json.loads(result.output)
+    parsed: dict[str, Any] = json.loads(result.output)
     return parsed
 
 
@@ -81,10 +86,20 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
         )
         assert forbidden.status_code == 403
         assert forbidden.headers["x-request-id"]
+
+        # 4. Demo data loads while the server runs, and is served at once.
+        loaded = admin_like(data_dir, "demo", "load", "--org", boot["orgId"], "--count", "40")
+        assert loaded == {"orgId": boot["orgId"], "inserted": 40}
+        counted = httpx.post(
+            f"{base}/v1/capabilities/documents.count",
+            json={"archived": "include"},
+            headers={**auth, "X-Service-Org-Id": boot["orgId"]},
+        ).json()
+        assert counted["data"]["result"]["count"] == 40
     finally:
         server.send_signal(signal.SIGTERM)
         output = server.communicate(timeout=60)[0].decode()
-    # 4. Graceful shutdown: the embedded server is gone and the state file removed.
+    # 5. Graceful shutdown: the embedded server is gone and the state file removed.
     # uvicorn re-raises the signal it handled once shutdown is complete: -SIGTERM is clean.
     assert server.returncode in (0, -signal.SIGTERM), output
     assert "Application shutdown complete" in output
@@ -94,7 +109,7 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
     log_lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert any(line.get("path") == "/v1/workspaces" and line.get("requestId") for line in log_lines)
 
-    # 5. Data survived the restart: the user still exists, so create-key finds them.
+    # 6. Data survived the restart: the user still exists, so create-key finds them.
     again = admin(data_dir, "create-key", "--email", "ops@example.com")
     assert again["apiKey"].startswith("sk_")
 

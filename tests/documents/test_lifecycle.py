@@ -121,3 +121,14 @@ async def test_delete_archives_duplicates_and_cleans_references(
     assert restored["archived"] is False and restored["archivedAt"] is None
     parent = result(await call(client, alice, "documents.get", {"id": "doc_parent"}))["document"]
     assert parent["duplicates"] == ["doc_child"]
+
+
+async def test_document_link_serves_the_document(
+    client: httpx.AsyncClient, seeded: Tenant, bob: Tenant
+) -> None:
+    document = result(await call(client, seeded, "documents.get", {"id": "doc_a"}))["document"]
+    path = document["link"].split("fincap.test", 1)[-1].replace("http://127.0.0.1:8000", "")
+    response = await client.get(path, headers=seeded.headers())
+    assert result(response)["document"]["id"] == "doc_a"
+    assert (await client.get(path, headers=bob.headers())).status_code == 404
+    assert (await client.get(path)).status_code == 401
