@@ -21,7 +21,6 @@ from pymongo import monitoring
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engines.demo import demo_documents
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store

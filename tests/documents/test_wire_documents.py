@@ -38,7 +38,7 @@ async def test_documents_over_the_wire(wire_store: Store, registry: Registry) ->
         assert [d["id"] for d in second["documents"]] == ["doc_e", "doc_c", "doc_f"]
 
         ranked = result(await call(http, alice, "documents.search", {"query": "starbucks latte"}))
-        assert [d["id"] for d in ranked["documents"]][0] == "doc_a"
+        assert ranked["documents"][0]["id"] == "doc_a"
         assert "doc_bob" not in [d["id"] for d in ranked["documents"]]
 
         counted = result(await call(http, alice, "documents.count", {"groupBy": "month"}))
