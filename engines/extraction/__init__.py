@@ -1,0 +1,40 @@
+"""Extraction engine: document bytes → text → receipt/invoice fields → category.
+
+No database, no HTTP. The pipeline step calls, in order::
+
+    text = extract_text(data, mime, max_pages=10)          # PDF text layer or OCR
+    fields = parse_fields(text.text, {"country_code": "DE"})
+    category, confidence = categorize(fields.merchant, fields.line_items, text.text, overrides)
+
+and marks the document ``skipped`` with ``fields.skip_reason`` when ``fields.financial`` is
+False. OCR engines are optional dependencies; ``available_engines()`` lists those installed.
+"""
+
+from .categorization import TAXONOMY, categorize
+from .errors import ExtractionError, MissingDependency, UnreadableDocument, UnsupportedDocument
+from .fields import ExpenseLocation, LineItem, ParsedFields, ParseHints, parse_fields
+from .ocr_engine import OcrEngine
+from .ocr_plan import OcrPlan, available_engines, build_plan
+from .text_extraction import extract_text
+from .text_types import ExtractedText, PageText
+
+__all__ = [
+    "TAXONOMY",
+    "ExpenseLocation",
+    "ExtractedText",
+    "ExtractionError",
+    "LineItem",
+    "MissingDependency",
+    "OcrEngine",
+    "OcrPlan",
+    "PageText",
+    "ParseHints",
+    "ParsedFields",
+    "UnreadableDocument",
+    "UnsupportedDocument",
+    "available_engines",
+    "build_plan",
+    "categorize",
+    "extract_text",
+    "parse_fields",
+]

@@ -1,0 +1,54 @@
+"""Receipt, invoice or other; and whether the text is a financial document at all."""
+
+from __future__ import annotations
+
+import re
+
+from .field_types import DocType
+
+INVOICE_WORDS = re.compile(
+    r"\binvoice\b|rechnung|factuur|facture|fattura|factura|bill\s*to|due\s*date|"
+    r"payment\s*terms|zahlungsziel|tax\s*invoice",
+    re.I,
+)
+RECEIPT_WORDS = re.compile(
+    r"receipt|kassenbon|\bbon\b|quittung|beleg|cashier|kasse|change|rückgeld|zurück|"
+    r"thank\s*you|vielen\s*dank|cash|tunai|bargeld|terminal|store|filiale|"
+    r"cash\s*sales|till",
+    re.I,
+)
+FINANCIAL_WORDS = re.compile(
+    r"total|summe|amount|betrag|subtotal|tax|vat|gst|mwst|price|preis|paid|payment|"
+    r"invoice|receipt|rechnung|eur|usd|€|\$|£",
+    re.I,
+)
+
+
+def classify(text: str, has_amount: bool, has_total_line: bool) -> DocType:
+    """Invoice words in the header make an invoice; till words or a total make a receipt."""
+    head = text[: max(600, len(text) // 3)]
+    if INVOICE_WORDS.search(head) and not re.search(r"tax\s*invoice", head, re.I):
+        return "invoice"
+    if RECEIPT_WORDS.search(text) or has_total_line:
+        return "receipt"
+    if INVOICE_WORDS.search(text):
+        return "invoice"
+    return "receipt" if has_amount else "other"
+
+
+def non_financial_reason(text: str, amount_count: int, has_total_line: bool) -> str | None:
+    """Why the text is not a receipt or an invoice, or None when it looks financial.
+
+    A financial document has amounts and at least a financial word; a letter that mentions
+    one price, or a photo with no text, is not one.
+    """
+    if not text.strip():
+        return "no text could be read from the document"
+    keywords = len(FINANCIAL_WORDS.findall(text))
+    if amount_count == 0:
+        return "no money amounts found in the text"
+    if not has_total_line and keywords == 0:
+        return "amounts found but no total, tax or payment wording"
+    if not has_total_line and amount_count < 2 and keywords < 2:
+        return "only a single amount and no financial wording; not a receipt or invoice"
+    return None

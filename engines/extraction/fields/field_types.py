@@ -1,0 +1,70 @@
+"""What field parsing returns, and the hints a caller may pass in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Literal
+
+DocType = Literal["receipt", "invoice", "other"]
+
+
+@dataclass(frozen=True)
+class ParseHints:
+    """What the caller already knows; every field is optional.
+
+    ``country_code`` (ISO 3166 alpha-2) and ``currency`` (ISO 4217) steer date order and
+    currency when the text is silent; ``today`` bounds plausible dates (no future receipts).
+    """
+
+    country_code: str | None = None
+    currency: str | None = None
+    today: date | None = None
+
+
+@dataclass(frozen=True)
+class LineItem:
+    """One purchased item; money fields are exact decimals, missing values are None."""
+
+    description: str
+    quantity: Decimal | None = None
+    unit_price: Decimal | None = None
+    amount: Decimal | None = None
+    tax_amount: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class ExpenseLocation:
+    """Where the money was spent, as far as the document says."""
+
+    country_code: str | None = None
+    country: str | None = None
+    city: str | None = None
+    state_or_province: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedFields:
+    """The fields of one financial document. ``financial`` False means: skip it."""
+
+    merchant: str | None = None
+    doc_date: date | None = None
+    amount: Decimal | None = None
+    subtotal: Decimal | None = None
+    tax_amount: Decimal | None = None
+    currency: str | None = None
+    invoice_id: str | None = None
+    receipt_id: str | None = None
+    payment_method: str | None = None
+    payment_method_ending: str | None = None
+    line_items: tuple[LineItem, ...] = ()
+    expense_location: ExpenseLocation = field(default_factory=ExpenseLocation)
+    doc_type: DocType = "other"
+    summary: str = ""
+    financial: bool = True
+    skip_reason: str | None = None
+    # How the total was found: "total-line", "subtotal+tax", "largest" or None.
+    amount_source: str | None = None
+    # True when subtotal + tax equals the total to the cent.
+    totals_consistent: bool | None = None

@@ -1,0 +1,120 @@
+"""Which OCR engines to run on a page image, in what order, and when to stop.
+
+The measured trade-off (see ``bench/extraction.py``): tesseract is fast but misses fields on
+photographed receipts; rapidocr finds them but costs several seconds. The ``auto`` plan
+reads with tesseract first and only pays for rapidocr when the fields a receipt must have
+(total and date) were not found in tesseract's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from PIL.Image import Image
+
+from .errors import MissingDependency
+from .image_prep import clean_noisy, crop_to_paper, normalize_size, rotate_upright, text_quality
+from .ocr_engine import OcrEngine
+from .ocr_rapid import RapidOcrEngine, rapidocr_available
+from .ocr_tesseract import TesseractEngine, tesseract_available
+
+ENGINE_NAMES = ("auto", "tesseract", "rapidocr")
+# Below this share of word-like tokens the page is probably rotated or noisy.
+POOR_QUALITY = 0.55
+
+
+def always(_: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class OcrPlan:
+    """A primary engine, an optional fallback, and the test that makes the fallback run."""
+
+    primary: OcrEngine
+    fallback: OcrEngine | None = None
+    good_enough: Callable[[str], bool] = always
+    # Tesseract also answers "which way is up" (OSD); None when it is not installed.
+    orientation: TesseractEngine | None = None
+
+
+@dataclass(frozen=True)
+class PageReading:
+    text: str
+    engine: str
+
+
+def available_engines() -> tuple[str, ...]:
+    """The engine names this install can run (advertise only what is installed)."""
+    names = []
+    if tesseract_available():
+        names.append("tesseract")
+    if rapidocr_available():
+        names.append("rapidocr")
+    if names:
+        names.insert(0, "auto")
+    return tuple(names)
+
+
+@lru_cache(maxsize=4)
+def build_plan(name: str = "auto") -> OcrPlan:
+    """Build (once per process: loading models is the slow part) the plan called ``name``."""
+    if name not in ENGINE_NAMES:
+        raise ValueError(f"unknown OCR engine {name!r}; choose one of {ENGINE_NAMES}")
+    tesseract = TesseractEngine() if tesseract_available() else None
+    if name == "tesseract":
+        if tesseract is None:
+            TesseractEngine()  # raises MissingDependency with the install line
+        assert tesseract is not None
+        return OcrPlan(primary=tesseract, orientation=tesseract)
+    if name == "rapidocr":
+        return OcrPlan(primary=RapidOcrEngine(), orientation=tesseract)
+    if tesseract is not None and rapidocr_available():
+        # Imported here: fields parsing does not depend on OCR, only this policy does.
+        from .fields import has_core_fields
+
+        return OcrPlan(
+            primary=tesseract,
+            fallback=RapidOcrEngine(),
+            good_enough=has_core_fields,
+            orientation=tesseract,
+        )
+    if tesseract is not None:
+        return OcrPlan(primary=tesseract, orientation=tesseract)
+    if rapidocr_available():
+        return OcrPlan(primary=RapidOcrEngine())
+    raise MissingDependency(
+        "OCR needs an engine: apt-get install tesseract-ocr tesseract-ocr-eng"
+        " tesseract-ocr-deu && pip install pytesseract, or pip install rapidocr onnxruntime"
+    )
+
+
+def ocr_page(image: Image, plan: OcrPlan) -> PageReading:
+    """OCR one page image, fixing rotation and noise only when the first reading is poor."""
+    image = normalize_size(crop_to_paper(image))
+    reading = PageReading(plan.primary.read(image), plan.primary.name)
+    if text_quality(reading.text) < POOR_QUALITY and plan.orientation is not None:
+        degrees = plan.orientation.detect_rotation(image)
+        if degrees:
+            image = rotate_upright(image, degrees)
+            reading = _better(reading, PageReading(plan.primary.read(image), plan.primary.name))
+    if text_quality(reading.text) < POOR_QUALITY and plan.primary.name == "tesseract":
+        cleaned = PageReading(plan.primary.read(clean_noisy(image)), plan.primary.name)
+        reading = _better(reading, cleaned)
+    if plan.fallback is not None and not plan.good_enough(reading.text):
+        second = PageReading(plan.fallback.read(image), plan.fallback.name)
+        # The fallback is the more accurate engine: prefer it unless it found nothing.
+        if second.text.strip():
+            reading = second
+    return reading
+
+
+def _better(first: PageReading, second: PageReading) -> PageReading:
+    """The reading with more word-like text (quality weighted by amount of text)."""
+
+    def score(reading: PageReading) -> float:
+        return text_quality(reading.text) * len(reading.text.split())
+
+    return second if score(second) > score(first) else first

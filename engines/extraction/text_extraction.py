@@ -1,0 +1,54 @@
+"""``extract_text``: bytes of a PDF or an image in, the text of its pages out."""
+
+from __future__ import annotations
+
+from .errors import UnsupportedDocument
+from .image_prep import load_image
+from .ocr_plan import OcrPlan, build_plan, ocr_page
+from .pdf_text import read_pdf
+from .text_types import ExtractedText, PageText
+
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+IMAGE_TYPES = frozenset(
+    {
+        "image/jpeg",
+        "image/jpg",
+        "image/png",
+        "image/webp",
+        "image/tiff",
+        "image/bmp",
+        "image/gif",
+    }
+)
+TEXT_TYPES = frozenset({"text/plain"})
+
+
+def extract_text(
+    data: bytes,
+    mime: str,
+    max_pages: int | None = None,
+    engine: str | OcrPlan = "auto",
+) -> ExtractedText:
+    """Extract the text of a document.
+
+    PDF pages with a text layer are read directly; pages without one, and images, are
+    OCR'd with ``engine`` (a plan name from ``available_engines()`` or a ready ``OcrPlan``).
+    ``max_pages`` bounds the pages read (the page count still reports the whole document).
+    """
+    kind = mime.split(";", 1)[0].strip().lower()
+
+    def plan() -> OcrPlan:
+        return engine if isinstance(engine, OcrPlan) else build_plan(engine)
+
+    if kind in PDF_TYPES:
+        pages, count, warnings = read_pdf(data, max_pages, plan)
+        return ExtractedText(tuple(pages), count, tuple(warnings))
+    if kind in IMAGE_TYPES:
+        if max_pages == 0:
+            return ExtractedText((), 1)
+        reading = ocr_page(load_image(data), plan())
+        return ExtractedText((PageText(1, reading.text, reading.engine, ocr=True),), 1)
+    if kind in TEXT_TYPES:
+        text = data.decode("utf-8", errors="replace")
+        return ExtractedText((PageText(1, text, "plain-text", ocr=False),), 1)
+    raise UnsupportedDocument(f"cannot extract text from {mime!r}")
