@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from app.config import Settings
 from app.database import open_store
+from app.graphql import graphql_routes
 from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
 from app.rest import failure, rest_routes
@@ -75,6 +76,7 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *rest_routes(registry, settings.max_body_bytes),
+        *graphql_routes(registry, settings.max_body_bytes),
     ]
     app = Starlette(
         routes=routes,
