@@ -2,7 +2,8 @@
 
 Every ``read`` capability becomes a Query field and every ``write``/``destructive`` one a
 Mutation field, named ``spec.name`` (``workspaces.list`` → ``workspacesList``) and taking one
-argument ``input: <InputModel>Input!``. Types are converted from the pydantic models, never
+argument ``input: <InputModel>Input!`` and returning the output type (nullable: a failed field
+nulls only itself, its error says why). Types are converted from the pydantic models, never
 written twice by hand:
 
 ========================  =============================================================
@@ -48,7 +49,8 @@ from graphql import (
     OperationDefinitionNode,
     SelectionSetNode,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
+from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from strawberry.exceptions import StrawberryGraphQLError
@@ -62,6 +64,7 @@ from strawberry.extensions import (
 from strawberry.scalars import JSON
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types.execution import ExecutionContext
+from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
 
 log = logging.getLogger("fincap.graphql")
@@ -312,10 +315,40 @@ def to_arguments(value: Any) -> Any:
     return value
 
 
+class _LazyModelType(LazyType[str, str]):
+    """A reference to a generated type that is still being built (a recursive model).
+
+    Strawberry resolves ``LazyType`` when it assembles the schema, after every type exists;
+    this one looks the type up in the converter's table instead of importing a module.
+    """
+
+    def __init__(self, name: str, table: dict[type[BaseModel], type], model: type[BaseModel]):
+        super().__init__(type_name=name, module=__name__)
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_model", model)
+
+    def resolve_type(self) -> type[Any]:
+        return self._table[self._model]  # type: ignore[attr-defined,no-any-return]
+
+    def __call__(self) -> None:
+        """Never called: being callable lets ``typing.Optional`` accept the reference."""
+        raise TypeError("a lazy GraphQL type reference is not callable")
+
+
 def _own_doc(model: type) -> str | None:
     """The model's own docstring (``__doc__`` of a base class would mislead)."""
     doc = model.__dict__.get("__doc__")
     return " ".join(doc.split()) if isinstance(doc, str) and doc.strip() else None
+
+
+def _json_schema_type(annotation: Any) -> str | None:
+    """The JSON Schema ``type`` pydantic gives ``annotation`` (None if it has none)."""
+    try:
+        schema = TypeAdapter(annotation).json_schema()
+    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema, TypeError):
+        return None
+    kind = schema.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _enum_member_name(value: str) -> str:
@@ -350,7 +383,7 @@ class _Converter:
     # -- root fields --------------------------------------------------------------------------
 
     def root_field(self, spec: CapabilityLike, execute: Execute) -> Any:
-        """The Query/Mutation field of one capability: ``name(input: …Input!): Output!``."""
+        """The Query/Mutation field of one capability: ``name(input: …Input!): Output``."""
         output = self.output_type(spec.output)
 
         if spec.input.model_fields:
@@ -374,16 +407,24 @@ class _Converter:
 
         # Annotations are set here, not written in the signature, because they are values
         # computed at build time; strawberry reads them from __annotations__.
-        resolve.__annotations__ = {"info": strawberry.Info, "input": argument, "return": output}
+        # The result is nullable so that a failing field (401, 404 …) nulls only itself and the
+        # other fields of the same request keep their data.
+        resolve.__annotations__ = {
+            "info": strawberry.Info,
+            "input": argument,
+            "return": Optional[output],  # noqa: UP045
+        }
         resolve.__name__ = spec.name
         return strawberry.field(resolver=resolve, name=spec.name, description=spec.description)
 
     # -- object types -------------------------------------------------------------------------
 
-    def output_type(self, model: type[BaseModel]) -> type:
+    def output_type(self, model: type[BaseModel]) -> Any:
         if model in self.outputs:
             return self.outputs[model]
-        self._enter(model, "output")
+        if (model, "output") in self.building:
+            return _LazyModelType(model.__name__, self.outputs, model)
+        self.building.add((model, "output"))
         self.claim(model.__name__, f"output model {model.__module__}.{model.__qualname__}")
         annotations: dict[str, Any] = {}
         namespace: dict[str, Any] = {}
@@ -406,11 +447,13 @@ class _Converter:
         self.building.discard((model, "output"))
         return cls
 
-    def input_type(self, model: type[BaseModel]) -> type:
+    def input_type(self, model: type[BaseModel]) -> Any:
         if model in self.inputs:
             return self.inputs[model]
-        self._enter(model, "input")
         name = model.__name__ + "Input"
+        if (model, "input") in self.building:
+            return _LazyModelType(name, self.inputs, model)
+        self.building.add((model, "input"))
         self.claim(name, f"input model {model.__module__}.{model.__qualname__}")
         annotations: dict[str, Any] = {}
         namespace: dict[str, Any] = {}
@@ -441,14 +484,6 @@ class _Converter:
         self.inputs[model] = cls
         self.building.discard((model, "input"))
         return cls
-
-    def _enter(self, model: type[BaseModel], direction: str) -> None:
-        if (model, direction) in self.building:
-            raise GraphQLSchemaBuildError(
-                f"model {model.__qualname__} refers to itself; recursive models are not "
-                "supported by the GraphQL converter (use a JSON field or an id instead)"
-            )
-        self.building.add((model, direction))
 
     def _input_default(self, info: FieldInfo, model: type[BaseModel], wire: str) -> Any:
         """The model's default as a GraphQL default value, or UNSET when there is none to show.
@@ -514,6 +549,10 @@ class _Converter:
                 annotation.__name__, f"enum {annotation.__module__}.{annotation.__qualname__}"
             )
             return strawberry.enum(annotation)
+        if _json_schema_type(annotation) == "string" and direction == "input":
+            # EmailStr, constrained strings …: a String; the model validates the format. (On
+            # outputs such values may be objects, e.g. URLs, which String cannot serialize.)
+            return str
         raise GraphQLSchemaBuildError(
             f"{where}: no GraphQL type for {annotation!r}; use str, int, float, bool, Decimal, "
             "datetime, date, a Literal, a list, a nested model or dict/Any (JSON)"
