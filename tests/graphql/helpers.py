@@ -1,0 +1,99 @@
+"""Shared pieces of the GraphQL face's tests: the test registry, a client, a live server."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+from mongomock_motor import AsyncMongoMockClient
+
+from app.config import Settings
+from app.main import create_app
+from persistence.embedded import free_port
+from persistence.store import Store
+from resolvers import accounts, workspaces
+from resolvers.registry import Registry
+from tests import probe_resource
+from tests.graphql import sample_resource
+
+GRAPHQL = "/v1/graphql"
+
+
+def test_registry() -> Registry:
+    """Real workspaces, the REST tests' probe and the converter's sample resource."""
+    return Registry.from_modules([workspaces, probe_resource, sample_resource]).freeze()
+
+
+test_registry.__test__ = False  # type: ignore[attr-defined]  # a factory, not a test
+
+
+async def gql(
+    client: httpx.AsyncClient,
+    query: str,
+    variables: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """POST ``query`` and return the decoded body (asserting a JSON GraphQL response)."""
+    response = await client.post(
+        GRAPHQL, json={"query": query, "variables": variables}, headers=headers or {}
+    )
+    assert response.headers["content-type"].startswith("application/json"), response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+@dataclass
+class LiveServer:
+    """A uvicorn server on a free loopback port, with one bootstrapped tenant."""
+
+    url: str
+    api_key: str
+    org_id: str
+
+
+@contextmanager
+def live_server() -> Iterator[LiveServer]:
+    """Serve the app (in-memory store) from a thread for tools outside Python (node, chromium)."""
+    port = free_port()
+    ready = threading.Event()
+    tenant: dict[str, str] = {}
+    server: uvicorn.Server | None = None
+
+    async def serve() -> None:
+        nonlocal server
+        store = Store(AsyncMongoMockClient(tz_aware=True)[f"fincap_{uuid.uuid4().hex[:8]}"])
+        await store.ensure_indexes()
+        tenant.update(await accounts.bootstrap(store, "live@example.com", "Live Co"))
+        app = create_app(Settings(port=port), store=store, registry=test_registry())
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+        server = uvicorn.Server(config)
+        ready.set()
+        await server.serve()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(10), "server thread did not start"
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    try:
+        yield LiveServer(f"{base}{GRAPHQL}", tenant["apiKey"], tenant["orgId"])
+    finally:
+        assert server is not None
+        server.should_exit = True
+        thread.join(10)
