@@ -13,9 +13,9 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 from .errors import UnreadableDocument
 
-# Tesseract reads best when capital letters are ~20-40 px high; small scans (SROIE's are
-# ~460 px wide) are upscaled to about this width, larger photos are left alone.
-MIN_OCR_WIDTH = 1000
+# Only very small images are upscaled: upscaling SROIE's ~460 px wide scans to 1000 px
+# gave tesseract the same text for 10 % more time.
+MIN_OCR_WIDTH = 400
 # Beyond this, photos only cost time: a 12 MP phone picture is scaled down.
 MAX_OCR_SIDE = 3000
 
@@ -59,7 +59,7 @@ def crop_to_paper(image: Image.Image) -> Image.Image:
     small = image.convert("L")
     small.thumbnail((256, 256))
     width, height = small.size
-    bright = [value >= PAPER_BRIGHTNESS for value in small.getdata()]
+    bright = [value >= PAPER_BRIGHTNESS for value in small.tobytes()]
 
     def share(x0: int, x1: int, y0: int, y1: int, by_column: bool) -> list[int]:
         # Indexes (columns or rows) where at least half the pixels in the band are paper.

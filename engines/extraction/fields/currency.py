@@ -8,8 +8,37 @@ from collections import Counter
 from .countries import Country
 from .field_types import ParseHints
 
+# Not "TRY": it is also an English word.
 ISO_CODES = frozenset(
-    ["EUR", "USD", "GBP", "MYR", "INR", "SGD", "AUD", "CAD", "CHF", "JPY", "CNY", "SEK", "NOK", "DKK", "PLN", "CZK", "HUF", "NZD", "HKD", "ZAR", "BRL", "MXN", "AED", "THB", "IDR", "PHP", "KRW"]  # not TRY: it is also an English word
+    {
+        "EUR",
+        "USD",
+        "GBP",
+        "MYR",
+        "INR",
+        "SGD",
+        "AUD",
+        "CAD",
+        "CHF",
+        "JPY",
+        "CNY",
+        "SEK",
+        "NOK",
+        "DKK",
+        "PLN",
+        "CZK",
+        "HUF",
+        "NZD",
+        "HKD",
+        "ZAR",
+        "BRL",
+        "MXN",
+        "AED",
+        "THB",
+        "IDR",
+        "PHP",
+        "KRW",
+    }
 )
 DOLLAR_CURRENCIES = frozenset({"USD", "CAD", "AUD", "SGD", "NZD", "HKD"})
 # Symbols that name one currency wherever they appear. "RM" and "Rs" must stand alone

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 # The id itself: starts with a letter, digit or '#', has at least one digit, no spaces.
@@ -34,7 +35,7 @@ def find_invoice_id(lines: list[str]) -> str | None:
             match = pattern.search(line)
             if match and _looks_like_id(match.group("id")):
                 return _tidy(match.group("id"))
-    for title, below in zip(lines, lines[1:], strict=False):
+    for title, below in itertools.pairwise(lines):
         match = HASH_ID_LINE.match(below)
         if match and re.fullmatch(r"(tax\s*)?invoice", title.strip(), re.I):
             return match.group("id")
