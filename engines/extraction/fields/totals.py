@@ -41,6 +41,7 @@ PAID = re.compile(
     re.I,
 )
 CENT = Decimal("0.01")
+TAX_TABLE = re.compile(r"(gst|tax|vat|mwst)\s*summary|\d\s*%|@\s*\d|mwst|netto", re.I)
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,16 @@ def _total_candidates(lines: list[str]) -> list[Candidate]:
         if value is None or value <= 0:
             continue
         strong = bool(STRONG_TOTAL.search(line))
+        penalty = 0.0
+        recent = lines[max(0, index - 3) : index]
+        if len(find_amounts(line)) >= 2 and any(TAX_TABLE.search(above) for above in recent):
+            # The "Total" row of a GST/VAT summary table ends in the tax column, not the
+            # amount paid; it sits below the real total, so position alone would pick it.
+            penalty = 2.5
         # Totals sit in the lower part of a document; headers ("Total amount" column
         # titles) sit higher. Later lines win ties.
         position = index / max(1, count - 1)
-        found.append(Candidate(value, index, (2.0 if strong else 1.0) + position))
+        found.append(Candidate(value, index, (2.0 if strong else 1.0) + position - penalty))
     return found
 
 
