@@ -1,5 +1,8 @@
 FROM python:3.11-slim
 WORKDIR /srv/fincap
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu \
+ && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY schema ./schema

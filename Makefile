@@ -5,16 +5,32 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test run test lint bench clean
+.PHONY: install install-test system-deps browser-deps run test lint bench clean
+
+# OCR needs the tesseract binary and its English and German data (Debian packages).
+TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(BIN)/python
+# Installs Debian packages only when missing (as root, or through sudo).
+APT_INSTALL = SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq
+
+system-deps:
+	@tesseract --list-langs 2>/dev/null | grep -qx deu || { \
+	  echo "installing $(TESSERACT_PACKAGES)"; $(APT_INSTALL) $(TESSERACT_PACKAGES) >/dev/null; }
+
+# The GraphiQL browser test drives headless Chromium (it skips where none is installed).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium"; $(APT_INSTALL) chromium >/dev/null; }
+
+install: system-deps $(BIN)/python
 	$(BIN)/pip install -q -e .
 
-install-test: $(BIN)/python
+install-test: system-deps browser-deps $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
 
 run: install

@@ -58,6 +58,45 @@ def serve(host: str, port: int) -> None:
     )
 
 
+@main.command()
+@click.option(
+    "--concurrency",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Jobs processed at the same time by this process.",
+)
+def worker(concurrency: int) -> None:
+    """Process queued jobs (uploads) until stopped; run as many as the load needs."""
+    import signal
+
+    from app.observability import configure_logging
+    from app.processing import running_workers
+    from persistence.embedded import running_server_uri
+
+    settings = Settings.from_env(workers=concurrency)
+    configure_logging(settings.log_level)
+    if not settings.mongodb_uri and running_server_uri(settings.data_dir.resolve()) is None:
+        # The embedded store belongs to `fincap serve`; a worker that started it would take it
+        # down with itself. (With MONGODB_URI, workers run anywhere.)
+        raise click.ClickException(
+            "no running `fincap serve` on this data directory; start it first or set MONGODB_URI"
+        )
+
+    async def serve_jobs() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with (
+            open_store(settings, publish=True) as store,
+            running_workers(store, settings, count=concurrency),
+        ):
+            await stop.wait()  # leaving the block finishes the jobs in hand
+
+    asyncio.run(serve_jobs())
+
+
 @main.group()
 def admin() -> None:
     """Operator commands: users, workspaces and API keys."""

@@ -20,6 +20,9 @@ class Settings:
     public_url: str | None = None
     log_level: str = "INFO"
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    workers: int = 1
+    extraction_executor: str = "process"
+    job_lease_s: float = 60.0
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -29,6 +32,9 @@ class Settings:
             "data_dir": Path(env.get("FINCAP_DATA_DIR", ".fincap")),
             "public_url": env.get("FINCAP_PUBLIC_URL") or None,
             "log_level": env.get("FINCAP_LOG_LEVEL", "INFO").upper(),
+            "workers": int(env.get("FINCAP_WORKERS", "1")),
+            "extraction_executor": env.get("FINCAP_EXTRACTION_EXECUTOR", "process"),
+            "job_lease_s": float(env.get("FINCAP_JOB_LEASE_SECONDS", "60")),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

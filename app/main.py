@@ -17,7 +17,9 @@ from app.database import open_store
 from app.graphql import graphql_routes
 from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
+from app.processing import running_workers
 from app.rest import failure, rest_routes
+from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.context import Services
@@ -65,9 +67,21 @@ def create_app(
         if store is not None:
             yield
             return
-        async with open_store(settings) as opened:
-            app.state.services = Services(store=opened)
-            log.info("store ready", extra={"embedded": settings.mongodb_uri is None})
+        async with (
+            open_store(settings) as opened,
+            running_workers(opened, settings, count=settings.workers) as pool,
+        ):
+            app.state.services = Services(
+                store=opened,
+                base_url=settings.base_url,
+                rates=default_rate_book(),
+                analyzer=pool.analyzer,
+                wake_workers=pool.wake,
+            )
+            log.info(
+                "store ready",
+                extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
+            )
             yield
             log.info("shutting down")
 
@@ -86,6 +100,6 @@ def create_app(
     )
     app.state.registry = registry
     if store is not None:
-        app.state.services = Services(store=store)
+        app.state.services = Services(store=store, base_url=settings.base_url)
     app.state.settings = settings
     return app

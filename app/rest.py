@@ -8,16 +8,18 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from app.credentials import org_id, take_api_key
 from resolvers.context import Credentials, Services
 from resolvers.errors import BadRequest, CapabilityError, PayloadTooLarge
-from resolvers.invoke import invoke, lookup
+from resolvers.files import open_original
+from resolvers.invoke import authorize, invoke, lookup
 from resolvers.registry import Registry
 
 log = logging.getLogger("fincap.rest")
@@ -128,6 +130,30 @@ def rest_routes(registry: Registry, max_body_bytes: int) -> list[Route]:
             return render_error(exc)
         return success(result)
 
+    async def get_original(request: Request) -> Response:
+        """The original upload of a document, streamed (authenticated, workspace-scoped)."""
+        try:
+            ctx = await authorize(
+                credentials_of(request),
+                services_of(request),
+                ("read_documents",),
+                needs_workspace=True,
+            )
+            file_ref, chunks = await open_original(ctx, request.path_params["document_id"])
+        except Exception as exc:
+            return render_error(exc)
+        disposition = f"inline; filename*=UTF-8''{quote(file_ref['fileName'])}"
+        return StreamingResponse(
+            chunks,
+            media_type=file_ref["mimeType"],
+            headers={
+                "Content-Length": str(file_ref["size"]),
+                "Content-Disposition": disposition,
+                "ETag": f'"{file_ref["sha256"]}"',
+                "Cache-Control": "private, max-age=3600",
+            },
+        )
+
     routes = [
         Route("/v1/capabilities", list_capabilities, methods=["GET"]),
         Route("/v1/capabilities/{slug}", call_capability, methods=["POST"]),
@@ -135,4 +161,5 @@ def rest_routes(registry: Registry, max_body_bytes: int) -> list[Route]:
     ]
     if registry.get("documents.get") is not None:
         routes.append(Route("/v1/documents/{document_id}", get_document, methods=["GET"]))
+        routes.append(Route("/v1/files/{document_id}", get_original, methods=["GET"]))
     return routes

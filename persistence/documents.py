@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -345,6 +345,86 @@ class Documents:
             batch = updates[start : start + BULK_BATCH]
             modified += sum(await asyncio.gather(*(apply(*update) for update in batch)))
         return modified
+
+    async def delete_unprocessed(self, workspace_id: str, document_id: str) -> None:
+        """Remove a document whose upload was never acknowledged (nothing else refers to it)."""
+        await self._col.delete_one(
+            {"_id": document_id, "workspaceId": workspace_id, "processingStatus": "queued"}
+        )
+
+    async def set_processing(
+        self, workspace_id: str, document_id: str, status: str, reason: str | None = None
+    ) -> None:
+        await self._col.update_one(
+            {"_id": document_id, "workspaceId": workspace_id},
+            {
+                "$set": {
+                    "processingStatus": status,
+                    "processingReason": reason,
+                    "updatedAt": utcnow(),
+                }
+            },
+        )
+
+    async def find_duplicate(
+        self,
+        workspace_id: str,
+        document_id: str,
+        *,
+        sha256: str | None,
+        invoice_id: str | None,
+        merchant: str | None,
+        amount_cents: int | None,
+        doc_date: datetime | None,
+        amount_tolerance_cents: int = 5,
+        days: int = 1,
+    ) -> tuple[dict[str, Any], str] | None:
+        """The oldest active document this one duplicates, and why; None when it is new."""
+        rules: list[tuple[str, dict[str, Any]]] = []
+        if sha256:
+            rules.append(("the same file (identical SHA-256)", {"file.sha256": sha256}))
+        if invoice_id:
+            rules.append((f"the same invoice number {invoice_id}", {"invoiceId": invoice_id}))
+        if merchant and amount_cents is not None and doc_date is not None:
+            rules.append(
+                (
+                    "the same merchant, amount within 0.05 and date within a day",
+                    {
+                        "merchant": {"$regex": f"^{re.escape(merchant)}$", "$options": "i"},
+                        "amount": {
+                            "$gte": amount_cents - amount_tolerance_cents,
+                            "$lte": amount_cents + amount_tolerance_cents,
+                        },
+                        "docDate": {
+                            "$gte": doc_date - timedelta(days=days),
+                            "$lte": doc_date + timedelta(days=days),
+                        },
+                    },
+                )
+            )
+        for reason, rule in rules:
+            found = (
+                await self._col.find(
+                    scoped(
+                        workspace_id,
+                        "exclude",
+                        {"_id": {"$ne": document_id}},
+                        {
+                            "processingStatus": {
+                                "$nin": ["queued", "processing", "failed", "skipped"]
+                            }
+                        },
+                        rule,
+                    ),
+                    max_time_ms=QUERY_TIME_LIMIT_MS,
+                )
+                .sort([("createdAt", ASCENDING), ("_id", ASCENDING)])
+                .limit(1)
+                .to_list(1)
+            )
+            if found:
+                return found[0], reason
+        return None
 
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
         """Archive or restore documents; how many changed state."""

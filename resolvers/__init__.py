@@ -6,10 +6,10 @@ app factory (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import documents, workspaces
+from resolvers import currency, documents, files, workspaces
 from resolvers.registry import Registry
 
-RESOURCES = (documents, workspaces)
+RESOURCES = (currency, documents, files, workspaces)
 
 
 def build_registry() -> Registry:

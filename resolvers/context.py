@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from persistence.store import Store
 from resolvers.errors import ORG_REQUIRED, BadRequest
+
+if TYPE_CHECKING:
+    from engines.currency import RateBook
+    from resolvers.processing import Analyzer
+
+
+def _nothing() -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,20 @@ class Services:
 
     store: Store
     base_url: str = "http://127.0.0.1:8000"
+    rates: RateBook | None = None
+    analyzer: Analyzer | None = None
+    # Called after a job is queued, so in-process workers start at once instead of polling.
+    wake_workers: Callable[[], None] = _nothing
+
+    def get_analyzer(self) -> Analyzer:
+        from resolvers.processing import Analyzer
+
+        return self.analyzer or Analyzer()
+
+    def rate_book(self) -> RateBook:
+        from engines.currency import default_rate_book
+
+        return self.rates or default_rate_book()
 
 
 @dataclass(frozen=True)

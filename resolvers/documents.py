@@ -11,6 +11,7 @@ from persistence.documents import terms_filter
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.context import Context
+from resolvers.document_inspect import inspect_document
 from resolvers.document_search import compiled_where, search_documents
 from resolvers.document_views import full_view, jsonable
 from resolvers.errors import BadRequest, NotFound
@@ -30,6 +31,8 @@ from schema.documents import (
     DocumentResult,
     FieldChange,
     GetDocument,
+    InspectDocument,
+    InspectionReport,
     SearchDocuments,
     UnarchiveDocument,
     UpdateDocument,
@@ -119,6 +122,11 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     if not history:
         return DocumentResult(document=_document(ctx, record))
     changed = {entry["field"]: changes[entry["field"]] for entry in history}
+    merchant = changed.get("merchant", current.get("merchant"))
+    if "category" in changed and changed["category"] and merchant:
+        await ctx.store.category_overrides.remember(
+            ctx.require_workspace(), merchant, changed["category"]
+        )
     updated = await ctx.store.documents.update_fields(
         ctx.require_workspace(), args.id, changed, history
     )
@@ -327,7 +335,27 @@ async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
             categories=await documents.distinct_values(workspace_id, "category"),
         )
     modified = await documents.bulk_update(workspace_id, updates)
+    if "category" in changes:
+        # A category given to a merchant's documents steers that merchant's future documents.
+        merchants = {record.get("merchant") for record, _, _ in updates}
+        for merchant in sorted(m for m in merchants if isinstance(m, str)):
+            await ctx.store.category_overrides.remember(workspace_id, merchant, changes["category"])
     changed = [item for item in items if item.proposedChanges]
     return BulkEditResult(
         dryRun=False, matched=matched, modified=modified, documents=changed[:BULK_PREVIEW_ITEMS]
     )
+
+
+@capability(
+    "documents.inspect",
+    input=InspectDocument,
+    output=InspectionReport,
+    permissions=["read_documents"],
+    effect="read",
+)
+async def inspect(ctx: Context, args: InspectDocument) -> InspectionReport:
+    """Reads the original image or PDF again (text layer or OCR; PDFs: the first maxPages pages)
+    and compares what is visible with the stored fields: per field the stored value, the visible
+    value, whether they match, and a note. Use it to check an extraction before correcting it
+    with documents.update."""
+    return await inspect_document(ctx, args)

@@ -32,17 +32,33 @@ async def invoke(
     Raises a ``CapabilityError`` subclass for every expected failure.
     """
     spec = lookup(registry, slug)
-    principal = await authenticate(services.store, credentials)
-    workspace_id, role = await resolve_workspace(
-        services.store, principal, credentials.org_id, required=spec.needs_workspace
+    ctx = await authorize(
+        credentials, services, spec.permissions, needs_workspace=spec.needs_workspace
     )
-    if not principal.allows(spec.permissions):
-        raise Forbidden(f"This credential lacks the scope: {', '.join(spec.permissions)}")
     args = validate_input(spec, arguments)
-    ctx = Context(services, principal, workspace_id, role, credentials.request_id)
     result = await spec.handler(ctx, args)
     # The output model filters what leaves: a handler cannot leak a stored-only field.
     return spec.output.model_validate(result, from_attributes=True)
+
+
+async def authorize(
+    credentials: Credentials,
+    services: Services,
+    permissions: tuple[str, ...],
+    *,
+    needs_workspace: bool,
+) -> Context:
+    """Authenticate (401), resolve the workspace (400/403) and check scopes (403).
+
+    Shared by ``invoke`` and the few plain routes that are not capabilities (file downloads).
+    """
+    principal = await authenticate(services.store, credentials)
+    workspace_id, role = await resolve_workspace(
+        services.store, principal, credentials.org_id, required=needs_workspace
+    )
+    if not principal.allows(permissions):
+        raise Forbidden(f"This credential lacks the scope: {', '.join(permissions)}")
+    return Context(services, principal, workspace_id, role, credentials.request_id)
 
 
 def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
@@ -54,4 +70,4 @@ def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
         raise BadRequest(describe_validation_error(exc)) from None
 
 
-__all__ = ["CapabilityError", "invoke", "lookup", "validate_input"]
+__all__ = ["CapabilityError", "authorize", "invoke", "lookup", "validate_input"]

@@ -398,3 +398,62 @@ class BulkEditResult(CapabilityOutput):
     documents: list[BulkEditItem]
     merchants: list[str] | None = None
     categories: list[str] | None = None
+
+
+InspectableField = Literal[
+    "merchant",
+    "amount",
+    "currency",
+    "docDate",
+    "invoiceId",
+    "receiptId",
+    "taxAmount",
+    "subtotal",
+    "paymentMethod",
+    "category",
+    "summary",
+    "docType",
+]
+CORE_INSPECT_FIELDS: tuple[InspectableField, ...] = (
+    "merchant",
+    "amount",
+    "currency",
+    "docDate",
+    "invoiceId",
+    "receiptId",
+    "taxAmount",
+    "subtotal",
+)
+
+
+class InspectDocument(CapabilityInput):
+    """Input of documents.inspect."""
+
+    id: str = Field(min_length=1, max_length=100)
+    fields: list[InspectableField] = Field(
+        default_factory=lambda: list(CORE_INSPECT_FIELDS),
+        min_length=1,
+        max_length=12,
+        description="Fields to compare; default the core financial fields",
+    )
+    maxPages: int = Field(default=3, ge=1, le=5, description="PDF pages to read")
+
+
+class InspectedField(CapabilityOutput):
+    """One field: what is stored, what the original shows, and whether they agree."""
+
+    field: str
+    stored: Any = None
+    visible: Any = None
+    match: bool | None = Field(description="null when the original does not show the field")
+    note: str
+
+
+class InspectionReport(CapabilityOutput):
+    """The comparison of stored fields with a fresh reading of the original."""
+
+    documentId: str
+    pagesRead: int
+    pageCount: int
+    engine: str
+    fields: list[InspectedField]

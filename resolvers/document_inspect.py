@@ -1,0 +1,148 @@
+"""documents.inspect: read the original again and compare it with the stored fields."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from engines.analysis import Analysis
+from engines.text import fold
+from resolvers.context import Context
+from resolvers.document_views import full_view, jsonable
+from resolvers.errors import NotFound
+from resolvers.processing import PermanentFailure
+from schema.documents import InspectDocument, InspectedField, InspectionReport
+
+DERIVED = {"category", "summary", "docType"}  # read from the content, not printed on it
+
+
+def visible_values(analysis: Analysis) -> dict[str, Any]:
+    parsed = analysis.fields
+    return {
+        "merchant": parsed.merchant,
+        "amount": parsed.amount,
+        "currency": parsed.currency,
+        "docDate": parsed.doc_date,
+        "invoiceId": parsed.invoice_id,
+        "receiptId": parsed.receipt_id,
+        "taxAmount": parsed.tax_amount,
+        "subtotal": parsed.subtotal,
+        "paymentMethod": parsed.payment_method,
+        "category": analysis.category,
+        "summary": parsed.summary or None,
+        "docType": parsed.doc_type,
+    }
+
+
+def _text_forms(value: Any) -> list[str]:
+    """How a stored value may be printed: 1234.5 → '1234.50', '1,234.50', '1234,50', …"""
+    if isinstance(value, Decimal):
+        plain = f"{value:.2f}"
+        grouped = f"{value:,.2f}"
+        return [
+            plain,
+            plain.replace(".", ","),
+            grouped,
+            grouped.replace(",", " ").replace(".", ","),
+            grouped.replace(",", "X").replace(".", ",").replace("X", "."),
+        ]
+    if isinstance(value, date):
+        return [
+            value.isoformat(),
+            value.strftime("%d/%m/%Y"),
+            value.strftime("%m/%d/%Y"),
+            value.strftime("%d.%m.%Y"),
+            value.strftime("%d-%m-%Y"),
+        ]
+    return [str(value)]
+
+
+def compare(name: str, stored: Any, visible: Any, text: str) -> InspectedField:
+    folded_text = fold(text)
+    if stored is None and visible is None:
+        return InspectedField(
+            field=name, match=None, note="neither stored nor found in the document"
+        )
+    if stored is None:
+        return InspectedField(
+            field=name,
+            visible=jsonable(visible),
+            match=False,
+            note="not stored, but the document shows a value",
+        )
+    if visible is None:
+        in_text = name not in DERIVED and any(
+            fold(form) in folded_text for form in _text_forms(stored)
+        )
+        note = (
+            "the stored value appears in the document text"
+            if in_text
+            else "not found in the document"
+        )
+        return InspectedField(
+            field=name, stored=jsonable(stored), match=True if in_text else None, note=note
+        )
+    same = (
+        (fold(str(stored)).strip() == fold(str(visible)).strip())
+        if isinstance(stored, str)
+        else stored == visible
+    )
+    if same:
+        return InspectedField(
+            field=name,
+            stored=jsonable(stored),
+            visible=jsonable(visible),
+            match=True,
+            note="matches",
+        )
+    if (
+        isinstance(stored, str)
+        and isinstance(visible, str)
+        and (fold(stored) in fold(visible) or fold(visible) in fold(stored))
+    ):
+        return InspectedField(
+            field=name,
+            stored=jsonable(stored),
+            visible=jsonable(visible),
+            match=True,
+            note="matches (one is a longer form of the other)",
+        )
+    note = "derived value differs" if name in DERIVED else "differs from the document"
+    return InspectedField(
+        field=name, stored=jsonable(stored), visible=jsonable(visible), match=False, note=note
+    )
+
+
+async def inspect_document(ctx: Context, args: InspectDocument) -> InspectionReport:
+    workspace_id = ctx.require_workspace()
+    record = await ctx.store.documents.get(workspace_id, args.id)
+    if record is None:
+        raise NotFound(f"Document '{args.id}' not found")
+    if not isinstance(record.get("file"), dict):
+        raise NotFound(f"Document '{args.id}' has no original file to inspect")
+    try:
+        data = await ctx.store.files.read(workspace_id, record["file"])
+    except FileNotFoundError:
+        raise NotFound(f"Document '{args.id}' has no original file to inspect") from None
+    try:
+        analysis = await ctx.services.get_analyzer()(
+            data,
+            record["file"]["mimeType"],
+            max_pages=args.maxPages,
+            overrides=await ctx.store.category_overrides.all(workspace_id),
+        )
+    except PermanentFailure as exc:
+        raise NotFound(f"The original of '{args.id}' cannot be read: {exc}") from None
+    stored = full_view(record, ctx.services.base_url)
+    visible = visible_values(analysis)
+    return InspectionReport(
+        documentId=args.id,
+        pagesRead=analysis.pages_read,
+        pageCount=analysis.page_count,
+        engine=analysis.engine,
+        fields=[
+            compare(name, stored.get(name), visible.get(name), analysis.text)
+            for name in dict.fromkeys(args.fields)
+        ],
+    )

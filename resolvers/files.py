@@ -1,0 +1,126 @@
+"""Capabilities of the files resource: uploads that become documents."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from engines.sniff import ACCEPTED_MIME_TYPES, sniff_mime
+from persistence.ids import new_id, utcnow
+from resolvers.context import Context
+from resolvers.errors import BadRequest, NotFound
+from resolvers.registry import capability
+from schema.files import MAX_FILE_BYTES, UploadAccepted, UploadFile
+
+log = logging.getLogger("fincap.files")
+PROCESS_UPLOAD = "process-upload"
+_DATA_URL = re.compile(r"^data:[\w.+/-]+;base64,", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+# Base64 of 10 MB is ~13.4 MB; anything longer cannot decode to an acceptable size.
+MAX_BASE64_CHARS = (MAX_FILE_BYTES + 2) // 3 * 4
+
+
+def decode_upload(args: UploadFile) -> tuple[bytes, str]:
+    """The file's bytes and its MIME type, or a 400 that says what is wrong."""
+    text = _WHITESPACE.sub("", _DATA_URL.sub("", args.base64Data, count=1))
+    if len(text) > MAX_BASE64_CHARS:
+        raise BadRequest("Invalid request: base64Data: the file is larger than 10 MB")
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRequest("Invalid request: base64Data: not valid base64") from None
+    if not data:
+        raise BadRequest("Invalid request: base64Data: the file is empty")
+    if len(data) > MAX_FILE_BYTES:
+        raise BadRequest(
+            f"Invalid request: base64Data: the file is {len(data):,} bytes; the limit is 10 MB"
+        )
+    actual = sniff_mime(data)
+    if actual not in ACCEPTED_MIME_TYPES:
+        raise BadRequest(
+            "Invalid request: base64Data: the content is not a JPEG, PNG, GIF, WebP, BMP, "
+            "TIFF or PDF file" + (f" (it looks like {actual})" if actual else "")
+        )
+    if args.mimeType is not None and args.mimeType != actual:
+        raise BadRequest(
+            f"Invalid request: mimeType: says {args.mimeType} but the content is {actual}"
+        )
+    return data, actual
+
+
+@capability(
+    "files.upload",
+    input=UploadFile,
+    output=UploadAccepted,
+    permissions=["write_documents"],
+    effect="write",
+)
+async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
+    """Uploads a receipt, invoice or other financial document (JPEG, PNG, GIF, WebP, BMP, TIFF or
+    PDF, at most 10 MB) for processing; it is extracted and categorized automatically.
+
+    Returns at once with status queued; documents.get shows processingStatus moving to processed,
+    warning (e.g. a likely duplicate), skipped (not a financial document) or failed.
+    """
+    workspace_id = ctx.require_workspace()
+    data, mime = decode_upload(args)
+    store = ctx.store
+    document_id = new_id("doc")
+    file_ref = await store.files.put(workspace_id, document_id, data, args.fileName, mime)
+    try:
+        activity = await store.activity.create(
+            workspace_id,
+            "upload",
+            [document_id],
+            {
+                "fileName": args.fileName,
+                "mimeType": mime,
+                "size": len(data),
+                "uploadedBy": ctx.user_id,
+            },
+        )
+        now = utcnow()
+        await store.documents.insert_many(
+            workspace_id,
+            [
+                {
+                    "_id": document_id,
+                    "file": file_ref,
+                    "source": "upload",
+                    "receivedAt": now,
+                    "processingStatus": "queued",
+                    "activityId": activity["_id"],
+                }
+            ],
+        )
+        await store.jobs.enqueue(
+            workspace_id, PROCESS_UPLOAD, {"documentId": document_id, "activityId": activity["_id"]}
+        )
+    except Exception:
+        # Not acknowledged, so nothing may remain: the caller will retry the whole upload.
+        log.exception("upload failed after storing the original; removing it")
+        await store.files.delete(file_ref)
+        await store.documents.delete_unprocessed(workspace_id, document_id)
+        raise
+    ctx.services.wake_workers()
+    return UploadAccepted(documentId=document_id, activityId=activity["_id"], status="queued")
+
+
+async def open_original(
+    ctx: Context, document_id: str
+) -> tuple[dict[str, Any], AsyncIterator[bytes]]:
+    """The file reference and a chunk stream of a document's original, workspace-scoped."""
+    workspace_id = ctx.require_workspace()
+    record = await ctx.store.documents.get(workspace_id, document_id)
+    if record is None or not isinstance(record.get("file"), dict):
+        raise NotFound(f"No original file for document '{document_id}'")
+    file_ref: dict[str, Any] = record["file"]
+    try:
+        grid_out = await ctx.store.files.open(workspace_id, file_ref)
+    except FileNotFoundError:
+        raise NotFound(f"No original file for document '{document_id}'") from None
+    return file_ref, ctx.store.files.chunks(grid_out)

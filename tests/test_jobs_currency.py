@@ -1,0 +1,122 @@
+"""Job leases, retries and backoff on the in-memory store; currency.convert through REST."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from app.workers import WorkerPool
+from engines.currency import default_rate_book
+from persistence.ids import utcnow
+from persistence.store import Store
+from resolvers.processing import Analyzer
+from tests.conftest import Tenant
+from tests.documents.conftest import call, doc, result
+
+
+async def test_claim_is_exclusive_and_failures_back_off(store: Store) -> None:
+    job = await store.jobs.enqueue(
+        "org_a", "process-upload", {"documentId": "doc_1", "activityId": "act_1"}, max_attempts=2
+    )
+    first = await store.jobs.claim("w1", lease_s=30)
+    assert first is not None and first["_id"] == job["_id"] and first["attempts"] == 1
+    assert await store.jobs.claim("w2", lease_s=30) is None  # leased to w1
+    assert await store.jobs.fail(job["_id"], "w2", "not mine") is None  # only the owner may fail it
+
+    assert await store.jobs.fail(job["_id"], "w1", "boom") == "queued"
+    requeued = await store.jobs.get(job["_id"])
+    assert requeued is not None and requeued["lastError"] == "boom"
+    assert requeued["runAfter"] > utcnow()  # backoff: not due yet
+    assert await store.jobs.claim("w2", lease_s=30) is None
+
+    await store.db["jobs"].update_one(
+        {"_id": job["_id"]}, {"$set": {"runAfter": utcnow() - timedelta(seconds=1)}}
+    )
+    second = await store.jobs.claim("w2", lease_s=30)
+    assert second is not None and second["attempts"] == 2
+    assert await store.jobs.fail(job["_id"], "w2", "boom again") == "dead"
+    assert await store.jobs.pending_count() == 0
+
+
+async def test_last_failed_attempt_marks_document_and_activity_failed(
+    store: Store, alice: Tenant
+) -> None:
+    activity = await store.activity.create(alice.org_id, "upload", ["doc_x"], {})
+    await store.documents.insert_many(
+        alice.org_id,
+        [
+            doc(
+                "doc_x",
+                processingStatus="queued",
+                file={
+                    "gridfsId": "missing",
+                    "sha256": "0",
+                    "mimeType": "application/pdf",
+                    "fileName": "x.pdf",
+                    "size": 1,
+                },
+            )
+        ],
+    )
+    await store.jobs.enqueue(
+        alice.org_id,
+        "process-upload",
+        {"documentId": "doc_x", "activityId": activity["_id"]},
+        max_attempts=1,
+    )
+    pool = WorkerPool(store, Analyzer(), default_rate_book(), lease_s=30)
+    assert await pool.run_until_idle() == 1  # GridFS is missing on mongomock: the job fails
+    record = await store.documents.get(alice.org_id, "doc_x")
+    assert record is not None and record["processingStatus"] == "failed"
+    assert record["processingReason"].startswith("Processing failed after 1 attempts")
+    item = await store.activity.get(alice.org_id, activity["_id"])
+    assert item is not None and item["status"] == "failed"
+
+
+async def test_currency_convert(client: httpx.AsyncClient, alice: Tenant) -> None:
+    body: dict[str, Any] = {
+        "amount": 100,
+        "fromCurrency": "usd",
+        "toCurrency": "EUR",
+        "date": "2024-01-06",
+    }
+    converted = result(await call(client, alice, "currency.convert", body, org=None))
+    quote = default_rate_book().quote("USD", "EUR", date(2024, 1, 6))
+    assert converted["rateDate"] == "2024-01-05"  # a Saturday: Friday's publication
+    assert converted["rate"] == pytest.approx(float(quote.rate))
+    assert converted["convertedAmount"] == float(quote.convert(__import__("decimal").Decimal(100)))
+    assert converted["fromCurrency"] == "USD" and converted["toCurrency"] == "EUR"
+
+    latest = result(
+        await call(
+            client,
+            alice,
+            "currency.convert",
+            {"amount": 1, "fromCurrency": "EUR", "toCurrency": "JPY"},
+        )
+    )
+    assert latest["rateDate"] == default_rate_book().last_date().isoformat()
+
+    unknown = await call(
+        client, alice, "currency.convert", {"amount": 1, "fromCurrency": "XYZ", "toCurrency": "EUR"}
+    )
+    assert (
+        unknown.status_code == 400
+        and "unknown currency 'XYZ'" in unknown.json()["error"]["errorMessage"]
+    )
+    too_old = await call(
+        client,
+        alice,
+        "currency.convert",
+        {"amount": 1, "fromCurrency": "USD", "toCurrency": "EUR", "date": "1990-01-01"},
+    )
+    assert too_old.status_code == 400 and "no ECB rate" in too_old.json()["error"]["errorMessage"]
+    malformed = await call(
+        client, alice, "currency.convert", {"amount": 1, "fromCurrency": "US", "toCurrency": "EUR"}
+    )
+    assert (
+        malformed.status_code == 400 and "fromCurrency" in malformed.json()["error"]["errorMessage"]
+    )
