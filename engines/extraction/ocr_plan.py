@@ -21,6 +21,10 @@ from .ocr_rapid import RapidOcrEngine, rapidocr_available
 from .ocr_tesseract import TesseractEngine, tesseract_available
 
 ENGINE_NAMES = ("auto", "tesseract", "rapidocr")
+# Chosen on the dev-set bench: rapidocr read amount/date on 72 %/95 % of SROIE photos and
+# 100 % of German scans, against 58 %/88 % and 81 %/81 % for tesseract; "auto" (tesseract,
+# rapidocr when fields are missing) is faster but keeps tesseract's wrong totals.
+DEFAULT_ENGINE = "rapidocr"
 # Below this share of word-like tokens the page is probably rotated or noisy.
 POOR_QUALITY = 0.55
 
@@ -59,7 +63,7 @@ def available_engines() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4)
-def build_plan(name: str = "auto") -> OcrPlan:
+def build_plan(name: str = DEFAULT_ENGINE) -> OcrPlan:
     """Build (once per process: loading models is the slow part) the plan called ``name``."""
     if name not in ENGINE_NAMES:
         raise ValueError(f"unknown OCR engine {name!r}; choose one of {ENGINE_NAMES}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import UnsupportedDocument
 from .image_prep import load_image
-from .ocr_plan import OcrPlan, build_plan, ocr_page
+from .ocr_plan import DEFAULT_ENGINE, OcrPlan, build_plan, ocr_page
 from .pdf_text import read_pdf
 from .text_types import ExtractedText, PageText
 
@@ -27,7 +27,7 @@ def extract_text(
     data: bytes,
     mime: str,
     max_pages: int | None = None,
-    engine: str | OcrPlan = "auto",
+    engine: str | OcrPlan = DEFAULT_ENGINE,
 ) -> ExtractedText:
     """Extract the text of a document.
 
