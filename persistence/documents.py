@@ -22,7 +22,7 @@ from pymongo.errors import ExecutionTimeout
 from engines.text import tokenize
 from persistence.ids import utcnow
 from persistence.money import from_cents, to_cents
-from persistence.where import QUERY_TIME_LIMIT_MS
+from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
 
 ArchiveFilter = Literal["exclude", "only", "include"]
 SortSpec = Sequence[tuple[str, int]]
@@ -274,7 +274,7 @@ class Documents:
             {"$facet": facets},
         ]
         rows = await self._run(
-            self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+            self._col.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
         )
         return rows[0] if rows else {"overall": [], "groups": []}
 

@@ -25,7 +25,9 @@ MAX_REGEX_LENGTH = 200
 MAX_LIST_VALUES = 100
 MAX_DEPTH = 4
 MAX_CONDITIONS = 100
-QUERY_TIME_LIMIT_MS = 5000
+QUERY_TIME_LIMIT_MS = 15000
+# Aggregations over a whole workspace (documents.count) read every matching document by design.
+AGGREGATE_TIME_LIMIT_MS = 60000
 
 OPS_BY_TYPE: dict[FieldType, frozenset[str]] = {
     "string": frozenset({"eq", "ne", "in", "nin", "regex", "exists"}),

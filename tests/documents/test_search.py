@@ -284,3 +284,22 @@ async def test_other_workspace_sees_nothing(
     assert page["documents"] == []
     forbidden = await call(client, bob, "documents.search", {}, org=seeded.org_id)
     assert forbidden.status_code == 403
+
+
+async def test_query_timeout_is_a_clear_400(
+    client: httpx.AsyncClient, store: Store, seeded: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from persistence.documents import QueryTimeout
+
+    async def too_slow(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        raise QueryTimeout("query exceeded its time limit")
+
+    monkeypatch.setattr(store.documents, "find", too_slow)
+    response = await call(
+        client,
+        seeded,
+        "documents.search",
+        {"where": {"conditions": [{"field": "merchant", "op": "regex", "value": "(a+)+$"}]}},
+    )
+    assert response.status_code == 400
+    assert "exceeded its time limit" in response.json()["error"]["errorMessage"]
