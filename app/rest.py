@@ -110,25 +110,22 @@ def rest_routes(registry: Registry, max_body_bytes: int) -> list[Route]:
             return render_error(exc)
         return success(result)
 
-    async def list_workspaces(request: Request) -> Response:
+    async def respond(request: Request, slug: str, arguments: dict[str, Any]) -> Response:
+        """A GET route that is a fixed capability call."""
         try:
             result = await invoke(
-                registry, "workspaces.list", {}, credentials_of(request), services_of(request)
+                registry, slug, arguments, credentials_of(request), services_of(request)
             )
         except Exception as exc:
             return render_error(exc)
         return success(result)
 
+    async def list_workspaces(request: Request) -> Response:
+        return await respond(request, "workspaces.list", {})
+
     async def get_document(request: Request) -> Response:
         """The target of a document's ``link``: documents.get by path."""
-        arguments = {"id": request.path_params["document_id"]}
-        try:
-            result = await invoke(
-                registry, "documents.get", arguments, credentials_of(request), services_of(request)
-            )
-        except Exception as exc:
-            return render_error(exc)
-        return success(result)
+        return await respond(request, "documents.get", {"id": request.path_params["document_id"]})
 
     async def get_original(request: Request) -> Response:
         """The original upload of a document, streamed (authenticated, workspace-scoped)."""

@@ -4,15 +4,6 @@ from __future__ import annotations
 
 import filetype
 
-ACCEPTED_MIME_TYPES = (
-    "image/jpeg",
-    "image/png",
-    "image/gif",
-    "image/webp",
-    "image/bmp",
-    "image/tiff",
-    "application/pdf",
-)
 # filetype names BMP "image/x-ms-bmp" on some versions; the API speaks the IANA names.
 _ALIASES = {"image/x-ms-bmp": "image/bmp", "image/x-bmp": "image/bmp"}
 

@@ -7,14 +7,14 @@ import binascii
 import logging
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, get_args
 
-from engines.sniff import ACCEPTED_MIME_TYPES, sniff_mime
+from engines.sniff import sniff_mime
 from persistence.ids import new_id, utcnow
 from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
 from resolvers.registry import capability
-from schema.files import MAX_FILE_BYTES, UploadAccepted, UploadFile
+from schema.files import MAX_FILE_BYTES, UploadAccepted, UploadFile, UploadMimeType
 
 log = logging.getLogger("fincap.files")
 PROCESS_UPLOAD = "process-upload"
@@ -22,6 +22,7 @@ _DATA_URL = re.compile(r"^data:[\w.+/-]+;base64,", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 # Base64 of 10 MB is ~13.4 MB; anything longer cannot decode to an acceptable size.
 MAX_BASE64_CHARS = (MAX_FILE_BYTES + 2) // 3 * 4
+ACCEPTED_MIME_TYPES = frozenset(get_args(UploadMimeType))
 
 
 def decode_upload(args: UploadFile) -> tuple[bytes, str]:
@@ -40,7 +41,7 @@ def decode_upload(args: UploadFile) -> tuple[bytes, str]:
             f"Invalid request: base64Data: the file is {len(data):,} bytes; the limit is 10 MB"
         )
     actual = sniff_mime(data)
-    if actual not in ACCEPTED_MIME_TYPES:
+    if actual is None or actual not in ACCEPTED_MIME_TYPES:
         raise BadRequest(
             "Invalid request: base64Data: the content is not a JPEG, PNG, GIF, WebP, BMP, "
             "TIFF or PDF file" + (f" (it looks like {actual})" if actual else "")

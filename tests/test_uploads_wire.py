@@ -269,10 +269,10 @@ async def test_dead_workers_job_is_taken_over_without_duplicates(
     accepted = await upload(
         http, alice, "northwind.pdf", fixture("text-layer.pdf"), "application/pdf"
     )
-    ghost = await wire_store.jobs.claim("ghost-worker", lease_s=0.05)  # claims, then "dies"
+    ghost = await wire_store.jobs.claim("ghost-worker", lease_s=1.0)  # claims, then "dies"
     assert ghost is not None and ghost["attempts"] == 1
     assert await pool_for(wire_store).run_until_idle() == 0  # the lease still holds
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(1.1)
     assert await pool_for(wire_store).run_until_idle() == 1  # expired: taken over
     job = await wire_store.jobs.get(ghost["_id"])
     assert job is not None and job["status"] == "done" and job["attempts"] == 2
