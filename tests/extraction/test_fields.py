@@ -118,3 +118,58 @@ def test_invoice_fields_and_line_items() -> None:
 def test_hints_may_be_a_plain_mapping() -> None:
     fields = parse_fields("Shop\nDate: 05/03/2024\nTotal 5.00", {"countryCode": "US"})
     assert fields.doc_date == date(2024, 5, 3)
+
+
+def test_tendered_minus_change_picks_the_total_over_a_tax_table_cell() -> None:
+    # The tax-analysis header has no amount of its own: its next line is a table row.
+    text = (
+        "Grocer Sdn Bhd\nItem with GST 6% 77.20\nSaving 0.00 Total 77.20\nCash 100.00\n"
+        "Change 22.80\nGST Analysis Goods Tax Amount\nS = 6% 50.47 3.03"
+    )
+    assert parse_fields(text, TODAY).amount == Decimal("77.20")
+
+
+def test_tax_worded_around_total_is_not_the_total() -> None:
+    text = (
+        "Hardware Store\nTotal Incl. GST@6% RM 50.80\nCASH RM 51.00\nCHANGE RM 0.20\n"
+        "GST @6% included in total RM 2.88"
+    )
+    assert parse_fields(text, TODAY).amount == Decimal("50.80")
+    text = "Cafe\nTakeOut Total (incl GST) 25.40\nTOTAL INCLUDES 6% GST 1.44"
+    assert parse_fields(text, TODAY).amount == Decimal("25.40")
+
+
+def test_total_row_of_a_tax_summary_table_is_not_the_total() -> None:
+    text = (
+        "Pharmacy\nTotal Sales (inclusive of GST) 20.50\nCASH 21.00\nChange 0.50\n"
+        "GST SUMMARY\nTax Code % Amt(RM) Tax(RM)\nSR 6 19.34 1.16\nTotal : 19.34 1"
+    )
+    assert parse_fields(text, TODAY).amount == Decimal("20.50")
+
+
+def test_total_after_rounding_and_garbled_total_labels() -> None:
+    text = "Shop\nlotal Sales Incl. GST 48.93\nRounding Adjustment 0.02\nTotal After Rounding 48.95"
+    assert parse_fields(text, TODAY).amount == Decimal("48.95")
+    assert parse_fields("Shop\nItem 3.00\nTotai 12.50", TODAY).amount == Decimal("12.50")
+
+
+def test_printed_rounding_adjustment_is_applied_when_the_paid_amount_shows_it() -> None:
+    text = (
+        "Mart\nTotal Sales (Inclusive GST) RM 45.34\nRounding Adjustment RM .01\n"
+        "CREDIT RM 45.35\nCHANGE RM .00"
+    )
+    assert parse_fields(text, TODAY).amount == Decimal("45.35")
+
+
+def test_subtotal_tax_and_rounding_agree_with_the_total() -> None:
+    text = (
+        "Books\nSUB-TOTAL (EX) 52.00\nTOTAL TAX 3.12\nROUNDING -0.02\nTOTAL 55.10\n"
+        "GST SUMMARY\nTAX CODE % AMOUNT TAX\n(RM) (RM)\nSR 6.00 52.00 3.12\nTOTAL : 52.00 3.12"
+    )
+    fields = parse_fields(text, TODAY)
+    assert fields.amount == Decimal("55.10")
+
+
+def test_a_column_title_is_not_a_total_label_for_the_next_row() -> None:
+    text = "Bakery\nCode Desc Qty RM Amt\nPuff 4 1.60 6.40\nQty 8 25.15\nDue 25.15\nPay 25.15"
+    assert parse_fields(text, TODAY).amount == Decimal("25.15")

@@ -64,7 +64,11 @@ def test_max_pages_and_unsupported_types() -> None:
 
 
 def test_rapidocr_boxes_on_one_row_become_one_line() -> None:
-    boxes = [(300, 100, 120, "9.00"), (10, 102, 122, "TOTAL"), (10, 140, 160, "CASH")]
+    boxes = [
+        (300.0, 100.0, 120.0, "9.00"),
+        (10.0, 102.0, 122.0, "TOTAL"),
+        (10.0, 140.0, 160.0, "CASH"),
+    ]
     assert assemble_lines(boxes) == ["TOTAL 9.00", "CASH"]
 
 
