@@ -29,6 +29,7 @@ import copy
 import enum
 import keyword
 import logging
+import operator
 import re
 import types
 import typing
@@ -44,11 +45,18 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLEnumType,
     GraphQLError,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLScalarType,
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
+    Undefined,
 )
+from graphql.pyutils import Path, gather_with_cancel
 from pydantic import BaseModel, TypeAdapter
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 from pydantic.fields import FieldInfo
@@ -63,6 +71,7 @@ from strawberry.extensions import (
 )
 from strawberry.scalars import JSON
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types.execution import ExecutionContext
 from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
@@ -134,6 +143,40 @@ class Limits:
     # Field selections after expanding every fragment spread; GraphiQL's introspection query
     # expands to ~200, a wide real query to a few hundred.
     max_selections: int = 2000
+
+
+@dataclass(frozen=True)
+class Link:
+    """A field the graph adds to a generated type (or to Query), resolved by ``resolve``.
+
+    Capability fields mirror the registry; links connect the results into a graph for clients
+    such as dashboards (a document's duplicates as documents, a workspace's documents). The
+    return type is written as a pydantic annotation (``list[Document]``, ``Workspace | None``,
+    ``int``) and converted like any model field. ``argument``, when set, is the input model of
+    an optional ``input`` argument; ``resolve(root, info, arguments)`` receives the argument as
+    plain wire-named data (None when omitted) and re-validates it through ``invoke``.
+
+    A link named like a model field replaces it in GraphQL; ``keep_as`` keeps the model's own
+    value under another name (``duplicates`` ids stay readable as ``duplicateIds``).
+    """
+
+    name: str
+    returns: Any
+    resolve: Callable[[Any, strawberry.Info, dict[str, Any] | None], Awaitable[Any]]
+    model: type[BaseModel] | None = None  # None: a Query field
+    argument: type[BaseModel] | None = None
+    description: str | None = None
+    keep_as: str | None = None
+
+
+@dataclass(frozen=True)
+class Graph:
+    """The links of a schema; models not in the schema simply get none."""
+
+    links: Sequence[Link] = ()
+
+    def of(self, model: type[BaseModel] | None) -> list[Link]:
+        return [link for link in self.links if link.model is model]
 
 
 class GraphQLSchemaBuildError(Exception):
@@ -256,20 +299,29 @@ class CapabilitySchema(strawberry.Schema):
 
 
 def build_schema(
-    registry: Iterable[CapabilityLike], execute: Execute, limits: Limits | None = None
+    registry: Iterable[CapabilityLike],
+    execute: Execute,
+    limits: Limits | None = None,
+    graph: Graph | None = None,
 ) -> strawberry.Schema:
     """The GraphQL schema of ``registry``; each field calls ``execute(spec, arguments, info)``.
+
+    ``graph`` adds links between the generated types (see ``Link``).
 
     Raises ``GraphQLSchemaBuildError`` (with the fix in its message) when a model cannot be
     expressed in GraphQL or two generated names clash.
     """
     limits = limits or Limits()
-    converter = _Converter()
+    converter = _Converter(graph or Graph())
     query: dict[str, Any] = {}
     mutation: dict[str, Any] = {}
     for spec in registry:
         target = query if spec.effect == "read" else mutation
         target[spec.name] = converter.root_field(spec, execute)
+    for link in converter.graph.of(None):
+        if link.name in query:
+            raise GraphQLNameClash(f"Query field {link.name!r} is both a capability and a link")
+        query[link.name] = converter.link_field(link)
     if not query:
         raise GraphQLSchemaBuildError(
             "GraphQL needs at least one Query field: the registry has no read capability"
@@ -288,6 +340,7 @@ def build_schema(
         extensions=extensions,
         # Model fields already carry their wire names (camelCase); keep them exactly.
         config=StrawberryConfig(auto_camel_case=False),
+        execution_context_class=FastExecutionContext,
     )
 
 
@@ -364,7 +417,8 @@ def _enum_member_name(value: str) -> str:
 class _Converter:
     """Converts pydantic models to strawberry types, once each, checking names as it goes."""
 
-    def __init__(self) -> None:
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
         self.names: dict[str, str] = dict.fromkeys(BUILT_IN_NAMES, "a built-in GraphQL type")
         self.outputs: dict[type[BaseModel], type] = {}
         self.inputs: dict[type[BaseModel], type] = {}
@@ -417,6 +471,52 @@ class _Converter:
         resolve.__name__ = spec.name
         return strawberry.field(resolver=resolve, name=spec.name, description=spec.description)
 
+    def link_field(self, link: Link) -> Any:
+        """The strawberry field of one link: ``name(input: …Input): Returns``."""
+        returns = self.convert(link.returns, link.model or BaseModel, link.name, "output")
+
+        async def resolve(root: Any, info: strawberry.Info, input: Any = UNSET) -> Any:
+            absent = input is UNSET or input is None
+            return await link.resolve(root, info, None if absent else to_arguments(input))
+
+        # ``root`` and ``info`` are reserved names: strawberry passes the parent and the info.
+        annotations: dict[str, Any] = {"root": Any, "info": strawberry.Info}
+        if link.argument is not None:
+            annotations["input"] = Optional[self.input_type(link.argument)]  # noqa: UP045
+        else:
+
+            async def resolve_plain(root: Any, info: strawberry.Info) -> Any:
+                return await link.resolve(root, info, None)
+
+            resolve = resolve_plain  # type: ignore[assignment]
+        annotations["return"] = returns
+        resolve.__annotations__ = annotations
+        resolve.__name__ = link.name
+        return strawberry.field(resolver=resolve, name=link.name, description=link.description)
+
+    def _add_link(
+        self,
+        link: Link,
+        model: type[BaseModel],
+        annotations: dict[str, Any],
+        namespace: dict[str, Any],
+    ) -> None:
+        replaced = link.name in annotations
+        if link.keep_as is not None:
+            if not replaced:
+                raise GraphQLSchemaBuildError(
+                    f"link {model.__name__}.{link.name}: keep_as needs a model field to keep"
+                )
+            # The model's value stays a plain (fast) field, published under the new name.
+            namespace[link.name] = strawberry.field(
+                name=link.keep_as, description=namespace[link.name].description
+            )
+        elif replaced:
+            del annotations[link.name], namespace[link.name]
+        attribute = f"link_{link.name}"
+        namespace[attribute] = self.link_field(link)
+        # A resolver field needs no annotation of its own; strawberry reads the resolver's.
+
     # -- object types -------------------------------------------------------------------------
 
     def output_type(self, model: type[BaseModel]) -> Any:
@@ -439,6 +539,8 @@ class _Converter:
                 computed.return_type, model, python_name, "output"
             )
             namespace[python_name] = strawberry.field(description=computed.description)
+        for link in self.graph.of(model):
+            self._add_link(link, model, annotations, namespace)
         namespace["__annotations__"] = annotations
         cls = strawberry.type(
             type(model.__name__, (), namespace), name=model.__name__, description=_own_doc(model)
@@ -587,3 +689,165 @@ class _Converter:
         converted = strawberry.enum(python_enum, name=name, description=f"Values of {where}.")
         self.enums[key] = converted
         return converted
+
+
+# -- execution ----------------------------------------------------------------------------------
+
+
+class _NotFast(Exception):
+    """A value the fast path does not complete itself; graphql-core's own path redoes it."""
+
+
+_Complete = Callable[[Any], Any]
+_NOT_FAST = object()  # plan entry of a field that needs graphql-core's full field execution
+
+
+class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
+    """graphql-core's executor with a fast path for plain data fields.
+
+    graphql-core spends ~5 µs on every field of every object (resolve info, path, resolver
+    call, completion by type tests), so 100 documents of 60 fields cost several times the
+    capability itself. Most of those fields only read an attribute of the capability's result
+    and serialize a scalar. For a field whose whole selection is like that (no resolver, no
+    arguments, no abstract type or ``is_type_of``, no ``@defer``) this executor compiles, once
+    per request and selection, a small completion function: attribute read, ``serialize`` of
+    the leaf type, lists and nested objects as comprehensions. Everything else (links with
+    resolvers, capability fields) takes graphql-core's path unchanged, and a plain field whose
+    value does not fit (null in a non-null position, a serializer error) is executed again by
+    graphql-core, which produces the exact error it always did: the reads have no side effects.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Keyed by the identity of the memoized grouped field set; the value keeps the set
+        # alive so that its id cannot be reused within the request.
+        self._plans: dict[int, tuple[Any, list[tuple[str, Any, Any]]]] = {}
+
+    def execute_fields(
+        self,
+        parent_type: GraphQLObjectType,
+        source_value: Any,
+        path: Path | None,
+        grouped_field_set: Any,
+        position_context: Any,
+    ) -> Any:
+        manager = self.middleware_manager
+        # Strawberry always passes a manager; only one holding resolve hooks matters here.
+        if manager is not None and manager.middlewares:
+            return super().execute_fields(
+                parent_type, source_value, path, grouped_field_set, position_context
+            )
+        plan = self._plan(parent_type, grouped_field_set)
+        results: dict[str, Any] = {}
+        awaitable_fields: list[str] = []
+        try:
+            for response_name, field_details_list, complete in plan:
+                if complete is not _NOT_FAST:
+                    try:
+                        results[response_name] = complete(source_value)
+                        continue
+                    except Exception:  # graphql-core redoes it and reports
+                        pass
+                field_path = Path(path, response_name, parent_type.name)
+                result = self.execute_field(
+                    parent_type, source_value, field_details_list, field_path, position_context
+                )
+                if result is not Undefined:
+                    results[response_name] = result
+                    if self.is_awaitable(result):
+                        awaitable_fields.append(response_name)
+        except Exception:
+            if awaitable_fields:
+                self.settle_in_background([results[field] for field in awaitable_fields])
+            raise
+        if not awaitable_fields:
+            return results
+
+        async def get_results() -> dict[str, Any]:
+            values = await gather_with_cancel(*(results[field] for field in awaitable_fields))
+            results.update(zip(awaitable_fields, values, strict=True))
+            return results
+
+        return get_results()
+
+    def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> list[Any]:
+        cached = self._plans.get(id(grouped_field_set))
+        if cached is not None:
+            return cached[1]
+        plan = [
+            (name, details, self._field_completer(parent_type, details))
+            for name, details in grouped_field_set.items()
+        ]
+        self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
+        return plan
+
+    def _field_completer(self, parent_type: GraphQLObjectType, field_details_list: Any) -> Any:
+        """A function source → completed value for a plain field, else ``_NOT_FAST``."""
+        node = field_details_list[0].node
+        field_def = parent_type.fields.get(node.name.value)
+        if field_def is None or field_def.args or node.arguments:
+            return _NOT_FAST
+        strawberry_field = (field_def.extensions or {}).get("strawberry-definition")
+        if strawberry_field is None or not getattr(strawberry_field, "is_basic_field", False):
+            return _NOT_FAST
+        try:
+            complete = self._completer(field_def.type, field_details_list)
+        except _NotFast:
+            return _NOT_FAST
+        read = operator.attrgetter(strawberry_field.python_name)
+        return lambda source: complete(read(source))
+
+    def _completer(self, return_type: Any, field_details_list: Any) -> _Complete:
+        """Compile the completion of ``return_type``; raises ``_NotFast`` when it cannot."""
+        if isinstance(return_type, GraphQLNonNull):
+            inner = self._completer(return_type.of_type, field_details_list)
+
+            def non_null(value: Any) -> Any:
+                if value is None:
+                    raise _NotFast
+                return inner(value)
+
+            return non_null
+        if isinstance(return_type, GraphQLList):
+            item = self._completer(return_type.of_type, field_details_list)
+
+            def list_of(value: Any) -> Any:
+                if value is None:
+                    return None
+                if not isinstance(value, list | tuple):
+                    raise _NotFast
+                return [item(element) for element in value]
+
+            return list_of
+        if isinstance(return_type, GraphQLObjectType):
+            if return_type.is_type_of is not None:
+                raise _NotFast
+            grouped, defer_usages, _ = self.collect_subfields(return_type, field_details_list)
+            if defer_usages:
+                raise _NotFast
+            fields = []
+            for name, details in grouped.items():
+                completer = self._field_completer(return_type, details)
+                if completer is _NOT_FAST:
+                    raise _NotFast  # a resolver inside: graphql-core executes this object
+                fields.append((name, completer))
+
+            def object_of(value: Any) -> Any:
+                if value is None:
+                    return None
+                return {name: complete(value) for name, complete in fields}
+
+            return object_of
+        if isinstance(return_type, GraphQLScalarType | GraphQLEnumType):
+            serialize = return_type.serialize
+
+            def leaf(value: Any) -> Any:
+                if value is None:
+                    return None
+                serialized = serialize(value)
+                if serialized is None or serialized is Undefined:
+                    raise _NotFast
+                return serialized
+
+            return leaf
+        raise _NotFast  # interfaces and unions resolve their type at run time
