@@ -18,6 +18,7 @@ works offline (see the README there).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -39,9 +40,10 @@ from strawberry.types.unset import UNSET
 
 from app.rest import credentials_of, services_of
 from resolvers.errors import CapabilityError
+from resolvers.graph import CONTEXT_KEY, GraphSession, document_graph
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
-from schema.graphql import CapabilityLike, Limits, build_schema
+from schema.graphql import CapabilityLike, Graph, Limits, Link, build_schema
 
 PATH = "/v1/graphql"
 ASSETS_PATH = PATH + "/assets"
@@ -126,10 +128,18 @@ def graphiql_html(assets: dict[str, Path]) -> str:
 class GraphQLFace(GraphQL):
     """Strawberry's ASGI view with fincap's HTTP behaviour (negotiation, errors, body limit)."""
 
-    def __init__(self, schema: Any, ide_html: str, max_body_bytes: int) -> None:
+    def __init__(self, schema: Any, ide_html: str, max_body_bytes: int, registry: Registry) -> None:
         super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
         self._ide_html = ide_html
         self._max_body_bytes = max_body_bytes
+        self._registry = registry
+
+    async def get_context(  # type: ignore[override]  # HTTP only; the context is a dict
+        self, request: Request, response: Any
+    ) -> dict[str, Any]:
+        # A fresh graph session per request: its DataLoaders cache only within the request.
+        session = GraphSession(self._registry, credentials_of(request), services_of(request))
+        return {"request": request, "response": response, CONTEXT_KEY: session}
 
     @property
     def graphql_ide_html(self) -> str:
@@ -198,6 +208,14 @@ class GraphQLFace(GraphQL):
         )
 
 
+def as_graphql_error(exc: CapabilityError) -> Exception:
+    """A capability error as GraphQL shows it (``extensions.code``/``status``); 5xx unchanged,
+    so that the schema masks it as "Internal server error" and logs it."""
+    if exc.status >= 500:
+        return exc
+    return GraphQLError(exc.message, extensions={"code": exc.code, "status": exc.status})
+
+
 def capability_executor(registry: Registry) -> Any:
     """The ``execute`` callable of the schema: ``invoke()`` with the request's credentials."""
 
@@ -208,22 +226,34 @@ def capability_executor(registry: Registry) -> Any:
                 registry, spec.slug, arguments, credentials_of(request), services_of(request)
             )
         except CapabilityError as exc:
-            if exc.status >= 500:
-                raise  # masked as "Internal server error" and logged by the schema
-            raise GraphQLError(
-                exc.message, extensions={"code": exc.code, "status": exc.status}
-            ) from None
+            raise as_graphql_error(exc) from None
 
     return execute
+
+
+def with_capability_errors(graph: Graph) -> Graph:
+    """``graph`` with every link's capability errors shown as capability fields show them."""
+
+    def wrap(link: Link) -> Link:
+        async def resolve(root: Any, info: Any, arguments: dict[str, Any] | None) -> Any:
+            try:
+                return await link.resolve(root, info, arguments)
+            except CapabilityError as exc:
+                raise as_graphql_error(exc) from None
+
+        return dataclasses.replace(link, resolve=resolve)
+
+    return Graph(links=tuple(wrap(link) for link in graph.links))
 
 
 def graphql_routes(
     registry: Registry, max_body_bytes: int, limits: Limits | None = None
 ) -> list[Route]:
     """The GraphQL endpoint and GraphiQL's assets, for one frozen registry."""
-    schema = build_schema(registry, capability_executor(registry), limits)
+    graph = with_capability_errors(document_graph(registry))
+    schema = build_schema(registry, capability_executor(registry), limits, graph)
     assets = local_assets()
-    face = GraphQLFace(schema, graphiql_html(assets), max_body_bytes)
+    face = GraphQLFace(schema, graphiql_html(assets), max_body_bytes, registry)
     served = {f"{ASSETS_PATH}/{cdn_path}": path for cdn_path, path in assets.items()}
 
     async def asset(request: Request) -> Response:
