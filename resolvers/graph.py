@@ -19,18 +19,16 @@ import asyncio
 import dataclasses
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 import strawberry
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from strawberry.dataloader import DataLoader
 
 from resolvers.context import Context, Credentials, Services
 from resolvers.document_views import full_view
 from resolvers.invoke import authorize, invoke
 from resolvers.registry import Registry
-from schema.base import CapabilityOutput
 from schema.documents import (
     CountDocuments,
     Document,
@@ -40,22 +38,13 @@ from schema.documents import (
     SearchDocuments,
 )
 from schema.graphql import Graph, Link
-from schema.workspaces import WorkspaceRole, WorkspaceSummary
+from schema.workspaces import Workspace, WorkspaceSummary
 
 READ_DOCUMENTS = ("read_documents",)
 READ_WORKSPACES = ("read_workspaces",)
 # Stored-only fields a document read never needs (the search's complete mode skips the same).
 DOCUMENT_PROJECTION = {"searchTerms": 0, "workspaceId": 0}
 CONTEXT_KEY = "graph"
-
-
-class Workspace(CapabilityOutput):
-    """A workspace the caller belongs to, with its documents and counts."""
-
-    id: str = Field(description="Workspace (organization) id, org_…")
-    name: str
-    role: WorkspaceRole = Field(description="The caller's role in this workspace")
-    createdAt: datetime
 
 
 class GraphSession:

@@ -29,7 +29,6 @@ import copy
 import enum
 import keyword
 import logging
-import operator
 import re
 import types
 import typing
@@ -45,18 +44,11 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
-    GraphQLEnumType,
     GraphQLError,
-    GraphQLList,
-    GraphQLNonNull,
-    GraphQLObjectType,
-    GraphQLScalarType,
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    Undefined,
 )
-from graphql.pyutils import Path, gather_with_cancel
 from pydantic import BaseModel, TypeAdapter
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 from pydantic.fields import FieldInfo
@@ -71,10 +63,11 @@ from strawberry.extensions import (
 )
 from strawberry.scalars import JSON
 from strawberry.schema.config import StrawberryConfig
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types.execution import ExecutionContext
 from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
+
+from schema.graphql_execution import FastExecutionContext
 
 log = logging.getLogger("fincap.graphql")
 
@@ -689,165 +682,3 @@ class _Converter:
         converted = strawberry.enum(python_enum, name=name, description=f"Values of {where}.")
         self.enums[key] = converted
         return converted
-
-
-# -- execution ----------------------------------------------------------------------------------
-
-
-class _NotFast(Exception):
-    """A value the fast path does not complete itself; graphql-core's own path redoes it."""
-
-
-_Complete = Callable[[Any], Any]
-_NOT_FAST = object()  # plan entry of a field that needs graphql-core's full field execution
-
-
-class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
-    """graphql-core's executor with a fast path for plain data fields.
-
-    graphql-core spends ~5 µs on every field of every object (resolve info, path, resolver
-    call, completion by type tests), so 100 documents of 60 fields cost several times the
-    capability itself. Most of those fields only read an attribute of the capability's result
-    and serialize a scalar. For a field whose whole selection is like that (no resolver, no
-    arguments, no abstract type or ``is_type_of``, no ``@defer``) this executor compiles, once
-    per request and selection, a small completion function: attribute read, ``serialize`` of
-    the leaf type, lists and nested objects as comprehensions. Everything else (links with
-    resolvers, capability fields) takes graphql-core's path unchanged, and a plain field whose
-    value does not fit (null in a non-null position, a serializer error) is executed again by
-    graphql-core, which produces the exact error it always did: the reads have no side effects.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Keyed by the identity of the memoized grouped field set; the value keeps the set
-        # alive so that its id cannot be reused within the request.
-        self._plans: dict[int, tuple[Any, list[tuple[str, Any, Any]]]] = {}
-
-    def execute_fields(
-        self,
-        parent_type: GraphQLObjectType,
-        source_value: Any,
-        path: Path | None,
-        grouped_field_set: Any,
-        position_context: Any,
-    ) -> Any:
-        manager = self.middleware_manager
-        # Strawberry always passes a manager; only one holding resolve hooks matters here.
-        if manager is not None and manager.middlewares:
-            return super().execute_fields(
-                parent_type, source_value, path, grouped_field_set, position_context
-            )
-        plan = self._plan(parent_type, grouped_field_set)
-        results: dict[str, Any] = {}
-        awaitable_fields: list[str] = []
-        try:
-            for response_name, field_details_list, complete in plan:
-                if complete is not _NOT_FAST:
-                    try:
-                        results[response_name] = complete(source_value)
-                        continue
-                    except Exception:  # graphql-core redoes it and reports
-                        pass
-                field_path = Path(path, response_name, parent_type.name)
-                result = self.execute_field(
-                    parent_type, source_value, field_details_list, field_path, position_context
-                )
-                if result is not Undefined:
-                    results[response_name] = result
-                    if self.is_awaitable(result):
-                        awaitable_fields.append(response_name)
-        except Exception:
-            if awaitable_fields:
-                self.settle_in_background([results[field] for field in awaitable_fields])
-            raise
-        if not awaitable_fields:
-            return results
-
-        async def get_results() -> dict[str, Any]:
-            values = await gather_with_cancel(*(results[field] for field in awaitable_fields))
-            results.update(zip(awaitable_fields, values, strict=True))
-            return results
-
-        return get_results()
-
-    def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> list[Any]:
-        cached = self._plans.get(id(grouped_field_set))
-        if cached is not None:
-            return cached[1]
-        plan = [
-            (name, details, self._field_completer(parent_type, details))
-            for name, details in grouped_field_set.items()
-        ]
-        self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
-        return plan
-
-    def _field_completer(self, parent_type: GraphQLObjectType, field_details_list: Any) -> Any:
-        """A function source → completed value for a plain field, else ``_NOT_FAST``."""
-        node = field_details_list[0].node
-        field_def = parent_type.fields.get(node.name.value)
-        if field_def is None or field_def.args or node.arguments:
-            return _NOT_FAST
-        strawberry_field = (field_def.extensions or {}).get("strawberry-definition")
-        if strawberry_field is None or not getattr(strawberry_field, "is_basic_field", False):
-            return _NOT_FAST
-        try:
-            complete = self._completer(field_def.type, field_details_list)
-        except _NotFast:
-            return _NOT_FAST
-        read = operator.attrgetter(strawberry_field.python_name)
-        return lambda source: complete(read(source))
-
-    def _completer(self, return_type: Any, field_details_list: Any) -> _Complete:
-        """Compile the completion of ``return_type``; raises ``_NotFast`` when it cannot."""
-        if isinstance(return_type, GraphQLNonNull):
-            inner = self._completer(return_type.of_type, field_details_list)
-
-            def non_null(value: Any) -> Any:
-                if value is None:
-                    raise _NotFast
-                return inner(value)
-
-            return non_null
-        if isinstance(return_type, GraphQLList):
-            item = self._completer(return_type.of_type, field_details_list)
-
-            def list_of(value: Any) -> Any:
-                if value is None:
-                    return None
-                if not isinstance(value, list | tuple):
-                    raise _NotFast
-                return [item(element) for element in value]
-
-            return list_of
-        if isinstance(return_type, GraphQLObjectType):
-            if return_type.is_type_of is not None:
-                raise _NotFast
-            grouped, defer_usages, _ = self.collect_subfields(return_type, field_details_list)
-            if defer_usages:
-                raise _NotFast
-            fields = []
-            for name, details in grouped.items():
-                completer = self._field_completer(return_type, details)
-                if completer is _NOT_FAST:
-                    raise _NotFast  # a resolver inside: graphql-core executes this object
-                fields.append((name, completer))
-
-            def object_of(value: Any) -> Any:
-                if value is None:
-                    return None
-                return {name: complete(value) for name, complete in fields}
-
-            return object_of
-        if isinstance(return_type, GraphQLScalarType | GraphQLEnumType):
-            serialize = return_type.serialize
-
-            def leaf(value: Any) -> Any:
-                if value is None:
-                    return None
-                serialized = serialize(value)
-                if serialized is None or serialized is Undefined:
-                    raise _NotFast
-                return serialized
-
-            return leaf
-        raise _NotFast  # interfaces and unions resolve their type at run time

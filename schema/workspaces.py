@@ -31,3 +31,12 @@ class WorkspaceList(CapabilityOutput):
 
     currentOrgId: str | None = Field(description="The workspace of this request, if any")
     workspaces: list[WorkspaceSummary]
+
+
+class Workspace(CapabilityOutput):
+    """A workspace the caller belongs to; the GraphQL graph adds its documents and counts."""
+
+    id: str = Field(description="Workspace (organization) id, org_…")
+    name: str
+    role: WorkspaceRole = Field(description="The caller's role in this workspace")
+    createdAt: datetime
