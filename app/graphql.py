@@ -246,12 +246,17 @@ def with_capability_errors(graph: Graph) -> Graph:
     return Graph(links=tuple(wrap(link) for link in graph.links))
 
 
+def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
+    """The service's schema: every capability plus the document graph."""
+    graph = with_capability_errors(document_graph(registry))
+    return build_schema(registry, capability_executor(registry), limits, graph)
+
+
 def graphql_routes(
     registry: Registry, max_body_bytes: int, limits: Limits | None = None
 ) -> list[Route]:
     """The GraphQL endpoint and GraphiQL's assets, for one frozen registry."""
-    graph = with_capability_errors(document_graph(registry))
-    schema = build_schema(registry, capability_executor(registry), limits, graph)
+    schema = service_schema(registry, limits)
     assets = local_assets()
     face = GraphQLFace(schema, graphiql_html(assets), max_body_bytes, registry)
     served = {f"{ASSETS_PATH}/{cdn_path}": path for cdn_path, path in assets.items()}

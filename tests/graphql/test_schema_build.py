@@ -48,6 +48,21 @@ def test_sdl_snapshot() -> None:
     assert sdl == SNAPSHOT.read_text(encoding="utf-8"), f"SDL changed: review, then {UPDATE_ENV}=1"
 
 
+SERVICE_SNAPSHOT = Path(__file__).with_name("service.graphql")
+
+
+def test_service_sdl_snapshot() -> None:
+    """The service's whole GraphQL contract (capabilities and graph): a change shows in review."""
+    from app.graphql import service_schema
+
+    sdl = service_schema(build_registry()).as_str() + "\n"
+    if os.environ.get(UPDATE_ENV):
+        SERVICE_SNAPSHOT.write_text(sdl, encoding="utf-8")
+    assert sdl == SERVICE_SNAPSHOT.read_text(encoding="utf-8"), (
+        f"service SDL changed: review, then {UPDATE_ENV}=1"
+    )
+
+
 def test_every_capability_of_the_service_is_a_field() -> None:
     registry = build_registry()
     schema = build_schema(registry, never)._schema  # the graphql-core schema
