@@ -173,3 +173,33 @@ def test_subtotal_tax_and_rounding_agree_with_the_total() -> None:
 def test_a_column_title_is_not_a_total_label_for_the_next_row() -> None:
     text = "Bakery\nCode Desc Qty RM Amt\nPuff 4 1.60 6.40\nQty 8 25.15\nDue 25.15\nPay 25.15"
     assert parse_fields(text, TODAY).amount == Decimal("25.15")
+
+
+def test_registered_company_name_beats_the_trading_name_and_drops_the_address() -> None:
+    text = "KIKU JAPANESE RESTAURANT\nTK DIVISION KITCHEN SDN BHD\n1202152-P\nTotal 9.00"
+    assert parse_fields(text, TODAY).merchant == "TK DIVISION KITCHEN SDN BHD"
+    text = "GALLERY ONE SDN BHD No: 28, JALAN ASTANA 1C,\nKLANG\nTotal 9.00"
+    assert parse_fields(text, TODAY).merchant == "GALLERY ONE SDN BHD"
+    # An address word inside the registered name does not disqualify it.
+    text = "cashier copy\nBOOK SHOP (TAMAN DAYA) SDN BHD\n789417-W\nTotal 9.00"
+    assert parse_fields(text, TODAY).merchant == "BOOK SHOP (TAMAN DAYA) SDN BHD"
+
+
+def test_registration_numbers_do_not_hide_the_name() -> None:
+    text = "A030\nYONG HARDWARE TRADING (JM0292487-D)\nNO 4, JALAN 10\nTotal 9.00"
+    assert parse_fields(text, TODAY).merchant == "YONG HARDWARE TRADING"
+    text = "3180301\nFor staff: leong\nFarmasi Sejahtera S/B(587969-U)\nTotal 9.00"
+    assert parse_fields(text, TODAY).merchant == "Farmasi Sejahtera S/B"
+
+
+def test_column_titles_and_labelled_lines_are_not_merchants() -> None:
+    text = "Code Desc Qty RM D% Amt\nCashier: Anna\nPuff 4 1.60 6.40\nTotal 6.40"
+    assert parse_fields(text, TODAY).merchant is None
+
+
+def test_invoice_issuer_from_the_bank_account_holder() -> None:
+    text = (
+        "CUSTOMER NAME\n27 rue Henri Rolland\n69100 Villeurbanne\nFacture n° 2022089083\n"
+        "Total TTC : 56,02 €\nVirement BRED – Titulaire du compte : NETPRESSE\nIBAN : FR76 1010"
+    )
+    assert parse_fields(text, TODAY).merchant == "NETPRESSE"
