@@ -203,3 +203,8 @@ def test_invoice_issuer_from_the_bank_account_holder() -> None:
         "Total TTC : 56,02 €\nVirement BRED – Titulaire du compte : NETPRESSE\nIBAN : FR76 1010"
     )
     assert parse_fields(text, TODAY).merchant == "NETPRESSE"
+
+
+def test_time_glued_to_the_year_still_gives_the_date() -> None:
+    text = "Hardware\nDate 03/02/201815:28\nTotal 7.00"
+    assert parse_fields(text, TODAY).doc_date == date(2018, 2, 3)

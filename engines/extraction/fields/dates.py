@@ -18,7 +18,9 @@ except ImportError:  # optional: textual months then use the small table below
     dateparser = None
 
 NUMERIC = re.compile(
-    r"(?<![\d.])(?P<a>\d{1,4})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{2})(?![\d])"
+    r"(?<![\d.])(?P<a>\d{1,4})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{2})"
+    # OCR glues the time to the year when the space between is narrow: "03/02/201815:28".
+    r"(?:(?!\d)|(?<=\d{4})(?=\d{1,2}:\d{2}))"
 )
 MONTHS = {
     "jan": 1,
