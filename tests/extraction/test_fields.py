@@ -208,3 +208,17 @@ def test_invoice_issuer_from_the_bank_account_holder() -> None:
 def test_time_glued_to_the_year_still_gives_the_date() -> None:
     text = "Hardware\nDate 03/02/201815:28\nTotal 7.00"
     assert parse_fields(text, TODAY).doc_date == date(2018, 2, 3)
+
+
+def test_a_payment_row_under_a_column_title_is_not_the_total() -> None:
+    text = (
+        "Rice Shop\nTotal Amount: $8.20\nNett Total: $8.20\nPayment Mode Amount\n"
+        "CASH 58.20\nChange $0.00"
+    )
+    assert parse_fields(text, TODAY).amount == Decimal("8.20")
+
+
+def test_rounding_adjustment_that_misses_five_cents_is_a_misread() -> None:
+    # "Rounding 0.03" and "Cash 10.03" are OCR misreads of 0.00 and 10.00.
+    text = "Shop\nTotal 5.00\nRounding Adjustment 0.03\nCash 10.03\nChange 5.00"
+    assert parse_fields(text, TODAY).amount == Decimal("5.00")

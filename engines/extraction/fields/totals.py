@@ -52,6 +52,7 @@ PAID = re.compile(
     re.I,
 )
 CENT = Decimal("0.01")
+FIVE_CENTS = Decimal("0.05")
 # The title of a tax summary table ("GST Summary", "GST Analysis"): a "Total" row shortly
 # below it totals that table.
 TAX_SUMMARY = re.compile(r"(gst|tax|vat|mwst)\s*(summary|analysis)", re.I)
@@ -181,6 +182,9 @@ def _rounded(
         return value
     for step in steps:
         for adjusted in (value + step, value - step):
+            # Cash rounding lands on a multiple of 5 cents; anything else is a misread.
+            if adjusted % FIVE_CENTS != 0:
+                continue
             if adjusted in paid or counts.get(adjusted, 0) >= 2:
                 return adjusted
     return value
@@ -231,6 +235,8 @@ def _amount_here_or_below(lines: list[str], index: int) -> Decimal | None:
         value is None
         and index + 1 < len(lines)
         and not is_total_label(lines[index + 1])
+        # "Payment Mode Amount" / "CASH 58.20": a payment row is not the label's amount.
+        and not PAID.search(lines[index + 1])
         and _label_only(line)
     ):
         value = last_amount(lines[index + 1])
