@@ -7,7 +7,7 @@ carry line items, a location, a file reference, edit history and duplicate links
 every field REST returns (complete output mode). Prints the median of several runs per face and
 the ratio.
 
-    .venv/bin/python bench/graphql.py [--calls 30] [--runs 5]
+    .venv/bin/python bench/graphql_vs_rest.py [--calls 30] [--runs 5]
 """
 
 from __future__ import annotations
