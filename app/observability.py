@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
@@ -9,6 +10,7 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +25,16 @@ access_log = logging.getLogger("fincap.access")
 
 def current_request_id() -> str:
     return _request_id.get()
+
+
+@contextlib.contextmanager
+def request_id_scope(request_id: str) -> Iterator[None]:
+    """Log under ``request_id`` (a job carries the id of the request that queued it)."""
+    token = _request_id.set(request_id)
+    try:
+        yield
+    finally:
+        _request_id.reset(token)
 
 
 class JsonFormatter(logging.Formatter):

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from app.observability import request_id_scope
 from engines.currency import RateBook
 from persistence.store import Store
 from resolvers.files import PROCESS_UPLOAD
@@ -92,6 +93,12 @@ class WorkerPool:
         job = await self.store.jobs.claim(owner, self.lease_s)
         if job is None:
             return False
+        with request_id_scope(job.get("payload", {}).get("requestId") or job["_id"]):
+            await self._run_job(job, owner)
+        return True
+
+    async def _run_job(self, job: dict[str, Any], owner: str) -> None:
+        """Run the job's handler while renewing its lease; complete it, or fail it for a retry."""
         handler = self._handlers.get(job["kind"])
         renewer = asyncio.create_task(self._keep_lease(job["_id"], owner))
         try:
@@ -110,7 +117,6 @@ class WorkerPool:
             await self.store.jobs.complete(job["_id"], owner)
         finally:
             renewer.cancel()
-        return True
 
     async def _keep_lease(self, job_id: str, owner: str) -> None:
         while True:

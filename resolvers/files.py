@@ -99,7 +99,10 @@ async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
             ],
         )
         await store.jobs.enqueue(
-            workspace_id, PROCESS_UPLOAD, {"documentId": document_id, "activityId": activity["_id"]}
+            workspace_id,
+            PROCESS_UPLOAD,
+            # The request id follows the job, so the worker's log lines join the upload's.
+            {"documentId": document_id, "activityId": activity["_id"], "requestId": ctx.request_id},
         )
     except Exception:
         # Not acknowledged, so nothing may remain: the caller will retry the whole upload.

@@ -120,3 +120,20 @@ async def test_currency_convert(client: httpx.AsyncClient, alice: Tenant) -> Non
     assert (
         malformed.status_code == 400 and "fromCurrency" in malformed.json()["error"]["errorMessage"]
     )
+
+
+async def test_a_job_logs_under_the_request_id_that_queued_it(store: Store) -> None:
+    from app.observability import current_request_id
+
+    seen: list[str] = []
+
+    async def record(job: Any) -> None:
+        seen.append(current_request_id())
+
+    pool = WorkerPool(store, Analyzer(), default_rate_book(), lease_s=30)
+    pool._handlers["probe"] = record
+    await store.jobs.enqueue("org_a", "probe", {"requestId": "req-42"})
+    await store.jobs.enqueue("org_a", "probe", {})
+    assert await pool.run_until_idle() == 2
+    assert seen[0] == "req-42" and seen[1].startswith("job_")
+    assert current_request_id() == ""  # nothing leaks out of the job
