@@ -15,6 +15,7 @@ from starlette.routing import Route
 from app.config import Settings
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.metrics import Metrics
 from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
 from app.processing import running_workers
@@ -38,6 +39,7 @@ def create_app(
     settings = settings or Settings.from_env()
     registry = registry or build_registry()
     openapi = build_openapi(registry, settings.base_url)
+    metrics = Metrics(frozenset(spec.slug for spec in registry))
 
     async def openapi_json(request: Request) -> Response:
         return JSONResponse(openapi)
@@ -89,12 +91,13 @@ def create_app(
         Route("/openapi.json", openapi_json, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics.endpoint, methods=["GET"]),
         *rest_routes(registry, settings.max_body_bytes),
         *graphql_routes(registry, settings.max_body_bytes),
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestIdMiddleware)],
+        middleware=[Middleware(RequestIdMiddleware, metrics=metrics)],
         lifespan=lifespan,
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
     )

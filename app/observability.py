@@ -12,9 +12,12 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from app.metrics import Metrics
 
 REQUEST_ID_HEADER = "x-request-id"
 _request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
@@ -76,8 +79,9 @@ class RequestIdMiddleware:
     """Gives each HTTP request an id (a sane incoming X-Request-Id is kept), returns it as a
     response header, and writes one access-log line when the response is done."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics | None = None) -> None:
         self.app = app
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -102,13 +106,19 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
+            elapsed = time.perf_counter() - started
+            if self.metrics is not None:
+                # Starlette's router leaves the matched route in the scope.
+                route = getattr(scope.get("route"), "path", None)
+                slug = scope.get("path_params", {}).get("slug")
+                self.metrics.observe_request(scope["method"], route, status, elapsed, slug)
             access_log.info(
                 "request",
                 extra={
                     "method": scope["method"],
                     "path": scope["path"],
                     "status": status,
-                    "durationMs": round((time.perf_counter() - started) * 1000, 2),
+                    "durationMs": round(elapsed * 1000, 2),
                 },
             )
             _request_id.reset(token)

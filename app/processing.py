@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 from app.config import Settings
@@ -25,12 +25,23 @@ def make_executor(settings: Settings) -> Executor:
 
 @contextlib.asynccontextmanager
 async def running_workers(
-    store: Store, settings: Settings, *, count: int
+    store: Store,
+    settings: Settings,
+    *,
+    count: int,
+    on_job: Callable[[str, str], None] | None = None,
 ) -> AsyncIterator[WorkerPool]:
-    """A started worker pool of ``count`` workers; stopped (jobs in hand finished) on exit."""
+    """A started worker pool of ``count`` workers; stopped (jobs in hand finished) on exit.
+
+    ``on_job(kind, outcome)`` is told of every job run (metrics)."""
     executor = make_executor(settings)
     pool = WorkerPool(
-        store, Analyzer(executor), default_rate_book(), count=count, lease_s=settings.job_lease_s
+        store,
+        Analyzer(executor),
+        default_rate_book(),
+        count=count,
+        lease_s=settings.job_lease_s,
+        on_job=on_job,
     )
     if count > 0:
         pool.start()

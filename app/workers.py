@@ -38,15 +38,21 @@ class WorkerPool:
         count: int = 1,
         lease_s: float = 60.0,
         poll_s: float = 1.0,
+        on_job: Callable[[str, str], None] | None = None,
     ) -> None:
         self.store = store
         self.analyzer = analyzer
         self.count = count
         self.lease_s = lease_s
+        self._on_job = on_job or (lambda kind, outcome: None)
         self.poll_s = poll_s
         self.owner_prefix = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._handlers: dict[str, Handler] = {
             PROCESS_UPLOAD: lambda job: process_upload(store, analyzer, rates, job),
+        }
+        # What to record when a job of this kind has used up its attempts.
+        self._on_dead: dict[str, Callable[[Mapping[str, Any], str], Awaitable[None]]] = {
+            PROCESS_UPLOAD: lambda job, error: give_up(store, job, error),
         }
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -111,10 +117,13 @@ class WorkerPool:
                 extra={"jobId": job["_id"], "attempt": job["attempts"], "error": repr(exc)},
             )
             status = await self.store.jobs.fail(job["_id"], owner, repr(exc))
-            if status == "dead":
-                await give_up(self.store, job, repr(exc))
+            on_dead = self._on_dead.get(job["kind"])
+            if status == "dead" and on_dead is not None:
+                await on_dead(job, repr(exc))
+            self._on_job(job["kind"], "dead" if status == "dead" else "retry")
         else:
             await self.store.jobs.complete(job["_id"], owner)
+            self._on_job(job["kind"], "done")
         finally:
             renewer.cancel()
 

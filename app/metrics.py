@@ -1,0 +1,68 @@
+"""Prometheus metrics of one app instance (``GET /metrics``).
+
+Each app builds its own ``CollectorRegistry`` (no process-global state), so tests and several
+apps in one process do not share counters. Labels stay bounded: routes are the route templates
+(``/v1/capabilities/{slug}``), capabilities only the registry's slugs.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from starlette.requests import Request
+from starlette.responses import Response
+
+UNMATCHED = "unmatched"
+
+
+class Metrics:
+    """Counters and histograms of HTTP requests, capability calls and processing jobs."""
+
+    def __init__(self, capability_slugs: frozenset[str]) -> None:
+        self.registry = CollectorRegistry()
+        self._slugs = capability_slugs
+        self.requests = Counter(
+            "fincap_http_requests",
+            "HTTP requests by route template and status",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "fincap_http_request_duration_seconds",
+            "HTTP request duration by route template",
+            ["method", "route"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+        )
+        self.capability_calls = Counter(
+            "fincap_capability_calls",
+            "REST capability calls by slug and status",
+            ["capability", "status"],
+            registry=self.registry,
+        )
+        self.jobs = Counter(
+            "fincap_jobs",
+            "Processing jobs run by this process, by kind and outcome",
+            ["kind", "outcome"],
+            registry=self.registry,
+        )
+
+    def observe_request(
+        self, method: str, route: str | None, status: int, seconds: float, slug: str | None
+    ) -> None:
+        template = route or UNMATCHED
+        self.requests.labels(method, template, str(status)).inc()
+        self.latency.labels(method, template).observe(seconds)
+        if slug is not None and slug in self._slugs:
+            self.capability_calls.labels(slug, str(status)).inc()
+
+    def observe_job(self, kind: str, outcome: str) -> None:
+        self.jobs.labels(kind, outcome).inc()
+
+    async def endpoint(self, request: Request) -> Response:
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
