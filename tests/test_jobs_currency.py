@@ -136,5 +136,5 @@ async def test_a_job_logs_under_the_request_id_that_queued_it(store: Store) -> N
     await store.jobs.enqueue("org_a", "probe", {})
     assert await pool.run_until_idle() == 2
     # Both jobs are due at once, so either may run first.
-    assert "req-42" in seen and [i for i in seen if i != "req-42"][0].startswith("job_")
+    assert "req-42" in seen and next(i for i in seen if i != "req-42").startswith("job_")
     assert current_request_id() == ""  # nothing leaks out of the job
