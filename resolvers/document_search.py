@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from engines.ranking.diversity import jaccard, mmr
@@ -50,6 +51,19 @@ def _query_print(args: SearchDocuments, ranked: bool) -> str:
     )
 
 
+@dataclass(frozen=True)
+class PreparedSearch:
+    """A validated documents.search call: compiled filters, projection and cursor state."""
+
+    ctx: Context
+    workspace_id: str
+    args: SearchDocuments
+    filters: list[dict[str, Any]]
+    fields: list[str] | None  # None: complete output
+    state: dict[str, Any]  # decoded cursor, empty on the first page
+    query_print: str
+
+
 async def search_documents(ctx: Context, args: SearchDocuments) -> DocumentPage:
     workspace_id = ctx.require_workspace()
     filters = [compiled_where(args.where, SEARCH_FIELDS), EXPORT_FILTERS[args.exportStatus]]
@@ -57,9 +71,8 @@ async def search_documents(ctx: Context, args: SearchDocuments) -> DocumentPage:
     ranked = args.useSearch and bool(args.query and args.query.strip())
     query_print = _query_print(args, ranked)
     state = cursors.decode(args.cursor, query_print) if args.cursor else {}
-    if ranked:
-        return await _ranked_page(ctx, workspace_id, args, filters, fields, state, query_print)
-    return await _filtered_page(ctx, workspace_id, args, filters, fields, state, query_print)
+    search = PreparedSearch(ctx, workspace_id, args, filters, fields, state, query_print)
+    return await (_ranked_page(search) if ranked else _filtered_page(search))
 
 
 def _render(
@@ -79,36 +92,33 @@ def _projection(fields: list[str] | None, sort_path: str) -> dict[str, int] | No
     return projection
 
 
-async def _filtered_page(
-    ctx: Context,
-    workspace_id: str,
-    args: SearchDocuments,
-    filters: list[dict[str, Any]],
-    fields: list[str] | None,
-    state: dict[str, Any],
-    query_print: str,
-) -> DocumentPage:
-    path = SORT_PATHS.get(args.sortBy, args.sortBy)
-    order = args.sortOrder
-    if state:
-        if "id" not in state:
+async def _filtered_page(search: PreparedSearch) -> DocumentPage:
+    filters = search.filters
+    path = SORT_PATHS.get(search.args.sortBy, search.args.sortBy)
+    order = search.args.sortOrder
+    if search.state:
+        if "id" not in search.state:
             raise BadRequest("cursor: not a cursor returned by this capability")
-        filters = [*filters, after(path, order, state.get("v"), state["id"])]
+        filters = [*filters, after(path, order, search.state.get("v"), search.state["id"])]
     sort = [(path, order)] if path == "_id" else [(path, order), ("_id", order)]
-    records = await ctx.store.documents.find(
-        workspace_id,
+    records = await search.ctx.store.documents.find(
+        search.workspace_id,
         filters=filters,
-        archived=args.archived,
+        archived=search.args.archived,
         sort=sort,
-        limit=args.limit + 1,
-        projection=_projection(fields, path),
+        limit=search.args.limit + 1,
+        projection=_projection(search.fields, path),
     )
     next_cursor = None
-    if len(records) > args.limit:
-        records = records[: args.limit]
+    if len(records) > search.args.limit:
+        records = records[: search.args.limit]
         last = records[-1]
-        next_cursor = cursors.encode({"v": _sort_value(last, path), "id": last["_id"]}, query_print)
-    return DocumentPage(documents=_render(ctx, records, fields), nextCursor=next_cursor)
+        next_cursor = cursors.encode(
+            {"v": _sort_value(last, path), "id": last["_id"]}, search.query_print
+        )
+    return DocumentPage(
+        documents=_render(search.ctx, records, search.fields), nextCursor=next_cursor
+    )
 
 
 def _sort_value(record: dict[str, Any], path: str) -> Any:
@@ -118,23 +128,15 @@ def _sort_value(record: dict[str, Any], path: str) -> Any:
     return value
 
 
-async def _ranked_page(
-    ctx: Context,
-    workspace_id: str,
-    args: SearchDocuments,
-    filters: list[dict[str, Any]],
-    fields: list[str] | None,
-    state: dict[str, Any],
-    query_print: str,
-) -> DocumentPage:
-    tokens = tokenize(args.query)
-    offset = state.get("o", 0)
+async def _ranked_page(search: PreparedSearch) -> DocumentPage:
+    tokens = tokenize(search.args.query)
+    offset = search.state.get("o", 0)
     if not isinstance(offset, int) or offset < 0:
         raise BadRequest("cursor: not a cursor returned by this capability")
-    candidates = await ctx.store.documents.find(
-        workspace_id,
-        filters=[*filters, terms_filter(tokens, require_all=False)],
-        archived=args.archived,
+    candidates = await search.ctx.store.documents.find(
+        search.workspace_id,
+        filters=[*search.filters, terms_filter(tokens, require_all=False)],
+        archived=search.args.archived,
         limit=MAX_CANDIDATES,
         projection={
             **{name: 1 for name in RANK_FIELDS},
@@ -151,24 +153,31 @@ async def _ranked_page(
         }
         for c in candidates
     ]
-    scored = rank(args.query or "", texts)
+    scored = rank(search.args.query or "", texts)
     order = [item.index for item in scored]
-    if args.searchType == "mmr":
+    if search.args.searchType == "mmr":
         term_sets = [set(candidates[i].get("searchTerms") or []) for i in order]
         picked = mmr(
             [item.score for item in scored],
             lambda a, b: jaccard(term_sets[a], term_sets[b]),
-            k=min(len(order), offset + args.limit),
+            k=min(len(order), offset + search.args.limit),
         )
-        order = [order[i] for i in picked] + [
-            i for i in order if i not in {order[p] for p in picked}
-        ]
-    page_ids = [candidates[i]["_id"] for i in order[offset : offset + args.limit]]
-    projection = _projection(fields, "_id")
+        first = [order[i] for i in picked]
+        chosen = set(first)  # once: the rest keeps its rank order after the diverse head
+        order = first + [i for i in order if i not in chosen]
+    page_ids = [candidates[i]["_id"] for i in order[offset : offset + search.args.limit]]
+    projection = _projection(search.fields, "_id")
     records = {
-        r["_id"]: r for r in await ctx.store.documents.get_many(workspace_id, page_ids, projection)
+        r["_id"]: r
+        for r in await search.ctx.store.documents.get_many(
+            search.workspace_id, page_ids, projection
+        )
     }
     ordered = [records[i] for i in page_ids if i in records]
-    more = offset + args.limit < len(order)
-    next_cursor = cursors.encode({"o": offset + args.limit}, query_print) if more else None
-    return DocumentPage(documents=_render(ctx, ordered, fields), nextCursor=next_cursor)
+    more = offset + search.args.limit < len(order)
+    next_cursor = (
+        cursors.encode({"o": offset + search.args.limit}, search.query_print) if more else None
+    )
+    return DocumentPage(
+        documents=_render(search.ctx, ordered, search.fields), nextCursor=next_cursor
+    )
