@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from bson import Decimal128
 from motor.motor_asyncio import AsyncIOMotorDatabase
-from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.errors import ExecutionTimeout
 
 from engines.text import tokenize
@@ -320,23 +320,23 @@ class Documents:
     async def update_fields(
         self,
         workspace_id: str,
-        document_id: str,
+        record: Mapping[str, Any],
         changes: Mapping[str, Any],
         history: Sequence[Mapping[str, Any]],
     ) -> dict[str, Any] | None:
-        """Apply ``changes`` (API-level values) and append ``history``; the updated record."""
-        stored = to_record(changes)
-        update: dict[str, Any] = {"$set": {**stored, "updatedAt": utcnow()}}
+        """Apply ``changes`` (API-level values) to the stored ``record`` the caller loaded and
+        append ``history``; the updated record, in one round trip."""
+        update: dict[str, Any] = {"$set": {**to_record(changes), "updatedAt": utcnow()}}
         if history:
             update["$push"] = {"editHistory": {"$each": list(history)}}
         if set(changes) & {*SEARCHABLE_FIELDS, "lineItems"}:
-            current = await self.get(workspace_id, document_id)
-            if current is None:
-                return None
-            merged = {**from_record(current), **changes}
-            update["$set"]["searchTerms"] = search_terms(merged)
-        await self._col.update_one({"_id": document_id, "workspaceId": workspace_id}, update)
-        return await self.get(workspace_id, document_id)
+            update["$set"]["searchTerms"] = search_terms({**from_record(record), **changes})
+        updated = await self._col.find_one_and_update(
+            {"_id": record["_id"], "workspaceId": workspace_id},
+            update,
+            return_document=ReturnDocument.AFTER,
+        )
+        return dict(updated) if updated else None
 
     async def bulk_update(
         self,

@@ -128,7 +128,7 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
             ctx.require_workspace(), merchant, changed["category"]
         )
     updated = await ctx.store.documents.update_fields(
-        ctx.require_workspace(), args.id, changed, history
+        ctx.require_workspace(), record, changed, history
     )
     if updated is None:
         raise NotFound(f"Document '{args.id}' not found")

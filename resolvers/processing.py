@@ -161,7 +161,7 @@ async def process_upload(
         amount_cents=to_cents(fields["amount"]) if fields["amount"] is not None else None,
         doc_date=datetime.combine(doc_date, time(), tzinfo=UTC) if doc_date else None,
     )
-    await store.documents.update_fields(workspace_id, document_id, fields, history=[])
+    await store.documents.update_fields(workspace_id, record, fields, history=[])
     how = f"read with {analysis.engine}" + (" (OCR)" if analysis.ocr_used else " (text layer)")
     summary = (
         f"Extracted {fields['merchant'] or 'unknown merchant'}, "
