@@ -152,8 +152,10 @@ MERCHANTS = (
 PAYMENT_METHODS = ("card", "card", "card", "cash", "bank-transfer", "paypal")
 
 
-def _money(value: float | Decimal) -> Decimal:
-    return Decimal(str(value)).quantize(CENT, rounding=ROUND_HALF_UP)
+def _money(value: float | Decimal, currency: str = "") -> Decimal:
+    # Yen have no minor unit: amounts are whole.
+    step = Decimal(1) if currency == "JPY" else CENT
+    return Decimal(str(value)).quantize(step, rounding=ROUND_HALF_UP)
 
 
 def _scale(place: Place) -> Decimal:
@@ -167,9 +169,7 @@ def _document(rng: random.Random, today: date, merchant: Merchant, when: date) -
     lines: list[dict[str, Any]] = []
     for description, low, high in rng.sample(merchant.items, k=rng.randint(1, len(merchant.items))):
         quantity = Decimal(rng.choice((1, 1, 1, 2, 3)))
-        unit = _money(Decimal(str(rng.uniform(low, high))) * scale)
-        if place.currency == "JPY":
-            unit = unit.quantize(Decimal(1))
+        unit = _money(Decimal(str(rng.uniform(low, high))) * scale, place.currency)
         lines.append(
             {
                 "description": description,
@@ -180,9 +180,7 @@ def _document(rng: random.Random, today: date, merchant: Merchant, when: date) -
             }
         )
     subtotal = sum((line["amount"] for line in lines), Decimal(0))
-    tax = _money(subtotal * place.vat)
-    if place.currency == "JPY":
-        tax = tax.quantize(Decimal(1))
+    tax = _money(subtotal * place.vat, place.currency)
     method = rng.choice(PAYMENT_METHODS)
     number = rng.randint(10000, 99999)
     is_invoice = merchant.doc_type == "invoice"
