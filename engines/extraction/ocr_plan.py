@@ -14,10 +14,9 @@ from functools import lru_cache
 
 from PIL.Image import Image
 
-from .errors import MissingDependency
 from .image_prep import clean_noisy, crop_to_paper, normalize_size, rotate_upright, text_quality
 from .ocr_engine import OcrEngine
-from .ocr_rapid import RapidOcrEngine, rapidocr_available
+from .ocr_rapid import RapidOcrEngine
 from .ocr_tesseract import TesseractEngine, tesseract_available
 
 ENGINE_NAMES = ("auto", "tesseract", "rapidocr")
@@ -53,14 +52,8 @@ class PageReading:
 
 def available_engines() -> tuple[str, ...]:
     """The engine names this install can run (advertise only what is installed)."""
-    names = []
-    if tesseract_available():
-        names.append("tesseract")
-    if rapidocr_available():
-        names.append("rapidocr")
-    if names:
-        names.insert(0, "auto")
-    return tuple(names)
+    # rapidocr is a Python dependency; tesseract is a system program that may be missing.
+    return ("auto", "tesseract", "rapidocr") if tesseract_available() else ("rapidocr",)
 
 
 @lru_cache(maxsize=4)
@@ -76,7 +69,7 @@ def build_plan(name: str = DEFAULT_ENGINE) -> OcrPlan:
         return OcrPlan(primary=tesseract, orientation=tesseract)
     if name == "rapidocr":
         return OcrPlan(primary=RapidOcrEngine(), orientation=tesseract)
-    if tesseract is not None and rapidocr_available():
+    if tesseract is not None:
         # Imported here: fields parsing does not depend on OCR, only this policy does.
         from .fields import has_core_fields
 
@@ -86,14 +79,7 @@ def build_plan(name: str = DEFAULT_ENGINE) -> OcrPlan:
             good_enough=has_core_fields,
             orientation=tesseract,
         )
-    if tesseract is not None:
-        return OcrPlan(primary=tesseract, orientation=tesseract)
-    if rapidocr_available():
-        return OcrPlan(primary=RapidOcrEngine())
-    raise MissingDependency(
-        "OCR needs an engine: apt-get install tesseract-ocr tesseract-ocr-eng"
-        " tesseract-ocr-deu && pip install pytesseract, or pip install rapidocr onnxruntime"
-    )
+    return OcrPlan(primary=RapidOcrEngine())
 
 
 def ocr_page(image: Image, plan: OcrPlan) -> PageReading:

@@ -14,23 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import MissingDependency
+import numpy
+from rapidocr import RapidOCR
 
 if TYPE_CHECKING:
     from PIL.Image import Image
-
-try:
-    import numpy
-    from rapidocr import RapidOCR
-except ImportError:  # optional extra: pip install 'fincap[rapidocr]'
-    RapidOCR = None  # type: ignore[assignment,misc]
-
-INSTALL_HINT = "rapidocr OCR needs: pip install rapidocr onnxruntime"
-
-
-def rapidocr_available() -> bool:
-    """True when rapidocr and its ONNX runtime are importable."""
-    return RapidOCR is not None
 
 
 class RapidOcrEngine:
@@ -39,8 +27,6 @@ class RapidOcrEngine:
     name = "rapidocr"
 
     def __init__(self, threads: int = 1, det_side: int = 960, rec_min_width: int = 96) -> None:
-        if RapidOCR is None:
-            raise MissingDependency(INSTALL_HINT)
         params: dict[str, Any] = {
             "Global.log_level": "error",
             "Global.use_cls": False,

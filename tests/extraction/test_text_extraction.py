@@ -1,7 +1,7 @@
 """Text extraction on the tiny documents in tests/fixtures/extraction (see make_fixtures.py).
 
 OCR tests run tesseract on two small images (about a second each) and are skipped where
-tesseract is not installed; the text-layer test needs only pypdfium2 or pypdf.
+tesseract is not installed; the text-layer test needs only pypdfium2.
 """
 
 from __future__ import annotations

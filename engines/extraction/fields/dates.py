@@ -12,10 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-try:
-    import dateparser
-except ImportError:  # optional: textual months then use the small table below
-    dateparser = None
+import dateparser
 
 NUMERIC = re.compile(
     r"(?<![\d.])(?P<a>\d{1,4})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{2})"
@@ -148,11 +145,9 @@ def textual_date(text: str, order: str, today: date) -> date | None:
         return None
     word = (match.group("m1") or match.group("m2") or "").lower().rstrip(".")
     month = MONTHS.get(word[:4]) or MONTHS.get(word[:3])
-    if month is None and dateparser is not None:
+    if month is None:
         parsed = dateparser.parse(text, settings={"DATE_ORDER": order, "STRICT_PARSING": True})
         return _plausible(parsed.year, parsed.month, parsed.day, today) if parsed else None
-    if month is None:
-        return None
     day = int(match.group("d1") or match.group("d2"))
     year = _full_year(match.group("y1") or match.group("y2"))
     return _plausible(year, month, day, today)

@@ -12,10 +12,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-try:
-    from price_parser import Price
-except ImportError:  # optional; the hand-rolled conversion below is exact for our tokens
-    Price = None  # type: ignore[assignment,misc]
+from price_parser import Price
 
 # Two decimals after "." or ","; optional thousands groups; an optional minus before or
 # after (German receipts print returns as "1,99-"). OCR often puts a space after the
@@ -49,10 +46,9 @@ def find_amounts(line: str) -> list[MoneyToken]:
 
 def to_decimal(token: str) -> Decimal | None:
     """Convert one amount token ("1.234,56", "1,234.56", "9.00") to a Decimal with cents."""
-    if Price is not None:
-        amount = Price.fromstring(token).amount
-        if amount is not None:
-            return Decimal(amount).quantize(Decimal("0.01"))
+    amount = Price.fromstring(token).amount
+    if amount is not None:
+        return Decimal(amount).quantize(Decimal("0.01"))
     digits = re.sub(r"\D", "", token)
     try:
         return (Decimal(digits) / 100).quantize(Decimal("0.01"))
