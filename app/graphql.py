@@ -38,7 +38,7 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
-from app.rest import credentials_of, services_of
+from app.request_context import credentials_of, services_of
 from resolvers.errors import CapabilityError
 from resolvers.graph import CONTEXT_KEY, GraphSession, document_graph
 from resolvers.invoke import invoke
