@@ -38,9 +38,9 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
+from app.graphql_graph import CONTEXT_KEY, GraphSession, document_graph
 from app.request_context import credentials_of, services_of
 from resolvers.errors import CapabilityError
-from resolvers.graph import CONTEXT_KEY, GraphSession, document_graph
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
 from schema.graphql import CapabilityLike, Graph, Limits, Link, build_schema

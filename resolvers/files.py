@@ -7,9 +7,10 @@ import binascii
 import logging
 import re
 from collections.abc import AsyncIterator
-from typing import Any, get_args
+from typing import get_args
 
 from engines.sniff import sniff_mime
+from persistence.document_records import StoredFile
 from persistence.ids import new_id, utcnow
 from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
@@ -114,15 +115,13 @@ async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
     return UploadAccepted(documentId=document_id, activityId=activity["_id"], status="queued")
 
 
-async def open_original(
-    ctx: Context, document_id: str
-) -> tuple[dict[str, Any], AsyncIterator[bytes]]:
+async def open_original(ctx: Context, document_id: str) -> tuple[StoredFile, AsyncIterator[bytes]]:
     """The file reference and a chunk stream of a document's original, workspace-scoped."""
     workspace_id = ctx.require_workspace()
     record = await ctx.store.documents.get(workspace_id, document_id)
     if record is None or not isinstance(record.get("file"), dict):
         raise NotFound(f"No original file for document '{document_id}'")
-    file_ref: dict[str, Any] = record["file"]
+    file_ref = record["file"]
     try:
         grid_out = await ctx.store.files.open(workspace_id, file_ref)
     except FileNotFoundError:

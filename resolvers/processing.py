@@ -19,6 +19,7 @@ from typing import Any
 from engines.analysis import Analysis, analyze
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction import ExtractionError, UnreadableDocument, UnsupportedDocument
+from persistence.document_query import duplicate_rules
 from persistence.money import to_cents
 from persistence.store import Store
 
@@ -155,13 +156,15 @@ async def process_upload(
     duplicate = await store.documents.find_duplicate(
         workspace_id,
         document_id,
-        sha256=record["file"]["sha256"],
-        invoice_id=fields["invoiceId"],
-        merchant=fields["merchant"],
-        amount_cents=to_cents(fields["amount"]) if fields["amount"] is not None else None,
-        doc_date=datetime.combine(doc_date, time(), tzinfo=UTC) if doc_date else None,
+        duplicate_rules(
+            sha256=record["file"]["sha256"],
+            invoice_id=fields["invoiceId"],
+            merchant=fields["merchant"],
+            amount_cents=to_cents(fields["amount"]) if fields["amount"] is not None else None,
+            doc_date=datetime.combine(doc_date, time(), tzinfo=UTC) if doc_date else None,
+        ),
     )
-    await store.documents.update_fields(workspace_id, record, fields, history=[])
+    await store.documents.update_fields(workspace_id, record, fields)
     how = f"read with {analysis.engine}" + (" (OCR)" if analysis.ocr_used else " (text layer)")
     summary = (
         f"Extracted {fields['merchant'] or 'unknown merchant'}, "
