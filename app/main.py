@@ -20,7 +20,6 @@ from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
-from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.context import Services
@@ -71,15 +70,11 @@ def create_app(
             return
         async with (
             open_store(settings) as opened,
-            running_workers(opened, settings, count=settings.workers) as pool,
+            running_workers(
+                opened, settings, count=settings.workers, on_job=metrics.observe_job
+            ) as pool,
         ):
-            app.state.services = Services(
-                store=opened,
-                base_url=settings.base_url,
-                rates=default_rate_book(),
-                analyzer=pool.analyzer,
-                wake_workers=pool.wake,
-            )
+            app.state.services = pool.services
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},

@@ -11,6 +11,8 @@ from app.config import Settings
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.store import Store
+from resolvers import build_job_kinds
+from resolvers.context import Services
 from resolvers.processing import Analyzer
 
 
@@ -33,12 +35,19 @@ async def running_workers(
 ) -> AsyncIterator[WorkerPool]:
     """A started worker pool of ``count`` workers; stopped (jobs in hand finished) on exit.
 
-    ``on_job(kind, outcome)`` is told of every job run (metrics)."""
+    The pool's ``services`` (store, analyzer over the executor, rates, and a wake-up for the
+    pool) are the process's services. ``on_job(kind, outcome)`` is told of every job run
+    (metrics)."""
     executor = make_executor(settings)
+    services = Services(
+        store=store,
+        base_url=settings.base_url,
+        rates=default_rate_book(),
+        analyzer=Analyzer(executor),
+    )
     pool = WorkerPool(
-        store,
-        Analyzer(executor),
-        default_rate_book(),
+        services,
+        build_job_kinds(),
         count=count,
         lease_s=settings.job_lease_s,
         on_job=on_job,

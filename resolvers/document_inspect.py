@@ -6,33 +6,14 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from engines.analysis import Analysis
 from engines.text import fold
 from resolvers.context import Context
 from resolvers.document_views import full_view, jsonable
 from resolvers.errors import NotFound
-from resolvers.processing import PermanentFailure
+from resolvers.processing import PermanentFailure, document_fields
 from schema.documents import InspectDocument, InspectedField, InspectionReport
 
 DERIVED = {"category", "summary", "docType"}  # read from the content, not printed on it
-
-
-def visible_values(analysis: Analysis) -> dict[str, Any]:
-    parsed = analysis.fields
-    return {
-        "merchant": parsed.merchant,
-        "amount": parsed.amount,
-        "currency": parsed.currency,
-        "docDate": parsed.doc_date,
-        "invoiceId": parsed.invoice_id,
-        "receiptId": parsed.receipt_id,
-        "taxAmount": parsed.tax_amount,
-        "subtotal": parsed.subtotal,
-        "paymentMethod": parsed.payment_method,
-        "category": analysis.category,
-        "summary": parsed.summary or None,
-        "docType": parsed.doc_type,
-    }
 
 
 def _text_forms(value: Any) -> list[str]:
@@ -135,7 +116,7 @@ async def inspect_document(ctx: Context, args: InspectDocument) -> InspectionRep
     except PermanentFailure as exc:
         raise NotFound(f"The original of '{args.id}' cannot be read: {exc}") from None
     stored = full_view(record, ctx.services.base_url)
-    visible = visible_values(analysis)
+    visible = document_fields(analysis)
     return InspectionReport(
         documentId=args.id,
         pagesRead=analysis.pages_read,

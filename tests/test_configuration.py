@@ -139,3 +139,14 @@ def test_fields_without_a_variable_ignore_the_environment(monkeypatch: pytest.Mo
         8000,
         Settings.model_fields["max_body_bytes"].default,
     )
+
+
+def test_the_cli_names_a_bad_variable_without_a_traceback(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    env = {"FINCAP_DATA_DIR": str(tmp_path), "MONGODB_URI": "", "FINCAP_WORKERS": "many"}
+    result = CliRunner().invoke(main, ["admin", "create-key", "--email", "x@example.com"], env=env)
+    assert result.exit_code == 1
+    assert "configuration: FINCAP_WORKERS" in result.output and "Traceback" not in result.output
