@@ -2,7 +2,8 @@
 input and output.
 
 Field names are the wire names. ``Document`` is what leaves the service; the stored record has
-more (workspace id, search terms, integer cents) and is mapped in ``persistence/documents.py``.
+more (workspace id, search terms, integer cents) and is mapped in
+``persistence/document_records.py``.
 """
 
 from __future__ import annotations
