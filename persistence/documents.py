@@ -118,7 +118,9 @@ class Documents:
 
     @staticmethod
     def prepare(workspace_id: str, fields: Mapping[str, Any]) -> StoredDocument:
-        """A storage record for new document ``fields`` (which carry ``_id``)."""
+        """A storage record for new document ``fields`` (which carry ``_id``; an
+        ``editHistory`` among them is kept by ``insert_many`` in the history collection)."""
+        fields = {name: value for name, value in fields.items() if name != "editHistory"}
         now = utcnow()
         record: dict[str, Any] = {
             "archived": False,
@@ -135,10 +137,23 @@ class Documents:
         return cast(StoredDocument, record)
 
     async def insert_many(self, workspace_id: str, documents: Sequence[Mapping[str, Any]]) -> int:
+        """Insert new documents (API-level ``fields`` with ``_id``); how many were inserted.
+
+        Documents that arrive with an ``editHistory`` (imports, demo and test data) have it
+        recorded in the history collection, like any later correction.
+        """
         if not documents:
             return 0
         records = [self.prepare(workspace_id, fields) for fields in documents]
         result = await self._col.insert_many(records, ordered=False)
+        await self._edits.add(
+            workspace_id,
+            {
+                fields["_id"]: fields["editHistory"]
+                for fields in documents
+                if fields.get("editHistory")
+            },
+        )
         return len(result.inserted_ids)
 
     async def delete_unprocessed(self, workspace_id: str, document_id: str) -> None:

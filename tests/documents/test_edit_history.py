@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from persistence.document_edits import EditEntry
+from persistence.documents import Documents
 from persistence.store import Store
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
@@ -29,7 +30,8 @@ async def test_updates_are_listed_oldest_first_after_older_embedded_ones(
 ) -> None:
     # A document written before the history had its own collection keeps its entries inline.
     legacy = entry("category", "Fuel", datetime(2024, 1, 1, tzinfo=UTC))
-    await store.documents.insert_many(alice.org_id, [doc("doc_old", editHistory=[legacy])])
+    stored = {**Documents.prepare(alice.org_id, doc("doc_old")), "editHistory": [legacy]}
+    await store.db["documents"].insert_one(stored)
     for merchant in ("Shell Oil", "Shell plc"):
         updated = await call(
             client, alice, "documents.update", {"id": "doc_old", "merchant": merchant}
@@ -82,3 +84,15 @@ async def test_history_is_read_only_in_its_workspace(
     assert record is not None
     assert await store.documents.history(bob.org_id, [record]) == {"doc_a1": []}
     assert len((await store.documents.history(alice.org_id, [record]))["doc_a1"]) == 1
+
+
+async def test_documents_inserted_with_a_history_keep_it_in_the_collection(
+    client: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    edit = entry("merchant", "Shell", datetime(2024, 2, 1, tzinfo=UTC))
+    await store.documents.insert_many(alice.org_id, [doc("doc_imported", editHistory=[edit])])
+    stored = await store.db["documents"].find_one({"_id": "doc_imported"})
+    assert stored is not None and "editHistory" not in stored
+    assert await history_count(store) == 1
+    document = result(await call(client, alice, "documents.get", {"id": "doc_imported"}))
+    assert [e["newValue"] for e in document["document"]["editHistory"]] == ["Shell"]
