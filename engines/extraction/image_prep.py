@@ -141,7 +141,8 @@ def _keep_inked_bands(
         "bottom": (0, bottom, width, height),
     }
     for side, band in bands.items():
-        scaled = tuple(round(value * factor) for value in band)
+        x0, y0, x1, y1 = (round(value * factor) for value in band)
+        scaled = (x0, y0, x1, y1)
         if scaled[2] - scaled[0] < 2 or scaled[3] - scaled[1] < 2:
             continue
         histogram = edges.crop(scaled).histogram()

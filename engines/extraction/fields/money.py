@@ -2,20 +2,18 @@
 
 Receipts print amounts with two decimals ("9.00", "24,23", "1.234,56", "1,234.56"); that
 shape is what tells an amount from a phone number, a quantity or an article number, so it
-is matched here by a regular expression. Converting the matched token (thousands and
-decimal separators in either convention) is left to price-parser.
+is matched here by a regular expression. A whole number counts only with a currency beside
+it ("€ 120", "120 EUR"). Converting the matched token (thousands and decimal separators in
+either convention) is left to price-parser.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
-try:
-    from price_parser import Price
-except ImportError:  # optional; the hand-rolled conversion below is exact for our tokens
-    Price = None  # type: ignore[assignment,misc]
+from price_parser import Price
 
 # Two decimals after "." or ","; optional thousands groups; an optional minus before or
 # after (German receipts print returns as "1,99-"). OCR often puts a space after the
@@ -24,7 +22,15 @@ except ImportError:  # optional; the hand-rolled conversion below is exact for o
 MONEY = re.compile(
     r"(?<![\d.,])(?P<sign>-\s?)?(?P<number>\d{1,3}(?:[.,'’]\d{3})+|\d+)"
     r"(?P<sep>[.,])\s?(?P<cents>\d{2})(?![\d%])(?P<trail>-)?"
+    # Till slips print amounts under one unit without the zero: "RM .01", "-.02".
+    r"|(?<![\w.,])(?P<sign2>-\s?)?(?P<sep2>\.)(?P<cents2>\d{2})(?![\d%.,])"
 )
+_NUMBER = r"\d{1,3}(?:[.,'’]\d{3})+|\d+"
+WHOLE = re.compile(
+    rf"(?:[€$£]|\b(?:EUR|USD|GBP|CHF|RM|MYR|INR|Rs\.?))\s?(?P<a>{_NUMBER})(?![\d.,]?\d)"
+    rf"|(?<![\d.,])(?P<b>{_NUMBER})\s?(?=€|EUR\b)"
+)
+CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -32,32 +38,42 @@ class MoneyToken:
     value: Decimal
     start: int
     end: int
+    whole: bool = False  # printed without cents ("€ 120")
 
 
-def find_amounts(line: str) -> list[MoneyToken]:
-    """Every two-decimal amount in ``line``, left to right."""
+def find_amounts(line: str, whole: bool = False) -> list[MoneyToken]:
+    """Every two-decimal amount in ``line``, left to right; with ``whole``, also whole
+    amounts printed beside a currency."""
     tokens = []
     for match in MONEY.finditer(line):
-        value = to_decimal(match.group("number") + match.group("sep") + match.group("cents"))
+        if match.group("cents2") is not None:
+            value: Decimal | None = Decimal("0." + match.group("cents2"))
+        else:
+            value = to_decimal(match.group("number") + match.group("sep") + match.group("cents"))
         if value is None:
             continue
-        if match.group("sign") or match.group("trail"):
+        if match.group("sign") or match.group("trail") or match.group("sign2"):
             value = -value
         tokens.append(MoneyToken(value, match.start(), match.end()))
+    if whole:
+        taken = [(token.start, token.end) for token in tokens]
+        for match in WHOLE.finditer(line):
+            if any(start < match.end() and match.start() < end for start, end in taken):
+                continue
+            group = "a" if match.group("a") else "b"
+            value = to_decimal(match.group(group))
+            if value is not None:
+                tokens.append(MoneyToken(value, match.start(group), match.end(group), whole=True))
+        tokens.sort(key=lambda token: token.start)
     return tokens
 
 
 def to_decimal(token: str) -> Decimal | None:
     """Convert one amount token ("1.234,56", "1,234.56", "9.00") to a Decimal with cents."""
-    if Price is not None:
-        amount = Price.fromstring(token).amount
-        if amount is not None:
-            return Decimal(amount).quantize(Decimal("0.01"))
-    digits = re.sub(r"\D", "", token)
-    try:
-        return (Decimal(digits) / 100).quantize(Decimal("0.01"))
-    except InvalidOperation:
+    amount = Price.fromstring(token).amount
+    if amount is None:
         return None
+    return Decimal(amount).quantize(CENT)
 
 
 def last_amount(line: str) -> Decimal | None:
