@@ -27,7 +27,7 @@ from .scoring import Candidate
 from .view import DocView
 
 NUMERIC = re.compile(
-    r"(?<![\d.,])(?P<a>\d{1,4})(?P<sep>[./-])\s?(?P<b>\d{1,2})\s?(?P=sep)(?P<c>\d{4}|\d{2})"
+    r"(?<![\d.,])(?P<a>\d{1,4})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{2})"
     # OCR glues the time to the year when the space between is narrow: "03/02/201815:28".
     r"(?:(?!\d)|(?<=\d{4})(?=\d{1,2}:\d{2}))"
 )
@@ -120,9 +120,9 @@ def _order_from_unambiguous(lines: list[TextLine]) -> str | None:
             if len(match.group("a")) == 4:
                 continue
             first, second = int(match.group("a")), int(match.group("b"))
-            if first > 12 >= second >= 1:
+            if 12 < first <= 31 and 1 <= second <= 12:
                 return "DMY"
-            if second > 12 >= first >= 1:
+            if 12 < second <= 31 and 1 <= first <= 12:
                 return "MDY"
     return None
 

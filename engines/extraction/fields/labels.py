@@ -21,7 +21,8 @@ AMOUNT_LABELS: dict[str, str] = {
     "total_strong": (
         r"grand\s*" + _TOTAL + r"|" + _TOTAL + r"\s*(?:amount|due|payable|to\s*pay|sales|"
         r"incl\.?|inkl\.?|inc\b|including|rm|myr|eur|euro|usd|gbp|chf|ttc|factura|fattura|"
-        r"documento|da\s*pagare|a\s*pagar|te\s*betalen|bedrag|rounded|after\s*round(?:ing)?|"
+        r"documento|da\s*pagare|a\s*pagar|te\s*betalen|bedrag|rounded|"
+        r"after\s*(?:round(?:ing)?|adj(?:ustment)?\.?)|"
         r"(?:for|of)\s*this\s*invoice|invoice|\(incl|brutto|\(rm\))|"
         r"round(?:ed|ing)?\s*" + _TOTAL + r"|amount\s*(?:due|payable|to\s*pay)|"
         r"balance\s*(?:due|payable)|invoice\s*" + _TOTAL + r"|"

@@ -116,9 +116,20 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
         for step in (Decimal(0), *rounding, *(-r for r in rounding))
         if tax < sub
     }
+    # A labelled row of net and tax ("TOTAL 105.57 6.33" closing a tax table) adds up too.
+    sums |= {
+        cell.value + other.value
+        for cell, other in pairwise(cells)
+        if cell.line is other.line
+        and cell.row_amounts == 2
+        and cell.row_first is not None
+        and 0 < other.value < cell.value
+    }
     tendered = {v for v in by_kind["paid"] if v > 0}
     change = {v for v in by_kind["change"]}
-    handed = {paid - back for paid in tendered for back in change if paid - back > 0}
+    # Only real change counts: with "Change 0.00" the tendered amount already is the total
+    # (paid_elsewhere), and a misread "$8.20" → "58.20" would pose as one.
+    handed = {paid - back for paid in tendered for back in change if back > 0 and paid > back}
     labelled_totals = [c.value for c in positives if _total_kind(c) in TOTAL_KINDS]
     adjusted = {t + s for t in labelled_totals for s in (*rounding, *(-r for r in rounding))}
     # How often a value is printed on rows that carry a money label (a total is repeated
@@ -129,6 +140,10 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
     )
     largest = max(cell.value for cell in positives)
     largest_labelled = max(labelled_totals, default=None)
+    step = max(rounding, default=Decimal(0))
+    # What a tax line is a small share of: the largest labelled total or the amount the
+    # customer handed over minus the change.
+    reference = max([*labelled_totals, *handed], default=None)
     item_sums = _item_sums(view, cells)
     in_tax_table = _tax_table_lines(view)
     last_total_index = max(
@@ -157,8 +172,13 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
             whole=float(cell.token.whole),
             ocr=cell.line.confidence_at(cell.token.start, cell.token.end),
             repeats=min(3, max(0, counts[value] - _labelled(cell))) / 3,
-            largest=float(value == largest),
-            largest_labelled=float(value == largest_labelled),
+            # Within a printed rounding of the largest counts as the largest: the rounded
+            # total is a few cents under the total before rounding.
+            largest=float(value >= largest - step),
+            largest_labelled=float(
+                largest_labelled is not None
+                and largest_labelled - step <= value <= largest_labelled
+            ),
             last_total_row=float(cell.line.index == last_total_index),
             sum_of_parts=float(value in sums),
             tendered_minus_change=float(value in handed),
@@ -166,7 +186,10 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
             rounded_total=float(value in adjusted and value % FIVE_CENTS == 0),
             items_sum=float(value in item_sums),
             tax_table=float(cell.line.index in in_tax_table),
-            small_share=float(largest_labelled is not None and value * 4 <= largest_labelled),
+            small_share=float(reference is not None and value * 4 <= reference),
+            label_rate=float(
+                any("%" in cell.line.text[label.start : label.end + 8] for label in cell.labels)
+            ),
         )
         found.append(
             Candidate(value, cell.line, cell.token.start, cell.token.end, features, "amount")
