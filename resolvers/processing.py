@@ -18,7 +18,13 @@ from typing import Any
 
 from engines.analysis import Analysis, analyze
 from engines.currency import NoRate, RateBook, UnknownCurrency
-from engines.extraction import ExtractionError, UnreadableDocument, UnsupportedDocument
+from engines.extraction import (
+    ExtractionError,
+    ParsedFields,
+    UnreadableDocument,
+    UnsupportedDocument,
+)
+from engines.extraction.review import review_reason
 from persistence.money import to_cents
 from persistence.store import Store
 
@@ -44,6 +50,25 @@ class Analyzer:
             return await loop.run_in_executor(self._executor, call)
         except (UnreadableDocument, UnsupportedDocument) as exc:
             raise PermanentFailure(str(exc)) from exc
+
+
+# Engine field names → the document's (API) field names.
+API_FIELD = {"doc_date": "docDate", "invoice_id": "invoiceId", "tax_amount": "taxAmount"}
+
+
+def evidence_entries(parsed: ParsedFields) -> list[dict[str, Any]]:
+    """Per extracted field: its confidence and where it was read (``Document.evidence``)."""
+    return [
+        {
+            "field": API_FIELD.get(name, name),
+            "confidence": found.confidence,
+            "page": found.page,
+            "box": list(found.box) if found.box is not None else None,
+            "text": found.text[:300] if found.text else None,
+            "source": found.source,
+        }
+        for name, found in parsed.evidence.items()
+    ]
 
 
 def document_fields(analysis: Analysis) -> dict[str, Any]:
@@ -81,6 +106,7 @@ def document_fields(analysis: Analysis) -> dict[str, Any]:
             for item in parsed.line_items
         ],
         "expenseLocation": {"primary": primary} if any(primary.values()) else None,
+        "evidence": evidence_entries(parsed),
     }
 
 
@@ -169,17 +195,20 @@ async def process_upload(
         f"{fields['currency'] or ''}, {fields['docDate'] or 'no date'}; "
         f"category {fields['category']}; {how}"
     )
+    # Weak or missing amount or date: people should know what to check.
+    review = review_reason(analysis.fields)
     if duplicate is not None:
         original, why = duplicate
         original_id = original.get("duplicateOf") or original["_id"]
         await store.documents.link_duplicate(workspace_id, original_id, document_id)
+        reason = f"Possible duplicate of {original_id}: {why}. {review or ''} {summary}"
         await finish(
-            store,
-            workspace_id,
-            document_id,
-            activity_id,
-            "warning",
-            f"Possible duplicate of {original_id}: {why}. {summary}",
+            store, workspace_id, document_id, activity_id, "warning", " ".join(reason.split())
+        )
+        return
+    if review is not None:
+        await finish(
+            store, workspace_id, document_id, activity_id, "warning", f"{review} {summary}"
         )
         return
     await finish(store, workspace_id, document_id, activity_id, "processed", summary)
