@@ -208,13 +208,18 @@ def main() -> None:
     check_integrity(data)
     index = read_index(data)
     rows = brand_rows(index)
+    data = encode(rows)
+    args.output.write_bytes(data)
+    print(f"{len(rows)} brands → {args.output} ({len(data) // 1024} KiB)")
+
+
+def encode(rows: list[tuple[str, ...]]) -> bytes:
+    """The rows as gzipped TSV; mtime 0 and no file name, so equal rows give equal bytes."""
     text = "".join("\t".join(row) + "\n" for row in rows)
-    # mtime=0 and no file name in the header: the same input gives the same bytes.
     buffer = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as out:
         out.write(text.encode("utf-8"))
-    args.output.write_bytes(buffer.getvalue())
-    print(f"{len(rows)} brands → {args.output} ({len(buffer.getvalue()) // 1024} KiB)")
+    return buffer.getvalue()
 
 
 def fetch() -> bytes:

@@ -666,7 +666,7 @@ def categorize(
 
 
 def normalize_merchant(name: str) -> str:
-    """Lower case, letters and digits only: 'MR. D.I.Y. (M) SDN BHD' → 'mrdiymsdnbhd'."""
+    """Lower case, letters and digits only: 'A.B.C. Mart (M) Sdn Bhd' → 'abcmartmsdnbhd'."""
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 

@@ -26,7 +26,7 @@ HEADER_ROWS = 14
 # The legal footer: the last part of the last page.
 FOOTER_SHARE = 0.8
 # A brand covering at least this share of a name's core is what the name is (the brand list
-# holds everyday words too: "International" must not make "Unihakka International" a brand).
+# holds everyday words too: "International" must not make "Acme International" a brand).
 BRAND_COVERAGE = 0.75
 HEADER_SHARE = 0.45
 # Forms only a registered company name carries.
