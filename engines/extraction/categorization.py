@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from .fields.field_types import LineItem
-from .fields.merchant import BRAND_COVERAGE, brand_in_name
+from .fields.merchant import BRAND_COVERAGE, brand_in_name, brand_leading_name
 
 TAXONOMY: tuple[str, ...] = (
     "Meals",
@@ -672,9 +672,10 @@ def normalize_merchant(name: str) -> str:
 
 def _brand_category(merchant: str) -> str | None:
     found = brand_in_name(merchant)
-    if found is None or found[1] < BRAND_COVERAGE or len(found[0].name) < 3:
-        return None
-    return found[0].category
+    if found is not None and found[1] >= BRAND_COVERAGE and len(found[0].name) >= 3:
+        return found[0].category
+    leading = brand_leading_name(merchant)
+    return leading.category if leading is not None else None
 
 
 def _add_keywords(scores: dict[str, float], text: str, weight: float) -> None:

@@ -89,3 +89,7 @@ def test_brand_category_feeds_categorization() -> None:
     assert categorize("Unknown Name", brand_category="Fuel") == ("Fuel", 0.9)
     # A brand that is merely one word of a longer name decides nothing.
     assert categorize("Acme International Sdn Bhd")[0] == "Other"
+
+
+def test_a_brand_leading_a_name_with_a_branch_or_country_still_categorizes() -> None:
+    assert categorize("IKEA Deutschland GmbH & Co. KG")[0] == "Shopping"

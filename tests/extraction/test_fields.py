@@ -306,3 +306,14 @@ def test_a_clear_receipt_is_read_with_high_confidence() -> None:
     assert fields.amount == Decimal("9.30")
     assert fields.confidence("amount") is not None and fields.confidence("amount") > 0.8
     assert fields.confidence("doc_date") is not None and fields.confidence("doc_date") > 0.8
+
+
+def test_a_till_slip_number_is_the_receipts_not_an_invoice_number() -> None:
+    text = (
+        "Fresco Markt\nHauptstraße 3\n12345 Musterstadt\nBrot   2,49\nSUMME   2,49\n"
+        "Bar   5,00\nRückgeld   2,51\nBeleg-Nr. 4711   Kasse 2\n12.03.2024 10:15"
+    )
+    fields = parse_fields(text, TODAY)
+    assert fields.doc_type == "receipt"
+    assert fields.invoice_id is None
+    assert fields.receipt_id == "4711"

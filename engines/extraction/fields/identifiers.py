@@ -24,6 +24,7 @@ ID_TOKEN = re.compile(r"#?\s?(?P<id>[A-Z0-9][A-Z0-9_/.\-]*[A-Z0-9]|[0-9]{3,})", 
 DATE_LIKE = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}")
 AMOUNT_LIKE = re.compile(r"\d+[.,]\d{2}")
 VAT_LIKE = re.compile(r"(?:[A-Z]{2}\d{8,12}(?:B\d{2})?|[A-Z]{2}\d{2}[A-Z0-9]{10,30})", re.I)
+DOCUMENT_WORD = re.compile(r"\bdoc|beleg|documento?", re.I)
 FILLER = re.compile(r"^[\s:.#\-–|]*(?:no\.?|nr\.?|n[°º]\.?|number|#)?[\s:.#\-–|]*", re.I)
 RECEIPT_LABEL = re.compile(
     r"(?:receipt|bon|beleg|doc(?:ument)?|bill|trans(?:action)?|trx|invoice|ticket|order|"
@@ -70,7 +71,9 @@ def _labels(view: DocView, line: TextLine) -> Iterator[tuple[str, int, int, Segm
         text = segment.text
         spans: list[tuple[int, int, str]] = []
         for match in INVOICE_NUMBER_LABEL.finditer(text):
-            kind = "document" if match.group().lower().startswith("doc") else "invoice"
+            # "Doc No", "Beleg-Nr.", "Numero documento" number any document: on a till
+            # slip the receipt, on an invoice the invoice.
+            kind = "document" if DOCUMENT_WORD.search(match.group()) else "invoice"
             spans.append((match.start(), match.end(), kind))
         title = INVOICE_TITLE.match(text)
         if title and not spans:

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable
 
-from ..brands import Brand, brand_index
+from ..brands import Brand, BrandMatch, brand_index
 from ..layout import TextLine
 from .labels import BUYER_LABEL, INVOICE_NUMBER_LABEL, ISSUER_MARKER
 from .scoring import Candidate
@@ -28,6 +28,8 @@ FOOTER_SHARE = 0.8
 # A brand covering at least this share of a name's core is what the name is (the brand list
 # holds everyday words too: "International" must not make "Acme International" a brand).
 BRAND_COVERAGE = 0.75
+# A brand at the start of a name needs less: what follows is a branch, city or country.
+LEADING_BRAND_COVERAGE = 0.25
 HEADER_SHARE = 0.45
 # Forms only a registered company name carries.
 STRONG_LEGAL_FORM = re.compile(
@@ -330,13 +332,29 @@ def _brand_features(
 def brand_in_name(name: str) -> tuple[Brand, float] | None:
     """The brand a company name mentions and the share of the name's core it covers
     (legal form, bracketed parts and registration numbers left out)."""
-    core = re.sub(r"\(.*?\)|\bco\b\.?|\bcompany\b", " ", name, flags=re.I)
-    core = REGISTRATION.sub(" ", STRONG_LEGAL_FORM.sub(" ", core))
-    matches = brand_index().find_brands(core)
-    if not matches:
+    found = _brand_match(name)
+    return (found.brand, found.coverage) if found is not None else None
+
+
+def brand_leading_name(name: str) -> Brand | None:
+    """The brand a company name starts with, when it is a good part of the name:
+    "IKEA Deutschland GmbH & Co. KG", "Marktkauf Lehr" (a branch or country after it)."""
+    found = _brand_match(name)
+    if found is None or len(found.brand.name) < 4:
         return None
-    best = max(matches, key=lambda match: match.coverage)
-    return best.brand, best.coverage
+    core = _name_core(name)
+    leading = not core[: found.start].strip(" .,-&")
+    return found.brand if leading and found.coverage >= LEADING_BRAND_COVERAGE else None
+
+
+def _name_core(name: str) -> str:
+    core = re.sub(r"\(.*?\)|\bco\b\.?|\bcompany\b", " ", name, flags=re.I)
+    return REGISTRATION.sub(" ", STRONG_LEGAL_FORM.sub(" ", core))
+
+
+def _brand_match(name: str) -> BrandMatch | None:
+    matches = brand_index().find_brands(_name_core(name))
+    return max(matches, key=lambda match: match.coverage) if matches else None
 
 
 # Contact details inside a segment: an e-mail or web address, a labelled phone number.

@@ -31,9 +31,10 @@ from .totals import Cell, read_cells, settle_totals, total_candidates
 from .view import DocView
 
 SCORED_FIELDS = ("amount", "doc_date", "merchant", "invoice_id")
-# An invoice number is only reported when it reads like one this surely: a customer or
-# order number is a candidate too, and a receipt often has neither.
-MIN_INVOICE_ID_CONFIDENCE = 0.3
+# Labels that name an invoice number as such ("Invoice No.", "Rechnungsnummer", an INVOICE
+# title over "# 1042"). On a till slip only these make a number the invoice's: "Nr.",
+# "Doc No" or "Beleg-Nr." there number the receipt.
+INVOICE_LABELS = frozenset({"label_invoice", "above_invoice", "label_title", "above_title"})
 TOTAL_FEATURES = frozenset(
     f"{where}_{kind}" for where in ("cell", "row", "above") for kind in ("total_strong", "total")
 )
@@ -89,9 +90,7 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
     evidence: dict[str, FieldEvidence] = {}
     values: dict[str, Any] = {}
     for name, choice in choices.items():
-        if choice is None:
-            continue
-        if name == "invoice_id" and choice.confidence < MIN_INVOICE_ID_CONFIDENCE:
+        if choice is None or (name == "invoice_id" and "label_other" in choice.candidate.features):
             continue
         values[name] = choice.candidate.value
         evidence[name] = choice.candidate.evidence(view, choice.confidence)
@@ -109,11 +108,19 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
     )
     amount_count = len(context.cells)
     reason = non_financial_reason(context.text, amount_count, has_total_line)
-    doc_type = classify(context.text, amount_count > 0, has_total_line, "invoice_id" in values)
+    invoice_choice = choices.get("invoice_id")
+    named_invoice = bool(
+        invoice_choice is not None and INVOICE_LABELS & set(invoice_choice.candidate.features)
+    )
+    doc_type = classify(context.text, amount_count > 0, has_total_line, named_invoice)
     receipt_id = find_receipt_id(lines)
-    if doc_type == "receipt" and values.get("invoice_id") and not receipt_id:
-        # Till slips titled "Invoice No." (common in Malaysia) still carry a receipt number.
-        receipt_id = values["invoice_id"]
+    if doc_type == "receipt" and "invoice_id" in values:
+        if not receipt_id:
+            # Till slips titled "Invoice No." (common in Malaysia) number the receipt too.
+            receipt_id = values["invoice_id"]
+        if not named_invoice:
+            del values["invoice_id"]
+            evidence.pop("invoice_id", None)
     fields = ParsedFields(
         merchant=values.get("merchant"),
         doc_date=values.get("doc_date"),
