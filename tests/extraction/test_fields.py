@@ -317,3 +317,19 @@ def test_a_till_slip_number_is_the_receipts_not_an_invoice_number() -> None:
     assert fields.doc_type == "receipt"
     assert fields.invoice_id is None
     assert fields.receipt_id == "4711"
+
+
+def test_french_amounts_grouped_by_spaces() -> None:
+    text = (
+        "Atelier Chêne SARL\nFacture N° FA-2024-017\nDate : 15/01/2024\n"
+        "Table sur mesure   1   1 200,00   1 200,00\nLivraison   1   80,00   80,00\n"
+        "Total HT   1 280,00 €\nTVA 20 %   256,00 €\nTotal TTC   1 536,00 €"
+    )
+    fields = parse_fields(text, TODAY)
+    assert fields.amount == Decimal("1536.00")
+    assert fields.subtotal == Decimal("1280.00") and fields.tax_amount == Decimal("256.00")
+
+
+def test_a_receipt_from_label_is_not_part_of_the_name() -> None:
+    text = "Receipt from Lumen Analytics, Inc.\nDate paid: March 3, 2024\nAmount paid   $49.00"
+    assert parse_fields(text, TODAY).merchant == "Lumen Analytics, Inc"

@@ -99,6 +99,8 @@ LABEL_VALUE = re.compile(r"^[^\d:]{2,30}:\s*\S")
 SELLER_LABEL = re.compile(
     r"^\W*(?:welcome\s*to|willkommen\s*(?:bei|im|in)|bienvenue\s*(?:chez|[àa])|"
     r"bienvenidos?\s*a|welkom\s*bij|benvenuti\s*(?:da|a|in)|selamat\s*datang\s*ke|"
+    r"(?:receipt|invoice|bill)\s*from|(?:rechnung|quittung)\s*von|(?:facture|re[çc]u)\s*de|"
+    r"factura\s*de|factuur\s*van|(?:fattura|ricevuta)\s*di|"
     r"sold\s*by|seller|supplier|vendor|issued\s*by|from|verk[äa]ufer|lieferant|"
     r"rechnungssteller|von|vendu\s*par|fournisseur|[ée]metteur|vendedor|proveedor|emisor|"
     r"verkocht\s*door|leverancier|venduto\s*da|fornitore|emittente)\s*:?\s*",

@@ -30,6 +30,13 @@ WHOLE = re.compile(
     rf"(?:[€$£]|\b(?:EUR|USD|GBP|CHF|RM|MYR|INR|Rs\.?))\s?(?P<a>{_NUMBER})(?![\d.,]?\d)"
     rf"|(?<![\d.,])(?P<b>{_NUMBER})\s?(?=€|EUR\b)"
 )
+# French and Belgian documents group thousands with a (no-break) space before decimal
+# commas: "1 280,00". A space is also how a till separates a quantity from a price
+# ("2 160,00"), so this reading is offered beside the plain one, and the totals' features
+# decide between them. With a decimal point ("1 278.61") it is a quantity and a price.
+SPACE_GROUPED = re.compile(
+    r"(?<![\d.,])(?P<number>\d{1,3}(?:[ \u00a0\u202f]\d{3})+),(?P<cents>\d{2})(?![\d%])"
+)
 CENT = Decimal("0.01")
 
 
@@ -39,11 +46,12 @@ class MoneyToken:
     start: int
     end: int
     whole: bool = False  # printed without cents ("€ 120")
+    spaced: bool = False  # thousands grouped by a space ("1 280,00"), beside the plain reading
 
 
 def find_amounts(line: str, whole: bool = False) -> list[MoneyToken]:
     """Every two-decimal amount in ``line``, left to right; with ``whole``, also whole
-    amounts printed beside a currency."""
+    amounts printed beside a currency and space-grouped readings ("1 280,00" as 1280.00)."""
     tokens = []
     for match in MONEY.finditer(line):
         if match.group("cents2") is not None:
@@ -56,6 +64,10 @@ def find_amounts(line: str, whole: bool = False) -> list[MoneyToken]:
             value = -value
         tokens.append(MoneyToken(value, match.start(), match.end()))
     if whole:
+        for match in SPACE_GROUPED.finditer(line):
+            digits = re.sub(r"\D", "", match.group("number"))
+            value = Decimal(f"{digits}.{match.group('cents')}")
+            tokens.append(MoneyToken(value, match.start(), match.end(), spaced=True))
         taken = [(token.start, token.end) for token in tokens]
         for match in WHOLE.finditer(line):
             if any(start < match.end() and match.start() < end for start, end in taken):

@@ -69,7 +69,7 @@ def read_cells(view: DocView) -> list[Cell]:
     """Every amount of the document with the labels that govern it."""
     cells: list[Cell] = []
     for line in view.lines:
-        tokens = [t for t in find_amounts(line.text, whole=True)]
+        tokens = find_amounts(line.text, whole=True)
         if not tokens:
             continue
         labels = find_labels(line.text)
@@ -80,21 +80,31 @@ def read_cells(view: DocView) -> list[Cell]:
             above_labels = find_labels(previous.text)
             if above_labels and not is_column_header(previous.text) and len(previous.text) < 40:
                 above = above_labels[-1]
+        # Readings of the same characters ("1 280,00" as 1280.00 and as 280.00) share a
+        # slot: the same labels govern them, and they count once in the row.
+        slots: list[list[MoneyToken]] = []
+        for token in tokens:
+            if slots and token.start < max(t.end for t in slots[-1]):
+                slots[-1].append(token)
+            else:
+                slots.append([token])
         cursor = 0
-        for index, token in enumerate(tokens):
-            own = tuple(label for label in labels if cursor <= label.start < token.start)
-            cursor = token.end
-            cells.append(
-                Cell(
-                    line,
-                    token,
-                    own,
-                    row_first,
-                    index == len(tokens) - 1,
-                    len(tokens),
-                    above if not own and row_first is None else None,
+        for index, slot in enumerate(slots):
+            start = min(t.start for t in slot)
+            own = tuple(label for label in labels if cursor <= label.start < start)
+            cursor = max(t.end for t in slot)
+            for token in slot:
+                cells.append(
+                    Cell(
+                        line,
+                        token,
+                        own,
+                        row_first,
+                        index == len(slots) - 1,
+                        len(slots),
+                        above if not own and row_first is None else None,
+                    )
                 )
-            )
     return cells
 
 
@@ -170,6 +180,7 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
             row_amounts=min(4, cell.row_amounts) / 4,
             last_in_row=float(cell.is_last),
             whole=float(cell.token.whole),
+            spaced=float(cell.token.spaced),
             ocr=cell.line.confidence_at(cell.token.start, cell.token.end),
             repeats=min(3, max(0, counts[value] - _labelled(cell))) / 3,
             # Within a printed rounding of the largest counts as the largest: the rounded

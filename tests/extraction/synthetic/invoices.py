@@ -63,6 +63,7 @@ class Invoice:
     textual_dates: bool = False
     symbol_first: bool = False
     currency_mark: str = "€"
+    space_groups: bool = False  # "1 280,00" (French usage) instead of "1.280,00"
 
     @property
     def subtotal(self) -> Decimal:
@@ -90,7 +91,8 @@ class Invoice:
         """An amount as this invoice prints it ("1.234,56 €", "£1,234.56", "$1,234.56")."""
         text = f"{abs(value):,.2f}"
         if self.language.decimal_comma:
-            text = text.replace(",", "X").replace(".", ",").replace("X", ".")
+            group = " " if self.space_groups else "."
+            text = text.replace(",", "X").replace(".", ",").replace("X", group)
         if value < 0:
             text = "-" + text
         if not mark:
@@ -193,6 +195,8 @@ def make_invoice(seed: int, language: Language | None = None) -> Invoice:
         textual_dates=rng.random() < 0.3,
         symbol_first=mark in ("£", "$") or (mark == "€" and rng.random() < 0.3),
         currency_mark=mark,
+        space_groups=language.decimal_comma
+        and rng.random() < (0.6 if language.code == "fr" else 0.15),
     )
 
 
