@@ -92,4 +92,4 @@ def test_brand_category_feeds_categorization() -> None:
 
 
 def test_a_brand_leading_a_name_with_a_branch_or_country_still_categorizes() -> None:
-    assert categorize("IKEA Deutschland GmbH & Co. KG")[0] == "Shopping"
+    assert categorize("Hornbach Baumarkt Filiale Nord")[0] == "Shopping"

@@ -16,8 +16,14 @@ import math
 import re
 from collections.abc import Callable
 
-from ..brands import Brand, BrandMatch, brand_index
+from ..brands import Brand, brand_index
 from ..layout import TextLine
+from .company_names import (
+    BRAND_COVERAGE,
+    REGISTRATION,
+    STRONG_LEGAL_FORM,
+    brand_in_name,
+)
 from .labels import BUYER_LABEL, INVOICE_NUMBER_LABEL, ISSUER_MARKER
 from .scoring import Candidate
 from .view import DocView, Segment
@@ -25,20 +31,7 @@ from .view import DocView, Segment
 HEADER_ROWS = 14
 # The legal footer: the last part of the last page.
 FOOTER_SHARE = 0.8
-# A brand covering at least this share of a name's core is what the name is (the brand list
-# holds everyday words too: "International" must not make "Acme International" a brand).
-BRAND_COVERAGE = 0.75
-# A brand at the start of a name needs less: what follows is a branch, city or country.
-LEADING_BRAND_COVERAGE = 0.25
 HEADER_SHARE = 0.45
-# Forms only a registered company name carries.
-STRONG_LEGAL_FORM = re.compile(
-    r"\b(?:sdn\.?\s*bhd\.?|s/b|bhd|berhad|gmbh|mbh|ag|kg|ohg|e\.\s?k\.|ug|ltd\.?|limited|llc|"
-    r"llp|plc|inc\.?|corp\.?|pte|pvt|plt|pty|b\.\s?v\.?|n\.\s?v\.?|bv|nv|vof|s\.\s?a\.?|"
-    r"s\.\s?a\.\s?s\.?|sas|sarl|s\.\s?r\.\s?l\.?|srl|s\.\s?l\.?|s\.\s?p\.\s?a\.?|spa|snc|sasu|eurl|"
-    r"s\.\s?coop|gbr|e\.\s?v\.|oy|ab|a/s|as)(?![\w])",
-    re.I,
-)
 BUSINESS_WORD = re.compile(
     r"\b(?:enterprise|trading|restaurant|restoran|company|co\.|store|shop|kedai|mart|"
     r"hardware|stationery|bakery|b[äa]ckerei|caf[ée]|bistro|hotel|pharmacy|farmasi|apotheke|"
@@ -47,9 +40,6 @@ BUSINESS_WORD = re.compile(
     r"soci[ée]t[ée]|empresa|bedrijf|ditta|studio|agency|agentur)\b",
     re.I,
 )
-# Company registration numbers printed beside a name: "(913144-A)", "789417-W",
-# "(JM0292487-D)", "(LLP0007299-LGN)". They are not part of the name.
-REGISTRATION = re.compile(r"\(?\b(?:[A-Z]{0,4}\d{5,}-?[A-Z]{0,3}|\d{3,}-[A-Z])\b\)?", re.I)
 REGISTRATION_ROW = re.compile(
     r"\(?\b[A-Z]{0,4}\d{5,}-?[A-Z]{0,3}\b\)?|co\.?\s*reg|company\s*(?:no|reg)|gst\s*(?:id|reg|no)|"
     r"vat|ust|steuer|siret|siren|rcs|kvk|btw|cif|nif|p\.?\s*iva|partita|hrb|tax\s*id|\bssm\b",
@@ -329,34 +319,6 @@ def _brand_features(
     if local is not None:
         features["brand_local" if local else "brand_foreign"] = 1.0
     return brand if whole else None
-
-
-def brand_in_name(name: str) -> tuple[Brand, float] | None:
-    """The brand a company name mentions and the share of the name's core it covers
-    (legal form, bracketed parts and registration numbers left out)."""
-    found = _brand_match(name)
-    return (found.brand, found.coverage) if found is not None else None
-
-
-def brand_leading_name(name: str) -> Brand | None:
-    """The brand a company name starts with, when it is a good part of the name:
-    "IKEA Deutschland GmbH & Co. KG", "Marktkauf Lehr" (a branch or country after it)."""
-    found = _brand_match(name)
-    if found is None or len(found.brand.name) < 4:
-        return None
-    core = _name_core(name)
-    leading = not core[: found.start].strip(" .,-&")
-    return found.brand if leading and found.coverage >= LEADING_BRAND_COVERAGE else None
-
-
-def _name_core(name: str) -> str:
-    core = re.sub(r"\(.*?\)|\bco\b\.?|\bcompany\b", " ", name, flags=re.I)
-    return REGISTRATION.sub(" ", STRONG_LEGAL_FORM.sub(" ", core))
-
-
-def _brand_match(name: str) -> BrandMatch | None:
-    matches = brand_index().find_brands(_name_core(name))
-    return max(matches, key=lambda match: match.coverage) if matches else None
 
 
 # Contact details inside a segment: an e-mail or web address, a labelled phone number.
