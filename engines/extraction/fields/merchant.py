@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..brands import Brand, brand_index
 from ..layout import TextLine
@@ -108,48 +109,37 @@ DOMAIN = re.compile(
     r"(?:com|de|co|net|org|nl|fr|es|it|my|in|eu|uk|at|ch|be|io|shop|store)\b",
     re.I,
 )
-MAIL_PROVIDERS = frozenset(
-    [
-        "gmail",
-        "googlemail",
-        "yahoo",
-        "hotmail",
-        "outlook",
-        "live",
-        "msn",
-        "aol",
-        "icloud",
-        "me",
-        "gmx",
-        "web",
-        "t-online",
-        "freenet",
-        "orange",
-        "wanadoo",
-        "free",
-        "laposte",
-        "sfr",
-        "yandex",
-        "proton",
-        "protonmail",
-        "zoho",
-        "mail",
-        "ziggo",
-        "kpnmail",
-        "libero",
-        "tiscali",
-        "virgilio",
-        "telefonica",
-        "movistar",
-    ]
-)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A web or e-mail domain printed on the document, and the brand it names if any."""
+
+    name: str
+    brand: Brand | None
+    line: TextLine
+    start: int
+    end: int
 
 
 def merchant_candidates(view: DocView, country_code: str | None) -> list[Candidate]:
     """Every plausible issuer name, with the features that support or refute it."""
-    first_page = view.first_page_lines()
-    if not first_page:
+    if not view.first_page_lines():
         return []
+    domains = _domains(view)
+    found = _header_candidates(view, country_code, domains)
+    found += _payee_candidates(view, country_code)
+    found += _domain_candidates(found, domains, country_code)
+    found += _footer_candidates(view, country_code)
+    _mark_repeats(view, found)
+    return found
+
+
+def _header_candidates(
+    view: DocView, country_code: str | None, domains: list[Domain]
+) -> list[Candidate]:
+    """The segments of the first page's top block."""
+    first_page = view.first_page_lines()
     header = [
         line
         for rank, line in enumerate(first_page)
@@ -158,12 +148,11 @@ def merchant_candidates(view: DocView, country_code: str | None) -> list[Candida
     buyer_rows = _buyer_segments(view)
     segments = [segment for line in header for segment in view.segments(line)]
     tallest = max((segment.line.height for segment in segments), default=1.0)
-    domains = _domains(view)
     found: list[Candidate] = []
     titled = False
     for rank, segment in enumerate(segments):
         candidate = _segment_candidate(
-            view, segment, rank, tallest, buyer_rows, domains, country_code, "header"
+            view, segment, rank, tallest, buyer_rows, domains, country_code
         )
         if candidate is not None:
             # Below the title or the invoice number, a name is more likely the buyer's.
@@ -172,54 +161,59 @@ def merchant_candidates(view: DocView, country_code: str | None) -> list[Candida
         titled = titled or bool(
             TITLE.search(segment.text) or INVOICE_NUMBER_LABEL.search(segment.text)
         )
+    return found
+
+
+def _payee_candidates(view: DocView, country_code: str | None) -> list[Candidate]:
+    """The name after an account-holder label: the bank account is the issuer's."""
+    found = []
     for line in view.lines:
         for match in PAYEE.finditer(line.text):
             name = tidy(match.group("name"))
             if _letters(name) >= 3:
-                found.append(
-                    _named(
-                        name,
-                        line,
-                        match.start("name"),
-                        match.end("name"),
-                        "payee",
-                        country_code,
-                        domains,
-                    )
-                )
-    named = {c.identity for c in found if c.features.get("domain_match")}
-    for name, brand, line, start, end in domains:
-        if any(name in str(key) for key in named):
-            continue  # a header name already carries the domain's name
-        # Only a known brand's domain names a merchant: others belong to anyone (a till
-        # maker's website, a mail provider, a billing service).
-        if brand is not None:
-            found.append(
-                _named(brand.name, line, start, end, "domain_brand", country_code, domains, brand)
-            )
+                span = match.start("name"), match.end("name")
+                found.append(_named(name, line, span, "payee", country_code))
+    return found
+
+
+def _domain_candidates(
+    found: list[Candidate], domains: list[Domain], country_code: str | None
+) -> list[Candidate]:
+    """Brands named by a domain that no header name carries already. Only a known brand's
+    domain names a merchant: others belong to anyone (a till maker's website, a mail
+    provider, a billing service)."""
+    carried = {str(c.identity) for c in found if c.features.get("domain_match")}
+    return [
+        _named(
+            domain.brand.name,
+            domain.line,
+            (domain.start, domain.end),
+            "domain_brand",
+            country_code,
+            domain.brand,
+        )
+        for domain in domains
+        if domain.brand is not None and not any(domain.name in key for key in carried)
+    ]
+
+
+def _footer_candidates(view: DocView, country_code: str | None) -> list[Candidate]:
+    """Company names of the legal footer ("Muster GmbH · Hauptstr. 1 · …")."""
     last_page = view.pages[-1].number if view.pages else 1
+    found = []
     for line in view.lines:
         if line.page != last_page or view.relative_y(line) < FOOTER_SHARE:
             continue
         for segment in view.segments(line):
-            # The legal footer names the issuing company ("Muster GmbH · Hauptstr. 1 …").
             form = STRONG_LEGAL_FORM.search(segment.text)
             if form is None:
                 continue
             name = company_name(segment.text[: form.end()])
             if _letters(name) >= 2 and len(name.split()) <= 6 and not LEGAL_MENTION.search(name):
-                candidate = _named(
-                    name,
-                    line,
-                    segment.start,
-                    segment.start + form.end(),
-                    "footer",
-                    country_code,
-                    domains,
-                )
+                span = segment.start, segment.start + form.end()
+                candidate = _named(name, line, span, "footer", country_code)
                 candidate.features["position"] = view.relative_y(line)
                 found.append(candidate)
-    _mark_repeats(view, found)
     return found
 
 
@@ -229,9 +223,8 @@ def _segment_candidate(
     rank: int,
     tallest: float,
     buyer_rows: set[tuple[int, int]],
-    domains: list[tuple[str, Brand | None, TextLine, int, int]],
+    domains: list[Domain],
     country_code: str | None,
-    source: str,
 ) -> Candidate | None:
     raw = segment.text
     seller = SELLER_LABEL.match(raw)
@@ -244,8 +237,8 @@ def _segment_candidate(
         return None  # "Thank you, please come again" names nobody
     line = segment.line
     features: dict[str, float] = {
-        f"source_{source}": 1.0,
-        "rank": 1 / (1 + rank) if source == "header" else 0.0,
+        "source_header": 1.0,
+        "rank": 1 / (1 + rank),
         "position": view.relative_y(line),
         "left": view.relative_x(line, segment.x0),
         "height": min(3.0, view.relative_height(line.height)) - 1.0,
@@ -274,32 +267,31 @@ def _segment_candidate(
     features["domain_match"] = float(
         any(
             len(d) >= 4 and (d in compact or (len(compact) >= 4 and compact in d))
-            for d, _, _, _, _ in domains
+            for d in (domain.name for domain in domains)
         )
     )
-    return Candidate(name, line, start, segment.end, features, source, compact, brand)
+    return Candidate(name, line, start, segment.end, features, "header", compact, brand)
 
 
 def _named(
     name: str,
     line: TextLine,
-    start: int,
-    end: int,
+    span: tuple[int, int],
     source: str,
     country_code: str | None,
-    domains: list[tuple[str, Brand | None, TextLine, int, int]],
     brand: Brand | None = None,
 ) -> Candidate:
+    """A name read after a label, from a domain or in the footer."""
     features: dict[str, float] = {
         f"source_{source}": 1.0,
         "legal_strong": float(bool(STRONG_LEGAL_FORM.search(name))),
         "letters": math.log1p(_letters(name)) / 4,
         "words": min(8, len(name.split())) / 8,
         "upper": _share(name, str.isupper, str.isalpha),
-        "ocr": line.confidence_at(start, end),
+        "ocr": line.confidence_at(*span),
     }
-    found_brand = _brand_features(name, country_code, features)
-    return Candidate(name, line, start, end, features, source, _compact(name), brand or found_brand)
+    found = _brand_features(name, country_code, features)
+    return Candidate(name, line, span[0], span[1], features, source, _compact(name), brand or found)
 
 
 def _brand_features(
@@ -380,13 +372,15 @@ def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
     return rows
 
 
-def _domains(view: DocView) -> list[tuple[str, Brand | None, TextLine, int, int]]:
+def _domains(view: DocView) -> list[Domain]:
     found = []
     index = brand_index()
     for line in view.lines:
         for match in DOMAIN.finditer(line.text):
             name = match.group("name").lower()
-            found.append((name, index.brand_for_domain(name), line, match.start(), match.end()))
+            found.append(
+                Domain(name, index.brand_for_domain(name), line, match.start(), match.end())
+            )
     return found
 
 
