@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pypdfium2
 
 from .errors import UnreadableDocument
-from .layout import PageLayout, TextBox, page_fraction
+from .layout import Affine, PageLayout, TextBox, apply, compose, page_fraction
 from .ocr_plan import OcrPlan, ocr_page
 from .text_types import PageText
 
@@ -55,7 +55,8 @@ def text_layer(page: pypdfium2.PdfPage, number: int) -> PageLayout:
     a reader sees them (letter-spaced headings come out as words), and each character has
     its box. Words of one stream line become one run unless a column gap separates them.
     """
-    width, height = page.get_size()
+    width, height = page.get_size()  # as displayed, after the page's /Rotate
+    to_display = _display_transform(page)
     textpage = page.get_textpage()
     try:
         text = textpage.get_text_range()
@@ -67,17 +68,35 @@ def text_layer(page: pypdfium2.PdfPage, number: int) -> PageLayout:
         for index, char in enumerate(text):
             if char.isspace() or char == "\x00":
                 if chars:
-                    words.append(_Word.of(chars, line, height))
+                    words.append(_Word.of(chars, line, to_display))
                     chars = []
                 if char == "\n":
                     line += 1
                 continue
             chars.append((char, textpage.get_charbox(index)))
         if chars:
-            words.append(_Word.of(chars, line, height))
+            words.append(_Word.of(chars, line, to_display))
     finally:
         textpage.close()
     return PageLayout(number, width, height, tuple(_runs(words)), page_fraction(width, height))
+
+
+def _display_transform(page: pypdfium2.PdfPage) -> Affine:
+    """PDF user space (y up, the media box's corner, unrotated) → the page as displayed
+    (y down, top-left origin, after the page's /Rotate). A landscape invoice stored as a
+    portrait page turned by /Rotate 90 must read in rows, as its reader sees it."""
+    left, bottom, right, top = page.get_mediabox()
+    width, height = right - left, top - bottom
+    # Flip to y down from the media box's top-left corner.
+    flipped: Affine = (1.0, 0.0, -left, 0.0, -1.0, top)
+    turn = page.get_rotation() % 360
+    if turn == 90:  # clockwise: (u, v) → (height - v, u)
+        return compose((0.0, -1.0, height, 1.0, 0.0, 0.0), flipped)
+    if turn == 180:
+        return compose((-1.0, 0.0, width, 0.0, -1.0, height), flipped)
+    if turn == 270:  # (u, v) → (v, width - u)
+        return compose((0.0, 1.0, 0.0, -1.0, 0.0, width), flipped)
+    return flipped
 
 
 @dataclass(frozen=True)
@@ -88,14 +107,20 @@ class _Word:
 
     @classmethod
     def of(
-        cls, chars: list[tuple[str, tuple[float, float, float, float]]], line: int, height: float
+        cls,
+        chars: list[tuple[str, tuple[float, float, float, float]]],
+        line: int,
+        to_display: Affine,
     ) -> _Word:
         text = "".join(char for char, _ in chars)
-        left = min(box[0] for _, box in chars)
-        bottom = min(box[1] for _, box in chars)
-        right = max(box[2] for _, box in chars)
-        top = max(box[3] for _, box in chars)
-        return cls(text, TextBox(text, left, height - top, right, height - bottom), line)
+        corners = [
+            apply(to_display, x, y)
+            for _, (x0, y0, x1, y1) in chars
+            for x, y in ((x0, y0), (x1, y1))
+        ]
+        xs = [x for x, _ in corners]
+        ys = [y for _, y in corners]
+        return cls(text, TextBox(text, min(xs), min(ys), max(xs), max(ys)), line)
 
 
 # Words further apart than this many text heights are in different columns.

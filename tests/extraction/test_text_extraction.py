@@ -128,3 +128,24 @@ def test_receipt_is_cropped_out_of_a_dark_scanner_bed() -> None:
     bed.paste(load_image((FIXTURES / "receipt.png").read_bytes()), (500, 100))
     cropped = crop_to_paper(bed)
     assert cropped.width < 600 and cropped.height < 600
+
+
+def test_a_pdf_page_turned_by_rotate_reads_in_rows() -> None:
+    """A landscape page stored as a turned portrait page: its text runs up the stored page
+    and across the displayed one, and must be read in rows as displayed."""
+    import io
+
+    from reportlab.pdfgen import canvas
+
+    lines = ["Harbour Print Ltd", "Invoice No: INV-77", "Invoice Date: 03/04/2024", "Total 120.00"]
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=(595, 842))
+    pdf.setPageRotation(90)
+    pdf.rotate(90)  # text drawn upwards, so that it reads across once the page is turned
+    for index, line in enumerate(lines):
+        pdf.drawString(60, -60 - 20 * index, line)
+    pdf.save()
+    extracted = extract_text(buffer.getvalue(), "application/pdf")
+    assert extracted.text.splitlines() == lines
+    fields = parse_fields(extracted.layouts)
+    assert (fields.invoice_id, fields.amount) == ("INV-77", Decimal("120.00"))
