@@ -64,13 +64,17 @@ class Invoice:
     symbol_first: bool = False
     currency_mark: str = "€"
     space_groups: bool = False  # "1 280,00" (French usage) instead of "1.280,00"
+    untaxed: bool = False  # a VAT-exempt small business: no tax lines, one total
+    paid_rows: bool = False  # "Amount paid" and "Balance due" under the total
 
     @property
     def subtotal(self) -> Decimal:
         return sum((item.amount for item in self.items), Decimal(0))
 
     def taxes(self) -> dict[int, Decimal]:
-        """Tax per rate, on the net amounts of that rate."""
+        """Tax per rate, on the net amounts of that rate (none for an untaxed invoice)."""
+        if self.untaxed:
+            return {}
         by_rate: dict[int, Decimal] = {}
         for item in self.items:
             by_rate[item.rate] = by_rate.get(item.rate, Decimal(0)) + item.amount
@@ -197,6 +201,8 @@ def make_invoice(seed: int, language: Language | None = None) -> Invoice:
         currency_mark=mark,
         space_groups=language.decimal_comma
         and rng.random() < (0.6 if language.code == "fr" else 0.15),
+        untaxed=rng.random() < 0.1,
+        paid_rows=rng.random() < 0.2,
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import random
 from collections.abc import Callable
+from decimal import Decimal
 
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen.canvas import Canvas
@@ -32,6 +33,24 @@ TITLE_WORD = {
     "es": "Factura",
     "nl": "Factuur",
     "it": "Fattura",
+}
+UNTAXED_NOTE = {
+    "en": "No VAT charged: the supplier is not VAT registered.",
+    "en-us": "No sales tax charged on these services.",
+    "de": "Gemäß § 19 UStG wird keine Umsatzsteuer berechnet.",
+    "fr": "TVA non applicable, art. 293 B du CGI.",
+    "es": "Operación exenta de IVA (art. 20 LIVA).",
+    "nl": "Btw verlegd / vrijgesteld van btw (KOR).",
+    "it": "Operazione fuori campo IVA (regime forfettario).",
+}
+PAID_ROWS = {
+    "en": (("Amount paid", "zero"), ("Balance due", "total")),
+    "en-us": (("Payments/Credits", "zero"), ("Balance Due", "total")),
+    "de": (("Bereits bezahlt", "zero"), ("Offener Betrag", "total")),
+    "fr": (("Acompte versé", "zero"), ("Reste à payer", "total")),
+    "es": (("Pagado", "zero"), ("Pendiente de pago", "total")),
+    "nl": (("Reeds betaald", "zero"), ("Openstaand bedrag", "total")),
+    "it": (("Acconto", "zero"), ("Saldo da pagare", "total")),
 }
 FONTS = (
     ("Helvetica", "Helvetica-Bold"),
@@ -136,7 +155,7 @@ def _items_and_totals(
     y += 5
     sheet.rule(y, x0, x1)
     y += size + 6
-    two_rates = len({item.rate for item in invoice.items}) > 1
+    two_rates = len(invoice.taxes()) > 1
     for item in invoice.items:
         if y > HEIGHT - 110:
             y = sheet.new_page()
@@ -161,16 +180,27 @@ def _items_and_totals(
     sheet.rule(y, x1 - 220, x1)
     y += size + 8
     label_x = x1 - 220
-    sheet.text(label_x, y, invoice.labels["subtotal"], size)
-    sheet.text(x1, y, invoice.money(invoice.subtotal), size, align="right")
-    for rate, tax in invoice.taxes().items():
-        y += size + 5
-        sheet.text(label_x, y, f"{language.tax_name} {rate}%", size)
-        sheet.text(x1, y, invoice.money(tax), size, align="right")
+    if invoice.untaxed:
+        # A small business exempt from VAT: one total and a note why there is no tax.
+        sheet.text(x0, y, UNTAXED_NOTE[language.code], size - 1)
+    else:
+        sheet.text(label_x, y, invoice.labels["subtotal"], size)
+        sheet.text(x1, y, invoice.money(invoice.subtotal), size, align="right")
+        for rate, tax in invoice.taxes().items():
+            y += size + 5
+            sheet.text(label_x, y, f"{language.tax_name} {rate}%", size)
+            sheet.text(x1, y, invoice.money(tax), size, align="right")
     y += size + 9
     total_size = size + rng.choice((0, 1, 2, 3))
     sheet.text(label_x, y, invoice.labels["total"], total_size, bold=True)
     sheet.text(x1, y, invoice.money(invoice.total), total_size, bold=True, align="right")
+    if invoice.paid_rows:
+        # "Amount paid 0.00 / Balance due 1,234.56" under the total.
+        for label, value in PAID_ROWS[language.code]:
+            y += size + 6
+            sheet.text(label_x, y, label, size)
+            shown = invoice.total if value == "total" else Decimal(0)
+            sheet.text(x1, y, invoice.money(shown), size, align="right")
     return y + total_size + 12
 
 
