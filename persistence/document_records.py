@@ -81,6 +81,8 @@ class StoredDocument(TypedDict, total=False):
     exportStatus: str
     expenseLocation: dict[str, Any] | None
     lineItems: list[StoredLineItem] | None
+    # Per extracted field: confidence, page, box, source text (``Document.evidence``).
+    evidence: list[dict[str, Any]]
     file: StoredFile
     source: str
     activityId: str

@@ -104,6 +104,16 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     if not edits:
         return DocumentResult(document=await complete_document(ctx, record))
     changed = {entry["field"]: changes[entry["field"]] for entry in edits}
+    if record.get("evidence") and any(e.get("field") in changed for e in record["evidence"]):
+        # A person's correction replaces what extraction read: certain, nothing to point at
+        # (a cleared field has no evidence left).
+        changed["evidence"] = [
+            {"field": e["field"], "confidence": 1.0, "source": "edited"}
+            if e.get("field") in changed
+            else e
+            for e in record["evidence"]
+            if e.get("field") not in changed or changed[e["field"]] is not None
+        ]
     merchant = changed.get("merchant", current.get("merchant"))
     if "category" in changed and changed["category"] and merchant:
         await ctx.store.category_overrides.remember(workspace_id, merchant, changed["category"])

@@ -25,6 +25,7 @@ from resolvers.pipeline_steps import (
     Analyze,
     CheckDuplicate,
     ConvertCurrency,
+    FlagWeakFields,
     LinkDuplicate,
     LoadPreferences,
     ReadOriginal,
@@ -51,6 +52,7 @@ STEPS: tuple[Step, ...] = (
     CheckDuplicate(),  # the original this document repeats, if any
     SaveFields(),  # the fields onto the stored document
     LinkDuplicate(),  # a duplicate links to its original: warning
+    FlagWeakFields(),  # a missing or weakly read amount or date: warning, saying what to check
 )
 
 

@@ -10,6 +10,7 @@ from datetime import date
 from typing import ClassVar
 
 from engines.currency import NoRate, RateBook, UnknownCurrency
+from engines.extraction.review import review_reason
 from persistence.document_query import duplicate_rules
 from persistence.document_records import midnight
 from persistence.money import to_cents
@@ -188,6 +189,22 @@ class LinkDuplicate:
         )
         note = f"Possible duplicate of {original_id}: {why}."
         return dataclasses.replace(intake, notes=(*intake.notes, note))
+
+
+class FlagWeakFields:
+    """A missing or low-confidence amount or date ends ``warning`` with what to check."""
+
+    name: ClassVar[str] = "flag-weak-fields"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.analysis is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.analysis is not None
+        reason = review_reason(intake.analysis.fields)
+        if reason is None:
+            return intake
+        return dataclasses.replace(intake, notes=(*intake.notes, reason))
 
 
 def conversion(

@@ -13,7 +13,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from engines.analysis import Analysis, analyze
-from engines.extraction import UnreadableDocument, UnsupportedDocument
+from engines.extraction import ParsedFields, UnreadableDocument, UnsupportedDocument
 
 
 class PermanentFailure(Exception):
@@ -33,6 +33,25 @@ class Analyzer:
             return await loop.run_in_executor(self._executor, call)
         except (UnreadableDocument, UnsupportedDocument) as exc:
             raise PermanentFailure(str(exc)) from exc
+
+
+# Engine field names → the document's (API) field names.
+API_FIELD = {"doc_date": "docDate", "invoice_id": "invoiceId", "tax_amount": "taxAmount"}
+
+
+def evidence_entries(parsed: ParsedFields) -> list[dict[str, Any]]:
+    """Per extracted field: its confidence and where it was read (``Document.evidence``)."""
+    return [
+        {
+            "field": API_FIELD.get(name, name),
+            "confidence": found.confidence,
+            "page": found.page,
+            "box": list(found.box) if found.box is not None else None,
+            "text": found.text[:300] if found.text else None,
+            "source": found.source,
+        }
+        for name, found in parsed.evidence.items()
+    ]
 
 
 def document_fields(analysis: Analysis) -> dict[str, Any]:
@@ -70,7 +89,8 @@ def document_fields(analysis: Analysis) -> dict[str, Any]:
             for item in parsed.line_items
         ],
         "expenseLocation": {"primary": primary} if any(primary.values()) else None,
+        "evidence": evidence_entries(parsed),
     }
 
 
-__all__ = ["Analyzer", "PermanentFailure", "document_fields"]
+__all__ = ["Analyzer", "PermanentFailure", "document_fields", "evidence_entries"]

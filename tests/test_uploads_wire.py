@@ -99,6 +99,13 @@ async def test_upload_is_processed_into_a_document(
     assert document["amount"] == 1190.0 and document["currency"] == "EUR"
     assert document["docDate"] == "2024-02-29" and document["invoiceId"] == "INV-2024-0042"
     assert document["category"] and document["source"] == "upload"
+    # Every extracted core field says how sure it is and where on the page it was read.
+    evidence = {e["field"]: e for e in document["evidence"]}
+    assert {"merchant", "amount", "docDate", "invoiceId", "currency"} <= set(evidence)
+    assert evidence["amount"]["text"] == "Total EUR 1,190.00" and evidence["amount"]["page"] == 1
+    assert all(0 <= value <= 1 for value in evidence["amount"]["box"])
+    assert all(0 <= e["confidence"] <= 1 for e in evidence.values())
+    assert evidence["amount"]["confidence"] >= 0.8 and evidence["docDate"]["confidence"] >= 0.8
     quote = default_rate_book().quote("EUR", "USD", __import__("datetime").date(2024, 2, 29))
     assert document["preferredCurrency"] == "USD"
     assert document["conversionRate"] == pytest.approx(float(quote.rate))
@@ -173,6 +180,33 @@ async def test_non_financial_image_is_skipped(
     assert document["processingReason"]
 
 
+def _pdf(lines: list[str]) -> bytes:
+    from reportlab.lib.pagesizes import A6
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A6)
+    for index, line in enumerate(lines):
+        pdf.drawString(20, 380 - 18 * index, line)
+    pdf.save()
+    return buffer.getvalue()
+
+
+async def test_a_document_without_a_date_ends_warning_with_what_to_check(
+    http: httpx.AsyncClient, wire_store: Store, tenants: tuple[Tenant, Tenant]
+) -> None:
+    alice, _ = tenants
+    pdf = _pdf(["Harbour Supplies Ltd", "Printer paper 12.50", "Total GBP 12.50"])
+    accepted = await upload(http, alice, "undated.pdf", pdf, "application/pdf")
+    await pool_for(wire_store).run_until_idle()
+    document = await get(http, alice, accepted["documentId"])
+    assert document["processingStatus"] == "warning"
+    assert document["processingReason"].startswith("Please check: no date found.")
+    assert document["amount"] == 12.5 and document["docDate"] is None
+    activity = await wire_store.activity.get(alice.org_id, accepted["activityId"])
+    assert activity is not None and activity["status"] == "warning"
+
+
 async def test_inspect_compares_stored_and_visible(
     http: httpx.AsyncClient, wire_store: Store, tenants: tuple[Tenant, Tenant]
 ) -> None:
@@ -189,14 +223,20 @@ async def test_inspect_compares_stored_and_visible(
     )
     by_field = {f["field"]: f for f in report["fields"]}
     assert report["pagesRead"] == 1 and report["engine"]
-    assert by_field["amount"] == {
-        "field": "amount",
-        "stored": 999.0,
-        "visible": 1190.0,
-        "match": False,
-        "note": "differs from the document",
-    }
+    amount = by_field["amount"]
+    assert (amount["stored"], amount["visible"], amount["match"]) == (999.0, 1190.0, False)
+    # The person's correction is certain; the report shows where the original has 1190.
+    assert amount["confidence"] == 1.0
+    assert amount["note"] == (
+        "differs from the document; the original shows it on page 1: 'Total EUR 1,190.00'"
+    )
+    assert (
+        amount["evidence"]["text"] == "Total EUR 1,190.00" and len(amount["evidence"]["box"]) == 4
+    )
     assert by_field["merchant"]["match"] is True and by_field["invoiceId"]["match"] is True
+    assert 0 < by_field["merchant"]["confidence"] <= 1
+    stored = {e["field"]: e for e in (await get(http, alice, accepted["documentId"]))["evidence"]}
+    assert stored["amount"] == {"field": "amount", "confidence": 1.0, "source": "edited"}
     assert (
         await call(http, bob, "documents.inspect", {"id": accepted["documentId"]})
     ).status_code == 404

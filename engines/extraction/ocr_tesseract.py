@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytesseract
 
 from .errors import MissingDependency
+from .layout import TextBox
+from .ocr_engine import OcrBoxes
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -46,9 +48,19 @@ class TesseractEngine:
         self.languages = _installed_subset(languages)
         self.config = f"--psm {page_mode}"
 
-    def read(self, image: Image) -> str:
-        text: str = pytesseract.image_to_string(image, lang=self.languages, config=self.config)
-        return text
+    def read(self, image: Image) -> OcrBoxes:
+        data: dict[str, list[Any]] = pytesseract.image_to_data(
+            image, lang=self.languages, config=self.config, output_type=pytesseract.Output.DICT
+        )
+        boxes = []
+        for index, text in enumerate(data["text"]):
+            if not str(text).strip():
+                continue
+            left, top = float(data["left"][index]), float(data["top"][index])
+            width, height = float(data["width"][index]), float(data["height"][index])
+            confidence = max(0.0, min(1.0, float(data["conf"][index]) / 100))
+            boxes.append(TextBox(str(text), left, top, left + width, top + height, confidence))
+        return OcrBoxes(tuple(boxes))
 
     def detect_rotation(self, image: Image) -> int:
         """Clockwise degrees that make the page upright per tesseract's OSD; 0 if unsure."""
