@@ -23,6 +23,9 @@ class Settings:
     workers: int = 1
     extraction_executor: str = "process"
     job_lease_s: float = 60.0
+    # Base64 server secret(s), current first (see engines/keyring.py); unset: the data
+    # directory's generated key.
+    secret_key: str | None = None
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -35,6 +38,7 @@ class Settings:
             "workers": int(env.get("FINCAP_WORKERS", "1")),
             "extraction_executor": env.get("FINCAP_EXTRACTION_EXECUTOR", "process"),
             "job_lease_s": float(env.get("FINCAP_JOB_LEASE_SECONDS", "60")),
+            "secret_key": env.get("FINCAP_SECRET_KEY") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -20,7 +20,9 @@ from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
+from app.secret_key import load_keyring
 from engines.currency import default_rate_book
+from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.context import Services
@@ -69,6 +71,7 @@ def create_app(
         if store is not None:
             yield
             return
+        keyring = load_keyring(settings)
         async with (
             open_store(settings) as opened,
             running_workers(opened, settings, count=settings.workers) as pool,
@@ -79,6 +82,7 @@ def create_app(
                 rates=default_rate_book(),
                 analyzer=pool.analyzer,
                 wake_workers=pool.wake,
+                keyring=keyring,
             )
             log.info(
                 "store ready",
@@ -103,6 +107,10 @@ def create_app(
     )
     app.state.registry = registry
     if store is not None:
-        app.state.services = Services(store=store, base_url=settings.base_url)
+        # Tests: the configured secret if any, else a random one (never a file in the cwd).
+        keyring = (
+            Keyring.from_text(settings.secret_key) if settings.secret_key else Keyring.generate()
+        )
+        app.state.services = Services(store=store, base_url=settings.base_url, keyring=keyring)
     app.state.settings = settings
     return app

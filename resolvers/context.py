@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers.errors import ORG_REQUIRED, BadRequest
 
@@ -51,6 +52,9 @@ class Services:
     analyzer: Analyzer | None = None
     # Called after a job is queued, so in-process workers start at once instead of polling.
     wake_workers: Callable[[], None] = _nothing
+    # Signs cursors (and later CSRF/OAuth state) and encrypts secrets at rest. The default, a
+    # random key per Services, suits tests; the app factory hands in the server's keyring.
+    keyring: Keyring = field(default_factory=Keyring.generate)
 
     def get_analyzer(self) -> Analyzer:
         from resolvers.processing import Analyzer
