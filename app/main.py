@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from app.body_limit import BodySizeLimit
 from app.config import Settings
 from app.database import open_store
 from app.graphql import graphql_routes
@@ -51,16 +52,26 @@ def create_app(
 
     async def readyz(request: Request) -> Response:
         services: Services | None = getattr(request.app.state, "services", None)
-        ready = services is not None and await services.store.ping()
+        checks = {
+            "store": services is not None and await services.store.ping(),
+            # A broken analysis pool is replaced here; false when no working one can be made.
+            "analysis": services is not None
+            and (services.analyzer is None or services.analyzer.ready()),
+        }
+        ready = all(checks.values())
         return JSONResponse(
-            {"status": "ready" if ready else "unavailable"}, status_code=200 if ready else 503
+            {"status": "ready" if ready else "unavailable", "checks": checks},
+            status_code=200 if ready else 503,
         )
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return failure(404, f"No route for {request.method} {request.url.path}")
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
-        return failure(405, f"Method {request.method} not allowed on {request.url.path}")
+        response = failure(405, f"Method {request.method} not allowed on {request.url.path}")
+        # The router's exception names the route's methods (RFC 9110: a 405 carries Allow).
+        response.headers.update(getattr(exc, "headers", None) or {})
+        return response
 
     async def server_error(request: Request, exc: Exception) -> Response:
         log.error("unhandled error", exc_info=exc)
@@ -96,12 +107,20 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics.endpoint, methods=["GET"]),
-        *rest_routes(registry, settings.max_body_bytes),
-        *graphql_routes(registry, settings.max_body_bytes),
+        *rest_routes(registry),
+        *graphql_routes(registry),
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestIdMiddleware, metrics=metrics)],
+        middleware=[
+            Middleware(RequestIdMiddleware, metrics=metrics),
+            # Inside the request id, so a 413 is logged and counted like any answer.
+            Middleware(
+                BodySizeLimit,
+                max_bytes=settings.max_body_bytes,
+                too_large=lambda message: failure(413, message),
+            ),
+        ],
         lifespan=lifespan,
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
     )
