@@ -6,7 +6,9 @@ same names with no alias layer in between.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool, StrictInt
 
 
 class CapabilityInput(BaseModel):
@@ -19,3 +21,19 @@ class CapabilityOutput(BaseModel):
     """A capability's typed ``data.result``; only declared fields leave the service."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+def _not_a_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    return value
+
+
+# Input fields are not coerced between JSON types: ``limit: true`` or ``"5"`` and
+# ``useSearch: 1`` are 400s, as the JSON Schema (integer, boolean) says.
+Integer = StrictInt
+Boolean = StrictBool
+NotBoolean = BeforeValidator(_not_a_boolean)
+"""For ``Literal`` numbers (``Literal[1, -1]``), where ``Strict()`` does not apply."""
+
+__all__ = ["Boolean", "CapabilityInput", "CapabilityOutput", "Integer", "NotBoolean"]

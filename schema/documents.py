@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
-from schema.base import CapabilityInput, CapabilityOutput
+from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
 from schema.where import WhereClause
 
@@ -192,13 +192,15 @@ class SearchDocuments(CapabilityInput):
         max_length=500,
         description="Words to rank by; used only when useSearch is true",
     )
-    limit: int = Field(default=5, ge=1, le=100, description="Maximum documents returned")
+    limit: Integer = Field(default=5, ge=1, le=100, description="Maximum documents returned")
     sortBy: SortField = Field(
         default="docDate", description="Sort field in filter mode; ties broken by id"
     )
-    sortOrder: Literal[1, -1] = Field(default=-1, description="1 ascending, -1 descending")
+    sortOrder: Annotated[Literal[1, -1], NotBoolean] = Field(
+        default=-1, description="1 ascending, -1 descending"
+    )
     where: WhereClause | None = Field(default=None, description="Typed filter clause")
-    useSearch: bool = Field(
+    useSearch: Boolean = Field(
         default=True, description="Rank by the query (with a query); else filter mode"
     )
     searchType: Literal["similarity", "mmr"] = Field(
@@ -277,7 +279,7 @@ class UpdateDocument(CapabilityInput):
     toEmail: EmailStr | None = None
     taxAmount: Money | None = None
     subtotal: Money | None = None
-    isRecurring: bool | None = None
+    isRecurring: Boolean | None = None
     recurringType: RecurringType | None = None
     entityId: str | None = Field(default=None, max_length=100)
     entityName: str | None = Field(default=None, max_length=200)
@@ -368,7 +370,7 @@ class BulkEditDocuments(CapabilityInput):
         max_length=100,
         description="Current category (case-insensitive)",
     )
-    dryRun: bool = Field(default=True, description="true previews; false changes the documents")
+    dryRun: Boolean = Field(default=True, description="true previews; false changes the documents")
 
 
 class FieldChange(CapabilityOutput):
@@ -436,7 +438,7 @@ class InspectDocument(CapabilityInput):
         max_length=12,
         description="Fields to compare; default the core financial fields",
     )
-    maxPages: int = Field(default=3, ge=1, le=5, description="PDF pages to read")
+    maxPages: Integer = Field(default=3, ge=1, le=5, description="PDF pages to read")
 
 
 class InspectedField(CapabilityOutput):
