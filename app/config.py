@@ -26,6 +26,8 @@ class Settings:
     # Base64 server secret(s), current first (see engines/keyring.py); unset: the data
     # directory's generated key.
     secret_key: str | None = None
+    # RLIMIT_DATA of each analysis process; 0: none. A scanned page peaks near 0.5 GB.
+    analysis_memory_mb: int = 1536
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -39,6 +41,7 @@ class Settings:
             "extraction_executor": env.get("FINCAP_EXTRACTION_EXECUTOR", "process"),
             "job_lease_s": float(env.get("FINCAP_JOB_LEASE_SECONDS", "60")),
             "secret_key": env.get("FINCAP_SECRET_KEY") or None,
+            "analysis_memory_mb": int(env.get("FINCAP_ANALYSIS_MEMORY_MB", "1536")),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
+from app.analysis_child import prepare_analysis_process
 from app.config import Settings
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
@@ -14,13 +16,21 @@ from persistence.store import Store
 from resolvers.processing import Analyzer
 
 
-def make_executor(settings: Settings) -> Executor:
+def make_executor(settings: Settings, size: int | None = None) -> Executor:
     """Where CPU-heavy extraction runs: separate processes by default, so OCR and parsing never
-    hold the GIL the API serves with. ``spawn`` because the parent has driver threads."""
-    size = max(1, settings.workers)
+    hold the GIL the API serves with. ``spawn`` because the parent has driver threads. Each
+    process runs under the analysis memory limit and dies with this one
+    (``app/analysis_child.py``); threads (``FINCAP_EXTRACTION_EXECUTOR=thread``) have neither."""
+    size = size or max(1, settings.workers)
     if settings.extraction_executor == "thread":
         return ThreadPoolExecutor(max_workers=size, thread_name_prefix="extract")
-    return ProcessPoolExecutor(max_workers=size, mp_context=multiprocessing.get_context("spawn"))
+    limit = settings.analysis_memory_mb * 1024 * 1024 if settings.analysis_memory_mb else None
+    return ProcessPoolExecutor(
+        max_workers=size,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=prepare_analysis_process,
+        initargs=(os.getpid(), limit),
+    )
 
 
 @contextlib.asynccontextmanager
@@ -34,10 +44,12 @@ async def running_workers(
     """A started worker pool of ``count`` workers; stopped (jobs in hand finished) on exit.
 
     ``on_job(kind, outcome)`` is told of every job run (metrics)."""
-    executor = make_executor(settings)
+    analyzer = Analyzer(
+        new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
+    )
     pool = WorkerPool(
         store,
-        Analyzer(executor),
+        analyzer,
         default_rate_book(),
         count=count,
         lease_s=settings.job_lease_s,
@@ -49,4 +61,4 @@ async def running_workers(
         yield pool
     finally:
         await pool.stop()
-        executor.shutdown(wait=True, cancel_futures=True)
+        analyzer.shutdown()

@@ -10,6 +10,7 @@ and marks the document ``skipped`` with ``fields.skip_reason`` when ``fields.fin
 False. OCR engines are optional dependencies; ``available_engines()`` lists those installed.
 """
 
+from .budget import OverBudget
 from .categorization import TAXONOMY, categorize
 from .errors import ExtractionError, MissingDependency, UnreadableDocument, UnsupportedDocument
 from .fields import ExpenseLocation, LineItem, ParsedFields, ParseHints, parse_fields
@@ -27,6 +28,7 @@ __all__ = [
     "MissingDependency",
     "OcrEngine",
     "OcrPlan",
+    "OverBudget",
     "PageText",
     "ParseHints",
     "ParsedFields",

@@ -1,6 +1,7 @@
 """Text of PDF pages: the embedded text layer where there is one, OCR of a render otherwise.
 
-pypdfium2 reads text in ~1 ms per page and renders at 300 dpi in ~50 ms without poppler;
+pypdfium2 reads text in ~1 ms per page and renders at 300 dpi in ~50 ms without poppler (large
+pages at less: see ``budget``);
 pypdf is the pure-Python fallback for the text layer (it cannot render, so scanned pages
 are reported as warnings when pypdfium2 is missing).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 
+from .budget import pages_to_read, render_scale
 from .errors import MissingDependency, UnreadableDocument
 from .ocr_plan import OcrPlan, ocr_page
 from .text_types import PageText
@@ -23,7 +25,6 @@ try:
 except ImportError:  # optional: pip install pypdf
     pypdf = None  # type: ignore[assignment]
 
-RENDER_DPI = 300
 # A page with fewer visible characters than this in its text layer is treated as scanned
 # (scanners often add a page number or a stray space as text).
 MIN_TEXT_LAYER_CHARS = 16
@@ -57,7 +58,7 @@ def _read_with_pdfium(
             if _has_text_layer(text):
                 pages.append(PageText(index + 1, text, "pdf-text", ocr=False))
                 continue
-            image = page.render(scale=RENDER_DPI / 72).to_pil()
+            image = page.render(scale=render_scale(*page.get_size())).to_pil()
             reading = ocr_page(image, plan())
             pages.append(PageText(index + 1, reading.text, reading.engine, ocr=True))
         return pages, count, []
@@ -83,7 +84,7 @@ def _read_with_pypdf(data: bytes, max_pages: int | None) -> tuple[list[PageText]
 
 
 def _limit(count: int, max_pages: int | None) -> int:
-    return count if max_pages is None else min(count, max(0, max_pages))
+    return pages_to_read(count, max_pages)
 
 
 def _has_text_layer(text: str) -> bool:
