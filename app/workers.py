@@ -119,7 +119,8 @@ class WorkerPool:
             status = await self.store.jobs.fail(job["_id"], owner, repr(exc))
             on_dead = self._on_dead.get(job["kind"])
             if status == "dead" and on_dead is not None:
-                await on_dead(job, repr(exc))
+                # The reason people read (processingReason): the message, not the repr.
+                await on_dead(job, str(exc) or type(exc).__name__)
             self._on_job(job["kind"], "dead" if status == "dead" else "retry")
         else:
             await self.store.jobs.complete(job["_id"], owner)

@@ -38,6 +38,10 @@ class PermanentFailure(Exception):
     failed at once, with this message as the reason."""
 
 
+class _BrokenBeforeSubmit(BrokenProcessPool):
+    """The pool refused a call at submission: it was broken before the call began."""
+
+
 ExecutorFactory = Callable[[int], Executor]
 """Builds an executor of the given size (the app's process pool, set up for analysis)."""
 
@@ -57,7 +61,9 @@ class Analyzer:
         *,
         new_executor: ExecutorFactory | None = None,
         size: int = 1,
+        function: Callable[..., Analysis] = analyze,
     ) -> None:
+        self._function = function  # a picklable top-level function (tests pass their own)
         self._new_executor = new_executor
         self._size = size
         self._executor = executor
@@ -67,10 +73,16 @@ class Analyzer:
         self._replacement_error: Exception | None = None
 
     async def __call__(self, data: bytes, mime: str, **hints: Any) -> Analysis:
-        call = functools.partial(analyze, data, mime, **hints)
+        call = functools.partial(self._function, data, mime, **hints)
         executor = self._executor
         try:
             return await self._run(executor, call)
+        except _BrokenBeforeSubmit:
+            if self._new_executor is None:
+                raise
+            # The pool was dead before this call: it cannot be the culprit.
+            self._replace(executor)
+            return await self._run(self._executor, call)
         except BrokenProcessPool:
             if self._new_executor is None:
                 raise
@@ -92,7 +104,12 @@ class Analyzer:
     async def _run(self, executor: Executor | None, call: Callable[[], Analysis]) -> Analysis:
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(executor, call)
+            # A broken pool refuses the submission itself, before anything runs.
+            future = loop.run_in_executor(executor, call)
+        except BrokenProcessPool as exc:
+            raise _BrokenBeforeSubmit(str(exc)) from exc
+        try:
+            return await future
         except (UnreadableDocument, UnsupportedDocument, OverBudget) as exc:
             raise PermanentFailure(str(exc)) from exc
         except MemoryError as exc:
