@@ -23,7 +23,8 @@ def make_executor(settings: Settings, size: int | None = None) -> Executor:
     (``app/analysis_child.py``); threads (``FINCAP_EXTRACTION_EXECUTOR=thread``) have neither."""
     size = size or max(1, settings.workers)
     if settings.extraction_executor == "thread":
-        return ThreadPoolExecutor(max_workers=size, thread_name_prefix="extract")
+        # One thread: pdfium is not thread-safe (two renders at once corrupt its heap).
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
     limit = settings.analysis_memory_mb * 1024 * 1024 if settings.analysis_memory_mb else None
     return ProcessPoolExecutor(
         max_workers=size,

@@ -6,9 +6,9 @@ same names with no alias layer in between.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool
 
 
 class CapabilityInput(BaseModel):
@@ -29,9 +29,16 @@ def _not_a_boolean(value: Any) -> Any:
     return value
 
 
+def _a_json_integer(value: Any) -> Any:
+    if isinstance(value, str):
+        raise ValueError("expected an integer, got a string")
+    return _not_a_boolean(value)
+
+
 # Input fields are not coerced between JSON types: ``limit: true`` or ``"5"`` and
-# ``useSearch: 1`` are 400s, as the JSON Schema (integer, boolean) says.
-Integer = StrictInt
+# ``useSearch: 1`` are 400s, as the JSON Schema (integer, boolean) says. ``4.0`` is an integer
+# in JSON Schema, and here too.
+Integer = Annotated[int, BeforeValidator(_a_json_integer)]
 Boolean = StrictBool
 NotBoolean = BeforeValidator(_not_a_boolean)
 """For ``Literal`` numbers (``Literal[1, -1]``), where ``Strict()`` does not apply."""

@@ -257,10 +257,12 @@ class DeletedDocument(CapabilityOutput):
 
 
 class UpdateDocument(CapabilityInput):
-    """Input of documents.update: the id and only the fields to change.
+    """Input of documents.update: the id and only the fields to change (at least one).
 
     A field sent as null is cleared; a field not sent is left as it is.
     """
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 2})
 
     id: str = Field(min_length=1, max_length=100)
     merchant: str | None = Field(default=None, min_length=1, max_length=200)
@@ -342,17 +344,26 @@ class DocumentCount(CapabilityOutput):
     )
 
 
-class BulkChanges(BaseModel):
-    """What bulk-edit sets on every matched document."""
+def _one_of_set(*names: str) -> dict[str, Any]:
+    """JSON Schema for "at least one of ``names`` is a string" (checked by the resolver too)."""
+    return {
+        "anyOf": [{"required": [name], "properties": {name: {"type": "string"}}} for name in names]
+    }
 
-    model_config = ConfigDict(extra="forbid")
+
+class BulkChanges(BaseModel):
+    """What bulk-edit sets on every matched document (merchant, category or both)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_one_of_set("merchant", "category"))
 
     merchant: str | None = Field(default=None, min_length=1, max_length=200)
     category: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class BulkEditDocuments(CapabilityInput):
-    """Input of documents.bulk-edit."""
+    """Input of documents.bulk-edit: the changes and at least one filter."""
+
+    model_config = ConfigDict(json_schema_extra=_one_of_set("query", "merchant", "category"))
 
     changes: BulkChanges
     query: str | None = Field(
