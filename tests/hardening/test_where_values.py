@@ -28,7 +28,7 @@ REDOS = [
     ".*.*.*=",
     r"\d+\d+x",
     "a?" * 20 + "a" * 20,
-    "a?a?a?a?a?a?[a-z]*!",  # within the old choice budget, but each choice rescans the field
+    "a?a?[a-z]*!",  # four choices, each rescanning the field from every start
     r"^([a-zA-Z0-9])(([\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$",
     r"(a)\1",
     "(?=a)a",
