@@ -134,6 +134,19 @@ async def test_lone_surrogates_are_refused_in_any_string(
     # A lone surrogate in a URL is echoed as valid JSON, not a 500.
     odd = await client.post("/v1/capabilities/%ED%A0%80", json={})
     assert odd.status_code == 404 and odd.json()["code"] == 404
+    # ... and as the body's apiKey it is simply not a key.
+    keyless = await client.post(
+        "/v1/capabilities/workspaces.list",
+        content=b'{"apiKey": "sk_\\ud800"}',
+        headers={"content-type": "application/json"},
+    )
+    assert keyless.status_code == 401
+    latin1 = await client.post(
+        "/v1/capabilities/workspaces.list",
+        json={},
+        headers={"Authorization": f"Bearer {seeded.api_key}", "X-Service-Org-Id": b"org_\xff"},
+    )
+    assert latin1.status_code == 403
 
 
 async def test_converting_a_billion_euros_to_rupiah(
