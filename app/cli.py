@@ -10,11 +10,19 @@ from typing import Any
 
 import click
 
-from app.config import Settings
+from app.config import ConfigError, Settings
 from app.database import open_store
 from persistence.store import Store
 from resolvers import accounts
 from resolvers.errors import CapabilityError
+
+
+def settings_from_env(**overrides: Any) -> Settings:
+    """The environment's settings, or a usage error naming the variable that does not fit."""
+    try:
+        return Settings.from_env(**overrides)
+    except ConfigError as exc:
+        raise click.ClickException(f"configuration: {exc}") from None
 
 
 def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
@@ -24,8 +32,10 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     or starts a private server for the duration of the command.
     """
 
+    settings = settings_from_env()
+
     async def main() -> dict[str, Any]:
-        async with open_store(Settings.from_env(), publish=False) as store:
+        async with open_store(settings, publish=False) as store:
             return await action(store)
 
     try:
@@ -51,7 +61,7 @@ def serve(host: str, port: int) -> None:
     from app.main import create_app
     from app.observability import configure_logging
 
-    settings = Settings.from_env(host=host, port=port)
+    settings = settings_from_env(host=host, port=port)
     configure_logging(settings.log_level)
     uvicorn.run(
         create_app(settings), host=host, port=port, log_config=None, timeout_graceful_shutdown=20
@@ -72,9 +82,10 @@ def worker(concurrency: int) -> None:
 
     from app.observability import configure_logging
     from app.processing import running_workers
+    from app.secret_key import load_keyring
     from persistence.embedded import running_server_uri
 
-    settings = Settings.from_env(workers=concurrency)
+    settings = settings_from_env(workers=concurrency)
     configure_logging(settings.log_level)
     if not settings.mongodb_uri and running_server_uri(settings.data_dir.resolve()) is None:
         # The embedded store belongs to `fincap serve`; a worker that started it would take it
@@ -90,7 +101,7 @@ def worker(concurrency: int) -> None:
             loop.add_signal_handler(sig, stop.set)
         async with (
             open_store(settings, publish=True) as store,
-            running_workers(store, settings, count=concurrency),
+            running_workers(store, settings, count=concurrency, keyring=load_keyring(settings)),
         ):
             await stop.wait()  # leaving the block finishes the jobs in hand
 

@@ -1,52 +1,156 @@
-"""Settings, read from the environment once by the entry points and handed down."""
+"""Settings: one field per environment variable, read once by the entry points and handed down.
+
+A field that names its variable (``validation_alias``) is read from the environment; its
+``description`` is what the README's configuration table says about it (a test keeps the two
+in step). Fields without a variable (``host``, ``port``, ``max_body_bytes``) are set by the
+command line or by tests, never by the environment: ``FINCAP_HOST``, for one, is reserved for
+the CLI client's server address.
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Everything configurable; ``from_env`` documents the variable of each field."""
+class ConfigError(Exception):
+    """An environment variable holds a value its setting does not accept."""
 
-    mongodb_uri: str | None = None
-    data_dir: Path = Path(".fincap")
+
+class _NamedVariablesOnly(EnvSettingsSource):
+    """The environment, for fields that name their variable; other fields are left alone."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        if not isinstance(field.validation_alias, str):
+            return None, field_name, False
+        return super().get_field_value(field, field_name)
+
+
+class Settings(BaseSettings):
+    """Everything configurable. ``Settings.from_env()`` is what the entry points call."""
+
+    model_config = SettingsConfigDict(
+        frozen=True,
+        populate_by_name=True,  # tests and the CLI pass field names: Settings(workers=2)
+        env_ignore_empty=True,  # MONGODB_URI= (empty) means unset, as in a shell
+        case_sensitive=True,
+        extra="forbid",
+    )
+
+    mongodb_uri: str | None = Field(
+        default=None,
+        validation_alias="MONGODB_URI",
+        description="MongoDB to use (database from the URI path, else `fincap`); "
+        "unset: the embedded store",
+    )
+    data_dir: Path = Field(
+        default=Path(".fincap"),
+        validation_alias="FINCAP_DATA_DIR",
+        description="the embedded store's data, its log and `server.json`",
+    )
+    public_url: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_PUBLIC_URL",
+        description="the service's public root, named in `/openapi.json` and in document links; "
+        "unset: `http://HOST:PORT`",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="INFO",
+        validation_alias="FINCAP_LOG_LEVEL",
+        description="level of the JSON logs",
+    )
+    workers: int = Field(
+        default=1,
+        ge=0,
+        validation_alias="FINCAP_WORKERS",
+        description="job workers inside `fincap serve` (0: this process runs none; "
+        "`fincap worker` processes do)",
+    )
+    extraction_executor: Literal["process", "thread"] = Field(
+        default="process",
+        validation_alias="FINCAP_EXTRACTION_EXECUTOR",
+        description="where OCR and field parsing run: a `spawn` process pool, or threads",
+    )
+    job_lease_s: float = Field(
+        default=60.0,
+        gt=0,
+        validation_alias="FINCAP_JOB_LEASE_SECONDS",
+        description="seconds a worker holds a job before another may take it over "
+        "(renewed while it works)",
+    )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_SECRET_KEY",
+        description="server secret that signs cursors: base64 of at least 32 random bytes, "
+        "several comma-separated to rotate (the first signs); unset: "
+        "`<FINCAP_DATA_DIR>/secret.key`, generated once (set it when several processes share "
+        "`MONGODB_URI`)",
+    )
+    analysis_memory_mb: int = Field(
+        default=1536,
+        ge=0,
+        validation_alias="FINCAP_ANALYSIS_MEMORY_MB",
+        description="memory limit (`RLIMIT_DATA`, MB) of each analysis process; 0: none",
+    )
+    # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
-    public_url: str | None = None
-    log_level: str = "INFO"
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    workers: int = 1
-    extraction_executor: str = "process"
-    job_lease_s: float = 60.0
-    # Base64 server secret(s), current first (see engines/keyring.py); unset: the data
-    # directory's generated key.
-    secret_key: str | None = None
-    # RLIMIT_DATA of each analysis process; 0: none. A scanned page peaks near 0.5 GB.
-    analysis_memory_mb: int = 1536
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
 
     @classmethod
-    def from_env(cls, **overrides: object) -> Settings:
-        env = os.environ
-        values: dict[str, object] = {
-            "mongodb_uri": env.get("MONGODB_URI") or None,
-            "data_dir": Path(env.get("FINCAP_DATA_DIR", ".fincap")),
-            "public_url": env.get("FINCAP_PUBLIC_URL") or None,
-            "log_level": env.get("FINCAP_LOG_LEVEL", "INFO").upper(),
-            "workers": int(env.get("FINCAP_WORKERS", "1")),
-            "extraction_executor": env.get("FINCAP_EXTRACTION_EXECUTOR", "process"),
-            "job_lease_s": float(env.get("FINCAP_JOB_LEASE_SECONDS", "60")),
-            "secret_key": env.get("FINCAP_SECRET_KEY") or None,
-            "analysis_memory_mb": int(env.get("FINCAP_ANALYSIS_MEMORY_MB", "1536")),
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Arguments first, then the named variables; no .env files, no secret directories.
+        return init_settings, _NamedVariablesOnly(settings_cls)
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Settings:
+        """The environment's settings; ``overrides`` that are not None win (CLI options).
+
+        Raises ``ConfigError`` naming the variable and the reason for a value that does not fit.
+        """
+        try:
+            return cls(**{name: value for name, value in overrides.items() if value is not None})
+        except ValidationError as exc:
+            raise ConfigError("; ".join(_describe(error) for error in exc.errors())) from None
+
+    @classmethod
+    def environment_variables(cls) -> dict[str, FieldInfo]:
+        """Every environment variable the service reads, with its field."""
+        return {
+            field.validation_alias: field
+            for field in cls.model_fields.values()
+            if isinstance(field.validation_alias, str)
         }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)  # type: ignore[arg-type]
 
     @property
     def base_url(self) -> str:
         """The service's public root (no trailing slash), for OpenAPI and file links."""
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(part) for part in error.get("loc", ())) or "settings"
+    return f"{where}: {error.get('msg', 'invalid value')} (got {error.get('input')!r})"

@@ -38,10 +38,10 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
+from app.graphql_graph import CONTEXT_KEY, GraphSession, document_graph
 from app.json_body import MalformedJson, parse_json
-from app.rest import credentials_of, services_of
+from app.request_context import credentials_of, services_of
 from resolvers.errors import CapabilityError, PayloadTooLarge
-from resolvers.graph import CONTEXT_KEY, GraphSession, document_graph
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
 from schema.graphql import CapabilityLike, Graph, Limits, Link, build_schema

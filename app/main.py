@@ -22,7 +22,6 @@ from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
-from engines.currency import default_rate_book
 from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers import build_registry
@@ -85,16 +84,15 @@ def create_app(
         keyring = load_keyring(settings)
         async with (
             open_store(settings) as opened,
-            running_workers(opened, settings, count=settings.workers) as pool,
-        ):
-            app.state.services = Services(
-                store=opened,
-                base_url=settings.base_url,
-                rates=default_rate_book(),
-                analyzer=pool.analyzer,
-                wake_workers=pool.wake,
+            running_workers(
+                opened,
+                settings,
+                count=settings.workers,
+                on_job=metrics.observe_job,
                 keyring=keyring,
-            )
+            ) as pool,
+        ):
+            app.state.services = pool.services
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
@@ -127,9 +125,8 @@ def create_app(
     app.state.registry = registry
     if store is not None:
         # Tests: the configured secret if any, else a random one (never a file in the cwd).
-        keyring = (
-            Keyring.from_text(settings.secret_key) if settings.secret_key else Keyring.generate()
-        )
+        secret = settings.secret_key
+        keyring = Keyring.from_text(secret.get_secret_value()) if secret else Keyring.generate()
         app.state.services = Services(store=store, base_url=settings.base_url, keyring=keyring)
     app.state.settings = settings
     return app

@@ -12,7 +12,10 @@ from app.analysis_child import prepare_analysis_process
 from app.config import Settings
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
+from engines.keyring import Keyring
 from persistence.store import Store
+from resolvers import build_job_kinds
+from resolvers.context import Services
 from resolvers.processing import Analyzer
 
 
@@ -41,17 +44,26 @@ async def running_workers(
     *,
     count: int,
     on_job: Callable[[str, str], None] | None = None,
+    keyring: Keyring,
 ) -> AsyncIterator[WorkerPool]:
     """A started worker pool of ``count`` workers; stopped (jobs in hand finished) on exit.
 
-    ``on_job(kind, outcome)`` is told of every job run (metrics)."""
+    The pool's ``services`` (store, analyzer over the analysis processes, rates, the server's
+    ``keyring`` and a wake-up for the pool) are the process's services. ``on_job(kind,
+    outcome)`` is told of every job run (metrics)."""
     analyzer = Analyzer(
         new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
     )
+    services = Services(
+        store=store,
+        base_url=settings.base_url,
+        rates=default_rate_book(),
+        analyzer=analyzer,
+        keyring=keyring,
+    )
     pool = WorkerPool(
-        store,
-        analyzer,
-        default_rate_book(),
+        services,
+        build_job_kinds(),
         count=count,
         lease_s=settings.job_lease_s,
         on_job=on_job,

@@ -15,9 +15,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from app.credentials import org_id, take_api_key
 from app.json_body import MalformedJson, parse_json
-from resolvers.context import Credentials, Services
+from app.request_context import credentials_of, services_of
 from resolvers.errors import BadRequest, CapabilityError
 from resolvers.files import open_original
 from resolvers.invoke import authorize, invoke, lookup
@@ -66,19 +65,6 @@ async def read_json_body(request: Request) -> Any:
         return parse_json(raw)
     except MalformedJson as exc:
         raise BadRequest(str(exc)) from None
-
-
-def credentials_of(request: Request, body: Any = None) -> Credentials:
-    return Credentials(
-        api_key=take_api_key(request, body),
-        org_id=org_id(request),
-        request_id=request.scope.get("state", {}).get("request_id", ""),
-    )
-
-
-def services_of(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
 
 
 def discovery_item(spec: Any) -> dict[str, Any]:

@@ -29,7 +29,7 @@ def load_keyring(settings: Settings) -> Keyring:
     mode 0600, the first time)."""
     if settings.secret_key:
         try:
-            return Keyring.from_text(settings.secret_key)
+            return Keyring.from_text(settings.secret_key.get_secret_value())
         except KeyringError as exc:
             raise SecretKeyError(f"FINCAP_SECRET_KEY: {exc}") from None
     if settings.mongodb_uri:

@@ -1,59 +1,56 @@
 """Job workers: inside ``fincap serve`` (a few asyncio tasks) or as ``fincap worker`` processes.
 
-Each worker loops: claim a job (an atomic lease in MongoDB), run its handler while renewing the
-lease, then complete it, or fail it so it is retried with backoff. A worker that dies leaves its
-lease to expire; another worker then takes the job over.
+Each worker loops: claim a job (an atomic lease in MongoDB), run its kind's handler
+(``resolvers.job_kinds``) while renewing the lease, then complete it (or queue it again when
+the handler asks to run again later), or fail it so it is retried with backoff; after the last
+attempt the kind's give-up hook runs. A worker that dies leaves its lease to expire; another
+worker then takes the job over.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from app.observability import request_id_scope
-from engines.currency import RateBook
-from persistence.store import Store
-from resolvers.files import PROCESS_UPLOAD
-from resolvers.processing import Analyzer, give_up, process_upload
+from persistence.jobs import JobRecord
+from resolvers.context import Services
+from resolvers.job_kinds import JobKinds, RunAgain
 
 log = logging.getLogger("fincap.workers")
-Handler = Callable[[Mapping[str, Any]], Awaitable[None]]
 
 
 class WorkerPool:
-    """``count`` workers over the jobs collection of ``store``."""
+    """``count`` workers running the job kinds ``kinds`` over the store of ``services``.
+
+    ``pool.services`` are ``services`` with ``wake_workers`` pointing at this pool, for the
+    faces of the same process (a queued upload starts at once instead of at the next poll).
+    """
 
     def __init__(
         self,
-        store: Store,
-        analyzer: Analyzer,
-        rates: RateBook,
+        services: Services,
+        kinds: JobKinds,
         *,
         count: int = 1,
         lease_s: float = 60.0,
         poll_s: float = 1.0,
         on_job: Callable[[str, str], None] | None = None,
     ) -> None:
-        self.store = store
-        self.analyzer = analyzer
+        self.services = dataclasses.replace(services, wake_workers=self.wake)
+        self.store = services.store
+        self.kinds = kinds
         self.count = count
         self.lease_s = lease_s
         self._on_job = on_job or (lambda kind, outcome: None)
         self.poll_s = poll_s
         self.owner_prefix = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self._handlers: dict[str, Handler] = {
-            PROCESS_UPLOAD: lambda job: process_upload(store, analyzer, rates, job),
-        }
-        # What to record when a job of this kind has used up its attempts.
-        self._on_dead: dict[str, Callable[[Mapping[str, Any], str], Awaitable[None]]] = {
-            PROCESS_UPLOAD: lambda job, error: give_up(store, job, error),
-        }
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
@@ -103,27 +100,27 @@ class WorkerPool:
             await self._run_job(job, owner)
         return True
 
-    async def _run_job(self, job: dict[str, Any], owner: str) -> None:
+    async def _run_job(self, job: JobRecord, owner: str) -> None:
         """Run the job's handler while renewing its lease; complete it, or fail it for a retry."""
-        handler = self._handlers.get(job["kind"])
+        kind = self.kinds.get(job["kind"])
         renewer = asyncio.create_task(self._keep_lease(job["_id"], owner))
         try:
-            if handler is None:
+            if kind is None:
                 raise RuntimeError(f"no handler for job kind {job['kind']!r}")
-            await handler(job)
+            outcome = await kind.handler(self.services, job)
         except Exception as exc:
             log.warning(
                 "job failed",
                 extra={"jobId": job["_id"], "attempt": job["attempts"], "error": repr(exc)},
             )
             status = await self.store.jobs.fail(job["_id"], owner, repr(exc))
-            on_dead = self._on_dead.get(job["kind"])
-            if status == "dead" and on_dead is not None:
+            if status == "dead" and kind is not None and kind.on_give_up is not None:
                 # The reason people read (processingReason): the message, not the repr.
-                await on_dead(job, str(exc) or type(exc).__name__)
+                await kind.on_give_up(self.services, job, str(exc) or type(exc).__name__)
             self._on_job(job["kind"], "dead" if status == "dead" else "retry")
         else:
-            await self.store.jobs.complete(job["_id"], owner)
+            run_again_at = outcome.at if isinstance(outcome, RunAgain) else None
+            await self.store.jobs.complete(job["_id"], owner, run_again_at)
             self._on_job(job["kind"], "done")
         finally:
             renewer.cancel()

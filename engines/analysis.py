@@ -40,11 +40,13 @@ def analyze(
     result, so it can run in a process pool."""
     text = extract_text(data, mime, max_pages=max_pages)
     hints = ParseHints(country_code=country_code, currency=currency, today=today)
-    fields = parse_fields(text.text, hints)
+    fields = parse_fields(text.layouts, hints)
     category: str | None = None
     confidence = 0.0
     if fields.financial:
-        category, confidence = categorize(fields.merchant, fields.line_items, text.text, overrides)
+        category, confidence = categorize(
+            fields.merchant, fields.line_items, text.text, overrides, fields.brand_category
+        )
     return Analysis(
         fields=fields,
         category=category,

@@ -1,37 +1,51 @@
-"""The ``documents`` collection: every query is scoped to one workspace here.
+"""The documents repository: every read and write of a document, scoped to one workspace here.
 
-Stored records differ from the API's ``Document`` in three ways, all handled in this module:
-money is integer cents, ``docDate`` is a BSON date at midnight UTC, and ``searchTerms`` holds the
-folded words of the searchable fields (a multikey index finds lexical candidates).
+What a document looks like in storage is ``persistence/document_records.py``; which documents a
+read selects is ``persistence/document_query.py``; its edit history lives in the
+``document_edits`` collection (``persistence/document_edits.py``), written and read through this
+repository. Every change of a stored document's fields is built by ``_set_changes``, the one
+place where a write knows the record before and the values after (derived data such as the
+search terms is recomputed there; a rollup would join there too).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Mapping, Sequence
-from datetime import UTC, date, datetime, time, timedelta
-from decimal import Decimal
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
 
-from bson import Decimal128
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.errors import ExecutionTimeout
 
-from engines.text import tokenize
+from persistence.document_edits import DocumentEdits, EditEntry
+from persistence.document_query import (
+    NOT_AN_ORIGINAL,
+    DocumentQuery,
+    DuplicateRule,
+    group_key,
+    is_time_grouping,
+    scoped,
+)
+from persistence.document_records import (
+    LINE_DESCRIPTIONS,
+    SEARCHABLE_FIELDS,
+    StoredDocument,
+    changes_search_terms,
+    from_record,
+    projection,
+    search_terms,
+    stored_path,
+    to_record,
+)
+from persistence.errors import QueryTimeout
 from persistence.ids import utcnow
-from persistence.money import from_cents, to_cents
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
+from schema.documents import CountGroupBy
 
-ArchiveFilter = Literal["exclude", "only", "include"]
-SortSpec = Sequence[tuple[str, int]]
-
-MONEY_FIELDS = ("amount", "taxAmount", "subtotal")
-LINE_MONEY_FIELDS = ("amount", "taxAmount")
-LINE_DECIMAL_FIELDS = ("quantity", "unitPrice")
 BULK_BATCH = 50
-SEARCHABLE_FIELDS = ("merchant", "summary", "category", "invoiceId", "receiptId")
 
 INDEXES = [
     IndexModel(
@@ -55,96 +69,38 @@ INDEXES = [
 ]
 
 
-class QueryTimeout(Exception):
-    """A query ran past ``maxTimeMS`` (typically an expensive regex)."""
+@dataclass(frozen=True)
+class FieldUpdate:
+    """New values for some fields of one stored document, and the edits that record them."""
+
+    record: StoredDocument  # as read: the changes are computed from it
+    changes: Mapping[str, Any]  # API-level values
+    edits: Sequence[EditEntry] = ()
 
 
-def archive_filter(archived: ArchiveFilter) -> dict[str, Any]:
-    if archived == "exclude":
-        return {"archived": {"$ne": True}}
-    if archived == "only":
-        return {"archived": True}
-    return {}
+@dataclass(frozen=True)
+class CurrencyTotal:
+    """Documents of one currency (None: unknown) and the sum of their amounts in cents."""
+
+    currency: str | None
+    count: int
+    cents: int
 
 
-def scoped(
-    workspace_id: str, archived: ArchiveFilter, *filters: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Workspace and archive filters outside the caller's filters, always."""
-    candidates: list[Mapping[str, Any]] = [
-        {"workspaceId": workspace_id},
-        archive_filter(archived),
-        *filters,
-    ]
-    parts = [dict(part) for part in candidates if part]
-    return parts[0] if len(parts) == 1 else {"$and": parts}
+@dataclass(frozen=True)
+class TotalsGroup:
+    key: Any
+    count: int
+    by_currency: list[CurrencyTotal]
 
 
-def _midnight(value: date) -> datetime:
-    return datetime.combine(value, time(), tzinfo=UTC)
+@dataclass(frozen=True)
+class Totals:
+    """``documents.count``'s numbers: overall per currency, and per group."""
 
-
-def search_terms(fields: Mapping[str, Any]) -> list[str]:
-    """Distinct folded words of the searchable fields and line item descriptions."""
-    words: list[str] = []
-    for name in SEARCHABLE_FIELDS:
-        value = fields.get(name)
-        words += tokenize(value if isinstance(value, str) else None)
-    for item in fields.get("lineItems") or []:
-        words += tokenize(item.get("description"))
-    return list(dict.fromkeys(words))
-
-
-def to_record(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """API-level values (Decimal, date) → storage values (cents, BSON dates)."""
-    record = dict(fields)
-    for name in MONEY_FIELDS:
-        if isinstance(record.get(name), Decimal | int | float):
-            record[name] = to_cents(record[name])
-    for name in ("docDate",):
-        if isinstance(record.get(name), date) and not isinstance(record[name], datetime):
-            record[name] = _midnight(record[name])
-    if record.get("lineItems") is not None:
-        record["lineItems"] = [_line_to_record(item) for item in record["lineItems"]]
-    return record
-
-
-def _line_to_record(item: Mapping[str, Any]) -> dict[str, Any]:
-    line = dict(item)
-    for name in LINE_MONEY_FIELDS:
-        if line.get(name) is not None:
-            line[name] = to_cents(line[name])
-    for name in LINE_DECIMAL_FIELDS:
-        if line.get(name) is not None:
-            line[name] = Decimal128(Decimal(str(line[name])))
-    return line
-
-
-def from_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Storage values → API-level values, with ``id`` and without storage-only fields."""
-    out = {k: v for k, v in record.items() if k not in ("_id", "workspaceId", "searchTerms")}
-    if "_id" in record:
-        out["id"] = record["_id"]
-    for name in MONEY_FIELDS:
-        if isinstance(out.get(name), int):
-            out[name] = from_cents(out[name])
-    if isinstance(out.get("docDate"), datetime):
-        out["docDate"] = out["docDate"].date()
-        out["date"] = out["docDate"]
-    if out.get("lineItems") is not None:
-        out["lineItems"] = [_line_from_record(item) for item in out["lineItems"]]
-    return out
-
-
-def _line_from_record(item: Mapping[str, Any]) -> dict[str, Any]:
-    line = dict(item)
-    for name in LINE_MONEY_FIELDS:
-        if isinstance(line.get(name), int):
-            line[name] = from_cents(line[name])
-    for name in LINE_DECIMAL_FIELDS:
-        if isinstance(line.get(name), Decimal128):
-            line[name] = line[name].to_decimal()
-    return line
+    overall: list[CurrencyTotal]
+    groups: list[TotalsGroup] = field(default_factory=list)
+    truncated: bool = False
 
 
 class Documents:
@@ -152,19 +108,25 @@ class Documents:
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
         self._col = db["documents"]
+        self._edits = DocumentEdits(db)
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
+        await self._edits.ensure_indexes()
 
-    def prepare(self, workspace_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """A storage record for new document ``fields`` (which carry ``_id``)."""
+    # -- new documents ----------------------------------------------------------------------
+
+    @staticmethod
+    def prepare(workspace_id: str, fields: Mapping[str, Any]) -> StoredDocument:
+        """A storage record for new document ``fields`` (which carry ``_id``; an
+        ``editHistory`` among them is kept by ``insert_many`` in the history collection)."""
+        fields = {name: value for name, value in fields.items() if name != "editHistory"}
         now = utcnow()
         record: dict[str, Any] = {
             "archived": False,
             "archivedAt": None,
             "duplicateOf": None,
             "duplicates": [],
-            "editHistory": [],
             "exportStatus": "not-exported",
             "createdAt": now,
             "updatedAt": now,
@@ -172,83 +134,136 @@ class Documents:
             "workspaceId": workspace_id,
         }
         record["searchTerms"] = search_terms(fields)
-        return record
+        return cast(StoredDocument, record)
 
     async def insert_many(self, workspace_id: str, documents: Sequence[Mapping[str, Any]]) -> int:
+        """Insert new documents (API-level ``fields`` with ``_id``); how many were inserted.
+
+        Documents that arrive with an ``editHistory`` (imports, demo and test data) have it
+        recorded in the history collection, like any later correction.
+        """
         if not documents:
             return 0
         records = [self.prepare(workspace_id, fields) for fields in documents]
         result = await self._col.insert_many(records, ordered=False)
+        await self._edits.add(
+            workspace_id,
+            {
+                fields["_id"]: fields["editHistory"]
+                for fields in documents
+                if fields.get("editHistory")
+            },
+        )
         return len(result.inserted_ids)
 
-    async def get(self, workspace_id: str, document_id: str) -> dict[str, Any] | None:
-        return await self._col.find_one({"_id": document_id, "workspaceId": workspace_id})
+    async def delete_unprocessed(self, workspace_id: str, document_id: str) -> None:
+        """Remove a document whose upload was never acknowledged (nothing else refers to it)."""
+        await self._col.delete_one(
+            {"_id": document_id, "workspaceId": workspace_id, "processingStatus": "queued"}
+        )
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def get(self, workspace_id: str, document_id: str) -> StoredDocument | None:
+        found = await self._col.find_one({"_id": document_id, "workspaceId": workspace_id})
+        return cast(StoredDocument | None, found)
 
     async def get_many(
-        self, workspace_id: str, ids: Sequence[str], projection: Mapping[str, Any] | None = None
-    ) -> list[dict[str, Any]]:
+        self, workspace_id: str, ids: Sequence[str], fields: Iterable[str] | None = None
+    ) -> list[StoredDocument]:
+        """Documents by id (in no particular order) with the API ``fields`` (None: all)."""
         if not ids:
             return []
         cursor = self._col.find(
             {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
-            projection,
+            projection(fields),
             max_time_ms=QUERY_TIME_LIMIT_MS,
         )
-        return await self._run(cursor.to_list(None))
+        return cast(list[StoredDocument], await self._run(cursor.to_list(None)))
 
     async def find(
         self,
         workspace_id: str,
+        query: DocumentQuery,
         *,
-        filters: Sequence[Mapping[str, Any]] = (),
-        archived: ArchiveFilter = "exclude",
-        sort: SortSpec = (("docDate", DESCENDING), ("_id", DESCENDING)),
+        sort_by: str = "docDate",
+        order: int = -1,
         limit: int = 0,
-        projection: Mapping[str, Any] | None = None,
-    ) -> list[dict[str, Any]]:
-        cursor = self._col.find(
-            scoped(workspace_id, archived, *filters), projection, max_time_ms=QUERY_TIME_LIMIT_MS
-        ).sort(list(sort))
-        if limit:
-            cursor = cursor.limit(limit)
-        return await self._run(cursor.to_list(None))
+        fields: Iterable[str] | None = None,
+    ) -> list[StoredDocument]:
+        """Documents of ``query`` sorted by the API field ``sort_by`` (ties by id).
 
-    async def count(
+        With ``fields`` (API names) only those are read, plus the sort key (for cursors).
+        """
+        path = stored_path(sort_by)
+        sort = [(path, order)] if path == "_id" else [(path, order), ("_id", order)]
+        wanted = projection(fields)
+        if fields is not None:
+            wanted[path] = 1
+        return await self._find(workspace_id, query, wanted, sort, limit)
+
+    async def find_searchable(
+        self, workspace_id: str, query: DocumentQuery, limit: int
+    ) -> list[StoredDocument]:
+        """The newest documents of ``query`` with their searchable text and search terms."""
+        wanted = {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS, "searchTerms")}
+        sort = [("docDate", DESCENDING), ("_id", DESCENDING)]
+        return await self._find(workspace_id, query, wanted, sort, limit)
+
+    async def find_for_edit(
+        self, workspace_id: str, query: DocumentQuery, changing: Iterable[str], limit: int
+    ) -> list[StoredDocument]:
+        """Documents of ``query`` with the fields a change of ``changing`` reads and rewrites."""
+        names = list(changing)
+        wanted = {name: 1 for name in names}
+        if changes_search_terms(names):
+            wanted |= {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS)}
+        sort = [("docDate", DESCENDING), ("_id", DESCENDING)]
+        return await self._find(workspace_id, query, wanted, sort, limit)
+
+    async def _find(
         self,
         workspace_id: str,
-        *,
-        filters: Sequence[Mapping[str, Any]] = (),
-        archived: ArchiveFilter = "exclude",
-    ) -> int:
-        return int(
-            await self._run(
-                self._col.count_documents(
-                    scoped(workspace_id, archived, *filters), maxTimeMS=QUERY_TIME_LIMIT_MS
-                )
-            )
+        query: DocumentQuery,
+        wanted: Mapping[str, int],
+        sort: list[tuple[str, int]],
+        limit: int,
+    ) -> list[StoredDocument]:
+        cursor = self._col.find(
+            query.to_filter(workspace_id), dict(wanted), max_time_ms=QUERY_TIME_LIMIT_MS
+        ).sort(sort)
+        if limit:
+            cursor = cursor.limit(limit)
+        return cast(list[StoredDocument], await self._run(cursor.to_list(None)))
+
+    async def count(self, workspace_id: str, query: DocumentQuery) -> int:
+        counted = self._col.count_documents(
+            query.to_filter(workspace_id), maxTimeMS=QUERY_TIME_LIMIT_MS
         )
+        return int(await self._run(counted))
 
     async def totals(
         self,
         workspace_id: str,
+        query: DocumentQuery,
         *,
-        filters: Sequence[Mapping[str, Any]] = (),
-        archived: ArchiveFilter = "exclude",
-        group_key: Any = None,
+        group_by: CountGroupBy | None = None,
         max_groups: int = 500,
-    ) -> dict[str, Any]:
-        """Count and per-currency sums in MongoDB; only (group, currency) rows come back.
+    ) -> Totals:
+        """Count and per-currency sums, computed in MongoDB; only (group, currency) rows return.
 
-        Returns ``{"overall": [{currency, count, cents}], "groups": [{key, currency, count,
-        cents}], "groupCount": n}``; groups are the ``max_groups`` largest by count.
+        Groups are the ``max_groups`` largest by count (``truncated`` when there are more);
+        time groups come in chronological order (documents without a date last, key None),
+        others by count.
         """
         by_currency = {"_id": "$currency", "count": {"$sum": 1}, "cents": {"$sum": "$amount"}}
         facets: dict[str, Any] = {"overall": [{"$group": by_currency}]}
-        if group_key is not None:
+        key = group_key(group_by)
+        if key is not None:
             facets["groups"] = [
                 {
                     "$group": {
-                        "_id": {"key": group_key, "currency": "$currency"},
+                        "_id": {"key": key, "currency": "$currency"},
                         "count": {"$sum": 1},
                         "cents": {"$sum": "$amount"},
                     }
@@ -270,13 +285,27 @@ class Documents:
                 {"$limit": max_groups + 1},
             ]
         pipeline: list[dict[str, Any]] = [
-            {"$match": scoped(workspace_id, archived, *filters)},
+            {"$match": query.to_filter(workspace_id)},
             {"$facet": facets},
         ]
         rows = await self._run(
             self._col.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
         )
-        return rows[0] if rows else {"overall": [], "groups": []}
+        result = rows[0] if rows else {}
+        overall = _currency_totals(
+            {"currency": r["_id"], "count": r["count"], "cents": r["cents"]}
+            for r in result.get("overall") or []
+        )
+        group_rows = result.get("groups") or []
+        groups = [
+            TotalsGroup(
+                key=row["_id"], count=row["count"], by_currency=_currency_totals(row["byCurrency"])
+            )
+            for row in group_rows[:max_groups]
+        ]
+        if is_time_grouping(group_by):
+            groups.sort(key=lambda group: (group.key is None, group.key or ""))
+        return Totals(overall=overall, groups=groups, truncated=len(group_rows) > max_groups)
 
     async def counts_by_workspace(self, workspace_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Active and archived document counts of several workspaces in one aggregation.
@@ -317,66 +346,127 @@ class Documents:
         )
         return [row["_id"] for row in rows]
 
+    async def history(
+        self, workspace_id: str, records: Sequence[StoredDocument]
+    ) -> dict[str, list[EditEntry]]:
+        """The edit history of each of ``records`` (stored documents of this workspace), oldest
+        first; a document without edits maps to an empty list."""
+        kept = await self._edits.of_documents(workspace_id, [r["_id"] for r in records])
+        return {
+            record["_id"]: [
+                *cast(list[EditEntry], record.get("editHistory") or []),
+                *kept.get(record["_id"], []),
+            ]
+            for record in records
+        }
+
+    async def find_duplicate(
+        self, workspace_id: str, document_id: str, rules: Sequence[DuplicateRule]
+    ) -> tuple[StoredDocument, str] | None:
+        """The oldest finished active document that one of ``rules`` matches, and the rule's
+        reason; None when the document repeats nothing."""
+        for rule in rules:
+            query = scoped(
+                workspace_id,
+                "exclude",
+                {"_id": {"$ne": document_id}},
+                {"processingStatus": {"$nin": list(NOT_AN_ORIGINAL)}},
+                rule.filter,
+            )
+            found = await self._run(
+                self._col.find(query, max_time_ms=QUERY_TIME_LIMIT_MS)
+                .sort([("createdAt", ASCENDING), ("_id", ASCENDING)])
+                .limit(1)
+                .to_list(1)
+            )
+            if found:
+                return cast(StoredDocument, found[0]), rule.reason
+        return None
+
+    async def active_duplicates_of(self, workspace_id: str, document_id: str) -> list[str]:
+        rows = await self._col.find(
+            {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": {"$ne": True}},
+            {"_id": 1},
+        ).to_list(None)
+        return [row["_id"] for row in rows]
+
+    # -- changes ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _set_changes(
+        record: StoredDocument, changes: Mapping[str, Any], now: datetime
+    ) -> dict[str, Any]:
+        """The ``$set`` that applies ``changes`` (API-level values) to ``record``: the stored
+        values, the search terms when a searchable field changes, and ``updatedAt``."""
+        update = {**to_record(changes), "updatedAt": now}
+        if changes_search_terms(changes):
+            update["searchTerms"] = search_terms({**from_record(record), **changes})
+        return update
+
     async def update_fields(
         self,
         workspace_id: str,
-        record: Mapping[str, Any],
+        record: StoredDocument,
         changes: Mapping[str, Any],
-        history: Sequence[Mapping[str, Any]],
-    ) -> dict[str, Any] | None:
-        """Apply ``changes`` (API-level values) to the stored ``record`` the caller loaded and
-        append ``history``; the updated record, in one round trip."""
-        update: dict[str, Any] = {"$set": {**to_record(changes), "updatedAt": utcnow()}}
-        if history:
-            update["$push"] = {"editHistory": {"$each": list(history)}}
-        if set(changes) & {*SEARCHABLE_FIELDS, "lineItems"}:
-            update["$set"]["searchTerms"] = search_terms({**from_record(record), **changes})
-        updated = await self._col.find_one_and_update(
-            {"_id": record["_id"], "workspaceId": workspace_id},
-            update,
-            return_document=ReturnDocument.AFTER,
-        )
-        return dict(updated) if updated else None
+        edits: Sequence[EditEntry] = (),
+    ) -> StoredDocument | None:
+        """Apply ``changes`` to the stored ``record`` the caller loaded and record ``edits``;
+        the updated record (None when it no longer exists).
 
-    async def bulk_update(
-        self,
-        workspace_id: str,
-        updates: Sequence[tuple[Mapping[str, Any], Mapping[str, Any], Sequence[Mapping[str, Any]]]],
-    ) -> int:
-        """Apply ``(record, changes, history)`` triples; how many documents changed.
+        The history is written first and taken back if the document write fails, so a
+        document never changes without its history.
+        """
+        document_id = record["_id"]
+        written = await self._edits.add(workspace_id, {document_id: edits}) if edits else []
+        try:
+            updated = await self._col.find_one_and_update(
+                {"_id": document_id, "workspaceId": workspace_id},
+                {"$set": self._set_changes(record, changes, utcnow())},
+                return_document=ReturnDocument.AFTER,
+            )
+        except BaseException:
+            await self._edits.remove(workspace_id, written)
+            raise
+        if updated is None:
+            await self._edits.remove(workspace_id, written)
+        return cast(StoredDocument | None, updated)
 
-        ``record`` is the stored document the changes were computed from; its search terms are
-        recomputed with the changes applied. Updates run concurrently in small batches (one
-        ``update_one`` each: mongomock's ``bulk_write`` does not accept current pymongo ops).
+    async def bulk_update(self, workspace_id: str, updates: Sequence[FieldUpdate]) -> int:
+        """Apply ``updates`` to active documents; how many documents changed.
+
+        The history of every update is written first, in one batch; the entries of documents
+        that were archived meanwhile (and so did not change) are taken back. Updates run
+        concurrently in small batches (one ``update_one`` each: mongomock's ``bulk_write`` does
+        not accept current pymongo ops).
         """
         now = utcnow()
+        written = await self._edits.add(
+            workspace_id, {u.record["_id"]: u.edits for u in updates if u.edits}
+        )
+        ids_by_document: dict[str, list[Any]] = {}
+        position = 0
+        for u in updates:
+            ids_by_document[u.record["_id"]] = written[position : position + len(u.edits)]
+            position += len(u.edits)
 
-        async def apply(
-            record: Mapping[str, Any],
-            changes: Mapping[str, Any],
-            history: Sequence[Mapping[str, Any]],
-        ) -> int:
-            terms = search_terms({**from_record(record), **changes})
+        async def apply(update: FieldUpdate) -> int:
             result = await self._col.update_one(
-                {"_id": record["_id"], "workspaceId": workspace_id, "archived": {"$ne": True}},
                 {
-                    "$set": {**to_record(changes), "searchTerms": terms, "updatedAt": now},
-                    "$push": {"editHistory": {"$each": list(history)}},
+                    "_id": update.record["_id"],
+                    "workspaceId": workspace_id,
+                    "archived": {"$ne": True},
                 },
+                {"$set": self._set_changes(update.record, update.changes, now)},
             )
+            if result.modified_count == 0:
+                await self._edits.remove(workspace_id, ids_by_document[update.record["_id"]])
             return int(result.modified_count)
 
         modified = 0
         for start in range(0, len(updates), BULK_BATCH):
             batch = updates[start : start + BULK_BATCH]
-            modified += sum(await asyncio.gather(*(apply(*update) for update in batch)))
+            modified += sum(await asyncio.gather(*(apply(update) for update in batch)))
         return modified
-
-    async def delete_unprocessed(self, workspace_id: str, document_id: str) -> None:
-        """Remove a document whose upload was never acknowledged (nothing else refers to it)."""
-        await self._col.delete_one(
-            {"_id": document_id, "workspaceId": workspace_id, "processingStatus": "queued"}
-        )
 
     async def set_processing(
         self, workspace_id: str, document_id: str, status: str, reason: str | None = None
@@ -391,66 +481,6 @@ class Documents:
                 }
             },
         )
-
-    async def find_duplicate(
-        self,
-        workspace_id: str,
-        document_id: str,
-        *,
-        sha256: str | None,
-        invoice_id: str | None,
-        merchant: str | None,
-        amount_cents: int | None,
-        doc_date: datetime | None,
-        amount_tolerance_cents: int = 5,
-        days: int = 1,
-    ) -> tuple[dict[str, Any], str] | None:
-        """The oldest active document this one duplicates, and why; None when it is new."""
-        rules: list[tuple[str, dict[str, Any]]] = []
-        if sha256:
-            rules.append(("the same file (identical SHA-256)", {"file.sha256": sha256}))
-        if invoice_id:
-            rules.append((f"the same invoice number {invoice_id}", {"invoiceId": invoice_id}))
-        if merchant and amount_cents is not None and doc_date is not None:
-            rules.append(
-                (
-                    "the same merchant, amount within 0.05 and date within a day",
-                    {
-                        "merchant": {"$regex": f"^{re.escape(merchant)}$", "$options": "i"},
-                        "amount": {
-                            "$gte": amount_cents - amount_tolerance_cents,
-                            "$lte": amount_cents + amount_tolerance_cents,
-                        },
-                        "docDate": {
-                            "$gte": doc_date - timedelta(days=days),
-                            "$lte": doc_date + timedelta(days=days),
-                        },
-                    },
-                )
-            )
-        for reason, rule in rules:
-            found = (
-                await self._col.find(
-                    scoped(
-                        workspace_id,
-                        "exclude",
-                        {"_id": {"$ne": document_id}},
-                        {
-                            "processingStatus": {
-                                "$nin": ["queued", "processing", "failed", "skipped"]
-                            }
-                        },
-                        rule,
-                    ),
-                    max_time_ms=QUERY_TIME_LIMIT_MS,
-                )
-                .sort([("createdAt", ASCENDING), ("_id", ASCENDING)])
-                .limit(1)
-                .to_list(1)
-            )
-            if found:
-                return found[0], reason
-        return None
 
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
         """Archive or restore documents; how many changed state."""
@@ -472,13 +502,6 @@ class Documents:
             },
         )
         return int(result.modified_count)
-
-    async def active_duplicates_of(self, workspace_id: str, document_id: str) -> list[str]:
-        rows = await self._col.find(
-            {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": {"$ne": True}},
-            {"_id": 1},
-        ).to_list(None)
-        return [row["_id"] for row in rows]
 
     async def remove_references(self, workspace_id: str, ids: Sequence[str]) -> None:
         """Forget ``ids`` in other active documents' ``duplicates`` lists."""
@@ -509,19 +532,12 @@ class Documents:
             raise QueryTimeout("query exceeded its time limit") from exc
 
 
-def terms_filter(tokens: Sequence[str], *, require_all: bool) -> dict[str, Any]:
-    """Documents whose search terms contain each token (or a word it starts, for 3+ letters).
-
-    Anchored prefix regexes can use the ``searchTerms`` index.
-    """
-    parts: list[dict[str, Any]] = []
-    for token in dict.fromkeys(tokens):
-        if len(token) >= 3:
-            parts.append({"searchTerms": {"$regex": "^" + re.escape(token)}})
-        else:
-            parts.append({"searchTerms": token})
-    if not parts:
-        return {"_id": {"$exists": False}}  # nothing searchable in the query: match nothing
-    if len(parts) == 1:
-        return parts[0]
-    return {"$and" if require_all else "$or": parts}
+def _currency_totals(rows: Iterable[Mapping[str, Any]]) -> list[CurrencyTotal]:
+    """Per-currency rows sorted by currency (unknown last); a sum over no amounts is 0."""
+    totals = [
+        CurrencyTotal(
+            currency=row.get("currency"), count=int(row["count"]), cents=int(row.get("cents") or 0)
+        )
+        for row in rows
+    ]
+    return sorted(totals, key=lambda total: (total.currency is None, total.currency or ""))

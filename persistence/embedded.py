@@ -9,9 +9,10 @@ the server and writes ``server.json`` (pid, port, owner); the others find it the
 file lock serialises the check-or-start, and a process that started a server only for itself (an
 admin command) holds the lock until it has stopped it, so no one connects to a dying server.
 
-The server dies with the process that started it (``parent_death``: SIGTERM when the owner dies,
-even by SIGKILL). Should one survive anyway (not Linux), a server whose owner is dead is never
-joined: the next process stops it and starts its own, so a restart owns what it runs.
+The server dies with the process that started it (``parent_death``: stopped by a supervisor when
+the owner dies, even by SIGKILL). Should one survive anyway (not Linux), a server whose owner is
+dead is never joined: the next process stops it and starts its own, so a restart owns what it
+runs.
 """
 
 from __future__ import annotations
@@ -108,8 +109,9 @@ class EmbeddedServer:
             "WARNING",
         ]
         self.process = subprocess.Popen(
-            # SIGTERM when we die, even by SIGKILL: it closes its storage cleanly and exits.
-            launcher_command(command, signal.SIGTERM),
+            # Supervised: stopped when we die, even by SIGKILL (SIGTERM, then SIGKILL if it
+            # does not exit in time); ``process`` is the supervisor, which stops it on SIGTERM.
+            launcher_command(command),
             stdout=log,
             stderr=log,
             start_new_session=True,  # a Ctrl-C in the terminal reaches us, and we stop it cleanly

@@ -12,6 +12,8 @@ from typing import Any
 from gridfs.errors import NoFile
 from motor.motor_asyncio import AsyncIOMotorDatabase, AsyncIOMotorGridFSBucket
 
+from persistence.document_records import StoredFile
+
 BUCKET = "originals"
 CHUNK_SIZE = 255 * 1024
 
@@ -37,7 +39,7 @@ class Files:
 
     async def put(
         self, workspace_id: str, document_id: str, data: bytes, file_name: str, mime_type: str
-    ) -> dict[str, Any]:
+    ) -> StoredFile:
         """Store ``data``; returns the file reference kept on the document."""
         sha256 = hashlib.sha256(data).hexdigest()
         file_id = await self.bucket.upload_from_stream(
@@ -50,19 +52,19 @@ class Files:
                 "sha256": sha256,
             },
         )
-        return {
-            "gridfsId": file_id,
-            "fileName": file_name,
-            "mimeType": mime_type,
-            "size": len(data),
-            "sha256": sha256,
-        }
+        return StoredFile(
+            gridfsId=file_id,
+            fileName=file_name,
+            mimeType=mime_type,
+            size=len(data),
+            sha256=sha256,
+        )
 
-    async def read(self, workspace_id: str, file_ref: dict[str, Any]) -> bytes:
+    async def read(self, workspace_id: str, file_ref: StoredFile) -> bytes:
         grid_out = await self.open(workspace_id, file_ref)
         return bytes(await grid_out.read())
 
-    async def open(self, workspace_id: str, file_ref: dict[str, Any]) -> Any:
+    async def open(self, workspace_id: str, file_ref: StoredFile) -> Any:
         """An open GridFS file; FileNotFoundError when missing or of another workspace."""
         try:
             grid_out = await self.bucket.open_download_stream(file_ref["gridfsId"])
@@ -79,5 +81,5 @@ class Files:
         while chunk := await grid_out.readchunk():
             yield bytes(chunk)
 
-    async def delete(self, file_ref: dict[str, Any]) -> None:
+    async def delete(self, file_ref: StoredFile) -> None:
         await self.bucket.delete(file_ref["gridfsId"])

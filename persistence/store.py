@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from motor.motor_asyncio import AsyncIOMotorDatabase
 
 from persistence.activity import Activity
@@ -9,37 +11,49 @@ from persistence.api_keys import ApiKeys
 from persistence.categories import CategoryOverrides
 from persistence.documents import Documents
 from persistence.files import Files
-from persistence.jobs import Jobs
+from persistence.ids import utcnow
+from persistence.jobs import Clock, Jobs
 from persistence.users import Users
 from persistence.workspaces import Workspaces
 
 
-class Store:
-    """Collection modules of one database; the app factory builds one per process."""
+@runtime_checkable
+class Repository(Protocol):
+    """A collection module: it declares its indexes and creates them on request."""
 
-    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+    async def ensure_indexes(self) -> None: ...
+
+
+class Store:
+    """Collection modules of one database; the app factory builds one per process.
+
+    A new collection module is one attribute here: ``ensure_indexes`` finds every repository
+    among the attributes. ``clock`` is the jobs' clock (tests move it to expire leases).
+    """
+
+    def __init__(self, db: AsyncIOMotorDatabase, clock: Clock = utcnow) -> None:
         self.db = db
         self.users = Users(db)
         self.workspaces = Workspaces(db)
         self.api_keys = ApiKeys(db)
         self.documents = Documents(db)
         self.files = Files(db)
-        self.jobs = Jobs(db)
+        self.jobs = Jobs(db, clock)
         self.activity = Activity(db)
         self.category_overrides = CategoryOverrides(db)
 
+    def repositories(self) -> list[Repository]:
+        # Not ``db``: a motor database answers every attribute name with a collection.
+        return [
+            value
+            for name, value in vars(self).items()
+            if name != "db" and isinstance(value, Repository)
+        ]
+
     async def ensure_indexes(self) -> None:
         """Create every declared index; idempotent, run at start-up."""
-        for module in (
-            self.users,
-            self.workspaces,
-            self.api_keys,
-            self.documents,
-            self.jobs,
-            self.activity,
-            self.category_overrides,
-        ):
-            await module.ensure_indexes()
+        for repository in self.repositories():
+            await repository.ensure_indexes()
 
     async def ping(self) -> bool:
         try:

@@ -6,33 +6,15 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from engines.analysis import Analysis
+from engines.extraction.review import WARNING_CONFIDENCE
 from engines.text import fold
 from resolvers.context import Context
 from resolvers.document_views import full_view, jsonable
 from resolvers.errors import NotFound, Unprocessable
-from resolvers.processing import PermanentFailure
-from schema.documents import InspectDocument, InspectedField, InspectionReport
+from resolvers.processing import PermanentFailure, document_fields, evidence_entries
+from schema.documents import FieldEvidence, InspectDocument, InspectedField, InspectionReport
 
 DERIVED = {"category", "summary", "docType"}  # read from the content, not printed on it
-
-
-def visible_values(analysis: Analysis) -> dict[str, Any]:
-    parsed = analysis.fields
-    return {
-        "merchant": parsed.merchant,
-        "amount": parsed.amount,
-        "currency": parsed.currency,
-        "docDate": parsed.doc_date,
-        "invoiceId": parsed.invoice_id,
-        "receiptId": parsed.receipt_id,
-        "taxAmount": parsed.tax_amount,
-        "subtotal": parsed.subtotal,
-        "paymentMethod": parsed.payment_method,
-        "category": analysis.category,
-        "summary": parsed.summary or None,
-        "docType": parsed.doc_type,
-    }
 
 
 def _text_forms(value: Any) -> list[str]:
@@ -136,14 +118,40 @@ async def inspect_document(ctx: Context, args: InspectDocument) -> InspectionRep
     except PermanentFailure as exc:
         raise Unprocessable(f"The original of '{args.id}' cannot be read: {exc}") from None
     stored = full_view(record, ctx.services.base_url)
-    visible = visible_values(analysis)
+    visible = document_fields(analysis)
+    stored_evidence = {e["field"]: e for e in record.get("evidence") or []}
+    fresh_evidence = {e["field"]: e for e in evidence_entries(analysis.fields)}
     return InspectionReport(
         documentId=args.id,
         pagesRead=analysis.pages_read,
         pageCount=analysis.page_count,
         engine=analysis.engine,
         fields=[
-            compare(name, stored.get(name), visible.get(name), analysis.text)
+            with_evidence(
+                compare(name, stored.get(name), visible.get(name), analysis.text),
+                stored_evidence.get(name),
+                fresh_evidence.get(name),
+            )
             for name in dict.fromkeys(args.fields)
         ],
+    )
+
+
+def with_evidence(
+    field: InspectedField, stored: dict[str, Any] | None, fresh: dict[str, Any] | None
+) -> InspectedField:
+    """Add how sure extraction was of the stored value and where the original shows the
+    visible one, and say so in the note where it helps a person check."""
+    note = field.note
+    if fresh is not None and field.match is False and fresh.get("text"):
+        note += f"; the original shows it on page {fresh.get('page')}: '{fresh['text']}'"
+    confidence = stored.get("confidence") if stored else None
+    if confidence is not None and confidence < WARNING_CONFIDENCE and field.match:
+        note += f"; it had been read with low confidence ({confidence:.2f})"
+    return field.model_copy(
+        update={
+            "note": note,
+            "confidence": confidence,
+            "evidence": FieldEvidence.model_validate(fresh) if fresh else None,
+        }
     )

@@ -2,39 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from engines.ranking.diversity import jaccard, mmr
 from engines.ranking.lexical import rank
-from engines.text import tokenize
-from persistence.document_fields import SEARCH_FIELDS
-from persistence.documents import terms_filter
-from persistence.pagination import after
-from persistence.where import WhereError, compile_where
+from persistence.document_query import DocumentQuery, Keyset
+from persistence.document_records import StoredDocument, searchable_texts, stored_path
 from resolvers import cursors
 from resolvers.context import Context
-from resolvers.document_views import full_view, projected_fields, projected_view, projection_for
+from resolvers.document_views import complete_documents, projected_documents, projected_fields
 from resolvers.errors import BadRequest
 from schema.documents import Document, DocumentPage, SearchDocuments
 
-# Stored path of each sortable field (money sorts by its integer cents).
-SORT_PATHS = {"id": "_id"}
 # Search mode ranks at most this many of the newest matching candidates.
 MAX_CANDIDATES = 2000
-RANK_FIELDS = ("merchant", "summary", "category", "invoiceId", "receiptId")
-EXPORT_FILTERS: dict[str, dict[str, Any]] = {
-    "all": {},
-    "exported": {"exportStatus": "exported"},
-    "not-exported": {"exportStatus": {"$ne": "exported"}},
-}
-
-
-def compiled_where(args_where: Any, fields: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return compile_where(args_where, fields)
-    except WhereError as exc:
-        raise BadRequest(f"Invalid request: {exc}") from None
 
 
 def _query_print(args: SearchDocuments, ranked: bool) -> str:
@@ -53,12 +36,12 @@ def _query_print(args: SearchDocuments, ranked: bool) -> str:
 
 @dataclass(frozen=True)
 class PreparedSearch:
-    """A validated documents.search call: compiled filters, projection and cursor state."""
+    """A validated documents.search call: its selection, projection and cursor state."""
 
     ctx: Context
     workspace_id: str
     args: SearchDocuments
-    filters: list[dict[str, Any]]
+    query: DocumentQuery
     fields: list[str] | None  # None: complete output
     state: dict[str, Any]  # decoded cursor, empty on the first page
     query_print: str
@@ -66,49 +49,40 @@ class PreparedSearch:
 
 async def search_documents(ctx: Context, args: SearchDocuments) -> DocumentPage:
     workspace_id = ctx.require_workspace()
-    filters = [compiled_where(args.where, SEARCH_FIELDS), EXPORT_FILTERS[args.exportStatus]]
+    query = DocumentQuery(where=args.where, archived=args.archived, export_status=args.exportStatus)
     fields = None if args.outputMode == "complete" else projected_fields(args.requiredFields)
     ranked = args.useSearch and bool(args.query and args.query.strip())
     query_print = _query_print(args, ranked)
     keyring = ctx.services.keyring
     state = cursors.decode(args.cursor, query_print, keyring) if args.cursor else {}
-    search = PreparedSearch(ctx, workspace_id, args, filters, fields, state, query_print)
+    search = PreparedSearch(ctx, workspace_id, args, query, fields, state, query_print)
     return await (_ranked_page(search) if ranked else _filtered_page(search))
 
 
-def _render(
-    ctx: Context, records: list[dict[str, Any]], fields: list[str] | None
+async def _render(
+    ctx: Context, records: list[StoredDocument], fields: list[str] | None
 ) -> list[Document]:
-    base = ctx.services.base_url
     if fields is None:
-        return [Document.model_validate(full_view(r, base)) for r in records]
-    return [Document.model_validate(projected_view(r, fields, base)) for r in records]
-
-
-def _projection(fields: list[str] | None, sort_path: str) -> dict[str, int] | None:
-    if fields is None:
-        return {"searchTerms": 0, "workspaceId": 0}
-    projection = projection_for(fields)
-    projection[sort_path] = 1
-    return projection
+        return await complete_documents(ctx, records)
+    return projected_documents(ctx, records, fields)
 
 
 async def _filtered_page(search: PreparedSearch) -> DocumentPage:
-    filters = search.filters
-    path = SORT_PATHS.get(search.args.sortBy, search.args.sortBy)
+    query = search.query
+    path = stored_path(search.args.sortBy)
     order = search.args.sortOrder
     if search.state:
         if "id" not in search.state:
             raise BadRequest("cursor: not a cursor returned by this capability")
-        filters = [*filters, after(path, order, search.state.get("v"), search.state["id"])]
-    sort = [(path, order)] if path == "_id" else [(path, order), ("_id", order)]
+        keyset = Keyset(path, order, search.state.get("v"), search.state["id"])
+        query = dataclasses.replace(query, after=keyset)
     records = await search.ctx.store.documents.find(
         search.workspace_id,
-        filters=filters,
-        archived=search.args.archived,
-        sort=sort,
+        query,
+        sort_by=search.args.sortBy,
+        order=order,
         limit=search.args.limit + 1,
-        projection=_projection(search.fields, path),
+        fields=search.fields,
     )
     next_cursor = None
     if len(records) > search.args.limit:
@@ -120,11 +94,11 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
             search.ctx.services.keyring,
         )
     return DocumentPage(
-        documents=_render(search.ctx, records, search.fields), nextCursor=next_cursor
+        documents=await _render(search.ctx, records, search.fields), nextCursor=next_cursor
     )
 
 
-def _sort_value(record: dict[str, Any], path: str) -> Any:
+def _sort_value(record: StoredDocument, path: str) -> Any:
     value: Any = record
     for part in path.split("."):
         value = value.get(part) if isinstance(value, dict) else None
@@ -132,31 +106,15 @@ def _sort_value(record: dict[str, Any], path: str) -> Any:
 
 
 async def _ranked_page(search: PreparedSearch) -> DocumentPage:
-    tokens = tokenize(search.args.query)
     offset = search.state.get("o", 0)
     if not isinstance(offset, int) or offset < 0:
         raise BadRequest("cursor: not a cursor returned by this capability")
-    candidates = await search.ctx.store.documents.find(
+    candidates = await search.ctx.store.documents.find_searchable(
         search.workspace_id,
-        filters=[*search.filters, terms_filter(tokens, require_all=False)],
-        archived=search.args.archived,
+        dataclasses.replace(search.query, words=search.args.query, words_match="any"),
         limit=MAX_CANDIDATES,
-        projection={
-            **{name: 1 for name in RANK_FIELDS},
-            "lineItems.description": 1,
-            "searchTerms": 1,
-        },
     )
-    texts = [
-        {
-            **{name: c.get(name) for name in RANK_FIELDS},
-            "lineItems": " ".join(
-                item.get("description") or "" for item in c.get("lineItems") or []
-            ),
-        }
-        for c in candidates
-    ]
-    scored = rank(search.args.query or "", texts)
+    scored = rank(search.args.query or "", [searchable_texts(c) for c in candidates])
     order = [item.index for item in scored]
     if search.args.searchType == "mmr":
         term_sets = [set(candidates[i].get("searchTerms") or []) for i in order]
@@ -169,11 +127,10 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         chosen = set(first)  # once: the rest keeps its rank order after the diverse head
         order = first + [i for i in order if i not in chosen]
     page_ids = [candidates[i]["_id"] for i in order[offset : offset + search.args.limit]]
-    projection = _projection(search.fields, "_id")
     records = {
         r["_id"]: r
         for r in await search.ctx.store.documents.get_many(
-            search.workspace_id, page_ids, projection
+            search.workspace_id, page_ids, search.fields
         )
     }
     ordered = [records[i] for i in page_ids if i in records]
@@ -186,5 +143,5 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         else None
     )
     return DocumentPage(
-        documents=_render(search.ctx, ordered, search.fields), nextCursor=next_cursor
+        documents=await _render(search.ctx, ordered, search.fields), nextCursor=next_cursor
     )

@@ -1,24 +1,25 @@
-"""Capabilities of the documents resource."""
+"""Capabilities of the documents resource, and the batched reads the GraphQL graph uses."""
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from collections.abc import Sequence
 
-from engines.text import tokenize
 from persistence.document_fields import COUNT_FIELDS
-from persistence.documents import terms_filter
+from persistence.document_query import DocumentQuery
+from persistence.document_records import StoredDocument
+from persistence.documents import CurrencyTotal as StoredTotal
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.context import Context
+from resolvers.document_bulk_edit import bulk_edit_documents
+from resolvers.document_edits import edit_entries
 from resolvers.document_inspect import inspect_document
-from resolvers.document_search import compiled_where, search_documents
-from resolvers.document_views import full_view, jsonable
-from resolvers.errors import BadRequest, NotFound
+from resolvers.document_search import search_documents
+from resolvers.document_views import complete_document, complete_documents, full_view
+from resolvers.errors import BadRequest, NotFound, store_errors
 from resolvers.registry import capability
 from schema.documents import (
     BulkEditDocuments,
-    BulkEditItem,
     BulkEditResult,
     CountDocuments,
     CountGroup,
@@ -29,7 +30,6 @@ from schema.documents import (
     DocumentCount,
     DocumentPage,
     DocumentResult,
-    FieldChange,
     GetDocument,
     InspectDocument,
     InspectionReport,
@@ -38,10 +38,7 @@ from schema.documents import (
     UpdateDocument,
 )
 
-BULK_EDIT_LIMIT = 1000
-BULK_PREVIEW_ITEMS = 100
 MAX_GROUPS = 500
-TIME_FORMATS = {"day": "%Y-%m-%d", "date": "%Y-%m-%d", "month": "%Y-%m", "year": "%Y"}
 
 
 @capability(
@@ -64,15 +61,11 @@ async def search(ctx: Context, args: SearchDocuments) -> DocumentPage:
     return await search_documents(ctx, args)
 
 
-async def _load(ctx: Context, document_id: str) -> dict[str, Any]:
+async def _load(ctx: Context, document_id: str) -> StoredDocument:
     record = await ctx.store.documents.get(ctx.require_workspace(), document_id)
     if record is None:
         raise NotFound(f"Document '{document_id}' not found")
     return record
-
-
-def _document(ctx: Context, record: dict[str, Any]) -> Document:
-    return Document.model_validate(full_view(record, ctx.services.base_url))
 
 
 @capability(
@@ -85,7 +78,7 @@ def _document(ctx: Context, record: dict[str, Any]) -> Document:
 async def get(ctx: Context, args: GetDocument) -> DocumentResult:
     """One document with full details: every extracted field, line items, amounts, the original
     file's reference and URL, the source, duplicates and the edit history."""
-    return DocumentResult(document=_document(ctx, await _load(ctx, args.id)))
+    return DocumentResult(document=await complete_document(ctx, await _load(ctx, args.id)))
 
 
 @capability(
@@ -104,35 +97,30 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     changes = args.model_dump(exclude_unset=True, exclude={"id"})
     if not changes:
         raise BadRequest("Invalid request: no fields to update; send at least one field besides id")
+    workspace_id = ctx.require_workspace()
     record = await _load(ctx, args.id)
     current = full_view(record, ctx.services.base_url)
-    now = utcnow()
-    history = [
-        {
-            "field": name,
-            "oldValue": jsonable(current.get(name)),
-            "newValue": jsonable(value),
-            "editedBy": ctx.user_id,
-            "editedAt": now,
-            "via": "documents.update",
-        }
-        for name, value in changes.items()
-        if jsonable(current.get(name)) != jsonable(value)
-    ]
-    if not history:
-        return DocumentResult(document=_document(ctx, record))
-    changed = {entry["field"]: changes[entry["field"]] for entry in history}
+    edits = edit_entries(current, changes, by=ctx.user_id, via="documents.update", at=utcnow())
+    if not edits:
+        return DocumentResult(document=await complete_document(ctx, record))
+    changed = {entry["field"]: changes[entry["field"]] for entry in edits}
+    if record.get("evidence") and any(e.get("field") in changed for e in record["evidence"]):
+        # A person's correction replaces what extraction read: certain, nothing to point at
+        # (a cleared field has no evidence left).
+        changed["evidence"] = [
+            {"field": e["field"], "confidence": 1.0, "source": "edited"}
+            if e.get("field") in changed
+            else e
+            for e in record["evidence"]
+            if e.get("field") not in changed or changed[e["field"]] is not None
+        ]
     merchant = changed.get("merchant", current.get("merchant"))
     if "category" in changed and changed["category"] and merchant:
-        await ctx.store.category_overrides.remember(
-            ctx.require_workspace(), merchant, changed["category"]
-        )
-    updated = await ctx.store.documents.update_fields(
-        ctx.require_workspace(), record, changed, history
-    )
+        await ctx.store.category_overrides.remember(workspace_id, merchant, changed["category"])
+    updated = await ctx.store.documents.update_fields(workspace_id, record, changed, edits)
     if updated is None:
         raise NotFound(f"Document '{args.id}' not found")
-    return DocumentResult(document=_document(ctx, updated))
+    return DocumentResult(document=await complete_document(ctx, updated))
 
 
 @capability(
@@ -157,7 +145,9 @@ async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
         await ctx.store.documents.set_archived(workspace_id, gone, archived=True)
         await ctx.store.documents.remove_references(workspace_id, gone)
         record = await _load(ctx, args.id)
-    return DeletedDocument(document=_document(ctx, record), archivedDuplicates=archived_duplicates)
+    return DeletedDocument(
+        document=await complete_document(ctx, record), archivedDuplicates=archived_duplicates
+    )
 
 
 @capability(
@@ -179,25 +169,11 @@ async def unarchive(ctx: Context, args: UnarchiveDocument) -> DocumentResult:
             if original is not None and not original.get("archived"):
                 await ctx.store.documents.link_duplicate(workspace_id, original_id, args.id)
         record = await _load(ctx, args.id)
-    return DocumentResult(document=_document(ctx, record))
+    return DocumentResult(document=await complete_document(ctx, record))
 
 
-def _group_key(group_by: str | None) -> Any:
-    if group_by is None:
-        return None
-    if group_by in TIME_FORMATS:
-        # Documents without a date form their own null group.
-        formatted = {"$dateToString": {"format": TIME_FORMATS[group_by], "date": "$docDate"}}
-        return {"$cond": [{"$eq": [{"$ifNull": ["$docDate", None]}, None]}, None, formatted]}
-    return f"${group_by}"
-
-
-def _totals(rows: list[dict[str, Any]]) -> list[CurrencyTotal]:
-    rows = sorted(rows, key=lambda row: (row.get("currency") is None, row.get("currency") or ""))
-    return [
-        CurrencyTotal(currency=row.get("currency"), amount=from_cents(int(row.get("cents") or 0)))
-        for row in rows
-    ]
+def _totals(totals: list[StoredTotal]) -> list[CurrencyTotal]:
+    return [CurrencyTotal(currency=t.currency, amount=from_cents(t.cents)) for t in totals]
 
 
 @capability(
@@ -214,35 +190,19 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     date = day) adds per-group counts and totals. Archived documents are excluded unless
     archived is only or include. Computed inside MongoDB.
     """
-    workspace_id = ctx.require_workspace()
-    result = await ctx.store.documents.totals(
-        workspace_id,
-        filters=[compiled_where(args.where, COUNT_FIELDS)],
-        archived=args.archived,
-        group_key=_group_key(args.groupBy),
-        max_groups=MAX_GROUPS,
+    query = DocumentQuery(where=args.where, where_fields=COUNT_FIELDS, archived=args.archived)
+    totals = await ctx.store.documents.totals(
+        ctx.require_workspace(), query, group_by=args.groupBy, max_groups=MAX_GROUPS
     )
-    overall = [
-        {"currency": r["_id"], "count": r["count"], "cents": r["cents"]} for r in result["overall"]
-    ]
-    rows = result.get("groups") or []
-    truncated = len(rows) > MAX_GROUPS
-    groups = [
-        CountGroup(key=row["_id"], count=row["count"], totals=_totals(row["byCurrency"]))
-        for row in rows[:MAX_GROUPS]
-    ]
-    if args.groupBy in TIME_FORMATS:
-        groups.sort(key=lambda group: (group.key is None, group.key or ""))
     return DocumentCount(
-        count=sum(row["count"] for row in overall),
-        totals=_totals(overall),
-        groups=groups,
-        groupsTruncated=truncated,
+        count=sum(total.count for total in totals.overall),
+        totals=_totals(totals.overall),
+        groups=[
+            CountGroup(key=group.key, count=group.count, totals=_totals(group.by_currency))
+            for group in totals.groups
+        ],
+        groupsTruncated=totals.truncated,
     )
-
-
-def _exact_insensitive(value: str) -> dict[str, Any]:
-    return {"$regex": f"^{re.escape(value)}$", "$options": "i"}
 
 
 @capability(
@@ -261,89 +221,7 @@ async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
     applies the changes and records them in each document's editHistory. At most 1,000
     documents change per call.
     """
-    workspace_id = ctx.require_workspace()
-    changes = args.changes.model_dump(exclude_none=True)
-    if not changes:
-        raise BadRequest("Invalid request: changes: set merchant and/or category")
-    filters: list[dict[str, Any]] = []
-    if args.query:
-        filters.append(terms_filter(tokenize(args.query), require_all=True))
-    if args.merchant:
-        filters.append({"merchant": _exact_insensitive(args.merchant)})
-    if args.category:
-        filters.append({"category": _exact_insensitive(args.category)})
-    if not filters:
-        raise BadRequest(
-            "Invalid request: bulk-edit needs at least one filter: query, merchant or category"
-        )
-    documents = ctx.store.documents
-    matched = await documents.count(workspace_id, filters=filters)
-    if matched > BULK_EDIT_LIMIT:
-        raise BadRequest(
-            f"Invalid request: this edit would change {matched} documents; at most "
-            f"{BULK_EDIT_LIMIT:,} per call. Narrow it with query, merchant or category."
-        )
-    records = await documents.find(
-        workspace_id,
-        filters=filters,
-        limit=BULK_EDIT_LIMIT,
-        projection={
-            "merchant": 1,
-            "category": 1,
-            "summary": 1,
-            "invoiceId": 1,
-            "receiptId": 1,
-            "lineItems.description": 1,
-        },
-    )
-    items = []
-    updates = []
-    now = utcnow()
-    for record in records:
-        proposed = [
-            FieldChange(field=name, oldValue=record.get(name), newValue=value)
-            for name, value in changes.items()
-            if record.get(name) != value
-        ]
-        items.append(
-            BulkEditItem(
-                id=record["_id"],
-                merchant=record.get("merchant"),
-                category=record.get("category"),
-                proposedChanges=proposed,
-            )
-        )
-        if proposed:
-            history = [
-                {
-                    "field": c.field,
-                    "oldValue": c.oldValue,
-                    "newValue": c.newValue,
-                    "editedBy": ctx.user_id,
-                    "editedAt": now,
-                    "via": "documents.bulk-edit",
-                }
-                for c in proposed
-            ]
-            updates.append((record, {c.field: c.newValue for c in proposed}, history))
-    if args.dryRun:
-        return BulkEditResult(
-            dryRun=True,
-            matched=matched,
-            documents=items[:BULK_PREVIEW_ITEMS],
-            merchants=await documents.distinct_values(workspace_id, "merchant"),
-            categories=await documents.distinct_values(workspace_id, "category"),
-        )
-    modified = await documents.bulk_update(workspace_id, updates)
-    if "category" in changes:
-        # A category given to a merchant's documents steers that merchant's future documents.
-        merchants = {record.get("merchant") for record, _, _ in updates}
-        for merchant in sorted(m for m in merchants if isinstance(m, str)):
-            await ctx.store.category_overrides.remember(workspace_id, merchant, changes["category"])
-    changed = [item for item in items if item.proposedChanges]
-    return BulkEditResult(
-        dryRun=False, matched=matched, modified=modified, documents=changed[:BULK_PREVIEW_ITEMS]
-    )
+    return await bulk_edit_documents(ctx, args)
 
 
 @capability(
@@ -360,3 +238,26 @@ async def inspect(ctx: Context, args: InspectDocument) -> InspectionReport:
     value, whether they match, and a note. Use it to check an extraction before correcting it
     with documents.update."""
     return await inspect_document(ctx, args)
+
+
+# -- reads for faces outside invoke() (the GraphQL graph): scoped by ``ctx``, errors mapped ------
+
+
+async def documents_by_id(ctx: Context, ids: Sequence[str]) -> list[Document]:
+    """Complete documents of the caller's workspace with these ids, in no particular order;
+    ids of other workspaces or of no document are left out."""
+    with store_errors():
+        records = await ctx.store.documents.get_many(ctx.require_workspace(), ids)
+    return await complete_documents(ctx, records)
+
+
+async def document_tallies(contexts: Sequence[Context]) -> list[dict[str, int]]:
+    """Active and archived document counts of each context's workspace (one aggregation for
+    all of them); every context was authorized for its workspace by the caller."""
+    workspace_ids = [ctx.require_workspace() for ctx in contexts]
+    if not contexts:
+        return []
+    with store_errors():
+        counts = await contexts[0].store.documents.counts_by_workspace(workspace_ids)
+    empty = {"active": 0, "archived": 0}
+    return [counts.get(workspace_id, empty) for workspace_id in workspace_ids]

@@ -15,7 +15,12 @@ REST renders them as the failure envelope with the HTTP status equal to ``status
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import ClassVar
+
+from persistence.errors import QueryTimeout
+from persistence.where import WhereError
 
 
 class CapabilityError(Exception):
@@ -85,3 +90,20 @@ class TooManyRequests(CapabilityError):
 ORG_REQUIRED = "Organization context required"
 KEY_RESTRICTED = "This API key is restricted to a different workspace"
 NOT_A_MEMBER = "You are not a member of this workspace"
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Map the persistence layer's errors to capability errors (400s that say why).
+
+    ``invoke()`` runs every handler inside it; resolver functions that faces call outside
+    ``invoke()`` (the GraphQL graph's batched reads) use it themselves.
+    """
+    try:
+        yield
+    except QueryTimeout:
+        raise BadRequest(
+            "The query exceeded its time limit; narrow the where clause or simplify its regex"
+        ) from None
+    except WhereError as exc:
+        raise BadRequest(f"Invalid request: {exc}") from None

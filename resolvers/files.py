@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import base64
 import binascii
-import logging
 import re
 from collections.abc import AsyncIterator
-from typing import Any, get_args
+from typing import get_args
 
 from engines.sniff import sniff_mime
-from persistence.ids import new_id, utcnow
+from persistence.document_records import StoredFile
 from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
+from resolvers.pipeline import receive
 from resolvers.registry import capability
 from schema.files import MAX_FILE_BYTES, UploadAccepted, UploadFile, UploadMimeType
 
-log = logging.getLogger("fincap.files")
-PROCESS_UPLOAD = "process-upload"
 _DATA_URL = re.compile(r"^data:[\w.+/-]+;base64,", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 # Base64 of 10 MB is ~13.4 MB; anything longer cannot decode to an acceptable size.
@@ -69,60 +67,26 @@ async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
     """
     workspace_id = ctx.require_workspace()
     data, mime = decode_upload(args)
-    store = ctx.store
-    document_id = new_id("doc")
-    file_ref = await store.files.put(workspace_id, document_id, data, args.fileName, mime)
-    try:
-        activity = await store.activity.create(
-            workspace_id,
-            "upload",
-            [document_id],
-            {
-                "fileName": args.fileName,
-                "mimeType": mime,
-                "size": len(data),
-                "uploadedBy": ctx.user_id,
-            },
-        )
-        now = utcnow()
-        await store.documents.insert_many(
-            workspace_id,
-            [
-                {
-                    "_id": document_id,
-                    "file": file_ref,
-                    "source": "upload",
-                    "receivedAt": now,
-                    "processingStatus": "queued",
-                    "activityId": activity["_id"],
-                }
-            ],
-        )
-        await store.jobs.enqueue(
-            workspace_id,
-            PROCESS_UPLOAD,
-            # The request id follows the job, so the worker's log lines join the upload's.
-            {"documentId": document_id, "activityId": activity["_id"], "requestId": ctx.request_id},
-        )
-    except Exception:
-        # Not acknowledged, so nothing may remain: the caller will retry the whole upload.
-        log.exception("upload failed after storing the original; removing it")
-        await store.files.delete(file_ref)
-        await store.documents.delete_unprocessed(workspace_id, document_id)
-        raise
-    ctx.services.wake_workers()
-    return UploadAccepted(documentId=document_id, activityId=activity["_id"], status="queued")
+    document_id, activity_id = await receive(
+        ctx.services,
+        workspace_id,
+        data=data,
+        file_name=args.fileName,
+        mime_type=mime,
+        source="upload",
+        details={"uploadedBy": ctx.user_id},
+        request_id=ctx.request_id,
+    )
+    return UploadAccepted(documentId=document_id, activityId=activity_id, status="queued")
 
 
-async def open_original(
-    ctx: Context, document_id: str
-) -> tuple[dict[str, Any], AsyncIterator[bytes]]:
+async def open_original(ctx: Context, document_id: str) -> tuple[StoredFile, AsyncIterator[bytes]]:
     """The file reference and a chunk stream of a document's original, workspace-scoped."""
     workspace_id = ctx.require_workspace()
     record = await ctx.store.documents.get(workspace_id, document_id)
     if record is None or not isinstance(record.get("file"), dict):
         raise NotFound(f"No original file for document '{document_id}'")
-    file_ref: dict[str, Any] = record["file"]
+    file_ref = record["file"]
     try:
         grid_out = await ctx.store.files.open(workspace_id, file_ref)
     except FileNotFoundError:

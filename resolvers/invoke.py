@@ -6,10 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from persistence.documents import QueryTimeout
 from resolvers.auth import authenticate, resolve_workspace
 from resolvers.context import Context, Credentials, Services
-from resolvers.errors import BadRequest, CapabilityError, Forbidden, NotFound
+from resolvers.errors import BadRequest, CapabilityError, Forbidden, NotFound, store_errors
 from resolvers.registry import CapabilitySpec, Registry
 from resolvers.validation import describe_validation_error, unpaired_surrogate
 
@@ -37,16 +36,12 @@ async def invoke(
         credentials, services, spec.permissions, needs_workspace=spec.needs_workspace
     )
     args = validate_input(spec, arguments)
-    try:
+    with store_errors():
         if spec.cost:
             with services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
                 result = await spec.handler(ctx, args)
         else:
             result = await spec.handler(ctx, args)
-    except QueryTimeout:
-        raise BadRequest(
-            "The query exceeded its time limit; narrow the where clause or simplify its regex"
-        ) from None
     # The output model filters what leaves: a handler cannot leak a stored-only field.
     return spec.output.model_validate(result, from_attributes=True)
 

@@ -1,8 +1,9 @@
 """The capability registry: capabilities are declared next to their code, collected once.
 
 ``@capability`` only marks a handler; ``Registry.from_modules`` collects the marked handlers of
-an explicit tuple of resource modules and ``freeze()`` forbids later additions. Every face
-(REST, OpenAPI, GraphQL, MCP, CLI) is generated from the frozen registry.
+an explicit tuple of resource modules and ``freeze()`` forbids later additions. The REST face,
+OpenAPI and the GraphQL schema are generated from the frozen registry; the MCP face and the
+CLI's capability commands (planned) are to be generated from it too.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from resolvers.context import Context
 from resolvers.registry import capability
-from schema.workspaces import ListWorkspaces, WorkspaceList, WorkspaceSummary
+from schema.workspaces import ListWorkspaces, Workspace, WorkspaceList, WorkspaceSummary
 
 
 @capability(
@@ -34,3 +34,11 @@ async def list_workspaces(ctx: Context, args: ListWorkspaces) -> WorkspaceList:
             for row in rows
         ],
     )
+
+
+async def current_workspace(ctx: Context) -> Workspace | None:
+    """The workspace ``ctx`` acts in, with the caller's role (for the GraphQL graph)."""
+    row = await ctx.store.workspaces.get_for_member(ctx.user_id, ctx.require_workspace())
+    if row is None:
+        return None
+    return Workspace(id=row["_id"], name=row["name"], role=row["role"], createdAt=row["createdAt"])

@@ -1,7 +1,7 @@
 """Base classes of the contract's models.
 
-Field names are the wire names (camelCase) so that REST, GraphQL, MCP and the CLI all show the
-same names with no alias layer in between.
+Field names are the wire names (camelCase) so that REST and GraphQL (and the planned MCP and
+CLI faces) show the same names with no alias layer in between.
 """
 
 from __future__ import annotations

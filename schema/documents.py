@@ -2,7 +2,8 @@
 input and output.
 
 Field names are the wire names. ``Document`` is what leaves the service; the stored record has
-more (workspace id, search terms, integer cents) and is mapped in ``persistence/documents.py``.
+more (workspace id, search terms, integer cents) and is mapped in
+``persistence/document_records.py``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,30 @@ class LineItem(BaseModel):
     unitPrice: Quantity | None = None
     amount: Money | None = None
     taxAmount: Money | None = None
+
+
+EvidenceField = Literal[
+    "merchant", "amount", "currency", "docDate", "invoiceId", "subtotal", "taxAmount"
+]
+
+
+class FieldEvidence(CapabilityOutput):
+    """How sure extraction is of one field, and where on the original it was read."""
+
+    field: EvidenceField
+    confidence: float = Field(ge=0, le=1, description="Probability that the value is right")
+    page: int | None = Field(default=None, description="1-based page it was read from")
+    box: list[float] | None = Field(
+        default=None,
+        min_length=4,
+        max_length=4,
+        description="[x0, y0, x1, y1] as fractions of the page's width and height, from the "
+        "top left",
+    )
+    text: str | None = Field(default=None, description="The text it was read from")
+    source: str | None = Field(
+        default=None, description="What decided it: amount, date, merchant, printed, edited…"
+    )
 
 
 class DocumentFile(CapabilityOutput):
@@ -131,6 +156,9 @@ class Document(CapabilityOutput):
     archivedAt: datetime | None = None
     processingStatus: ProcessingStatus | None = None
     processingReason: str | None = None
+    evidence: list[FieldEvidence] | None = Field(
+        default=None, description="Per extracted field: confidence and where it was read"
+    )
     duplicateOf: str | None = None
     duplicates: list[str] | None = None
     editHistory: list[EditRecord] | None = None
@@ -460,6 +488,12 @@ class InspectedField(CapabilityOutput):
     visible: Any = None
     match: bool | None = Field(description="null when the original does not show the field")
     note: str
+    confidence: float | None = Field(
+        default=None, description="Confidence of the stored value when it was extracted"
+    )
+    evidence: FieldEvidence | None = Field(
+        default=None, description="Where the original shows the visible value"
+    )
 
 
 class InspectionReport(CapabilityOutput):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -12,10 +13,15 @@ from mongomock_motor import AsyncMongoMockClient
 
 from app.config import Settings
 from app.main import create_app
+from app.workers import WorkerPool
+from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_registry
+from resolvers import accounts, build_job_kinds, build_registry
+from resolvers.context import Services
+from resolvers.job_kinds import JobKinds
+from resolvers.processing import Analyzer
 from resolvers.registry import Registry
 
 
@@ -92,3 +98,9 @@ def asgi_client(store: Store, registry: Registry) -> httpx.AsyncClient:
 async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
     async with asgi_client(store, registry) as http:
         yield http
+
+
+def worker_pool(store: Store, kinds: JobKinds | None = None, **options: Any) -> WorkerPool:
+    """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR."""
+    services = Services(store=store, rates=default_rate_book(), analyzer=Analyzer())
+    return WorkerPool(services, kinds or build_job_kinds(), **options)

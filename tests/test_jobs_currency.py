@@ -8,37 +8,55 @@ from typing import Any
 import httpx
 import pytest
 
-from app.workers import WorkerPool
 from engines.currency import default_rate_book
-from persistence.ids import utcnow
 from persistence.store import Store
-from resolvers.processing import Analyzer
-from tests.conftest import Tenant
+from resolvers.job_kinds import JobKinds
+from tests import probe_jobs
+from tests.clock import ManualClock
+from tests.conftest import Tenant, worker_pool
 from tests.documents.conftest import call, doc, result
+
+PROBE_KINDS = JobKinds.from_modules([probe_jobs]).freeze()
 
 
 async def test_claim_is_exclusive_and_failures_back_off(store: Store) -> None:
-    job = await store.jobs.enqueue(
-        "org_a", "process-upload", {"documentId": "doc_1", "activityId": "act_1"}, max_attempts=2
+    clock = ManualClock()
+    jobs = Store(store.db, clock).jobs
+    job = await jobs.enqueue(
+        "org_a", "process-document", {"documentId": "doc_1", "activityId": "act_1"}, max_attempts=2
     )
-    first = await store.jobs.claim("w1", lease_s=30)
+    first = await jobs.claim("w1", lease_s=30)
     assert first is not None and first["_id"] == job["_id"] and first["attempts"] == 1
-    assert await store.jobs.claim("w2", lease_s=30) is None  # leased to w1
-    assert await store.jobs.fail(job["_id"], "w2", "not mine") is None  # only the owner may fail it
+    assert await jobs.claim("w2", lease_s=30) is None  # leased to w1
+    assert await jobs.fail(job["_id"], "w2", "not mine") is None  # only the owner may fail it
 
-    assert await store.jobs.fail(job["_id"], "w1", "boom") == "queued"
-    requeued = await store.jobs.get(job["_id"])
+    assert await jobs.fail(job["_id"], "w1", "boom") == "queued"
+    requeued = await jobs.get(job["_id"])
     assert requeued is not None and requeued["lastError"] == "boom"
-    assert requeued["runAfter"] > utcnow()  # backoff: not due yet
-    assert await store.jobs.claim("w2", lease_s=30) is None
-
-    await store.db["jobs"].update_one(
-        {"_id": job["_id"]}, {"$set": {"runAfter": utcnow() - timedelta(seconds=1)}}
-    )
-    second = await store.jobs.claim("w2", lease_s=30)
+    assert requeued["runAfter"] == clock() + timedelta(seconds=2)  # the first backoff
+    assert await jobs.claim("w2", lease_s=30) is None  # not due yet
+    clock.advance(seconds=2)
+    second = await jobs.claim("w2", lease_s=30)
     assert second is not None and second["attempts"] == 2
-    assert await store.jobs.fail(job["_id"], "w2", "boom again") == "dead"
-    assert await store.jobs.pending_count() == 0
+    assert await jobs.fail(job["_id"], "w2", "boom again") == "dead"
+    assert await jobs.pending_count() == 0
+
+
+async def test_a_lease_holds_until_it_expires_then_another_worker_takes_over(
+    store: Store,
+) -> None:
+    clock = ManualClock()
+    jobs = Store(store.db, clock).jobs
+    job = await jobs.enqueue("org_a", "probe", {})
+    assert await jobs.claim("ghost", lease_s=60) is not None  # claims, then "dies"
+    clock.advance(seconds=59.999)
+    assert await jobs.claim("w2", lease_s=60) is None  # the lease still holds
+    assert await jobs.renew(job["_id"], "ghost", lease_s=60)  # a live worker would renew
+    clock.advance(seconds=60.001)
+    taken = await jobs.claim("w2", lease_s=60)
+    assert taken is not None and taken["leaseOwner"] == "w2" and taken["attempts"] == 2
+    assert not await jobs.complete(job["_id"], "ghost")  # too late for the dead worker
+    assert await jobs.complete(job["_id"], "w2")
 
 
 async def test_last_failed_attempt_marks_document_and_activity_failed(
@@ -63,11 +81,11 @@ async def test_last_failed_attempt_marks_document_and_activity_failed(
     )
     await store.jobs.enqueue(
         alice.org_id,
-        "process-upload",
+        "process-document",
         {"documentId": "doc_x", "activityId": activity["_id"]},
         max_attempts=1,
     )
-    pool = WorkerPool(store, Analyzer(), default_rate_book(), lease_s=30)
+    pool = worker_pool(store, lease_s=30)
     assert await pool.run_until_idle() == 1  # GridFS is missing on mongomock: the job fails
     record = await store.documents.get(alice.org_id, "doc_x")
     assert record is not None and record["processingStatus"] == "failed"
@@ -125,16 +143,12 @@ async def test_currency_convert(client: httpx.AsyncClient, alice: Tenant) -> Non
 async def test_a_job_logs_under_the_request_id_that_queued_it(store: Store) -> None:
     from app.observability import current_request_id
 
-    seen: list[str] = []
-
-    async def record(job: Any) -> None:
-        seen.append(current_request_id())
-
-    pool = WorkerPool(store, Analyzer(), default_rate_book(), lease_s=30)
-    pool._handlers["probe"] = record
+    probe_jobs.SEEN.clear()
+    pool = worker_pool(store, PROBE_KINDS, lease_s=30)
     await store.jobs.enqueue("org_a", "probe", {"requestId": "req-42"})
     await store.jobs.enqueue("org_a", "probe", {})
     assert await pool.run_until_idle() == 2
+    seen = [request_id for _, request_id in probe_jobs.SEEN]
     # Both jobs are due at once, so either may run first.
     assert "req-42" in seen and next(i for i in seen if i != "req-42").startswith("job_")
     assert current_request_id() == ""  # nothing leaks out of the job

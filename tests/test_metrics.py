@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import httpx
 
-from app.workers import WorkerPool
-from engines.currency import default_rate_book
 from persistence.store import Store
-from resolvers.processing import Analyzer
-from tests.conftest import Tenant
+from resolvers.job_kinds import JobKinds
+from tests import probe_jobs
+from tests.conftest import Tenant, worker_pool
 
 
 async def test_requests_and_capability_calls_are_counted(
@@ -32,13 +31,8 @@ async def test_requests_and_capability_calls_are_counted(
 async def test_job_outcomes_reach_the_callback(store: Store) -> None:
     outcomes: list[tuple[str, str]] = []
 
-    async def ok(job: object) -> None:
-        return None
-
-    pool = WorkerPool(
-        store, Analyzer(), default_rate_book(), on_job=lambda k, o: outcomes.append((k, o))
-    )
-    pool._handlers["probe"] = ok
+    kinds = JobKinds.from_modules([probe_jobs]).freeze()
+    pool = worker_pool(store, kinds, on_job=lambda k, o: outcomes.append((k, o)))
     await store.jobs.enqueue("org_a", "probe", {})
     await store.jobs.enqueue("org_a", "unknown-kind", {}, max_attempts=1)
     assert await pool.run_until_idle() == 2

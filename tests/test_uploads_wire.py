@@ -23,9 +23,9 @@ from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.processing import Analyzer
 from resolvers.registry import Registry
-from tests.conftest import Tenant, asgi_client, make_tenant
+from tests.clock import ManualClock
+from tests.conftest import Tenant, asgi_client, make_tenant, worker_pool
 from tests.documents.conftest import call, result
 
 pytestmark = pytest.mark.wire
@@ -41,7 +41,14 @@ def fixture(name: str) -> bytes:
 
 
 def pool_for(store: Store) -> WorkerPool:
-    return WorkerPool(store, Analyzer(), default_rate_book(), count=1, lease_s=30)
+    return worker_pool(store, count=1, lease_s=30)
+
+
+def later_store(store: Store, seconds: float) -> Store:
+    """The same database as seen ``seconds`` from now (leases granted until then have ended)."""
+    clock = ManualClock()
+    clock.advance(seconds)
+    return Store(store.db, clock)
 
 
 @pytest.fixture
@@ -92,6 +99,13 @@ async def test_upload_is_processed_into_a_document(
     assert document["amount"] == 1190.0 and document["currency"] == "EUR"
     assert document["docDate"] == "2024-02-29" and document["invoiceId"] == "INV-2024-0042"
     assert document["category"] and document["source"] == "upload"
+    # Every extracted core field says how sure it is and where on the page it was read.
+    evidence = {e["field"]: e for e in document["evidence"]}
+    assert {"merchant", "amount", "docDate", "invoiceId", "currency"} <= set(evidence)
+    assert evidence["amount"]["text"] == "Total EUR 1,190.00" and evidence["amount"]["page"] == 1
+    assert all(0 <= value <= 1 for value in evidence["amount"]["box"])
+    assert all(0 <= e["confidence"] <= 1 for e in evidence.values())
+    assert evidence["amount"]["confidence"] >= 0.8 and evidence["docDate"]["confidence"] >= 0.8
     quote = default_rate_book().quote("EUR", "USD", __import__("datetime").date(2024, 2, 29))
     assert document["preferredCurrency"] == "USD"
     assert document["conversionRate"] == pytest.approx(float(quote.rate))
@@ -166,6 +180,33 @@ async def test_non_financial_image_is_skipped(
     assert document["processingReason"]
 
 
+def _pdf(lines: list[str]) -> bytes:
+    from reportlab.lib.pagesizes import A6
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A6)
+    for index, line in enumerate(lines):
+        pdf.drawString(20, 380 - 18 * index, line)
+    pdf.save()
+    return buffer.getvalue()
+
+
+async def test_a_document_without_a_date_ends_warning_with_what_to_check(
+    http: httpx.AsyncClient, wire_store: Store, tenants: tuple[Tenant, Tenant]
+) -> None:
+    alice, _ = tenants
+    pdf = _pdf(["Harbour Supplies Ltd", "Printer paper 12.50", "Total GBP 12.50"])
+    accepted = await upload(http, alice, "undated.pdf", pdf, "application/pdf")
+    await pool_for(wire_store).run_until_idle()
+    document = await get(http, alice, accepted["documentId"])
+    assert document["processingStatus"] == "warning"
+    assert document["processingReason"].startswith("Please check: no date found.")
+    assert document["amount"] == 12.5 and document["docDate"] is None
+    activity = await wire_store.activity.get(alice.org_id, accepted["activityId"])
+    assert activity is not None and activity["status"] == "warning"
+
+
 async def test_inspect_compares_stored_and_visible(
     http: httpx.AsyncClient, wire_store: Store, tenants: tuple[Tenant, Tenant]
 ) -> None:
@@ -182,14 +223,20 @@ async def test_inspect_compares_stored_and_visible(
     )
     by_field = {f["field"]: f for f in report["fields"]}
     assert report["pagesRead"] == 1 and report["engine"]
-    assert by_field["amount"] == {
-        "field": "amount",
-        "stored": 999.0,
-        "visible": 1190.0,
-        "match": False,
-        "note": "differs from the document",
-    }
+    amount = by_field["amount"]
+    assert (amount["stored"], amount["visible"], amount["match"]) == (999.0, 1190.0, False)
+    # The person's correction is certain; the report shows where the original has 1190.
+    assert amount["confidence"] == 1.0
+    assert amount["note"] == (
+        "differs from the document; the original shows it on page 1: 'Total EUR 1,190.00'"
+    )
+    assert (
+        amount["evidence"]["text"] == "Total EUR 1,190.00" and len(amount["evidence"]["box"]) == 4
+    )
     assert by_field["merchant"]["match"] is True and by_field["invoiceId"]["match"] is True
+    assert 0 < by_field["merchant"]["confidence"] <= 1
+    stored = {e["field"]: e for e in (await get(http, alice, accepted["documentId"]))["evidence"]}
+    assert stored["amount"] == {"field": "amount", "confidence": 1.0, "source": "edited"}
     assert (
         await call(http, bob, "documents.inspect", {"id": accepted["documentId"]})
     ).status_code == 404
@@ -269,11 +316,10 @@ async def test_dead_workers_job_is_taken_over_without_duplicates(
     accepted = await upload(
         http, alice, "northwind.pdf", fixture("text-layer.pdf"), "application/pdf"
     )
-    ghost = await wire_store.jobs.claim("ghost-worker", lease_s=1.0)  # claims, then "dies"
+    ghost = await wire_store.jobs.claim("ghost-worker", lease_s=60)  # claims, then "dies"
     assert ghost is not None and ghost["attempts"] == 1
     assert await pool_for(wire_store).run_until_idle() == 0  # the lease still holds
-    await asyncio.sleep(1.1)
-    assert await pool_for(wire_store).run_until_idle() == 1  # expired: taken over
+    assert await pool_for(later_store(wire_store, 61)).run_until_idle() == 1  # expired: taken over
     job = await wire_store.jobs.get(ghost["_id"])
     assert job is not None and job["status"] == "done" and job["attempts"] == 2
     assert not await wire_store.jobs.complete(ghost["_id"], "ghost-worker")  # too late for it
@@ -293,7 +339,7 @@ async def test_killed_worker_process_job_is_finished_elsewhere(
     env = {
         **os.environ,
         "MONGODB_URI": f"{host}/{wire_store.db.name}?directConnection=true",
-        "FINCAP_JOB_LEASE_SECONDS": "1",
+        "FINCAP_JOB_LEASE_SECONDS": "30",
         "FINCAP_EXTRACTION_EXECUTOR": "process",
     }
     worker = subprocess.Popen(
@@ -303,27 +349,28 @@ async def test_killed_worker_process_job_is_finished_elsewhere(
         stderr=subprocess.DEVNULL,
     )
     try:
+        # Inside the job: the pipeline marks the document processing right after the claim,
+        # then OCRs a scanned page in a freshly spawned process (seconds).
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            job = await wire_store.db["jobs"].find_one({})
-            if job and job["status"] == "running":
+            document = await get(http, alice, accepted["documentId"])
+            if document["processingStatus"] == "processing":
                 break
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # polling for the state, not waiting for time to pass
         else:
-            pytest.fail("the worker never claimed the job")
-        worker.send_signal(signal.SIGKILL)  # mid-job: OCR runs for a while after the claim
+            pytest.fail("the worker never started the job")
+        worker.send_signal(signal.SIGSTOP)  # frozen: what the store shows now is final
+        leased = await wire_store.db["jobs"].find_one({})
+        worker.send_signal(signal.SIGKILL)
     finally:
+        worker.kill()
         worker.wait(timeout=30)
-    leased = await wire_store.db["jobs"].find_one({})
-    assert leased is not None
-    if leased["status"] == "done":
-        pytest.skip("the worker finished before it could be killed")
-    # Killed while it held the lease (before or during processing): nothing is finished.
-    assert leased["status"] == "running"
+    # Killed while it held the lease, mid-job: nothing is finished.
+    assert leased is not None and leased["status"] == "running", leased
     document = await get(http, alice, accepted["documentId"])
-    assert document["processingStatus"] in ("queued", "processing")
-    await asyncio.sleep(1.2)  # its lease expires
-    assert await pool_for(wire_store).run_until_idle() == 1
+    assert document["processingStatus"] == "processing"
+    assert await pool_for(wire_store).run_until_idle() == 0  # its lease still holds
+    assert await pool_for(later_store(wire_store, 31)).run_until_idle() == 1  # expired
     job = await wire_store.db["jobs"].find_one({})
     assert job is not None and job["status"] == "done" and job["attempts"] == 2
     assert await wire_store.db["documents"].count_documents({}) == 1

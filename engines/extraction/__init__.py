@@ -1,13 +1,17 @@
-"""Extraction engine: document bytes → text → receipt/invoice fields → category.
+"""Extraction engine: document bytes → text boxes → receipt/invoice fields → category.
 
-No database, no HTTP. The pipeline step calls, in order::
+No database, no HTTP. ``engines.analysis.analyze`` calls, in order::
 
-    text = extract_text(data, mime, max_pages=10)          # PDF text layer or OCR
-    fields = parse_fields(text.text, {"country_code": "DE"})
-    category, confidence = categorize(fields.merchant, fields.line_items, text.text, overrides)
+    text = extract_text(data, mime, max_pages=10)          # PDF text layer or OCR, with boxes
+    fields = parse_fields(text.layouts, {"country_code": "DE"})
+    category, confidence = categorize(
+        fields.merchant, fields.line_items, text.text, overrides, fields.brand_category
+    )
 
-and marks the document ``skipped`` with ``fields.skip_reason`` when ``fields.financial`` is
-False. OCR engines are optional dependencies; ``available_engines()`` lists those installed.
+``fields.evidence`` holds each field's confidence and where it was read;
+``review.review_reason(fields)`` says what a person should check. The document is
+``skipped`` with ``fields.skip_reason`` when ``fields.financial`` is False. Tesseract is a
+system package; ``available_engines()`` lists the OCR plans this install can run.
 """
 
 from .budget import OverBudget

@@ -13,6 +13,7 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 from .budget import OverBudget, check_image_size
 from .errors import UnreadableDocument
+from .layout import Affine
 
 # Only very small images are upscaled: upscaling SROIE's ~460 px wide scans to 1000 px
 # gave tesseract the same text for 10 % more time.
@@ -37,16 +38,22 @@ def load_image(data: bytes) -> Image.Image:
     return ImageOps.exif_transpose(image).convert("RGB")
 
 
-def normalize_size(image: Image.Image) -> Image.Image:
-    """Upscale small scans and downscale huge photos to a size OCR handles well."""
+def size_factor(image: Image.Image) -> float:
+    """The scale that brings a page to a size OCR handles well (1.0: leave it)."""
     width, height = image.size
     if width < MIN_OCR_WIDTH:
-        factor = MIN_OCR_WIDTH / width
-    elif max(width, height) > MAX_OCR_SIDE:
-        factor = MAX_OCR_SIDE / max(width, height)
-    else:
+        return MIN_OCR_WIDTH / width
+    if max(width, height) > MAX_OCR_SIDE:
+        return MAX_OCR_SIDE / max(width, height)
+    return 1.0
+
+
+def normalize_size(image: Image.Image) -> Image.Image:
+    """Upscale small scans and downscale huge photos to a size OCR handles well."""
+    factor = size_factor(image)
+    if factor == 1.0:
         return image
-    size = (max(1, round(width * factor)), max(1, round(height * factor)))
+    size = (max(1, round(image.width * factor)), max(1, round(image.height * factor)))
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
@@ -58,7 +65,13 @@ CROP_WHEN_PAPER_BELOW = 0.7
 
 
 def crop_to_paper(image: Image.Image) -> Image.Image:
-    """Cut a receipt out of a larger scan or photo (a receipt on an A4 scanner bed).
+    """Cut a receipt out of a larger scan or photo (a receipt on an A4 scanner bed)."""
+    box = paper_box(image)
+    return image if box is None else image.crop(box)
+
+
+def paper_box(image: Image.Image) -> tuple[int, int, int, int] | None:
+    """The (left, top, right, bottom) of the receipt's paper, or None to keep the page.
 
     Works on a small thumbnail: columns and rows where most pixels are paper-bright form
     the receipt's box. OCR time grows with the pixels, so this halves the cost of A4 scans.
@@ -85,18 +98,18 @@ def crop_to_paper(image: Image.Image) -> Image.Image:
         x for x in range(width) if sum(bright[y * width + x] for y in range(height)) > height / 5
     ]
     if not loose:
-        return image
+        return None
     rows = share(loose[0], loose[-1] + 1, 0, height, by_column=False)
     if not rows:
-        return image
+        return None
     top, bottom = rows[0], rows[-1] + 1
     columns = share(0, width, top, bottom, by_column=True)
     if not columns:
-        return image
+        return None
     left, right = columns[0], columns[-1] + 1
     span = right - left
     if (span * (bottom - top)) / (width * height) >= CROP_WHEN_PAPER_BELOW:
-        return image
+        return None
     scale_x, scale_y = image.width / width, image.height / height
     margin = 2  # thumbnail pixels, so that characters at the paper's edge survive
     box = (
@@ -105,7 +118,53 @@ def crop_to_paper(image: Image.Image) -> Image.Image:
         min(image.width, round((right + margin) * scale_x)),
         min(image.height, round((bottom + margin) * scale_y)),
     )
-    return image.crop(box)
+    return _keep_inked_bands(image, box)
+
+
+# Share of edge pixels above which a band holds print. Scanner beds and tables measured
+# up to 2.4 % on the dev set, receipt paper in shadow (darker than the brightness cut)
+# from 4.4 % up.
+INK_EDGES = 0.035
+
+
+def _keep_inked_bands(
+    image: Image.Image, box: tuple[int, int, int, int]
+) -> tuple[int, int, int, int] | None:
+    """Undo the cut of any side whose removed band has print on it.
+
+    A receipt photographed with a shadow is darker at one end than the brightness cut, so
+    its lower half would be "background"; print is what tells paper from a scanner bed.
+    """
+    small = image.convert("L")
+    small.thumbnail((512, 512))
+    factor = small.width / image.width
+    edges = small.filter(ImageFilter.FIND_EDGES).point(lambda value: 255 if value > 48 else 0)
+    left, top, right, bottom = box
+    width, height = image.size
+    bands = {
+        "left": (0, 0, left, height),
+        "top": (0, 0, width, top),
+        "right": (right, 0, width, height),
+        "bottom": (0, bottom, width, height),
+    }
+    for side, band in bands.items():
+        x0, y0, x1, y1 = (round(value * factor) for value in band)
+        scaled = (x0, y0, x1, y1)
+        if scaled[2] - scaled[0] < 2 or scaled[3] - scaled[1] < 2:
+            continue
+        histogram = edges.crop(scaled).histogram()
+        if histogram[255] / max(1, sum(histogram)) >= INK_EDGES:
+            if side == "left":
+                left = 0
+            elif side == "top":
+                top = 0
+            elif side == "right":
+                right = width
+            else:
+                bottom = height
+    if (left, top, right, bottom) == (0, 0, width, height):
+        return None
+    return left, top, right, bottom
 
 
 def clean_noisy(image: Image.Image) -> Image.Image:
@@ -131,6 +190,18 @@ def rotate_upright(image: Image.Image, degrees: int) -> Image.Image:
     # OSD's "Rotate" is the clockwise rotation that makes the page upright; PIL turns
     # counter-clockwise for positive angles.
     return image.rotate(-degrees, expand=True)
+
+
+def unrotate(width: float, height: float, degrees: int) -> Affine:
+    """Maps pixels of ``rotate_upright(image, degrees)`` back to ``image`` (width × height)."""
+    turn = degrees % 360
+    if turn == 90:
+        return (0.0, 1.0, 0.0, -1.0, 0.0, height)
+    if turn == 180:
+        return (-1.0, 0.0, width, 0.0, -1.0, height)
+    if turn == 270:
+        return (0.0, -1.0, width, 1.0, 0.0, 0.0)
+    return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 
 
 def text_quality(text: str) -> float:

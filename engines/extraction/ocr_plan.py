@@ -14,10 +14,18 @@ from functools import lru_cache
 
 from PIL.Image import Image
 
-from .errors import MissingDependency
-from .image_prep import clean_noisy, crop_to_paper, normalize_size, rotate_upright, text_quality
+from .image_prep import (
+    clean_noisy,
+    normalize_size,
+    paper_box,
+    rotate_upright,
+    size_factor,
+    text_quality,
+    unrotate,
+)
+from .layout import Affine, PageLayout, compose, layout_text, page_fraction, scale, shift
 from .ocr_engine import OcrEngine
-from .ocr_rapid import RapidOcrEngine, rapidocr_available
+from .ocr_rapid import RapidOcrEngine
 from .ocr_tesseract import TesseractEngine, tesseract_available
 
 ENGINE_NAMES = ("auto", "tesseract", "rapidocr")
@@ -47,20 +55,21 @@ class OcrPlan:
 
 @dataclass(frozen=True)
 class PageReading:
-    text: str
+    """One OCR reading of a page: its boxes mapped onto the original page, and its text."""
+
+    layout: PageLayout
     engine: str
+
+    @property
+    def text(self) -> str:
+        return layout_text([self.layout])
 
 
 def available_engines() -> tuple[str, ...]:
     """The engine names this install can run (advertise only what is installed)."""
-    names = []
     if tesseract_available():
-        names.append("tesseract")
-    if rapidocr_available():
-        names.append("rapidocr")
-    if names:
-        names.insert(0, "auto")
-    return tuple(names)
+        return ("auto", "tesseract", "rapidocr")
+    return ("rapidocr",)
 
 
 @lru_cache(maxsize=4)
@@ -76,44 +85,61 @@ def build_plan(name: str = DEFAULT_ENGINE) -> OcrPlan:
         return OcrPlan(primary=tesseract, orientation=tesseract)
     if name == "rapidocr":
         return OcrPlan(primary=RapidOcrEngine(), orientation=tesseract)
-    if tesseract is not None and rapidocr_available():
-        # Imported here: fields parsing does not depend on OCR, only this policy does.
-        from .fields import has_core_fields
-
-        return OcrPlan(
-            primary=tesseract,
-            fallback=RapidOcrEngine(),
-            good_enough=has_core_fields,
-            orientation=tesseract,
-        )
-    if tesseract is not None:
-        return OcrPlan(primary=tesseract, orientation=tesseract)
-    if rapidocr_available():
+    if tesseract is None:
         return OcrPlan(primary=RapidOcrEngine())
-    raise MissingDependency(
-        "OCR needs an engine: apt-get install tesseract-ocr tesseract-ocr-eng"
-        " tesseract-ocr-deu && pip install pytesseract, or pip install rapidocr onnxruntime"
+    # Imported here: fields parsing does not depend on OCR, only this policy does.
+    from .fields import has_core_fields
+
+    return OcrPlan(
+        primary=tesseract,
+        fallback=RapidOcrEngine(),
+        good_enough=has_core_fields,
+        orientation=tesseract,
     )
 
 
-def ocr_page(image: Image, plan: OcrPlan) -> PageReading:
-    """OCR one page image, fixing rotation and noise only when the first reading is poor."""
-    image = normalize_size(crop_to_paper(image))
-    reading = PageReading(plan.primary.read(image), plan.primary.name)
+def ocr_page(image: Image, plan: OcrPlan, number: int = 1) -> PageReading:
+    """OCR one page image, fixing rotation and noise only when the first reading is poor.
+
+    The page is cropped to the paper and resized first; the boxes are mapped back through
+    those steps, so the layout's ``to_page`` points into the image as uploaded.
+    """
+    back = page_fraction(image.width, image.height)
+    box = paper_box(image)
+    if box is not None:
+        image = image.crop(box)
+        back = compose(back, shift(box[0], box[1]))
+    factor = size_factor(image)
+    if factor != 1.0:
+        image = normalize_size(image)
+        back = compose(back, scale(1 / factor))
+    reading = _read(plan.primary, image, back, number)
     if text_quality(reading.text) < POOR_QUALITY and plan.orientation is not None:
         degrees = plan.orientation.detect_rotation(image)
         if degrees:
+            back = compose(back, unrotate(image.width, image.height, degrees))
             image = rotate_upright(image, degrees)
-            reading = _better(reading, PageReading(plan.primary.read(image), plan.primary.name))
+            reading = _better(reading, _read(plan.primary, image, back, number))
     if text_quality(reading.text) < POOR_QUALITY and plan.primary.name == "tesseract":
-        cleaned = PageReading(plan.primary.read(clean_noisy(image)), plan.primary.name)
-        reading = _better(reading, cleaned)
+        reading = _better(reading, _read(plan.primary, clean_noisy(image), back, number))
     if plan.fallback is not None and not plan.good_enough(reading.text):
-        second = PageReading(plan.fallback.read(image), plan.fallback.name)
+        second = _read(plan.fallback, image, back, number)
         # The fallback is the more accurate engine: prefer it unless it found nothing.
-        if second.text.strip():
+        if second.layout.boxes:
             reading = second
     return reading
+
+
+def _read(engine: OcrEngine, image: Image, back: Affine, number: int) -> PageReading:
+    found = engine.read(image)
+    layout = PageLayout(
+        number,
+        float(image.width),
+        float(image.height),
+        found.boxes,
+        compose(back, found.to_image),
+    )
+    return PageReading(layout, engine.name)
 
 
 def _better(first: PageReading, second: PageReading) -> PageReading:

@@ -14,33 +14,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import MissingDependency
+import numpy
+from rapidocr import RapidOCR
+
+from .layout import TextBox, apply, deskew_angle, rotation
+from .ocr_engine import OcrBoxes
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-try:
-    import numpy
-    from rapidocr import RapidOCR
-except ImportError:  # optional extra: pip install 'fincap[rapidocr]'
-    RapidOCR = None  # type: ignore[assignment,misc]
-
-INSTALL_HINT = "rapidocr OCR needs: pip install rapidocr onnxruntime"
-
-
-def rapidocr_available() -> bool:
-    """True when rapidocr and its ONNX runtime are importable."""
-    return RapidOCR is not None
-
 
 class RapidOcrEngine:
-    """OCR with PP-OCR detection + recognition models, boxes assembled into text lines."""
+    """OCR with PP-OCR detection + recognition models; one box per detected text run."""
 
     name = "rapidocr"
 
     def __init__(self, threads: int = 1, det_side: int = 960, rec_min_width: int = 96) -> None:
-        if RapidOCR is None:
-            raise MissingDependency(INSTALL_HINT)
         params: dict[str, Any] = {
             "Global.log_level": "error",
             "Global.use_cls": False,
@@ -53,40 +42,42 @@ class RapidOcrEngine:
         }
         self._ocr = RapidOCR(params=params)
 
-    def read(self, image: Image) -> str:
+    def read(self, image: Image) -> OcrBoxes:
         # rapidocr expects OpenCV's BGR channel order. The reversed view must be made
         # contiguous: otherwise OpenCV copies the whole page for every text box it crops.
         pixels = numpy.ascontiguousarray(numpy.asarray(image.convert("RGB"))[:, :, ::-1])
         result: Any = self._ocr(pixels)
         if result.boxes is None or result.txts is None:
-            return ""
-        boxes = [
-            (
-                float(min(p[0] for p in box)),
-                float(min(p[1] for p in box)),
-                float(max(p[1] for p in box)),
-                str(text),
-            )
-            for box, text in zip(result.boxes, result.txts, strict=True)
-        ]
-        return "\n".join(assemble_lines(boxes))
+            return OcrBoxes(())
+        quads = [[(float(x), float(y)) for x, y in quad] for quad in result.boxes]
+        return level_boxes(
+            quads,
+            [str(t) for t in result.txts],
+            [float(s) for s in result.scores],
+            image.width,
+            image.height,
+        )
 
 
-def assemble_lines(boxes: list[tuple[float, float, float, str]]) -> list[str]:
-    """Join text boxes ``(left, top, bottom, text)`` that share a row into lines.
+def level_boxes(
+    quads: list[list[tuple[float, float]]],
+    texts: list[str],
+    scores: list[float],
+    width: float,
+    height: float,
+) -> OcrBoxes:
+    """Text quads → boxes in a frame where the page's tilt is removed.
 
-    The detector returns one box per text run, so "TOTAL" and "9.00" on a receipt come as
-    two boxes; the field parser needs them on one line. A box joins a row when its vertical
-    centre falls inside the row's first box (receipts are printed in straight rows).
+    A photographed receipt is rarely straight: at 2° the total's label and its amount at
+    the far right differ by more than a text height, and rows would not pair up.
     """
-    rows: list[list[tuple[float, float, float, str]]] = []
-    for box in sorted(boxes, key=lambda b: (b[1] + b[2]) / 2):
-        centre = (box[1] + box[2]) / 2
-        for row in rows:
-            anchor = row[0]
-            if anchor[1] <= centre <= anchor[2]:
-                row.append(box)
-                break
-        else:
-            rows.append([box])
-    return [" ".join(b[3] for b in sorted(row, key=lambda b: b[0])) for row in rows]
+    tilt = deskew_angle(quads)
+    cx, cy = width / 2, height / 2
+    level = rotation(-tilt, cx, cy)
+    boxes = []
+    for quad, text, score in zip(quads, texts, scores, strict=True):
+        points = [apply(level, x, y) for x, y in quad]
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        boxes.append(TextBox(text, min(xs), min(ys), max(xs), max(ys), score))
+    return OcrBoxes(tuple(boxes), rotation(tilt, cx, cy))

@@ -1,7 +1,8 @@
 """Tesseract through pytesseract: fast (~0.4 s per receipt on one core), weaker on photos.
 
-Needs the Debian packages ``tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu`` and the
-PyPI package ``pytesseract``.
+Needs the Debian packages ``tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu`` (``make
+install`` installs them); the program may still be missing on a hand-made install, which
+``tesseract_available`` reports.
 """
 
 from __future__ import annotations
@@ -9,27 +10,25 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import pytesseract
 
 from .errors import MissingDependency
+from .layout import TextBox
+from .ocr_engine import OcrBoxes
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-try:
-    import pytesseract
-except ImportError:  # optional: pip install pytesseract
-    pytesseract = None
-
 INSTALL_HINT = (
     "tesseract OCR needs: apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu"
-    " && pip install pytesseract"
 )
 
 
 def tesseract_available() -> bool:
-    """True when both the Python wrapper and the tesseract program are installed."""
-    return pytesseract is not None and shutil.which("tesseract") is not None
+    """True when the tesseract program is installed."""
+    return shutil.which("tesseract") is not None
 
 
 class TesseractEngine:
@@ -49,14 +48,22 @@ class TesseractEngine:
         self.languages = _installed_subset(languages)
         self.config = f"--psm {page_mode}"
 
-    def read(self, image: Image) -> str:
-        assert pytesseract is not None  # checked in __init__
-        text: str = pytesseract.image_to_string(image, lang=self.languages, config=self.config)
-        return text
+    def read(self, image: Image) -> OcrBoxes:
+        data: dict[str, list[Any]] = pytesseract.image_to_data(
+            image, lang=self.languages, config=self.config, output_type=pytesseract.Output.DICT
+        )
+        boxes = []
+        for index, text in enumerate(data["text"]):
+            if not str(text).strip():
+                continue
+            left, top = float(data["left"][index]), float(data["top"][index])
+            width, height = float(data["width"][index]), float(data["height"][index])
+            confidence = max(0.0, min(1.0, float(data["conf"][index]) / 100))
+            boxes.append(TextBox(str(text), left, top, left + width, top + height, confidence))
+        return OcrBoxes(tuple(boxes))
 
     def detect_rotation(self, image: Image) -> int:
         """Clockwise degrees that make the page upright per tesseract's OSD; 0 if unsure."""
-        assert pytesseract is not None
         try:
             report: str = pytesseract.image_to_osd(image, config="--psm 0")
         except pytesseract.TesseractError:
@@ -70,7 +77,6 @@ class TesseractEngine:
 
 def _installed_subset(languages: str) -> str:
     """Keep only the language packs that are installed, so a missing 'deu' is no error."""
-    assert pytesseract is not None
     try:
         installed = set(pytesseract.get_languages(config=""))
     except pytesseract.TesseractError:

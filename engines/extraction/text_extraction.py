@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .errors import UnsupportedDocument
 from .image_prep import load_image
+from .layout import text_layout
 from .ocr_plan import DEFAULT_ENGINE, OcrPlan, build_plan, ocr_page
 from .pdf_text import read_pdf
 from .text_types import ExtractedText, PageText
@@ -31,8 +32,9 @@ def extract_text(
 ) -> ExtractedText:
     """Extract the text of a document.
 
-    PDF pages with a text layer are read directly; pages without one, and images, are
-    OCR'd with ``engine`` (a plan name from ``available_engines()`` or a ready ``OcrPlan``).
+    PDF pages with a text layer are read directly (text and positions); pages without
+    one, and images, are OCR'd with ``engine`` (a plan name from ``available_engines()``
+    or a ready ``OcrPlan``).
     ``max_pages`` bounds the pages read (the page count still reports the whole document).
     """
     kind = mime.split(";", 1)[0].strip().lower()
@@ -47,8 +49,8 @@ def extract_text(
         if max_pages == 0:
             return ExtractedText((), 1)
         reading = ocr_page(load_image(data), plan())
-        return ExtractedText((PageText(1, reading.text, reading.engine, ocr=True),), 1)
+        return ExtractedText((PageText(1, reading.layout, reading.engine, ocr=True),), 1)
     if kind in TEXT_TYPES:
         text = data.decode("utf-8", errors="replace")
-        return ExtractedText((PageText(1, text, "plain-text", ocr=False),), 1)
+        return ExtractedText((PageText(1, text_layout(text), "plain-text", ocr=False),), 1)
     raise UnsupportedDocument(f"cannot extract text from {mime!r}")

@@ -1,18 +1,24 @@
-"""What text extraction returns: the text of each page and how it was obtained."""
+"""What text extraction returns: the layout and text of each page and how it was obtained."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .layout import PageLayout, layout_text
+
 
 @dataclass(frozen=True)
 class PageText:
-    """The text of one page and the engine that produced it."""
+    """One page: its text boxes (``layout``) and the engine that produced them."""
 
     number: int  # 1-based, as a person counts pages
-    text: str
-    engine: str  # "pdf-text", "tesseract", "rapidocr", ...
+    layout: PageLayout
+    engine: str  # "pdf-text", "tesseract", "rapidocr", "plain-text"
     ocr: bool
+
+    @property
+    def text(self) -> str:
+        return layout_text([self.layout])
 
 
 @dataclass(frozen=True)
@@ -24,9 +30,13 @@ class ExtractedText:
     warnings: tuple[str, ...] = field(default=())
 
     @property
+    def layouts(self) -> tuple[PageLayout, ...]:
+        return tuple(page.layout for page in self.pages)
+
+    @property
     def text(self) -> str:
-        """The whole text, pages separated by a form feed (as pdftotext does)."""
-        return "\f".join(page.text for page in self.pages)
+        """The whole text, visual rows separated by newlines and pages by form feeds."""
+        return layout_text(self.layouts)
 
     @property
     def ocr_used(self) -> bool:

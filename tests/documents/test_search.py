@@ -289,7 +289,7 @@ async def test_other_workspace_sees_nothing(
 async def test_query_timeout_is_a_clear_400(
     client: httpx.AsyncClient, store: Store, seeded: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from persistence.documents import QueryTimeout
+    from persistence.errors import QueryTimeout
 
     async def too_slow(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         raise QueryTimeout("query exceeded its time limit")

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence.document_fields import COUNT_FIELDS, SEARCH_FIELDS
-from persistence.documents import scoped, to_record
+from persistence.document_query import scoped
+from persistence.document_records import to_record
 from persistence.embedded import EmbeddedServer
 from persistence.where import WhereError, compile_where
 from schema.where import WhereClause

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from app.graphql_graph import GraphSession, document_graph
+from persistence.errors import QueryTimeout
 from persistence.store import Store
 from resolvers.context import Credentials, Services
-from resolvers.graph import GraphSession, document_graph
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
 from schema.graphql import build_schema
 from tests.conftest import Tenant, asgi_client, make_tenant
-from tests.documents.conftest import KNOWN, doc
+from tests.documents.conftest import doc
 from tests.documents.conftest import seeded as seeded  # a fixture
 from tests.graphql.helpers import gql
 
@@ -70,7 +72,7 @@ async def test_duplicates_resolve_to_documents(
                 "oldValue": "Starbucks",
                 "newValue": "Starbucks Reserve",
                 "editedBy": seeded.user_id,
-                "editedAt": KNOWN[0]["docDate"],
+                "editedAt": datetime(2024, 1, 5, tzinfo=UTC),
                 "via": "documents.update",
             }
         ],
@@ -100,6 +102,22 @@ async def test_duplicates_resolve_to_documents(
             "via": "documents.update",
         }
     ]
+
+
+async def test_a_link_read_that_times_out_is_a_bad_request_not_a_masked_500(
+    service: httpx.AsyncClient, store: Store, seeded: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await link(store, seeded.org_id, "doc_b", "doc_c")
+
+    async def too_slow(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        raise QueryTimeout("query exceeded its time limit")
+
+    # The search itself runs; the links' batched read (get_many) times out.
+    monkeypatch.setattr(store.documents, "get_many", too_slow)
+    body = await gql(service, COMPACT, headers=seeded.headers())
+    errors = body["errors"]
+    assert errors and all(e["extensions"]["code"] == "BAD_REQUEST" for e in errors), errors
+    assert "exceeded its time limit" in errors[0]["message"]
 
 
 async def test_links_never_leave_the_workspace(

@@ -23,6 +23,7 @@ from engines.analysis import Analysis, analyze
 from engines.currency import default_rate_book
 from engines.extraction.budget import MAX_RENDER_PIXELS, render_scale
 from persistence.store import Store
+from resolvers import build_job_kinds
 from resolvers.context import Services
 from resolvers.processing import Analyzer, PermanentFailure
 from resolvers.registry import Registry
@@ -224,7 +225,8 @@ async def test_bombs_are_permanent_failures_and_inspect_says_422(
     for name, data in uploads.items():
         body = {"fileName": name, "base64Data": base64.b64encode(data).decode()}
         ids[name] = result(await call(http, alice, "files.upload", body))["documentId"]
-    workers = WorkerPool(wire_store, analyzer, default_rate_book(), count=1, lease_s=30)
+    services = Services(store=wire_store, rates=default_rate_book(), analyzer=analyzer)
+    workers = WorkerPool(services, build_job_kinds(), count=1, lease_s=30)
     assert await workers.run_until_idle() == 2  # one attempt each: no retries
     for name, document_id in ids.items():
         document = result(await call(http, alice, "documents.get", {"id": document_id}))["document"]

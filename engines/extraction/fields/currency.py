@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from .countries import Country
 from .field_types import ParseHints
@@ -60,26 +61,58 @@ ISO_PATTERN = re.compile(r"(?<![A-Z])(" + "|".join(sorted(ISO_CODES)) + r")(?![A
 BARE_DOLLAR = re.compile(r"(?<![A-Z])\$")
 
 
-def detect_currency(text: str, country: Country | None, hints: ParseHints) -> str | None:
+@dataclass(frozen=True)
+class CurrencyReading:
+    """The currency, how sure the reading is, and what it was read from."""
+
+    code: str
+    confidence: float
+    source: str  # "printed", "country" or "hint"
+    evidence: str | None = None  # the first printed mark of the winning currency
+
+
+def detect_currency(
+    text: str, country: Country | None, hints: ParseHints
+) -> CurrencyReading | None:
     """Most-cited currency; a bare "$" means the country's dollar (USD when unknown).
 
     ISO codes count double: "EUR" printed next to the total is more deliberate than a
-    symbol the OCR may have invented from a smudge.
+    symbol the OCR may have invented from a smudge. The confidence is the winner's share
+    of the marks, lower when only the country or the caller's hint decided.
     """
     votes: Counter[str] = Counter()
-    for match in ISO_PATTERN.finditer(text.upper()):
+    first_mark: dict[str, str] = {}
+    upper = text.upper()
+    for match in ISO_PATTERN.finditer(upper):
         votes[match.group(1)] += 2
+        first_mark.setdefault(match.group(1), _around(text, match.start(), match.end()))
     for pattern, code in SYMBOLS:
-        if count := len(pattern.findall(text)):
-            votes[code] += count
-    dollars = len(BARE_DOLLAR.findall(text))
+        for match in pattern.finditer(text):
+            votes[code] += 1
+            first_mark.setdefault(code, _around(text, match.start(), match.end()))
+    dollars = list(BARE_DOLLAR.finditer(text))
     if dollars:
-        votes[_dollar_for(country, hints)] += dollars
+        code = _dollar_for(country, hints)
+        votes[code] += len(dollars)
+        first_mark.setdefault(code, _around(text, dollars[0].start(), dollars[0].end()))
     if votes:
-        return votes.most_common(1)[0][0]
+        code, count = votes.most_common(1)[0]
+        share = count / sum(votes.values())
+        return CurrencyReading(
+            code, round(min(0.99, 0.5 + 0.5 * share), 3), "printed", first_mark.get(code)
+        )
     if hints.currency:
-        return hints.currency.upper()
-    return country.currency if country else None
+        return CurrencyReading(hints.currency.upper(), 0.5, "hint")
+    if country is not None:
+        return CurrencyReading(country.currency, 0.6, "country")
+    return None
+
+
+def _around(text: str, start: int, end: int) -> str:
+    """The line of text around a match."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return text[line_start : line_end if line_end >= 0 else len(text)].strip()[:200]
 
 
 def _dollar_for(country: Country | None, hints: ParseHints) -> str:

@@ -17,6 +17,21 @@ RECEIPT_WORDS = re.compile(
     r"cash\s*sales|till",
     re.I,
 )
+# What only an invoice carries, and what only a till slip does.
+INVOICE_MARKS = re.compile(
+    r"bill(?:ed)?\s*to|invoice\s*to|sold\s*to|ship\s*to|rechnungs(?:adresse|empf[äa]nger)|"
+    r"factur[ée]e?\s*[àa]|factura\s*a\b|factuuradres|fatturat[oa]\s*a|due\s*date|pay\s*by|"
+    r"payment\s*terms|f[äa]llig|zahlbar|zahlungsziel|[ée]ch[ée]ance|vencimiento|vervaldatum|"
+    r"scadenza|\biban\b|bank\s*details|bankverbindung|coordonn[ée]es\s*bancaires|"
+    r"datos\s*bancarios|bankgegevens|coordinate\s*bancarie",
+    re.I,
+)
+TILL_MARKS = re.compile(
+    r"cashier|kasse\b|kassierer|caissier|cajero|kassa|cassiere|\bchange\b|r[üu]ckgeld|"
+    r"wechselgeld|\bbaki\b|terminal|tunai|\bcash\b|bargeld|gegeben|table\s*\d|pax|"
+    r"member\s*(?:card|no)|thank\s*you.*come\s*again",
+    re.I,
+)
 FINANCIAL_WORDS = re.compile(
     r"total|summe|amount|betrag|subtotal|tax|vat|gst|mwst|price|preis|paid|payment|"
     r"invoice|receipt|rechnung|eur|usd|€|\$|£",
@@ -24,10 +39,21 @@ FINANCIAL_WORDS = re.compile(
 )
 
 
-def classify(text: str, has_amount: bool, has_total_line: bool) -> DocType:
-    """Invoice words in the header make an invoice; till words or a total make a receipt."""
+def classify(
+    text: str, has_amount: bool, has_total_line: bool, has_invoice_number: bool = False
+) -> DocType:
+    """Invoice or receipt, by the marks each carries.
+
+    An invoice names its buyer, a due date or payment terms, bank details or an invoice
+    number; a till slip has a cashier, cash and change, a terminal. "Tax invoice" alone
+    decides nothing: Malaysian and Singaporean till slips are titled so.
+    """
     head = text[: max(600, len(text) // 3)]
+    invoice_marks = len(INVOICE_MARKS.findall(text)) + int(has_invoice_number)
     if INVOICE_WORDS.search(head) and not re.search(r"tax\s*invoice", head, re.I):
+        invoice_marks += 2
+    till_marks = len(TILL_MARKS.findall(text))
+    if invoice_marks and invoice_marks > till_marks:
         return "invoice"
     if RECEIPT_WORDS.search(text) or has_total_line:
         return "receipt"

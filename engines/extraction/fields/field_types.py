@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from typing import Literal
+
+from .scoring import FieldEvidence
 
 DocType = Literal["receipt", "invoice", "other"]
 
@@ -64,7 +67,16 @@ class ParsedFields:
     summary: str = ""
     financial: bool = True
     skip_reason: str | None = None
-    # How the total was found: "total-line", "subtotal+tax", "largest" or None.
-    amount_source: str | None = None
     # True when subtotal + tax equals the total to the cent.
     totals_consistent: bool | None = None
+    # Per field (merchant, doc_date, amount, currency, invoice_id, subtotal, tax_amount):
+    # the confidence and where the value was read.
+    evidence: Mapping[str, FieldEvidence] = field(default_factory=dict)
+    # The known brand the merchant is, and the category of that brand.
+    brand: str | None = None
+    brand_category: str | None = None
+
+    def confidence(self, name: str) -> float | None:
+        """The confidence of a field, None when it was not found."""
+        found = self.evidence.get(name)
+        return found.confidence if found is not None else None

@@ -1,8 +1,8 @@
-"""Purchased items: the lines above the total that end in an amount.
+"""Purchased items: the rows above the first total that end in an amount.
 
 A receipt row is "<description> [qty x] [unit price] <amount> [tax code]". Rows are taken
-from the start of the item block (after the header) up to the first total line; rows that
-are totals, taxes, payments or discounts are left out.
+from the top down to the first total, subtotal or tax row; rows that carry a money label
+(payments, discounts, rounding) are left out.
 """
 
 from __future__ import annotations
@@ -11,19 +11,21 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from .field_types import LineItem
+from .labels import find_labels
 from .money import find_amounts
-from .totals import NOT_TOTAL, PAID, SUBTOTAL, TAX, is_total_label
 
 QUANTITY = re.compile(r"(?<![\d.,])(\d{1,3})\s*(?:x|X|×|stk|pcs|@)\s*", re.I)
 MAX_ITEMS = 200
+END_OF_ITEMS = frozenset({"total_strong", "total", "subtotal"})
 
 
 def find_line_items(lines: list[str]) -> tuple[LineItem, ...]:
     items: list[LineItem] = []
     for line in lines:
-        if is_total_label(line) or SUBTOTAL.search(line):
+        kinds = {label.kind for label in find_labels(line)}
+        if kinds & END_OF_ITEMS and find_amounts(line):
             break  # the item block ends at the first total
-        if TAX.search(line) or PAID.search(line) or NOT_TOTAL.search(line):
+        if kinds:
             continue
         item = _parse_row(line)
         if item is not None:
@@ -37,7 +39,7 @@ def _parse_row(line: str) -> LineItem | None:
     tokens = find_amounts(line)
     if not tokens:
         return None
-    description = line[: tokens[0].start].strip(" .:-*\t")
+    description = line[: tokens[0].start].strip(" .:-*\t€$£")
     quantity = None
     qty_match = QUANTITY.search(description)
     if qty_match:

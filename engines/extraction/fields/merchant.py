@@ -1,137 +1,439 @@
-"""Who issued the document: a known brand, a company name with a legal form, or the
-first line of the header that is not an address, a phone number or a title."""
+"""Who issued the document.
+
+Candidates are the text segments of the first page's top block (on a two-column invoice,
+the issuer's block and the buyer's are separate segments), company lines of the legal
+footer, the name after a seller or account-holder label, and brands named in a web or
+e-mail domain. Features describe each: text height and rank from the top, a legal form
+("Sdn Bhd", "GmbH", "B.V.", "S.L."), registration or VAT numbers next to it, a known brand
+that the segment is, address or contact words, title words ("Invoice"), and whether it sits
+in the buyer's block (below "Bill to", "Rechnungsadresse", "Factura a", "Adresse de
+facturation", …), where the issuer never is. ``scoring`` weighs them.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..known_merchants import BRANDS, normalize_merchant
+from ..brands import Brand, brand_index
+from ..layout import TextLine
+from .company_names import (
+    BRAND_COVERAGE,
+    REGISTRATION,
+    STRONG_LEGAL_FORM,
+    brand_in_name,
+)
+from .labels import BUYER_LABEL, INVOICE_NUMBER_LABEL, ISSUER_MARKER
+from .scoring import Candidate
+from .view import DocView, Segment
 
-HEADER_LINES = 12
-BRAND_WORD_LINES = 6
-# Forms only a registered company name carries: a line with one is the issuer's name even
-# when an address follows on the same line or the name holds a word like "Taman".
-STRONG_LEGAL_FORM = re.compile(
-    r"\b(sdn\.?\s*bhd|s/b|bhd|gmbh|ltd|limited|llc|plc|pte|pvt|plt|llp|b\.v\.|s\.a\.|"
-    r"sarl|s\.r\.l\.|corp)(?![\w])",
+HEADER_ROWS = 14
+# The legal footer: the last part of the last page.
+FOOTER_SHARE = 0.8
+HEADER_SHARE = 0.45
+BUSINESS_WORD = re.compile(
+    r"\b(?:enterprise|trading|restaurant|restoran|company|co\.|store|shop|kedai|mart|"
+    r"hardware|stationery|bakery|b[äa]ckerei|caf[ée]|bistro|hotel|pharmacy|farmasi|apotheke|"
+    r"supermarket|markt|market|boutique|services?|solutions|consulting|group|gruppe|"
+    r"international|industries|holdings?|perniagaan|syarikat|handel|vertrieb|"
+    r"soci[ée]t[ée]|empresa|bedrijf|ditta|studio|agency|agentur)\b",
     re.I,
 )
-# What disqualifies even such a line: contact data, tax ids, licensing notes, titles.
-NOT_A_COMPANY = re.compile(
-    r"tel|fax|phone|www\.|http|@|gst|vat|licensee|franchise|invoice|receipt|rechnung", re.I
-)
-# Company registration numbers printed beside the name: "(913144-A)", "789417-W",
-# "(JM0292487-D)", "(LLP0007299-LGN)". They are not part of the name.
-REGISTRATION = re.compile(r"\(?\b[A-Z]{0,4}\d{5,}-?[A-Z]{0,3}\b\)?", re.I)
-# Column titles and staff lines ("Code Desc Qty RM Amt", "Cashier: Anna", "Staff: 12").
-NOT_A_HEADER_NAME = re.compile(r"\bqty\b|\bdesc|\bamt\b|cashier|staff|\S\s*:(\s|$)", re.I)
-LEGAL_FORM = re.compile(
-    r"\b(sdn\.?\s*bhd|s/b|bhd|gmbh|ag|kg|ltd|limited|inc|llc|plc|pte|pvt|b\.v\.|bv|s\.a\.|"
-    r"sarl|s\.r\.l\.|spa|enterprise|trading|restaurant|restoran|company|co\.|corp)\b",
+REGISTRATION_ROW = re.compile(
+    r"\(?\b[A-Z]{0,4}\d{5,}-?[A-Z]{0,3}\b\)?|co\.?\s*reg|company\s*(?:no|reg)|gst\s*(?:id|reg|no)|"
+    r"vat|ust|steuer|siret|siren|rcs|kvk|btw|cif|nif|p\.?\s*iva|partita|hrb|tax\s*id|\bssm\b",
     re.I,
 )
-NOT_A_NAME = re.compile(
-    r"tel|fax|phone|www\.|http|@|gst|vat|reg|invoice|receipt|rechnung|quittung|beleg|"
-    r"tax|date|datum|welcome|willkommen|cash\s*sales?|page|seite|order|bill|copy|"
-    r"jalan|jln|street|str\.|straße|strasse|road|avenue|lot\s|no\.\s*\d|taman|"
-    r"öffnungszeiten|opening|uhr|\d{4,}",
+ADDRESS = re.compile(
+    r"\b(?:jalan|jln|taman|lorong|persiaran|kawasan|bandar|street|st\.|road|rd\.?|avenue|"
+    r"ave\.?|lane|drive|blvd|boulevard|suite|floor|unit|p\.?\s*o\.?\s*box|"
+    r"stra(?:ß|ss)e|str\.|weg|platz|allee|gasse|ring|damm|ufer|chaussee|"
+    r"rue|chemin|place|all[ée]e|cedex|calle|c/|avda\.?|avenida|plaza|paseo|carrer|"
+    r"straat|laan|plein|gracht|kade|dijk|via|viale|piazza|corso|vicolo|no\.\s*\d|lot\s*\d)\b"
+    r"|\b\d{4,5}\s+[A-ZÄÖÜ][a-zäöüß]+|\b\d{4}\s?[A-Z]{2}\b|\b\d{5}\b",
     re.I,
 )
-# The bank account an invoice asks to be paid into belongs to its issuer; invoices that
-# print the customer's address at the top name the issuer only here.
+CONTACT = re.compile(
+    r"\b(?:tel|telp|fax|phone|mobile|hp|handy|t[ée]l[ée]?phone|tel[ée]fono|telefoon|telefono|"
+    r"e-?mail|website)\b|@|www\.|https?://|\.(?:com|de|fr|es|nl|it|my|net|org)\b|\+\d{2}",
+    re.I,
+)
+TITLE = re.compile(
+    r"\b(?:tax\s*)?(?:invoice|receipt|rechnung|quittung|beleg|kassenbon|bon|facture|factura|"
+    r"factuur|fattura|ricevuta|recibo|ticket|bill|cash\s*bill|copy|duplicate|reprint|"
+    r"kopie|original|proforma|credit\s*note|gutschrift|avoir|statement)\b",
+    re.I,
+)
+GREETING = re.compile(
+    r"welcome|willkommen|bienvenue|bienvenido|welkom|benvenut|thank|danke|vielen\s*dank|merci|"
+    r"gracias|bedankt|grazie|terima\s*kasih|selamat|please|bitte|opening|[öo]ffnungszeit|"
+    r"hours|horaires|horario|openingstijden|orari",
+    re.I,
+)
+# The legal small print beside a name ("SARL au capital de 10 000 € – RCS Paris B …",
+# "Geschäftsführer: …", "VAT No. …"): a line holding it is a mention, not the name.
+LEGAL_MENTION = re.compile(
+    r"capital|si[èe]ge|siret|siren|\brcs\b|\btva\b|\bvat\b|\bust\b|\biban\b|\bbic\b|"
+    r"gesch[äa]ftsf[üu]hr|handelsregister|amtsgericht|registered\s*office|\bhrb?\b|"
+    r"p\.?\s*iva|\bcif\b|\bnif\b|\bkvk\b|\bbtw\b|\bgst\b|steuer|tax\s*id|\bein\b",
+    re.I,
+)
+# A quantity or a price is never part of a name: "0,162 kg x 1,15 EUR/kg", "2 x 3.50".
+QUANTITY_OR_PRICE = re.compile(
+    r"\d[.,]\d{2}(?!\d)|\d[.,]\d+\s*(?:kg|g|l|ml|cl)\b|\d\s*(?:stk|pcs)\b|\d\s*[x×]\s*\d|"
+    r"/\s*(?:kg|l|stk|st)\b|@\s*\d",
+    re.I,
+)
+LABEL_VALUE = re.compile(r"^[^\d:]{2,30}:\s*\S")
+SELLER_LABEL = re.compile(
+    r"^\W*(?:welcome\s*to|willkommen\s*(?:bei|im|in)|bienvenue\s*(?:chez|[àa])|"
+    r"bienvenidos?\s*a|welkom\s*bij|benvenuti\s*(?:da|a|in)|selamat\s*datang\s*ke|"
+    r"(?:receipt|invoice|bill)\s*from|(?:rechnung|quittung)\s*von|(?:facture|re[çc]u)\s*de|"
+    r"factura\s*de|factuur\s*van|(?:fattura|ricevuta)\s*di|"
+    r"sold\s*by|seller|supplier|vendor|issued\s*by|from|verk[äa]ufer|lieferant|"
+    r"rechnungssteller|von|vendu\s*par|fournisseur|[ée]metteur|vendedor|proveedor|emisor|"
+    r"verkocht\s*door|leverancier|venduto\s*da|fornitore|emittente)\s*:?\s*",
+    re.I,
+)
 PAYEE = re.compile(
-    r"(titulaire\s*du\s*compte|kontoinhaber|account\s*(holder|name)|beneficiary|payee)"
-    r"\s*:\s*(?P<name>[^\d,;:]{3,60}?)\s*(?:$|[,;]|\s-\s|\biban\b)",
+    r"(?:titulaire\s*(?:du\s*compte)?|kontoinhaber(?:in)?|account\s*(?:holder|name)|"
+    r"beneficiary|payee|empf[äa]nger|titular(?:\s*de\s*la\s*cuenta)?|begunstigde|"
+    r"intestatario|beneficiario|rekeninghouder|ten\s*name\s*van)\s*:\s*"
+    r"(?P<name>[^\d,;:]{3,60}?)\s*(?:$|[,;]|\s-\s|\s–\s|\biban\b|\bbic\b)",
     re.I,
 )
 DOMAIN = re.compile(
-    r"(?:www\.|@|https?://|\b)([a-z0-9-]+)\.(?:com|de|co|net|org|nl|fr|in|my)\b", re.I
+    r"(?:www\.|@|https?://)(?:[a-z0-9-]+\.)*?(?P<name>[a-z0-9][a-z0-9-]{1,40})\."
+    r"(?:com|de|co|net|org|nl|fr|es|it|my|in|eu|uk|at|ch|be|io|shop|store)\b",
+    re.I,
 )
 
 
-def find_merchant(lines: list[str]) -> str | None:
-    """The merchant: a known brand, else a company name, else the first name-like line.
+@dataclass(frozen=True)
+class Domain:
+    """A web or e-mail domain printed on the document, and the brand it names if any."""
 
-    Brands come first because chain stores print their name as a logo that OCR reads
-    poorly, while the brand's web domain or a clean header word is reliable.
-    """
-    header = [line.strip() for line in lines[:HEADER_LINES] if line.strip()]
-    brand = _known_brand(header, lines)
-    if brand is not None:
-        return brand
-    for line in lines:
-        payee = PAYEE.search(line)
-        if payee and _letters(payee.group("name")) >= 3:
-            return _tidy(payee.group("name"))
-    company = _registered_company(header)
-    if company is not None:
-        return company
-    cleaned = [REGISTRATION.sub(" ", line).strip() for line in header]
-    for line in cleaned:
-        if LEGAL_FORM.search(line) and _letters(line) >= 4 and not NOT_A_NAME.search(line):
-            return _tidy(line)
-    for line in cleaned:
-        if (
-            _letters(line) >= 3
-            and not NOT_A_NAME.search(line)
-            and not NOT_A_HEADER_NAME.search(line)
-            and _mostly_letters(line)
-        ):
-            return _tidy(line)
-    return None
+    name: str
+    brand: Brand | None
+    line: TextLine
+    start: int
+    end: int
 
 
-def _registered_company(header: list[str]) -> str | None:
-    """The first header line with a company's legal form, cut after that form.
+def merchant_candidates(view: DocView, country_code: str | None) -> list[Candidate]:
+    """Every plausible issuer name, with the features that support or refute it."""
+    if not view.first_page_lines():
+        return []
+    domains = _domains(view)
+    found = _header_candidates(view, country_code, domains)
+    found += _payee_candidates(view, country_code)
+    found += _domain_candidates(found, domains, country_code)
+    found += _footer_candidates(view, country_code)
+    _mark_repeats(view, found)
+    return found
 
-    Malaysian and Singaporean receipts print the trading name above the company's
-    registered name ("KIKU JAPANESE RESTAURANT" / "TK DIVISION KITCHEN SDN BHD"); the
-    registered name is the issuer. Text after the form is usually the address.
-    """
-    for line in header:
-        forms = list(STRONG_LEGAL_FORM.finditer(line))
-        if not forms:
+
+def _header_candidates(
+    view: DocView, country_code: str | None, domains: list[Domain]
+) -> list[Candidate]:
+    """The segments of the first page's top block."""
+    first_page = view.first_page_lines()
+    header = [
+        line
+        for rank, line in enumerate(first_page)
+        if rank < HEADER_ROWS and view.relative_y(line) <= HEADER_SHARE
+    ] or first_page[:HEADER_ROWS]
+    buyer_rows = _buyer_segments(view)
+    segments = [segment for line in header for segment in view.segments(line)]
+    tallest = max((segment.line.height for segment in segments), default=1.0)
+    found: list[Candidate] = []
+    titled = False
+    for rank, segment in enumerate(segments):
+        candidate = _segment_candidate(
+            view, segment, rank, tallest, buyer_rows, domains, country_code
+        )
+        if candidate is not None:
+            # Below the title or the invoice number, a name is more likely the buyer's.
+            candidate.features["below_title"] = float(titled)
+            found.append(candidate)
+        titled = titled or bool(
+            TITLE.search(segment.text) or INVOICE_NUMBER_LABEL.search(segment.text)
+        )
+    return found
+
+
+def _payee_candidates(view: DocView, country_code: str | None) -> list[Candidate]:
+    """The name after an account-holder label: the bank account is the issuer's."""
+    found = []
+    for line in view.lines:
+        for match in PAYEE.finditer(line.text):
+            name = tidy(match.group("name"))
+            if _letters(name) >= 3:
+                span = match.start("name"), match.end("name")
+                found.append(_named(name, line, span, "payee", country_code))
+    return found
+
+
+def _domain_candidates(
+    found: list[Candidate], domains: list[Domain], country_code: str | None
+) -> list[Candidate]:
+    """Brands named by a domain that no header name carries already. Only a known brand's
+    domain names a merchant: others belong to anyone (a till maker's website, a mail
+    provider, a billing service)."""
+    carried = {str(c.identity) for c in found if c.features.get("domain_match")}
+    return [
+        _named(
+            domain.brand.name,
+            domain.line,
+            (domain.start, domain.end),
+            "domain_brand",
+            country_code,
+            domain.brand,
+        )
+        for domain in domains
+        if domain.brand is not None and not any(domain.name in key for key in carried)
+    ]
+
+
+def _footer_candidates(view: DocView, country_code: str | None) -> list[Candidate]:
+    """Company names of the legal footer ("Muster GmbH · Hauptstr. 1 · …")."""
+    last_page = view.pages[-1].number if view.pages else 1
+    found = []
+    for line in view.lines:
+        if line.page != last_page or view.relative_y(line) < FOOTER_SHARE:
             continue
-        name = REGISTRATION.sub(" ", line[: forms[-1].end()])
-        if _letters(name) >= 6 and not NOT_A_COMPANY.search(name):
-            return _tidy(name)
-    return None
+        for segment in view.segments(line):
+            form = STRONG_LEGAL_FORM.search(segment.text)
+            if form is None:
+                continue
+            name = company_name(segment.text[: form.end()])
+            if _letters(name) >= 2 and len(name.split()) <= 6 and not LEGAL_MENTION.search(name):
+                span = segment.start, segment.start + form.end()
+                candidate = _named(name, line, span, "footer", country_code)
+                candidate.features["position"] = view.relative_y(line)
+                found.append(candidate)
+    return found
 
 
-# Longest keys first, so "Amazon Web Services" wins over "Amazon".
-_PREFIX_KEYS = sorted((key for key in BRANDS if len(key) >= 4), key=len, reverse=True)
+def _segment_candidate(
+    view: DocView,
+    segment: Segment,
+    rank: int,
+    tallest: float,
+    buyer_rows: set[tuple[int, int]],
+    domains: list[Domain],
+    country_code: str | None,
+) -> Candidate | None:
+    raw = segment.text
+    seller = SELLER_LABEL.match(raw)
+    start = segment.start + (seller.end() if seller else 0)
+    text = segment.line.text[start : segment.end]
+    name = company_name(text)
+    if _letters(name) < 2 or QUANTITY_OR_PRICE.search(text):
+        return None
+    if seller is None and GREETING.search(text):
+        return None  # "Thank you, please come again" names nobody
+    line = segment.line
+    features: dict[str, float] = {
+        "source_header": 1.0,
+        "rank": 1 / (1 + rank),
+        "position": view.relative_y(line),
+        "left": view.relative_x(line, segment.x0),
+        "height": min(3.0, view.relative_height(line.height)) - 1.0,
+        "tallest": float(line.height >= 0.95 * tallest),
+        "legal_strong": float(bool(STRONG_LEGAL_FORM.search(text))),
+        "business_word": float(bool(BUSINESS_WORD.search(text))),
+        "registration_near": float(_near(view, line, REGISTRATION_ROW)),
+        "issuer_marker_near": float(_near(view, line, ISSUER_MARKER, rows=4)),
+        "buyer_block": float((line.index, segment.start) in buyer_rows),
+        "buyer_label": float(bool(BUYER_LABEL.search(raw))),
+        "seller_label": float(seller is not None),
+        "address": float(bool(ADDRESS.search(text))),
+        "contact": float(bool(CONTACT.search(text))),
+        "title": float(bool(TITLE.search(text))),
+        "greeting": float(bool(GREETING.search(text))),
+        "label_value": float(bool(LABEL_VALUE.match(text)) and seller is None),
+        "legal_mention": float(bool(LEGAL_MENTION.search(text))),
+        "digits": _share(text, str.isdigit),
+        "letters": math.log1p(_letters(name)) / 4,
+        "words": min(8, len(name.split())) / 8,
+        "upper": _share(name, str.isupper, str.isalpha),
+        "ocr": line.confidence_at(start, segment.end),
+    }
+    brand = _brand_features(name, country_code, features)
+    compact = _compact(name)
+    features["domain_match"] = float(
+        any(
+            len(d) >= 4 and (d in compact or (len(compact) >= 4 and compact in d))
+            for d in (domain.name for domain in domains)
+        )
+    )
+    return Candidate(name, line, start, segment.end, features, "header", compact, brand)
 
 
-def _known_brand(header: list[str], lines: list[str]) -> str | None:
-    # Brands are matched as a whole header word (the first lines only: "real" or "dm" in
-    # running text is no evidence), as the start of a header line, or as the name in a
-    # web or e-mail domain anywhere ("www.lidl.de").
-    for line in header[:BRAND_WORD_LINES]:
-        for word in re.findall(r"[\w.'&-]+", line):
-            brand = BRANDS.get(normalize_merchant(word))
-            if brand is not None:
-                return brand.name
-    for line in header:
-        normalized = normalize_merchant(line)
-        for key in _PREFIX_KEYS:
-            if normalized.startswith(key):
-                return BRANDS[key].name
-    for line in lines:
-        for domain in DOMAIN.findall(line):
-            brand = BRANDS.get(normalize_merchant(domain))
-            if brand is not None:
-                return brand.name
-    return None
+def _named(
+    name: str,
+    line: TextLine,
+    span: tuple[int, int],
+    source: str,
+    country_code: str | None,
+    brand: Brand | None = None,
+) -> Candidate:
+    """A name read after a label, from a domain or in the footer."""
+    features: dict[str, float] = {
+        f"source_{source}": 1.0,
+        "legal_strong": float(bool(STRONG_LEGAL_FORM.search(name))),
+        "letters": math.log1p(_letters(name)) / 4,
+        "words": min(8, len(name.split())) / 8,
+        "upper": _share(name, str.isupper, str.isalpha),
+        "ocr": line.confidence_at(*span),
+    }
+    found = _brand_features(name, country_code, features)
+    return Candidate(name, line, span[0], span[1], features, source, _compact(name), brand or found)
 
 
-def _letters(line: str) -> int:
-    return sum(ch.isalpha() for ch in line)
+def _brand_features(
+    name: str, country_code: str | None, features: dict[str, float]
+) -> Brand | None:
+    """A known brand the name *is* (most of its letters) or merely mentions."""
+    found = brand_in_name(name)
+    if found is None:
+        return None
+    brand, coverage = found
+    local = brand.operates_in(country_code)
+    whole = coverage >= BRAND_COVERAGE and len(brand.name.replace(" ", "")) >= 3
+    if whole:
+        features["brand"] = 1.0
+    else:
+        features["brand_partial"] = coverage
+    if local is not None:
+        features["brand_local" if local else "brand_foreign"] = 1.0
+    return brand if whole else None
 
 
-def _mostly_letters(line: str) -> bool:
-    visible = [ch for ch in line if not ch.isspace()]
-    return bool(visible) and _letters(line) / len(visible) >= 0.7
+# Contact details inside a segment: an e-mail or web address, a labelled phone number.
+CONTACT_DETAIL = re.compile(
+    r"\S+@\S+|(?:https?://|www\.)\S+|\b(?:tel|fax|phone|mobile|t[ée]l)\b\.?\s*:?\s*[+\d][\d\s/().-]*",
+    re.I,
+)
 
 
-def _tidy(line: str) -> str:
-    return re.sub(r"\s{2,}", " ", line.strip(" .,:;-*|_=")).strip()
+def company_name(text: str) -> str:
+    """A segment's text as a company name: contact details, registration numbers and a
+    trailing address cut."""
+    text = CONTACT_DETAIL.sub(" ", text)
+    forms = list(STRONG_LEGAL_FORM.finditer(text))
+    if forms:
+        cut = forms[-1].end()
+        rest = text[cut:]
+        # "GALLERY ONE SDN BHD No: 28, JALAN ASTANA" → the name ends at its legal form.
+        if ADDRESS.search(rest) or CONTACT.search(rest) or re.match(r"\s*[,(]", rest):
+            text = text[:cut]
+    text = REGISTRATION.sub(" ", text)
+    return tidy(text)
+
+
+def tidy(text: str) -> str:
+    """Spaces collapsed, punctuation trimmed, but a legal form's last dot kept ("B.V.")."""
+    trimmed = text.strip(" ,:;-–*|_=#\"'")
+    if not re.search(r"\b\w{1,3}\.\w{1,3}\.$", trimmed):
+        trimmed = trimmed.rstrip(". ")
+    return re.sub(r"\s{2,}", " ", trimmed.strip(" ,:;-–*|_=#\"'")).strip()
+
+
+def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
+    """(row index, segment start) of every segment in a buyer's block.
+
+    The block is the segment that holds a buyer label ("Bill to: ACME") and the segments
+    below it that overlap its column, down to the first blank band.
+    """
+    rows: set[tuple[int, int]] = set()
+    for line in view.lines:
+        for segment in view.segments(line):
+            if not BUYER_LABEL.search(segment.text):
+                continue
+            rows.add((line.index, segment.start))
+            left = segment.x0 - view.text_height
+            right = max(segment.x1, segment.x0 + 12 * view.text_height)
+            current = line
+            for _ in range(8):
+                below = view.following(current)
+                if below is None:
+                    break
+                overlapping = [
+                    seg for seg in view.segments(below) if seg.x0 < right and seg.x1 > left
+                ]
+                if not overlapping:
+                    break
+                rows.update((below.index, seg.start) for seg in overlapping)
+                current = below
+    return rows
+
+
+def _domains(view: DocView) -> list[Domain]:
+    found = []
+    index = brand_index()
+    for line in view.lines:
+        for match in DOMAIN.finditer(line.text):
+            name = match.group("name").lower()
+            found.append(
+                Domain(name, index.brand_for_domain(name), line, match.start(), match.end())
+            )
+    return found
+
+
+def _near(view: DocView, line: TextLine, pattern: re.Pattern[str], rows: int = 2) -> bool:
+    """The pattern on this row or one of the next ``rows`` rows."""
+    current: TextLine | None = line
+    for _ in range(rows + 1):
+        if current is None:
+            return False
+        if pattern.search(current.text):
+            return True
+        current = view.following(current)
+    return False
+
+
+def _mark_repeats(view: DocView, candidates: list[Candidate]) -> None:
+    """Where else the name is printed. Named again beside bank details, a VAT or company
+    number, after an account-holder label or in the legal footer, it is the issuer's
+    (``issuer_context``); printed again elsewhere (a buyer's billing and shipping
+    address) it is merely ``repeated``."""
+    texts = [_compact(line.text) for line in view.lines]
+    last_page = view.pages[-1].number if view.pages else 1
+    issuer_rows = {
+        line.index
+        for line in view.lines
+        if ISSUER_MARKER.search(line.text)
+        or PAYEE.search(line.text)
+        or (
+            line.page == last_page
+            and view.relative_y(line) >= FOOTER_SHARE
+            and STRONG_LEGAL_FORM.search(line.text)
+        )
+    }
+    for candidate in candidates:
+        key = str(candidate.identity)
+        own = candidate.line.index if candidate.line is not None else -1
+        rows = (
+            [i for i, text in enumerate(texts) if i != own and key in text] if len(key) >= 4 else []
+        )
+        candidate.features["repeated"] = float(any(i not in issuer_rows for i in rows))
+        candidate.features["issuer_context"] = float(any(i in issuer_rows for i in rows))
+
+
+def _compact(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalpha() for ch in text)
+
+
+def _share(
+    text: str, test: Callable[[str], bool], among: Callable[[str], bool] | None = None
+) -> float:
+    pool = [ch for ch in text if not ch.isspace() and (among is None or among(ch))]
+    return sum(1 for ch in pool if test(ch)) / len(pool) if pool else 0.0

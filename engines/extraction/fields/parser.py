@@ -1,156 +1,193 @@
-"""``parse_fields``: OCR or PDF text in, the fields of a receipt or invoice out.
+"""``parse_document``: the page layouts of a receipt or invoice in, its fields out.
 
-A pipeline of small steps over one draft; each step reads what earlier steps found
-(dates need the country and currency, the summary needs everything).
+The scored fields (amount, date, merchant, invoice number) each collect candidates with
+features (``field_candidates``) and the fitted model picks one, with a confidence and the
+evidence it was read from. The rest (currency, country, payment, line items, document
+type) are read by rules. ``parse_fields`` takes plain text for callers without a layout.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 from typing import Any
 
+from ..layout import PageLayout, layout_text, text_layout
 from .countries import Country
 from .currency import detect_currency
-from .dates import find_doc_date
+from .dates import date_candidates
 from .doc_type import classify, non_financial_reason
 from .field_types import ParsedFields, ParseHints
-from .identifiers import find_invoice_id, find_receipt_id
+from .identifiers import find_receipt_id, invoice_number_candidates
 from .line_items import find_line_items
 from .location import detect_country, detect_location
-from .merchant import find_merchant
-from .money import find_amounts
+from .merchant import merchant_candidates
 from .payment import find_card_ending, find_payment_method
-from .totals import find_totals
+from .scoring import Candidate, Choice, FieldEvidence, choose, load_models
+from .totals import Cell, read_cells, settle_totals, total_candidates
+from .view import DocView
+
+SCORED_FIELDS = ("amount", "doc_date", "merchant", "invoice_id")
+# Labels that name an invoice number as such ("Invoice No.", "Rechnungsnummer", an INVOICE
+# title over "# 1042"). On a till slip only these make a number the invoice's: "Nr.",
+# "Doc No" or "Beleg-Nr." there number the receipt.
+INVOICE_LABELS = frozenset({"label_invoice", "above_invoice", "label_title", "above_title"})
+TOTAL_FEATURES = frozenset(
+    f"{where}_{kind}" for where in ("cell", "row", "above") for kind in ("total_strong", "total")
+)
 
 
 @dataclass
-class Draft:
-    """What the steps share: the input, and the fields found so far."""
+class Context:
+    """What every finder may use: the layout view, the country and the caller's hints."""
 
-    lines: list[str]
+    view: DocView
     text: str
-    upper: str
     hints: ParseHints
-    country: Country | None = None
-    values: dict[str, Any] = field(default_factory=dict)
+    country: Country | None
+    today: date
+
+    @cached_property
+    def cells(self) -> list[Cell]:
+        return read_cells(self.view)
 
 
-def step_country_and_currency(draft: Draft) -> None:
-    draft.country = detect_country(draft.upper, draft.hints)
-    draft.values["currency"] = detect_currency(draft.text, draft.country, draft.hints)
-    draft.values["expense_location"] = detect_location(draft.upper, draft.country)
+def read_context(pages: Sequence[PageLayout], hints: ParseHints) -> Context:
+    text = layout_text(pages)
+    country = detect_country(text.upper(), hints)
+    return Context(DocView(pages), text, hints, country, hints.today or date.today())
 
 
-def step_date(draft: Draft) -> None:
-    today = draft.hints.today or date.today()
-    draft.values["doc_date"] = find_doc_date(draft.lines, _date_order(draft), today)
+def field_candidates(context: Context) -> dict[str, list[Candidate]]:
+    """The candidates of every scored field (the bench fits the models on these)."""
+    view = context.view
+    return {
+        "amount": total_candidates(view, context.cells),
+        "doc_date": date_candidates(view, _date_order(context), context.today),
+        "merchant": merchant_candidates(view, context.country.code if context.country else None),
+        "invoice_id": invoice_number_candidates(view),
+    }
 
 
-def step_totals(draft: Draft) -> None:
-    totals = find_totals(draft.lines)
-    draft.values.update(
-        amount=totals.amount,
+def parse_document(
+    pages: Sequence[PageLayout], hints: ParseHints | Mapping[str, Any] | None = None
+) -> ParsedFields:
+    """Parse the fields of a receipt or invoice from its page layouts."""
+    context = read_context(pages, _hints(hints))
+    candidates = field_candidates(context)
+    models = load_models()
+    choices = {name: choose(models[name], candidates[name]) for name in SCORED_FIELDS}
+    return assemble(context, choices)
+
+
+def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFields:
+    """The fields from the chosen candidates and the rule-based readers."""
+    view = context.view
+    lines = view.texts
+    evidence: dict[str, FieldEvidence] = {}
+    values: dict[str, Any] = {}
+    for name, choice in choices.items():
+        if choice is None or (name == "invoice_id" and "label_other" in choice.candidate.features):
+            continue
+        values[name] = choice.candidate.value
+        evidence[name] = choice.candidate.evidence(view, choice.confidence)
+    amount_choice = choices.get("amount")
+    totals = settle_totals(values.get("amount"), context.cells)
+    currency = detect_currency(context.text, context.country, context.hints)
+    if currency is not None:
+        evidence["currency"] = FieldEvidence(
+            currency.confidence, text=currency.evidence, source=currency.source
+        )
+    merchant_choice = choices.get("merchant")
+    brand = merchant_choice.candidate.payload if merchant_choice and "merchant" in values else None
+    has_total_line = bool(
+        amount_choice is not None and TOTAL_FEATURES & set(amount_choice.candidate.features)
+    )
+    amount_count = len(context.cells)
+    reason = non_financial_reason(context.text, amount_count, has_total_line)
+    invoice_choice = choices.get("invoice_id")
+    named_invoice = bool(
+        invoice_choice is not None and INVOICE_LABELS & set(invoice_choice.candidate.features)
+    )
+    doc_type = classify(context.text, amount_count > 0, has_total_line, named_invoice)
+    receipt_id = find_receipt_id(lines)
+    if doc_type == "receipt" and "invoice_id" in values:
+        if not receipt_id:
+            # Till slips titled "Invoice No." (common in Malaysia) number the receipt too.
+            receipt_id = values["invoice_id"]
+        if not named_invoice:
+            del values["invoice_id"]
+            evidence.pop("invoice_id", None)
+    fields = ParsedFields(
+        merchant=values.get("merchant"),
+        doc_date=values.get("doc_date"),
+        amount=values.get("amount"),
         subtotal=totals.subtotal,
         tax_amount=totals.tax,
-        amount_source=totals.source,
+        currency=currency.code if currency else None,
+        invoice_id=values.get("invoice_id"),
+        receipt_id=receipt_id,
+        payment_method=find_payment_method(lines),
+        payment_method_ending=find_card_ending(lines),
+        line_items=find_line_items(lines),
+        expense_location=detect_location(context.text.upper(), context.country),
+        doc_type="other" if reason else doc_type,
+        financial=reason is None,
+        skip_reason=reason,
         totals_consistent=totals.consistent,
+        evidence=evidence,
+        brand=brand.name if brand is not None else None,
+        brand_category=brand.category if brand is not None else None,
     )
+    return dataclasses.replace(fields, summary=summary(fields))
 
 
-def step_identifiers(draft: Draft) -> None:
-    draft.values["invoice_id"] = find_invoice_id(draft.lines)
-    draft.values["receipt_id"] = find_receipt_id(draft.lines)
+def summary(fields: ParsedFields) -> str:
+    if not fields.financial:
+        return f"Not a financial document: {fields.skip_reason}."
+    parts = [fields.doc_type.capitalize()]
+    if fields.merchant:
+        parts.append(f"from {fields.merchant}")
+    if fields.doc_date:
+        parts.append(f"dated {fields.doc_date.isoformat()}")
+    if fields.amount is not None:
+        parts.append(f"for {fields.amount}{' ' + fields.currency if fields.currency else ''}")
+    return " ".join(parts) + "."
 
 
-def step_payment(draft: Draft) -> None:
-    draft.values["payment_method"] = find_payment_method(draft.lines)
-    draft.values["payment_method_ending"] = find_card_ending(draft.lines)
-
-
-def step_merchant_and_items(draft: Draft) -> None:
-    draft.values["merchant"] = find_merchant(draft.lines)
-    draft.values["line_items"] = find_line_items(draft.lines)
-
-
-def step_doc_type(draft: Draft) -> None:
-    amount_count = sum(len(find_amounts(line)) for line in draft.lines)
-    has_total_line = draft.values.get("amount_source") in {"total-line", "subtotal+tax"}
-    reason = non_financial_reason(draft.text, amount_count, has_total_line)
-    doc_type = classify(draft.text, amount_count > 0, has_total_line)
-    if (
-        doc_type == "receipt"
-        and draft.values.get("invoice_id")
-        and not draft.values.get("receipt_id")
-    ):
-        # Till slips titled "Invoice No." (common in Malaysia) still carry a receipt number.
-        draft.values["receipt_id"] = draft.values["invoice_id"]
-    draft.values.update(
-        doc_type="other" if reason else doc_type, financial=reason is None, skip_reason=reason
-    )
-
-
-def step_summary(draft: Draft) -> None:
-    values = draft.values
-    if not values["financial"]:
-        values["summary"] = f"Not a financial document: {values['skip_reason']}."
-        return
-    parts = [values["doc_type"].capitalize()]
-    if values.get("merchant"):
-        parts.append(f"from {values['merchant']}")
-    if values.get("doc_date"):
-        parts.append(f"dated {values['doc_date'].isoformat()}")
-    if values.get("amount") is not None:
-        parts.append(
-            f"for {values['amount']}{' ' + values['currency'] if values.get('currency') else ''}"
-        )
-    values["summary"] = " ".join(parts) + "."
-
-
-STEPS: tuple[Callable[[Draft], None], ...] = (
-    step_country_and_currency,
-    step_date,
-    step_totals,
-    step_identifiers,
-    step_payment,
-    step_merchant_and_items,
-    step_doc_type,
-    step_summary,
-)
-FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(ParsedFields))
-
-
-def parse_fields(text: str, hints: ParseHints | Mapping[str, Any] | None = None) -> ParsedFields:
-    """Parse the fields of a receipt or invoice from its text.
+def parse_fields(
+    text: str | Sequence[PageLayout], hints: ParseHints | Mapping[str, Any] | None = None
+) -> ParsedFields:
+    """Parse the fields of a receipt or invoice from its text (or its page layouts).
 
     ``hints`` is a ``ParseHints`` or a mapping with the same keys (``country_code``,
     ``currency``, ``today``); unknown keys are ignored so callers can pass their context.
     """
-    resolved = _hints(hints)
-    lines = [line.strip() for line in text.replace("\f", "\n").splitlines() if line.strip()]
-    draft = Draft(lines=lines, text=text, upper=text.upper(), hints=resolved)
-    for step in STEPS:
-        step(draft)
-    return ParsedFields(**{k: v for k, v in draft.values.items() if k in FIELD_NAMES})
+    if isinstance(text, str):
+        pages = [text_layout(page, number) for number, page in enumerate(text.split("\f"), 1)]
+        return parse_document(pages, hints)
+    return parse_document(text, hints)
 
 
 def has_core_fields(text: str) -> bool:
-    """True when the text yields a total from a labelled line and a date.
+    """True when the text yields a total read from a total label, and a date.
 
     The OCR plan uses this to decide whether a cheap reading is good enough.
     """
     fields = parse_fields(text)
-    return fields.doc_date is not None and fields.amount_source in {"total-line", "subtotal+tax"}
+    amount = fields.evidence.get("amount")
+    return fields.doc_date is not None and amount is not None and amount.confidence >= 0.5
 
 
-def _date_order(draft: Draft) -> str:
-    if draft.country is not None:
-        return draft.country.date_order
-    currency = draft.values.get("currency")
+def _date_order(context: Context) -> str:
+    if context.country is not None:
+        return context.country.date_order
+    currency = detect_currency(context.text, None, context.hints)
     # Without a country, "$" alone most often means a US document.
-    return "MDY" if currency == "USD" else "DMY"
+    return "MDY" if currency is not None and currency.code == "USD" else "DMY"
 
 
 def _hints(hints: ParseHints | Mapping[str, Any] | None) -> ParseHints:

@@ -1,62 +1,60 @@
-"""The total, subtotal and tax of a document, checked against each other.
+"""The total, subtotal and tax of a document.
 
-Each line is classified by its label (total, subtotal, tax, payment, other) and gives the
-amount printed at its right, or on the next line when OCR split the row. The total is the
-best-scored total line; a candidate that equals subtotal + tax, or that the customer
-paid (cash / card line with the same amount), scores higher.
+Every amount printed on the document is a candidate for the total. Its features say what
+labels it (the label that opens its cell of the row, the label that opens its row, or a
+label alone on the row above: "TOTAL" / "9.00"), where it sits (how far down, how far
+right, how tall), and whether the other amounts agree with it: subtotal + tax (± a printed
+rounding), cash tendered − change, the items above it, a payment row, the same amount
+printed again. The fitted model in ``scoring`` weighs them; the subtotal and tax are then
+the labelled amounts that agree with the chosen total, if any do.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import pairwise
 
-from .money import find_amounts, last_amount
+from ..layout import TextLine
+from .labels import Label, find_labels, is_column_header
+from .money import MoneyToken, find_amounts
+from .scoring import Candidate
+from .view import DocView
 
-STRONG_TOTAL = re.compile(
-    r"grand\s*total|total\s*(amount|due|payable|to\s*pay|incl|inc\b|\(incl|rm|rounded|sales|"
-    r"eur|usd|ttc|\(rm\))|amount\s*(due|payable)|balance\s*due|invoice\s*total|"
-    r"zu\s*zahlen|gesamtbetrag|endbetrag|rechnungsbetrag|summe|total\s*:|te\s*betalen|"
-    r"totaal|montant\s*ttc|net\s*total|nett\s*total|total\s*net\s*amount|jumlah",
+KINDS = ("total_strong", "total", "subtotal", "tax", "paid", "change", "rounding", "not_total")
+TOTAL_KINDS = frozenset({"total_strong", "total"})
+# A tax summary table: its title, or a row with a rate and two or more amounts.
+TAX_TABLE_TITLE = re.compile(
+    r"(gst|tax|vat|mwst|ust|btw|tva|iva)\s*(summary|analysis|%|satz)|mwst[\s-]*satz|"
+    r"steuer\s*%|netto\s+.*\s+brutto|brutto\s+.*\s+netto",
     re.I,
 )
-# OCR misreads "Total" as "lotal", "Totai", "T0tal" or "Tota1"; a bare "Due" labels the total
-# on some till slips.
-TOTAL = re.compile(r"[tl7][o0]ta[l1i]|gesamt|betrag|totaal|amount|\bdue\b", re.I)
-# "Total after rounding" is the total even though "rounding" lines usually are not.
-ROUNDED_TOTAL = re.compile(r"total\s*(after\s*)?round|round(ed|ing)?\s*total", re.I)
-# Column titles of an item or tax table: a label line made of these carries no amount of
-# its own, so the amount on the next line is a table cell, not the total.
-TABLE_HEADER = re.compile(r"summary|analysis|\bqty\b|\bdesc|\bitem|\bcode\b|\bgoods\b", re.I)
-# The customer's payment and the change handed back: tendered − change = total.
-TENDERED = re.compile(r"cash|tender|tunai|\bbar\b|gegeben|\bpaid\b|\bpay\b|\bfay\b", re.I)
-CHANGE = re.compile(r"change|\bbaki\b|rückgeld|wechselgeld", re.I)
-ROUNDING = re.compile(r"round(ing)?\s*(adj|adjustment)?|rundung", re.I)
-SUBTOTAL = re.compile(
-    r"sub\s*-?\s*total|zwischensumme|total\s*(excl|ex\b|before|w/o|excluding|ht\b)|"
-    r"net\s*amount|amount\s*untaxed|netto|total\s*exclusive|subtotaal|excl\.?\s*(btw|vat)",
-    re.I,
-)
-TAX = re.compile(r"\b(tax|gst|vat|mwst|ust|btw|tva|iva|sst|hst|pst)\b|steuer|gst\s*\d|\d\s*%", re.I)
-# Lines whose amount is never the total even though they say "total".
-NOT_TOTAL = re.compile(
-    r"total\s*(qty|quantity|items?|discount|savings|saved|tax|gst|vat|excl|number|no\b|"
-    r"pcs|weight|points)|rounding|change|rückgeld|wechselgeld|discount|rabatt|item\s*count|"
-    r"tendered|balance\s*(brought|forward)|previous|saved|you\s*save|points",
-    re.I,
-)
-PAID = re.compile(
-    r"cash|bar\b|visa|master|card|karte|girocard|debit|credit|paid|bezahlt|tunai|payment|"
-    r"gegeben",
-    re.I,
-)
-CENT = Decimal("0.01")
+RATE = re.compile(r"\d\s?%|@\s?\d|\b[A-Z]\s?=\s?\d|\b(?:SR|ZR|S|Z)\s+\d", re.I)
 FIVE_CENTS = Decimal("0.05")
-# The title of a tax summary table ("GST Summary", "GST Analysis"): a "Total" row shortly
-# below it totals that table.
-TAX_SUMMARY = re.compile(r"(gst|tax|vat|mwst)\s*(summary|analysis)", re.I)
-TAX_TABLE = re.compile(r"(gst|tax|vat|mwst)\s*summary|\d\s*%|@\s*\d|mwst|netto", re.I)
+ONE = Decimal(1)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One amount on a row and the labels between it and the previous amount."""
+
+    line: TextLine
+    token: MoneyToken
+    labels: tuple[Label, ...]
+    row_first: Label | None  # the first label of the whole row
+    is_last: bool  # the row's rightmost amount
+    row_amounts: int
+    above: Label | None  # a label alone on the row above, when this cell has none
+
+    @property
+    def kind(self) -> str:
+        return self.labels[0].kind if self.labels else "none"
+
+    @property
+    def value(self) -> Decimal:
+        return self.token.value
 
 
 @dataclass(frozen=True)
@@ -64,240 +62,217 @@ class Totals:
     amount: Decimal | None
     subtotal: Decimal | None
     tax: Decimal | None
-    source: str | None  # "total-line", "subtotal+tax", "largest"
     consistent: bool | None
 
 
-@dataclass(frozen=True)
-class Candidate:
-    value: Decimal
-    line_index: int
-    score: float
-
-
-def find_totals(lines: list[str]) -> Totals:
-    """Find total, subtotal and tax amounts and check that they agree."""
-    subtotal = _first_labelled(lines, SUBTOTAL, exclude=None)
-    tax = _tax_amount(lines)
-    paid = {value for line in lines if PAID.search(line) for value in _line_values(line)}
-    tendered_minus_change = _tendered_minus_change(lines)
-    counts = _amount_counts(lines)
-    steps = _rounding_steps(lines)
-    sums: set[Decimal] = set()
-    if subtotal is not None and tax is not None:
-        # Subtotal + tax, or that plus the printed cash rounding ("ROUNDING -0.02").
-        sums = {subtotal + tax + step for step in (Decimal(0), *steps, *(-s for s in steps))}
-    candidates = _total_candidates(lines)
-    best: Candidate | None = None
-    for candidate in candidates:
-        score = candidate.score
-        if subtotal is not None and tax is not None and candidate.value in sums:
-            score += 3
-        if subtotal is not None and tax is None and candidate.value == subtotal:
-            score += 0.5  # untaxed invoices print the same amount twice
-        if candidate.value in paid:
-            score += 1.5
-        if candidate.value in tendered_minus_change:
-            score += 2  # cash 100.00, change 22.80: the total was 77.20
-        # The total is printed more than once (total, rounded total, card slip); a stray
-        # amount that merely says "total" nearby usually is not.
-        score += 0.3 * min(2, counts.get(candidate.value, 1) - 1)
-        if _looks_like_tax(lines[candidate.line_index], candidate.value, candidates):
-            # "GST @6% included in total RM 2.88": the tax, worded around "total".
-            score -= 3
-        if best is None or score > best.score:
-            best = Candidate(candidate.value, candidate.line_index, score)
-    if best is not None:
-        amount = _rounded(best.value, steps, paid | tendered_minus_change, counts)
-        return Totals(amount, subtotal, tax, "total-line", _consistent(amount, subtotal, tax))
-    if subtotal is not None and tax is not None:
-        return Totals(subtotal + tax, subtotal, tax, "subtotal+tax", True)
-    largest = _largest_amount(lines)
-    if largest is not None:
-        return Totals(largest, subtotal, tax, "largest", _consistent(largest, subtotal, tax))
-    return Totals(None, subtotal, tax, None, None)
-
-
-def _looks_like_tax(line: str, value: Decimal, candidates: list[Candidate]) -> bool:
-    """A total-labelled line that names a tax and is a small share of another total."""
-    if not TAX.search(line):
-        return False
-    return any(other.value >= 4 * value for other in candidates)
-
-
-def _tendered_minus_change(lines: list[str]) -> set[Decimal]:
-    tendered = [
-        value
-        for line in lines
-        if TENDERED.search(line) and not CHANGE.search(line)
-        for value in _line_values(line)
-        if value > 0
-    ]
-    change = [
-        value
-        for index, line in enumerate(lines)
-        if CHANGE.search(line) and not TENDERED.search(line)
-        for value in [_amount_here_or_below(lines, index)]
-        if value is not None and value >= 0
-    ]
-    return {paid - back for paid in tendered for back in change if paid - back > 0}
-
-
-def _amount_counts(lines: list[str]) -> dict[Decimal, int]:
-    counts: dict[Decimal, int] = {}
-    for line in lines:
-        for value in _line_values(line):
-            counts[abs(value)] = counts.get(abs(value), 0) + 1
-    return counts
-
-
-# A rounding adjustment as printed, including OCR's ".01" and "- 0.02" (no leading zero).
-ROUNDING_VALUE = re.compile(r"(?P<sign>-)?\s*(?:RM|\$|€)?\s*(?P<units>\d*)[.,](?P<cents>\d{2})\s*$")
-
-
-def _rounding_steps(lines: list[str]) -> list[Decimal]:
-    """Printed cash-rounding adjustments (always under one unit), unsigned."""
-    steps = []
-    for line in lines:
-        if not ROUNDING.search(line) or ROUNDED_TOTAL.search(line):
+def read_cells(view: DocView) -> list[Cell]:
+    """Every amount of the document with the labels that govern it."""
+    cells: list[Cell] = []
+    for line in view.lines:
+        tokens = find_amounts(line.text, whole=True)
+        if not tokens:
             continue
-        match = ROUNDING_VALUE.search(line)
-        if match:
-            step = Decimal(f"{match.group('units') or 0}.{match.group('cents')}")
-            if 0 < step < 1:
-                steps.append(step)
-    return steps
+        labels = find_labels(line.text)
+        row_first = labels[0] if labels and labels[0].start < tokens[0].start else None
+        above = None
+        previous = view.previous(line)
+        if previous is not None and not find_amounts(previous.text, whole=True):
+            above_labels = find_labels(previous.text)
+            if above_labels and not is_column_header(previous.text) and len(previous.text) < 40:
+                above = above_labels[-1]
+        # Readings of the same characters ("1 280,00" as 1280.00 and as 280.00) share a
+        # slot: the same labels govern them, and they count once in the row.
+        slots: list[list[MoneyToken]] = []
+        for token in tokens:
+            if slots and token.start < max(t.end for t in slots[-1]):
+                slots[-1].append(token)
+            else:
+                slots.append([token])
+        cursor = 0
+        for index, slot in enumerate(slots):
+            start = min(t.start for t in slot)
+            own = tuple(label for label in labels if cursor <= label.start < start)
+            cursor = max(t.end for t in slot)
+            for token in slot:
+                cells.append(
+                    Cell(
+                        line,
+                        token,
+                        own,
+                        row_first,
+                        index == len(slots) - 1,
+                        len(slots),
+                        above if not own and row_first is None else None,
+                    )
+                )
+    return cells
 
 
-def _rounded(
-    value: Decimal, steps: list[Decimal], paid: set[Decimal], counts: dict[Decimal, int]
-) -> Decimal:
-    """Apply a printed rounding adjustment when the rounded amount is what was paid.
+def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
+    """Every positive amount as a candidate for the total, with its features."""
+    positives = [cell for cell in cells if cell.value > 0]
+    if not positives:
+        return []
+    by_kind: dict[str, set[Decimal]] = {kind: set() for kind in KINDS}
+    for cell in cells:
+        for kind in {cell.kind, cell.row_first.kind if cell.row_first else "none"}:
+            if kind in by_kind:
+                by_kind[kind].add(abs(cell.value))
+    rounding = {abs(v) for v in by_kind["rounding"] if 0 < abs(v) < ONE}
+    sums = {
+        sub + tax + step
+        for sub in by_kind["subtotal"]
+        for tax in by_kind["tax"]
+        for step in (Decimal(0), *rounding, *(-r for r in rounding))
+        if tax < sub
+    }
+    # A labelled row of net and tax ("TOTAL 105.57 6.33" closing a tax table) adds up too.
+    sums |= {
+        cell.value + other.value
+        for cell, other in pairwise(cells)
+        if cell.line is other.line
+        and cell.row_amounts == 2
+        and cell.row_first is not None
+        and 0 < other.value < cell.value
+    }
+    tendered = {v for v in by_kind["paid"] if v > 0}
+    change = {v for v in by_kind["change"]}
+    # Only real change counts: with "Change 0.00" the tendered amount already is the total
+    # (paid_elsewhere), and a misread "$8.20" → "58.20" would pose as one.
+    handed = {paid - back for paid in tendered for back in change if back > 0 and paid > back}
+    labelled_totals = [c.value for c in positives if _total_kind(c) in TOTAL_KINDS]
+    adjusted = {t + s for t in labelled_totals for s in (*rounding, *(-r for r in rounding))}
+    # How often a value is printed on rows that carry a money label (a total is repeated
+    # as the amount paid, the rounded total or on the card slip; a unit price repeated
+    # as its line amount is not).
+    counts = Counter(
+        abs(cell.value) for cell in cells if cell.labels or cell.row_first or cell.above
+    )
+    largest = max(cell.value for cell in positives)
+    largest_labelled = max(labelled_totals, default=None)
+    step = max(rounding, default=Decimal(0))
+    # What a tax line is a small share of: the largest labelled total or the amount the
+    # customer handed over minus the change.
+    reference = max([*labelled_totals, *handed], default=None)
+    item_sums = _item_sums(view, cells)
+    in_tax_table = _tax_table_lines(view)
+    last_total_index = max(
+        (c.line.index for c in positives if _total_kind(c) in TOTAL_KINDS), default=-1
+    )
 
-    Malaysian (and Swiss, Dutch, ...) tills round cash totals to 5 cents on a separate
-    line; when the chosen total lacks it, the paid or repeated amount shows which way
-    (OCR often drops the sign of the adjustment).
-    """
-    if value in paid:
-        return value
-    for step in steps:
-        for adjusted in (value + step, value - step):
-            # Cash rounding lands on a multiple of 5 cents; anything else is a misread.
-            if adjusted % FIVE_CENTS != 0:
-                continue
-            if adjusted in paid or counts.get(adjusted, 0) >= 2:
-                return adjusted
-    return value
-
-
-def _total_candidates(lines: list[str]) -> list[Candidate]:
-    found = []
-    count = len(lines)
-    for index, line in enumerate(lines):
-        if not is_total_label(line):
-            continue
-        value = _amount_here_or_below(lines, index)
-        if value is None or value <= 0:
-            continue
-        strong = bool(STRONG_TOTAL.search(line))
-        penalty = 0.0
-        recent = lines[max(0, index - 3) : index]
-        # Its title sits above a column header, a units row and the rates.
-        in_tax_table = any(TAX_SUMMARY.search(above) for above in lines[max(0, index - 5) : index])
-        if in_tax_table or (
-            len(find_amounts(line)) >= 2 and any(TAX_TABLE.search(above) for above in recent)
-        ):
-            # The "Total" row of a GST/VAT summary table ends in the tax column, not the
-            # amount paid; it sits below the real total, so position alone would pick it.
-            penalty = 2.5
-        # Totals sit in the lower part of a document; headers ("Total amount" column
-        # titles) sit higher. Later lines win ties.
-        position = index / max(1, count - 1)
-        found.append(Candidate(value, index, (2.0 if strong else 1.0) + position - penalty))
+    found: list[Candidate] = []
+    for cell in positives:
+        value = cell.value
+        kind = cell.kind
+        row_kind = cell.row_first.kind if cell.row_first is not None else "none"
+        features: dict[str, float] = {f"cell_{kind}": 1.0}
+        for label in cell.labels[1:]:
+            features[f"also_{label.kind}"] = 1.0
+        if cell.is_last and row_kind != "none" and not cell.labels:
+            features[f"row_{row_kind}"] = 1.0
+        if cell.above is not None:
+            features[f"above_{cell.above.kind}"] = 1.0
+        _, top, right, bottom = cell.line.box_at(cell.token.start, cell.token.end)
+        features.update(
+            position=view.document_position(cell.line),
+            right=view.relative_x(cell.line, right),
+            height=min(3.0, view.relative_height(bottom - top)) - 1.0,
+            row_amounts=min(4, cell.row_amounts) / 4,
+            last_in_row=float(cell.is_last),
+            whole=float(cell.token.whole),
+            spaced=float(cell.token.spaced),
+            ocr=cell.line.confidence_at(cell.token.start, cell.token.end),
+            repeats=min(3, max(0, counts[value] - _labelled(cell))) / 3,
+            # Within a printed rounding of the largest counts as the largest: the rounded
+            # total is a few cents under the total before rounding.
+            largest=float(value >= largest - step),
+            largest_labelled=float(
+                largest_labelled is not None
+                and largest_labelled - step <= value <= largest_labelled
+            ),
+            last_total_row=float(cell.line.index == last_total_index),
+            sum_of_parts=float(value in sums),
+            tendered_minus_change=float(value in handed),
+            paid_elsewhere=float(value in tendered and kind != "paid"),
+            rounded_total=float(value in adjusted and value % FIVE_CENTS == 0),
+            items_sum=float(value in item_sums),
+            tax_table=float(cell.line.index in in_tax_table),
+            small_share=float(reference is not None and value * 4 <= reference),
+            label_rate=float(
+                any("%" in cell.line.text[label.start : label.end + 8] for label in cell.labels)
+            ),
+        )
+        found.append(
+            Candidate(value, cell.line, cell.token.start, cell.token.end, features, "amount")
+        )
     return found
 
 
-def is_total_label(line: str) -> bool:
-    """True for a line labelled as the total (not subtotal, not 'total qty')."""
-    if SUBTOTAL.search(line):
-        return False
-    if ROUNDED_TOTAL.search(line):
-        return True
-    if NOT_TOTAL.search(line):
-        return False
-    return bool(STRONG_TOTAL.search(line) or TOTAL.search(line))
+def _labelled(cell: Cell) -> int:
+    return int(bool(cell.labels or cell.row_first or cell.above))
 
 
-def _amount_here_or_below(lines: list[str], index: int) -> Decimal | None:
-    line = lines[index]
-    value = last_amount(line)
-    if (
-        value is None
-        and index + 1 < len(lines)
-        and not is_total_label(lines[index + 1])
-        # "Payment Mode Amount" / "CASH 58.20": a payment row is not the label's amount.
-        and not PAID.search(lines[index + 1])
-        and _label_only(line)
-    ):
-        value = last_amount(lines[index + 1])
-    return value
+def _total_kind(cell: Cell) -> str:
+    if cell.labels:
+        return cell.kind
+    if cell.is_last and cell.row_first is not None:
+        return cell.row_first.kind
+    return cell.above.kind if cell.above is not None else "none"
 
 
-def _label_only(line: str) -> bool:
-    """A short label whose amount OCR put on the next line ("TOTAL" / "9.00").
-
-    Column titles ("Code Desc Qty Amt", "GST Summary Amount Tax") are no such label: the
-    next line is a table row. "Amount" alone is a common column title, so it is not enough.
-    """
-    if TABLE_HEADER.search(line) or len(line.split()) > 4:
-        return False
-    return not re.fullmatch(r"\W*amount\W*\w{0,3}\W*", line, re.I)
-
-
-def _first_labelled(
-    lines: list[str], label: re.Pattern[str], exclude: re.Pattern[str] | None
-) -> Decimal | None:
-    for index, line in enumerate(lines):
-        if label.search(line) and not (exclude and exclude.search(line)):
-            value = _amount_here_or_below(lines, index)
-            if value is not None and value >= 0:
-                return value
-    return None
-
-
-def _tax_amount(lines: list[str]) -> Decimal | None:
-    """The tax line's amount; several tax lines (7 % and 19 %) are added up."""
-    values: list[Decimal] = []
-    for index, line in enumerate(lines):
-        if not TAX.search(line) or SUBTOTAL.search(line) or re.search(r"\bid\b|reg", line, re.I):
+def _item_sums(view: DocView, cells: list[Cell]) -> set[Decimal]:
+    """Running sums of the unlabelled row amounts from the top: the items add up to the
+    total just below them."""
+    sums: set[Decimal] = set()
+    running = Decimal(0)
+    for cell in cells:
+        if not cell.is_last:
             continue
-        if STRONG_TOTAL.search(line) and not re.search(r"total\s*(tax|gst|vat)", line, re.I):
+        if cell.labels or cell.row_first is not None:
+            if running:
+                sums.add(running)
             continue
-        value = _amount_here_or_below(lines, index)
-        if value is not None and value >= 0:
-            values.append(value)
-    if not values:
-        return None
-    # Receipts often repeat the tax in a summary table: don't double count equal values.
-    return sum(dict.fromkeys(values), Decimal(0)).quantize(CENT)
+        running += cell.value
+    if running:
+        sums.add(running)
+    return sums
 
 
-def _line_values(line: str) -> list[Decimal]:
-    return [token.value for token in find_amounts(line)]
+def _tax_table_lines(view: DocView) -> set[int]:
+    """Rows of a tax summary table (title row and the rows just below it, or rate rows
+    with several amounts)."""
+    rows: set[int] = set()
+    for line in view.lines:
+        if TAX_TABLE_TITLE.search(line.text):
+            rows.update(range(line.index, line.index + 5))
+        elif RATE.search(line.text) and len(find_amounts(line.text)) >= 2:
+            rows.add(line.index)
+    # The "Total" row closing such a table belongs to it too.
+    for first, second in pairwise(view.lines):
+        if first.index in rows and len(find_amounts(second.text)) >= 2:
+            rows.add(second.index)
+    return rows
 
 
-def _largest_amount(lines: list[str]) -> Decimal | None:
-    values = [
-        value
-        for line in lines
-        if not NOT_TOTAL.search(line)
-        for value in _line_values(line)
-        if value > 0
+def settle_totals(amount: Decimal | None, cells: list[Cell]) -> Totals:
+    """Subtotal and tax that agree with the chosen total, else the first labelled ones."""
+    subtotals = [c.value for c in cells if _total_kind(c) == "subtotal" and c.value >= 0]
+    taxes = [
+        c.value
+        for c in cells
+        if _total_kind(c) == "tax" and c.value >= 0 and not RATE.fullmatch(c.line.text)
     ]
-    return max(values) if values else None
-
-
-def _consistent(amount: Decimal, subtotal: Decimal | None, tax: Decimal | None) -> bool | None:
-    if subtotal is None or tax is None:
-        return None
-    return subtotal + tax == amount
+    if amount is not None:
+        for sub in subtotals:
+            for part in dict.fromkeys(taxes):
+                if sub + part == amount and part < sub:
+                    return Totals(amount, sub, part, True)
+        for sub in subtotals:
+            if sub == amount:
+                return Totals(amount, sub, taxes[0] if taxes else None, None)
+    subtotal: Decimal | None = subtotals[0] if subtotals else None
+    tax: Decimal | None = taxes[0] if taxes else None
+    consistent = None
+    if amount is not None and subtotal is not None and tax is not None:
+        consistent = subtotal + tax == amount
+    return Totals(amount, subtotal, tax, consistent)

@@ -1,13 +1,15 @@
 """The GraphQL graph beyond the capabilities: links between results, read through DataLoaders.
 
-Capability fields mirror the registry one to one. Dashboards also want to walk from a document
-to its duplicates and from a workspace to its documents and counts in one request; this module
-declares those links (``schema.graphql.Link``) and the per-request ``GraphSession`` that
-resolves them. Every read goes through a DataLoader created per request, so a list of 5 or 50
-documents asking for their duplicates costs the same single ``find``; every read runs under a
-``Context`` obtained from ``authorize`` with the request's own credentials (cached per request
-and workspace), and capability-backed links (``Workspace.documents``, ``Workspace.counts``) go
-through ``invoke``, so validation, scopes and workspace scoping are those of REST.
+Part of the GraphQL face. Capability fields mirror the registry one to one. Dashboards also
+want to walk from a document to its duplicates and from a workspace to its documents and counts
+in one request; this module declares those links (``schema.graphql.Link``) and the per-request
+``GraphSession`` that resolves them. Every read goes through a DataLoader created per request,
+so a list of 5 or 50 documents asking for their duplicates costs the same batched reads. The
+data comes from resolver functions (``resolvers.documents.documents_by_id``, …) that run under
+a ``Context`` obtained from ``authorize`` with the request's own credentials (cached per request
+and workspace); they own workspace scoping and map store errors to capability errors, exactly
+as ``invoke`` does. Capability-backed links (``Workspace.documents``, ``Workspace.counts``) go
+through ``invoke`` itself, so validation, scopes and workspace scoping are those of REST.
 
 Documents carry no workspace id on the wire; the session remembers in which workspace each one
 was found (document ids are unique across workspaces), and the request's workspace otherwise.
@@ -26,9 +28,10 @@ from pydantic import BaseModel
 from strawberry.dataloader import DataLoader
 
 from resolvers.context import Context, Credentials, Services
-from resolvers.document_views import full_view
+from resolvers.documents import document_tallies, documents_by_id
 from resolvers.invoke import authorize, invoke
 from resolvers.registry import Registry
+from resolvers.workspaces import current_workspace as workspace_of_context
 from schema.documents import (
     CountDocuments,
     Document,
@@ -42,8 +45,6 @@ from schema.workspaces import Workspace, WorkspaceSummary
 
 READ_DOCUMENTS = ("read_documents",)
 READ_WORKSPACES = ("read_workspaces",)
-# Stored-only fields a document read never needs (the search's complete mode skips the same).
-DOCUMENT_PROJECTION = {"searchTerms": 0, "workspaceId": 0}
 CONTEXT_KEY = "graph"
 
 
@@ -62,7 +63,7 @@ class GraphSession:
             load_fn=self._load_documents
         )
         self.counts: DataLoader[str, dict[str, int]] = DataLoader(load_fn=self._load_counts)
-        self.workspaces: DataLoader[tuple[str, str], dict[str, Any] | None] = DataLoader(
+        self.workspaces: DataLoader[str | None, Workspace | None] = DataLoader(
             load_fn=self._load_workspaces
         )
         self._authorized: dict[tuple[str | None, tuple[str, ...]], asyncio.Task[Context]] = {}
@@ -136,37 +137,30 @@ class GraphSession:
         by_workspace: dict[str, list[str]] = defaultdict(list)
         for workspace_id, document_id in keys:
             by_workspace[workspace_id].append(document_id)
-        # One find per workspace (usually one in all): the count never follows the list size.
+        # One batch per workspace (usually one in all): the reads never follow the list size.
+        contexts = [await self.authorized(ws, READ_DOCUMENTS) for ws in by_workspace]
         batches = await asyncio.gather(
             *(
-                self.services.store.documents.get_many(ws, ids, DOCUMENT_PROJECTION)
-                for ws, ids in by_workspace.items()
+                documents_by_id(ctx, ids)
+                for ctx, ids in zip(contexts, by_workspace.values(), strict=True)
             )
         )
-        records = {
-            (ws, record["_id"]): record
+        found = {
+            (ws, document.id): document
             for ws, batch in zip(by_workspace, batches, strict=True)
-            for record in batch
+            for document in batch
         }
-        base_url = self.services.base_url
-        return [
-            Document.model_validate(full_view(records[key], base_url)) if key in records else None
-            for key in keys
-        ]
+        return [found.get(key) for key in keys]
 
     # -- workspaces -----------------------------------------------------------------------
 
     async def _load_counts(self, workspace_ids: list[str]) -> list[dict[str, int]]:
-        counts = await self.services.store.documents.counts_by_workspace(workspace_ids)
-        empty = {"active": 0, "archived": 0}
-        return [counts.get(workspace_id, empty) for workspace_id in workspace_ids]
+        contexts = [await self.authorized(ws, READ_DOCUMENTS) for ws in workspace_ids]
+        return await document_tallies(contexts)
 
-    async def _load_workspaces(self, keys: list[tuple[str, str]]) -> list[dict[str, Any] | None]:
-        rows: dict[tuple[str, str], dict[str, Any]] = {}
-        for user_id in {user for user, _ in keys}:
-            for row in await self.services.store.workspaces.list_for_user(user_id):
-                rows[(user_id, row["_id"])] = row
-        return [rows.get(key) for key in keys]
+    async def _load_workspaces(self, org_ids: list[str | None]) -> list[Workspace | None]:
+        contexts = [await self.authorized(org_id, READ_WORKSPACES) for org_id in org_ids]
+        return list(await asyncio.gather(*(workspace_of_context(ctx) for ctx in contexts)))
 
 
 def session_of(info: strawberry.Info) -> GraphSession:
@@ -213,12 +207,7 @@ async def current_workspace(
     root: Any, info: strawberry.Info, _: dict[str, Any] | None
 ) -> Workspace | None:
     """The workspace of this request (X-Service-Org-Id, or the key's own workspace)."""
-    session = session_of(info)
-    ctx = await session.authorized(None, READ_WORKSPACES)
-    row = await session.workspaces.load((ctx.user_id, ctx.require_workspace()))
-    if row is None:
-        return None
-    return Workspace(id=row["_id"], name=row["name"], role=row["role"], createdAt=row["createdAt"])
+    return await session_of(info).workspaces.load(None)
 
 
 async def summary_workspace(

@@ -1,0 +1,217 @@
+"""Labelled documents for the extraction bench: the dev set and generated invoices.
+
+Each sample has its bytes, its MIME type, the expected field values, and a *group*: the
+merchant, reduced to what stays the same across its branches ("MR. D.I.Y. (KUCHAI) SDN
+BHD" and "MR. D.I.Y. (M) SDN BHD" are one group), so cross-validation never scores a
+merchant the model was fitted on.
+
+Matching rules:
+- amount: exact to the cent (labels like "RM 29.70" or "$8.20" are parsed to 29.70, 8.20);
+- date: the same calendar day (SROIE labels are printed as on the receipt, e.g.
+  "05/03/18" or "02/JAN/2017", and are read day-first as Malaysian receipts are);
+- merchant: normalized (lower case, letters and digits only) and fuzzy: equal, one
+  containing the other, or a difflib similarity ratio ≥ 0.8;
+- currency: equal ISO code; invoiceId: equal after removing a leading '#' and case.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import pickle
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engines.extraction import ExtractedText, OcrPlan, extract_text
+from engines.extraction.fields.dates import numeric_date, textual_date
+
+DEFAULT_DATASET = Path(__file__).resolve().parents[2] / "shared/datasets/receipts-dev"
+CACHE = Path(__file__).resolve().parent / ".cache"
+# Bump when text extraction changes what it returns, so cached layouts are read again.
+CACHE_VERSION = "layout-3"
+# Bench field name → ParsedFields attribute.
+FIELDS = {
+    "amount": "amount",
+    "date": "doc_date",
+    "merchant": "merchant",
+    "currency": "currency",
+    "invoiceId": "invoice_id",
+}
+LEGAL = re.compile(
+    r"\b(sdn\.?\s*bhd\.?|s/b|bhd|gmbh|ltd|limited|inc|llc|plc|b\.v\.|bv|s\.a\.|sarl|s\.l\.|"
+    r"srl|s\.r\.l\.|spa|s\.p\.a\.|co\.|company|enterprise|trading)\b",
+    re.I,
+)
+
+
+@dataclass
+class Sample:
+    folder: str  # sroie, de, invoices, synthetic
+    name: str
+    data: bytes
+    mime: str
+    expected: dict[str, Any]
+    group: str
+
+
+def load_dev(root: Path, folder: str) -> list[Sample]:
+    """The labelled documents of one dev-set folder."""
+    if folder == "sroie":
+        samples = []
+        for key in sorted((root / "sroie/key").glob("*.json")):
+            label = json.loads(key.read_text())
+            path = root / "sroie/img" / f"{key.stem}.jpg"
+            expected = {
+                "amount": money(label.get("total", "")),
+                "date": printed_date(label.get("date", "")),
+                "merchant": label.get("company") or None,
+            }
+            samples.append(
+                Sample(
+                    folder,
+                    path.name,
+                    path.read_bytes(),
+                    "image/jpeg",
+                    expected,
+                    merchant_group(label.get("company", "")),
+                )
+            )
+        return samples
+    if folder == "de":
+        return [
+            Sample(
+                folder,
+                row["file"],
+                (root / "de" / row["file"]).read_bytes(),
+                "image/jpeg",
+                {
+                    "amount": money(str(row["total"])),
+                    "date": date.fromisoformat(row["date"]),
+                    "merchant": row["merchant"],
+                    "currency": row["currency"],
+                },
+                merchant_group(row["merchant"]),
+            )
+            for row in json.loads((root / "de/labels.json").read_text())
+        ]
+    if folder == "invoices":
+        samples = []
+        for label_file in sorted((root / "invoices").glob("*.json")):
+            label = json.loads(label_file.read_text())[0]
+            expected: dict[str, Any] = {
+                "date": date.fromisoformat(label["date"]),
+                "merchant": label["issuer"],
+                "currency": label["currency"],
+                "invoiceId": label["invoice_number"],
+                "amount": money(str(label["amount"])) if "amount" in label else None,
+            }
+            path = label_file.with_suffix(".pdf")
+            samples.append(
+                Sample(
+                    folder,
+                    path.name,
+                    path.read_bytes(),
+                    "application/pdf",
+                    expected,
+                    merchant_group(label["issuer"]),
+                )
+            )
+        return samples
+    raise ValueError(f"unknown folder {folder}")
+
+
+def synthetic_samples(count: int) -> list[Sample]:
+    """Generated invoice PDFs (``tests/extraction/synthetic``); each issuer is its own group."""
+    from tests.extraction.synthetic import generate
+
+    samples = []
+    for made in generate(count):
+        invoice = made.invoice
+        expected = {
+            "amount": invoice.total,
+            "date": invoice.invoice_date,
+            "merchant": invoice.issuer.name,
+            "currency": invoice.language.currency,
+            "invoiceId": invoice.number,
+        }
+        samples.append(
+            Sample(
+                "synthetic",
+                made.name,
+                made.pdf,
+                "application/pdf",
+                expected,
+                "synthetic-" + merchant_group(invoice.issuer.name),
+            )
+        )
+    return samples
+
+
+def money(text: str) -> Decimal | None:
+    digits = re.sub(r"[^\d.]", "", text)
+    return Decimal(digits).quantize(Decimal("0.01")) if digits else None
+
+
+def printed_date(text: str) -> date | None:
+    today = date.today()
+    match = re.fullmatch(r"(\d{1,2})[/-](\d{1,2})[/-](\d{2,4})", text.strip())
+    if match:
+        day, month, year = match.groups()
+        return numeric_date(day, month, year, order="DMY", today=today)
+    return textual_date(text, "DMY", today) if text.strip() else None
+
+
+def normalize(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def merchant_group(name: str) -> str:
+    """The merchant without branch, legal form and registration: the fold key."""
+    core = LEGAL.sub(" ", re.sub(r"\(.*?\)", " ", name))
+    return normalize(core) or normalize(name) or "unknown"
+
+
+def matches(name: str, expected: Any, found: Any) -> bool:
+    """Whether a found value counts as the expected one (rules in the module docstring)."""
+    if found is None or expected is None:
+        return False
+    if name == "merchant":
+        want, got = normalize(str(expected)), normalize(str(found))
+        if not want or not got:
+            return False
+        if want in got or got in want:
+            return True
+        return difflib.SequenceMatcher(None, want, got).ratio() >= 0.8
+    if name == "invoiceId":
+        return str(expected).lstrip("#").lower() == str(found).lstrip("#").lower()
+    return bool(expected == found)
+
+
+def read_text(sample: Sample, plan: OcrPlan, fresh: bool = False) -> ExtractedText:
+    """The sample's extracted text; OCR results are cached on disk between runs (the
+    cache is only for accuracy work: timing runs read every document afresh)."""
+    digest = hashlib.sha256(sample.data + CACHE_VERSION.encode() + plan.primary.name.encode())
+    target = CACHE / f"{digest.hexdigest()[:24]}.pickle"
+    if not fresh and target.exists():
+        cached: ExtractedText = pickle.loads(target.read_bytes())
+        return cached
+    text = extract_text(sample.data, sample.mime, engine=plan)
+    if text.ocr_used:
+        CACHE.mkdir(exist_ok=True)
+        target.write_bytes(pickle.dumps(text))
+    return text
+
+
+def labelled(sample: Sample) -> Iterator[tuple[str, Any]]:
+    for name, value in sample.expected.items():
+        if value is not None:
+            yield name, value

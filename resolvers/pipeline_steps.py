@@ -1,0 +1,229 @@
+"""The steps of the processing pipeline (their order is ``resolvers.pipeline.STEPS``).
+
+Each is small and does one thing; what it learns goes into the ``Intake`` it returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+from typing import ClassVar
+
+from engines.currency import NoRate, RateBook, UnknownCurrency
+from engines.extraction.review import review_reason
+from persistence.document_query import duplicate_rules
+from persistence.document_records import midnight
+from persistence.money import to_cents
+from persistence.store import Store
+from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
+from resolvers.processing import PermanentFailure, document_fields
+
+DEFAULT_CURRENCY = "USD"
+
+
+class ReadOriginal:
+    """The original's bytes, from GridFS (a source that holds them already skips this)."""
+
+    name: ClassVar[str] = "read-original"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.original is None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        data = await ctx.services.store.files.read(intake.workspace_id, intake.file)
+        return dataclasses.replace(intake, original=data)
+
+
+class LoadPreferences:
+    """The workspace's preferred currency (else the receiver's, else USD) and its learned
+    merchant → category corrections."""
+
+    name: ClassVar[str] = "load-preferences"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.preferred_currency is None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        store = ctx.services.store
+        return dataclasses.replace(
+            intake,
+            preferred_currency=await preferred_currency(
+                store, intake.workspace_id, intake.received_by
+            ),
+            category_overrides=await store.category_overrides.all(intake.workspace_id),
+        )
+
+
+class Analyze:
+    """Text (PDF text layer or OCR), fields and category, in the analyzer's executor."""
+
+    name: ClassVar[str] = "analyze"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.original is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.original is not None
+        try:
+            analysis = await ctx.services.get_analyzer()(
+                intake.original,
+                intake.file["mimeType"],
+                currency=None,
+                today=ctx.today,
+                overrides=dict(intake.category_overrides),
+            )
+        except PermanentFailure as exc:
+            raise StopPipeline("failed", f"The file could not be read: {exc}") from exc
+        return dataclasses.replace(intake, analysis=analysis)
+
+
+class RequireFinancialDocument:
+    """A file that is no receipt or invoice ends ``skipped``, with the reason."""
+
+    name: ClassVar[str] = "require-financial-document"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.analysis is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.analysis is not None
+        parsed = intake.analysis.fields
+        if not parsed.financial:
+            raise StopPipeline(
+                "skipped", parsed.skip_reason or "No receipt or invoice found in this file"
+            )
+        return intake
+
+
+class TakeFields:
+    """The analysis as document fields (``resolvers.processing.document_fields``)."""
+
+    name: ClassVar[str] = "take-fields"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.analysis is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.analysis is not None
+        return dataclasses.replace(intake, fields=document_fields(intake.analysis))
+
+
+class ConvertCurrency:
+    """``preferredCurrency`` and the ECB ``conversionRate`` to it at the document date."""
+
+    name: ClassVar[str] = "convert-currency"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.preferred_currency is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        preferred = intake.preferred_currency or DEFAULT_CURRENCY
+        rate = conversion(
+            ctx.services.rate_book(),
+            intake.fields.get("currency"),
+            preferred,
+            intake.fields.get("docDate"),
+        )
+        fields = {**intake.fields, "preferredCurrency": preferred, "conversionRate": rate}
+        return dataclasses.replace(intake, fields=fields)
+
+
+class CheckDuplicate:
+    """The oldest active document this one repeats: same file, same invoice number, or same
+    merchant with amount within 0.05 and date within a day."""
+
+    name: ClassVar[str] = "check-duplicate"
+
+    def applies(self, intake: Intake) -> bool:
+        return bool(intake.fields)
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        fields = intake.fields
+        amount, doc_date = fields.get("amount"), fields.get("docDate")
+        found = await ctx.services.store.documents.find_duplicate(
+            intake.workspace_id,
+            intake.document_id,
+            duplicate_rules(
+                sha256=intake.file["sha256"],
+                invoice_id=fields.get("invoiceId"),
+                merchant=fields.get("merchant"),
+                amount_cents=to_cents(amount) if amount is not None else None,
+                doc_date=midnight(doc_date) if isinstance(doc_date, date) else None,
+            ),
+        )
+        if found is None:
+            return intake
+        original, why = found
+        original_id = original.get("duplicateOf") or original["_id"]
+        return dataclasses.replace(intake, duplicate=(original_id, why))
+
+
+class SaveFields:
+    """The fields found onto the stored document (no edit history: nobody corrected them)."""
+
+    name: ClassVar[str] = "save-fields"
+
+    def applies(self, intake: Intake) -> bool:
+        return bool(intake.fields)
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        await ctx.services.store.documents.update_fields(
+            intake.workspace_id, intake.record, intake.fields
+        )
+        return intake
+
+
+class LinkDuplicate:
+    """A duplicate is linked to its original both ways and ends ``warning`` with the reason."""
+
+    name: ClassVar[str] = "link-duplicate"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.duplicate is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.duplicate is not None
+        original_id, why = intake.duplicate
+        await ctx.services.store.documents.link_duplicate(
+            intake.workspace_id, original_id, intake.document_id
+        )
+        note = f"Possible duplicate of {original_id}: {why}."
+        return dataclasses.replace(intake, notes=(*intake.notes, note))
+
+
+class FlagWeakFields:
+    """A missing or low-confidence amount or date ends ``warning`` with what to check."""
+
+    name: ClassVar[str] = "flag-weak-fields"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.analysis is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.analysis is not None
+        reason = review_reason(intake.analysis.fields)
+        if reason is None:
+            return intake
+        return dataclasses.replace(intake, notes=(*intake.notes, reason))
+
+
+def conversion(
+    rates: RateBook, currency: str | None, preferred: str, on: date | None
+) -> float | None:
+    if not currency:
+        return None
+    try:
+        return float(rates.quote(currency, preferred, on).rate)
+    except (UnknownCurrency, NoRate):
+        return None  # a currency the ECB does not publish: leave the rate unknown
+
+
+async def preferred_currency(store: Store, workspace_id: str, user_id: str | None) -> str:
+    """The workspace's preferred currency, else the receiver's, else USD."""
+    workspace = await store.workspaces.get_unscoped(workspace_id)
+    if workspace and workspace.get("preferredCurrency"):
+        return str(workspace["preferredCurrency"])
+    user = await store.users.get(user_id) if user_id else None
+    if user and user.get("preferredCurrency"):
+        return str(user["preferredCurrency"])
+    return DEFAULT_CURRENCY
