@@ -80,7 +80,8 @@ class Settings(BaseSettings):
     extraction_executor: Literal["process", "thread"] = Field(
         default="process",
         validation_alias="FINCAP_EXTRACTION_EXECUTOR",
-        description="where OCR and field parsing run: a `spawn` process pool, or threads",
+        description="where OCR and field parsing run: a `spawn` process pool, or one thread "
+        "(no memory limit)",
     )
     job_lease_s: float = Field(
         default=60.0,
