@@ -16,7 +16,13 @@ ERROR_STATUSES = {
     "401": "Missing or invalid API key",
     "403": "Workspace or scope not allowed for this key",
     "404": "Unknown capability or resource",
+    "413": "Request body over the service's limit (counted while it arrives)",
     "500": "Internal error (no internals are revealed)",
+}
+# Statuses only capabilities that declare a cost (they analyse a stored original) answer.
+EXPENSIVE_STATUSES = {
+    "422": "The stored original cannot be analysed (unreadable, missing, or over a budget)",
+    "429": "This API key already runs this expensive capability; retry when it has finished",
 }
 SECURITY_SCHEMES = {
     "bearerAuth": {
@@ -88,7 +94,8 @@ def _operation(spec: CapabilitySpec, refs: Mapping[Any, Any]) -> dict[str, Any]:
             },
         }
     }
-    for status, text in ERROR_STATUSES.items():
+    statuses = {**ERROR_STATUSES, **(EXPENSIVE_STATUSES if spec.cost else {})}
+    for status, text in sorted(statuses.items()):
         responses[status] = {
             "description": text,
             "content": {

@@ -156,3 +156,17 @@ async def test_a_generated_python_client_calls_a_capability(
     assert answer.success is True and answer.code == 200
     conversion = answer.data.result
     assert conversion.from_currency == "EUR" and conversion.converted_amount > 0
+
+
+def test_every_status_the_faces_answer_is_documented() -> None:
+    from app.openapi import build_openapi
+    from resolvers import build_registry
+
+    paths = build_openapi(build_registry(), "http://x")["paths"]
+    for path, item in paths.items():
+        if not path.startswith("/capabilities/"):
+            continue
+        statuses = set(item["post"]["responses"])
+        assert {"200", "400", "401", "403", "404", "413", "500"} <= statuses, path
+        expensive = path == "/capabilities/documents.inspect"
+        assert ({"422", "429"} <= statuses) == expensive, path
