@@ -82,6 +82,7 @@ def worker(concurrency: int) -> None:
 
     from app.observability import configure_logging
     from app.processing import running_workers
+    from app.secret_key import load_keyring
     from persistence.embedded import running_server_uri
 
     settings = settings_from_env(workers=concurrency)
@@ -100,7 +101,7 @@ def worker(concurrency: int) -> None:
             loop.add_signal_handler(sig, stop.set)
         async with (
             open_store(settings, publish=True) as store,
-            running_workers(store, settings, count=concurrency),
+            running_workers(store, settings, count=concurrency, keyring=load_keyring(settings)),
         ):
             await stop.wait()  # leaving the block finishes the jobs in hand
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -80,7 +80,8 @@ class Settings(BaseSettings):
     extraction_executor: Literal["process", "thread"] = Field(
         default="process",
         validation_alias="FINCAP_EXTRACTION_EXECUTOR",
-        description="where OCR and field parsing run: a `spawn` process pool, or threads",
+        description="where OCR and field parsing run: a `spawn` process pool, or one thread "
+        "(no memory limit)",
     )
     job_lease_s: float = Field(
         default=60.0,
@@ -88,6 +89,20 @@ class Settings(BaseSettings):
         validation_alias="FINCAP_JOB_LEASE_SECONDS",
         description="seconds a worker holds a job before another may take it over "
         "(renewed while it works)",
+    )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_SECRET_KEY",
+        description="server secret that signs cursors: base64 of at least 32 random bytes, "
+        "several comma-separated to rotate (the first signs); unset: "
+        "`<FINCAP_DATA_DIR>/secret.key`, generated once (set it when several processes share "
+        "`MONGODB_URI`)",
+    )
+    analysis_memory_mb: int = Field(
+        default=1536,
+        ge=0,
+        validation_alias="FINCAP_ANALYSIS_MEMORY_MB",
+        description="memory limit (`RLIMIT_DATA`, MB) of each analysis process; 0: none",
     )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"

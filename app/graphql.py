@@ -39,8 +39,9 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
 from app.graphql_graph import CONTEXT_KEY, GraphSession, document_graph
+from app.json_body import MalformedJson, parse_json
 from app.request_context import credentials_of, services_of
-from resolvers.errors import CapabilityError
+from resolvers.errors import CapabilityError, PayloadTooLarge
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
 from schema.graphql import CapabilityLike, Graph, Limits, Link, build_schema
@@ -128,10 +129,9 @@ def graphiql_html(assets: dict[str, Path]) -> str:
 class GraphQLFace(GraphQL):
     """Strawberry's ASGI view with fincap's HTTP behaviour (negotiation, errors, body limit)."""
 
-    def __init__(self, schema: Any, ide_html: str, max_body_bytes: int, registry: Registry) -> None:
+    def __init__(self, schema: Any, ide_html: str, registry: Registry) -> None:
         super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
         self._ide_html = ide_html
-        self._max_body_bytes = max_body_bytes
         self._registry = registry
 
     async def get_context(  # type: ignore[override]  # HTTP only; the context is a dict
@@ -174,8 +174,9 @@ class GraphQLFace(GraphQL):
     ) -> Response:
         media = negotiate(request.headers.get("accept", ""))
         try:
-            await self._check_body_size(request)
             response: Response = await super().run(request, context, root_value)
+        except PayloadTooLarge as exc:  # raised while the body streams in (app.body_limit)
+            return self._error_response(exc.status, exc.message, media)
         except HTTPException as exc:
             response = self._error_response(exc.status_code, exc.reason, media)
             if exc.status_code == 405:
@@ -189,14 +190,13 @@ class GraphQLFace(GraphQL):
                 response.status_code = 400
         return response
 
-    async def _check_body_size(self, request: Request) -> None:
-        if request.method != "POST":
-            return
-        declared = request.headers.get("content-length", "")
-        too_large = declared.isdigit() and int(declared) > self._max_body_bytes
-        # The body is read once here and cached by Starlette for strawberry's parser.
-        if too_large or len(await request.body()) > self._max_body_bytes:
-            raise HTTPException(413, f"Request body exceeds {self._max_body_bytes} bytes")
+    def parse_json(self, data: str | bytes) -> Any:
+        # Bodies and the ``variables``/``extensions`` query parameters: one JSON reader for
+        # every face, so 100,000 nested brackets are a GraphQL-shaped 400 like any bad JSON.
+        try:
+            return parse_json(data)
+        except MalformedJson as exc:
+            raise HTTPException(400, str(exc)) from None
 
     def _error_response(self, status: int, message: str, media: str) -> Response:
         code = HTTP_CODES.get(status, "BAD_REQUEST")
@@ -252,13 +252,11 @@ def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
     return build_schema(registry, capability_executor(registry), limits, graph)
 
 
-def graphql_routes(
-    registry: Registry, max_body_bytes: int, limits: Limits | None = None
-) -> list[Route]:
+def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Route]:
     """The GraphQL endpoint and GraphiQL's assets, for one frozen registry."""
     schema = service_schema(registry, limits)
     assets = local_assets()
-    face = GraphQLFace(schema, graphiql_html(assets), max_body_bytes, registry)
+    face = GraphQLFace(schema, graphiql_html(assets), registry)
     served = {f"{ASSETS_PATH}/{cdn_path}": path for cdn_path, path in assets.items()}
 
     async def asset(request: Request) -> Response:

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from app.body_limit import BodySizeLimit
 from app.config import Settings
 from app.database import open_store
 from app.graphql import graphql_routes
@@ -20,6 +21,8 @@ from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
+from app.secret_key import load_keyring
+from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.context import Services
@@ -48,16 +51,26 @@ def create_app(
 
     async def readyz(request: Request) -> Response:
         services: Services | None = getattr(request.app.state, "services", None)
-        ready = services is not None and await services.store.ping()
+        checks = {
+            "store": services is not None and await services.store.ping(),
+            # A broken analysis pool is replaced here; false when no working one can be made.
+            "analysis": services is not None
+            and (services.analyzer is None or services.analyzer.ready()),
+        }
+        ready = all(checks.values())
         return JSONResponse(
-            {"status": "ready" if ready else "unavailable"}, status_code=200 if ready else 503
+            {"status": "ready" if ready else "unavailable", "checks": checks},
+            status_code=200 if ready else 503,
         )
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return failure(404, f"No route for {request.method} {request.url.path}")
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
-        return failure(405, f"Method {request.method} not allowed on {request.url.path}")
+        response = failure(405, f"Method {request.method} not allowed on {request.url.path}")
+        # The router's exception names the route's methods (RFC 9110: a 405 carries Allow).
+        response.headers.update(getattr(exc, "headers", None) or {})
+        return response
 
     async def server_error(request: Request, exc: Exception) -> Response:
         log.error("unhandled error", exc_info=exc)
@@ -68,10 +81,15 @@ def create_app(
         if store is not None:
             yield
             return
+        keyring = load_keyring(settings)
         async with (
             open_store(settings) as opened,
             running_workers(
-                opened, settings, count=settings.workers, on_job=metrics.observe_job
+                opened,
+                settings,
+                count=settings.workers,
+                on_job=metrics.observe_job,
+                keyring=keyring,
             ) as pool,
         ):
             app.state.services = pool.services
@@ -87,17 +105,28 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics.endpoint, methods=["GET"]),
-        *rest_routes(registry, settings.max_body_bytes),
-        *graphql_routes(registry, settings.max_body_bytes),
+        *rest_routes(registry),
+        *graphql_routes(registry),
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestIdMiddleware, metrics=metrics)],
+        middleware=[
+            Middleware(RequestIdMiddleware, metrics=metrics),
+            # Inside the request id, so a 413 is logged and counted like any answer.
+            Middleware(
+                BodySizeLimit,
+                max_bytes=settings.max_body_bytes,
+                too_large=lambda message: failure(413, message),
+            ),
+        ],
         lifespan=lifespan,
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
     )
     app.state.registry = registry
     if store is not None:
-        app.state.services = Services(store=store, base_url=settings.base_url)
+        # Tests: the configured secret if any, else a random one (never a file in the cwd).
+        secret = settings.secret_key
+        keyring = Keyring.from_text(secret.get_secret_value()) if secret else Keyring.generate()
+        app.state.services = Services(store=store, base_url=settings.base_url, keyring=keyring)
     app.state.settings = settings
     return app

@@ -1,7 +1,8 @@
 """Prometheus metrics of one app instance (``GET /metrics``).
 
 Each app builds its own ``CollectorRegistry`` (no process-global state), so tests and several
-apps in one process do not share counters. Labels stay bounded: routes are the route templates
+apps in one process do not share counters. Labels stay bounded: methods are the
+standard ones (anything else is ``other``), routes are the route templates
 (``/v1/capabilities/{slug}``), capabilities only the registry's slugs.
 """
 
@@ -18,6 +19,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 UNMATCHED = "unmatched"
+# Any other method name is one label value: a client inventing methods must not grow /metrics.
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+OTHER_METHOD = "other"
 
 
 class Metrics:
@@ -56,6 +60,7 @@ class Metrics:
         self, method: str, route: str | None, status: int, seconds: float, slug: str | None
     ) -> None:
         template = route or UNMATCHED
+        method = method if method in HTTP_METHODS else OTHER_METHOD
         self.requests.labels(method, template, str(status)).inc()
         self.latency.labels(method, template).observe(seconds)
         if slug is not None and slug in self._slugs:

@@ -16,7 +16,13 @@ ERROR_STATUSES = {
     "401": "Missing or invalid API key",
     "403": "Workspace or scope not allowed for this key",
     "404": "Unknown capability or resource",
+    "413": "Request body over the service's limit (counted while it arrives)",
     "500": "Internal error (no internals are revealed)",
+}
+# Statuses only capabilities that declare a cost (they analyse a stored original) answer.
+EXPENSIVE_STATUSES = {
+    "422": "The stored original cannot be analysed (unreadable, missing, or over a budget)",
+    "429": "This API key already runs this expensive capability; retry when it has finished",
 }
 SECURITY_SCHEMES = {
     "bearerAuth": {
@@ -88,7 +94,8 @@ def _operation(spec: CapabilitySpec, refs: Mapping[Any, Any]) -> dict[str, Any]:
             },
         }
     }
-    for status, text in ERROR_STATUSES.items():
+    statuses = {**ERROR_STATUSES, **(EXPENSIVE_STATUSES if spec.cost else {})}
+    for status, text in sorted(statuses.items()):
         responses[status] = {
             "description": text,
             "content": {
@@ -112,13 +119,52 @@ def _operation(spec: CapabilitySpec, refs: Mapping[Any, Any]) -> dict[str, Any]:
     }
 
 
+def _one_name_per_model(
+    refs: Mapping[Any, Any], schemas: dict[str, Any]
+) -> tuple[dict[Any, Any], dict[str, Any]]:
+    """Name both JSON Schemas of a model used in both directions, as GraphQL does.
+
+    pydantic names them ``LineItem-Input`` and ``LineItem-Output``, both titled ``LineItem``,
+    and client generators that name classes by title drop both ("duplicate models"). The
+    output keeps the model's name and the input becomes ``LineItemInput`` (GraphQL's name for
+    the same input type), each with its own title.
+    """
+    renames: dict[str, str] = {}
+    for name in schemas:
+        base, _, direction = name.rpartition("-")
+        if direction in ("Input", "Output") and base:
+            renames[name] = base + ("Input" if direction == "Input" else "")
+    clashes = set(renames.values()) & (set(schemas) - set(renames))
+    if clashes or len(set(renames.values())) != len(renames):
+        raise ValueError(f"OpenAPI schema names clash after renaming: {sorted(clashes)}")
+    targets = {REF.format(model=old): REF.format(model=new) for old, new in renames.items()}
+
+    def renamed(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                key: targets.get(value, value) if key == "$ref" else renamed(value)
+                for key, value in node.items()
+            }
+        if isinstance(node, list):
+            return [renamed(item) for item in node]
+        return node
+
+    result: dict[str, Any] = {}
+    for name, schema in schemas.items():
+        new_name = renames.get(name, name)
+        result[new_name] = renamed(schema)
+        if name in renames:
+            result[new_name]["title"] = new_name
+    return {key: renamed(value) for key, value in refs.items()}, result
+
+
 def build_openapi(registry: Registry, base_url: str) -> dict[str, Any]:
     """OpenAPI 3.1 for every capability; paths are relative to the one server ``…/v1``."""
     pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = []
     for spec in registry:
         pairs += [(spec.input, "validation"), (spec.output, "serialization")]
     refs, definitions = models_json_schema(list(dict.fromkeys(pairs)), ref_template=REF)
-    schemas = dict(definitions.get("$defs", {}))
+    refs, schemas = _one_name_per_model(refs, dict(definitions.get("$defs", {})))
     schemas["ErrorEnvelope"] = _error_envelope()
 
     paths: dict[str, Any] = {

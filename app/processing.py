@@ -4,25 +4,37 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
+from app.analysis_child import prepare_analysis_process
 from app.config import Settings
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
+from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.context import Services
 from resolvers.processing import Analyzer
 
 
-def make_executor(settings: Settings) -> Executor:
+def make_executor(settings: Settings, size: int | None = None) -> Executor:
     """Where CPU-heavy extraction runs: separate processes by default, so OCR and parsing never
-    hold the GIL the API serves with. ``spawn`` because the parent has driver threads."""
-    size = max(1, settings.workers)
+    hold the GIL the API serves with. ``spawn`` because the parent has driver threads. Each
+    process runs under the analysis memory limit and dies with this one
+    (``app/analysis_child.py``); threads (``FINCAP_EXTRACTION_EXECUTOR=thread``) have neither."""
+    size = size or max(1, settings.workers)
     if settings.extraction_executor == "thread":
-        return ThreadPoolExecutor(max_workers=size, thread_name_prefix="extract")
-    return ProcessPoolExecutor(max_workers=size, mp_context=multiprocessing.get_context("spawn"))
+        # One thread: pdfium is not thread-safe (two renders at once corrupt its heap).
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
+    limit = settings.analysis_memory_mb * 1024 * 1024 if settings.analysis_memory_mb else None
+    return ProcessPoolExecutor(
+        max_workers=size,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=prepare_analysis_process,
+        initargs=(os.getpid(), limit),
+    )
 
 
 @contextlib.asynccontextmanager
@@ -32,18 +44,22 @@ async def running_workers(
     *,
     count: int,
     on_job: Callable[[str, str], None] | None = None,
+    keyring: Keyring,
 ) -> AsyncIterator[WorkerPool]:
     """A started worker pool of ``count`` workers; stopped (jobs in hand finished) on exit.
 
-    The pool's ``services`` (store, analyzer over the executor, rates, and a wake-up for the
-    pool) are the process's services. ``on_job(kind, outcome)`` is told of every job run
-    (metrics)."""
-    executor = make_executor(settings)
+    The pool's ``services`` (store, analyzer over the analysis processes, rates, the server's
+    ``keyring`` and a wake-up for the pool) are the process's services. ``on_job(kind,
+    outcome)`` is told of every job run (metrics)."""
+    analyzer = Analyzer(
+        new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
+    )
     services = Services(
         store=store,
         base_url=settings.base_url,
         rates=default_rate_book(),
-        analyzer=Analyzer(executor),
+        analyzer=analyzer,
+        keyring=keyring,
     )
     pool = WorkerPool(
         services,
@@ -58,4 +74,4 @@ async def running_workers(
         yield pool
     finally:
         await pool.stop()
-        executor.shutdown(wait=True, cancel_futures=True)
+        analyzer.shutdown()

@@ -15,8 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from app.json_body import MalformedJson, parse_json
 from app.request_context import credentials_of, services_of
-from resolvers.errors import BadRequest, CapabilityError, PayloadTooLarge
+from resolvers.errors import BadRequest, CapabilityError
 from resolvers.files import open_original
 from resolvers.invoke import authorize, invoke, lookup
 from resolvers.registry import Registry
@@ -28,7 +29,10 @@ class EnvelopeResponse(JSONResponse):
     """JSON without spaces, dates as ISO strings (``render`` receives already dumped data)."""
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str)
+        # A message may quote client text holding a lone surrogate (a bad URL, say); written as
+        # its JSON escape it stays valid JSON instead of failing to encode.
+        return text.encode("utf-8", "backslashreplace")
 
 
 def success(result: BaseModel) -> Response:
@@ -52,19 +56,15 @@ def render_error(exc: Exception) -> Response:
     return failure(500, "Internal server error")
 
 
-async def read_json_body(request: Request, max_bytes: int) -> Any:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > max_bytes:
-        raise PayloadTooLarge(f"Request body exceeds {max_bytes} bytes")
+async def read_json_body(request: Request) -> Any:
+    """The request's JSON body. Its size is bounded while it arrives (``app.body_limit``)."""
     raw = await request.body()
-    if len(raw) > max_bytes:
-        raise PayloadTooLarge(f"Request body exceeds {max_bytes} bytes")
     if not raw.strip():
         raise BadRequest("Request body is required; send {} for a capability without parameters")
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"Malformed JSON body: {exc}") from None
+        return parse_json(raw)
+    except MalformedJson as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def discovery_item(spec: Any) -> dict[str, Any]:
@@ -77,7 +77,7 @@ def discovery_item(spec: Any) -> dict[str, Any]:
     }
 
 
-def rest_routes(registry: Registry, max_body_bytes: int) -> list[Route]:
+def rest_routes(registry: Registry) -> list[Route]:
     """Routes of the REST face for one frozen registry."""
     listing = {"success": True, "capabilities": [discovery_item(spec) for spec in registry]}
 
@@ -88,7 +88,7 @@ def rest_routes(registry: Registry, max_body_bytes: int) -> list[Route]:
         slug = request.path_params["slug"]
         try:
             lookup(registry, slug)  # an unknown slug is 404 before the body is even read
-            body = await read_json_body(request, max_body_bytes)
+            body = await read_json_body(request)
             result = await invoke(
                 registry, slug, body, credentials_of(request, body), services_of(request)
             )

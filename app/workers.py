@@ -115,7 +115,8 @@ class WorkerPool:
             )
             status = await self.store.jobs.fail(job["_id"], owner, repr(exc))
             if status == "dead" and kind is not None and kind.on_give_up is not None:
-                await kind.on_give_up(self.services, job, repr(exc))
+                # The reason people read (processingReason): the message, not the repr.
+                await kind.on_give_up(self.services, job, str(exc) or type(exc).__name__)
             self._on_job(job["kind"], "dead" if status == "dead" else "retry")
         else:
             run_again_at = outcome.at if isinstance(outcome, RunAgain) else None

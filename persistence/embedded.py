@@ -5,9 +5,14 @@ it. SecantusDB is GPL-2.0, so it runs as a separate process and is never importe
 
 Several fincap processes may share one data directory (``fincap serve`` plus ``fincap admin …``
 or ``fincap demo load``), but only one process may open the storage. The first to need it starts
-the server and writes ``server.json`` (pid, port); the others find it there and connect. A file
-lock serialises the check-or-start, and a process that started a server only for itself (an
+the server and writes ``server.json`` (pid, port, owner); the others find it there and connect. A
+file lock serialises the check-or-start, and a process that started a server only for itself (an
 admin command) holds the lock until it has stopped it, so no one connects to a dying server.
+
+The server dies with the process that started it (``parent_death``: stopped by a supervisor when
+the owner dies, even by SIGKILL). Should one survive anyway (not Linux), a server whose owner is
+dead is never joined: the next process stops it and starts its own, so a restart owns what it
+runs.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pymongo
+
+from persistence.parent_death import launcher_command
 
 STATE_FILE = "server.json"
 LOCK_FILE = "embedded.lock"
@@ -42,6 +50,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def _pid_alive(pid: int) -> bool:
+    if pid <= 0:  # kill(0, …) would address our own process group
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -84,21 +94,24 @@ class EmbeddedServer:
             Path(self.storage).mkdir(parents=True, exist_ok=True)
         # The server's own log goes to a file: an unread pipe would fill up and stall it.
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        command = [
+            sys.executable,
+            "-m",
+            "secantus",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--storage-path",
+            self.storage,
+            "--standalone",
+            "--log-level",
+            "WARNING",
+        ]
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "secantus",
-                "--host",
-                self.host,
-                "--port",
-                str(self.port),
-                "--storage-path",
-                self.storage,
-                "--standalone",
-                "--log-level",
-                "WARNING",
-            ],
+            # Supervised: stopped when we die, even by SIGKILL (SIGTERM, then SIGKILL if it
+            # does not exit in time); ``process`` is the supervisor, which stops it on SIGTERM.
+            launcher_command(command),
             stdout=log,
             stderr=log,
             start_new_session=True,  # a Ctrl-C in the terminal reaches us, and we stop it cleanly
@@ -138,16 +151,57 @@ def _locked(data_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def running_server_uri(data_dir: Path) -> str | None:
-    """The URI of a live server already serving ``data_dir``, if any."""
+def _read_state(data_dir: Path) -> dict[str, object] | None:
     try:
         state = json.loads((data_dir / STATE_FILE).read_text())
     except (FileNotFoundError, ValueError):
         return None
+    return state if isinstance(state, dict) else None
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def running_server_uri(data_dir: Path) -> str | None:
+    """The URI of a live server already serving ``data_dir`` for a live ``fincap serve``."""
+    state = _read_state(data_dir)
+    if state is None:
+        return None
     uri = state.get("uri")
-    if not isinstance(uri, str) or not _pid_alive(int(state.get("pid", 0))):
+    if not isinstance(uri, str) or not _pid_alive(_int(state.get("pid"))):
+        return None
+    # A server whose owner died is an orphan about to be stopped: nobody may join it.
+    if not _pid_alive(_int(state.get("owner"))):
         return None
     return uri if _responds(uri) else None
+
+
+def _is_our_server(pid: int, storage: Path) -> bool:
+    """Whether ``pid`` is a SecantusDB process on ``storage`` (not a reused pid)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"secantus" in argv and str(storage).encode() in argv
+
+
+def stop_orphan(data_dir: Path) -> None:
+    """Stop the server a dead ``fincap serve`` left behind on ``data_dir`` (it would otherwise
+    keep the storage and be joined by the next one, which could not stop it)."""
+    state = _read_state(data_dir)
+    if state is None:
+        return
+    pid, owner = _int(state.get("pid")), _int(state.get("owner"))
+    if pid and not _pid_alive(owner) and _is_our_server(pid, data_dir / "db"):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        while _pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(FileNotFoundError):
+        (data_dir / STATE_FILE).unlink()
 
 
 @contextlib.contextmanager
@@ -165,6 +219,7 @@ def shared_embedded_store(data_dir: Path, *, publish: bool) -> Iterator[str]:
     try:
         uri = running_server_uri(data_dir)
         if uri is None:
+            stop_orphan(data_dir)
             server = EmbeddedServer(
                 storage=str(data_dir / "db"), log_path=data_dir / "embedded.log"
             ).start()

@@ -2,10 +2,11 @@
 
 Rules (see ARCHITECTURE.md): fields come from a per-capability whitelist and each has a type;
 each operator is checked against that type; values are coerced (ISO dates, numbers, money in
-cents); ``regex`` is a plain, length-bounded pattern compiled first and matched
-case-insensitively; ``in``/``nin`` take arrays; ``exists`` takes a boolean (null counts as
-missing); ``ne``/``nin`` keep documents that miss the field, as MongoDB does. The caller adds the
-workspace and archive filters outside the compiled clause.
+cents, within the range storage holds); ``regex`` is a plain, length-bounded pattern compiled
+first and matched case-insensitively, from a subset that cannot backtrack catastrophically
+(``persistence/safe_regex.py``); ``in``/``nin`` take arrays; ``exists`` takes a boolean (null
+counts as missing); ``ne``/``nin`` keep documents that miss the field, as MongoDB does. The
+caller adds the workspace and archive filters outside the compiled clause.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from persistence.money import to_cents
+from persistence.safe_regex import UnsafePattern, check_pattern
 from schema.where import WhereClause, WhereCondition
 
 FieldType = Literal["string", "number", "money", "date", "boolean", "enum"]
@@ -25,6 +27,8 @@ MAX_REGEX_LENGTH = 200
 MAX_LIST_VALUES = 100
 MAX_DEPTH = 4
 MAX_CONDITIONS = 100
+# Money is stored as int64 cents; the schema allows 13 integer digits (schema/money.py).
+MAX_MONEY = Decimal(10) ** 13
 QUERY_TIME_LIMIT_MS = 15000
 # Aggregations over a whole workspace (documents.count) read every matching document by design.
 AGGREGATE_TIME_LIMIT_MS = 60000
@@ -143,6 +147,10 @@ def _checked_pattern(value: Any, location: str) -> str:
         re.compile(value)
     except re.error as exc:
         raise WhereError(location, f"invalid regex: {exc}") from None
+    try:
+        check_pattern(value)
+    except UnsafePattern as exc:
+        raise WhereError(location, f"regex not accepted: {exc}") from None
     return value
 
 
@@ -165,6 +173,10 @@ def _coerce(spec: FieldSpec, value: Any, location: str) -> Any:
         number = _decimal(value, location)
         if spec.type == "number":
             return float(number)
+        # Stored money is int64 cents; a larger bound is out of range, not a 500 (and quantize
+        # would raise InvalidOperation beyond 28 digits).
+        if abs(number) >= MAX_MONEY:
+            raise WhereError(location, f"money values are below {MAX_MONEY:,} in magnitude")
         if number != number.quantize(Decimal("0.01")):
             raise WhereError(location, "money values have at most 2 decimal places")
         return to_cents(number)
@@ -194,4 +206,7 @@ def _datetime(value: Any, location: str) -> datetime:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise WhereError(location, f"expected an ISO date (YYYY-MM-DD), got {value!r}") from None
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except OverflowError:  # 0001-01-01T00:00+05:00 is in year 0 in UTC
+        raise WhereError(location, "the date is outside years 1 to 9999 in UTC") from None

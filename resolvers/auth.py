@@ -27,7 +27,12 @@ def new_api_key_secret() -> str:
 async def authenticate(store: Store, credentials: Credentials) -> Principal:
     """The caller behind the API key, or 401 'API key authentication required'."""
     secret = credentials.api_key
-    if not secret or not secret.startswith(KEY_PREFIX) or len(secret) > MAX_KEY_LENGTH:
+    if (
+        not secret
+        or not secret.startswith(KEY_PREFIX)
+        or len(secret) > MAX_KEY_LENGTH
+        or not secret.isascii()  # keys are URL-safe base64; "sk_\ud800" could not be hashed
+    ):
         raise Unauthenticated()
     record = await store.api_keys.find_active(secret)
     if record is None:

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers.errors import ORG_REQUIRED, BadRequest
+from resolvers.throttle import ExpensiveCallGate
 
 if TYPE_CHECKING:
     from engines.currency import RateBook
@@ -51,6 +53,10 @@ class Services:
     analyzer: Analyzer | None = None
     # Called after a job is queued, so in-process workers start at once instead of polling.
     wake_workers: Callable[[], None] = _nothing
+    # Signs cursors (and later CSRF/OAuth state) and encrypts secrets at rest. The default, a
+    # random key per Services, suits tests; the app factory hands in the server's keyring.
+    keyring: Keyring = field(default_factory=Keyring.generate)
+    expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
 
     def get_analyzer(self) -> Analyzer:
         from resolvers.processing import Analyzer

@@ -10,7 +10,7 @@ from engines.extraction.review import WARNING_CONFIDENCE
 from engines.text import fold
 from resolvers.context import Context
 from resolvers.document_views import full_view, jsonable
-from resolvers.errors import NotFound
+from resolvers.errors import NotFound, Unprocessable
 from resolvers.processing import PermanentFailure, document_fields, evidence_entries
 from schema.documents import FieldEvidence, InspectDocument, InspectedField, InspectionReport
 
@@ -101,12 +101,13 @@ async def inspect_document(ctx: Context, args: InspectDocument) -> InspectionRep
     record = await ctx.store.documents.get(workspace_id, args.id)
     if record is None:
         raise NotFound(f"Document '{args.id}' not found")
+    # The document exists: a missing or unreadable original is not a 404.
     if not isinstance(record.get("file"), dict):
-        raise NotFound(f"Document '{args.id}' has no original file to inspect")
+        raise Unprocessable(f"Document '{args.id}' has no original file to inspect")
     try:
         data = await ctx.store.files.read(workspace_id, record["file"])
     except FileNotFoundError:
-        raise NotFound(f"Document '{args.id}' has no original file to inspect") from None
+        raise Unprocessable(f"The original file of '{args.id}' is missing from storage") from None
     try:
         analysis = await ctx.services.get_analyzer()(
             data,
@@ -115,7 +116,7 @@ async def inspect_document(ctx: Context, args: InspectDocument) -> InspectionRep
             overrides=await ctx.store.category_overrides.all(workspace_id),
         )
     except PermanentFailure as exc:
-        raise NotFound(f"The original of '{args.id}' cannot be read: {exc}") from None
+        raise Unprocessable(f"The original of '{args.id}' cannot be read: {exc}") from None
     stored = full_view(record, ctx.services.base_url)
     visible = document_fields(analysis)
     stored_evidence = {e["field"]: e for e in record.get("evidence") or []}

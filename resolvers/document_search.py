@@ -53,7 +53,8 @@ async def search_documents(ctx: Context, args: SearchDocuments) -> DocumentPage:
     fields = None if args.outputMode == "complete" else projected_fields(args.requiredFields)
     ranked = args.useSearch and bool(args.query and args.query.strip())
     query_print = _query_print(args, ranked)
-    state = cursors.decode(args.cursor, query_print) if args.cursor else {}
+    keyring = ctx.services.keyring
+    state = cursors.decode(args.cursor, query_print, keyring) if args.cursor else {}
     search = PreparedSearch(ctx, workspace_id, args, query, fields, state, query_print)
     return await (_ranked_page(search) if ranked else _filtered_page(search))
 
@@ -88,7 +89,9 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
         records = records[: search.args.limit]
         last = records[-1]
         next_cursor = cursors.encode(
-            {"v": _sort_value(last, path), "id": last["_id"]}, search.query_print
+            {"v": _sort_value(last, path), "id": last["_id"]},
+            search.query_print,
+            search.ctx.services.keyring,
         )
     return DocumentPage(
         documents=await _render(search.ctx, records, search.fields), nextCursor=next_cursor
@@ -133,7 +136,11 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
     ordered = [records[i] for i in page_ids if i in records]
     more = offset + search.args.limit < len(order)
     next_cursor = (
-        cursors.encode({"o": offset + search.args.limit}, search.query_print) if more else None
+        cursors.encode(
+            {"o": offset + search.args.limit}, search.query_print, search.ctx.services.keyring
+        )
+        if more
+        else None
     )
     return DocumentPage(
         documents=await _render(search.ctx, ordered, search.fields), nextCursor=next_cursor

@@ -230,6 +230,7 @@ async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
     output=InspectionReport,
     permissions=["read_documents"],
     effect="read",
+    cost=1,  # OCR of the original: one at a time per key, one per GraphQL request
 )
 async def inspect(ctx: Context, args: InspectDocument) -> InspectionReport:
     """Reads the original image or PDF again (text layer or OCR; PDFs: the first maxPages pages)

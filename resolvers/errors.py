@@ -5,7 +5,9 @@
     ├── Unauthenticated          401  'API key authentication required'
     ├── Forbidden                403  wrong workspace, missing scope
     ├── NotFound                 404  unknown capability or resource (foreign ids look unknown)
-    └── PayloadTooLarge          413  body above the service's limit
+    ├── PayloadTooLarge          413  body above the service's limit
+    ├── Unprocessable            422  a stored original cannot be analysed (unreadable, too big)
+    └── TooManyRequests          429  this key already runs an expensive call
 
 REST renders them as the failure envelope with the HTTP status equal to ``status``; GraphQL puts
 ``code`` into ``errors[].extensions``; the CLI prints the message to stderr.
@@ -68,6 +70,21 @@ class PayloadTooLarge(CapabilityError):
 
     status = 413
     code = "PAYLOAD_TOO_LARGE"
+
+
+class Unprocessable(CapabilityError):
+    """The request is valid, but the stored file it names cannot be processed (for example an
+    unreadable original, or one over the analysis budgets); repeating it will not help."""
+
+    status = 422
+    code = "UNPROCESSABLE"
+
+
+class TooManyRequests(CapabilityError):
+    """The key already has an expensive call running; retry when it has finished."""
+
+    status = 429
+    code = "TOO_MANY_REQUESTS"
 
 
 ORG_REQUIRED = "Organization context required"

@@ -10,7 +10,7 @@ from resolvers.auth import authenticate, resolve_workspace
 from resolvers.context import Context, Credentials, Services
 from resolvers.errors import BadRequest, CapabilityError, Forbidden, NotFound, store_errors
 from resolvers.registry import CapabilitySpec, Registry
-from resolvers.validation import describe_validation_error
+from resolvers.validation import describe_validation_error, unpaired_surrogate
 
 
 def lookup(registry: Registry, slug: str) -> CapabilitySpec:
@@ -37,7 +37,11 @@ async def invoke(
     )
     args = validate_input(spec, arguments)
     with store_errors():
-        result = await spec.handler(ctx, args)
+        if spec.cost:
+            with services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
+                result = await spec.handler(ctx, args)
+        else:
+            result = await spec.handler(ctx, args)
     # The output model filters what leaves: a handler cannot leak a stored-only field.
     return spec.output.model_validate(result, from_attributes=True)
 
@@ -66,9 +70,16 @@ def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
     if not isinstance(arguments, dict):
         raise BadRequest("Request body must be a JSON object")
     try:
-        return spec.input.model_validate(arguments)
+        args = spec.input.model_validate(arguments)
     except ValidationError as exc:
         raise BadRequest(describe_validation_error(exc)) from None
+    # Checked on valid input only (its size is bounded by the model), for every face alike.
+    if (location := unpaired_surrogate(arguments)) is not None:
+        raise BadRequest(
+            f"Invalid request: {location}: contains an unpaired UTF-16 surrogate "
+            "(an escape such as \\ud800 without its pair); strings must be valid Unicode"
+        )
+    return args
 
 
 __all__ = ["CapabilityError", "authorize", "invoke", "lookup", "validate_input"]

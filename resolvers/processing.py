@@ -9,30 +9,143 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from concurrent.futures import Executor
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from engines.analysis import Analysis, analyze
-from engines.extraction import ParsedFields, UnreadableDocument, UnsupportedDocument
+from engines.extraction import OverBudget, ParsedFields, UnreadableDocument, UnsupportedDocument
+
+log = logging.getLogger("fincap.processing")
 
 
 class PermanentFailure(Exception):
-    """Retrying cannot help (the file is unreadable); the document is marked failed at once."""
+    """Retrying cannot help (the file is unreadable or over a budget); the document is marked
+    failed at once, with this message as the reason."""
+
+
+class _BrokenBeforeSubmit(BrokenProcessPool):
+    """The pool refused a call at submission: it was broken before the call began."""
+
+
+ExecutorFactory = Callable[[int], Executor]
+"""Builds an executor of the given size (the app's process pool, set up for analysis)."""
 
 
 class Analyzer:
-    """Runs ``analyze`` in an executor (a process pool in production) off the event loop."""
+    """Runs ``analyze`` in an executor (a process pool in production) off the event loop.
 
-    def __init__(self, executor: Executor | None = None) -> None:
+    A process pool whose child died (the OOM killer, a crash in native code) is broken for good:
+    every later call would fail. The analyzer replaces it, and runs each call the death
+    interrupted once more, alone, in a fresh process of its own: which call killed the pool is
+    unknown, and in isolation only the file that kills its process fails (permanently).
+    """
+
+    def __init__(
+        self,
+        executor: Executor | None = None,
+        *,
+        new_executor: ExecutorFactory | None = None,
+        size: int = 1,
+        function: Callable[..., Analysis] = analyze,
+    ) -> None:
+        self._function = function  # a picklable top-level function (tests pass their own)
+        self._new_executor = new_executor
+        self._size = size
         self._executor = executor
+        if executor is None and new_executor is not None:
+            self._executor = new_executor(size)
+        self._isolated = asyncio.Lock()
+        self._replacement_error: Exception | None = None
 
     async def __call__(self, data: bytes, mime: str, **hints: Any) -> Analysis:
-        loop = asyncio.get_running_loop()
-        call = functools.partial(analyze, data, mime, **hints)
+        call = functools.partial(self._function, data, mime, **hints)
+        executor = self._executor
         try:
-            return await loop.run_in_executor(self._executor, call)
-        except (UnreadableDocument, UnsupportedDocument) as exc:
+            return await self._run(executor, call)
+        except _BrokenBeforeSubmit:
+            if self._new_executor is None:
+                raise
+            # The pool was dead before this call: it cannot be the culprit.
+            self._replace(executor)
+            return await self._run(self._executor, call)
+        except BrokenProcessPool:
+            if self._new_executor is None:
+                raise
+            self._replace(executor)
+            log.warning("the analysis process died; running the call again in isolation")
+        # One at a time: several calls interrupted together must not kill each other again.
+        async with self._isolated:
+            alone = self._new_executor(1)
+            try:
+                return await self._run(alone, call)
+            except BrokenProcessPool:
+                raise PermanentFailure(
+                    "the analysis process died while reading this file (it may need more "
+                    "memory than FINCAP_ANALYSIS_MEMORY_MB allows)"
+                ) from None
+            finally:
+                alone.shutdown(wait=False, cancel_futures=True)
+
+    async def _run(self, executor: Executor | None, call: Callable[[], Analysis]) -> Analysis:
+        loop = asyncio.get_running_loop()
+        try:
+            # A broken pool refuses the submission itself, before anything runs.
+            future = loop.run_in_executor(executor, call)
+        except BrokenProcessPool as exc:
+            raise _BrokenBeforeSubmit(str(exc)) from exc
+        try:
+            return await future
+        except (UnreadableDocument, UnsupportedDocument, OverBudget) as exc:
             raise PermanentFailure(str(exc)) from exc
+        except MemoryError as exc:
+            raise PermanentFailure(
+                "reading this file needs more memory than FINCAP_ANALYSIS_MEMORY_MB allows"
+            ) from exc
+
+    def _replace(self, broken: Executor | None) -> None:
+        """A new pool instead of ``broken`` (unless another call replaced it already)."""
+        if self._new_executor is None:
+            return
+        if broken is not self._executor and self._usable():
+            return
+        previous = self._executor
+        try:
+            self._executor = self._new_executor(self._size)
+        except Exception as exc:  # e.g. no process can be started: readiness says so
+            log.exception("cannot start a new analysis pool")
+            self._replacement_error = exc
+            return
+        self._replacement_error = None
+        for dead in {id(pool): pool for pool in (broken, previous) if pool is not None}.values():
+            dead.shutdown(wait=False, cancel_futures=True)
+
+    def _usable(self) -> bool:
+        if self._replacement_error is not None:
+            return False
+        if not isinstance(self._executor, ProcessPoolExecutor):
+            return True
+        try:
+            # A broken pool refuses work at once (the public way to ask); a sound one runs a
+            # no-op.
+            self._executor.submit(int)
+        except BrokenProcessPool:
+            return False
+        return True
+
+    def ready(self) -> bool:
+        """Whether analysis can run: a pool found broken is replaced here, so readiness turns
+        false only when no working pool can be made."""
+        if not self._usable():
+            self._replace(self._executor)
+        return self._usable()
+
+    def shutdown(self) -> None:
+        """Stop the pool (at exit); work in progress is cancelled."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 # Engine field names → the document's (API) field names.

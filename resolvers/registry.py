@@ -46,6 +46,9 @@ class CapabilitySpec:
     effect: Effect
     needs_workspace: bool
     aliases: tuple[str, ...] = ()
+    # Units of expensive work per call (0: cheap). Expensive calls run one at a time per API
+    # key, and a GraphQL request may select at most ``Limits.max_cost`` units.
+    cost: int = 0
     description: str = ""
     name: str = field(init=False)
 
@@ -73,6 +76,7 @@ def capability(
     effect: Effect,
     needs_workspace: bool = True,
     aliases: Iterable[str] = (),
+    cost: int = 0,
 ) -> Callable[[F], F]:
     """Mark ``fn`` as the handler of capability ``slug``; no import-time registration."""
 
@@ -86,6 +90,7 @@ def capability(
             effect=effect,
             needs_workspace=needs_workspace,
             aliases=tuple(aliases),
+            cost=cost,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

@@ -35,3 +35,29 @@ def describe_validation_error(exc: ValidationError) -> str:
     extra = exc.error_count() - MAX_REPORTED
     suffix = f" (and {extra} more)" if extra > 0 else ""
     return "Invalid request: " + "; ".join(problems) + suffix
+
+
+def unpaired_surrogate(value: object) -> str | None:
+    """The path of the first string in ``value`` holding a lone UTF-16 surrogate, or None.
+
+    JSON allows ``"\\ud800"`` (an escape of half a pair), which decodes to a Python string that
+    cannot be encoded as UTF-8: storing it, or echoing it, would fail. Iterative, and ASCII
+    strings (almost all) are skipped in constant time.
+    """
+    stack: list[tuple[tuple[int | str, ...], object]] = [((), value)]
+    while stack:
+        location, item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return field_path(location)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and not key.isascii():
+                    stack.append((location, key))
+                stack.append(((*location, str(key)), child))
+        elif isinstance(item, list):
+            stack.extend(((*location, index), child) for index, child in enumerate(item))
+    return None

@@ -6,7 +6,9 @@ CLI faces) show the same names with no alias layer in between.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool
 
 
 class CapabilityInput(BaseModel):
@@ -19,3 +21,26 @@ class CapabilityOutput(BaseModel):
     """A capability's typed ``data.result``; only declared fields leave the service."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+def _not_a_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    return value
+
+
+def _a_json_integer(value: Any) -> Any:
+    if isinstance(value, str):
+        raise ValueError("expected an integer, got a string")
+    return _not_a_boolean(value)
+
+
+# Input fields are not coerced between JSON types: ``limit: true`` or ``"5"`` and
+# ``useSearch: 1`` are 400s, as the JSON Schema (integer, boolean) says. ``4.0`` is an integer
+# in JSON Schema, and here too.
+Integer = Annotated[int, BeforeValidator(_a_json_integer)]
+Boolean = StrictBool
+NotBoolean = BeforeValidator(_not_a_boolean)
+"""For ``Literal`` numbers (``Literal[1, -1]``), where ``Strict()`` does not apply."""
+
+__all__ = ["Boolean", "CapabilityInput", "CapabilityOutput", "Integer", "NotBoolean"]

@@ -7,7 +7,7 @@ import datetime as dt
 from pydantic import Field, field_validator
 
 from schema.base import CapabilityInput, CapabilityOutput
-from schema.money import Money
+from schema.money import ConvertedMoney, Money
 
 CODE = Field(pattern=r"^[A-Za-z]{3}$", description="Three-letter ISO 4217 code")
 
@@ -34,7 +34,9 @@ class Conversion(CapabilityOutput):
     amount: Money
     fromCurrency: str
     toCurrency: str
-    convertedAmount: Money
+    convertedAmount: ConvertedMoney = Field(
+        description="amount × rate, rounded half-even to cents; may exceed the money range"
+    )
     rate: float = Field(description="Units of toCurrency per unit of fromCurrency")
     rateDate: dt.date = Field(
         description="Publication day of the rate (the last one on or before the date asked)"

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
-from schema.base import CapabilityInput, CapabilityOutput
+from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
 from schema.where import WhereClause
 
@@ -220,13 +220,15 @@ class SearchDocuments(CapabilityInput):
         max_length=500,
         description="Words to rank by; used only when useSearch is true",
     )
-    limit: int = Field(default=5, ge=1, le=100, description="Maximum documents returned")
+    limit: Integer = Field(default=5, ge=1, le=100, description="Maximum documents returned")
     sortBy: SortField = Field(
         default="docDate", description="Sort field in filter mode; ties broken by id"
     )
-    sortOrder: Literal[1, -1] = Field(default=-1, description="1 ascending, -1 descending")
+    sortOrder: Annotated[Literal[1, -1], NotBoolean] = Field(
+        default=-1, description="1 ascending, -1 descending"
+    )
     where: WhereClause | None = Field(default=None, description="Typed filter clause")
-    useSearch: bool = Field(
+    useSearch: Boolean = Field(
         default=True, description="Rank by the query (with a query); else filter mode"
     )
     searchType: Literal["similarity", "mmr"] = Field(
@@ -283,10 +285,12 @@ class DeletedDocument(CapabilityOutput):
 
 
 class UpdateDocument(CapabilityInput):
-    """Input of documents.update: the id and only the fields to change.
+    """Input of documents.update: the id and only the fields to change (at least one).
 
     A field sent as null is cleared; a field not sent is left as it is.
     """
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 2})
 
     id: str = Field(min_length=1, max_length=100)
     merchant: str | None = Field(default=None, min_length=1, max_length=200)
@@ -305,7 +309,7 @@ class UpdateDocument(CapabilityInput):
     toEmail: EmailStr | None = None
     taxAmount: Money | None = None
     subtotal: Money | None = None
-    isRecurring: bool | None = None
+    isRecurring: Boolean | None = None
     recurringType: RecurringType | None = None
     entityId: str | None = Field(default=None, max_length=100)
     entityName: str | None = Field(default=None, max_length=200)
@@ -368,17 +372,26 @@ class DocumentCount(CapabilityOutput):
     )
 
 
-class BulkChanges(BaseModel):
-    """What bulk-edit sets on every matched document."""
+def _one_of_set(*names: str) -> dict[str, Any]:
+    """JSON Schema for "at least one of ``names`` is a string" (checked by the resolver too)."""
+    return {
+        "anyOf": [{"required": [name], "properties": {name: {"type": "string"}}} for name in names]
+    }
 
-    model_config = ConfigDict(extra="forbid")
+
+class BulkChanges(BaseModel):
+    """What bulk-edit sets on every matched document (merchant, category or both)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_one_of_set("merchant", "category"))
 
     merchant: str | None = Field(default=None, min_length=1, max_length=200)
     category: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class BulkEditDocuments(CapabilityInput):
-    """Input of documents.bulk-edit."""
+    """Input of documents.bulk-edit: the changes and at least one filter."""
+
+    model_config = ConfigDict(json_schema_extra=_one_of_set("query", "merchant", "category"))
 
     changes: BulkChanges
     query: str | None = Field(
@@ -396,7 +409,7 @@ class BulkEditDocuments(CapabilityInput):
         max_length=100,
         description="Current category (case-insensitive)",
     )
-    dryRun: bool = Field(default=True, description="true previews; false changes the documents")
+    dryRun: Boolean = Field(default=True, description="true previews; false changes the documents")
 
 
 class FieldChange(CapabilityOutput):
@@ -464,7 +477,7 @@ class InspectDocument(CapabilityInput):
         max_length=12,
         description="Fields to compare; default the core financial fields",
     )
-    maxPages: int = Field(default=3, ge=1, le=5, description="PDF pages to read")
+    maxPages: Integer = Field(default=3, ge=1, le=5, description="PDF pages to read")
 
 
 class InspectedField(CapabilityOutput):

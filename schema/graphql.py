@@ -115,6 +115,8 @@ class CapabilityLike(Protocol):
     def effect(self) -> str: ...
     @property
     def description(self) -> str: ...
+    @property
+    def cost(self) -> int: ...
 
 
 Execute = Callable[[CapabilityLike, dict[str, Any], strawberry.Info], Awaitable[BaseModel]]
@@ -122,7 +124,7 @@ Execute = Callable[[CapabilityLike, dict[str, Any], strawberry.Info], Awaitable[
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on one GraphQL document, checked before anything runs.
+    """Bounds on one GraphQL document, checked before anything runs (the size before parsing).
 
     Sized for generous clients: our deepest type (a document with line items) needs ~5 levels,
     GraphiQL's introspection query is ~300 tokens (introspection fields do not count towards
@@ -136,6 +138,14 @@ class Limits:
     # Field selections after expanding every fragment spread; GraphiQL's introspection query
     # expands to ~200, a wide real query to a few hundred.
     max_selections: int = 2000
+    # Checked before parsing: comments and whitespace are not tokens, but the lexer reads every
+    # byte (15 MB of comments held the event loop for seconds). GraphiQL's introspection query
+    # is ~3 KB; 64 KB lex in a few milliseconds.
+    max_document_bytes: int = 64 * 1024
+    # Sum of the ``cost`` of the capability fields selected (fragments expanded, every alias
+    # counted): expensive capabilities (documents.inspect reads the original with OCR) declare
+    # a cost, so one request cannot run five of them at once.
+    max_cost: int = 1
 
 
 @dataclass(frozen=True)
@@ -208,7 +218,14 @@ class MaskUnexpectedErrors(MaskErrors):
 
 
 def expanded_size(document: DocumentNode) -> tuple[int, int]:
-    """(field selections, aliases) of every operation with fragment spreads expanded.
+    """(field selections, aliases) of every operation with fragment spreads expanded."""
+    fields, aliases, _ = expanded_counts(document, {})
+    return fields, aliases
+
+
+def expanded_counts(document: DocumentNode, costs: Mapping[str, int]) -> tuple[int, int, int]:
+    """(field selections, aliases, cost) of every operation with fragment spreads expanded;
+    ``costs`` gives the cost of a field by name (capability fields; others cost nothing).
 
     One memo entry per fragment keeps this linear in the document's size, whereas the expanded
     size itself may be exponential (a fragment spreading another ten times, and so on).
@@ -219,35 +236,60 @@ def expanded_size(document: DocumentNode) -> tuple[int, int]:
         for definition in document.definitions
         if isinstance(definition, FragmentDefinitionNode)
     }
-    memo: dict[str, tuple[int, int]] = {}
+    memo: dict[str, tuple[int, int, int]] = {}
     in_progress: set[str] = set()
 
-    def count(selection_set: SelectionSetNode | None) -> tuple[int, int]:
-        fields = aliases = 0
+    def count(selection_set: SelectionSetNode | None) -> tuple[int, int, int]:
+        fields = aliases = cost = 0
         for selection in selection_set.selections if selection_set else ():
+            inner = (0, 0, 0)
             if isinstance(selection, FieldNode):
-                inner_fields, inner_aliases = count(selection.selection_set)
-                fields += 1 + inner_fields
-                aliases += (selection.alias is not None) + inner_aliases
+                inner = count(selection.selection_set)
+                fields += 1
+                aliases += selection.alias is not None
+                cost += costs.get(selection.name.value, 0)
             elif isinstance(selection, InlineFragmentNode):
-                inner_fields, inner_aliases = count(selection.selection_set)
-                fields, aliases = fields + inner_fields, aliases + inner_aliases
+                inner = count(selection.selection_set)
             elif isinstance(selection, FragmentSpreadNode):
                 name = selection.name.value
                 if name not in memo and name in fragments and name not in in_progress:
                     in_progress.add(name)
                     memo[name] = count(fragments[name].selection_set)
                     in_progress.discard(name)
-                inner_fields, inner_aliases = memo.get(name, (0, 0))
-                fields, aliases = fields + inner_fields, aliases + inner_aliases
-        return fields, aliases
+                inner = memo.get(name, (0, 0, 0))
+            fields, aliases, cost = fields + inner[0], aliases + inner[1], cost + inner[2]
+        return fields, aliases, cost
 
     totals = [
         count(definition.selection_set)
         for definition in document.definitions
         if isinstance(definition, OperationDefinitionNode)
     ]
-    return sum(t[0] for t in totals), sum(t[1] for t in totals)
+    return (
+        sum(t[0] for t in totals),
+        sum(t[1] for t in totals),
+        sum(t[2] for t in totals),
+    )
+
+
+class DocumentSizeLimiter(SchemaExtension):
+    """Refuses a document over ``max_document_bytes`` before the parser reads it."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    def on_parse(self) -> Iterator[None]:
+        query = self.execution_context.query or ""
+        # A character is at most four bytes: only long documents pay for the exact count.
+        if len(query) * 4 > self.limits.max_document_bytes:
+            size = len(query.encode("utf-8", "surrogatepass"))
+            if size > self.limits.max_document_bytes:
+                # Raised before parsing starts, it becomes the request's only error.
+                raise GraphQLError(
+                    f"The GraphQL document has {size} bytes. "
+                    f"Allowed: {self.limits.max_document_bytes}"
+                )
+        yield
 
 
 class ExpansionLimiter(SchemaExtension):
@@ -259,13 +301,14 @@ class ExpansionLimiter(SchemaExtension):
     validation rules.
     """
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, costs: Mapping[str, int]) -> None:
         self.limits = limits
+        self.costs = costs
 
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
         if context.graphql_document is not None and context.pre_execution_errors is None:
-            selections, aliases = expanded_size(context.graphql_document)
+            selections, aliases, cost = expanded_counts(context.graphql_document, self.costs)
             if aliases > self.limits.max_aliases:
                 message = f"{aliases} aliases found. Allowed: {self.limits.max_aliases}"
                 context.pre_execution_errors = [GraphQLError(message)]
@@ -273,6 +316,13 @@ class ExpansionLimiter(SchemaExtension):
                 message = (
                     f"{selections} field selections after expanding fragments. "
                     f"Allowed: {self.limits.max_selections}"
+                )
+                context.pre_execution_errors = [GraphQLError(message)]
+            elif cost > self.limits.max_cost:
+                priced = ", ".join(f"{name} costs {c}" for name, c in sorted(self.costs.items()))
+                message = (
+                    f"The operation costs {cost}. Allowed: {self.limits.max_cost} "
+                    f"({priced}; send expensive fields in separate requests)"
                 )
                 context.pre_execution_errors = [GraphQLError(message)]
         yield
@@ -305,10 +355,12 @@ def build_schema(
     expressed in GraphQL or two generated names clash.
     """
     limits = limits or Limits()
+    specs = list(registry)
+    costs = {spec.name: spec.cost for spec in specs if spec.cost}
     converter = _Converter(graph or Graph())
     query: dict[str, Any] = {}
     mutation: dict[str, Any] = {}
-    for spec in registry:
+    for spec in specs:
         target = query if spec.effect == "read" else mutation
         target[spec.name] = converter.root_field(spec, execute)
     for link in converter.graph.of(None):
@@ -320,8 +372,10 @@ def build_schema(
             "GraphQL needs at least one Query field: the registry has no read capability"
         )
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
-        # First, so that a bomb is refused before the limiters below walk it.
-        lambda: ExpansionLimiter(limits),
+        lambda: DocumentSizeLimiter(limits),
+        # First of the validation rules, so that a bomb is refused before the limiters below
+        # walk it.
+        lambda: ExpansionLimiter(limits, costs),
         lambda: QueryDepthLimiter(max_depth=limits.max_depth),
         lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
         lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),

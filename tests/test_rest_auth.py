@@ -284,7 +284,8 @@ async def test_request_id_header(api: httpx.AsyncClient) -> None:
 
 async def test_readyz_reports_database(api: httpx.AsyncClient) -> None:
     response = await api.get("/readyz")
-    assert response.status_code == 200 and response.json() == {"status": "ready"}
+    assert response.status_code == 200
+    assert response.json() == {"status": "ready", "checks": {"store": True, "analysis": True}}
 
 
 async def test_unknown_route_and_method_use_the_envelope(api: httpx.AsyncClient) -> None:

@@ -14,6 +14,7 @@ No database, no HTTP. ``engines.analysis.analyze`` calls, in order::
 system package; ``available_engines()`` lists the OCR plans this install can run.
 """
 
+from .budget import OverBudget
 from .categorization import TAXONOMY, categorize
 from .errors import ExtractionError, MissingDependency, UnreadableDocument, UnsupportedDocument
 from .fields import ExpenseLocation, LineItem, ParsedFields, ParseHints, parse_fields
@@ -31,6 +32,7 @@ __all__ = [
     "MissingDependency",
     "OcrEngine",
     "OcrPlan",
+    "OverBudget",
     "PageText",
     "ParseHints",
     "ParsedFields",

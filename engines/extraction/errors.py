@@ -3,7 +3,8 @@
 ExtractionError
 ├── MissingDependency   an optional package or program is not installed
 ├── UnsupportedDocument the MIME type is not one the engine reads
-└── UnreadableDocument  the bytes could not be decoded as the declared type
+├── UnreadableDocument  the bytes could not be decoded as the declared type
+└── OverBudget          reading the file would exceed a per-file budget (``budget.py``)
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import re
 
 from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
+from .budget import OverBudget, check_image_size
 from .errors import UnreadableDocument
 from .layout import Affine
 
@@ -25,8 +26,14 @@ def load_image(data: bytes) -> Image.Image:
     """Decode image bytes, apply the EXIF orientation and return an RGB image."""
     try:
         image = Image.open(io.BytesIO(data))
+        check_image_size(*image.size)  # from the header, before any pixel is decoded
         image.load()
-    except (UnidentifiedImageError, OSError) as exc:
+    except UnidentifiedImageError as exc:
+        # Pillow's message names the buffer object ("<_io.BytesIO object at 0x…>").
+        raise UnreadableDocument("not a readable image: unknown or damaged format") from exc
+    except Image.DecompressionBombError as exc:
+        raise OverBudget(f"the image is too large to read: {exc}") from exc
+    except OSError as exc:
         raise UnreadableDocument(f"not a readable image: {exc}") from exc
     return ImageOps.exif_transpose(image).convert("RGB")
 

@@ -2,7 +2,7 @@
 otherwise.
 
 pypdfium2 reads a page's text segments with their positions in about a millisecond and
-renders at 300 dpi in ~50 ms without poppler.
+renders at 300 dpi in ~50 ms without poppler (large pages at less: see ``budget``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import pypdfium2
 
+from .budget import pages_to_read, render_scale
 from .errors import UnreadableDocument
 from .layout import Affine, PageLayout, TextBox, apply, compose, page_fraction
 from .ocr_plan import OcrPlan, ocr_page
 from .text_types import PageText
 
-RENDER_DPI = 300
 # A page with fewer visible characters than this in its text layer is treated as scanned
 # (scanners often add a page number or a stray space as text).
 MIN_TEXT_LAYER_CHARS = 16
@@ -40,7 +40,7 @@ def read_pdf(
             if _has_text_layer(layout):
                 pages.append(PageText(index + 1, layout, "pdf-text", ocr=False))
                 continue
-            image = page.render(scale=RENDER_DPI / 72).to_pil()
+            image = page.render(scale=render_scale(*page.get_size())).to_pil()
             reading = ocr_page(image, plan(), index + 1)
             pages.append(PageText(index + 1, reading.layout, reading.engine, ocr=True))
         return pages, count, []
@@ -163,7 +163,7 @@ def _runs(words: list[_Word]) -> list[TextBox]:
 
 
 def _limit(count: int, max_pages: int | None) -> int:
-    return count if max_pages is None else min(count, max(0, max_pages))
+    return pages_to_read(count, max_pages)
 
 
 def _has_text_layer(layout: PageLayout) -> bool:

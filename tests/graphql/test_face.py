@@ -311,7 +311,7 @@ async def test_request_errors_status_depends_on_media_type(api: httpx.AsyncClien
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [
-        (b"{not json", "Unable to parse request body as JSON"),
+        (b"{not json", "Malformed JSON body"),
         (b'{"query": 1}', "must be a string"),
         (b'{"variables": {}}', "No GraphQL query found"),
     ],

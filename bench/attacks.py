@@ -1,0 +1,444 @@
+"""The hostile tester's attacks (issue 8) against a live ``fincap serve``, measured.
+
+Starts ``fincap serve`` on a fresh embedded store with two workspaces: the attacker's and the
+victim's (200 demo documents). For each attack it samples, every 50 ms, the resident memory of
+the serve process tree (serve, the embedded database, the analysis process, the resource
+tracker), and meanwhile the victim keeps calling documents.search; the victim's latency during
+the attack is compared with its latency at rest. Processing attacks also time a victim upload
+from files.upload until its document is processed. Each attack runs ``--runs`` times; figures
+are medians over the runs (latency percentiles are over all of a run's victim calls).
+
+    .venv/bin/python bench/attacks.py [--runs 3] [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from persistence.embedded import free_port
+from tests.hardening.bombs import blank_pdf, png_bomb
+
+FIXTURES = ROOT / "tests" / "fixtures" / "extraction"
+MB = 1024 * 1024
+
+
+# The server ------------------------------------------------------------------------------------
+
+
+def admin(env: dict[str, str], *args: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "app.cli", *args], env=env, capture_output=True, text=True
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+    base: str
+    attacker: dict[str, str]
+    victim: dict[str, str]
+
+    def tree(self) -> list[psutil.Process]:
+        root = psutil.Process(self.process.pid)
+        return [root, *root.children(recursive=True)]
+
+    def tree_rss(self) -> int:
+        total = 0
+        for process in self.tree():
+            with contextlib.suppress(psutil.NoSuchProcess):  # it exited meanwhile
+                total += process.memory_info().rss
+        return total
+
+
+def start_server(data_dir: Path) -> Server:
+    env = {
+        **os.environ,
+        "FINCAP_DATA_DIR": str(data_dir),
+        "MONGODB_URI": "",
+        "FINCAP_LOG_LEVEL": "WARNING",
+        "FINCAP_WORKERS": "1",
+        "FINCAP_EXTRACTION_EXECUTOR": "process",
+    }
+    attacker = admin(
+        env, "admin", "bootstrap", "--email", "mallory@example.com", "--workspace", "M"
+    )
+    victim = admin(env, "admin", "bootstrap", "--email", "victor@example.com", "--workspace", "V")
+    for tenant in (attacker, victim):
+        admin(env, "demo", "load", "--org", tenant["orgId"], "--count", "200")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return Server(process, base, attacker, victim)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("fincap serve did not become ready")
+
+
+def headers(tenant: dict[str, str]) -> dict[str, str]:
+    return {"Authorization": f"Bearer {tenant['apiKey']}", "X-Service-Org-Id": tenant["orgId"]}
+
+
+# Measuring -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_rss_mb: float
+    victim_ms: list[float]
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class MemorySampler:
+    """Peak RSS of the serve process tree while active (a thread, every 50 ms)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.server.tree_rss())
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> MemorySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+async def victim_calls(http: httpx.AsyncClient, server: Server, stop: asyncio.Event) -> list[float]:
+    """documents.search in the victim's workspace, back to back, until ``stop``."""
+    latencies = []
+    body = {"useSearch": False, "limit": 5, "outputMode": "complete"}
+    while not stop.is_set():
+        started = time.perf_counter()
+        response = await http.post(
+            "/v1/capabilities/documents.search", json=body, headers=headers(server.victim)
+        )
+        response.raise_for_status()
+        latencies.append((time.perf_counter() - started) * 1000)
+        await asyncio.sleep(0.02)
+    return latencies
+
+
+async def measure(server: Server, attack: Callable[[], Awaitable[dict[str, float]]]) -> Run:
+    async with httpx.AsyncClient(base_url=server.base, timeout=300) as http:
+        stop = asyncio.Event()
+        with MemorySampler(server) as memory:
+            victim = asyncio.create_task(victim_calls(http, server, stop))
+            started = time.perf_counter()
+            extra = await attack()
+            seconds = time.perf_counter() - started
+            stop.set()
+            latencies = await victim
+    return Run(seconds, memory.peak / MB, latencies, extra)
+
+
+async def wait_processed(http: httpx.AsyncClient, tenant: dict[str, str], document_id: str) -> str:
+    while True:
+        response = await http.post(
+            "/v1/capabilities/documents.get", json={"id": document_id}, headers=headers(tenant)
+        )
+        status = response.json()["data"]["result"]["document"]["processingStatus"]
+        if status not in ("queued", "processing"):
+            return str(status)
+        await asyncio.sleep(0.1)
+
+
+async def upload(http: httpx.AsyncClient, tenant: dict[str, str], name: str, data: bytes) -> str:
+    body = {"fileName": name, "base64Data": base64.b64encode(data).decode()}
+    response = await http.post("/v1/capabilities/files.upload", json=body, headers=headers(tenant))
+    response.raise_for_status()
+    return str(response.json()["data"]["result"]["documentId"])
+
+
+# Attacks ---------------------------------------------------------------------------------------
+
+
+def chunked_body(total: int, chunk: int = 64 * 1024) -> Iterator[bytes]:
+    block = b" " * chunk
+    for _ in range(total // chunk):
+        yield block
+
+
+def post_chunked(url: str, total: int) -> float:
+    """A body of ``total`` bytes without Content-Length or key; seconds until the answer."""
+    started = time.perf_counter()
+    # The server answers 413 and closes the connection while the client is still sending.
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(
+            url,
+            content=chunked_body(total),
+            headers={"content-type": "application/json"},
+            timeout=120,
+        )
+    return time.perf_counter() - started
+
+
+def make_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, float]]]]:
+    base = server.base
+
+    async def in_thread(function: Callable[[], float]) -> dict[str, float]:
+        return {"answered_after_s": await asyncio.to_thread(function)}
+
+    async def chunked_rest() -> dict[str, float]:
+        url = f"{base}/v1/capabilities/files.upload"
+        return await in_thread(lambda: post_chunked(url, 300 * MB))
+
+    async def chunked_graphql() -> dict[str, float]:
+        return await in_thread(lambda: post_chunked(f"{base}/v1/graphql", 300 * MB))
+
+    async def graphql_comments() -> dict[str, float]:
+        document = "{ __typename }\n" + "#" * 15_000_000
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            answers = await asyncio.gather(
+                *(http.post("/v1/graphql", json={"query": document}) for _ in range(4))
+            )
+        return {"status": float(answers[0].status_code)}
+
+    async def nested_brackets() -> dict[str, float]:
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            for path in ["/v1/capabilities/workspaces.list", "/v1/graphql"] * 10:
+                answer = await http.post(
+                    path, content=b"[" * 100_000, headers={"content-type": "application/json"}
+                )
+        return {"status": float(answer.status_code)}
+
+    async def regex_worst_allowed() -> dict[str, float]:
+        # The attacker's own documents, summaries of 1,000 "a" (the longest allowed), and the
+        # costliest pattern the safe subset accepts.
+        clause = {"conditions": [{"field": "summary", "op": "regex", "value": "a?[a-z]*!"}]}
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            started = time.perf_counter()
+            answer = await http.post(
+                "/v1/capabilities/documents.count",
+                json={"where": clause},
+                headers=headers(server.attacker),
+            )
+        return {"query_s": time.perf_counter() - started, "status": float(answer.status_code)}
+
+    async def regex_the_testers() -> dict[str, float]:
+        clause = {"conditions": [{"field": "summary", "op": "regex", "value": "(a+)+$"}]}
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            answer = await http.post(
+                "/v1/capabilities/documents.count",
+                json={"where": clause},
+                headers=headers(server.attacker),
+            )
+        return {"status": float(answer.status_code)}
+
+    async def inspect_flood() -> dict[str, float]:
+        query = (
+            "{ "
+            + " ".join(
+                f'i{n}: documentsInspect(input: {{id: "{inspectable}"}}) {{ documentId }}'
+                for n in range(5)
+            )
+            + " }"
+        )
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            aliased = await http.post(
+                "/v1/graphql", json={"query": query}, headers=headers(server.attacker)
+            )
+            answers = await asyncio.gather(
+                *(
+                    http.post(
+                        "/v1/capabilities/documents.inspect",
+                        json={"id": inspectable},
+                        headers=headers(server.attacker),
+                    )
+                    for _ in range(5)
+                )
+            )
+        codes = [a.status_code for a in answers]
+        return {
+            "aliased_status": float(aliased.status_code),
+            "rest_200": float(codes.count(200)),
+            "rest_429": float(codes.count(429)),
+        }
+
+    def bomb(name: str, data: bytes) -> Callable[[], Awaitable[dict[str, float]]]:
+        async def attack() -> dict[str, float]:
+            async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+                started = time.perf_counter()
+                bomb_id = await upload(http, server.attacker, name, data)
+                victim_id = await upload(
+                    http, server.victim, "receipt.png", (FIXTURES / "receipt.png").read_bytes()
+                )
+                bomb_status = await wait_processed(http, server.attacker, bomb_id)
+                bomb_s = time.perf_counter() - started
+                await wait_processed(http, server.victim, victim_id)
+                victim_s = time.perf_counter() - started
+            return {
+                "bomb_s": bomb_s,
+                "victim_upload_s": victim_s,
+                "bomb_failed": float(bomb_status == "failed"),
+            }
+
+        return attack
+
+    async def victim_upload_alone() -> dict[str, float]:
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            started = time.perf_counter()
+            victim_id = await upload(
+                http, server.victim, "receipt.png", (FIXTURES / "receipt.png").read_bytes()
+            )
+            await wait_processed(http, server.victim, victim_id)
+        return {"victim_upload_s": time.perf_counter() - started}
+
+    inspectable = ""
+
+    async def prepare() -> None:
+        nonlocal inspectable
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            inspectable = await upload(
+                http, server.attacker, "invoice.pdf", (FIXTURES / "text-layer.pdf").read_bytes()
+            )
+            await wait_processed(http, server.attacker, inspectable)
+            # The attacker's 200 demo documents get the longest summary allowed, all "a".
+            cursor = None
+            while True:
+                body: dict[str, Any] = {"useSearch": False, "limit": 100}
+                if cursor:
+                    body["cursor"] = cursor
+                page = (
+                    await http.post(
+                        "/v1/capabilities/documents.search",
+                        json=body,
+                        headers=headers(server.attacker),
+                    )
+                ).json()["data"]["result"]
+                for document in page["documents"]:
+                    await http.post(
+                        "/v1/capabilities/documents.update",
+                        json={"id": document["id"], "summary": "a" * 1000},
+                        headers=headers(server.attacker),
+                    )
+                cursor = page["nextCursor"]
+                if not cursor:
+                    break
+
+    attacks: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
+        "rest: 300 MB chunked body, no key": chunked_rest,
+        "graphql: 300 MB chunked body, no key": chunked_graphql,
+        "graphql: 4 × 15 MB of comments": graphql_comments,
+        "rest+graphql: 20 × 100,000 nested [": nested_brackets,
+        "regex (a+)+$ (refused)": regex_the_testers,
+        "regex a?[a-z]*! over ~200 × 1,000 a": regex_worst_allowed,
+        "inspect: 5 aliased + 5 concurrent": inspect_flood,
+        "upload: victim's receipt alone": victim_upload_alone,
+        "upload: 6000 pt PDF page": bomb("page.pdf", blank_pdf(6000, 6000)),
+        "upload: 14400 pt PDF page": bomb("poster.pdf", blank_pdf(14400, 14400)),
+        "upload: 13000² 1-bit PNG": bomb("bomb.png", png_bomb(13000)),
+    }
+    attacks["_prepare"] = lambda: prepare_and_report(prepare)
+    return attacks
+
+
+async def prepare_and_report(prepare: Callable[[], Awaitable[None]]) -> dict[str, float]:
+    await prepare()
+    return {}
+
+
+# Report ----------------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=None, help="substrings of attack names")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server(Path(tmp) / "data")
+        try:
+            attacks = make_attacks(server)
+            print("preparing the attacker's documents …", flush=True)
+            await attacks.pop("_prepare")()
+            rest = await measure(server, lambda: asyncio.sleep(3, result={}))
+            idle_rss = server.tree_rss() / MB
+            print(
+                f"serve tree at rest: {idle_rss:.0f} MB; victim documents.search "
+                f"p50 {percentile(rest.victim_ms, 0.5):.0f} ms, "
+                f"p95 {percentile(rest.victim_ms, 0.95):.0f} ms, "
+                f"max {max(rest.victim_ms):.0f} ms\n"
+            )
+            header = (
+                f"{'attack':40} {'seconds':>8} {'peak MB':>8} {'+MB':>6} "
+                f"{'victim p50':>10} {'p95':>6} {'max':>6}  other"
+            )
+            print(header)
+            print("-" * len(header))
+            for name, attack in attacks.items():
+                if options.only and not any(part in name for part in options.only):
+                    continue
+                runs = [await measure(server, attack) for _ in range(options.runs)]
+                seconds = statistics.median(r.seconds for r in runs)
+                peak = statistics.median(r.peak_rss_mb for r in runs)
+                p50 = statistics.median(percentile(r.victim_ms, 0.5) for r in runs)
+                p95 = statistics.median(percentile(r.victim_ms, 0.95) for r in runs)
+                worst = statistics.median(max(r.victim_ms or [float("nan")]) for r in runs)
+                extra = {
+                    key: statistics.median(r.extra[key] for r in runs) for key in runs[0].extra
+                }
+                other = ", ".join(f"{k} {v:.2f}" for k, v in extra.items())
+                print(
+                    f"{name:40} {seconds:8.2f} {peak:8.0f} {peak - idle_rss:6.0f} "
+                    f"{p50:10.0f} {p95:6.0f} {worst:6.0f}  {other}",
+                    flush=True,
+                )
+            print(f"\n(median of {options.runs} runs; victim latencies in ms)")
+        finally:
+            server.process.terminate()
+            server.process.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
