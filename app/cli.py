@@ -10,6 +10,9 @@ from typing import Any
 
 import click
 
+from app.cli_account import auth, doctor, workspace
+from app.cli_commands import CapabilityGroup
+from app.cli_upload import upload
 from app.config import ConfigError, Settings
 from app.database import open_store
 from persistence.store import Store
@@ -46,9 +49,15 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     click.echo(json.dumps(result))
 
 
-@click.group()
+@click.group(cls=CapabilityGroup)
 def main() -> None:
-    """fincap: financial documents in, searchable records out."""
+    """fincap: financial documents in, searchable records out.
+
+    Server commands (serve, worker, admin, demo) run the service; every capability is a
+    command too (fincap RESOURCE ACTION), called over HTTP on the server named by --host,
+    FINCAP_HOST or ~/.fincap/config.json. Exit codes: 0 ok, 1 some files failed, 2 usage or
+    invalid request, 3 authentication or permission, 4 not found, 5 server or network.
+    """
 
 
 @main.command()
@@ -151,6 +160,11 @@ def demo_load(org: str, count: int, seed: int) -> None:
     some archived, recurring bills and duplicate pairs; prints {orgId, inserted}."""
     run_on_store(lambda store: accounts.load_demo(store, org, count, seed))
 
+
+main.add_command(auth)
+main.add_command(workspace)
+main.add_command(doctor)
+main.custom_actions = {"files": {"upload": upload}}
 
 if __name__ == "__main__":
     main()

@@ -14,7 +14,7 @@ import click
 
 from app.cli_commands import common_options, fail
 from app.cli_config import config_path, normalize_host, read_config, resolve, write_config
-from app.cli_http import EXIT_AUTH, EXIT_OK, EXIT_USAGE, CallFailed, Client
+from app.cli_http import EXIT_AUTH, EXIT_FAILED_ITEMS, EXIT_OK, EXIT_USAGE, CallFailed, Client
 from app.cli_output import print_json, table, wants_json
 
 
@@ -199,7 +199,8 @@ def _check(lines: list[tuple[bool, str, str]], ok: bool, what: str, detail: str)
 def doctor(host: str | None, org: str | None) -> None:
     """Check the whole path: config file, server, version, store, OCR, key and workspace.
 
-    Each check prints ok, or the problem and how to fix it; the exit code is 0 when all pass.
+    Each check prints ok, or the problem and how to fix it; the exit code is 0 when all pass,
+    1 otherwise.
     """
     lines: list[tuple[bool, str, str]] = []
     path = config_path()
@@ -246,7 +247,7 @@ def doctor(host: str | None, org: str | None) -> None:
     for ok, what, detail in lines:
         mark = click.style("ok  ", fg="green") if ok else click.style("FAIL", fg="red")
         click.echo(f"{mark} {what}: {detail}")
-    sys.exit(EXIT_OK if all(ok for ok, _, _ in lines) else EXIT_USAGE)
+    sys.exit(EXIT_OK if all(ok for ok, _, _ in lines) else EXIT_FAILED_ITEMS)
 
 
 def _check_identity(

@@ -29,7 +29,7 @@ from typing import Any
 import click
 
 from app.cli_config import resolve
-from app.cli_http import EXIT_USAGE, CallFailed, Client
+from app.cli_http import CallFailed, Client
 from app.cli_output import print_json, print_result, wants_json
 
 LISTING_FILE = "cli_discovery.json"
@@ -113,7 +113,7 @@ def _constraints(schema: dict[str, Any]) -> str:
         parts.append(f"at least {short} characters")
     if schema.get("pattern"):
         parts.append(f"pattern {schema['pattern']}")
-    if schema.get("format"):
+    if schema.get("format") and schema["format"] not in ("date", "date-time"):
         parts.append(str(schema["format"]))
     if schema.get("maxItems") is not None:
         parts.append(f"at most {schema['maxItems']} items")
@@ -307,7 +307,7 @@ def capability_command(item: dict[str, Any], name: str) -> click.Command:
         ],
         help=f"{description}\n\nCapability {slug}; scopes: {permissions}. BODY: the whole "
         "request as JSON ('{…}', @file.json, or - for stdin); options override its keys.",
-        short_help=description.split("\n", 1)[0][:80],
+        short_help=description.split("\n", 1)[0],
         no_args_is_help=False,
     )
     # The common options were attached to the callback by decorators; move them to the command.
@@ -361,6 +361,49 @@ def resource_group(
     return ResourceGroup(resource, actions or {}, custom.get(resource))
 
 
-def exit_usage(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+
+class CapabilityGroup(click.Group):
+    """The root ``fincap`` group: its own commands plus one group per capability resource.
+
+    ``custom_actions`` replaces generated actions where a hand-made command serves people
+    better (``files upload`` takes paths instead of base64).
+    """
+
+    custom_actions: dict[str, dict[str, click.Command]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.custom_actions = {}
+
+    def resources(self) -> list[str]:
+        names = set(by_resource(shipped_listing())) | set(self.custom_actions)
+        return sorted(names - set(self.commands))
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.commands) + self.resources()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        return resource_group(cmd_name, self.custom_actions)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections = (
+            ("Commands", [(n, self.commands[n]) for n in sorted(self.commands)]),
+            (
+                "Capabilities (fincap RESOURCE ACTION --help)",
+                [(n, None) for n in self.resources()],
+            ),
+        )
+        for title, entries in sections:
+            rows = []
+            for name, command in entries:
+                if command is None:
+                    grouped = by_resource(shipped_listing()).get(name, {})
+                    actions = sorted(set(grouped) | set(self.custom_actions.get(name, {})))
+                    rows.append((name, ", ".join(actions)))
+                elif not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width)))
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
