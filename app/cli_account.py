@@ -11,10 +11,11 @@ import sys
 from typing import Any
 
 import click
+from rich.console import Console
 
 from app.cli_commands import common_options, fail
 from app.cli_config import config_path, normalize_host, read_config, resolve, write_config
-from app.cli_http import EXIT_AUTH, EXIT_FAILED_ITEMS, EXIT_OK, EXIT_USAGE, CallFailed, Client
+from app.cli_http import EXIT_AUTH, EXIT_FAILED_ITEMS, EXIT_OK, CallFailed, Client
 from app.cli_output import print_json, table, wants_json
 
 
@@ -139,8 +140,6 @@ def list_workspaces(
     if wants_json(as_json):
         print_json(result)
         return
-    from rich.console import Console
-
     rows = result.get("workspaces") or []
     Console(highlight=False).print(table(rows) if rows else "(no workspaces)")
 
@@ -158,8 +157,9 @@ def use(org_id: str, host: str | None) -> None:
     names = {w["id"]: w["name"] for w in listed}
     if org_id not in names:
         known = ", ".join(names) or "none"
+        # The server answers the same for a workspace you are not a member of: 403, exit 3.
         click.echo(f"error: {org_id} is not one of your workspaces ({known})", err=True)
-        sys.exit(EXIT_USAGE)
+        sys.exit(EXIT_AUTH)
     write_config(orgId=org_id)
     click.echo(f"Now acting in {org_id} ({names[org_id]}).")
 
@@ -259,7 +259,9 @@ def _check_identity(
     try:
         found = workspaces_of(client)
     except CallFailed as failed:
-        _check(lines, False, "API key", f"{failed.message}: run `fincap auth login` with a valid key")
+        _check(
+            lines, False, "API key", f"{failed.message}: run `fincap auth login` with a valid key"
+        )
         return
     _check(lines, True, "API key", f"valid ({client.target.masked_key})")
     ids = [w["id"] for w in found.get("workspaces") or []]

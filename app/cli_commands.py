@@ -84,7 +84,10 @@ class Param:
 def _deref(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in schema:
         name = str(schema["$ref"]).rsplit("/", 1)[-1]
-        schema = {**root.get("$defs", {}).get(name, {}), **{k: v for k, v in schema.items() if k != "$ref"}}
+        schema = {
+            **root.get("$defs", {}).get(name, {}),
+            **{k: v for k, v in schema.items() if k != "$ref"},
+        }
     return schema
 
 
@@ -174,9 +177,7 @@ def click_option(param: Param) -> click.Option:
         raise ValueError(f"capability parameter {param.name!r} clashes with a common CLI option")
     if param.kind == "boolean":
         flag = param.flag
-        return click.Option(
-            [f"{flag}/--no-{flag[2:]}", param.dest], default=None, help=param.help
-        )
+        return click.Option([f"{flag}/--no-{flag[2:]}", param.dest], default=None, help=param.help)
     if param.kind == "choice":
         choice_type = click.Choice([str(c) for c in param.choices])
         return click.Option([param.flag, param.dest], type=choice_type, help=param.help)
@@ -315,16 +316,49 @@ def capability_command(item: dict[str, Any], name: str) -> click.Command:
     return command
 
 
-def server_listing() -> list[dict[str, Any]]:
-    """The configured server's discovery (for capabilities this CLI does not ship), or []."""
+ARGS_META = "fincap.remaining_args"
+
+
+def remember_args(ctx: click.Context, args: list[str]) -> None:
+    """Keep the arguments a group is resolving (``ctx.meta`` is shared by the whole chain)."""
+    ctx.meta[ARGS_META] = list(args)
+
+
+def host_flag(ctx: click.Context) -> str | None:
+    """The ``--host`` of the command line being resolved.
+
+    A group looks a command up before the command's own options are parsed, so the server
+    whose discovery is asked is read from the remaining arguments here.
+    """
+    args: list[str] = ctx.meta.get(ARGS_META, [])
+    for index, arg in enumerate(args):
+        if arg == "--host" and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith("--host="):
+            return arg.partition("=")[2]
+    return None
+
+
+def server_listing(host: str | None = None) -> list[dict[str, Any]]:
+    """The server's discovery (for capabilities this CLI does not ship), or [] if unreachable."""
     try:
-        with Client(resolve(), timeout=5) as client:
+        with Client(resolve(host=host), timeout=5) as client:
             return client.discovery()
     except (CallFailed, click.UsageError):
         return []
 
 
-class ResourceGroup(click.Group):
+class DiscoveringGroup(click.Group):
+    """A group that may ask the server's discovery, so it keeps the arguments it resolves."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        remember_args(ctx, args)
+        return super().resolve_command(ctx, args)
+
+
+class ResourceGroup(DiscoveringGroup):
     """``fincap <resource>``: its actions, with server discovery as the fallback."""
 
     def __init__(
@@ -345,24 +379,24 @@ class ResourceGroup(click.Group):
             return self.custom[cmd_name]
         item = self.actions.get(cmd_name)
         if item is None:
-            item = by_resource(server_listing()).get(self.name or "", {}).get(cmd_name)
+            listing = server_listing(host_flag(ctx))
+            item = by_resource(listing).get(self.name or "", {}).get(cmd_name)
         return capability_command(item, cmd_name) if item is not None else None
 
 
 def resource_group(
-    resource: str, custom: dict[str, dict[str, click.Command]]
+    resource: str, custom: dict[str, dict[str, click.Command]], host: str | None = None
 ) -> ResourceGroup | None:
     """The group of ``resource`` from the shipped listing, else from the server's."""
     actions = by_resource(shipped_listing()).get(resource)
     if actions is None:
-        actions = by_resource(server_listing()).get(resource)
+        actions = by_resource(server_listing(host)).get(resource)
     if actions is None and resource not in custom:
         return None
     return ResourceGroup(resource, actions or {}, custom.get(resource))
 
 
-
-class CapabilityGroup(click.Group):
+class CapabilityGroup(DiscoveringGroup):
     """The root ``fincap`` group: its own commands plus one group per capability resource.
 
     ``custom_actions`` replaces generated actions where a hand-made command serves people
@@ -385,7 +419,7 @@ class CapabilityGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.commands:
             return self.commands[cmd_name]
-        return resource_group(cmd_name, self.custom_actions)
+        return resource_group(cmd_name, self.custom_actions, host_flag(ctx))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         sections = (

@@ -43,10 +43,7 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, dict | list):
-        text = json.dumps(value, ensure_ascii=False)
-    else:
-        text = str(value)
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 

@@ -62,7 +62,8 @@ def expand(paths: tuple[str, ...]) -> list[Path]:
             found += sorted(
                 p
                 for p in path.rglob("*")
-                if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         elif path.is_file():
             found.append(path)
@@ -101,8 +102,10 @@ def wait_for(client: Client, outcome: Outcome, deadline: float) -> None:
         status = document.get("processingStatus")
         if status in TERMINAL or time.monotonic() >= deadline:
             outcome.status = status if status in TERMINAL else "queued"
-            outcome.reason = document.get("processingReason") if status in TERMINAL else (
-                "still processing when --timeout ran out"
+            outcome.reason = (
+                document.get("processingReason")
+                if status in TERMINAL
+                else ("still processing when --timeout ran out")
             )
             outcome.fields = {name: document.get(name) for name in SHOWN_FIELDS}
             return
@@ -180,8 +183,13 @@ def report(outcomes: list[Outcome], *, as_json: bool, waited: bool) -> None:
         print_json({"files": [o.row() for o in outcomes], "summary": counts})
         return
     if waited:
-        Console(highlight=False, soft_wrap=True).print(table([o.row() for o in outcomes]))
+        rows = [{k: v for k, v in o.row().items() if k != "reason"} for o in outcomes]
+        Console(highlight=False, soft_wrap=True).print(table(rows))
+        # Why a file was not simply processed (duplicate, unreadable, …) matters more than a
+        # column can hold: one line each, below the table.
+        for outcome in outcomes:
+            if outcome.status != "processed" and outcome.reason:
+                click.echo(f"{outcome.status}: {outcome.path}: {outcome.reason}")
     order = ("processed", "warning", "queued", "skipped", "failed", "rejected")
     summary = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
     click.echo(f"{len(outcomes)} file(s): {summary}")
-

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from importlib.metadata import version as package_version_of
 from collections.abc import AsyncIterator
+from importlib.metadata import version as package_version_of
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
