@@ -143,7 +143,7 @@ def test_capability_commands_over_the_rest_route(live: Live, home: Path) -> None
             "--to-currency",
             "USD",
             **keyed,
-        )  # fmt: skip
+        )
     )
     assert converted["fromCurrency"] == "EUR" and converted["toCurrency"] == "USD"
     assert float(converted["amount"]) > 0
