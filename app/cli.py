@@ -6,15 +6,19 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from app.cli_account import auth, doctor, workspace
+from app.cli_commands import CapabilityGroup
+from app.cli_upload import upload
 from app.config import ConfigError, Settings
-from app.database import open_store
-from persistence.store import Store
-from resolvers import accounts
-from resolvers.errors import CapabilityError
+
+# The server side (store, resolvers, extraction engines) is imported inside the commands that
+# need it: importing it costs about a second, which every client command would otherwise pay.
+if TYPE_CHECKING:
+    from persistence.store import Store
 
 
 def settings_from_env(**overrides: Any) -> Settings:
@@ -25,12 +29,22 @@ def settings_from_env(**overrides: Any) -> Settings:
         raise click.ClickException(f"configuration: {exc}") from None
 
 
+def accounts() -> Any:
+    """``resolvers.accounts``, imported when an admin or demo command runs."""
+    from resolvers import accounts as module
+
+    return module
+
+
 def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     """Run ``action`` on the configured store and print its result as JSON.
 
     On the embedded store this joins a running ``fincap serve`` on the same data directory,
     or starts a private server for the duration of the command.
     """
+
+    from app.database import open_store
+    from resolvers.errors import CapabilityError
 
     settings = settings_from_env()
 
@@ -46,9 +60,15 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     click.echo(json.dumps(result))
 
 
-@click.group()
+@click.group(cls=CapabilityGroup)
 def main() -> None:
-    """fincap: financial documents in, searchable records out."""
+    """fincap: financial documents in, searchable records out.
+
+    Server commands (serve, worker, admin, demo) run the service; every capability is a
+    command too (fincap RESOURCE ACTION), called over HTTP on the server named by --host,
+    FINCAP_HOST or ~/.fincap/config.json. Exit codes: 0 ok, 1 some files failed, 2 usage or
+    invalid request, 3 authentication or permission, 4 not found, 5 server or network.
+    """
 
 
 @main.command()
@@ -80,6 +100,7 @@ def worker(concurrency: int) -> None:
     """Process queued jobs (uploads) until stopped; run as many as the load needs."""
     import signal
 
+    from app.database import open_store
     from app.observability import configure_logging
     from app.processing import running_workers
     from app.secret_key import load_keyring
@@ -118,7 +139,7 @@ def admin() -> None:
 @click.option("--workspace", "workspace", required=True, help="Name of the first workspace.")
 def bootstrap(email: str, workspace: str) -> None:
     """Create a user, a workspace they own and an API key; prints {userId, orgId, apiKey}."""
-    run_on_store(lambda store: accounts.bootstrap(store, email, workspace))
+    run_on_store(lambda store: accounts().bootstrap(store, email, workspace))
 
 
 @admin.command("create-workspace")
@@ -126,7 +147,7 @@ def bootstrap(email: str, workspace: str) -> None:
 @click.option("--name", required=True, help="Workspace name.")
 def create_workspace(email: str, name: str) -> None:
     """Create a workspace owned by the user; prints {orgId}."""
-    run_on_store(lambda store: accounts.create_workspace(store, email, name))
+    run_on_store(lambda store: accounts().create_workspace(store, email, name))
 
 
 @admin.command("create-key")
@@ -134,7 +155,7 @@ def create_workspace(email: str, name: str) -> None:
 @click.option("--restrict-to", default=None, help="Make the key usable in this workspace only.")
 def create_key(email: str, restrict_to: str | None) -> None:
     """Issue an API key (shown once); prints {apiKey, keyId}."""
-    run_on_store(lambda store: accounts.create_key(store, email, restrict_to))
+    run_on_store(lambda store: accounts().create_key(store, email, restrict_to))
 
 
 @main.group()
@@ -149,8 +170,13 @@ def demo() -> None:
 def demo_load(org: str, count: int, seed: int) -> None:
     """Load realistic demo documents: merchants, currencies, two years of dates, line items,
     some archived, recurring bills and duplicate pairs; prints {orgId, inserted}."""
-    run_on_store(lambda store: accounts.load_demo(store, org, count, seed))
+    run_on_store(lambda store: accounts().load_demo(store, org, count, seed))
 
+
+main.add_command(auth)
+main.add_command(workspace)
+main.add_command(doctor)
+main.custom_actions = {"files": {"upload": upload}}
 
 if __name__ == "__main__":
     main()

@@ -152,6 +152,42 @@ class Settings(BaseSettings):
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
 
+class ClientSettings(BaseSettings):
+    """What the ``fincap`` client commands read from the environment; each overrides the
+    config file (``~/.fincap/config.json``) and is overridden by ``--host``/``--org``."""
+
+    model_config = SettingsConfigDict(
+        frozen=True, env_ignore_empty=True, case_sensitive=True, extra="forbid"
+    )
+
+    api_key: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_API_KEY",
+        description="CLI: the API key to call the server with (overrides `fincap auth login`)",
+    )
+    org_id: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_ORG_ID",
+        description="CLI: the workspace (`org_…`) to act in (overrides `fincap workspace use`)",
+    )
+    host: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_HOST",
+        description="CLI: the server's address (default `http://127.0.0.1:8000`)",
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, _NamedVariablesOnly(settings_cls)
+
+
 def _describe(error: Any) -> str:
     where = ".".join(str(part) for part in error.get("loc", ())) or "settings"
     return f"{where}: {error.get('msg', 'invalid value')} (got {error.get('input')!r})"

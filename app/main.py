@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from importlib.metadata import version as package_version_of
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -23,12 +24,18 @@ from app.processing import running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
 from engines.keyring import Keyring
+from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.context import Services
 from resolvers.registry import Registry
 
 log = logging.getLogger("fincap.app")
+
+
+def package_version() -> str:
+    """The installed fincap version (shown by ``/healthz`` and ``fincap doctor``)."""
+    return package_version_of("fincap")
 
 
 def create_app(
@@ -46,8 +53,10 @@ def create_app(
     async def openapi_json(request: Request) -> Response:
         return JSONResponse(openapi)
 
+    health = {"status": "ok", "version": package_version(), "ocr": list(installed_ocr_engines())}
+
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        return JSONResponse(health)
 
     async def readyz(request: Request) -> Response:
         services: Services | None = getattr(request.app.state, "services", None)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from importlib.metadata import version as package_version
 
 import httpx
 import pytest
 
+from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
 from resolvers import accounts, workspaces
 from resolvers.registry import Registry
@@ -273,7 +275,11 @@ async def test_unexpected_error_is_a_bare_500(api: httpx.AsyncClient, alice: Ten
 async def test_request_id_header(api: httpx.AsyncClient) -> None:
     first = await api.get("/healthz")
     second = await api.get("/healthz")
-    assert first.json() == {"status": "ok"}
+    assert first.json() == {
+        "status": "ok",
+        "version": package_version("fincap"),
+        "ocr": list(installed_ocr_engines()),  # what `fincap doctor` reports
+    }
     assert len(first.headers["x-request-id"]) == 32
     assert first.headers["x-request-id"] != second.headers["x-request-id"]
     kept = await api.get("/healthz", headers={"X-Request-Id": "trace-42"})

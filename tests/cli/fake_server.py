@@ -1,0 +1,104 @@
+"""A small HTTP server on a real socket that speaks fincap's discovery and envelope shapes.
+
+It lists capabilities the CLI does not ship (a newer server), records every request body it
+receives, and answers each slug as the test tells it to (result or error status).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from persistence.embedded import free_port
+
+GADGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "description": "What to call it"},
+        "size": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+        "price": {"anyOf": [{"type": "number"}, {"type": "string"}], "description": "Money"},
+        "ratio": {"type": "number"},
+        "colour": {"enum": ["red", "green"], "type": "string"},
+        "order": {"enum": [1, -1], "type": "integer", "default": -1},
+        "enabled": {"type": "boolean", "default": True},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "kinds": {"type": "array", "items": {"enum": ["a", "b"], "type": "string"}},
+        "spec": {"$ref": "#/$defs/Spec"},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+    },
+    "$defs": {"Spec": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+}
+LISTING = [
+    {
+        "name": "gadgetsFrobnicate",
+        "slug": "gadgets.frobnicate",
+        "description": "Frobnicates a gadget.\n\nA capability only this server has.",
+        "permissions": ["all"],
+        "inputSchema": GADGET_SCHEMA,
+    }
+]
+
+
+@dataclass
+class FakeServer:
+    """What the fake saw, and how it answers (slug → (status, result or message))."""
+
+    url: str = ""
+    bodies: list[tuple[str, Any, dict[str, str]]] = field(default_factory=list)
+    answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
+
+    def app(self) -> Starlette:
+        async def capabilities(request: Request) -> JSONResponse:
+            return JSONResponse({"success": True, "capabilities": LISTING})
+
+        async def call(request: Request) -> JSONResponse:
+            slug = request.path_params["slug"]
+            body = await request.json()
+            self.bodies.append((slug, body, dict(request.headers)))
+            status, answer = self.answers.get(slug, (200, {"echo": body}))
+            if status == 200:
+                return JSONResponse({"success": True, "code": 200, "data": {"result": answer}})
+            error = {"errorCode": status, "errorMessage": answer}
+            return JSONResponse(
+                {"success": False, "code": status, "error": error}, status_code=status
+            )
+
+        return Starlette(
+            routes=[
+                Route("/v1/capabilities", capabilities, methods=["GET"]),
+                Route("/v1/capabilities/{slug}", call, methods=["POST"]),
+            ]
+        )
+
+
+@contextmanager
+def running_fake() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(fake.app(), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "fake server did not start"
+        time.sleep(0.01)
+    fake.url = f"http://127.0.0.1:{port}"
+    try:
+        yield fake
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)

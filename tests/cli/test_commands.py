@@ -1,0 +1,235 @@
+"""Capability commands against a fake server on a real socket: options, bodies, output, exits.
+
+The fake lists ``gadgets.frobnicate``, a capability the CLI does not ship, so every test here
+also goes through discovery fallback; tests/cli/test_live.py runs the real server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from app import cli_commands
+from app.cli import main
+from tests.cli.fake_server import FakeServer, running_fake
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeServer]:
+    with running_fake() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test has its own ``~`` (config file) and no FINCAP_* variables of the machine."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("FINCAP_HOST", "FINCAP_API_KEY", "FINCAP_ORG_ID"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def run(fake: FakeServer, *args: str, input: str | None = None, **env: str) -> Result:
+    fake.bodies.clear()
+    environment = {"FINCAP_HOST": fake.url, "FINCAP_API_KEY": "sk_test", **env}
+    return CliRunner().invoke(main, list(args), input=input, env=environment, prog_name="fincap")
+
+
+def sent(fake: FakeServer) -> Any:
+    assert len(fake.bodies) == 1, fake.bodies
+    slug, body, _ = fake.bodies[0]
+    assert slug == "gadgets.frobnicate"
+    return body
+
+
+def test_typed_options_become_the_json_body(fake: FakeServer) -> None:
+    result = run(
+        fake, "gadgets", "frobnicate",
+        "--name", "widget", "--size", "4", "--ratio", "0.5", "--price", "12.50",
+        "--colour", "green", "--order", "1", "--no-enabled",
+        "--tags", "a", "--tags", "b", "--kinds", '["a","b"]', "--spec", '{"x": 2}',
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert sent(fake) == {
+        "name": "widget",
+        "size": 4,
+        "ratio": 0.5,
+        "price": "12.50",  # money stays the exact string typed
+        "colour": "green",
+        "order": 1,  # a numeric enum is sent as the number
+        "enabled": False,
+        "tags": ["a", "b"],
+        "kinds": ["a", "b"],
+        "spec": {"x": 2},
+    }
+    # Piped output is data.result as JSON (the fake echoes the body).
+    assert json.loads(result.stdout) == {"echo": sent(fake)}
+
+
+def test_options_left_out_are_not_sent(fake: FakeServer) -> None:
+    result = run(fake, "gadgets", "frobnicate", "--name", "x", "--enabled")
+    assert result.exit_code == 0, result.output
+    assert sent(fake) == {"name": "x", "enabled": True}  # server defaults stay the server's
+
+
+def test_json_option_from_a_file(fake: FakeServer, tmp_path: Path) -> None:
+    (tmp_path / "spec.json").write_text('{"x": 7}')
+    result = run(fake, "gadgets", "frobnicate", "--name", "x", "--spec", f"@{tmp_path}/spec.json")
+    assert result.exit_code == 0, result.output
+    assert sent(fake)["spec"] == {"x": 7}
+
+
+def test_body_from_argument_stdin_and_file(fake: FakeServer, tmp_path: Path) -> None:
+    assert run(fake, "gadgets", "frobnicate", '{"name": "arg", "size": 2}').exit_code == 0
+    assert sent(fake) == {"name": "arg", "size": 2}
+
+    assert run(fake, "gadgets", "frobnicate", input='{"name": "piped"}').exit_code == 0
+    assert sent(fake) == {"name": "piped"}
+
+    assert run(fake, "gadgets", "frobnicate", "-", input='{"name": "dash"}').exit_code == 0
+    assert sent(fake) == {"name": "dash"}
+
+    (tmp_path / "body.json").write_text('{"name": "file", "size": 9}')
+    # Options override the body's keys.
+    result = run(fake, "gadgets", "frobnicate", f"@{tmp_path}/body.json", "--size", "1")
+    assert result.exit_code == 0, result.output
+    assert sent(fake) == {"name": "file", "size": 1}
+
+
+@pytest.mark.parametrize(
+    ("args", "input", "message"),
+    [
+        (["--size", "4"], None, "missing required option(s): --name"),
+        (["--name", "x", "--size", "four"], None, "'four' is not a valid integer"),
+        (["--name", "x", "--colour", "blue"], None, "'blue' is not one of 'red', 'green'"),
+        (["--name", "x", "--spec", "{x"], None, "--spec: not valid JSON"),
+        (["--name", "x", "--spec", "@missing.json"], None, "--spec: cannot read missing.json"),
+        ([], "[1, 2]", "the request body must be a JSON object"),
+        (["{nope"], None, "BODY: not valid JSON"),
+    ],
+)
+def test_usage_errors_exit_2_and_send_nothing(
+    fake: FakeServer, args: list[str], input: str | None, message: str
+) -> None:
+    result = run(fake, "gadgets", "frobnicate", *args, input=input)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.stderr.split())
+    assert fake.bodies == []
+
+
+@pytest.mark.parametrize(
+    ("status", "code"), [(400, 2), (422, 2), (401, 3), (403, 3), (404, 4), (429, 5), (500, 5)]
+)
+def test_exit_code_of_each_server_answer(fake: FakeServer, status: int, code: int) -> None:
+    fake.answers["gadgets.frobnicate"] = (status, f"the server said {status}")
+    try:
+        result = run(fake, "gadgets", "frobnicate", "--name", "x")
+    finally:
+        fake.answers.clear()
+    assert result.exit_code == code
+    assert result.stderr == f"error: the server said {status}\n"  # the server's own message
+    assert result.stdout == ""
+
+
+def test_raw_prints_the_error_envelope_too(fake: FakeServer) -> None:
+    fake.answers["gadgets.frobnicate"] = (404, "Document not found")
+    try:
+        result = run(fake, "gadgets", "frobnicate", "--name", "x", "--raw")
+    finally:
+        fake.answers.clear()
+    assert result.exit_code == 4
+    assert json.loads(result.stdout)["error"] == {
+        "errorCode": 404,
+        "errorMessage": "Document not found",
+    }
+
+
+def test_unreachable_server_exits_5(fake: FakeServer) -> None:
+    from persistence.embedded import free_port
+
+    result = run(fake, "currency", "convert", "--amount", "1", "--from-currency", "EUR",
+                 "--to-currency", "USD", FINCAP_HOST=f"127.0.0.1:{free_port()}")  # fmt: skip
+    assert result.exit_code == 5
+    assert "cannot reach http://127.0.0.1:" in result.stderr
+    assert "FINCAP_HOST" in result.stderr  # and how to fix it
+
+
+def test_unknown_command_is_a_usage_error(fake: FakeServer) -> None:
+    result = run(fake, "gadgets", "explode")
+    assert result.exit_code == 2
+    assert "No such command 'explode'" in result.stderr
+
+
+def test_output_modes(fake: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    answer = {
+        "total": 2,
+        "documents": [
+            {"id": "doc_1", "merchant": "Cafe Uno", "amount": "4.20", "extra": {"k": 1}},
+            {"id": "doc_2", "merchant": "Bäckerei", "amount": "2.10", "extra": {"k": 2}},
+        ],
+    }
+    fake.answers["gadgets.frobnicate"] = (200, answer)
+    try:
+        as_json = run(fake, "gadgets", "frobnicate", "--name", "x", "--json")
+        raw = run(fake, "gadgets", "frobnicate", "--name", "x", "--raw")
+        # On a terminal (no --json): key/value lines and a table.
+        monkeypatch.setattr(cli_commands, "wants_json", lambda flag: flag)
+        view = run(fake, "gadgets", "frobnicate", "--name", "x")
+    finally:
+        fake.answers.clear()
+    assert json.loads(as_json.stdout) == answer
+    assert json.loads(raw.stdout) == {"success": True, "code": 200, "data": {"result": answer}}
+    assert view.exit_code == 0, view.output
+    lines = view.stdout.splitlines()
+    assert lines[0].split() == ["total", "2"]
+    header = next(line for line in lines if "merchant" in line)
+    assert [cell.strip() for cell in header.split("┃")[1:-1]] == [
+        "id",
+        "merchant",
+        "amount",
+        "extra.k",
+    ], view.stdout
+    assert any("Bäckerei" in line and "2.10" in line for line in lines)
+
+
+def test_config_precedence_flag_env_file_default(fake: FakeServer, home: Path) -> None:
+    config = home / ".fincap" / "config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"host": fake.url, "apiKey": "sk_file", "orgId": "org_file"}))
+    runner = CliRunner()
+
+    def headers(*args: str, **env: str) -> dict[str, str]:
+        fake.bodies.clear()
+        result = runner.invoke(main, ["gadgets", "frobnicate", "--name", "x", *args], env=env)
+        assert result.exit_code == 0, result.output
+        return fake.bodies[0][2]
+
+    from_file = headers()
+    assert from_file["authorization"] == "Bearer sk_file"
+    assert from_file["x-service-org-id"] == "org_file"
+    from_env = headers(FINCAP_API_KEY="sk_env", FINCAP_ORG_ID="org_env")
+    assert from_env["authorization"] == "Bearer sk_env"
+    assert from_env["x-service-org-id"] == "org_env"
+    from_flag = headers("--org", "org_flag", FINCAP_ORG_ID="org_env")
+    assert from_flag["x-service-org-id"] == "org_flag"
+    # --host beats FINCAP_HOST and the file: a wrong env host is never called.
+    wrong = "http://127.0.0.1:9"
+    assert headers("--host", fake.url, FINCAP_HOST=wrong)["authorization"] == "Bearer sk_file"
+
+
+def test_shell_completion_lists_resources_actions_and_options(fake: FakeServer) -> None:
+    def complete(words: str) -> list[str]:
+        current = len(words.split()) - (0 if words.endswith(" ") else 1)
+        env = {"_FINCAP_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(current)}
+        result = CliRunner().invoke(main, [], env=env, prog_name="fincap")
+        return [line.split(",", 1)[1] for line in result.stdout.splitlines()]
+
+    assert {"documents", "currency", "auth", "workspace", "doctor"} <= set(complete("fincap "))
+    assert complete("fincap documents bu") == ["bulk-edit"]
+    assert "--from-currency" in complete("fincap currency convert --fr")
+    assert set(complete("fincap documents search --sort-order ")) == {"1", "-1"}
