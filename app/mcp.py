@@ -182,10 +182,15 @@ async def context_of(request: Request, token: str) -> dict[str, Any]:
     }
 
 
-def unauthorized(base: str, error: str | None, description: str) -> Response:
-    challenge = f'Bearer resource_metadata="{resource_metadata_url(base)}"'
+def unauthorized(base: str, error: str | None, description: str, scopes: list[str]) -> Response:
+    """401 with the challenge MCP clients follow: where the protected-resource metadata is,
+    and the scopes the refused call needs (so a client asks for the least it must)."""
+    params = [f'resource_metadata="{resource_metadata_url(base)}"']
+    if scopes:
+        params.append(f'scope="{" ".join(scopes)}"')
     if error:
-        challenge = f'Bearer error="{error}", error_description="{description}", ' + challenge[7:]
+        params = [f'error="{error}"', f'error_description="{description}"', *params]
+    challenge = "Bearer " + ", ".join(params)
     return JSONResponse(
         {"error": error or "invalid_token", "error_description": description},
         status_code=401,
@@ -193,14 +198,20 @@ def unauthorized(base: str, error: str | None, description: str) -> Response:
     )
 
 
-def protected(body: bytes) -> bool:
-    """Whether a JSON-RPC body (one message or a batch) holds a method that needs a token."""
+def protected_calls(body: bytes) -> list[dict[str, Any]] | None:
+    """The ``params`` of each protected call in a JSON-RPC body (one message or a batch);
+    None when the body holds none (or is not JSON: the SDK answers the parse error)."""
     try:
         parsed = json.loads(body)
     except ValueError:
-        return False  # the SDK answers the parse error
+        return None
     messages = parsed if isinstance(parsed, list) else [parsed]
-    return any(isinstance(m, dict) and m.get("method") in PROTECTED_METHODS for m in messages)
+    calls = [
+        m.get("params") if isinstance(m.get("params"), dict) else {}
+        for m in messages
+        if isinstance(m, dict) and m.get("method") in PROTECTED_METHODS
+    ]
+    return calls or None
 
 
 class McpEndpoint:
@@ -208,6 +219,16 @@ class McpEndpoint:
 
     def __init__(self, registry: Registry) -> None:
         self.server = build_server(registry)
+        self.permissions = {tool_name(spec.slug): spec.permissions for spec in registry}
+
+    def scopes_of(self, calls: list[dict[str, Any]]) -> list[str]:
+        """The scopes the called tools need (the context tool needs none of its own)."""
+        needed: list[str] = []
+        for params in calls:
+            for scope in self.permissions.get(str(params.get("name")), ()):
+                if scope not in needed:
+                    needed.append(scope)
+        return needed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -220,18 +241,20 @@ class McpEndpoint:
             await response(scope, receive, send)
             return
         body = await request.body()  # bounded by the app's body-size middleware
-        if protected(body):
+        calls = protected_calls(body)
+        if calls is not None:
             token = api_key_from_headers(request)
             base = str(request.app.state.settings.base_url)
+            needed = self.scopes_of(calls)
+            refusal = None
             if not token:
-                await unauthorized(base, None, "tools/call needs an OAuth access token")(
-                    scope, receive, send
+                refusal = unauthorized(base, None, "tools/call needs an OAuth access token", needed)
+            elif await find_access_token(services_of(request).store, token) is None:
+                refusal = unauthorized(
+                    base, "invalid_token", "the token is invalid or expired", needed
                 )
-                return
-            if await find_access_token(services_of(request).store, token) is None:
-                await unauthorized(base, "invalid_token", "the token is invalid or expired")(
-                    scope, receive, send
-                )
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
         manager = StreamableHTTPSessionManager(self.server, json_response=True, stateless=True)
         async with manager.run():

@@ -127,9 +127,7 @@ async def test_the_whole_flow_then_rest_and_graphql(
     assert access not in str(raw) and refresh not in str(raw)
 
 
-async def test_authorization_request_errors(
-    http: httpx.AsyncClient, person: Tenant
-) -> None:
+async def test_authorization_request_errors(http: httpx.AsyncClient, person: Tenant) -> None:
     client = await oc.register(http, scope="read_documents")
     # A scope outside the client's (or the server's) list: invalid_scope, back to the client.
     response, _ = await oc.start(http, client.client_id, "read_documents write_rules")
@@ -140,17 +138,26 @@ async def test_authorization_request_errors(
     # A redirect URI that is not registered exactly: no redirect at all.
     bad = await http.get(
         "/v1/oauth/authorize",
-        params={"response_type": "code", "client_id": client.client_id,
-                "redirect_uri": oc.REDIRECT_URI + "/x", "code_challenge": "x" * 43,
-                "code_challenge_method": "S256"},  # fmt: skip
+        params={
+            "response_type": "code",
+            "client_id": client.client_id,
+            "redirect_uri": oc.REDIRECT_URI + "/x",
+            "code_challenge": "x" * 43,
+            "code_challenge_method": "S256",
+        },
     )
     assert bad.status_code == 400 and "location" not in bad.headers
     # PKCE plain is refused.
     plain = await http.get(
         "/v1/oauth/authorize",
-        params={"response_type": "code", "client_id": client.client_id,
-                "redirect_uri": oc.REDIRECT_URI, "code_challenge": "x" * 43,
-                "code_challenge_method": "plain", "state": "s"},  # fmt: skip
+        params={
+            "response_type": "code",
+            "client_id": client.client_id,
+            "redirect_uri": oc.REDIRECT_URI,
+            "code_challenge": "x" * 43,
+            "code_challenge_method": "plain",
+            "state": "s",
+        },
     )
     assert "error=invalid_request" in plain.headers.get("location", plain.text)
 
@@ -192,9 +199,12 @@ async def test_consent_deny_and_foreign_workspace(
 
     foreign = await http.post(
         "/v1/oauth/consent",
-        data={"request": oc.hidden_field(consent.text, "request"),
-              "csrf": oc.hidden_field(consent.text, "csrf"),
-              "workspace": bob.org_id, "decision": "allow"},  # fmt: skip
+        data={
+            "request": oc.hidden_field(consent.text, "request"),
+            "csrf": oc.hidden_field(consent.text, "csrf"),
+            "workspace": bob.org_id,
+            "decision": "allow",
+        },
     )
     assert foreign.status_code == 400 and "Choose one of your workspaces" in foreign.text
 
