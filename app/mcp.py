@@ -205,12 +205,12 @@ def protected_calls(body: bytes) -> list[dict[str, Any]] | None:
         parsed = json.loads(body)
     except ValueError:
         return None
-    messages = parsed if isinstance(parsed, list) else [parsed]
-    calls = [
-        m.get("params") if isinstance(m.get("params"), dict) else {}
-        for m in messages
-        if isinstance(m, dict) and m.get("method") in PROTECTED_METHODS
-    ]
+    messages: list[Any] = parsed if isinstance(parsed, list) else [parsed]
+    calls: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("method") in PROTECTED_METHODS:
+            params = message.get("params")
+            calls.append(params if isinstance(params, dict) else {})
     return calls or None
 
 
