@@ -18,6 +18,7 @@ import json
 import secrets
 import time
 from typing import Any
+from urllib.parse import urlparse
 
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
@@ -152,15 +153,23 @@ def _cookie_options(request: Request) -> dict[str, Any]:
     }
 
 
-def html(text: str, status: int = 200) -> HTMLResponse:
-    # The pages must never be framed (clickjacking of the consent button) nor cached.
+def html(text: str, status: int = 200, redirect_to: str | None = None) -> HTMLResponse:
+    """A page that is never framed (clickjacking of the consent button) nor cached.
+
+    ``redirect_to``: the client's redirect URI, when a form on the page ends there. Browsers
+    apply CSP ``form-action`` to the redirect after a submission too, so its origin is allowed.
+    """
+    targets = "'self'"
+    if redirect_to:
+        parsed = urlparse(redirect_to)
+        targets += f" {parsed.scheme}://{parsed.netloc}"
     return HTMLResponse(
         text,
         status_code=status,
         headers={
             "X-Frame-Options": "DENY",
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-            "form-action 'self'; frame-ancestors 'none'",
+            f"form-action {targets}; frame-ancestors 'none'",
             "Cache-Control": "no-store",
             "Referrer-Policy": "no-referrer",
         },
@@ -272,6 +281,7 @@ async def render_consent(
             error=error,
         ),
         400 if error else 200,
+        redirect_to=str(pending.redirect_uri),
     )
 
 
