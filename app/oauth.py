@@ -375,6 +375,10 @@ async def protected_resource_metadata(request: Request) -> Response:
     return await handler.handle(request)
 
 
+async def sign_in_endpoint(request: Request) -> Response:
+    return await (submit_sign_in if request.method == "POST" else show_sign_in)(request)
+
+
 def oauth_routes() -> list[Route]:
     return [
         Route("/.well-known/oauth-authorization-server", authorization_server_metadata),
@@ -383,8 +387,7 @@ def oauth_routes() -> list[Route]:
         Route(f"{MCP_PATH}/.well-known/oauth-protected-resource", protected_resource_metadata),
         Route(REGISTER_PATH, register, methods=["POST"]),
         Route(AUTHORIZE_PATH, authorize, methods=["GET", "POST"]),
-        Route(SIGN_IN_PATH, show_sign_in, methods=["GET"]),
-        Route(SIGN_IN_PATH, submit_sign_in, methods=["POST"]),
+        Route(SIGN_IN_PATH, sign_in_endpoint, methods=["GET", "POST"]),
         Route(CONSENT_PATH, submit_consent, methods=["POST"]),
         Route(TOKEN_PATH, token, methods=["POST"]),
         Route(REVOKE_PATH, revoke, methods=["POST"]),
