@@ -158,6 +158,20 @@ def create_key(email: str, restrict_to: str | None) -> None:
     run_on_store(lambda store: accounts().create_key(store, email, restrict_to))
 
 
+@admin.command("set-password")
+@click.option("--email", required=True, help="An existing user's email.")
+def set_password(email: str) -> None:
+    """Set a user's password for the OAuth sign-in page (read from stdin or a prompt);
+    prints {userId, passwordSet}."""
+    if sys.stdin.isatty():
+        password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    from resolvers import oauth
+
+    run_on_store(lambda store: oauth.set_password(store, email, password))
+
+
 @main.group()
 def demo() -> None:
     """Demo data for trying fincap out."""

@@ -17,7 +17,9 @@ from app.body_limit import BodySizeLimit
 from app.config import Settings
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.mcp import mcp_routes
 from app.metrics import Metrics
+from app.oauth import oauth_routes
 from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
 from app.processing import running_workers
@@ -116,6 +118,8 @@ def create_app(
         Route("/metrics", metrics.endpoint, methods=["GET"]),
         *rest_routes(registry),
         *graphql_routes(registry),
+        *mcp_routes(registry),
+        *oauth_routes(),
     ]
     app = Starlette(
         routes=routes,

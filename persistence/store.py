@@ -13,6 +13,7 @@ from persistence.documents import Documents
 from persistence.files import Files
 from persistence.ids import utcnow
 from persistence.jobs import Clock, Jobs
+from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.users import Users
 from persistence.workspaces import Workspaces
 
@@ -41,6 +42,9 @@ class Store:
         self.jobs = Jobs(db, clock)
         self.activity = Activity(db)
         self.category_overrides = CategoryOverrides(db)
+        self.oauth_clients = OAuthClients(db)
+        self.oauth_codes = OAuthCodes(db)
+        self.oauth_tokens = OAuthTokens(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

@@ -38,3 +38,9 @@ class Users:
 
     async def find_by_email(self, email: str) -> dict[str, Any] | None:
         return await self._col.find_one({"email": email.strip().lower()})
+
+    async def set_password_hash(self, user_id: str, password_hash: str) -> None:
+        """Store a password's argon2 hash (the password itself is never written)."""
+        await self._col.update_one(
+            {"_id": user_id}, {"$set": {"passwordHash": password_hash, "passwordSetAt": utcnow()}}
+        )

@@ -10,10 +10,12 @@ from resolvers.errors import (
     KEY_RESTRICTED,
     NOT_A_MEMBER,
     ORG_REQUIRED,
+    TOKEN_BOUND,
     BadRequest,
     Forbidden,
     Unauthenticated,
 )
+from resolvers.oauth import ACCESS_PREFIX, find_access_token
 
 KEY_PREFIX = "sk_"
 MAX_KEY_LENGTH = 256
@@ -25,8 +27,14 @@ def new_api_key_secret() -> str:
 
 
 async def authenticate(store: Store, credentials: Credentials) -> Principal:
-    """The caller behind the API key, or 401 'API key authentication required'."""
+    """The caller behind the API key or OAuth access token, or 401.
+
+    Both arrive the same ways (``Authorization: Bearer`` first); the prefix tells them apart:
+    ``sk_`` API keys, ``fat_`` access tokens (``resolvers.oauth``).
+    """
     secret = credentials.api_key
+    if secret and secret.startswith(ACCESS_PREFIX):
+        return await authenticate_token(store, secret)
     if (
         not secret
         or not secret.startswith(KEY_PREFIX)
@@ -42,6 +50,22 @@ async def authenticate(store: Store, credentials: Credentials) -> Principal:
         key_id=record["_id"],
         restricted_to=record.get("restrictedTo"),
         scopes=frozenset(record.get("scopes") or ["all"]),
+    )
+
+
+async def authenticate_token(store: Store, secret: str) -> Principal:
+    """The user behind an OAuth access token, acting in the token's workspace only."""
+    token = await find_access_token(store, secret)
+    if token is None:
+        raise Unauthenticated("The access token is invalid, expired or revoked")
+    return Principal(
+        user_id=token.user_id,
+        key_id=token.family_id,
+        restricted_to=token.workspace_id,
+        scopes=frozenset(token.scopes),
+        via="oauth",
+        client_id=token.client_id,
+        expires_at=token.expires_at,
     )
 
 
@@ -61,7 +85,7 @@ async def resolve_workspace(
             raise BadRequest(ORG_REQUIRED)
         return None, None
     if principal.restricted_to is not None and org_id != principal.restricted_to:
-        raise Forbidden(KEY_RESTRICTED)
+        raise Forbidden(TOKEN_BOUND if principal.via == "oauth" else KEY_RESTRICTED)
     role = await store.workspaces.role_of(principal.user_id, org_id)
     if role is None:
         raise Forbidden(NOT_A_MEMBER)

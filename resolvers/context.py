@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from engines.keyring import Keyring
 from persistence.store import Store
@@ -34,9 +34,12 @@ class Principal:
     """An authenticated caller: a user acting through one API key (or token)."""
 
     user_id: str
-    key_id: str
-    restricted_to: str | None = None
+    key_id: str  # the API key's id, or the OAuth token family's (throttling counts per id)
+    restricted_to: str | None = None  # a restricted key's workspace, or a token's
     scopes: frozenset[str] = field(default_factory=lambda: frozenset({"all"}))
+    via: Literal["api_key", "oauth"] = "api_key"
+    client_id: str | None = None  # the OAuth client acting for the user
+    expires_at: int | None = None  # an OAuth access token's expiry (epoch seconds)
 
     def allows(self, permissions: tuple[str, ...]) -> bool:
         """``all`` satisfies every scope; otherwise every listed scope must be granted."""

@@ -3,7 +3,8 @@
     CapabilityError              500  internal (never shows internals)
     ├── BadRequest               400  invalid input, naming the field and the reason
     ├── Unauthenticated          401  'API key authentication required'
-    ├── Forbidden                403  wrong workspace, missing scope
+    ├── Forbidden                403  wrong workspace
+    │   └── MissingScope         403  missing scope (MCP: JSON-RPC error insufficient_scope)
     ├── NotFound                 404  unknown capability or resource (foreign ids look unknown)
     ├── PayloadTooLarge          413  body above the service's limit
     ├── Unprocessable            422  a stored original cannot be analysed (unreadable, too big)
@@ -58,6 +59,14 @@ class Forbidden(CapabilityError):
     code = "FORBIDDEN"
 
 
+class MissingScope(Forbidden):
+    """The credential lacks a scope the capability needs (OAuth ``insufficient_scope``)."""
+
+    def __init__(self, scopes: tuple[str, ...]) -> None:
+        super().__init__(f"This credential lacks the scope: {', '.join(scopes)}")
+        self.scopes = scopes
+
+
 class NotFound(CapabilityError):
     """The capability or the resource does not exist for this caller."""
 
@@ -90,6 +99,9 @@ class TooManyRequests(CapabilityError):
 ORG_REQUIRED = "Organization context required"
 KEY_RESTRICTED = "This API key is restricted to a different workspace"
 NOT_A_MEMBER = "You are not a member of this workspace"
+TOKEN_BOUND = (
+    "This token is bound to a different workspace; authorize again to act in another one"
+)
 
 
 @contextlib.contextmanager

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ValidationError
 
 from resolvers.auth import authenticate, resolve_workspace
 from resolvers.context import Context, Credentials, Services
-from resolvers.errors import BadRequest, CapabilityError, Forbidden, NotFound, store_errors
+from resolvers.errors import BadRequest, CapabilityError, MissingScope, NotFound, store_errors
 from resolvers.registry import CapabilitySpec, Registry
 from resolvers.validation import describe_validation_error, unpaired_surrogate
 
@@ -62,7 +62,7 @@ async def authorize(
         services.store, principal, credentials.org_id, required=needs_workspace
     )
     if not principal.allows(permissions):
-        raise Forbidden(f"This credential lacks the scope: {', '.join(permissions)}")
+        raise MissingScope(permissions)
     return Context(services, principal, workspace_id, role, credentials.request_id)
 
 

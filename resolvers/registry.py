@@ -21,6 +21,22 @@ if TYPE_CHECKING:
     from resolvers.context import Context
 
 Effect = Literal["read", "write", "destructive"]
+
+# The OAuth scopes of the contract (spec §5). ``all`` grants every other one; a capability's
+# ``permissions`` name the scopes it needs, and must be among these.
+SCOPES: tuple[str, ...] = (
+    "all",
+    "read_documents",
+    "write_documents",
+    "read_time_capsules",
+    "write_time_capsules",
+    "read_currency",
+    "read_integrations",
+    "write_integrations",
+    "read_rules",
+    "write_rules",
+    "read_workspaces",
+)
 Handler = Callable[["Context", Any], Awaitable[BaseModel]]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,6 +72,9 @@ class CapabilitySpec:
         if not SLUG_PATTERN.match(self.slug):
             raise ValueError(f"capability slug {self.slug!r} is not resource.action")
         object.__setattr__(self, "name", camel_name(self.slug))
+        unknown = [scope for scope in self.permissions if scope not in SCOPES]
+        if unknown:
+            raise ValueError(f"capability {self.slug}: unknown scope(s) {', '.join(unknown)}")
         if not self.description:
             doc = inspect.getdoc(self.handler) or ""
             if not doc:

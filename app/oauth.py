@@ -1,0 +1,394 @@
+"""The OAuth 2.1 face: metadata, registration, authorization pages, token and revocation.
+
+The MCP SDK's handlers serve registration (RFC 7591), the authorization request (PKCE S256
+only, exact redirect URIs), the token endpoint and revocation (RFC 7009), each mounted on
+fincap's own paths under ``/v1/oauth``; ``resolvers.oauth.AuthorizationServer`` is the provider
+behind them. fincap's part is the pages a person sees between the client's redirect and the
+code: sign in, choose the workspace, consent.
+
+Forms are protected against cross-site requests by a random cookie whose value a signed
+token in the form must name (with the pending request it was made for); the signed-in user is
+a short-lived signed cookie scoped to ``/v1/oauth``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from typing import Any
+from urllib.parse import urlparse
+
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+from mcp.server.auth.provider import construct_redirect_uri
+from mcp.server.auth.settings import ClientRegistrationOptions
+from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from app.oauth_pages import consent_page, problem_page, sign_in_page
+from app.request_context import services_of
+from engines.keyring import InvalidToken, Keyring
+from resolvers.oauth import (
+    AuthorizationServer,
+    FincapAccessToken,
+    FincapRefreshToken,
+    PendingRequest,
+    sign_in,
+)
+from resolvers.registry import SCOPES
+
+OAUTH = "/v1/oauth"
+AUTHORIZE_PATH = f"{OAUTH}/authorize"
+SIGN_IN_PATH = f"{OAUTH}/sign-in"
+CONSENT_PATH = f"{OAUTH}/consent"
+TOKEN_PATH = f"{OAUTH}/token"
+REGISTER_PATH = f"{OAUTH}/register"
+REVOKE_PATH = f"{OAUTH}/revoke"
+MCP_PATH = "/mcp"
+
+SESSION_COOKIE = "fincap_oauth_session"
+CSRF_COOKIE = "fincap_oauth_csrf"
+SESSION_SECONDS = 30 * 60
+MAX_FORM_FIELD = 8192
+
+
+def authorization_server(request: Request) -> AuthorizationServer:
+    services = services_of(request)
+    return AuthorizationServer(services.store, services.keyring, SIGN_IN_PATH)
+
+
+def issuer(request: Request) -> str:
+    return str(request.app.state.settings.base_url)
+
+
+def resource_metadata_url(base: str) -> str:
+    """RFC 9728 §3.1: the well-known path inserted before the resource's path."""
+    return f"{base}/.well-known/oauth-protected-resource{MCP_PATH}"
+
+
+def server_metadata(base: str) -> OAuthMetadata:
+    # Validated from plain strings: the models keep an empty path as is, and RFC 8414
+    # compares the issuer as an exact string (no trailing slash added).
+    return OAuthMetadata.model_validate(
+        {
+            "issuer": base,
+            "authorization_endpoint": base + AUTHORIZE_PATH,
+            "token_endpoint": base + TOKEN_PATH,
+            "registration_endpoint": base + REGISTER_PATH,
+            "revocation_endpoint": base + REVOKE_PATH,
+            "revocation_endpoint_auth_methods_supported": [
+                "client_secret_post",
+                "client_secret_basic",
+            ],
+            "scopes_supported": list(SCOPES),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": [
+                "none",
+                "client_secret_post",
+                "client_secret_basic",
+            ],
+            "code_challenge_methods_supported": ["S256"],
+        }
+    )
+
+
+def resource_metadata(base: str) -> ProtectedResourceMetadata:
+    return ProtectedResourceMetadata.model_validate(
+        {
+            "resource": base + MCP_PATH,
+            "authorization_servers": [base],
+            "scopes_supported": list(SCOPES),
+            "resource_name": "fincap",
+        }
+    )
+
+
+# -- cookies and CSRF ---------------------------------------------------------------------
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def csrf_token(keyring: Keyring, cookie: str, sealed_request: str) -> str:
+    return keyring.sign("oauth-form", f"{cookie}|{_digest(sealed_request)}".encode())
+
+
+def csrf_ok(keyring: Keyring, request: Request, token: str, sealed_request: str) -> bool:
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    if not cookie:
+        return False
+    try:
+        payload = keyring.verify("oauth-form", token).decode()
+    except (InvalidToken, UnicodeDecodeError):
+        return False
+    return secrets.compare_digest(payload, f"{cookie}|{_digest(sealed_request)}")
+
+
+def session_user(keyring: Keyring, request: Request) -> str | None:
+    try:
+        payload = json.loads(keyring.verify("oauth-session", request.cookies[SESSION_COOKIE]))
+    except (KeyError, InvalidToken, ValueError):
+        return None
+    if not isinstance(payload, dict) or payload.get("exp", 0) < time.time():
+        return None
+    user = payload.get("user")
+    return user if isinstance(user, str) else None
+
+
+def _cookie_options(request: Request) -> dict[str, Any]:
+    return {
+        "path": OAUTH,
+        "httponly": True,
+        "samesite": "lax",
+        "secure": request.url.scheme == "https",
+    }
+
+
+def html(text: str, status: int = 200, redirect_to: str | None = None) -> HTMLResponse:
+    """A page that is never framed (clickjacking of the consent button) nor cached.
+
+    ``redirect_to``: the client's redirect URI, when a form on the page ends there. Browsers
+    apply CSP ``form-action`` to the redirect after a submission too, so its origin is allowed.
+    """
+    targets = "'self'"
+    if redirect_to:
+        parsed = urlparse(redirect_to)
+        targets += f" {parsed.scheme}://{parsed.netloc}"
+    return HTMLResponse(
+        text,
+        status_code=status,
+        headers={
+            "X-Frame-Options": "DENY",
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+            f"form-action {targets}; frame-ancestors 'none'",
+            "Cache-Control": "no-store",
+            "Referrer-Policy": "no-referrer",
+        },
+    )
+
+
+async def form_fields(request: Request) -> dict[str, str]:
+    form = await request.form()
+    return {key: value[:MAX_FORM_FIELD] for key, value in form.items() if isinstance(value, str)}
+
+
+# -- pages --------------------------------------------------------------------------------
+
+
+async def show_sign_in(request: Request) -> Response:
+    """GET: the sign-in page (or, already signed in, the consent page)."""
+    server = authorization_server(request)
+    sealed = request.query_params.get("request", "")
+    pending = server.unseal(sealed)
+    if pending is None:
+        return html(problem_page("Request expired", EXPIRED), 400)
+    cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
+    user_id = session_user(server.keyring, request)
+    if user_id is not None:
+        response = await render_consent(request, server, pending, sealed, cookie, user_id)
+    else:
+        response = html(
+            sign_in_page(
+                action=SIGN_IN_PATH,
+                request=sealed,
+                csrf=csrf_token(server.keyring, cookie, sealed),
+                client=client_label(pending),
+            )
+        )
+    response.set_cookie(CSRF_COOKIE, cookie, max_age=SESSION_SECONDS, **_cookie_options(request))
+    return response
+
+
+EXPIRED = (
+    "This sign-in link is invalid or has expired. Go back to the application and connect again."
+)
+FORGED = "The form was sent from another page or has expired. Start again from the application."
+
+
+def client_label(pending: PendingRequest) -> str:
+    return pending.client_name or pending.client_id
+
+
+async def submit_sign_in(request: Request) -> Response:
+    """POST: check email and password, then show the consent page."""
+    server = authorization_server(request)
+    fields = await form_fields(request)
+    sealed = fields.get("request", "")
+    pending = server.unseal(sealed)
+    if pending is None:
+        return html(problem_page("Request expired", EXPIRED), 400)
+    if not csrf_ok(server.keyring, request, fields.get("csrf", ""), sealed):
+        return html(problem_page("Form expired", FORGED), 403)
+    cookie = request.cookies[CSRF_COOKIE]
+    email = fields.get("email", "").strip()
+    user = await sign_in(services_of(request).store, email, fields.get("password", ""))
+    if user is None:
+        return html(
+            sign_in_page(
+                action=SIGN_IN_PATH,
+                request=sealed,
+                csrf=csrf_token(server.keyring, cookie, sealed),
+                client=client_label(pending),
+                email=email,
+                error="That email and password do not match an account.",
+            ),
+            401,
+        )
+    response = await render_consent(request, server, pending, sealed, cookie, user["_id"])
+    session = json.dumps({"user": user["_id"], "exp": int(time.time()) + SESSION_SECONDS})
+    response.set_cookie(
+        SESSION_COOKIE,
+        server.keyring.sign("oauth-session", session.encode()),
+        max_age=SESSION_SECONDS,
+        **_cookie_options(request),
+    )
+    return response
+
+
+async def render_consent(
+    request: Request,
+    server: AuthorizationServer,
+    pending: PendingRequest,
+    sealed: str,
+    cookie: str,
+    user_id: str,
+    error: str = "",
+) -> HTMLResponse:
+    store = server.store
+    user = await store.users.get(user_id)
+    workspaces = await store.workspaces.list_for_user(user_id)
+    return html(
+        consent_page(
+            action=CONSENT_PATH,
+            request=sealed,
+            csrf=csrf_token(server.keyring, cookie, sealed),
+            client=client_label(pending),
+            email=(user or {}).get("email", ""),
+            scopes=list(pending.scopes or []),
+            workspaces=[
+                {"id": w["_id"], "name": w.get("name", ""), "role": w.get("role", "")}
+                for w in workspaces
+            ],
+            error=error,
+        ),
+        400 if error else 200,
+        redirect_to=str(pending.redirect_uri),
+    )
+
+
+async def submit_consent(request: Request) -> Response:
+    """POST: the user allowed (a code for the client) or denied (access_denied)."""
+    server = authorization_server(request)
+    fields = await form_fields(request)
+    sealed = fields.get("request", "")
+    pending = server.unseal(sealed)
+    if pending is None:
+        return html(problem_page("Request expired", EXPIRED), 400)
+    if not csrf_ok(server.keyring, request, fields.get("csrf", ""), sealed):
+        return html(problem_page("Form expired", FORGED), 403)
+    user_id = session_user(server.keyring, request)
+    if user_id is None:
+        return html(problem_page("Signed out", "Your sign-in has expired. " + EXPIRED), 401)
+    redirect_uri = str(pending.redirect_uri)
+    if fields.get("decision") != "allow":
+        target = construct_redirect_uri(
+            redirect_uri,
+            error="access_denied",
+            error_description="the user denied the request",
+            state=pending.state,
+        )
+        return RedirectResponse(target, status_code=303)
+    workspace_id = fields.get("workspace", "")
+    if await server.store.workspaces.role_of(user_id, workspace_id) is None:
+        cookie = request.cookies[CSRF_COOKIE]
+        return await render_consent(
+            request, server, pending, sealed, cookie, user_id, "Choose one of your workspaces."
+        )
+    code = await server.grant_code(pending, user_id, workspace_id)
+    return RedirectResponse(
+        construct_redirect_uri(redirect_uri, code=code, state=pending.state), status_code=303
+    )
+
+
+# -- the SDK's handlers on fincap's paths -------------------------------------------------
+
+
+async def authorize(request: Request) -> Response:
+    return await AuthorizationHandler(authorization_server(request)).handle(request)
+
+
+async def register(request: Request) -> Response:
+    options = ClientRegistrationOptions(
+        enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)
+    )
+    return await RegistrationHandler(authorization_server(request), options).handle(request)
+
+
+async def token(request: Request) -> Response:
+    server = authorization_server(request)
+    return await TokenHandler(server, ClientAuthenticator(server)).handle(request)
+
+
+async def revoke(request: Request) -> Response:
+    """RFC 7009. Not the SDK's handler: its form model requires ``client_secret``, which a
+    public client (``token_endpoint_auth_method: none``, as MCP clients register) never has."""
+    server = authorization_server(request)
+    no_store = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+    try:
+        client = await ClientAuthenticator(server).authenticate_request(request)
+    except AuthenticationError as exc:
+        return JSONResponse(
+            {"error": "invalid_client", "error_description": exc.message}, 401, no_store
+        )
+    fields = await form_fields(request)
+    secret = fields.get("token", "")
+    if not secret:
+        return JSONResponse(
+            {"error": "invalid_request", "error_description": "token: Field required"},
+            400,
+            no_store,
+        )
+    found: FincapAccessToken | FincapRefreshToken | None = await server.load_access_token(secret)
+    if found is None:
+        found = await server.load_refresh_token(client, secret)
+    # An unknown token, or another client's, is answered 200 too (RFC 7009 §2.2).
+    if found is not None and found.client_id == client.client_id:
+        await server.revoke_token(found)
+    return Response(status_code=200, headers=no_store)
+
+
+async def authorization_server_metadata(request: Request) -> Response:
+    return await MetadataHandler(server_metadata(issuer(request))).handle(request)
+
+
+async def protected_resource_metadata(request: Request) -> Response:
+    handler = ProtectedResourceMetadataHandler(resource_metadata(issuer(request)))
+    return await handler.handle(request)
+
+
+async def sign_in_endpoint(request: Request) -> Response:
+    return await (submit_sign_in if request.method == "POST" else show_sign_in)(request)
+
+
+def oauth_routes() -> list[Route]:
+    return [
+        Route("/.well-known/oauth-authorization-server", authorization_server_metadata),
+        Route(f"{MCP_PATH}/.well-known/oauth-authorization-server", authorization_server_metadata),
+        Route(f"/.well-known/oauth-protected-resource{MCP_PATH}", protected_resource_metadata),
+        Route(f"{MCP_PATH}/.well-known/oauth-protected-resource", protected_resource_metadata),
+        Route(REGISTER_PATH, register, methods=["POST"]),
+        Route(AUTHORIZE_PATH, authorize, methods=["GET", "POST"]),
+        Route(SIGN_IN_PATH, sign_in_endpoint, methods=["GET", "POST"]),
+        Route(CONSENT_PATH, submit_consent, methods=["POST"]),
+        Route(TOKEN_PATH, token, methods=["POST"]),
+        Route(REVOKE_PATH, revoke, methods=["POST"]),
+    ]

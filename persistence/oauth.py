@@ -1,0 +1,151 @@
+"""OAuth clients, authorization codes and tokens (the authorization server behind MCP).
+
+Codes and tokens are stored only as SHA-256 digests of their secrets (each carries 256 random
+bits, so a fast digest is enough, as for API keys). Every token belongs to a *family*: the
+grant of one authorization code and all the refresh rotations that follow it. Revoking a family
+ends every access and refresh token in it at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+from pymongo import ASCENDING, IndexModel, ReturnDocument
+
+from persistence.ids import utcnow
+
+TokenKind = Literal["access", "refresh"]
+
+CLIENT_INDEXES: list[IndexModel] = []  # looked up by _id only
+CODE_INDEXES = [
+    # Expired codes go away by themselves (a real MongoDB's TTL monitor; harmless elsewhere).
+    IndexModel([("expiresAt", ASCENDING)], expireAfterSeconds=3600, name="code_ttl"),
+]
+TOKEN_INDEXES = [
+    IndexModel([("familyId", ASCENDING)], name="family"),
+    IndexModel([("userId", ASCENDING), ("workspaceId", ASCENDING)], name="user_workspace"),
+    IndexModel([("expiresAt", ASCENDING)], expireAfterSeconds=86400, name="token_ttl"),
+]
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class OAuthClients:
+    """The ``oauth_clients`` collection: dynamically registered clients (RFC 7591)."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col = db["oauth_clients"]
+
+    async def ensure_indexes(self) -> None:
+        if CLIENT_INDEXES:
+            await self._col.create_indexes(CLIENT_INDEXES)
+
+    async def create(self, client_id: str, metadata: dict[str, Any]) -> None:
+        """Store a client's registered metadata (its secret, if any, only as a digest)."""
+        await self._col.insert_one({"_id": client_id, "metadata": metadata, "createdAt": utcnow()})
+
+    async def get(self, client_id: str) -> dict[str, Any] | None:
+        record = await self._col.find_one({"_id": client_id})
+        return None if record is None else dict(record["metadata"])
+
+    async def count(self) -> int:
+        return int(await self._col.count_documents({}))
+
+
+class OAuthCodes:
+    """The ``oauth_codes`` collection: authorization codes, single-use and short-lived."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col = db["oauth_codes"]
+
+    async def ensure_indexes(self) -> None:
+        await self._col.create_indexes(CODE_INDEXES)
+
+    async def create(self, code: str, grant: dict[str, Any], expires_at: datetime) -> None:
+        """``grant``: clientId, userId, workspaceId, scopes, codeChallenge, redirectUri, …"""
+        await self._col.insert_one(
+            {"_id": digest(code), **grant, "expiresAt": expires_at, "usedAt": None}
+        )
+
+    async def get(self, code: str) -> dict[str, Any] | None:
+        return await self._col.find_one({"_id": digest(code)})
+
+    async def consume(self, code: str) -> dict[str, Any] | None:
+        """Mark the code used and return it; None when unknown or already used (atomic)."""
+        return await self._col.find_one_and_update(
+            {"_id": digest(code), "usedAt": None},
+            {"$set": {"usedAt": utcnow()}},
+            return_document=ReturnDocument.AFTER,
+        )
+
+
+class OAuthTokens:
+    """The ``oauth_tokens`` collection: access and refresh tokens, grouped in families."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col = db["oauth_tokens"]
+
+    async def ensure_indexes(self) -> None:
+        await self._col.create_indexes(TOKEN_INDEXES)
+
+    async def create(
+        self, secret: str, kind: TokenKind, grant: dict[str, Any], expires_at: datetime
+    ) -> None:
+        """``grant``: familyId, clientId, userId, workspaceId, scopes, resource."""
+        await self._col.insert_one(
+            {
+                "_id": digest(secret),
+                "kind": kind,
+                **grant,
+                "createdAt": utcnow(),
+                "expiresAt": expires_at,
+                "rotatedAt": None,
+                "revokedAt": None,
+            }
+        )
+
+    async def find(self, secret: str, kind: TokenKind) -> dict[str, Any] | None:
+        """The token record (revoked and rotated ones too: the caller decides)."""
+        return await self._col.find_one({"_id": digest(secret), "kind": kind})
+
+    async def find_active(self, secret: str, kind: TokenKind) -> dict[str, Any] | None:
+        """The token unless unknown, revoked, rotated or expired."""
+        record = await self._col.find_one(
+            {"_id": digest(secret), "kind": kind, "revokedAt": None, "rotatedAt": None}
+        )
+        if record is None or as_utc(record["expiresAt"]) <= utcnow():
+            return None
+        return record
+
+    async def rotate(self, secret: str) -> bool:
+        """Mark a refresh token used; False when it already was (a concurrent reuse)."""
+        result = await self._col.update_one(
+            {"_id": digest(secret), "kind": "refresh", "rotatedAt": None, "revokedAt": None},
+            {"$set": {"rotatedAt": utcnow()}},
+        )
+        return result.modified_count == 1
+
+    async def revoke_family(self, family_id: str) -> int:
+        """End every token of one grant; the number of tokens that were still live."""
+        result = await self._col.update_many(
+            {"familyId": family_id, "revokedAt": None}, {"$set": {"revokedAt": utcnow()}}
+        )
+        return int(result.modified_count)
+
+    async def revoke_for_membership(self, user_id: str, workspace_id: str) -> int:
+        """End every token a user holds for a workspace (the membership was removed)."""
+        result = await self._col.update_many(
+            {"userId": user_id, "workspaceId": workspace_id, "revokedAt": None},
+            {"$set": {"revokedAt": utcnow()}},
+        )
+        return int(result.modified_count)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """BSON dates are UTC; mongomock gives them back naive."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -1,0 +1,141 @@
+"""``POST /mcp`` through the ASGI app: tools generated from the registry, the token gate, and
+calls through the same ``invoke()`` as REST."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from app.config import Settings
+from app.main import create_app
+from app.mcp import INSUFFICIENT_SCOPE, tool_name
+from persistence.store import Store
+from resolvers.oauth import set_password
+from resolvers.registry import Registry
+from tests.conftest import Tenant
+from tests.mcp import oauth_client as oc
+
+PASSWORD = "correct horse battery"
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture
+async def http(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://fincap.test") as client:
+        yield client
+
+
+@pytest.fixture
+async def person(store: Store, alice: Tenant) -> Tenant:
+    await set_password(store, "alice@example.com", PASSWORD)
+    return alice
+
+
+async def rpc(
+    http: httpx.AsyncClient, method: str, params: dict[str, Any] | None = None,
+    token: str | None = None,
+) -> httpx.Response:  # fmt: skip
+    headers = dict(ACCEPT)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        message["params"] = params
+    return await http.post("/mcp", json=message, headers=headers)
+
+
+async def call(http: httpx.AsyncClient, token: str, name: str, **arguments: Any) -> Any:
+    response = await rpc(http, "tools/call", {"name": name, "arguments": arguments}, token)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_open_methods_need_no_token(http: httpx.AsyncClient, registry: Registry) -> None:
+    init = await rpc(http, "initialize", {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    })  # fmt: skip
+    assert init.status_code == 200, init.text
+    assert init.json()["result"]["serverInfo"]["name"] == "fincap"
+    assert (await rpc(http, "ping")).json()["result"] == {}
+
+    listed = (await rpc(http, "tools/list")).json()["result"]["tools"]
+    by_name = {tool["name"]: tool for tool in listed}
+    assert set(by_name) == {tool_name(s.slug) for s in registry} | {"workspace_get_context"}
+    assert "documents_bulk_edit" in by_name and "documents_search" in by_name
+    search = by_name["documents_search"]
+    spec = next(s for s in registry if s.slug == "documents.search")
+    assert search["description"] == spec.description
+    assert search["inputSchema"] == spec.input.model_json_schema()
+    assert search["outputSchema"] == spec.output.model_json_schema()
+    assert search["annotations"]["readOnlyHint"] is True
+    assert search["annotations"]["idempotentHint"] is True
+    delete = by_name["documents_delete"]["annotations"]
+    assert delete["destructiveHint"] is True and delete["readOnlyHint"] is False
+
+
+async def test_tools_call_without_a_token_is_401_with_discovery(
+    http: httpx.AsyncClient,
+) -> None:
+    missing = await rpc(http, "tools/call", {"name": "documents_search", "arguments": {}})
+    assert missing.status_code == 401
+    challenge = missing.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ")
+    assert (
+        'resource_metadata="https://fincap.test/.well-known/oauth-protected-resource/mcp"'
+        in challenge
+    )
+    assert 'scope="read_documents"' in challenge  # what documents_search needs, no more
+    wrong = await rpc(http, "tools/call", {"name": "documents_search"}, token="fat_nope")
+    assert wrong.status_code == 401
+    assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
+    # An API key is for REST and the CLI: MCP wants an OAuth token (spec §5).
+    assert (await http.get("/mcp")).status_code == 405
+    assert (await http.delete("/mcp")).headers["allow"] == "POST"
+
+
+async def test_tools_call_runs_invoke_in_the_tokens_workspace(
+    http: httpx.AsyncClient, person: Tenant, bob: Tenant
+) -> None:
+    tokens = await oc.whole_flow(http, "alice@example.com", PASSWORD, person.org_id)
+    token = tokens["access_token"]
+
+    found = await call(http, token, "documents_search", limit=3)
+    result = found["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"] == {"documents": [], "nextCursor": None}
+    assert '"documents": []' in result["content"][0]["text"]
+
+    # A capability failure is a tool result with isError and the same message as REST.
+    missing = (await call(http, token, "documents_get", id="doc_nothere"))["result"]
+    assert missing["isError"] is True
+    rest = await http.post(
+        "/v1/capabilities/documents.get", json={"id": "doc_nothere"},
+        headers={"Authorization": f"Bearer {token}"},
+    )  # fmt: skip
+    assert missing["content"][0]["text"] == rest.json()["error"]["errorMessage"]
+    invalid = (await call(http, token, "documents_search", limit=1000))["result"]
+    assert invalid["isError"] is True and "limit" in invalid["content"][0]["text"]
+
+    # A scope the token lacks: a JSON-RPC error carrying insufficient_scope and the scope.
+    convert = await call(http, token, "currency_convert", amount=1, fromCurrency="EUR",
+                         toCurrency="USD")  # fmt: skip
+    assert convert["error"]["code"] == INSUFFICIENT_SCOPE
+    assert "insufficient_scope" in convert["error"]["message"]
+    assert convert["error"]["data"] == {"error": "insufficient_scope", "scope": "read_currency"}
+
+    unknown = await call(http, token, "documents_explode")
+    assert unknown["error"]["code"] == -32602  # invalid params
+
+    context = (await call(http, token, "workspace_get_context"))["result"]["structuredContent"]
+    assert context["userId"] == person.user_id
+    assert context["email"] == "alice@example.com"
+    assert context["workspace"] == {"id": person.org_id, "name": "Alice Co", "role": "owner"}
+    assert context["scopes"] == ["read_documents", "write_documents"]
+    assert context["clientId"] == tokens["client_id"]
+    assert context["tokenExpiresAt"] > 0
