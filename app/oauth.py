@@ -218,9 +218,11 @@ def client_label(pending: PendingRequest) -> str:
     return pending.client_name or pending.client_id
 
 
-async def submit_sign_in(request: Request) -> Response:
-    """POST: check email and password, then show the consent page."""
-    server = authorization_server(request)
+async def checked_form(
+    request: Request, server: AuthorizationServer
+) -> tuple[dict[str, str], str, PendingRequest] | Response:
+    """A posted page's fields, its sealed and its unsealed pending request; or the page that
+    says why the form cannot be used (expired or forged request, CSRF token not matching)."""
     fields = await form_fields(request)
     sealed = fields.get("request", "")
     pending = server.unseal(sealed)
@@ -228,6 +230,16 @@ async def submit_sign_in(request: Request) -> Response:
         return html(problem_page("Request expired", EXPIRED), 400)
     if not csrf_ok(server.keyring, request, fields.get("csrf", ""), sealed):
         return html(problem_page("Form expired", FORGED), 403)
+    return fields, sealed, pending
+
+
+async def submit_sign_in(request: Request) -> Response:
+    """POST: check email and password, then show the consent page."""
+    server = authorization_server(request)
+    form = await checked_form(request, server)
+    if isinstance(form, Response):
+        return form
+    fields, sealed, pending = form
     cookie = request.cookies[CSRF_COOKIE]
     email = fields.get("email", "").strip()
     user = await sign_in(services_of(request).store, email, fields.get("password", ""))
@@ -288,13 +300,10 @@ async def render_consent(
 async def submit_consent(request: Request) -> Response:
     """POST: the user allowed (a code for the client) or denied (access_denied)."""
     server = authorization_server(request)
-    fields = await form_fields(request)
-    sealed = fields.get("request", "")
-    pending = server.unseal(sealed)
-    if pending is None:
-        return html(problem_page("Request expired", EXPIRED), 400)
-    if not csrf_ok(server.keyring, request, fields.get("csrf", ""), sealed):
-        return html(problem_page("Form expired", FORGED), 403)
+    form = await checked_form(request, server)
+    if isinstance(form, Response):
+        return form
+    fields, sealed, pending = form
     user_id = session_user(server.keyring, request)
     if user_id is None:
         return html(problem_page("Signed out", "Your sign-in has expired. " + EXPIRED), 401)

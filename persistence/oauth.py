@@ -8,13 +8,13 @@ ends every access and refresh token in it at once.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel, ReturnDocument
 
+from persistence.api_keys import digest
 from persistence.ids import utcnow
 
 TokenKind = Literal["access", "refresh"]
@@ -29,10 +29,6 @@ TOKEN_INDEXES = [
     IndexModel([("userId", ASCENDING), ("workspaceId", ASCENDING)], name="user_workspace"),
     IndexModel([("expiresAt", ASCENDING)], expireAfterSeconds=86400, name="token_ttl"),
 ]
-
-
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 class OAuthClients:

@@ -131,6 +131,20 @@ def _epoch(moment: datetime) -> int:
     return int(as_utc(moment).timestamp())
 
 
+def bound_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """What a stored token is bound to, as the SDK's token models name it."""
+    return {
+        "client_id": record["clientId"],
+        "scopes": record["scopes"],
+        "expires_at": _epoch(record["expiresAt"]),
+        "resource": record.get("resource"),
+        "subject": record["userId"],
+        "user_id": record["userId"],
+        "workspace_id": record["workspaceId"],
+        "family_id": record["familyId"],
+    }
+
+
 async def find_access_token(store: Store, token: str) -> FincapAccessToken | None:
     """The live access token of this secret (every face authenticates tokens with it)."""
     if not token.startswith(ACCESS_PREFIX) or len(token) > 256 or not token.isascii():
@@ -138,17 +152,7 @@ async def find_access_token(store: Store, token: str) -> FincapAccessToken | Non
     record = await store.oauth_tokens.find_active(token, "access")
     if record is None:
         return None
-    return FincapAccessToken(
-        token=token,
-        client_id=record["clientId"],
-        scopes=record["scopes"],
-        expires_at=_epoch(record["expiresAt"]),
-        resource=record.get("resource"),
-        subject=record["userId"],
-        user_id=record["userId"],
-        workspace_id=record["workspaceId"],
-        family_id=record["familyId"],
-    )
+    return FincapAccessToken(token=token, **bound_fields(record))
 
 
 class AuthorizationServer:
@@ -315,17 +319,7 @@ class AuthorizationServer:
             return None
         if record["revokedAt"] is not None:
             return None
-        return FincapRefreshToken(
-            token=refresh_token,
-            client_id=record["clientId"],
-            scopes=record["scopes"],
-            expires_at=_epoch(record["expiresAt"]),
-            resource=record.get("resource"),
-            subject=record["userId"],
-            user_id=record["userId"],
-            workspace_id=record["workspaceId"],
-            family_id=record["familyId"],
-        )
+        return FincapRefreshToken(token=refresh_token, **bound_fields(record))
 
     async def exchange_refresh_token(
         self,

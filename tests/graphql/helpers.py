@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from resolvers import accounts, workspaces
 from resolvers.registry import Registry
 from tests import probe_resource
 from tests.graphql import sample_resource
+from tests.live import wait_until_healthy
 
 GRAPHQL = "/v1/graphql"
 
@@ -82,15 +82,7 @@ def live_server() -> Iterator[LiveServer]:
     thread.start()
     assert ready.wait(10), "server thread did not start"
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    wait_until_healthy(base, timeout=10)
     try:
         yield LiveServer(f"{base}{GRAPHQL}", tenant["apiKey"], tenant["orgId"])
     finally:

@@ -12,13 +12,11 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 import uvicorn
 
@@ -28,6 +26,7 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer, free_port
 from persistence.store import Store
 from resolvers import accounts, build_registry
+from tests.live import wait_until_healthy
 
 pytestmark = pytest.mark.wire
 CONFIG = Path(__file__).with_name("schemathesis.toml")
@@ -63,15 +62,7 @@ def live_server(mongodb_uri: str) -> Iterator[tuple[str, dict[str, str]]]:
     thread.start()
     assert ready.wait(30), "server thread did not start"
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    wait_until_healthy(base, timeout=30)
     try:
         yield base, tenant
     finally:

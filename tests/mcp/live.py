@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import httpx
 import uvicorn
 from mongomock_motor import AsyncMongoMockClient
 
@@ -21,6 +19,7 @@ from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import accounts, build_registry
 from resolvers.oauth import set_password
+from tests.live import wait_until_healthy
 
 EMAIL = "live@example.com"
 PASSWORD = "correct horse battery"
@@ -62,15 +61,7 @@ def live_server() -> Iterator[Live]:
     thread.start()
     assert ready.wait(20), "server thread did not start"
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    wait_until_healthy(base, timeout=20)
     tenant = holder["tenant"]
     assert isinstance(tenant, dict)
     try:

@@ -3,37 +3,17 @@ calls through the same ``invoke()`` as REST."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 
-from app.config import Settings
-from app.main import create_app
 from app.mcp import INSUFFICIENT_SCOPE, tool_name
-from persistence.store import Store
-from resolvers.oauth import set_password
 from resolvers.registry import Registry
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
+from tests.mcp.conftest import PASSWORD
 
-PASSWORD = "correct horse battery"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
-
-
-@pytest.fixture
-async def http(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="https://fincap.test") as client:
-        yield client
-
-
-@pytest.fixture
-async def person(store: Store, alice: Tenant) -> Tenant:
-    await set_password(store, "alice@example.com", PASSWORD)
-    return alice
 
 
 async def rpc(

@@ -3,37 +3,18 @@ PKCE, code and refresh-token rules, revocation, and the tokens on REST and Graph
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import httpx
 import pytest
 
-from app.config import Settings
-from app.main import create_app
 from persistence.ids import utcnow
 from persistence.oauth import digest
 from persistence.store import Store
-from resolvers.oauth import set_password
-from resolvers.registry import SCOPES, Registry
+from resolvers.registry import SCOPES
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
-
-PASSWORD = "correct horse battery"
-
-
-@pytest.fixture
-async def http(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="https://fincap.test") as client:
-        yield client
-
-
-@pytest.fixture
-async def person(store: Store, alice: Tenant) -> Tenant:
-    await set_password(store, "alice@example.com", PASSWORD)
-    return alice
+from tests.mcp.conftest import PASSWORD
 
 
 def bearer(token: str, org: str | None = None) -> dict[str, str]:

@@ -1,0 +1,34 @@
+"""Fixtures of the MCP and OAuth tests: the app behind its public address, a person who can
+sign in."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from app.config import Settings
+from app.main import create_app
+from persistence.store import Store
+from resolvers.oauth import set_password
+from resolvers.registry import Registry
+from tests.conftest import Tenant
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+async def http(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
+    """The app through ASGI, at the public address its OAuth metadata names."""
+    app = create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://fincap.test") as client:
+        yield client
+
+
+@pytest.fixture
+async def person(store: Store, alice: Tenant) -> Tenant:
+    """Alice, with a password for the sign-in page."""
+    await set_password(store, "alice@example.com", PASSWORD)
+    return alice
