@@ -104,6 +104,15 @@ class Settings(BaseSettings):
         validation_alias="FINCAP_ANALYSIS_MEMORY_MB",
         description="memory limit (`RLIMIT_DATA`, MB) of each analysis process; 0: none",
     )
+    auth_cache_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        validation_alias="FINCAP_AUTH_CACHE_SECONDS",
+        description="how long a process reuses a credential's lookup and a membership "
+        "(revocation in the same process is immediate; other processes follow within this "
+        "time); 0: look up on every call",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000

@@ -29,6 +29,7 @@ from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
 from resolvers import build_registry
+from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
 
@@ -140,6 +141,11 @@ def create_app(
         # Tests: the configured secret if any, else a random one (never a file in the cwd).
         secret = settings.secret_key
         keyring = Keyring.from_text(secret.get_secret_value()) if secret else Keyring.generate()
-        app.state.services = Services(store=store, base_url=settings.base_url, keyring=keyring)
+        app.state.services = Services(
+            store=store,
+            base_url=settings.base_url,
+            keyring=keyring,
+            auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        )
     app.state.settings = settings
     return app

@@ -15,6 +15,7 @@ from engines.currency import default_rate_book
 from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers import build_job_kinds
+from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.processing import Analyzer
 
@@ -60,6 +61,7 @@ async def running_workers(
         rates=default_rate_book(),
         analyzer=analyzer,
         keyring=keyring,
+        auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
     )
     pool = WorkerPool(
         services,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 
 from persistence.store import Store
+from resolvers.auth_cache import AuthCache
 from resolvers.context import Credentials, Principal
 from resolvers.errors import (
     KEY_RESTRICTED,
@@ -26,13 +27,25 @@ def new_api_key_secret() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(32)
 
 
-async def authenticate(store: Store, credentials: Credentials) -> Principal:
+async def authenticate(
+    store: Store, credentials: Credentials, cache: AuthCache | None = None
+) -> Principal:
     """The caller behind the API key or OAuth access token, or 401.
 
     Both arrive the same ways (``Authorization: Bearer`` first); the prefix tells them apart:
-    ``sk_`` API keys, ``fat_`` access tokens (``resolvers.oauth``).
+    ``sk_`` API keys, ``fat_`` access tokens (``resolvers.oauth``). With ``cache``, a principal
+    found in the last seconds is reused (``resolvers.auth_cache``).
     """
     secret = credentials.api_key
+    if cache is not None and secret and (known := cache.principal(secret)) is not None:
+        return known
+    principal = await lookup_principal(store, secret)
+    if cache is not None and secret:
+        cache.remember_principal(secret, principal)
+    return principal
+
+
+async def lookup_principal(store: Store, secret: str | None) -> Principal:
     if secret and secret.startswith(ACCESS_PREFIX):
         return await authenticate_token(store, secret)
     if (
@@ -70,7 +83,12 @@ async def authenticate_token(store: Store, secret: str) -> Principal:
 
 
 async def resolve_workspace(
-    store: Store, principal: Principal, org_id: str | None, *, required: bool
+    store: Store,
+    principal: Principal,
+    org_id: str | None,
+    *,
+    required: bool,
+    cache: AuthCache | None = None,
 ) -> tuple[str | None, str | None]:
     """The workspace id and the caller's role in it.
 
@@ -86,7 +104,11 @@ async def resolve_workspace(
         return None, None
     if principal.restricted_to is not None and org_id != principal.restricted_to:
         raise Forbidden(TOKEN_BOUND if principal.via == "oauth" else KEY_RESTRICTED)
-    role = await store.workspaces.role_of(principal.user_id, org_id)
+    role = cache.role(principal.user_id, org_id) if cache is not None else None
     if role is None:
-        raise Forbidden(NOT_A_MEMBER)
+        role = await store.workspaces.role_of(principal.user_id, org_id)
+        if role is None:
+            raise Forbidden(NOT_A_MEMBER)
+        if cache is not None:
+            cache.remember_role(principal.user_id, org_id, role)
     return org_id, role

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from engines.keyring import Keyring
 from persistence.store import Store
+from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
 from resolvers.throttle import ExpensiveCallGate
 
@@ -60,6 +61,7 @@ class Services:
     # random key per Services, suits tests; the app factory hands in the server's keyring.
     keyring: Keyring = field(default_factory=Keyring.generate)
     expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
+    auth_cache: AuthCache = field(default_factory=AuthCache)
 
     def get_analyzer(self) -> Analyzer:
         from resolvers.processing import Analyzer

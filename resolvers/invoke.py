@@ -57,9 +57,10 @@ async def authorize(
 
     Shared by ``invoke`` and the few plain routes that are not capabilities (file downloads).
     """
-    principal = await authenticate(services.store, credentials)
+    cache = services.auth_cache
+    principal = await authenticate(services.store, credentials, cache)
     workspace_id, role = await resolve_workspace(
-        services.store, principal, credentials.org_id, required=needs_workspace
+        services.store, principal, credentials.org_id, required=needs_workspace, cache=cache
     )
     if not principal.allows(permissions):
         raise MissingScope(permissions)

@@ -39,6 +39,7 @@ from engines.keyring import InvalidToken, Keyring
 from persistence.ids import new_id, utcnow
 from persistence.oauth import as_utc
 from persistence.store import Store
+from resolvers.auth_cache import AuthCache
 from resolvers.errors import BadRequest, NotFound
 
 ACCESS_PREFIX = "fat_"
@@ -158,10 +159,23 @@ async def find_access_token(store: Store, token: str) -> FincapAccessToken | Non
 class AuthorizationServer:
     """The SDK's ``OAuthAuthorizationServerProvider`` over fincap's store."""
 
-    def __init__(self, store: Store, keyring: Keyring, sign_in_path: str) -> None:
+    def __init__(
+        self,
+        store: Store,
+        keyring: Keyring,
+        sign_in_path: str,
+        auth_cache: AuthCache | None = None,
+    ) -> None:
         self.store = store
         self.keyring = keyring
         self.sign_in_path = sign_in_path
+        self.auth_cache = auth_cache
+
+    async def revoke_family(self, family_id: str) -> None:
+        """End every token of one authorization, here and in this process's auth cache."""
+        await self.store.oauth_tokens.revoke_family(family_id)
+        if self.auth_cache is not None:
+            self.auth_cache.forget_credential(family_id)
 
     # Clients -------------------------------------------------------------------------------
 
@@ -256,7 +270,7 @@ class AuthorizationServer:
         if record["usedAt"] is not None:
             # A code exchanged twice: whoever holds it now may be an attacker, so the tokens
             # of the first exchange end too (RFC 6749 §4.1.2).
-            await self.store.oauth_tokens.revoke_family(record["familyId"])
+            await self.revoke_family(record["familyId"])
             return None
         return FincapCode(
             code=authorization_code,
@@ -315,7 +329,7 @@ class AuthorizationServer:
             return None
         if record["rotatedAt"] is not None:
             # Reuse of a rotated refresh token: two parties hold the family. End it.
-            await self.store.oauth_tokens.revoke_family(record["familyId"])
+            await self.revoke_family(record["familyId"])
             return None
         if record["revokedAt"] is not None:
             return None
@@ -328,7 +342,7 @@ class AuthorizationServer:
         scopes: list[str],
     ) -> OAuthToken:
         if not await self.store.oauth_tokens.rotate(refresh_token.token):
-            await self.store.oauth_tokens.revoke_family(refresh_token.family_id)
+            await self.revoke_family(refresh_token.family_id)
             raise TokenError("invalid_grant", "refresh token was already used")
         grant = {
             "familyId": refresh_token.family_id,
@@ -350,4 +364,4 @@ class AuthorizationServer:
         raise TokenError("unsupported_grant_type", "identity assertions are not supported")
 
     async def revoke_token(self, token: FincapAccessToken | FincapRefreshToken) -> None:
-        await self.store.oauth_tokens.revoke_family(token.family_id)
+        await self.revoke_family(token.family_id)

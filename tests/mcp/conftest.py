@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 
 from app.config import Settings
 from app.main import create_app
@@ -19,9 +20,13 @@ PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
-async def http(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
+def app(store: Store, registry: Registry) -> Starlette:
+    return create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
+
+
+@pytest.fixture
+async def http(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     """The app through ASGI, at the public address its OAuth metadata names."""
-    app = create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="https://fincap.test") as client:
         yield client
