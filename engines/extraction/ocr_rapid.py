@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy
-from rapidocr import RapidOCR
 
 from .layout import TextBox, apply, deskew_angle, rotation
 from .ocr_engine import OcrBoxes
@@ -40,6 +39,10 @@ class RapidOcrEngine:
             "EngineConfig.onnxruntime.intra_op_num_threads": threads,
             "EngineConfig.onnxruntime.inter_op_num_threads": 1,
         }
+        # Imported here, where analysis runs (worker and analysis processes): importing rapidocr
+        # and onnxruntime costs about a second, which the API process never needs to pay.
+        from rapidocr import RapidOCR
+
         self._ocr = RapidOCR(params=params)
 
     def read(self, image: Image) -> OcrBoxes:
