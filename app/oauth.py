@@ -61,9 +61,7 @@ MAX_FORM_FIELD = 8192
 
 def authorization_server(request: Request) -> AuthorizationServer:
     services = services_of(request)
-    return AuthorizationServer(
-        services.store, services.keyring, SIGN_IN_PATH, services.auth_cache
-    )
+    return AuthorizationServer(services.store, services.keyring, SIGN_IN_PATH)
 
 
 def issuer(request: Request) -> str:

@@ -7,6 +7,7 @@ force, unlike passwords, and lookup by digest is one indexed read per request.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -29,6 +30,8 @@ class ApiKeys:
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
         self._col = db["api_keys"]
+        # Told the id of every key revoked through this process (caches forget it at once).
+        self.on_revoke: list[Callable[[str], None]] = []
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
@@ -59,4 +62,6 @@ class ApiKeys:
         result = await self._col.update_one(
             {"_id": key_id, "userId": user_id, "revokedAt": None}, {"$set": {"revokedAt": utcnow()}}
         )
+        for listener in self.on_revoke:
+            listener(key_id)
         return result.modified_count == 1

@@ -9,7 +9,7 @@ everything the caller asked for. Group keys of ``documents.count`` are built her
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -28,8 +28,10 @@ EXPORT_FILTERS: dict[ExportFilter, dict[str, Any]] = {
     "exported": {"exportStatus": "exported"},
     "not-exported": {"exportStatus": {"$ne": "exported"}},
 }
+# Equalities (every stored document has a boolean ``archived``), so the workspace and archive
+# filters together are a prefix of the ``workspace_archived_date`` index.
 ARCHIVE_FILTERS: dict[ArchiveFilter, dict[str, Any]] = {
-    "exclude": {"archived": {"$ne": True}},
+    "exclude": {"archived": False},
     "only": {"archived": True},
     "include": {},
 }
@@ -86,24 +88,44 @@ class DocumentQuery:
             parts.append(after(keyset.path, keyset.order, keyset.value, keyset.last_id))
         return parts
 
-    def to_filter(self, workspace_id: str) -> dict[str, Any]:
-        return scoped(workspace_id, self.archived, *self.parts())
+    def stages(self, workspace_id: str) -> list[dict[str, Any]]:
+        """The query as ``$match`` stages: see ``match_stages``."""
+        return match_stages(workspace_id, self.archived, *self.parts())
 
 
-def scoped(
-    workspace_id: str, archived: ArchiveFilter, *filters: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Workspace and archive filters outside the caller's filters, always.
+def scope(workspace_id: str, archived: ArchiveFilter) -> dict[str, Any]:
+    """The workspace and archive filters: flat equalities, an index prefix."""
+    return {"workspaceId": workspace_id, **ARCHIVE_FILTERS[archived]}
 
-    The one place a documents filter is assembled (issue 17 makes it flat where it can be).
-    """
-    candidates: list[Mapping[str, Any]] = [
-        {"workspaceId": workspace_id},
-        ARCHIVE_FILTERS[archived],
-        *filters,
-    ]
-    parts = [dict(part) for part in candidates if part]
+
+def combined(filters: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The conjunction of ``filters``, flat where their keys do not meet."""
+    parts = [dict(part) for part in filters if part]
+    if not parts:
+        return {}
+    keys = [key for part in parts for key in part]
+    if len(keys) == len(set(keys)) and not any(key.startswith("$") for key in keys):
+        return {key: value for part in parts for key, value in part.items()}
     return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
+def match_stages(
+    workspace_id: str, archived: ArchiveFilter, *filters: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """``$match`` stages: first the workspace and archive equalities alone, then the rest.
+
+    The embedded store's planner uses an index only when every predicate of a ``$match`` is
+    on its keys, and otherwise scans the whole collection, every workspace's documents. The
+    first stage always fits ``workspace_archived_date``, so a read costs the size of its own
+    workspace; the caller's conditions are applied to those documents only. (It also keeps
+    ranges on ``docDate`` out of index bounds, where the embedded store drops documents equal
+    to an inclusive bound on a descending key that is not the index's last.) A real MongoDB
+    merges consecutive ``$match`` stages and plans them together.
+    """
+    stages = [{"$match": scope(workspace_id, archived)}]
+    if caller := combined(filters):
+        stages.append({"$match": caller})
+    return stages
 
 
 def equals_ignoring_case(value: str) -> dict[str, Any]:
@@ -146,10 +168,15 @@ def is_time_grouping(group_by: CountGroupBy | None) -> bool:
 
 @dataclass(frozen=True)
 class DuplicateRule:
-    """One way a new document can repeat an existing one, and how to say so."""
+    """One way a new document can repeat an existing one, and how to say so.
+
+    ``indexed``: equalities and ranges an index of the workspace answers alone (the first
+    ``$match``); ``rest``: the conditions checked on what it finds.
+    """
 
     reason: str
-    filter: dict[str, Any]
+    indexed: dict[str, Any]
+    rest: dict[str, Any] = field(default_factory=dict)
 
 
 def duplicate_rules(
@@ -174,12 +201,15 @@ def duplicate_rules(
         rules.append(
             DuplicateRule(
                 "the same merchant, amount within 0.05 and date within a day",
+                # ``workspace_amount`` has the amount last: its bounds are exact.
                 {
-                    "merchant": equals_ignoring_case(merchant),
                     "amount": {
                         "$gte": amount_cents - amount_tolerance_cents,
                         "$lte": amount_cents + amount_tolerance_cents,
-                    },
+                    }
+                },
+                {
+                    "merchant": equals_ignoring_case(merchant),
                     "docDate": {
                         "$gte": doc_date - timedelta(days=days),
                         "$lte": doc_date + timedelta(days=days),

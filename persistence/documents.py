@@ -27,7 +27,7 @@ from persistence.document_query import (
     DuplicateRule,
     group_key,
     is_time_grouping,
-    scoped,
+    match_stages,
 )
 from persistence.document_records import (
     LINE_DESCRIPTIONS,
@@ -229,18 +229,20 @@ class Documents:
         sort: list[tuple[str, int]],
         limit: int,
     ) -> list[StoredDocument]:
-        cursor = self._col.find(
-            query.to_filter(workspace_id), dict(wanted), max_time_ms=QUERY_TIME_LIMIT_MS
-        ).sort(sort)
+        pipeline = [*query.stages(workspace_id), {"$sort": dict(sort)}]
         if limit:
-            cursor = cursor.limit(limit)
-        return cast(list[StoredDocument], await self._run(cursor.to_list(None)))
+            pipeline.append({"$limit": limit})
+        if wanted:
+            pipeline.append({"$project": dict(wanted)})
+        found = self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        return cast(list[StoredDocument], await self._run(found))
 
     async def count(self, workspace_id: str, query: DocumentQuery) -> int:
-        counted = self._col.count_documents(
-            query.to_filter(workspace_id), maxTimeMS=QUERY_TIME_LIMIT_MS
+        pipeline = [*query.stages(workspace_id), {"$count": "n"}]
+        rows = await self._run(
+            self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
         )
-        return int(await self._run(counted))
+        return int(rows[0]["n"]) if rows else 0
 
     async def totals(
         self,
@@ -284,10 +286,7 @@ class Documents:
                 {"$sort": {"count": -1, "_id": 1}},
                 {"$limit": max_groups + 1},
             ]
-        pipeline: list[dict[str, Any]] = [
-            {"$match": query.to_filter(workspace_id)},
-            {"$facet": facets},
-        ]
+        pipeline: list[dict[str, Any]] = [*query.stages(workspace_id), {"$facet": facets}]
         rows = await self._run(
             self._col.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
         )
@@ -336,7 +335,7 @@ class Documents:
     async def distinct_values(self, workspace_id: str, field: str, limit: int = 200) -> list[str]:
         """Values of ``field`` in use among active documents, most used first."""
         pipeline: list[dict[str, Any]] = [
-            {"$match": scoped(workspace_id, "exclude", {field: {"$ne": None}})},
+            *match_stages(workspace_id, "exclude", {field: {"$ne": None}}),
             {"$group": {"_id": f"${field}", "n": {"$sum": 1}}},
             {"$sort": {"n": -1, "_id": 1}},
             {"$limit": limit},
@@ -366,18 +365,22 @@ class Documents:
         """The oldest finished active document that one of ``rules`` matches, and the rule's
         reason; None when the document repeats nothing."""
         for rule in rules:
-            query = scoped(
-                workspace_id,
-                "exclude",
-                {"_id": {"$ne": document_id}},
-                {"processingStatus": {"$nin": list(NOT_AN_ORIGINAL)}},
-                rule.filter,
-            )
+            # The rule's indexed pair first (a few documents), then everything else on those.
+            pipeline: list[dict[str, Any]] = [
+                {"$match": {"workspaceId": workspace_id, **rule.indexed}},
+                {
+                    "$match": {
+                        "archived": False,
+                        "_id": {"$ne": document_id},
+                        "processingStatus": {"$nin": list(NOT_AN_ORIGINAL)},
+                        **rule.rest,
+                    }
+                },
+                {"$sort": {"createdAt": ASCENDING, "_id": ASCENDING}},
+                {"$limit": 1},
+            ]
             found = await self._run(
-                self._col.find(query, max_time_ms=QUERY_TIME_LIMIT_MS)
-                .sort([("createdAt", ASCENDING), ("_id", ASCENDING)])
-                .limit(1)
-                .to_list(1)
+                self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(1)
             )
             if found:
                 return cast(StoredDocument, found[0]), rule.reason
@@ -385,7 +388,7 @@ class Documents:
 
     async def active_duplicates_of(self, workspace_id: str, document_id: str) -> list[str]:
         rows = await self._col.find(
-            {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": {"$ne": True}},
+            {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": False},
             {"_id": 1},
         ).to_list(None)
         return [row["_id"] for row in rows]
@@ -454,7 +457,7 @@ class Documents:
                 {
                     "_id": update.record["_id"],
                     "workspaceId": workspace_id,
-                    "archived": {"$ne": True},
+                    "archived": False,
                 },
                 {"$set": self._set_changes(update.record, update.changes, now)},
             )
@@ -491,7 +494,7 @@ class Documents:
             {
                 "_id": {"$in": list(ids)},
                 "workspaceId": workspace_id,
-                "archived": {"$ne": True} if archived else True,
+                "archived": not archived,
             },
             {
                 "$set": {

@@ -8,6 +8,7 @@ ends every access and refresh token in it at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -85,6 +86,8 @@ class OAuthTokens:
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
         self._col = db["oauth_tokens"]
+        # Told every family revoked through this process (caches forget it at once).
+        self.on_revoke: list[Callable[[str], None]] = []
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(TOKEN_INDEXES)
@@ -131,6 +134,8 @@ class OAuthTokens:
         result = await self._col.update_many(
             {"familyId": family_id, "revokedAt": None}, {"$set": {"revokedAt": utcnow()}}
         )
+        for listener in self.on_revoke:
+            listener(family_id)
         return int(result.modified_count)
 
     async def revoke_for_membership(self, user_id: str, workspace_id: str) -> int:

@@ -37,11 +37,14 @@ async def authenticate(
     found in the last seconds is reused (``resolvers.auth_cache``).
     """
     secret = credentials.api_key
-    if cache is not None and secret and (known := cache.principal(secret)) is not None:
+    # Only well-formed secrets meet the cache (both kinds are short ASCII).
+    if cache is None or not secret or not secret.isascii() or len(secret) > MAX_KEY_LENGTH:
+        return await lookup_principal(store, secret)
+    known = cache.principal(secret)
+    if known is not None:
         return known
     principal = await lookup_principal(store, secret)
-    if cache is not None and secret:
-        cache.remember_principal(secret, principal)
+    cache.remember_principal(secret, principal)
     return principal
 
 

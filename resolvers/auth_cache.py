@@ -6,10 +6,11 @@ This cache keeps both for ``ttl`` seconds (``FINCAP_AUTH_CACHE_SECONDS``, 30 by 
 it off). Only successful lookups are kept, so unknown keys always reach the store and cannot fill
 the cache.
 
-Revocation takes effect at once in the process that revokes (``forget_credential`` by key id or
-token family); other processes follow within ``ttl``. Whatever removes a membership must call
-``forget_member`` (no capability removes members yet). An OAuth access token is never kept past
-its own expiry.
+Revocation takes effect at once in the process that revokes: the store's ``api_keys`` and
+``oauth_tokens`` tell every listener (``Services`` registers this cache's ``forget_credential``),
+so no revoking code path can forget it; other processes follow within ``ttl``. Whatever
+removes a membership must call ``forget_member`` (no capability removes members yet). An
+OAuth access token is never kept past its own expiry.
 """
 
 from __future__ import annotations

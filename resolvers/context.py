@@ -63,6 +63,11 @@ class Services:
     expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
     auth_cache: AuthCache = field(default_factory=AuthCache)
 
+    def __post_init__(self) -> None:
+        # Revocations written through this process reach the cache at once.
+        self.store.api_keys.on_revoke.append(self.auth_cache.forget_credential)
+        self.store.oauth_tokens.on_revoke.append(self.auth_cache.forget_credential)
+
     def get_analyzer(self) -> Analyzer:
         from resolvers.processing import Analyzer
 

@@ -39,7 +39,6 @@ from engines.keyring import InvalidToken, Keyring
 from persistence.ids import new_id, utcnow
 from persistence.oauth import as_utc
 from persistence.store import Store
-from resolvers.auth_cache import AuthCache
 from resolvers.errors import BadRequest, NotFound
 
 ACCESS_PREFIX = "fat_"
@@ -159,23 +158,14 @@ async def find_access_token(store: Store, token: str) -> FincapAccessToken | Non
 class AuthorizationServer:
     """The SDK's ``OAuthAuthorizationServerProvider`` over fincap's store."""
 
-    def __init__(
-        self,
-        store: Store,
-        keyring: Keyring,
-        sign_in_path: str,
-        auth_cache: AuthCache | None = None,
-    ) -> None:
+    def __init__(self, store: Store, keyring: Keyring, sign_in_path: str) -> None:
         self.store = store
         self.keyring = keyring
         self.sign_in_path = sign_in_path
-        self.auth_cache = auth_cache
 
     async def revoke_family(self, family_id: str) -> None:
-        """End every token of one authorization, here and in this process's auth cache."""
+        """End every token of one authorization (the auth cache hears of it from the store)."""
         await self.store.oauth_tokens.revoke_family(family_id)
-        if self.auth_cache is not None:
-            self.auth_cache.forget_credential(family_id)
 
     # Clients -------------------------------------------------------------------------------
 

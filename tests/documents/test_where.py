@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence.document_fields import COUNT_FIELDS, SEARCH_FIELDS
-from persistence.document_query import scoped
+from persistence.document_query import match_stages
 from persistence.document_records import to_record
 from persistence.embedded import EmbeddedServer
 from persistence.where import WhereError, compile_where
@@ -194,9 +194,18 @@ def test_logic_and_nesting() -> None:
 
 def test_workspace_and_archive_filters_stay_outside() -> None:
     user = one("merchant", "eq", "A")
-    assert scoped("org_1", "exclude", user) == {
-        "$and": [{"workspaceId": "org_1"}, {"archived": {"$ne": True}}, {"merchant": "A"}]
-    }
+    assert match_stages("org_1", "exclude", user) == [
+        {"$match": {"workspaceId": "org_1", "archived": False}},
+        {"$match": {"merchant": "A"}},
+    ]
+    either = compile_({"logic": "or", "conditions": [
+        {"field": "merchant", "op": "eq", "value": "A"},
+        {"field": "merchant", "op": "eq", "value": "B"},
+    ]})  # fmt: skip
+    assert match_stages("org_1", "only", either, {"category": "Meals"}) == [
+        {"$match": {"workspaceId": "org_1", "archived": True}},
+        {"$match": {"$and": [either, {"category": "Meals"}]}},
+    ]
     # Even a clause that mentions workspaceId cannot widen the scope: it is not a field.
     with pytest.raises(WhereError, match="field 'workspaceId' cannot be filtered"):
         one("workspaceId", "eq", "org_2")
@@ -295,9 +304,8 @@ def check_store(
     )
     for clause in clause_list:
         compiled = compile_(clause)
-        found = {
-            d["_id"] for d in collection.find(scoped("org_a", "include", compiled), {"_id": 1})
-        }
+        pipeline = [*match_stages("org_a", "include", compiled), {"$project": {"_id": 1}}]
+        found = {d["_id"] for d in collection.aggregate(pipeline)}
         expected = {f"d{i}" for i, doc in enumerate(docs) if matches(doc, clause)}
         assert found == expected, (clause, compiled)
 
