@@ -1,0 +1,121 @@
+"""Dashboard calls on the embedded store (SecantusDB): a big workspace and a 1k one beside it.
+
+For each size N a workspace of N demo documents and one of 1,000 share the database. Each
+dashboard call runs through ``invoke()`` (validation, auth, store, output model) ``--runs``
+times; medians and p95 are printed next to the floor, the store's own count of the
+workspace's active documents.
+
+    .venv/bin/python bench/dashboard.py [--sizes 1000 5000] [--runs 7]
+    .venv/bin/python bench/dashboard.py --sizes 20000 100000     # the issue's sizes (slow load)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from persistence.client import connect
+from persistence.embedded import EmbeddedServer
+from persistence.store import Store
+from resolvers import accounts, build_registry
+from resolvers.context import Credentials, Services
+from resolvers.invoke import invoke
+
+SMALL = 1_000
+SINCE = (date.today() - timedelta(days=90)).isoformat()
+CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "count by month": ("documents.count", {"groupBy": "month"}),
+    "count by category, 90 days": (
+        "documents.count",
+        {
+            "groupBy": "category",
+            "where": {"conditions": [{"field": "docDate", "op": "gte", "value": SINCE}]},
+        },
+    ),
+    "20 newest, filtered": (
+        "documents.search",
+        {
+            "useSearch": False,
+            "limit": 20,
+            "sortBy": "docDate",
+            "sortOrder": -1,
+            "where": {"conditions": [{"field": "currency", "op": "eq", "value": "EUR"}]},
+        },
+    ),
+}
+
+
+def percentile(samples: list[float], share: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+async def timed(runs: int, call: Any) -> tuple[float, float]:
+    await call()  # warm-up
+    samples = []
+    for _ in range(runs):
+        begin = time.perf_counter()
+        await call()
+        samples.append((time.perf_counter() - begin) * 1000)
+    return statistics.median(samples), percentile(samples, 0.95)
+
+
+async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
+    name = f"dashboard_{size}"
+    client, db = connect(server.uri, name)
+    await client.drop_database(name)
+    store = Store(db)
+    await store.ensure_indexes()
+    big = await accounts.bootstrap(store, "big@example.com", "Big")
+    small = await accounts.bootstrap(store, "small@example.com", "Small")
+    started = time.perf_counter()
+    await accounts.load_demo(store, big["orgId"], size, seed=1)
+    await accounts.load_demo(store, small["orgId"], SMALL, seed=2)
+    load_s = time.perf_counter() - started
+    registry = build_registry()
+    services = Services(store=store)
+    print(f"{size:>7} documents beside {SMALL} (loaded in {load_s:.1f} s); median / p95 ms")
+    for label, tenant in ((f"{size} workspace", big), (f"{SMALL} beside it", small)):
+        credentials = Credentials(api_key=tenant["apiKey"], org_id=tenant["orgId"])
+
+        async def floor(org: str = tenant["orgId"]) -> None:
+            await db["documents"].count_documents({"workspaceId": org, "archived": False})
+
+        floor_median, floor_p95 = await timed(runs, floor)
+        print(f"  {label}: store floor (count its documents) {floor_median:.1f} / {floor_p95:.1f}")
+        for call, (slug, body) in CALLS.items():
+
+            async def run(
+                slug: str = slug, body: dict[str, Any] = body, who: Credentials = credentials
+            ) -> None:
+                await invoke(registry, slug, body, who, services)
+
+            median, p95 = await timed(runs, run)
+            print(f"    {call:28} {median:8.1f} / {p95:7.1f}")
+    await client.drop_database(name)
+    client.close()
+
+
+async def main(sizes: list[int], runs: int) -> None:
+    server = EmbeddedServer(storage=":memory:").start()
+    try:
+        for size in sizes:
+            await measure(size, runs, server)
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 5_000])
+    parser.add_argument("--runs", type=int, default=7)
+    options = parser.parse_args()
+    asyncio.run(main(options.sizes, options.runs))
