@@ -158,6 +158,16 @@ def create_key(email: str, restrict_to: str | None) -> None:
     run_on_store(lambda store: accounts().create_key(store, email, restrict_to))
 
 
+@admin.command("rebuild-rollups")
+@click.option(
+    "--org", "orgs", multiple=True, help="A workspace to recount (default: every stale one)."
+)
+def rebuild_rollups(orgs: tuple[str, ...]) -> None:
+    """Recount the dashboard rollups of workspaces from their documents (after an upgrade or a
+    failed rollup write; run it while nothing writes to them); prints {rebuilt: {orgId: rows}}."""
+    run_on_store(lambda store: accounts().rebuild_rollups(store, list(orgs)))
+
+
 @admin.command("set-password")
 @click.option("--email", required=True, help="An existing user's email.")
 def set_password(email: str) -> None:

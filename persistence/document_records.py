@@ -2,8 +2,10 @@
 
 Stored records differ from the API's ``Document`` in a few ways, all owned here: money is
 integer cents, ``docDate`` is a BSON date at midnight UTC, line-item quantities are Decimal128,
-and two fields exist only in storage (``STORED_ONLY``): the workspace id and ``searchTerms``,
-the folded words of the searchable fields that a multikey index finds lexical candidates with.
+and three fields exist only in storage (``STORED_ONLY``): the workspace id, ``searchTerms``,
+the folded words of the searchable fields that a multikey index finds lexical candidates with,
+and ``preferredCents``, the amount in the preferred currency at the stored rate (see
+``preferred_cents``), which totals in the preferred currency add up.
 The original's GridFS id is stored but never shown either.
 """
 
@@ -23,7 +25,9 @@ MONEY_FIELDS = ("amount", "taxAmount", "subtotal")
 LINE_MONEY_FIELDS = ("amount", "taxAmount")
 LINE_DECIMAL_FIELDS = ("quantity", "unitPrice")
 # Fields that exist only in storage; a read that returns documents leaves them out.
-STORED_ONLY = ("workspaceId", "searchTerms")
+STORED_ONLY = ("workspaceId", "searchTerms", "preferredCents")
+# Stored fields ``preferredCents`` is computed from.
+PREFERRED_INPUTS = ("amount", "conversionRate")
 # Text fields whose words are searchable (with line-item descriptions, see ``searchable_texts``).
 SEARCHABLE_FIELDS = ("merchant", "summary", "category", "invoiceId", "receiptId")
 LINE_DESCRIPTIONS = "lineItems.description"
@@ -95,6 +99,7 @@ class StoredDocument(TypedDict, total=False):
     # Only on documents written before the history moved to ``document_edits``.
     editHistory: list[dict[str, Any]]
     searchTerms: list[str]
+    preferredCents: int | None  # amount × conversionRate, in cents of preferredCurrency
     createdAt: datetime
     updatedAt: datetime
 
@@ -102,6 +107,16 @@ class StoredDocument(TypedDict, total=False):
 def midnight(value: date) -> datetime:
     """A date as stored: a BSON date at midnight UTC."""
     return datetime.combine(value, time(), tzinfo=UTC)
+
+
+def preferred_cents(record: Mapping[str, Any]) -> int | None:
+    """The stored amount (cents) at the stored rate, in cents of the preferred currency,
+    rounded half to even once per document, so every total of them is an exact integer sum;
+    None without an amount or a rate."""
+    amount, rate = record.get("amount"), record.get("conversionRate")
+    if not isinstance(amount, int) or isinstance(amount, bool) or not rate:
+        return None
+    return int((Decimal(amount) * Decimal(str(rate))).to_integral_value())
 
 
 def search_terms(fields: Mapping[str, Any]) -> list[str]:

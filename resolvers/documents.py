@@ -8,6 +8,7 @@ from persistence.document_fields import COUNT_FIELDS
 from persistence.document_query import DocumentQuery
 from persistence.document_records import StoredDocument
 from persistence.documents import CurrencyTotal as StoredTotal
+from persistence.documents import PreferredTotal as StoredPreferredTotal
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.context import Context
@@ -17,6 +18,7 @@ from resolvers.document_inspect import inspect_document
 from resolvers.document_search import search_documents
 from resolvers.document_views import complete_document, complete_documents, full_view
 from resolvers.errors import BadRequest, NotFound, store_errors
+from resolvers.preferences import preferred_currency
 from resolvers.registry import capability
 from schema.documents import (
     BulkEditDocuments,
@@ -33,6 +35,7 @@ from schema.documents import (
     GetDocument,
     InspectDocument,
     InspectionReport,
+    PreferredTotal,
     SearchDocuments,
     UnarchiveDocument,
     UpdateDocument,
@@ -176,6 +179,14 @@ def _totals(totals: list[StoredTotal]) -> list[CurrencyTotal]:
     return [CurrencyTotal(currency=t.currency, amount=from_cents(t.cents)) for t in totals]
 
 
+def _preferred(total: StoredPreferredTotal | None, currency: str) -> PreferredTotal:
+    if total is None:
+        return PreferredTotal(currency=currency, amount=from_cents(0), converted=0)
+    return PreferredTotal(
+        currency=total.currency, amount=from_cents(total.cents), converted=total.converted
+    )
+
+
 @capability(
     "documents.count",
     input=CountDocuments,
@@ -187,18 +198,32 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     """Counts documents and totals their amounts per currency over ALL matching documents.
 
     groupBy (merchant, category, docType, currency, paymentMethod, entityId, day, month, year;
-    date = day) adds per-group counts and totals. Archived documents are excluded unless
-    archived is only or include. Computed inside MongoDB.
+    date = day) adds per-group counts and totals. preferredTotal sums the amounts converted
+    to the workspace's preferred currency at each document's date. Archived documents are
+    excluded unless archived is only or include. Answered from per-workspace rollups when the
+    where clause and groupBy fit them, else computed inside MongoDB over the documents.
     """
+    workspace_id = ctx.require_workspace()
+    currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
     query = DocumentQuery(where=args.where, where_fields=COUNT_FIELDS, archived=args.archived)
     totals = await ctx.store.documents.totals(
-        ctx.require_workspace(), query, group_by=args.groupBy, max_groups=MAX_GROUPS
+        workspace_id,
+        query,
+        group_by=args.groupBy,
+        max_groups=MAX_GROUPS,
+        preferred_currency=currency,
     )
     return DocumentCount(
         count=sum(total.count for total in totals.overall),
         totals=_totals(totals.overall),
+        preferredTotal=_preferred(totals.preferred, currency),
         groups=[
-            CountGroup(key=group.key, count=group.count, totals=_totals(group.by_currency))
+            CountGroup(
+                key=group.key,
+                count=group.count,
+                totals=_totals(group.by_currency),
+                preferredTotal=_preferred(group.preferred, currency),
+            )
             for group in totals.groups
         ],
         groupsTruncated=totals.truncated,

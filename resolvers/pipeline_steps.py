@@ -14,11 +14,9 @@ from engines.extraction.review import review_reason
 from persistence.document_query import duplicate_rules
 from persistence.document_records import midnight
 from persistence.money import to_cents
-from persistence.store import Store
 from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
+from resolvers.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.processing import PermanentFailure, document_fields
-
-DEFAULT_CURRENCY = "USD"
 
 
 class ReadOriginal:
@@ -216,14 +214,3 @@ def conversion(
         return float(rates.quote(currency, preferred, on).rate)
     except (UnknownCurrency, NoRate):
         return None  # a currency the ECB does not publish: leave the rate unknown
-
-
-async def preferred_currency(store: Store, workspace_id: str, user_id: str | None) -> str:
-    """The workspace's preferred currency, else the receiver's, else USD."""
-    workspace = await store.workspaces.get_unscoped(workspace_id)
-    if workspace and workspace.get("preferredCurrency"):
-        return str(workspace["preferredCurrency"])
-    user = await store.users.get(user_id) if user_id else None
-    if user and user.get("preferredCurrency"):
-        return str(user["preferredCurrency"])
-    return DEFAULT_CURRENCY

@@ -353,12 +353,24 @@ class CurrencyTotal(CapabilityOutput):
     amount: Money
 
 
+class PreferredTotal(CapabilityOutput):
+    """The sum of the documents' amounts in the workspace's preferred currency, each converted
+    at the ECB rate of its document date (stored at ingest). Documents without an amount or a
+    rate, or converted to another currency before the preference changed, are not in it:
+    ``converted`` counts those that are."""
+
+    currency: str
+    amount: Money
+    converted: int
+
+
 class CountGroup(CapabilityOutput):
     """Count and totals of one group."""
 
     key: str | None
     count: int
     totals: list[CurrencyTotal]
+    preferredTotal: PreferredTotal
 
 
 class DocumentCount(CapabilityOutput):
@@ -366,6 +378,9 @@ class DocumentCount(CapabilityOutput):
 
     count: int
     totals: list[CurrencyTotal]
+    preferredTotal: PreferredTotal = Field(
+        description="The total in the workspace's preferred currency (what a dashboard shows)"
+    )
     groups: list[CountGroup]
     groupsTruncated: bool = Field(
         default=False, description="True when only the largest groups are listed"

@@ -4,13 +4,14 @@ store's index bounds are wrong (inclusive bounds on ``docDate``)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from engines.demo import demo_documents
-from persistence.document_query import DocumentQuery
+from persistence.document_query import DocumentQuery, Keyset
 from persistence.store import Store
 from schema.where import WhereClause
 
@@ -85,3 +86,82 @@ async def test_inclusive_date_bounds_keep_equal_documents(wire_store: Store, op:
     assert await wire_store.documents.count("org_dates", query) == len(expected)
     totals = await wire_store.documents.totals("org_dates", query, group_by="month")
     assert sum(group.count for group in totals.groups) == len(expected)
+
+
+@pytest.mark.parametrize("op", ["gte", "gt", "lte", "lt"])
+async def test_rollups_on_the_embedded_store_agree_and_read_only_their_range(
+    wire_store: Store, op: str
+) -> None:
+    """Counts from the rollups equal counts from the documents on SecantusDB, also at
+    inclusive bounds (the rows' date is the index's last key, where bounds are exact), and the
+    day rows of a date range are read through the index without a collection scan."""
+    await fill(wire_store, "org_big", 300, seed=4)
+    documents = await fill(wire_store, "org_rolled", 150, seed=5)
+    dated = sorted(d["docDate"] for d in documents if d.get("docDate"))
+    pivot = dated[len(dated) // 2].isoformat()
+    for group_by in (None, "category", "month", "day"):
+        query = DocumentQuery(where=where({"field": "docDate", "op": op, "value": pivot}))
+        fast, slow = [
+            await wire_store.documents.totals(
+                "org_rolled", query, group_by=group_by, preferred_currency="EUR", use_rollups=use
+            )
+            for use in (True, False)
+        ]
+        assert fast.source == "rollups:day" and slow.source == "documents"
+        assert (fast.overall, fast.groups, fast.preferred) == (
+            slow.overall,
+            slow.groups,
+            slow.preferred,
+        )
+
+    month_start = where({"field": "docDate", "op": "gte", "value": pivot[:8] + "01"})
+    by_merchant = await wire_store.documents.totals(
+        "org_rolled", DocumentQuery(where=month_start), group_by="merchant"
+    )
+    assert by_merchant.source == "rollups:month"
+
+    first = {"workspaceId": "org_rolled", "shape": "day", "archived": False}
+    first["docDate"] = {"$gte": datetime.fromisoformat(pivot)}
+    command = {"aggregate": "document_rollups", "pipeline": [{"$match": first}], "cursor": {}}
+    explained = await wire_store.db.command({"explain": command, "verbosity": "executionStats"})
+    text = plan_text(explained)
+    assert "IXSCAN" in text and "COLLSCAN" not in text, text[:600]
+
+
+async def test_newest_first_pages_read_in_widening_windows(wire_store: Store) -> None:
+    """Newest-first pages come in date windows; paging through dense recent, sparse old,
+    future and undated documents returns each exactly once, in (docDate, id) order."""
+    today = date.today()
+    dated = [today - timedelta(days=offset) for offset in (0, 0, 1, 3, 6, 7, 8, 9, 30, 35)]
+    dated += [today - timedelta(days=offset) for offset in (200, 700, 3000, 9000)]
+    dated += [today + timedelta(days=20), None, None]
+    documents = [
+        {"_id": f"n{i:02d}", "docDate": value, "amount": Decimal(i), "currency": "EUR"}
+        for i, value in enumerate(dated)
+    ]
+    await wire_store.documents.insert_many("org_newest", documents)
+    await fill(wire_store, "org_other", 50, seed=6)
+    expected = sorted(
+        documents, key=lambda d: (d["docDate"] is not None, d["docDate"] or today, d["_id"])
+    )
+    expected_ids = [d["_id"] for d in reversed(expected)]
+    for page_size in (1, 3, 7, 40):
+        seen: list[str] = []
+        keyset = None
+        while True:
+            page = await wire_store.documents.find(
+                "org_newest", DocumentQuery(after=keyset), limit=page_size, fields=["id"]
+            )
+            seen += [record["_id"] for record in page]
+            if len(page) < page_size:
+                break
+            last = page[-1]
+            keyset = Keyset("docDate", -1, last.get("docDate"), last["_id"])
+        assert seen == expected_ids, page_size
+
+    # The first window of a dense workspace reads that window only.
+    lower = datetime.combine(today - timedelta(days=7), datetime.min.time())
+    first = {"workspaceId": "org_newest", "archived": False, "docDate": {"$gt": lower}}
+    explained = await explain(wire_store, [{"$match": first}])
+    assert "IXSCAN" in plan_text(explained) and "COLLSCAN" not in plan_text(explained)
+    assert "'totalDocsExamined': 6" in plan_text(explained), plan_text(explained)[:1200]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -67,6 +67,10 @@ async def counted_store(
     client.close()
 
 
+# Recent, as a dashboard's documents are: the newest-first read finds them in its first window.
+RECENT = date.today() - timedelta(days=1)
+
+
 def pairs(count: int) -> list[dict[str, Any]]:
     """``count`` originals (the newest: the page) and one older duplicate of each.
 
@@ -90,14 +94,14 @@ def pairs(count: int) -> list[dict[str, Any]]:
             doc(
                 original,
                 merchant=f"Shop {i}",
-                docDate=date(2024, 2, 1),
+                docDate=RECENT,
                 editHistory=edits,
                 duplicates=[duplicate],
             ),
             doc(
                 duplicate,
                 merchant=f"Copy {i}",
-                docDate=date(2024, 1, 1),
+                docDate=RECENT - timedelta(days=2),
                 editHistory=edits,
                 duplicateOf=original,
             ),

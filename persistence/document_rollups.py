@@ -1,0 +1,326 @@
+"""Rollups: per-workspace counts and integer-cent sums of documents, kept for dashboards.
+
+A rollup row holds, for one combination of a shape's dimensions, how many documents have those
+values and the sums of their amounts (cents of ``currency``) and of their ``preferredCents``.
+Two shapes are kept:
+
+- ``month``: the month of ``docDate`` × merchant × category × currency × docType ×
+  paymentMethod × preferredCurrency (few rows: a merchant mostly has one category and one
+  currency, so a workspace holds about months × merchants rows);
+- ``day``: ``docDate`` itself × category × currency × docType × preferredCurrency (no merchant,
+  so recent days stay small).
+
+The documents repository applies every change of a document to the rows in the same call as
+the document's own write: it reads the record as it was (``find_one_and_update`` returning the
+old record) and moves the document from the old rows to the new ones with ``$inc``, which
+commutes, so concurrent writers never lose an update. A row that reaches zero is removed.
+
+``documents.count`` reads the rows whenever its where clause and groupBy use only a shape's
+dimensions (``fitting_shape``); a row carries its dimensions under the documents' own field
+names, so the compiled where clause and the group keys apply to rows unchanged. ``docDate``
+conditions fit the month shape only at month boundaries (``gte``/``lt`` the first of a month,
+``gt``/``lte`` the last day of one), where every document of a month row answers alike.
+
+A write that reaches the document but not its rows (the store failed in between) marks the
+workspace stale: its counts are computed from the documents until ``rebuild`` recounts the
+rows (``fincap admin rebuild-rollups``). Databases written before rollups existed are marked
+stale once, when the indexes are ensured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from motor.motor_asyncio import AsyncIOMotorCollection, AsyncIOMotorDatabase
+from pymongo import ASCENDING, IndexModel, ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+log = logging.getLogger(__name__)
+
+Granularity = Literal["month", "day"]
+BATCH = 50
+# The marker of a database whose workspaces were checked for documents without rows.
+MIGRATED_ID = "rollups-v1"
+
+
+@dataclass(frozen=True)
+class RollupShape:
+    """One kind of rollup row: its time granularity and the fields it keeps apart."""
+
+    name: str
+    granularity: Granularity
+    dimensions: tuple[str, ...]
+    # documents.count groupBy values the shape answers.
+    groupings: frozenset[str]
+
+    def bucket(self, doc_date: datetime | None) -> datetime | None:
+        if doc_date is None or self.granularity == "day":
+            return doc_date
+        return doc_date.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+SHAPES = (
+    RollupShape(
+        "month",
+        "month",
+        ("merchant", "category", "currency", "docType", "paymentMethod", "preferredCurrency"),
+        frozenset(
+            {"merchant", "category", "currency", "docType", "paymentMethod", "month", "year"}
+        ),
+    ),
+    RollupShape(
+        "day",
+        "day",
+        ("category", "currency", "docType", "preferredCurrency"),
+        frozenset({"category", "currency", "docType", "day", "date", "month", "year"}),
+    ),
+)
+# The fields whose change moves a document between rows.
+ROLLUP_FIELDS = frozenset(
+    {"archived", "docDate", "amount", "preferredCents"}
+    | {name for shape in SHAPES for name in shape.dimensions}
+)
+
+INDEXES = [
+    IndexModel(
+        [
+            ("workspaceId", ASCENDING),
+            ("shape", ASCENDING),
+            ("archived", ASCENDING),
+            # Last, so a date range is an exact index bound on the embedded store too.
+            ("docDate", ASCENDING),
+        ],
+        name="workspace_shape_archived_date",
+    )
+]
+
+
+def _naive(moment: datetime) -> datetime:
+    """Stored dates come back naive (UTC); the where compiler's are aware."""
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def _row(shape: RollupShape, workspace_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
+    """The dimensions of the row of ``shape`` that ``record`` (a stored document) counts in."""
+    doc_date = record.get("docDate")
+    row: dict[str, Any] = {
+        "workspaceId": workspace_id,
+        "shape": shape.name,
+        "archived": bool(record.get("archived")),
+        "docDate": shape.bucket(_naive(doc_date) if isinstance(doc_date, datetime) else None),
+    }
+    for name in shape.dimensions:
+        row[name] = record.get(name)
+    return row
+
+
+def _row_id(row: Mapping[str, Any]) -> str:
+    key = json.dumps(list(row.values()), default=str, separators=(",", ":"))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _amounts(record: Mapping[str, Any], sign: int) -> dict[str, int]:
+    amount = record.get("amount")
+    preferred = record.get("preferredCents")
+    return {
+        "count": sign,
+        "cents": sign * amount if isinstance(amount, int) else 0,
+        "preferredCents": sign * preferred if isinstance(preferred, int) else 0,
+        "converted": sign if isinstance(preferred, int) else 0,
+    }
+
+
+@dataclass
+class _Delta:
+    row: dict[str, Any]
+    amounts: dict[str, int]
+
+
+def deltas(
+    workspace_id: str,
+    removed: Iterable[Mapping[str, Any]] = (),
+    added: Iterable[Mapping[str, Any]] = (),
+) -> dict[str, _Delta]:
+    """Row id → what changes in it when ``removed`` records leave and ``added`` ones arrive
+    (rows that end up unchanged are left out)."""
+    changes: dict[str, _Delta] = {}
+    for sign, records in ((-1, removed), (1, added)):
+        for record in records:
+            amounts = _amounts(record, sign)
+            for shape in SHAPES:
+                row = _row(shape, workspace_id, record)
+                row_id = _row_id(row)
+                delta = changes.setdefault(row_id, _Delta(row, dict.fromkeys(amounts, 0)))
+                for name, value in amounts.items():
+                    delta.amounts[name] += value
+    return {row_id: d for row_id, d in changes.items() if any(d.amounts.values())}
+
+
+def _aligned_to_month(operator: str, value: Any) -> bool:
+    """Whether a ``docDate`` condition answers alike for every date of any month."""
+    if value is None:  # exists: false
+        return True
+    if not isinstance(value, datetime):
+        return False
+    moment = _naive(value)
+    if moment != moment.replace(hour=0, minute=0, second=0, microsecond=0):
+        return False
+    if operator in ("$gte", "$lt"):
+        return moment.day == 1
+    if operator in ("$gt", "$lte"):
+        return (moment + timedelta(days=1)).day == 1  # stored dates are midnights
+    return False
+
+
+def _fits(shape: RollupShape, condition: Any) -> bool:
+    """Whether a compiled filter uses only the shape's dimensions (and aligned dates)."""
+    if not isinstance(condition, Mapping):
+        return False
+    for key, value in condition.items():
+        if key in ("$and", "$or"):
+            if not all(_fits(shape, part) for part in value):
+                return False
+        elif key == "docDate":
+            if shape.granularity == "day":
+                continue  # day rows carry the documents' own dates
+            if isinstance(value, Mapping) and value:
+                if not all(
+                    (op == "$ne" and bound is None) or _aligned_to_month(op, bound)
+                    for op, bound in value.items()
+                ):
+                    return False
+            elif not _aligned_to_month("$eq", value):
+                return False
+        elif key not in shape.dimensions:
+            return False
+    return True
+
+
+def fitting_shape(caller: Mapping[str, Any], group_by: str | None) -> RollupShape | None:
+    """The first shape whose rows answer the compiled filter ``caller`` grouped by
+    ``group_by`` exactly; None when only the documents can."""
+    for shape in SHAPES:
+        if (group_by is None or group_by in shape.groupings) and _fits(shape, caller):
+            return shape
+    return None
+
+
+def date_bounds(caller: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``docDate`` ranges every row must satisfy, taken from the filter's top level (so
+    the first ``$match`` can bound the index scan); ``{}`` when there are none."""
+    parts = caller.get("$and") if set(caller) == {"$and"} else [caller]
+    bounds: dict[str, Any] = {}
+    for part in parts or []:
+        value = part.get("docDate") if isinstance(part, Mapping) else None
+        if isinstance(value, Mapping) and set(value) <= {"$gt", "$gte", "$lt", "$lte"}:
+            for op, bound in value.items():
+                # The tighter of two bounds of one direction.
+                lower = op in ("$gt", "$gte")
+                if op not in bounds or (bound > bounds[op] if lower else bound < bounds[op]):
+                    bounds[op] = bound
+    return {"docDate": bounds} if bounds else {}
+
+
+class DocumentRollups:
+    """The ``document_rollups`` collection and the per-workspace staleness markers; used
+    through the documents repository."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col: AsyncIOMotorCollection = db["document_rollups"]
+        self._state: AsyncIOMotorCollection = db["document_rollup_state"]
+        self._documents: AsyncIOMotorCollection = db["documents"]
+
+    @property
+    def collection(self) -> AsyncIOMotorCollection:
+        return self._col
+
+    async def ensure_indexes(self) -> None:
+        await self._col.create_indexes(INDEXES)
+        if await self._state.find_one({"_id": MIGRATED_ID}) is None:
+            # Documents written before rollups existed have no rows: count them the slow way
+            # until their workspace is rebuilt.
+            existing = await self._documents.distinct("workspaceId")
+            rowed = set(await self._col.distinct("workspaceId"))
+            for workspace_id in existing:
+                if workspace_id not in rowed:
+                    await self.mark_stale(workspace_id, "documents from before rollups")
+            await self._state.update_one(
+                {"_id": MIGRATED_ID}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
+            )
+
+    async def is_current(self, workspace_id: str) -> bool:
+        return await self._state.find_one({"_id": f"stale:{workspace_id}"}, {"_id": 1}) is None
+
+    async def mark_stale(self, workspace_id: str, reason: str) -> None:
+        await self._state.update_one(
+            {"_id": f"stale:{workspace_id}"},
+            {"$set": {"workspaceId": workspace_id, "reason": reason, "at": datetime.now(UTC)}},
+            upsert=True,
+        )
+
+    async def apply(
+        self,
+        workspace_id: str,
+        removed: Iterable[Mapping[str, Any]] = (),
+        added: Iterable[Mapping[str, Any]] = (),
+    ) -> None:
+        """Move documents between rows: ``removed`` records as they were, ``added`` as they
+        are now. On a failure the workspace is marked stale and the error is logged, not
+        raised: the documents are written, only the shortcut is lost."""
+        changes = list(deltas(workspace_id, removed, added).items())
+        try:
+            for start in range(0, len(changes), BATCH):
+                batch = changes[start : start + BATCH]
+                await asyncio.gather(*(self._add(row_id, delta) for row_id, delta in batch))
+        except Exception:
+            log.exception("rollup update failed; workspace %s counts from documents", workspace_id)
+            await self.mark_stale(workspace_id, "a rollup update failed")
+
+    async def _add(self, row_id: str, delta: _Delta) -> None:
+        update = {"$inc": delta.amounts, "$setOnInsert": delta.row}
+        row: Mapping[str, Any] | None = None
+        for attempt in range(2):
+            try:
+                row = await self._col.find_one_and_update(
+                    {"_id": row_id},
+                    update,
+                    upsert=True,
+                    return_document=ReturnDocument.AFTER,
+                    projection={"count": 1},
+                )
+                break
+            except DuplicateKeyError:  # two writers created the row at once: now it exists
+                if attempt:
+                    raise
+        if row is not None and row.get("count", 0) <= 0:
+            await self._col.delete_one({"_id": row_id, "count": {"$lte": 0}})
+
+    async def rebuild(self, workspace_id: str) -> int:
+        """Recount the workspace's rows from its documents and clear its stale marker; the
+        number of rows. Run it while nothing writes to the workspace."""
+        await self._col.delete_many({"workspaceId": workspace_id})
+        cursor = self._documents.find(
+            {"workspaceId": workspace_id}, {name: 1 for name in ROLLUP_FIELDS}
+        )
+        rows: dict[str, _Delta] = {}
+        async for record in cursor:
+            for row_id, delta in deltas(workspace_id, added=[record]).items():
+                kept = rows.setdefault(row_id, _Delta(delta.row, dict.fromkeys(delta.amounts, 0)))
+                for name, value in delta.amounts.items():
+                    kept.amounts[name] += value
+        documents = [{"_id": row_id, **d.row, **d.amounts} for row_id, d in rows.items()]
+        for start in range(0, len(documents), 1000):
+            await self._col.insert_many(documents[start : start + 1000], ordered=False)
+        await self._state.delete_one({"_id": f"stale:{workspace_id}"})
+        return len(documents)
+
+    async def stale_workspaces(self) -> list[str]:
+        rows = await self._state.find({"workspaceId": {"$exists": True}}).to_list(None)
+        return [row["workspaceId"] for row in rows]

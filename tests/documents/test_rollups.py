@@ -1,0 +1,351 @@
+"""Dashboard rollups: kept in step with every write, and equal to counting the documents.
+
+The property test drives random write sequences through the documents repository (inserts,
+corrections, bulk edits, archive and restore, removal of unacknowledged uploads) and then asks
+random count queries both ways: from the rollups and from the documents. Both must agree on
+every number, and the rows kept incrementally must equal the rows a rebuild counts afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mongomock_motor import AsyncMongoMockClient
+
+from persistence.document_fields import COUNT_FIELDS
+from persistence.document_query import DocumentQuery
+from persistence.documents import FieldUpdate, Totals
+from persistence.store import Store
+from resolvers import accounts
+from schema.where import WhereClause
+from tests.conftest import Tenant
+
+WS = "org_rollups"
+MERCHANTS = ["Shell", "shell", "REWE", None]
+CATEGORIES = ["Fuel", "Meals", None]
+CURRENCIES = ["EUR", "USD", None]
+DATES = [date(2024, 1, 1), date(2024, 1, 31), date(2024, 2, 1), date(2024, 2, 29), None]
+AMOUNTS = [None, Decimal("0.01"), Decimal("9.99"), Decimal("10.00"), Decimal("1234.56")]
+RATES = [None, 1.0, 1.0837, 0.5]
+BOUNDS = ["2024-01-01", "2024-01-15", "2024-01-31", "2024-02-01", "2024-02-29", "2024-03-01"]
+GROUPINGS = [None, "merchant", "category", "currency", "docType", "paymentMethod"]
+GROUPINGS += ["entityId", "day", "month", "year", "date"]
+# Row dimensions, and two fields no row keeps (so the documents answer).
+CONDITION_FIELDS = ["merchant", "category", "currency", "docDate", "docType", "paymentMethod"]
+CONDITION_FIELDS += ["preferredCurrency", "amount", "isRecurring"]
+
+
+fields_strategy = st.fixed_dictionaries(
+    {
+        "merchant": st.sampled_from(MERCHANTS),
+        "category": st.sampled_from(CATEGORIES),
+        "currency": st.sampled_from(CURRENCIES),
+        "docDate": st.sampled_from(DATES),
+        "amount": st.sampled_from(AMOUNTS),
+        "docType": st.sampled_from(["receipt", "invoice"]),
+        "paymentMethod": st.sampled_from(["card", None]),
+        "preferredCurrency": st.sampled_from(["EUR", "USD"]),
+        "conversionRate": st.sampled_from(RATES),
+        "processingStatus": st.sampled_from(["processed", "queued"]),
+        "isRecurring": st.sampled_from([True, False]),
+    }
+)
+change_strategy = st.dictionaries(
+    st.sampled_from(["merchant", "category", "currency", "docDate", "amount", "conversionRate"]),
+    st.none(),
+    min_size=1,
+).flatmap(
+    lambda keys: st.fixed_dictionaries(
+        {
+            key: {
+                "merchant": st.sampled_from(MERCHANTS),
+                "category": st.sampled_from(CATEGORIES),
+                "currency": st.sampled_from(CURRENCIES),
+                "docDate": st.sampled_from(DATES),
+                "amount": st.sampled_from(AMOUNTS),
+                "conversionRate": st.sampled_from(RATES),
+            }[key]
+            for key in keys
+        }
+    )
+)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), st.lists(fields_strategy, min_size=2, max_size=6)),
+        st.tuples(st.just("update"), st.integers(0, 30), change_strategy),
+        st.tuples(
+            st.just("bulk"),
+            st.lists(st.integers(0, 30), min_size=1, max_size=4),
+            st.fixed_dictionaries(
+                {"merchant": st.sampled_from(MERCHANTS[:3]), "category": st.sampled_from(["Fuel"])}
+            ),
+        ),
+        st.tuples(st.just("archive"), st.lists(st.integers(0, 30), min_size=1, max_size=3)),
+        st.tuples(st.just("unarchive"), st.lists(st.integers(0, 30), min_size=1, max_size=3)),
+        st.tuples(st.just("drop-queued"), st.integers(0, 30)),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@st.composite
+def condition(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
+    if depth < 1 and draw(st.integers(0, 5)) == 0:
+        return {
+            "logic": draw(st.sampled_from(["and", "or"])),
+            "conditions": draw(st.lists(condition(depth + 1), min_size=1, max_size=3)),
+        }
+    field = draw(st.sampled_from(CONDITION_FIELDS))
+    if field == "docDate":
+        op = draw(st.sampled_from(["gte", "gt", "lt", "lte", "eq", "ne", "in", "exists"]))
+        value: Any = draw(st.sampled_from(BOUNDS))
+        if op == "in":
+            value = draw(st.lists(st.sampled_from(BOUNDS), min_size=1, max_size=2))
+    elif field == "amount":
+        op, value = draw(st.sampled_from(["gt", "lte"])), draw(st.sampled_from(["0.01", "10"]))
+    elif field == "isRecurring":
+        op, value = "eq", draw(st.booleans())
+    elif field in ("docType", "preferredCurrency"):
+        op = draw(st.sampled_from(["eq", "ne", "exists"]))
+        value = "receipt" if field == "docType" else "EUR"
+    else:
+        op = draw(st.sampled_from(["eq", "ne", "in", "nin", "regex", "exists"]))
+        pool = {"merchant": MERCHANTS, "category": CATEGORIES, "currency": CURRENCIES}.get(
+            field, ["card"]
+        )
+        value = draw(st.sampled_from([v for v in pool if v is not None]))
+        if op in ("in", "nin"):
+            value = [value]
+        elif op == "regex":
+            value = "^" + value[:2]
+    if op == "exists":
+        value = draw(st.booleans())
+    return {"field": field, "op": op, "value": value}
+
+
+date_condition = st.builds(
+    lambda op, value: {"field": "docDate", "op": op, "value": value},
+    st.sampled_from(["gte", "gt", "lt", "lte"]),
+    st.sampled_from(BOUNDS),
+)
+queries = st.tuples(
+    st.one_of(
+        st.none(),
+        # Date ranges, alone or beside another condition: where month rows could go wrong.
+        st.builds(
+            lambda conds: {"conditions": conds},
+            st.lists(st.one_of(date_condition, condition()), min_size=1, max_size=2),
+        ),
+        st.builds(
+            lambda logic, conds: {"logic": logic, "conditions": conds},
+            st.sampled_from(["and", "or"]),
+            st.lists(condition(), min_size=1, max_size=3),
+        ),
+    ),
+    st.sampled_from(GROUPINGS),
+    st.sampled_from(["exclude", "only", "include"]),
+)
+
+
+def without_source(totals: Totals) -> Totals:
+    return dataclasses.replace(totals, source="")
+
+
+async def new_store() -> Store:
+    store = Store(AsyncMongoMockClient(tz_aware=True)[f"r_{uuid.uuid4().hex[:8]}"])
+    await store.ensure_indexes()
+    return store
+
+
+async def run_writes(store: Store, ops: list[tuple[Any, ...]]) -> None:
+    documents = store.documents
+    ids: list[str] = []
+    for op in ops:
+        kind = op[0]
+        if kind == "insert":
+            batch = [{"_id": f"d{len(ids) + i}", **fields} for i, fields in enumerate(op[1])]
+            await documents.insert_many(WS, batch)
+            ids += [fields["_id"] for fields in batch]
+            continue
+        if not ids:
+            continue
+        if kind == "update":
+            record = await documents.get(WS, ids[op[1] % len(ids)])
+            if record is not None:  # None: dropped while queued
+                await documents.update_fields(WS, record, op[2])
+        elif kind == "bulk":
+            records = [await documents.get(WS, ids[i % len(ids)]) for i in op[1]]
+            updates = {r["_id"]: FieldUpdate(r, op[2]) for r in records if r is not None}
+            await documents.bulk_update(WS, list(updates.values()))
+        elif kind in ("archive", "unarchive"):
+            chosen = [ids[i % len(ids)] for i in op[1]]
+            await documents.set_archived(WS, chosen, archived=kind == "archive")
+        elif kind == "drop-queued":
+            await documents.delete_unprocessed(WS, ids[op[1] % len(ids)])
+
+
+async def rows(store: Store) -> list[dict[str, Any]]:
+    found = await store.db["document_rollups"].find({}).to_list(None)
+    return sorted(found, key=lambda row: row["_id"])
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(ops=operations, asked=st.lists(queries, min_size=1, max_size=6))
+def test_rollups_answer_like_the_documents(
+    ops: list[tuple[Any, ...]], asked: list[tuple[Any, ...]]
+) -> None:
+    async def scenario() -> None:
+        store = await new_store()
+        await run_writes(store, ops)
+        for where, group_by, archived in asked:
+            query = DocumentQuery(
+                where=WhereClause.model_validate(where) if where else None,
+                where_fields=COUNT_FIELDS,
+                archived=archived,
+            )
+            fast, slow = [
+                await store.documents.totals(
+                    WS, query, group_by=group_by, preferred_currency="EUR", use_rollups=use
+                )
+                for use in (True, False)
+            ]
+            assert slow.source == "documents"
+            assert without_source(fast) == without_source(slow), (where, group_by, archived)
+        # What the writes kept equals what a recount finds.
+        kept = await rows(store)
+        await store.documents.rebuild_rollups(WS)
+        assert kept == await rows(store)
+
+    asyncio.run(scenario())
+
+
+async def totals_of(store: Store, where: dict[str, Any] | None, group_by: Any = None) -> Totals:
+    query = DocumentQuery(
+        where=WhereClause.model_validate(where) if where else None, where_fields=COUNT_FIELDS
+    )
+    return await store.documents.totals(WS, query, group_by=group_by, preferred_currency="EUR")
+
+
+def since(value: str, op: str = "gte") -> dict[str, Any]:
+    return {"conditions": [{"field": "docDate", "op": op, "value": value}]}
+
+
+async def test_which_source_answers(store: Store) -> None:
+    await store.documents.insert_many(
+        WS,
+        [
+            {"_id": "a", "merchant": "Shell", "docDate": date(2024, 1, 5), "amount": Decimal(1)},
+            {"_id": "b", "merchant": "REWE", "docDate": date(2024, 2, 5), "amount": Decimal(2)},
+        ],
+    )
+    # Month boundaries and merchants: the month rows.
+    assert (await totals_of(store, since("2024-02-01"), "merchant")).source == "rollups:month"
+    assert (await totals_of(store, since("2024-01-31", "gt"), "month")).source == "rollups:month"
+    # A date inside a month without merchant: the day rows.
+    within = await totals_of(store, since("2024-01-15"), "category")
+    assert within.source == "rollups:day" and within.overall[0].count == 1
+    # A merchant and a date inside a month, or a field no row keeps: the documents.
+    by_merchant = {"conditions": [*since("2024-01-15")["conditions"]]}
+    assert (await totals_of(store, by_merchant, "merchant")).source == "documents"
+    amount = {"conditions": [{"field": "amount", "op": "gt", "value": "1"}]}
+    assert (await totals_of(store, amount)).source == "documents"
+
+
+async def test_rows_follow_corrections_and_vanish_at_zero(store: Store) -> None:
+    await store.documents.insert_many(
+        WS, [{"_id": "a", "merchant": "Shell", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
+    )
+    record = await store.documents.get(WS, "a")
+    assert record is not None
+    await store.documents.update_fields(WS, record, {"merchant": "Aral"})
+    kept = await rows(store)
+    assert [row["merchant"] for row in kept if row["shape"] == "month"] == ["Aral"]
+    await store.documents.set_archived(WS, ["a"], archived=True)
+    assert {row["archived"] for row in await rows(store)} == {True}
+    totals = await totals_of(store, None)
+    assert totals.source.startswith("rollups") and totals.overall == []
+
+
+async def test_preferred_total_sums_each_documents_conversion(store: Store) -> None:
+    await store.documents.insert_many(
+        WS,
+        [
+            {"_id": "a", "currency": "USD", "amount": Decimal("10.00"),
+             "preferredCurrency": "EUR", "conversionRate": 0.9},
+            {"_id": "b", "currency": "EUR", "amount": Decimal("5.55"),
+             "preferredCurrency": "EUR", "conversionRate": 1.0},
+            # Converted to another currency before the preference changed: not in the sum.
+            {"_id": "c", "currency": "GBP", "amount": Decimal("3.00"),
+             "preferredCurrency": "USD", "conversionRate": 1.27},
+            {"_id": "d", "currency": "XTS", "amount": Decimal("1.00"),
+             "preferredCurrency": "EUR", "conversionRate": None},
+        ],
+    )  # fmt: skip
+    totals = await totals_of(store, None)
+    assert totals.preferred is not None
+    assert (totals.preferred.currency, totals.preferred.cents) == ("EUR", 900 + 555)
+    assert totals.preferred.converted == 2
+
+
+async def test_a_failed_row_write_falls_back_to_the_documents(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rollups = store.documents._rollups
+
+    async def broken(*_: Any) -> None:
+        raise RuntimeError("store went away")
+
+    monkeypatch.setattr(rollups, "_add", broken)
+    await store.documents.insert_many(WS, [{"_id": "a", "amount": Decimal(1)}])
+    assert await store.documents.stale_rollups() == [WS]
+    totals = await totals_of(store, None)
+    assert totals.source == "documents" and totals.overall[0].count == 1
+    monkeypatch.undo()
+    assert await store.documents.rebuild_rollups(WS) == 2  # one row per shape
+    assert await store.documents.stale_rollups() == []
+    assert (await totals_of(store, None)).source.startswith("rollups")
+
+
+async def test_count_returns_the_preferred_total(client: Any, store: Store, alice: Tenant) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [{"_id": "a", "currency": "USD", "amount": Decimal("10.00"),
+          "preferredCurrency": "USD", "conversionRate": 1.0}],
+    )  # fmt: skip
+    response = await client.post(
+        "/v1/capabilities/documents.count", json={"groupBy": "month"}, headers=alice.headers()
+    )
+    result = response.json()["data"]["result"]
+    assert result["preferredTotal"] == {"currency": "USD", "amount": 10.0, "converted": 1}
+    assert result["groups"][0]["preferredTotal"]["amount"] == 10.0
+
+
+async def test_documents_from_before_rollups_are_counted_until_rebuilt() -> None:
+    """A database written before rollups existed: its workspaces are stale at start-up and
+    count from the documents; ``fincap admin rebuild-rollups`` recounts them."""
+    db = AsyncMongoMockClient(tz_aware=True)[f"r_{uuid.uuid4().hex[:8]}"]
+    legacy = Store(db).documents.prepare(WS, {"_id": "old", "amount": Decimal("2.50")})
+    await db["documents"].insert_one(dict(legacy))
+    store = Store(db)
+    await store.ensure_indexes()
+    assert await store.documents.stale_rollups() == [WS]
+    assert (await totals_of(store, None)).overall[0].cents == 250
+
+    assert await accounts.rebuild_rollups(store, []) == {"rebuilt": {WS: 2}}
+    rebuilt = await totals_of(store, None)
+    assert rebuilt.source.startswith("rollups") and rebuilt.overall[0].cents == 250
+    await store.ensure_indexes()  # the check runs once per database
+    assert await store.documents.stale_rollups() == []
