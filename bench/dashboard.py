@@ -2,8 +2,8 @@
 
 For each size N a workspace of N demo documents and one of 1,000 share the database. Each
 dashboard call runs through ``invoke()`` (validation, auth, store, output model) ``--runs``
-times; medians and p95 are printed next to the floor, the store's own count of the
-workspace's active documents.
+times, and the GraphQL dashboard query through the ASGI app; medians and p95 are printed
+next to the floor, the store's own count of the workspace's active documents.
 
     .venv/bin/python bench/dashboard.py [--sizes 1000 5000] [--runs 7]
     .venv/bin/python bench/dashboard.py --sizes 20000 100000     # the issue's sizes (slow load)
@@ -22,6 +22,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import httpx
+
+from app.config import Settings
+from app.main import create_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -53,6 +57,12 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+# documentCount + counts by month + the 20 newest, in one request.
+DASHBOARD = """{ workspace { documentCount
+  counts(input: {groupBy: month}) { count groups { key count } }
+  documents(input: {useSearch: false, limit: 20}) { documents { id merchant amount } } } }"""
+
+
 def percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
@@ -82,6 +92,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
     load_s = time.perf_counter() - started
     registry = build_registry()
     services = Services(store=store)
+    app = create_app(Settings(), store=store, registry=registry)
     print(f"{size:>7} documents beside {SMALL} (loaded in {load_s:.1f} s); median / p95 ms")
     for label, tenant in ((f"{size} workspace", big), (f"{SMALL} beside it", small)):
         credentials = Credentials(api_key=tenant["apiKey"], org_id=tenant["orgId"])
@@ -91,6 +102,22 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
 
         floor_median, floor_p95 = await timed(runs, floor)
         print(f"  {label}: store floor (count its documents) {floor_median:.1f} / {floor_p95:.1f}")
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://bench"
+        ) as http:
+            headers = {
+                "Authorization": f"Bearer {tenant['apiKey']}",
+                "X-Service-Org-Id": tenant["orgId"],
+            }
+
+            async def graph(headers: dict[str, str] = headers) -> None:
+                response = await http.post(
+                    "/v1/graphql", json={"query": DASHBOARD}, headers=headers
+                )
+                assert "errors" not in response.json(), response.text[:300]
+
+            median, p95 = await timed(runs, graph)
+            print(f"    {'GraphQL dashboard':28} {median:8.1f} / {p95:7.1f}")
         for call, (slug, body) in CALLS.items():
 
             async def run(

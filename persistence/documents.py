@@ -414,30 +414,31 @@ class Documents:
         )
 
     async def counts_by_workspace(self, workspace_ids: Sequence[str]) -> dict[str, dict[str, int]]:
-        """Active and archived document counts of several workspaces in one aggregation.
+        """Active and archived document counts of several workspaces.
 
-        For batched reads (the GraphQL graph's DataLoaders): the caller has authorized every id,
-        and the filter holds exactly those workspaces. Workspaces without documents are absent.
+        For batched reads (the GraphQL graph's DataLoaders): the caller has authorized every id.
+        Each comes from the workspace's few ``total`` rollup rows (one indexed read per
+        workspace, concurrently), or, for a stale workspace, from its documents.
         """
-        if not workspace_ids:
-            return {}
+        ids = list(dict.fromkeys(workspace_ids))
+        tallies = await asyncio.gather(*(self._tally(workspace_id) for workspace_id in ids))
+        return dict(zip(ids, tallies, strict=True))
+
+    async def _tally(self, workspace_id: str) -> dict[str, int]:
+        from_rows = await self._rollups.tallies(workspace_id)
+        if from_rows is not None:
+            return from_rows
         pipeline: list[dict[str, Any]] = [
-            {"$match": {"workspaceId": {"$in": list(workspace_ids)}}},
-            {
-                "$group": {
-                    "_id": "$workspaceId",
-                    "total": {"$sum": 1},
-                    "archived": {"$sum": {"$cond": [{"$eq": ["$archived", True]}, 1, 0]}},
-                }
-            },
+            {"$match": {"workspaceId": workspace_id}},
+            {"$group": {"_id": "$archived", "n": {"$sum": 1}}},
         ]
         rows = await self._run(
             self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
         )
-        return {
-            row["_id"]: {"active": row["total"] - row["archived"], "archived": row["archived"]}
-            for row in rows
-        }
+        tally = {"active": 0, "archived": 0}
+        for row in rows:
+            tally["archived" if row["_id"] else "active"] += int(row["n"])
+        return tally
 
     async def distinct_values(self, workspace_id: str, field: str, limit: int = 200) -> list[str]:
         """Values of ``field`` in use among active documents, most used first."""

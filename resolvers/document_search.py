@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.ranking.diversity import jaccard, mmr
-from engines.ranking.lexical import rank
+from engines.ranking.lexical import top_ranked
 from persistence.document_query import DocumentQuery, Keyset
 from persistence.document_records import StoredDocument, searchable_texts, stored_path
 from resolvers import cursors
@@ -18,6 +18,8 @@ from schema.documents import Document, DocumentPage, SearchDocuments
 
 # Search mode ranks at most this many of the newest matching candidates.
 MAX_CANDIDATES = 2000
+# Search mode with mmr diversifies among this many times the documents up to the page's end.
+MMR_POOL = 4
 
 
 def _query_print(args: SearchDocuments, ranked: bool) -> str:
@@ -114,7 +116,12 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         dataclasses.replace(search.query, words=search.args.query, words_match="any"),
         limit=MAX_CANDIDATES,
     )
-    scored = rank(search.args.query or "", [searchable_texts(c) for c in candidates])
+    wanted = offset + search.args.limit
+    # MMR picks the page's diverse head from a pool of the best, not from every candidate.
+    pool = wanted * MMR_POOL if search.args.searchType == "mmr" else wanted
+    scored, matched = top_ranked(
+        search.args.query or "", [searchable_texts(c) for c in candidates], pool
+    )
     order = [item.index for item in scored]
     if search.args.searchType == "mmr":
         term_sets = [set(candidates[i].get("searchTerms") or []) for i in order]
@@ -134,7 +141,7 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         )
     }
     ordered = [records[i] for i in page_ids if i in records]
-    more = offset + search.args.limit < len(order)
+    more = wanted < matched
     next_cursor = (
         cursors.encode(
             {"o": offset + search.args.limit}, search.query_print, search.ctx.services.keyring

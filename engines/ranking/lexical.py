@@ -8,6 +8,7 @@ user is searching in.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -44,6 +45,28 @@ def rank(
     weights: Mapping[str, float] = DEFAULT_FIELD_WEIGHTS,
 ) -> list[Scored]:
     """Candidates that match at least one query token, best first (stable for equal scores)."""
+    return sorted(_scores(query, candidates, weights), key=lambda item: -item.score)
+
+
+def top_ranked(
+    query: str,
+    candidates: Sequence[Mapping[str, str | None]],
+    k: int,
+    weights: Mapping[str, float] = DEFAULT_FIELD_WEIGHTS,
+) -> tuple[list[Scored], int]:
+    """The ``k`` best of ``rank`` (the same order) and how many candidates match in all:
+    a heap keeps k of n, where a page needs k, instead of sorting all n."""
+    scored = _scores(query, candidates, weights)
+    best = heapq.nsmallest(k, scored, key=lambda item: (-item.score, item.index))
+    return best, len(scored)
+
+
+def _scores(
+    query: str,
+    candidates: Sequence[Mapping[str, str | None]],
+    weights: Mapping[str, float],
+) -> list[Scored]:
+    """BM25 score of each candidate that matches a query token, in candidate order."""
     terms = list(dict.fromkeys(tokenize(query)))
     if not terms or not candidates:
         return []
@@ -86,5 +109,4 @@ def rank(
                 total += idf * weighted_tf * (K1 + 1) / (weighted_tf + norm)
         if total > 0:
             scored.append(Scored(index, total))
-    scored.sort(key=lambda item: -item.score)
     return scored

@@ -118,7 +118,7 @@ async def test_rollups_on_the_embedded_store_agree_and_read_only_their_range(
     by_merchant = await wire_store.documents.totals(
         "org_rolled", DocumentQuery(where=month_start), group_by="merchant"
     )
-    assert by_merchant.source == "rollups:month"
+    assert by_merchant.source == "rollups:merchant-month"
 
     first = {"workspaceId": "org_rolled", "shape": "day", "archived": False}
     first["docDate"] = {"$gte": datetime.fromisoformat(pivot)}

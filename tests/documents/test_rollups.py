@@ -224,6 +224,13 @@ def test_rollups_answer_like_the_documents(
             ]
             assert slow.source == "documents"
             assert without_source(fast) == without_source(slow), (where, group_by, archived)
+        # The graph's documentCount and archivedCount, from the total rows.
+        col = store.db["documents"]
+        expected = {
+            "active": await col.count_documents({"workspaceId": WS, "archived": False}),
+            "archived": await col.count_documents({"workspaceId": WS, "archived": True}),
+        }
+        assert await store.documents.counts_by_workspace([WS]) == {WS: expected}
         # What the writes kept equals what a recount finds.
         kept = await rows(store)
         await store.documents.rebuild_rollups(WS)
@@ -251,9 +258,13 @@ async def test_which_source_answers(store: Store) -> None:
             {"_id": "b", "merchant": "REWE", "docDate": date(2024, 2, 5), "amount": Decimal(2)},
         ],
     )
-    # Month boundaries and merchants: the month rows.
-    assert (await totals_of(store, since("2024-02-01"), "merchant")).source == "rollups:month"
-    assert (await totals_of(store, since("2024-01-31", "gt"), "month")).source == "rollups:month"
+    # Month boundaries: the month rows (with merchants, the merchant-month rows).
+    assert (
+        await totals_of(store, since("2024-02-01"), "merchant")
+    ).source == "rollups:merchant-month"
+    assert (
+        await totals_of(store, since("2024-01-31", "gt"), "month")
+    ).source == "rollups:month-currency"
     # A date inside a month without merchant: the day rows.
     within = await totals_of(store, since("2024-01-15"), "category")
     assert within.source == "rollups:day" and within.overall[0].count == 1
@@ -272,7 +283,7 @@ async def test_rows_follow_corrections_and_vanish_at_zero(store: Store) -> None:
     assert record is not None
     await store.documents.update_fields(WS, record, {"merchant": "Aral"})
     kept = await rows(store)
-    assert [row["merchant"] for row in kept if row["shape"] == "month"] == ["Aral"]
+    assert [row["merchant"] for row in kept if row["shape"] == "merchant-month"] == ["Aral"]
     await store.documents.set_archived(WS, ["a"], archived=True)
     assert {row["archived"] for row in await rows(store)} == {True}
     totals = await totals_of(store, None)
@@ -314,7 +325,7 @@ async def test_a_failed_row_write_falls_back_to_the_documents(
     totals = await totals_of(store, None)
     assert totals.source == "documents" and totals.overall[0].count == 1
     monkeypatch.undo()
-    assert await store.documents.rebuild_rollups(WS) == 2  # one row per shape
+    assert await store.documents.rebuild_rollups(WS) == 5  # one row per shape
     assert await store.documents.stale_rollups() == []
     assert (await totals_of(store, None)).source.startswith("rollups")
 
@@ -344,7 +355,7 @@ async def test_documents_from_before_rollups_are_counted_until_rebuilt() -> None
     assert await store.documents.stale_rollups() == [WS]
     assert (await totals_of(store, None)).overall[0].cents == 250
 
-    assert await accounts.rebuild_rollups(store, []) == {"rebuilt": {WS: 2}}
+    assert await accounts.rebuild_rollups(store, []) == {"rebuilt": {WS: 5}}
     rebuilt = await totals_of(store, None)
     assert rebuilt.source.startswith("rollups") and rebuilt.overall[0].cents == 250
     await store.ensure_indexes()  # the check runs once per database
