@@ -369,10 +369,10 @@ class Documents:
         """
         caller = combined(query.parts())
         source = "documents"
-        shape = None
-        if _rollups_apply(query) and await self._rollups.is_current(workspace_id):
-            shape = fitting_shape(caller, group_by)
-        if shape is None or not use_rollups:
+        shape = fitting_shape(caller, group_by) if use_rollups and _rollups_apply(query) else None
+        if shape is not None and not await self._rollups.is_current(workspace_id):
+            shape = None  # a stale workspace counts its documents
+        if shape is None:
             collection = self._col
             sums = _document_sums(preferred_currency)
             stages = query.stages(workspace_id)
