@@ -11,11 +11,7 @@ next to the floor, the store's own count of the workspace's active documents.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import statistics
 import sys
-import time
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,10 +22,9 @@ import httpx
 
 from app.config import Settings
 from app.main import create_app
-from persistence.client import connect
+from bench.harness import Loaded, Workspace, loaded, run_sizes, timed
 from persistence.embedded import EmbeddedServer
-from persistence.store import Store
-from resolvers import accounts, build_registry
+from resolvers import build_registry
 from resolvers.context import Credentials, Services
 from resolvers.invoke import invoke
 
@@ -63,37 +58,24 @@ DASHBOARD = """{ workspace { documentCount
   documents(input: {useSearch: false, limit: 20}) { documents { id merchant amount } } } }"""
 
 
-def percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
-async def timed(runs: int, call: Any) -> tuple[float, float]:
-    await call()  # warm-up
-    samples = []
-    for _ in range(runs):
-        begin = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - begin) * 1000)
-    return statistics.median(samples), percentile(samples, 0.95)
-
-
 async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
-    name = f"dashboard_{size}"
-    client, db = connect(server.uri, name)
-    await client.drop_database(name)
-    store = Store(db)
-    await store.ensure_indexes()
-    big = await accounts.bootstrap(store, "big@example.com", "Big")
-    small = await accounts.bootstrap(store, "small@example.com", "Small")
-    started = time.perf_counter()
-    await accounts.load_demo(store, big["orgId"], size, seed=1)
-    await accounts.load_demo(store, small["orgId"], SMALL, seed=2)
-    load_s = time.perf_counter() - started
+    workspaces = [
+        Workspace("big@example.com", "Big", size, seed=1),
+        Workspace("small@example.com", "Small", SMALL, seed=2),
+    ]
+    async with loaded(server, f"dashboard_{size}", workspaces) as data:
+        await measure_loaded(size, runs, data)
+
+
+async def measure_loaded(size: int, runs: int, data: Loaded) -> None:
+    big, small = data.tenants
+    store, db = data.store, data.db
     registry = build_registry()
     services = Services(store=store)
     app = create_app(Settings(), store=store, registry=registry)
-    print(f"{size:>7} documents beside {SMALL} (loaded in {load_s:.1f} s); median / p95 ms")
+    print(
+        f"{size:>7} documents beside {SMALL} (loaded in {data.load_seconds:.1f} s); median / p95 ms"
+    )
     for label, tenant in ((f"{size} workspace", big), (f"{SMALL} beside it", small)):
         credentials = Credentials(api_key=tenant["apiKey"], org_id=tenant["orgId"])
 
@@ -127,22 +109,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
 
             median, p95 = await timed(runs, run)
             print(f"    {call:28} {median:8.1f} / {p95:7.1f}")
-    await client.drop_database(name)
-    client.close()
-
-
-async def main(sizes: list[int], runs: int) -> None:
-    server = EmbeddedServer(storage=":memory:").start()
-    try:
-        for size in sizes:
-            await measure(size, runs, server)
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 5_000])
-    parser.add_argument("--runs", type=int, default=7)
-    options = parser.parse_args()
-    asyncio.run(main(options.sizes, options.runs))
+    run_sizes(__doc__, measure, sizes=[1_000, 5_000], runs=7)

@@ -9,8 +9,6 @@ pymongo command monitoring: count should move only its group rows, search only i
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import statistics
 import sys
 import time
@@ -21,10 +19,9 @@ from pymongo import monitoring
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from persistence.client import connect
+from bench.harness import Workspace, loaded, run_sizes
 from persistence.embedded import EmbeddedServer
-from persistence.store import Store
-from resolvers import accounts, build_registry
+from resolvers import build_registry
 from resolvers.context import Credentials, Services
 from resolvers.invoke import invoke
 
@@ -64,31 +61,26 @@ SEARCH_BODY: dict[str, Any] = {
 
 async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
     counter = ReplyCounter()
-    client, db = connect(server.uri, f"bench_{size}", event_listeners=[counter])
-    store = Store(db)
-    await client.drop_database(f"bench_{size}")
-    await store.ensure_indexes()
-    tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
-    started = time.perf_counter()
-    await accounts.load_demo(store, tenant["orgId"], size, seed=1)
-    load_s = time.perf_counter() - started
-    registry = build_registry()
-    services = Services(store=store)
-    credentials = Credentials(api_key=tenant["apiKey"], org_id=tenant["orgId"])
+    workspace = Workspace("bench@example.com", "Bench", size)
+    async with loaded(server, f"bench_{size}", [workspace], [counter]) as data:
+        tenant = data.tenants[0]
+        registry = build_registry()
+        services = Services(store=data.store)
+        credentials = Credentials(api_key=tenant["apiKey"], org_id=tenant["orgId"])
 
-    async def timed(slug: str, body: dict[str, Any]) -> tuple[float, int]:
-        samples, moved = [], 0
-        for _ in range(runs):
-            counter.documents = 0
-            begin = time.perf_counter()
-            await invoke(registry, slug, body, credentials, services)
-            samples.append((time.perf_counter() - begin) * 1000)
-            moved = counter.documents
-        return statistics.median(samples), moved
+        async def timed(slug: str, body: dict[str, Any]) -> tuple[float, int]:
+            samples, moved = [], 0
+            for _ in range(runs):
+                counter.documents = 0
+                begin = time.perf_counter()
+                await invoke(registry, slug, body, credentials, services)
+                samples.append((time.perf_counter() - begin) * 1000)
+                moved = counter.documents
+            return statistics.median(samples), moved
 
-    count_ms, count_moved = await timed("documents.count", COUNT_BODY)
-    search_ms, search_moved = await timed("documents.search", SEARCH_BODY)
-    print(f"{size:>7} docs (loaded in {load_s:5.1f} s)")
+        count_ms, count_moved = await timed("documents.count", COUNT_BODY)
+        search_ms, search_moved = await timed("documents.search", SEARCH_BODY)
+    print(f"{size:>7} docs (loaded in {data.load_seconds:5.1f} s)")
     print(
         f"  documents.count groupBy month : {count_ms:8.1f} ms median, "
         f"{count_moved} documents moved (group rows: 1 facet result)"
@@ -98,22 +90,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
         f"{search_moved} documents moved (page of {SEARCH_BODY['limit']} + 1 look-ahead, "
         f"+ auth reads)"
     )
-    await client.drop_database(f"bench_{size}")
-    client.close()
-
-
-async def main(sizes: list[int], runs: int) -> None:
-    server = EmbeddedServer(storage=":memory:").start()
-    try:
-        for size in sizes:
-            await measure(size, runs, server)
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--runs", type=int, default=5)
-    options = parser.parse_args()
-    asyncio.run(main(options.sizes, options.runs))
+    run_sizes(__doc__, measure, sizes=[10_000, 100_000], runs=5)

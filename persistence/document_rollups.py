@@ -14,7 +14,8 @@ Five shapes are kept (``SHAPES``), each with currency and preferredCurrency:
 The documents repository applies every change of a document to the rows in the same call as
 the document's own write: it reads the record as it was (``find_one_and_update`` returning the
 old record) and moves the document from the old rows to the new ones with ``$inc``, which
-commutes, so concurrent writers never lose an update. A row that reaches zero is removed.
+commutes, so concurrent writers never lose an update. A row that reaches zero is removed (by
+the writer that took its last document out, only while it is still at zero).
 
 ``documents.count`` reads the rows whenever its where clause and groupBy use only a shape's
 dimensions (``fitting_shape``); a row carries its dimensions under the documents' own field
@@ -30,7 +31,6 @@ stale once, when the indexes are ensured.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -40,13 +40,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from motor.motor_asyncio import AsyncIOMotorCollection, AsyncIOMotorDatabase
-from pymongo import ASCENDING, IndexModel, ReturnDocument
-from pymongo.errors import DuplicateKeyError
+from pymongo import ASCENDING, DeleteOne, IndexModel, UpdateOne
+from pymongo.errors import BulkWriteError
 
 log = logging.getLogger(__name__)
 
 Granularity = Literal["all", "month", "day"]
-BATCH = 50
+# Ordered bulk writes lost to a concurrent creation of the same row, before giving up.
+UPSERT_ATTEMPTS = 3
+DUPLICATE_KEY = 11000
 # The marker of a database whose workspaces were checked for documents without rows.
 MIGRATED_ID = "rollups-v1"
 
@@ -293,33 +295,43 @@ class DocumentRollups:
         """Move documents between rows: ``removed`` records as they were, ``added`` as they
         are now. On a failure the workspace is marked stale and the error is logged, not
         raised: the documents are written, only the shortcut is lost."""
-        changes = list(deltas(workspace_id, removed, added).items())
+        changes = deltas(workspace_id, removed, added)
+        increments = [
+            UpdateOne({"_id": row_id}, {"$inc": d.amounts, "$setOnInsert": d.row}, upsert=True)
+            for row_id, d in changes.items()
+        ]
+        # A row empties only when a document leaves it. The bulk is ordered, so these run
+        # after every ``$inc`` (all updates, then all deletes: two commands) and remove a row
+        # only while it is still empty.
+        emptied = [
+            DeleteOne({"_id": row_id, "count": {"$lte": 0}})
+            for row_id, d in changes.items()
+            if d.amounts["count"] < 0
+        ]
         try:
-            for start in range(0, len(changes), BATCH):
-                batch = changes[start : start + BATCH]
-                await asyncio.gather(*(self._add(row_id, delta) for row_id, delta in batch))
+            await self._write([*increments, *emptied])
         except Exception:
             log.exception("rollup update failed; workspace %s counts from documents", workspace_id)
             await self.mark_stale(workspace_id, "a rollup update failed")
 
-    async def _add(self, row_id: str, delta: _Delta) -> None:
-        update = {"$inc": delta.amounts, "$setOnInsert": delta.row}
-        row: Mapping[str, Any] | None = None
-        for attempt in range(2):
+    async def _write(self, operations: list[UpdateOne | DeleteOne]) -> None:
+        """One ordered bulk write of ``operations`` (a processed document moves through ten
+        rows in two commands). Not ``find_one_and_update`` per row: the embedded store re-checks a
+        findAndModify's write under a top-level ``$and`` and so scans the whole collection for
+        each (134 ms at 10k rows). Two writers that create one row at once: the loser's bulk
+        stops at its upsert, which is run again with the rest (the row exists now)."""
+        for _ in range(UPSERT_ATTEMPTS):
+            if not operations:
+                return
             try:
-                row = await self._col.find_one_and_update(
-                    {"_id": row_id},
-                    update,
-                    upsert=True,
-                    return_document=ReturnDocument.AFTER,
-                    projection={"count": 1},
-                )
-                break
-            except DuplicateKeyError:  # two writers created the row at once: now it exists
-                if attempt:
+                await self._col.bulk_write(operations, ordered=True)
+                return
+            except BulkWriteError as exc:
+                errors = exc.details.get("writeErrors") or []
+                if not errors or any(e.get("code") != DUPLICATE_KEY for e in errors):
                     raise
-        if row is not None and row.get("count", 0) <= 0:
-            await self._col.delete_one({"_id": row_id, "count": {"$lte": 0}})
+                operations = operations[errors[0]["index"] :]
+        raise RuntimeError("rollup rows kept being created concurrently")
 
     async def rebuild(self, workspace_id: str) -> int:
         """Recount the workspace's rows from its documents and clear its stale marker; the

@@ -62,6 +62,8 @@ BULK_BATCH = 50
 NEWEST_FIRST_WINDOW = timedelta(days=7)
 NEWEST_WINDOWS = 5
 NEWEST_GROWTH = 4
+# Compare-and-set writes (``Documents._update_before``): lost races before the atomic fallback.
+SWAP_ATTEMPTS = 3
 
 INDEXES = [
     IndexModel(
@@ -533,10 +535,8 @@ class Documents:
         written = await self._edits.add(workspace_id, {document_id: edits}) if edits else []
         update = self._set_changes(record, changes, utcnow())
         try:
-            before = await self._col.find_one_and_update(
-                {"_id": document_id, "workspaceId": workspace_id},
-                {"$set": update},
-                return_document=ReturnDocument.BEFORE,
+            before = await self._update_before(
+                {"_id": document_id, "workspaceId": workspace_id}, update, None
             )
         except BaseException:
             await self._edits.remove(workspace_id, written)
@@ -572,15 +572,10 @@ class Documents:
 
         async def apply(update: FieldUpdate) -> int:
             changes = self._set_changes(update.record, update.changes, now)
-            before = await self._col.find_one_and_update(
-                {
-                    "_id": update.record["_id"],
-                    "workspaceId": workspace_id,
-                    "archived": False,
-                },
-                {"$set": changes},
-                projection={name: 1 for name in ROLLUP_FIELDS},
-                return_document=ReturnDocument.BEFORE,
+            before = await self._update_before(
+                {"_id": update.record["_id"], "workspaceId": workspace_id, "archived": False},
+                changes,
+                ROLLUP_FIELDS,
             )
             if before is None:
                 await self._edits.remove(workspace_id, ids_by_document[update.record["_id"]])
@@ -623,11 +618,10 @@ class Documents:
             before
             for before in await asyncio.gather(
                 *(
-                    self._col.find_one_and_update(
+                    self._update_before(
                         {"_id": document_id, "workspaceId": workspace_id, "archived": not archived},
-                        {"$set": change},
-                        projection={name: 1 for name in ROLLUP_FIELDS},
-                        return_document=ReturnDocument.BEFORE,
+                        change,
+                        ROLLUP_FIELDS,
                     )
                     for document_id in dict.fromkeys(ids)
                 )
@@ -659,6 +653,40 @@ class Documents:
             {"_id": original_id, "workspaceId": workspace_id},
             {"$addToSet": {"duplicates": duplicate_id}},
         )
+
+    async def _update_before(
+        self,
+        selector: Mapping[str, Any],
+        change: Mapping[str, Any],
+        fields: Iterable[str] | None,
+    ) -> dict[str, Any] | None:
+        """``$set`` ``change`` on the document ``selector`` picks (``_id`` first); the record as
+        it was just before (only ``fields``, None: all), or None when none matched.
+
+        ``find_one_and_update`` says this in one call, but the embedded store re-checks its
+        write under a top-level ``$and``, which it cannot plan: every such write scans the
+        whole collection, every workspace (100 ms at 10k documents, against 1-3 ms for a read
+        and an ``update_one``). So the record is read, and the update applies only while the
+        fields the rollups depend on still hold the values read (compare and set): the rows
+        always move from the record the write replaced. A write that loses ``SWAP_ATTEMPTS``
+        races in a row falls back to ``find_one_and_update``.
+        """
+        wanted = None if fields is None else {name: 1 for name in {*fields, *ROLLUP_FIELDS}}
+        for _ in range(SWAP_ATTEMPTS):
+            before = await self._col.find_one(selector, wanted)
+            if before is None:
+                return None
+            guard = {name: before.get(name) for name in sorted(ROLLUP_FIELDS)}
+            result = await self._col.update_one({**selector, **guard}, {"$set": dict(change)})
+            if result.matched_count:
+                return cast(dict[str, Any], before)
+        found = await self._col.find_one_and_update(
+            selector,
+            {"$set": dict(change)},
+            projection=wanted,
+            return_document=ReturnDocument.BEFORE,
+        )
+        return cast(dict[str, Any] | None, found)
 
     @staticmethod
     async def _run(awaitable: Any) -> Any:

@@ -59,7 +59,7 @@ async def test_a_failed_document_write_takes_its_history_back(
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the write failed")
 
-    monkeypatch.setattr(store.documents._col, "find_one_and_update", broken)
+    monkeypatch.setattr(store.documents._col, "update_one", broken)
     with pytest.raises(RuntimeError):
         await store.documents.update_fields(
             alice.org_id, record, {"merchant": "X"}, [entry("merchant", "X", now)]

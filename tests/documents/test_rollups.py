@@ -290,6 +290,44 @@ async def test_rows_follow_corrections_and_vanish_at_zero(store: Store) -> None:
     assert totals.source.startswith("rollups") and totals.overall == []
 
 
+async def test_a_write_that_loses_a_race_moves_the_rows_from_what_it_replaced(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer changes the category between this write's read and its update: the
+    compare-and-set update misses, the record is read again, and the rows move from the
+    category the other writer left, not from the one first read."""
+    await store.documents.insert_many(
+        WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
+    )
+    documents = store.documents
+    col = documents._col
+    read = col.find_one
+    reads = 0
+
+    async def read_then_lose_the_race(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        found = await read(*args, **kwargs)
+        if reads == 1:  # the other writer lands between this read and the update
+            before = await read({"_id": "a"})
+            assert before is not None
+            await col.update_one({"_id": "a"}, {"$set": {"category": "Meals"}})
+            await documents._rollups.apply(
+                WS, removed=[before], added=[{**before, "category": "Meals"}]
+            )
+        return found
+
+    monkeypatch.setattr(col, "find_one", read_then_lose_the_race)
+    await documents.set_archived(WS, ["a"], archived=True)
+    assert reads == 2
+    kept = await rows(store)
+    assert {(row["category"], row["archived"]) for row in kept if row["shape"] == "day"} == {
+        ("Meals", True)
+    }
+    await documents.rebuild_rollups(WS)
+    assert kept == await rows(store)
+
+
 async def test_preferred_total_sums_each_documents_conversion(store: Store) -> None:
     await store.documents.insert_many(
         WS,
@@ -319,7 +357,7 @@ async def test_a_failed_row_write_falls_back_to_the_documents(
     async def broken(*_: Any) -> None:
         raise RuntimeError("store went away")
 
-    monkeypatch.setattr(rollups, "_add", broken)
+    monkeypatch.setattr(rollups, "_write", broken)
     await store.documents.insert_many(WS, [{"_id": "a", "amount": Decimal(1)}])
     assert await store.documents.stale_rollups() == [WS]
     totals = await totals_of(store, None)

@@ -1,0 +1,118 @@
+"""What the store benchmarks share: one embedded server for the run, a fresh database per size
+with its workspaces loaded with demo documents, the ``--sizes``/``--runs`` options, and
+median/p95 timing.
+
+A bench script imports it after putting the repository on ``sys.path``::
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.harness import Loaded, loaded, run_sizes, timed
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
+
+from persistence.client import connect
+from persistence.embedded import EmbeddedServer
+from persistence.store import Store
+from resolvers import accounts
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A workspace to create: its owner's email, its name, how many demo documents, the seed."""
+
+    email: str
+    name: str
+    documents: int
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A database ready to measure: its store and the bootstrap answer of each workspace
+    (``orgId``, ``apiKey``, …) in the order asked."""
+
+    client: AsyncIOMotorClient
+    db: AsyncIOMotorDatabase
+    store: Store
+    tenants: list[dict[str, Any]]
+    load_seconds: float
+
+
+@asynccontextmanager
+async def loaded(
+    server: EmbeddedServer,
+    name: str,
+    workspaces: Sequence[Workspace],
+    event_listeners: Sequence[Any] = (),
+) -> AsyncIterator[Loaded]:
+    """A fresh database ``name`` on ``server`` with ``workspaces`` bootstrapped and loaded
+    (through ``accounts.load_demo``: the same inserts and rollup writes as the service);
+    dropped afterwards."""
+    client, db = connect(server.uri, name, event_listeners=list(event_listeners))
+    await client.drop_database(name)
+    store = Store(db)
+    await store.ensure_indexes()
+    tenants = [await accounts.bootstrap(store, w.email, w.name) for w in workspaces]
+    started = time.perf_counter()
+    for workspace, tenant in zip(workspaces, tenants, strict=True):
+        if workspace.documents:
+            await accounts.load_demo(
+                store, tenant["orgId"], workspace.documents, seed=workspace.seed
+            )
+    try:
+        yield Loaded(client, db, store, tenants, time.perf_counter() - started)
+    finally:
+        await client.drop_database(name)
+        client.close()
+
+
+def percentile(samples: Sequence[float], share: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+async def timed(runs: int, call: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
+    """Median and p95 milliseconds of ``runs`` calls, after one warm-up call."""
+    await call()
+    samples = []
+    for _ in range(runs):
+        begin = time.perf_counter()
+        await call()
+        samples.append((time.perf_counter() - begin) * 1000)
+    return statistics.median(samples), percentile(samples, 0.95)
+
+
+def run_sizes(
+    doc: str | None,
+    measure: Callable[[int, int, EmbeddedServer], Awaitable[None]],
+    *,
+    sizes: Sequence[int],
+    runs: int,
+) -> None:
+    """Parse ``--sizes`` and ``--runs`` (defaults ``sizes``, ``runs``) and call
+    ``measure(size, runs, server)`` for each size on one in-memory embedded server."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(sizes))
+    parser.add_argument("--runs", type=int, default=runs)
+    options = parser.parse_args()
+
+    async def main() -> None:
+        server = EmbeddedServer(storage=":memory:").start()
+        try:
+            for size in options.sizes:
+                await measure(size, options.runs, server)
+        finally:
+            server.stop()
+
+    asyncio.run(main())
