@@ -3,7 +3,8 @@
 For each size N a workspace of N demo documents and one of 1,000 share the database. Each
 dashboard call runs through ``invoke()`` (validation, auth, store, output model) ``--runs``
 times, and the GraphQL dashboard query through the ASGI app; medians and p95 are printed
-next to the floor, the store's own count of the workspace's active documents.
+next to two floors: the store's own count of the workspace's active documents, and one
+indexed point read (what any command costs the store under the machine's current load).
 
     .venv/bin/python bench/dashboard.py [--sizes 1000 5000] [--runs 7]
     .venv/bin/python bench/dashboard.py --sizes 20000 100000     # the sizes (slow load)
@@ -82,8 +83,15 @@ async def measure_loaded(size: int, runs: int, data: Loaded) -> None:
         async def floor(org: str = tenant["orgId"]) -> None:
             await db["documents"].count_documents({"workspaceId": org, "archived": False})
 
+        async def round_trip(org: str = tenant["orgId"]) -> None:
+            await db["workspaces"].find_one({"_id": org})
+
         floor_median, floor_p95 = await timed(runs, floor)
-        print(f"  {label}: store floor (count its documents) {floor_median:.1f} / {floor_p95:.1f}")
+        trip_median, trip_p95 = await timed(runs, round_trip)
+        print(
+            f"  {label}: store floor (count its documents) {floor_median:.1f} / {floor_p95:.1f};"
+            f" one indexed read {trip_median:.1f} / {trip_p95:.1f}"
+        )
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://bench"
         ) as http:

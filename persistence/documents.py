@@ -26,6 +26,7 @@ from persistence.document_edits import DocumentEdits, EditEntry
 from persistence.document_query import (
     ARCHIVE_FILTERS,
     NOT_AN_ORIGINAL,
+    TIME_FORMATS,
     DocumentQuery,
     DuplicateRule,
     combined,
@@ -48,6 +49,7 @@ from persistence.document_records import (
 )
 from persistence.document_rollups import (
     ROLLUP_FIELDS,
+    SHAPES,
     DocumentRollups,
     date_bounds,
     fitting_shape,
@@ -375,24 +377,29 @@ class Documents:
         if shape is not None and not await self._rollups.is_current(workspace_id):
             shape = None  # a stale workspace counts its documents
         if shape is None:
-            collection = self._col
             sums = _document_sums(preferred_currency)
-            stages = query.stages(workspace_id)
+            facets = _totals_facets(sums, group_key(group_by), max_groups)
+            pipeline = [*query.stages(workspace_id), {"$facet": facets}]
+            found = await self._run(
+                self._col.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
+            )
+            result = found[0] if found else {}
         else:
-            collection, source = self._rollups.collection, f"rollups:{shape.name}"
-            sums = _row_sums(preferred_currency)
+            source = f"rollups:{shape.name}"
             first = {
                 "workspaceId": workspace_id,
                 "shape": shape.name,
                 **ARCHIVE_FILTERS[query.archived],
                 **date_bounds(caller),
             }
-            stages = [{"$match": first}, *([{"$match": caller}] if caller else [])]
-        pipeline = [*stages, {"$facet": _totals_facets(sums, group_key(group_by), max_groups)}]
-        rows = await self._run(
-            collection.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
-        )
-        result = rows[0] if rows else {}
+            pipeline = [{"$match": first}, *([{"$match": caller}] if caller else [])]
+            pipeline.append({"$project": ROW_PROJECTION})
+            found = await self._run(
+                self._rollups.collection.aggregate(
+                    pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS
+                ).to_list(None)
+            )
+            result = _fold_rows(found, group_by, preferred_currency, max_groups)
         overall_rows = [row for row in result.get("overall") or [] if row["count"] > 0]
         overall = _currency_totals({**r, "currency": r["_id"]} for r in overall_rows)
         group_rows = result.get("groups") or []
@@ -735,18 +742,6 @@ def _document_sums(preferred_currency: str | None) -> dict[str, Any]:
     }
 
 
-def _row_sums(preferred_currency: str | None) -> dict[str, Any]:
-    """The same accumulators over rollup rows, which carry the sums already."""
-    return {
-        "count": {"$sum": "$count"},
-        "cents": {"$sum": "$cents"},
-        "preferredCents": {
-            "$sum": {"$cond": [_is_preferred(preferred_currency), "$preferredCents", 0]}
-        },
-        "converted": {"$sum": {"$cond": [_is_preferred(preferred_currency), "$converted", 0]}},
-    }
-
-
 def _totals_facets(sums: Mapping[str, Any], key: Any, max_groups: int) -> dict[str, Any]:
     """``documents.count``'s ``$facet``: per currency overall, and per (group, currency)
     rows folded into groups (the ``max_groups + 1`` largest, to tell truncation)."""
@@ -771,6 +766,79 @@ def _totals_facets(sums: Mapping[str, Any], key: Any, max_groups: int) -> dict[s
         {"$limit": max_groups + 1},
     ]
     return facets
+
+
+# What ``_fold_rows`` reads of a rollup row.
+ROW_PROJECTION = {
+    "_id": 0,
+    **{name: 1 for name in ("count", "cents", "preferredCents", "converted", "docDate")},
+    **{name: 1 for name in sorted({n for shape in SHAPES for n in shape.dimensions})},
+}
+
+
+def _fold_rows(
+    rows: Iterable[Mapping[str, Any]],
+    group_by: CountGroupBy | None,
+    preferred_currency: str | None,
+    max_groups: int,
+) -> dict[str, Any]:
+    """``_totals_facets``'s answer computed here from rollup rows (same keys and order).
+
+    A shape has at most a few thousand rows in a workspace (its dimensions' combinations), and
+    the embedded store runs a ``$facet`` of ``$group`` stages at about 0.6 ms a row: moving
+    the rows and adding them up here costs a quarter of that. Documents are never folded here.
+    """
+    time_format = TIME_FORMATS.get(group_by) if group_by is not None else None
+
+    def key_of(row: Mapping[str, Any]) -> Any:
+        if time_format is not None:
+            moment = row.get("docDate")
+            return moment.strftime(time_format) if isinstance(moment, datetime) else None
+        return row.get(group_by) if group_by is not None else None
+
+    def zero() -> dict[str, int]:
+        return {"count": 0, "cents": 0, "preferredCents": 0, "converted": 0}
+
+    overall: dict[Any, dict[str, int]] = {}
+    by_key_currency: dict[tuple[Any, Any], dict[str, int]] = {}
+    for row in rows:
+        preferred = row.get("preferredCurrency") == preferred_currency
+        sums = {
+            "count": int(row.get("count") or 0),
+            "cents": int(row.get("cents") or 0),
+            "preferredCents": int(row.get("preferredCents") or 0) if preferred else 0,
+            "converted": int(row.get("converted") or 0) if preferred else 0,
+        }
+        targets = [overall.setdefault(row.get("currency"), zero())]
+        if group_by is not None:
+            targets.append(by_key_currency.setdefault((key_of(row), row.get("currency")), zero()))
+        for target in targets:
+            for name, value in sums.items():
+                target[name] += value
+    result: dict[str, Any] = {
+        "overall": [{"_id": currency, **sums} for currency, sums in overall.items()]
+    }
+    if group_by is None:
+        return result
+    groups: dict[Any, dict[str, Any]] = {}
+    for (key, currency), sums in by_key_currency.items():
+        if sums["count"] <= 0:
+            continue
+        group = groups.setdefault(
+            key, {"_id": key, "count": 0, "preferredCents": 0, "converted": 0, "byCurrency": []}
+        )
+        for name in ("count", "preferredCents", "converted"):
+            group[name] += sums[name]
+        group["byCurrency"].append(
+            {"currency": currency, "count": sums["count"], "cents": sums["cents"]}
+        )
+    # MongoDB's order: most documents first, then the key (null before any string).
+    ordered = sorted(
+        groups.values(),
+        key=lambda g: (-g["count"], g["_id"] is not None, g["_id"] if g["_id"] is not None else ""),
+    )
+    result["groups"] = ordered[: max_groups + 1]
+    return result
 
 
 def _preferred(currency: str | None, rows: Iterable[Mapping[str, Any]]) -> PreferredTotal | None:
