@@ -249,6 +249,121 @@ def date_bounds(caller: Mapping[str, Any]) -> dict[str, Any]:
     return {"docDate": bounds} if bounds else {}
 
 
+@dataclass(frozen=True)
+class RowRead:
+    """One read of rollup rows: the shape, and the ``docDate`` bounds of its first ``$match``
+    (the caller's own conditions apply to every row after it)."""
+
+    shape: RollupShape
+    dates: Mapping[str, Any]
+
+
+def _month_start(moment: datetime) -> datetime:
+    return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def _next_month(moment: datetime) -> datetime:
+    start = _month_start(moment)
+    return (
+        start.replace(year=start.year + 1, month=1)
+        if start.month == 12
+        else start.replace(month=start.month + 1)
+    )
+
+
+def _date_parts(caller: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The caller's top-level ``docDate`` range and the rest of it; None when ``docDate`` is
+    used any other way (inside ``$or``, with equality, ``$ne``…)."""
+    parts = list(caller["$and"]) if set(caller) == {"$and"} else [caller]
+    rest: list[dict[str, Any]] = []
+    for part in parts:
+        if not isinstance(part, Mapping):
+            return None
+        kept = {key: value for key, value in part.items() if key != "docDate"}
+        value = part.get("docDate")
+        if value is not None and not (
+            isinstance(value, Mapping)
+            and value
+            and set(value) <= {"$gt", "$gte", "$lt", "$lte"}
+            and all(isinstance(bound, datetime) for bound in value.values())
+        ):
+            return None
+        if any(_mentions_date(v) for v in kept.values()):
+            return None
+        if kept:
+            rest.append(kept)
+    others = rest[0] if len(rest) == 1 else ({"$and": rest} if rest else {})
+    return date_bounds(caller).get("docDate", {}), others
+
+
+def _mentions_date(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return "docDate" in value or any(_mentions_date(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_mentions_date(v) for v in value)
+    return False
+
+
+def row_reads(caller: Mapping[str, Any], group_by: str | None) -> list[RowRead] | None:
+    """The reads of rollup rows that answer the compiled filter ``caller`` grouped by
+    ``group_by``; None when only the documents can.
+
+    A date range that starts or ends inside a month fits only the day rows, which a long
+    range (the last 90 days) makes many: then the whole months inside it are read from month
+    rows and only the days at its ends from day rows. Stored dates are midnights, so a month
+    lies wholly inside ``lte`` a date when it ends by the next day.
+    """
+    shape = fitting_shape(caller, group_by)
+    if shape is None:
+        return None
+    whole = [RowRead(shape, date_bounds(caller).get("docDate", {}))]
+    if shape.granularity != "day" or (split := _date_parts(caller)) is None:
+        return whole
+    bounds, others = split
+    months = next(
+        (
+            candidate
+            for candidate in SHAPES
+            if candidate.granularity == "month"
+            and (group_by is None or group_by in candidate.groupings)
+            and _fits(candidate, others)
+        ),
+        None,
+    )
+    if months is None or not bounds:
+        return whole
+    # The first and the last month that lie wholly inside the range (None: unbounded).
+    first: datetime | None = None
+    if "$gte" in bounds:
+        low = _naive(bounds["$gte"])
+        first = low if low == _month_start(low) else _next_month(low)
+    elif "$gt" in bounds:
+        first = _next_month(_naive(bounds["$gt"]))
+    end: datetime | None = None  # the first month after the whole ones
+    if "$lt" in bounds:
+        end = _month_start(_naive(bounds["$lt"]))
+    elif "$lte" in bounds:
+        end = _month_start(_naive(bounds["$lte"]) + timedelta(days=1))
+    if first is not None and end is not None and first >= end:
+        return whole  # no whole month inside: the day rows are few
+    reads = []
+    inner: dict[str, Any] = {}
+    if first is not None:
+        inner["$gte"] = first
+        reads.append(RowRead(shape, {**bounds, "$lt": first}))
+    if end is not None:
+        inner["$lt"] = end
+        reads.append(RowRead(shape, {**bounds, "$gte": end}))
+    reads.append(RowRead(months, inner))
+    return [read for read in reads if _nonempty(read.dates)]
+
+
+def _nonempty(bounds: Mapping[str, Any]) -> bool:
+    lows = [_naive(bounds[op]) for op in ("$gt", "$gte") if op in bounds]
+    highs = [_naive(bounds[op]) for op in ("$lt", "$lte") if op in bounds]
+    return not lows or not highs or max(lows) <= min(highs)
+
+
 class DocumentRollups:
     """The ``document_rollups`` collection and the per-workspace staleness markers; used
     through the documents repository."""

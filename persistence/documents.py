@@ -51,13 +51,13 @@ from persistence.document_rollups import (
     ROLLUP_FIELDS,
     SHAPES,
     DocumentRollups,
-    date_bounds,
-    fitting_shape,
+    RowRead,
+    row_reads,
 )
 from persistence.errors import QueryTimeout
 from persistence.ids import utcnow
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
-from schema.documents import CountGroupBy
+from schema.documents import ArchiveFilter, CountGroupBy
 
 BULK_BATCH = 50
 # Newest-first reads: the first date window, and how many widening windows before the rest.
@@ -373,10 +373,10 @@ class Documents:
         """
         caller = combined(query.parts())
         source = "documents"
-        shape = fitting_shape(caller, group_by) if use_rollups and _rollups_apply(query) else None
-        if shape is not None and not await self._rollups.is_current(workspace_id):
-            shape = None  # a stale workspace counts its documents
-        if shape is None:
+        reads = row_reads(caller, group_by) if use_rollups and _rollups_apply(query) else None
+        if reads is not None and not await self._rollups.is_current(workspace_id):
+            reads = None  # a stale workspace counts its documents
+        if reads is None:
             sums = _document_sums(preferred_currency)
             facets = _totals_facets(sums, group_key(group_by), max_groups)
             pipeline = [*query.stages(workspace_id), {"$facet": facets}]
@@ -385,21 +385,13 @@ class Documents:
             )
             result = found[0] if found else {}
         else:
-            source = f"rollups:{shape.name}"
-            first = {
-                "workspaceId": workspace_id,
-                "shape": shape.name,
-                **ARCHIVE_FILTERS[query.archived],
-                **date_bounds(caller),
-            }
-            pipeline = [{"$match": first}, *([{"$match": caller}] if caller else [])]
-            pipeline.append({"$project": ROW_PROJECTION})
-            found = await self._run(
-                self._rollups.collection.aggregate(
-                    pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS
-                ).to_list(None)
+            source = "rollups:" + "+".join(dict.fromkeys(read.shape.name for read in reads))
+            parts = await asyncio.gather(
+                *(self._rows(workspace_id, query.archived, read, caller) for read in reads)
             )
-            result = _fold_rows(found, group_by, preferred_currency, max_groups)
+            result = _fold_rows(
+                [row for part in parts for row in part], group_by, preferred_currency, max_groups
+            )
         overall_rows = [row for row in result.get("overall") or [] if row["count"] > 0]
         overall = _currency_totals({**r, "currency": r["_id"]} for r in overall_rows)
         group_rows = result.get("groups") or []
@@ -421,6 +413,25 @@ class Documents:
             preferred=_preferred(preferred_currency, overall_rows),
             source=source,
         )
+
+    async def _rows(
+        self, workspace_id: str, archived: ArchiveFilter, read: RowRead, caller: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The rollup rows of one read: the workspace, shape, archive filter and date bounds
+        first (index bounds of ``workspace_shape_archived_date``), then the caller's filter."""
+        first: dict[str, Any] = {
+            "workspaceId": workspace_id,
+            "shape": read.shape.name,
+            **ARCHIVE_FILTERS[archived],
+            **({"docDate": dict(read.dates)} if read.dates else {}),
+        }
+        pipeline: list[dict[str, Any]] = [
+            {"$match": first},
+            *([{"$match": caller}] if caller else []),
+        ]
+        pipeline.append({"$project": ROW_PROJECTION})
+        found = self._rollups.collection.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS)
+        return cast(list[dict[str, Any]], await self._run(found.to_list(None)))
 
     async def counts_by_workspace(self, workspace_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Active and archived document counts of several workspaces.

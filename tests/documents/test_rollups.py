@@ -35,7 +35,8 @@ CURRENCIES = ["EUR", "USD", None]
 DATES = [date(2024, 1, 1), date(2024, 1, 31), date(2024, 2, 1), date(2024, 2, 29), None]
 AMOUNTS = [None, Decimal("0.01"), Decimal("9.99"), Decimal("10.00"), Decimal("1234.56")]
 RATES = [None, 1.0, 1.0837, 0.5]
-BOUNDS = ["2024-01-01", "2024-01-15", "2024-01-31", "2024-02-01", "2024-02-29", "2024-03-01"]
+BOUNDS = ["2024-01-01", "2024-01-15", "2024-01-31", "2024-02-01", "2024-02-15", "2024-02-29"]
+BOUNDS += ["2024-03-01", "2023-12-20"]
 GROUPINGS = [None, "merchant", "category", "currency", "docType", "paymentMethod"]
 GROUPINGS += ["entityId", "day", "month", "year", "date"]
 # Row dimensions, and two fields no row keeps (so the documents answer).
@@ -265,9 +266,18 @@ async def test_which_source_answers(store: Store) -> None:
     assert (
         await totals_of(store, since("2024-01-31", "gt"), "month")
     ).source == "rollups:month-currency"
-    # A date inside a month without merchant: the day rows.
+    # A range from inside a month: its first days from the day rows, the whole months after
+    # from the month rows; with no whole month inside, the day rows alone.
     within = await totals_of(store, since("2024-01-15"), "category")
-    assert within.source == "rollups:day" and within.overall[0].count == 1
+    assert within.source == "rollups:day+month" and within.overall[0].count == 1
+    short = {
+        "conditions": [
+            *since("2024-01-04")["conditions"],
+            *since("2024-02-10", "lte")["conditions"],
+        ]
+    }
+    assert (await totals_of(store, short, "category")).source == "rollups:day"
+    assert (await totals_of(store, short, "category")).overall[0].count == 2
     # A merchant and a date inside a month, or a field no row keeps: the documents.
     by_merchant = {"conditions": [*since("2024-01-15")["conditions"]]}
     assert (await totals_of(store, by_merchant, "merchant")).source == "documents"
