@@ -1,7 +1,8 @@
 """Durable jobs with leases: how processing survives crashes and scales to many workers.
 
-A worker claims a job atomically (``find_one_and_update``): a queued job whose time has come, or
-a running job whose lease has expired (its worker died). While working it renews the lease; when
+A worker claims a job atomically (an update that applies only while the job is as the worker read
+it): a queued job whose time has come, or a running job whose lease has expired (its worker
+died). While working it renews the lease; when
 done it completes the job (or, for periodic work, queues the same job again for a later time),
 and on failure the job goes back to the queue with exponential backoff until its attempts are
 used up. Completion and failure only apply while the worker still owns the lease, so a worker
@@ -20,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
-from pymongo import ASCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
 from persistence.ids import new_id, utcnow
@@ -39,6 +40,8 @@ INDEXES = [
 BASE_BACKOFF_S = 2.0
 MAX_BACKOFF_S = 300.0
 DEFAULT_MAX_ATTEMPTS = 5
+# Claims lost to other workers before this poll gives up (the next poll tries again).
+CLAIM_ATTEMPTS = 5
 
 
 class JobRecord(TypedDict):
@@ -122,28 +125,44 @@ class Jobs:
         return job
 
     async def claim(self, owner: str, lease_s: float) -> JobRecord | None:
-        """Take the next due job (or one whose lease expired) for ``lease_s`` seconds."""
+        """Take the next due job (or one whose lease expired) for ``lease_s`` seconds.
+
+        The earliest of two indexed reads (due queued jobs by ``status_run_after``, expired
+        leases by ``status_lease``) is taken with an update that applies only while the job is
+        as read (compare and set: of two workers, one wins and the other looks again). Not one
+        ``find_one_and_update`` with a top-level ``$or``: the embedded store plans neither and
+        scans every job ever run, twice (1.2 s a claim with 5,000 finished jobs).
+        """
         now = self._now()
-        job = await self._col.find_one_and_update(
-            {
-                "$or": [
+        order = [("runAfter", ASCENDING), ("_id", ASCENDING)]
+        for _ in range(CLAIM_ATTEMPTS):
+            candidates = [
+                found
+                for branch in (
                     {"status": "queued", "runAfter": {"$lte": now}},
                     {"status": "running", "leaseUntil": {"$lt": now}},
-                ]
-            },
-            {
-                "$set": {
-                    "status": "running",
-                    "leaseOwner": owner,
-                    "leaseUntil": now + timedelta(seconds=lease_s),
-                    "updatedAt": now,
-                },
-                "$inc": {"attempts": 1},
-            },
-            sort=[("runAfter", ASCENDING), ("_id", ASCENDING)],
-            return_document=ReturnDocument.AFTER,
-        )
-        return cast(JobRecord | None, job)
+                )
+                for found in await self._col.find(branch).sort(order).limit(1).to_list(1)
+            ]
+            if not candidates:
+                return None
+            job = min(candidates, key=lambda found: (found["runAfter"], found["_id"]))
+            taken = {
+                "status": "running",
+                "leaseOwner": owner,
+                "leaseUntil": now + timedelta(seconds=lease_s),
+                "updatedAt": now,
+            }
+            as_read = {
+                name: job.get(name)
+                for name in ("status", "attempts", "runAfter", "leaseOwner", "leaseUntil")
+            }
+            result = await self._col.update_one(
+                {"_id": job["_id"], **as_read}, {"$set": taken, "$inc": {"attempts": 1}}
+            )
+            if result.matched_count:
+                return cast(JobRecord, {**job, **taken, "attempts": job["attempts"] + 1})
+        return None  # other workers took every job this one looked at: its next poll retries
 
     async def renew(self, job_id: str, owner: str, lease_s: float) -> bool:
         """Extend the lease; False when the job is no longer ours."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date, timedelta
 from typing import Any
 
@@ -40,6 +41,28 @@ async def test_claim_is_exclusive_and_failures_back_off(store: Store) -> None:
     assert second is not None and second["attempts"] == 2
     assert await jobs.fail(job["_id"], "w2", "boom again") == "dead"
     assert await jobs.pending_count() == 0
+
+
+@pytest.mark.wire
+async def test_workers_claiming_at_once_each_get_a_different_job(
+    wire_store: Store,
+) -> None:
+    """Eight workers poll together over the wire for five jobs: each job goes to exactly one
+    (a worker that loses a job to another looks again), and finished jobs are not looked at."""
+    jobs = wire_store.jobs
+    for index in range(3):
+        done = await jobs.enqueue("org_a", "probe", {"n": f"old{index}"})
+        assert await jobs.claim("w0", lease_s=30) is not None
+        assert await jobs.complete(done["_id"], "w0")
+    enqueued = {(await jobs.enqueue("org_a", "probe", {"n": n}))["_id"] for n in range(5)}
+    claimed = await asyncio.gather(*(jobs.claim(f"w{n}", lease_s=30) for n in range(1, 9)))
+    taken = [job["_id"] for job in claimed if job is not None]
+    assert sorted(taken) == sorted(enqueued)
+    for job in claimed:
+        if job is not None:
+            stored = await jobs.get(job["_id"])
+            assert stored is not None and stored["leaseOwner"] == job["leaseOwner"]
+            assert stored["attempts"] == job["attempts"] == 1
 
 
 async def test_a_lease_holds_until_it_expires_then_another_worker_takes_over(
