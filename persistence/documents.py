@@ -86,6 +86,10 @@ INDEXES = [
     IndexModel(
         [("workspaceId", ASCENDING), ("duplicateOf", ASCENDING)], name="workspace_duplicate_of"
     ),
+    # Multikey: which documents list a document among their duplicates.
+    IndexModel(
+        [("workspaceId", ASCENDING), ("duplicates", ASCENDING)], name="workspace_duplicates"
+    ),
 ]
 
 
@@ -652,15 +656,24 @@ class Documents:
         return len(changed)
 
     async def remove_references(self, workspace_id: str, ids: Sequence[str]) -> None:
-        """Forget ``ids`` in other active documents' ``duplicates`` lists."""
-        await self._col.update_many(
-            {
-                "workspaceId": workspace_id,
-                "duplicates": {"$in": list(ids)},
-                "_id": {"$nin": list(ids)},
-            },
-            {"$pull": {"duplicates": {"$in": list(ids)}}},
+        """Forget ``ids`` in other documents' ``duplicates`` lists.
+
+        The documents are found first through ``workspace_duplicates`` (the workspace and
+        ``duplicates`` alone: a ``$match`` the embedded store can plan), then updated by id.
+        """
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"workspaceId": workspace_id, "duplicates": {"$in": list(ids)}}},
+            {"$match": {"_id": {"$nin": list(ids)}}},
+            {"$project": {"_id": 1}},
+        ]
+        found = await self._run(
+            self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
         )
+        if found:
+            await self._col.update_many(
+                {"_id": {"$in": [row["_id"] for row in found]}, "workspaceId": workspace_id},
+                {"$pull": {"duplicates": {"$in": list(ids)}}},
+            )
 
     async def link_duplicate(self, workspace_id: str, original_id: str, duplicate_id: str) -> None:
         await self._col.update_one(

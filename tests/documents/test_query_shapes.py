@@ -168,3 +168,22 @@ async def test_newest_first_pages_read_in_widening_windows(wire_store: Store) ->
     explained = await explain(wire_store, [{"$match": first}])
     assert "IXSCAN" in plan_text(explained) and "COLLSCAN" not in plan_text(explained)
     assert "'totalDocsExamined': 6" in plan_text(explained), plan_text(explained)[:1200]
+
+
+async def test_forgetting_a_duplicate_reads_only_the_documents_that_list_it(
+    wire_store: Store,
+) -> None:
+    """Deleting a document takes its id out of the ``duplicates`` of the documents that list
+    it; finding them examines those documents only (``workspace_duplicates``)."""
+    await fill(wire_store, "org_big", 200, seed=1)
+    await fill(wire_store, "org_dup", 60, seed=3)
+    documents = wire_store.documents
+    await documents.link_duplicate("org_dup", "org_dup_0001", "org_dup_0002")
+    await documents.link_duplicate("org_dup", "org_dup_0003", "org_dup_0002")
+    pipeline = [{"$match": {"workspaceId": "org_dup", "duplicates": {"$in": ["org_dup_0002"]}}}]
+    text = plan_text(await explain(wire_store, pipeline))
+    assert "IXSCAN" in text and "'totalDocsExamined': 2" in text, text[:1200]
+
+    await documents.remove_references("org_dup", ["org_dup_0002"])
+    listing = await wire_store.db["documents"].count_documents({"duplicates": "org_dup_0002"})
+    assert listing == 0
