@@ -4,14 +4,15 @@ document, on the embedded store (SecantusDB).
 Two databases share one embedded server: a workspace holding ``--stored`` demo documents and an
 empty one. The same ``--documents`` new documents are ingested into each, alternately (so both
 see the same machine load), through the service's own path: ``pipeline.receive`` (original in
-GridFS, the document, its activity item, its job, the rollup rows) and
-``pipeline.process_document`` (read the original, preferences, analysis, conversion, the
-duplicate check, the fields saved with their rollup rows moved, the outcome). Analysis is
-replaced by a constant-time function returning demo fields (OCR is measured by
-``bench/extraction.py``); the job queue's claim is left out (``bench/extraction_pipeline.py``
-runs the worker). Printed: median and p95 ms per document for receive and process, the
-commands each sent, documents per minute per worker, and the ratio of the full store to the
-empty one.
+GridFS, the document, its activity item, its job, the rollup rows), then a worker's
+``run_one``: the job's claim, ``pipeline.process_document`` (read the original, preferences,
+analysis, conversion, the duplicate check, the fields saved with their rollup rows moved, the
+outcome) and the job's completion. The full store also holds one finished job per stored
+document, as a store that ingested them would. Analysis is replaced by a constant-time function
+returning demo fields (OCR is measured by ``bench/extraction.py``).
+
+Printed: median and p95 ms per document for receive and for the worker's run, the commands
+each sent, documents per minute per worker, and the ratio of the full store to the empty one.
 
     .venv/bin/python bench/ingestion.py [--stored 20000] [--documents 40]
 """
@@ -33,13 +34,15 @@ from pymongo import monitoring
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.workers import WorkerPool
 from bench.harness import Loaded, Workspace, loaded, percentile
 from engines.analysis import Analysis
 from engines.demo import demo_documents
 from engines.extraction.fields.field_types import ParsedFields
 from engines.extraction.fields.scoring import FieldEvidence
 from persistence.embedded import EmbeddedServer
-from resolvers import pipeline
+from persistence.ids import utcnow
+from resolvers import build_job_kinds, pipeline
 from resolvers.context import Services
 from resolvers.processing import Analyzer
 
@@ -97,7 +100,9 @@ class Ingest:
         def analyze(raw: bytes, mime: str, **hints: Any) -> Analysis:
             return analyses[raw]
 
-        self.services = Services(store=data.store, analyzer=Analyzer(function=analyze))
+        services = Services(store=data.store, analyzer=Analyzer(function=analyze))
+        self.services = services
+        self.worker = WorkerPool(services, build_job_kinds())
         self.receive_ms: list[float] = []
         self.process_ms: list[float] = []
         self.commands: list[int] = []
@@ -106,7 +111,7 @@ class Ingest:
     async def one(self, raw: bytes) -> None:
         self.counter.count = 0
         begin = time.perf_counter()
-        document_id, activity_id = await pipeline.receive(
+        document_id, _ = await pipeline.receive(
             self.services,
             self.workspace_id,
             data=raw,
@@ -116,7 +121,7 @@ class Ingest:
             details={},
         )
         received = time.perf_counter()
-        await pipeline.process_document(self.services, self.workspace_id, document_id, activity_id)
+        assert await self.worker.run_one("bench"), "the document's job was not claimed"
         done = time.perf_counter()
         self.receive_ms.append((received - begin) * 1000)
         self.process_ms.append((done - received) * 1000)
@@ -139,6 +144,33 @@ class Ingest:
         return total
 
 
+async def finished_jobs(data: Loaded, count: int) -> None:
+    """One finished ``process-document`` job per stored document."""
+    now = utcnow()
+    workspace_id = data.tenants[0]["orgId"]
+    for start in range(0, count, 1000):
+        await data.db["jobs"].insert_many(
+            [
+                {
+                    "_id": f"job_done{n}",
+                    "workspaceId": workspace_id,
+                    "kind": pipeline.PROCESS_DOCUMENT,
+                    "payload": {"documentId": f"doc_done{n}", "activityId": f"act_done{n}"},
+                    "status": "done",
+                    "attempts": 1,
+                    "maxAttempts": 5,
+                    "runAfter": now,
+                    "leaseOwner": None,
+                    "leaseUntil": None,
+                    "lastError": None,
+                    "createdAt": now,
+                    "updatedAt": now,
+                }
+                for n in range(start, min(count, start + 1000))
+            ]
+        )
+
+
 async def main(stored: int, documents: int) -> None:
     fields = demo_documents(documents + 1, seed=7)
     analyses = {f"bench document {i}".encode(): analysis_of(f) for i, f in enumerate(fields)}
@@ -157,6 +189,7 @@ async def main(stored: int, documents: int) -> None:
                         [counter],
                     )
                 )
+                await finished_jobs(data, size)
                 sides.append((f"{size} documents stored", Ingest(data, counter, analyses)))
             print(
                 f"{documents} documents ingested beside {stored} stored (loaded in "
