@@ -2,7 +2,8 @@
 documents on the embedded store (SecantusDB), and how many documents each moved into the app.
 
 "Moved" counts the documents in the server's replies to find/aggregate/getMore, observed with
-pymongo command monitoring: count should move only its group rows, search only its page.
+pymongo command monitoring: count should move only rollup rows (a count the documents answer:
+one facet result), search only its page.
 
     .venv/bin/python bench/documents.py [--sizes 10000 100000] [--runs 5]
 """
@@ -83,7 +84,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
     print(f"{size:>7} docs (loaded in {data.load_seconds:5.1f} s)")
     print(
         f"  documents.count groupBy month : {count_ms:8.1f} ms median, "
-        f"{count_moved} documents moved (group rows: 1 facet result)"
+        f"{count_moved} moved (rollup rows, added up in the app)"
     )
     print(
         f"  documents.search filter+sort  : {search_ms:8.1f} ms median, "
