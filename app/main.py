@@ -32,6 +32,7 @@ from resolvers import build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
+from resolvers.usage_meter import flushing
 
 log = logging.getLogger("fincap.app")
 
@@ -103,6 +104,8 @@ def create_app(
                 on_job=metrics.observe_job,
                 keyring=keyring,
             ) as pool,
+            # Last in, first out: the final flush happens while the store is still open.
+            flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
         ):
             app.state.services = pool.services
             log.info(
@@ -146,6 +149,7 @@ def create_app(
             base_url=settings.base_url,
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+            plans=settings.plan_catalog(),
         )
     app.state.settings = settings
     return app

@@ -18,6 +18,7 @@ from resolvers import build_job_kinds
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.processing import Analyzer
+from resolvers.subscriptions import schedule_period_closes
 
 
 def make_executor(settings: Settings, size: int | None = None) -> Executor:
@@ -62,6 +63,7 @@ async def running_workers(
         analyzer=analyzer,
         keyring=keyring,
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        plans=settings.plan_catalog(),
     )
     pool = WorkerPool(
         services,
@@ -71,6 +73,7 @@ async def running_workers(
         on_job=on_job,
     )
     if count > 0:
+        await schedule_period_closes(store)
         pool.start()
     try:
         yield pool
