@@ -254,3 +254,14 @@ def test_a_bad_plans_file_is_refused_with_the_key_and_reason(
 def test_a_missing_plans_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PlanCatalogError, match="cannot read"):
         load_catalog(tmp_path / "nope.toml")
+
+
+def test_settings_refuse_a_bad_plans_file_naming_the_variable(tmp_path: Path) -> None:
+    from app.config import ConfigError, Settings
+
+    bad = write(tmp_path, VALID.replace('price = "9.99"', "price = 9.99"))
+    with pytest.raises(ConfigError, match=r"FINCAP_BILLING_PLANS: .*plans.solo.price"):
+        Settings.from_env(billing_plans=bad)
+    good = Settings.from_env(billing_plans=write(tmp_path, VALID))
+    assert good.plan_catalog().default_plan == "solo"
+    assert Settings().plan_catalog() is default_catalog()
