@@ -256,12 +256,16 @@ def test_a_missing_plans_file_is_refused(tmp_path: Path) -> None:
         load_catalog(tmp_path / "nope.toml")
 
 
-def test_settings_refuse_a_bad_plans_file_naming_the_variable(tmp_path: Path) -> None:
+def test_settings_refuse_a_bad_plans_file_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.config import ConfigError, Settings
 
     bad = write(tmp_path, VALID.replace('price = "9.99"', "price = 9.99"))
+    monkeypatch.setenv("FINCAP_BILLING_PLANS", str(bad))
     with pytest.raises(ConfigError, match=r"FINCAP_BILLING_PLANS: .*plans.solo.price"):
-        Settings.from_env(billing_plans=bad)
-    good = Settings.from_env(billing_plans=write(tmp_path, VALID))
-    assert good.plan_catalog().default_plan == "solo"
+        Settings.from_env()
+    monkeypatch.setenv("FINCAP_BILLING_PLANS", str(write(tmp_path, VALID)))
+    assert Settings.from_env().plan_catalog().default_plan == "solo"
+    monkeypatch.delenv("FINCAP_BILLING_PLANS")
     assert Settings().plan_catalog() is default_catalog()
