@@ -165,20 +165,31 @@ class BillingLedger:
     async def page_for_user(
         self, user_id: str, limit: int, after: tuple[datetime, str] | None = None
     ) -> list[dict[str, Any]]:
-        """The user's entries, newest first (ties by id), strictly after the keyset ``after``."""
-        query: dict[str, Any] = {"userId": user_id}
-        if after is not None:
-            issued, last_id = after
-            query["$or"] = [
-                {"issuedAt": {"$lt": issued}},
-                {"issuedAt": issued, "_id": {"$lt": last_id}},
-            ]
-        return list(
-            await self._col.find(query)
-            .sort([("issuedAt", DESCENDING), ("_id", DESCENDING)])
+        """The user's entries, newest first (ties by id), strictly after the keyset ``after``.
+
+        The keyset is read as two flat queries (the rest of the last page's instant, then
+        older instants) rather than one ``$or``: the embedded store plans no index for a
+        top-level ``$or`` and would scan every account's entries.
+        """
+        order = [("issuedAt", DESCENDING), ("_id", DESCENDING)]
+        if after is None:
+            return await self._col.find({"userId": user_id}).sort(order).limit(limit).to_list(None)
+        issued, last_id = after
+        same_instant = (
+            await self._col.find({"userId": user_id, "issuedAt": issued, "_id": {"$lt": last_id}})
+            .sort(order)
             .limit(limit)
             .to_list(None)
         )
+        if len(same_instant) >= limit:
+            return list(same_instant)
+        older = (
+            await self._col.find({"userId": user_id, "issuedAt": {"$lt": issued}})
+            .sort(order)
+            .limit(limit - len(same_instant))
+            .to_list(None)
+        )
+        return [*same_instant, *older]
 
     async def for_subscription(self, subscription_id: str) -> list[dict[str, Any]]:
         return list(

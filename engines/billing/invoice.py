@@ -146,7 +146,7 @@ def draft_invoice(
 
 def plan_of(catalog: PlanCatalog, plan_id: str) -> Plan:
     """The plan ``plan_id``; a plan since removed from the catalog bills as the default plan
-    (the operator is told by the caller's log; stored history keeps the old id)."""
+    (issued invoices keep the lines they were issued with)."""
     return catalog.get(plan_id) or catalog.default
 
 

@@ -200,3 +200,33 @@ async def test_a_cross_interval_change_waits_for_the_renewal(
     assert renewed is not None and renewed["planId"] == "pro-annual"
     assert renewed["pendingPlanId"] is None
     assert renewed["currentPeriodEnd"] == datetime(2025, 2, 28, tzinfo=UTC)  # anchored on the 31st
+
+
+async def test_the_workers_invoice_is_listed_once_through_rest_and_graphql(
+    billed: Billed, store: Store, clock: ManualClock, alice: Tenant
+) -> None:
+    await billed.ok("billing.change-plan", {"planId": "business"}, alice.headers())
+    await schedule_period_closes(store)
+    workers = [pool(store, clock), pool(store, clock)]
+    clock.now = FEB_END + CLOSE_DELAY
+    await asyncio.gather(*(worker.run_until_idle(f"w{i}") for i, worker in enumerate(workers)))
+    clock.now += timedelta(hours=3)
+    await store.db["jobs"].update_one({"kind": CLOSE_JOB}, {"$set": {"runAfter": clock.now}})
+    await asyncio.gather(*(worker.run_until_idle(f"x{i}") for i, worker in enumerate(workers)))
+
+    history = await billed.ok("billing.listHistory", {}, alice.headers())
+    assert [entry["kind"] for entry in history["entries"]] == ["invoice"]
+    invoice = history["entries"][0]
+    # Business from 09:30 on Jan 31: 686.5 of 696 hours of 99.00 = 97.648… → 97.65.
+    assert invoice["total"] == 97.65 and invoice["currency"] == "USD"
+    assert [line["planId"] for line in invoice["lines"]] == ["free", "business"]
+    assert (
+        invoice["periodStart"].startswith("2024-01-31") and invoice["workspaceId"] == alice.org_id
+    )
+    body = await billed.gql(
+        "{ billingListHistory(input: {}) { entries { id kind total lines { amount } } } }",
+        alice.headers(org=None),
+    )
+    assert "errors" not in body, body
+    entries = body["data"]["billingListHistory"]["entries"]
+    assert [(entry["id"], entry["total"]) for entry in entries] == [(invoice["id"], "97.65")]
