@@ -32,6 +32,7 @@ from resolvers import build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
+from resolvers.subscriptions import schedule_period_closes
 from resolvers.usage_meter import flushing
 
 log = logging.getLogger("fincap.app")
@@ -108,6 +109,9 @@ def create_app(
             flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
         ):
             app.state.services = pool.services
+            # Billing periods close in a durable job: queued once (dedupe key) by the API
+            # process, run by whichever worker is free, here or in `fincap worker` processes.
+            await schedule_period_closes(opened)
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},

@@ -18,7 +18,6 @@ from resolvers import build_job_kinds
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.processing import Analyzer
-from resolvers.subscriptions import schedule_period_closes
 
 
 def make_executor(settings: Settings, size: int | None = None) -> Executor:
@@ -73,7 +72,6 @@ async def running_workers(
         on_job=on_job,
     )
     if count > 0:
-        await schedule_period_closes(store)
         pool.start()
     try:
         yield pool

@@ -299,7 +299,7 @@ async def add_charge(
 
 
 async def schedule_period_closes(store: Store) -> None:
-    """Make sure the close job exists (a dedupe key keeps it to one); run at worker start."""
+    """Make sure the close job exists (a dedupe key keeps it to one); run at API start."""
     await store.jobs.enqueue(SYSTEM_WORKSPACE, CLOSE_JOB, {}, dedupe_key=CLOSE_JOB)
 
 
