@@ -11,7 +11,9 @@ import pytest
 from engines.billing.plans import default_catalog
 from persistence.store import Store
 from resolvers import subscriptions
-from tests.conftest import make_tenant
+from resolvers.registry import Registry
+from tests.conftest import asgi_client, make_tenant, worker_pool
+from tests.test_uploads_wire import b64, fixture
 
 pytestmark = pytest.mark.wire
 CATALOG = default_catalog()
@@ -77,3 +79,26 @@ async def test_history_pages_and_concurrent_closes_on_the_wire(wire_store: Store
     assert sum(issued) == len(invoices) >= 2
     starts = [row["periodStart"] for row in invoices]
     assert len(starts) == len(set(starts))
+
+
+async def test_an_upload_counts_as_processed_and_its_original_as_storage(
+    wire_store: Store, registry: Registry
+) -> None:
+    alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
+    pdf = fixture("text-layer.pdf")
+    headers = alice.headers()
+    async with asgi_client(wire_store, registry) as http:
+        accepted = await http.post(
+            "/v1/capabilities/files.upload",
+            json={"fileName": "invoice.pdf", "base64Data": b64(pdf)},
+            headers=headers,
+        )
+        assert accepted.status_code == 200, accepted.text
+        before = await http.post("/v1/capabilities/billing.get", json={}, headers=headers)
+        assert before.json()["data"]["result"]["usage"]["documentsProcessed"] == 0
+        assert await worker_pool(wire_store, count=1).run_until_idle() == 1
+        after = await http.post("/v1/capabilities/billing.get", json={}, headers=headers)
+    usage = after.json()["data"]["result"]["usage"]
+    assert usage["documentsProcessed"] == 1
+    assert usage["storageBytes"] == len(pdf)
+    assert usage["apiCalls"] == 3  # the upload and both billing.get calls
