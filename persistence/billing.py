@@ -34,6 +34,15 @@ LEDGER_INDEXES = [
         [("userId", ASCENDING), ("issuedAt", DESCENDING), ("_id", DESCENDING)],
         name="user_issued",
     ),
+    IndexModel(
+        [
+            ("userId", ASCENDING),
+            ("workspaceId", ASCENDING),
+            ("issuedAt", DESCENDING),
+            ("_id", DESCENDING),
+        ],
+        name="user_workspace_issued",
+    ),
     IndexModel([("subscriptionId", ASCENDING), ("periodStart", ASCENDING)], name="subscription"),
 ]
 
@@ -163,20 +172,28 @@ class BillingLedger:
         return True
 
     async def page_for_user(
-        self, user_id: str, limit: int, after: tuple[datetime, str] | None = None
+        self,
+        user_id: str,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
+        workspace_id: str | None = None,
     ) -> list[dict[str, Any]]:
-        """The user's entries, newest first (ties by id), strictly after the keyset ``after``.
+        """The user's entries (of ``workspace_id`` only, when given), newest first (ties by id),
+        strictly after the keyset ``after``.
 
         The keyset is read as two flat queries (the rest of the last page's instant, then
         older instants) rather than one ``$or``: the embedded store plans no index for a
         top-level ``$or`` and would scan every account's entries.
         """
         order = [("issuedAt", DESCENDING), ("_id", DESCENDING)]
+        owner: dict[str, Any] = {"userId": user_id}
+        if workspace_id is not None:
+            owner["workspaceId"] = workspace_id
         if after is None:
-            return await self._col.find({"userId": user_id}).sort(order).limit(limit).to_list(None)
+            return await self._col.find(owner).sort(order).limit(limit).to_list(None)
         issued, last_id = after
         same_instant = (
-            await self._col.find({"userId": user_id, "issuedAt": issued, "_id": {"$lt": last_id}})
+            await self._col.find({**owner, "issuedAt": issued, "_id": {"$lt": last_id}})
             .sort(order)
             .limit(limit)
             .to_list(None)
@@ -184,7 +201,7 @@ class BillingLedger:
         if len(same_instant) >= limit:
             return list(same_instant)
         older = (
-            await self._col.find({"userId": user_id, "issuedAt": {"$lt": issued}})
+            await self._col.find({**owner, "issuedAt": {"$lt": issued}})
             .sort(order)
             .limit(limit - len(same_instant))
             .to_list(None)

@@ -111,16 +111,22 @@ async def change_billing_plan(ctx: Context, args: ChangeBillingPlan) -> BillingO
 async def list_billing_history(ctx: Context, args: ListBillingHistory) -> BillingHistory:
     """Invoices and one-off charges of the caller's own billing account only, newest first,
     whatever workspace is active (another owner's history is never shown, not even to members
-    of their workspaces). Page with startingAfter = the previous page's nextCursor."""
+    of their workspaces); a key or token restricted to one workspace sees that workspace's
+    entries only. Page with startingAfter = the previous page's nextCursor."""
     keyring = ctx.services.keyring
-    query_print = cursors.fingerprint({"capability": "billing.listHistory", "user": ctx.user_id})
+    restricted = ctx.principal.restricted_to
+    query_print = cursors.fingerprint(
+        {"capability": "billing.listHistory", "user": ctx.user_id, "only": restricted}
+    )
     after: tuple[datetime, str] | None = None
     if args.startingAfter is not None:
         state = cursors.decode(args.startingAfter, query_print, keyring)
         if not isinstance(state.get("v"), datetime) or not isinstance(state.get("id"), str):
             raise BadRequest(cursors.NOT_A_CURSOR)
         after = (state["v"], state["id"])
-    rows = await ctx.store.billing_ledger.page_for_user(ctx.user_id, args.limit + 1, after)
+    rows = await ctx.store.billing_ledger.page_for_user(
+        ctx.user_id, args.limit + 1, after, workspace_id=restricted
+    )
     has_more = len(rows) > args.limit
     rows = rows[: args.limit]
     next_cursor = None

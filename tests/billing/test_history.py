@@ -8,7 +8,7 @@ from typing import Any
 
 from engines.billing.plans import default_catalog
 from persistence.store import Store
-from resolvers import subscriptions
+from resolvers import accounts, subscriptions
 from tests.billing.conftest import START, Billed
 from tests.conftest import Tenant
 
@@ -142,3 +142,32 @@ async def test_a_cursor_the_server_did_not_make_is_a_400(
     # Through GraphQL too.
     gql = await billed.gql(HISTORY_QUERY, alice.headers(), {"input": {"startingAfter": "nope"}})
     assert gql["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+
+
+async def test_a_key_restricted_to_one_workspace_sees_that_workspaces_entries_only(
+    billed: Billed, store: Store, alice: Tenant
+) -> None:
+    second = await accounts.create_workspace(store, "alice@example.com", "Alice Two")
+    in_first = await charges(store, alice, 3, "First")
+    other = Tenant(alice.user_id, second["orgId"], alice.api_key)
+    in_second = await charges(store, other, 2, "Second")
+    account_wide = await subscriptions.add_charge(
+        store, default_catalog(), alice.user_id, 500, "Account-wide", START
+    )
+    key = await accounts.create_key(store, "alice@example.com", restrict_to=second["orgId"])
+    restricted = {"Authorization": f"Bearer {key['apiKey']}"}
+    page = await billed.ok("billing.listHistory", {"limit": 1}, restricted)
+    seen = [page["entries"][0]["id"]]
+    page = await billed.ok("billing.listHistory", {"startingAfter": page["nextCursor"]}, restricted)
+    seen += [entry["id"] for entry in page["entries"]]
+    assert sorted(seen) == sorted(in_second)
+    everything = await billed.ok("billing.listHistory", {}, alice.headers(org=None))
+    assert {entry["id"] for entry in everything["entries"]} == {
+        *in_first,
+        *in_second,
+        account_wide["_id"],
+    }
+    # The unrestricted key's cursor does not page the restricted view.
+    cursor = (await billed.ok("billing.listHistory", {"limit": 1}, alice.headers()))["nextCursor"]
+    refused = await billed.call("billing.listHistory", {"startingAfter": cursor}, restricted)
+    assert refused.status_code == 400
