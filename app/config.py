@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -113,10 +113,82 @@ class Settings(BaseSettings):
         "(revocation in the same process is immediate; other processes follow within this "
         "time); 0: look up on every call",
     )
+    rules_llm_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://",
+        validation_alias="FINCAP_RULES_LLM_URL",
+        description="base URL of an OpenAI-compatible chat-completions API (…/v1) that reads "
+        "the rule sentences the grammar cannot; unset: the grammar alone (offline)",
+    )
+    rules_llm_model: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_RULES_LLM_MODEL",
+        description="the model name sent to that API (required with `FINCAP_RULES_LLM_URL`)",
+    )
+    rules_llm_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_RULES_LLM_API_KEY",
+        description="bearer token for that API, if it needs one",
+    )
+    rules_llm_timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=300,
+        validation_alias="FINCAP_RULES_LLM_TIMEOUT_SECONDS",
+        description="seconds rules.prepare waits for the language model before using the "
+        "grammar's reading",
+    )
+    smtp_host: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_SMTP_HOST",
+        description="SMTP relay for the rules' e-mail notifications; unset: e-mail actions "
+        "fail with that reason in the rule's stats",
+    )
+    smtp_port: int = Field(
+        default=587,
+        ge=1,
+        le=65535,
+        validation_alias="FINCAP_SMTP_PORT",
+        description="the relay's port",
+    )
+    smtp_from: str = Field(
+        default="fincap@localhost",
+        validation_alias="FINCAP_SMTP_FROM",
+        description="sender address of notification e-mails",
+    )
+    smtp_username: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_SMTP_USERNAME",
+        description="login at the relay (unset: no login)",
+    )
+    smtp_password: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_SMTP_PASSWORD",
+        description="password of that login",
+    )
+    smtp_starttls: bool = Field(
+        default=True,
+        validation_alias="FINCAP_SMTP_STARTTLS",
+        description="upgrade the relay connection with STARTTLS (false: plain, for a relay "
+        "on localhost)",
+    )
+    webhook_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=120,
+        validation_alias="FINCAP_WEBHOOK_TIMEOUT_SECONDS",
+        description="seconds a rule's webhook call may take",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    @model_validator(mode="after")
+    def _model_with_url(self) -> Settings:
+        if self.rules_llm_url and not self.rules_llm_model:
+            raise ValueError("FINCAP_RULES_LLM_MODEL is required with FINCAP_RULES_LLM_URL")
+        return self
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -22,7 +22,7 @@ from app.metrics import Metrics
 from app.oauth import oauth_routes
 from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
-from app.processing import running_workers
+from app.processing import automation_config, running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
 from engines.keyring import Keyring
@@ -102,6 +102,7 @@ def create_app(
                 count=settings.workers,
                 on_job=metrics.observe_job,
                 keyring=keyring,
+                registry=registry,
             ) as pool,
         ):
             app.state.services = pool.services
@@ -146,6 +147,8 @@ def create_app(
             base_url=settings.base_url,
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+            registry=registry,
+            automation=automation_config(settings),
         )
     app.state.settings = settings
     return app

@@ -57,5 +57,16 @@ class Activity:
             },
         )
 
+    async def add_reasoning(self, workspace_id: str, activity_id: str, text: str) -> None:
+        """Append ``text`` to the item's reasoning (automation rules that ran after an update)."""
+        item = await self.get(workspace_id, activity_id)
+        if item is None:
+            return
+        reasoning = " ".join(part for part in (item.get("reasoning"), text) if part)
+        await self._col.update_one(
+            {"_id": activity_id, "workspaceId": workspace_id},
+            {"$set": {"reasoning": reasoning, "updatedAt": utcnow()}},
+        )
+
     async def get(self, workspace_id: str, activity_id: str) -> dict[str, Any] | None:
         return await self._col.find_one({"_id": activity_id, "workspaceId": workspace_id})

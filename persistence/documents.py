@@ -494,6 +494,36 @@ class Documents:
                 return cast(StoredDocument, found[0]), rule.reason
         return None
 
+    async def matching(
+        self, workspace_id: str, document_id: str, filters: Mapping[str, Mapping[str, Any]]
+    ) -> set[str]:
+        """Which of ``filters`` (compiled where clauses, by name) the active document matches,
+        in one read: the document by id, then one ``$facet`` branch per filter."""
+        if not filters:
+            return set()
+        names = list(filters)
+        facets = {
+            f"f{index}": [{"$match": dict(filters[name])}, {"$project": {"_id": 1}}]
+            for index, name in enumerate(names)
+        }
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"_id": document_id, "workspaceId": workspace_id, "archived": False}},
+            {"$facet": facets},
+        ]
+        rows = await self._run(
+            self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        )
+        if not rows:
+            return set()
+        return {name for index, name in enumerate(names) if rows[0].get(f"f{index}")}
+
+    async def record_edits(
+        self, workspace_id: str, edits: Mapping[str, Sequence[EditEntry]]
+    ) -> None:
+        """Record history entries of changes made outside ``update_fields`` (an archive by an
+        automation rule)."""
+        await self._edits.add(workspace_id, edits)
+
     async def active_duplicates_of(self, workspace_id: str, document_id: str) -> list[str]:
         rows = await self._col.find(
             {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": False},

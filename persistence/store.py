@@ -14,6 +14,7 @@ from persistence.files import Files
 from persistence.ids import utcnow
 from persistence.jobs import Clock, Jobs
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
+from persistence.rules import Rules
 from persistence.users import Users
 from persistence.workspaces import Workspaces
 
@@ -45,6 +46,7 @@ class Store:
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
+        self.rules = Rules(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

@@ -7,12 +7,12 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import currency, documents, files, pipeline, workspaces
+from resolvers import currency, documents, files, pipeline, rules, workspaces
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (currency, documents, files, workspaces)
-JOB_MODULES = (pipeline,)
+RESOURCES = (currency, documents, files, rules, workspaces)
+JOB_MODULES = (pipeline, rules)
 
 
 def build_registry() -> Registry:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from engines.keyring import Keyring
+from engines.rules.config import AutomationConfig
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
@@ -15,6 +16,7 @@ from resolvers.throttle import ExpensiveCallGate
 if TYPE_CHECKING:
     from engines.currency import RateBook
     from resolvers.processing import Analyzer
+    from resolvers.registry import Registry
 
 
 def _nothing() -> None:
@@ -38,7 +40,7 @@ class Principal:
     key_id: str  # the API key's id, or the OAuth token family's (throttling counts per id)
     restricted_to: str | None = None  # a restricted key's workspace, or a token's
     scopes: frozenset[str] = field(default_factory=lambda: frozenset({"all"}))
-    via: Literal["api_key", "oauth"] = "api_key"
+    via: Literal["api_key", "oauth", "rule"] = "api_key"  # rule: an automation rule acting
     client_id: str | None = None  # the OAuth client acting for the user
     expires_at: int | None = None  # an OAuth access token's expiry (epoch seconds)
 
@@ -62,6 +64,10 @@ class Services:
     keyring: Keyring = field(default_factory=Keyring.generate)
     expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    # The capabilities, for work that calls one on a user's behalf (automation rules send
+    # documents through integrations.send); None where no registry was built.
+    registry: Registry | None = None
+    automation: AutomationConfig = field(default_factory=AutomationConfig)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

@@ -16,6 +16,7 @@ from persistence.ids import utcnow
 from resolvers.context import Context
 from resolvers.document_edits import edit_entries
 from resolvers.errors import BadRequest
+from resolvers.rule_runner import queue_update_rules
 from schema.documents import BulkEditDocuments, BulkEditItem, BulkEditResult, FieldChange
 
 BULK_EDIT_LIMIT = 1000
@@ -117,6 +118,9 @@ async def apply(ctx: Context, plan: Plan, category: str | None) -> int:
     """Write the plan; a new category also steers each merchant's future documents."""
     workspace_id = ctx.require_workspace()
     modified = await ctx.store.documents.bulk_update(workspace_id, plan.updates)
+    await queue_update_rules(
+        ctx.services, workspace_id, [u.record["_id"] for u in plan.updates], ctx.request_id
+    )
     if category is not None:
         merchants = {update.record.get("merchant") for update in plan.updates}
         for merchant in sorted(m for m in merchants if isinstance(m, str)):

@@ -20,6 +20,7 @@ from resolvers.document_views import complete_document, complete_documents, full
 from resolvers.errors import BadRequest, NotFound, store_errors
 from resolvers.preferences import preferred_currency
 from resolvers.registry import capability
+from resolvers.rule_runner import queue_update_rules
 from schema.documents import (
     BulkEditDocuments,
     BulkEditResult,
@@ -123,6 +124,7 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     updated = await ctx.store.documents.update_fields(workspace_id, record, changed, edits)
     if updated is None:
         raise NotFound(f"Document '{args.id}' not found")
+    await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
     return DocumentResult(document=await complete_document(ctx, updated))
 
 

@@ -46,6 +46,21 @@ async def invoke(
     return spec.output.model_validate(result, from_attributes=True)
 
 
+async def invoke_as(registry: Registry, slug: str, arguments: Any, ctx: Context) -> BaseModel:
+    """Run capability ``slug`` in a context built by trusted server code (an automation rule
+    acting for the user who saved it): validate → run → validate the result, as ``invoke``.
+
+    ``NotFound`` when the capability is not part of this service.
+    """
+    spec = lookup(registry, slug)
+    if not ctx.principal.allows(spec.permissions):
+        raise MissingScope(spec.permissions)
+    args = validate_input(spec, arguments)
+    with store_errors():
+        result = await spec.handler(ctx, args)
+    return spec.output.model_validate(result, from_attributes=True)
+
+
 async def authorize(
     credentials: Credentials,
     services: Services,
@@ -83,4 +98,4 @@ def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
     return args
 
 
-__all__ = ["CapabilityError", "authorize", "invoke", "lookup", "validate_input"]
+__all__ = ["CapabilityError", "authorize", "invoke", "invoke_as", "lookup", "validate_input"]

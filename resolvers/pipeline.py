@@ -23,6 +23,7 @@ from resolvers.job_kinds import job_kind
 from resolvers.pipeline_contract import Intake, Step, StepContext, StopPipeline
 from resolvers.pipeline_steps import (
     Analyze,
+    ApplyRules,
     CheckDuplicate,
     ConvertCurrency,
     FlagWeakFields,
@@ -53,6 +54,7 @@ STEPS: tuple[Step, ...] = (
     SaveFields(),  # the fields onto the stored document
     LinkDuplicate(),  # a duplicate links to its original: warning
     FlagWeakFields(),  # a missing or weakly read amount or date: warning, saying what to check
+    ApplyRules(),  # the workspace's document-processed automation rules, after categorization
 )
 
 
@@ -137,7 +139,8 @@ async def process_document(
         await finish(services, intake, stop.status, stop.reason)
         return
     outcome = "warning" if intake.notes else "processed"
-    await finish(services, intake, outcome, " ".join([*intake.notes, summary(intake)]))
+    reason = " ".join([*intake.notes, summary(intake), *intake.events])
+    await finish(services, intake, outcome, reason)
 
 
 def summary(intake: Intake) -> str:

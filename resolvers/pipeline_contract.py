@@ -32,6 +32,7 @@ class Intake:
     fields: Mapping[str, Any] = field(default_factory=dict)  # API-level document fields
     duplicate: tuple[str, str] | None = None  # (original id, why)
     notes: tuple[str, ...] = ()  # what makes the outcome a warning, in order
+    events: tuple[str, ...] = ()  # what else happened (automation rules), for the reasoning
 
     @property
     def file(self) -> StoredFile:

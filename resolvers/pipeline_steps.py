@@ -17,6 +17,7 @@ from persistence.money import to_cents
 from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.processing import PermanentFailure, document_fields
+from resolvers.rule_runner import EVENT_PROCESSED, RuleEvent, run_document_rules
 
 
 class ReadOriginal:
@@ -203,6 +204,27 @@ class FlagWeakFields:
         if reason is None:
             return intake
         return dataclasses.replace(intake, notes=(*intake.notes, reason))
+
+
+class ApplyRules:
+    """The workspace's enabled document-processed rules on the saved document; what each did
+    joins the reasoning (a likely duplicate is not sent to an integration)."""
+
+    name: ClassVar[str] = "apply-rules"
+
+    def applies(self, intake: Intake) -> bool:
+        return bool(intake.fields)
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        event = RuleEvent(
+            trigger="document-processed",
+            key=EVENT_PROCESSED,
+            duplicate_of=intake.duplicate[0] if intake.duplicate else None,
+        )
+        lines = await run_document_rules(
+            ctx.services, intake.workspace_id, intake.document_id, event
+        )
+        return dataclasses.replace(intake, events=(*intake.events, *lines)) if lines else intake
 
 
 def conversion(

@@ -159,8 +159,7 @@ class RuleDefinition(BaseModel):
     trigger: RuleTrigger
     conditions: WhereClause | None = Field(
         default=None,
-        description="which documents: a where clause as in documents.search (none: every "
-        "document)",
+        description="which documents: a where clause as in documents.search (none: every document)",
     )
     actions: list[RuleAction] = Field(min_length=1, max_length=10)
 
@@ -204,8 +203,9 @@ class RulePreview(CapabilityOutput):
 class RuleStats(CapabilityOutput):
     """What a rule has done so far."""
 
-    runs: int = Field(description="Times the rule was evaluated (one per document event or "
-                      "scheduled run)")
+    runs: int = Field(
+        description="Times the rule was evaluated (one per document event or scheduled run)"
+    )
     documentsMatched: int
     actionsApplied: int
     actionsFailed: int
@@ -214,7 +214,7 @@ class RuleStats(CapabilityOutput):
     lastErrorAt: datetime | None
 
 
-class Rule(CapabilityOutput):
+class AutomationRule(CapabilityOutput):
     """A saved automation rule."""
 
     id: str
@@ -234,7 +234,7 @@ class SavedRule(CapabilityOutput):
     """rules.execute's result: the saved rule, and (once) its webhook signing secret."""
 
     status: Literal["created"]
-    rule: Rule
+    rule: AutomationRule
     notUnderstood: list[str]
     warnings: list[str]
     webhookSecret: str | None = Field(
@@ -253,7 +253,7 @@ class ListRules(CapabilityInput):
 class RuleList(CapabilityOutput):
     """The workspace's rules, newest first."""
 
-    rules: list[Rule]
+    rules: list[AutomationRule]
 
 
 class RuleId(CapabilityInput):
@@ -277,7 +277,7 @@ class DeleteRule(RuleId):
 class RuleResult(CapabilityOutput):
     """One rule after a change of status."""
 
-    rule: Rule
+    rule: AutomationRule
 
 
 class DeletedRule(CapabilityOutput):

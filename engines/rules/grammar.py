@@ -12,15 +12,65 @@ order; what they mean together is assembled from the tree.
 from __future__ import annotations
 
 # Terminals: one per token kind of the lexicon (keywords) plus the kinds that carry a value.
-KEYWORDS = (
-    "when arrive updated on upload update every day week month run weekday freq "
-    "categorize categorizeas categorized set rename category merchant mark recurring archive "
-    "send requireapproval notify email webhook call me from at in gt gte lt lte between "
-    "amount is currency country city receipt invoice document unpaid uncategorized ending "
-    "and or comma then as to integ"
-).split()
-VALUED = ("w", "q", "num", "cur", "countryname", "cityname", "emailaddr", "url", "time",
-          "ordinal")
+KEYWORDS = [
+    "when",
+    "arrive",
+    "updated",
+    "on",
+    "upload",
+    "update",
+    "every",
+    "day",
+    "week",
+    "month",
+    "run",
+    "weekday",
+    "freq",
+    "categorize",
+    "categorizeas",
+    "categorized",
+    "set",
+    "rename",
+    "category",
+    "merchant",
+    "mark",
+    "recurring",
+    "archive",
+    "send",
+    "requireapproval",
+    "notify",
+    "email",
+    "webhook",
+    "call",
+    "me",
+    "from",
+    "at",
+    "in",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "between",
+    "amount",
+    "is",
+    "currency",
+    "country",
+    "city",
+    "receipt",
+    "invoice",
+    "document",
+    "unpaid",
+    "uncategorized",
+    "ending",
+    "and",
+    "or",
+    "comma",
+    "then",
+    "as",
+    "to",
+    "integ",
+]
+VALUED = ("w", "q", "num", "cur", "countryname", "cityname", "emailaddr", "url", "time", "ordinal")
 
 RULES = r"""
 start: (_phrase | _sep)+
@@ -32,7 +82,7 @@ _phrase: action | condition | subject | trigger | WHEN
 ?action: categorize | set_category | set_merchant | rename | mark_recurring | archive
        | send | require_approval | notify_email | notify_webhook
 
-categorize: (CATEGORIZE | MARK) _span? (AS | TO) target
+categorize: (CATEGORIZE | MARK) _span? (AS | TO | IN) target
           | (CATEGORIZE | MARK)? _span? CATEGORIZEAS target
 set_category: SET CATEGORY _span? (TO | AS) target
             | SET _span CATEGORY (TO | AS) target
@@ -45,7 +95,7 @@ mark_recurring: (MARK | CATEGORIZE) _span? AS? FREQ? RECURRING FREQ?
               | (MARK | CATEGORIZE) _span? AS FREQ
 archive: ARCHIVE _span?
 send: SEND _span? TO? INTEG
-require_approval: REQUIREAPPROVAL _span?
+require_approval: MARK? _span? REQUIREAPPROVAL _span?
 notify_email: EMAIL _span? TO? recipient
             | NOTIFY recipient EMAIL?
             | NOTIFY _span? TO? recipient EMAIL?
@@ -59,7 +109,8 @@ recipient: EMAILADDR | ME
 target: name
 
 // -- what a rule applies to -------------------------------------------------------------
-_span: subject condition* | condition+
+_span: subject condition* | condition+ | bare condition*
+bare: names
 
 subject: EVERY? _adjective* names? _adjective* doc_nouns
 doc_nouns: doc_noun ((AND | OR | COMMA) doc_noun)*
@@ -109,6 +160,8 @@ schedule: EVERY period at_time?
         | ON ORDINAL EVERY? MONTH at_time?
         | EVERY MONTH ON ORDINAL at_time?
         | RUN EVERY? FREQ at_time?
+        | freq_schedule
+freq_schedule.-1: FREQ (ON WEEKDAY)? at_time?
         | at_time
 period: DAY | WEEK | MONTH | WEEKDAY
 at_time: AT TIME
@@ -119,7 +172,5 @@ at_time: AT TIME
 
 def grammar() -> str:
     """The complete grammar: the rules above and one terminal per token kind."""
-    terminals = [
-        f'{kind.upper()}: /t_{kind}_\\d+/' for kind in (*KEYWORDS, *VALUED)
-    ]
+    terminals = [f"{kind.upper()}: /t_{kind}_\\d+/" for kind in (*KEYWORDS, *VALUED)]
     return RULES + "\n".join(terminals) + "\n"

@@ -35,7 +35,6 @@ from engines.rules.lexicon import (
     INTEGRATIONS,
     MERCHANT_ALIASES,
     PHRASES,
-    WEEKDAYS,
 )
 
 MAX_PHRASE_WORDS = 6
@@ -46,7 +45,8 @@ _RAW = re.compile(
     (?P<url>https?://[^\s,;"'<>]+[^\s,;"'<>.])
   | (?P<emailaddr>[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})
   | (?P<q>"[^"]{1,200}"|“[^”]{1,200}”|(?<![\w])'[^']{1,200}'(?![\w]))
-  | (?P<time>\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?![\w])|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidnight\b)
+  | (?P<time>\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?![\w])
+      |\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidnight\b)
   | (?P<ordinal>\b\d{1,2}(?:st|nd|rd|th)\b)
   | (?P<num>\d{1,3}(?:[,.\u00a0']\d{3})+(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2})?(?!\d))
   | (?P<word>[^\W\d_](?:[\w&'’.\-]*\w)?|\w+)
@@ -253,12 +253,13 @@ def _failed_at(error: UnexpectedInput, offsets: list[int]) -> int:
 # -- 3. meaning ----------------------------------------------------------------------------
 
 
-def _word_pattern(name: str) -> str:
+def _word_pattern(name: str) -> tuple[str, str, str]:
+    """(left boundary, escaped words, right boundary) of a name in a pattern."""
     escaped = re.sub(r"([^\w\s])", r"\\\1", name.lower())
     escaped = re.sub(r"\s+", " ", escaped)
     left = r"\b" if name[:1].isalnum() else ""
     right = r"\b" if name[-1:].isalnum() else ""
-    return left, escaped, right  # type: ignore[return-value]
+    return left, escaped, right
 
 
 def merchant_pattern(names: Iterable[str]) -> str:
@@ -270,8 +271,7 @@ def merchant_pattern(names: Iterable[str]) -> str:
                 variants.append(variant)
     escaped = []
     for variant in variants:
-        left, body, right = _word_pattern(variant)  # type: ignore[misc]
-        escaped.append((left, body, right))
+        escaped.append(_word_pattern(variant))
     if len(escaped) == 1:
         left, body, right = escaped[0]
         return f"{left}{body}{right}"
@@ -380,6 +380,9 @@ class _Reader:
         if names is not None:
             self.merchants.extend(self.names(names))
 
+    def on_bare(self, node: Tree) -> None:
+        self.on_cond_merchant(node)
+
     def on_rename_from(self, node: Tree) -> None:
         names = self.child(node, "names")
         if names is not None:
@@ -389,7 +392,9 @@ class _Reader:
         self.senders.extend(p.value or p.text for p in self.tokens(node) if p.kind == "emailaddr")
 
     def on_cond_amount(self, node: Tree) -> None:
-        monies = [self._money(m) for m in node.children if isinstance(m, Tree) and m.data == "money"]
+        monies = [
+            self._money(m) for m in node.children if isinstance(m, Tree) and m.data == "money"
+        ]
         kinds = self.kinds(node)
         comparison = self.child(node, "comparison")
         if "between" in kinds and len(monies) == 2:
@@ -516,13 +521,23 @@ class _Reader:
             if day > 28:
                 self.warnings.append("Monthly rules run on day 28 at the latest.")
             schedule = {"frequency": "monthly", "dayOfMonth": min(max(day, 1), 28)}
-        elif "freq" in kinds:
-            frequency = next(p for p in pieces if p.kind == "freq").value
+        elif "freq" in kinds or self.child(node, "freq_schedule") is not None:
+            inner = self.child(node, "freq_schedule")
+            found = self.tokens(inner) if inner is not None else pieces
+            day = [p for p in found if p.kind == "weekday"]
+            frequency = next(p for p in found if p.kind == "freq").value
+            if day:
+                frequency = "weekly"
+                schedule = {"frequency": "weekly", "weekday": day[0].value}
             if frequency not in ("daily", "weekly", "monthly"):
-                self.warnings.append(f"Rules run daily, weekly or monthly; {frequency} runs "
-                                     "monthly.")
+                self.warnings.append(
+                    f"Rules run daily, weekly or monthly; {frequency} runs monthly."
+                )
                 frequency = "monthly"
-            schedule = {"frequency": frequency}
+            if not day:
+                schedule = {"frequency": frequency}
+            if inner is not None and self.child(inner, "at_time") is not None:
+                self.hour = int(self.tokens(self.child(inner, "at_time"))[-1].value)  # type: ignore[arg-type]
         at_time = self.child(node, "at_time")
         if at_time is not None:
             self.hour = int(self.tokens(at_time)[-1].value)
@@ -566,8 +581,11 @@ class _Reader:
                 conditions.append({"field": field_name, "op": "in", "value": values})
         if self.cities:
             conditions.append(
-                {"field": "expenseLocation.primary.city", "op": "regex",
-                 "value": merchant_pattern(dict.fromkeys(self.cities))}
+                {
+                    "field": "expenseLocation.primary.city",
+                    "op": "regex",
+                    "value": merchant_pattern(dict.fromkeys(self.cities)),
+                }
             )
         conditions.extend(self.conditions)
         return {"logic": "and", "conditions": conditions} if conditions else None
@@ -618,10 +636,13 @@ def read_rule(sentence: str) -> RuleDraft:
         reader.warnings.append(
             "No currency was named: amounts are compared in each document's own currency."
         )
+    conditions = reader.where()
+    if conditions is None:
+        reader.warnings.append("The rule names no conditions: it applies to every document.")
     rule = {
         "name": rule_name(sentence),
         "trigger": reader.trigger(),
-        "conditions": reader.where(),
+        "conditions": conditions,
         "actions": reader.actions,
     }
     return RuleDraft(rule, not_understood, reader.warnings)
