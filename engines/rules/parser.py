@@ -522,26 +522,28 @@ class _Reader:
                 self.warnings.append("Monthly rules run on day 28 at the latest.")
             schedule = {"frequency": "monthly", "dayOfMonth": min(max(day, 1), 28)}
         elif "freq" in kinds or self.child(node, "freq_schedule") is not None:
-            inner = self.child(node, "freq_schedule")
-            found = self.tokens(inner) if inner is not None else pieces
-            day = [p for p in found if p.kind == "weekday"]
-            frequency = next(p for p in found if p.kind == "freq").value
-            if day:
-                frequency = "weekly"
-                schedule = {"frequency": "weekly", "weekday": day[0].value}
-            if frequency not in ("daily", "weekly", "monthly"):
-                self.warnings.append(
-                    f"Rules run daily, weekly or monthly; {frequency} runs monthly."
-                )
-                frequency = "monthly"
-            if not day:
-                schedule = {"frequency": frequency}
-            if inner is not None and self.child(inner, "at_time") is not None:
-                self.hour = int(self.tokens(self.child(inner, "at_time"))[-1].value)  # type: ignore[arg-type]
+            schedule = self._frequency_schedule(node, pieces)
         at_time = self.child(node, "at_time")
         if at_time is not None:
             self.hour = int(self.tokens(at_time)[-1].value)
         self.triggers.append({"type": "schedule", "schedule": schedule})
+
+    def _frequency_schedule(self, node: Tree, pieces: list[Piece]) -> dict[str, Any]:
+        """ "Monthly", "weekly on Friday at 9am", "run daily"."""
+        inner = self.child(node, "freq_schedule")
+        found = self.tokens(inner) if inner is not None else pieces
+        weekdays = [p for p in found if p.kind == "weekday"]
+        if inner is not None:
+            at_time = self.child(inner, "at_time")
+            if at_time is not None:
+                self.hour = int(self.tokens(at_time)[-1].value)
+        if weekdays:
+            return {"frequency": "weekly", "weekday": weekdays[0].value}
+        frequency = next(p for p in found if p.kind == "freq").value
+        if frequency not in ("daily", "weekly", "monthly"):
+            self.warnings.append(f"Rules run daily, weekly or monthly; {frequency} runs monthly.")
+            frequency = "monthly"
+        return {"frequency": frequency}
 
     # the rule
 
