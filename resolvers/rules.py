@@ -376,7 +376,7 @@ async def run_scheduled_rule(services: Services, job: JobRecord) -> RunAgain | N
     schedule = definition.trigger.schedule
     if schedule is None:
         return None
-    now = utcnow()
+    now = store.jobs.now()  # the clock the job was claimed by
     due = rule.get("nextRunAt")
     if due is not None and due.replace(tzinfo=due.tzinfo or UTC) > now + timedelta(seconds=1):
         return RunAgain(at=due)  # re-enabled with a later time than this job's
