@@ -27,7 +27,7 @@ from persistence.ids import utcnow
 from persistence.where import WhereError, compile_where
 from resolvers.context import Context, Principal, Services
 from resolvers.document_edits import edit_entries
-from resolvers.document_views import full_view
+from resolvers.document_views import full_view, jsonable
 from resolvers.errors import CapabilityError, NotFound
 from resolvers.invoke import invoke_as
 from schema.rules import RuleAction, RuleDefinition
@@ -379,7 +379,7 @@ async def require_approval(
 def _summary(services: Services, record: StoredDocument) -> dict[str, Any]:
     view = full_view(record, services.base_url)
     return {
-        name: view.get(name)
+        name: jsonable(view.get(name))
         for name in (
             "id",
             "merchant",

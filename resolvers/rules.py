@@ -88,7 +88,7 @@ def validated(candidate: Any) -> RuleDefinition:
     try:
         rule = RuleDefinition.model_validate(candidate)
     except ValidationError as exc:
-        raise ValueError(describe_validation_error(exc)) from None
+        raise ValueError(describe_validation_error(exc).removeprefix("Invalid request: ")) from None
     try:
         compile_where(rule.conditions, dict(SEARCH_FIELDS), "conditions")
     except WhereError as exc:

@@ -26,9 +26,9 @@ def pool(store: Store) -> WorkerPool:
 
 
 async def queued(store: Store, kind: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = await store.db["jobs"].find(
-        {"kind": kind, "status": "queued"}
-    ).to_list(None)
+    found: list[dict[str, Any]] = (
+        await store.db["jobs"].find({"kind": kind, "status": "queued"}).to_list(None)
+    )
     return found
 
 
@@ -55,7 +55,9 @@ async def test_a_correction_runs_the_updated_rules_in_a_job(
     ride = await document(client, alice, "doc_ride")
     assert ride["category"] == "Travel" and ride["amount"] == 31.5
     assert [(e["field"], e["via"]) for e in ride["editHistory"]] == [
-        ("summary", "documents.update"), ("amount", "documents.update"), ("category", "rule")
+        ("summary", "documents.update"),
+        ("amount", "documents.update"),
+        ("category", "rule"),
     ]
     reasoning = (await store.activity.get(alice.org_id, activity["_id"]) or {})["reasoning"]
     assert reasoning == (
@@ -68,27 +70,37 @@ async def test_a_correction_runs_the_updated_rules_in_a_job(
 
     # Bulk edits are corrections too.
     await store.documents.insert_many(alice.org_id, [doc("doc_ride2", merchant="Uber")])
-    result(await call(client, alice, "documents.bulk-edit",
-                      {"merchant": "Uber", "changes": {"category": "Meals"}, "dryRun": False}))
+    result(
+        await call(
+            client,
+            alice,
+            "documents.bulk-edit",
+            {"merchant": "Uber", "changes": {"category": "Meals"}, "dryRun": False},
+        )
+    )
     assert await pool(store).run_until_idle() == 1
     assert (await document(client, alice, "doc_ride2"))["category"] == "Travel"
 
 
 def test_next_run_times() -> None:
     at = datetime(2026, 11, 23, 10, 30, tzinfo=UTC)  # a Monday
-    assert next_run(RuleSchedule(frequency="daily", hour=18), at) == at.replace(hour=18,
-                                                                                minute=0)
+    assert next_run(RuleSchedule(frequency="daily", hour=18), at) == at.replace(hour=18, minute=0)
     assert next_run(RuleSchedule(frequency="daily", hour=9), at) == datetime(
-        2026, 11, 24, 9, tzinfo=UTC)
+        2026, 11, 24, 9, tzinfo=UTC
+    )
     assert next_run(RuleSchedule(frequency="weekly", weekday="monday", hour=9), at) == datetime(
-        2026, 11, 30, 9, tzinfo=UTC)
+        2026, 11, 30, 9, tzinfo=UTC
+    )
     assert next_run(RuleSchedule(frequency="weekly", weekday="friday"), at) == datetime(
-        2026, 11, 27, 6, tzinfo=UTC)
+        2026, 11, 27, 6, tzinfo=UTC
+    )
     assert next_run(RuleSchedule(frequency="monthly", dayOfMonth=1), at) == datetime(
-        2026, 12, 1, 6, tzinfo=UTC)
+        2026, 12, 1, 6, tzinfo=UTC
+    )
     december = datetime(2026, 12, 31, 23, tzinfo=UTC)
     assert next_run(RuleSchedule(frequency="monthly", dayOfMonth=28), december) == datetime(
-        2027, 1, 28, 6, tzinfo=UTC)
+        2027, 1, 28, 6, tzinfo=UTC
+    )
 
 
 async def test_a_scheduled_rule_runs_at_its_time_and_acts_once_per_document(
@@ -118,8 +130,7 @@ async def test_a_scheduled_rule_runs_at_its_time_and_acts_once_per_document(
 
     clock.advance(24 * 3600)  # the next run: the same document is not sent again
     await store.documents.insert_many(
-        alice.org_id, [doc("doc_new", merchant="Beta", docType="invoice",
-                           amount=Decimal("300.00"))]
+        alice.org_id, [doc("doc_new", merchant="Beta", docType="invoice", amount=Decimal("300.00"))]
     )
     assert await pool(later).run_until_idle() == 1
     sends = [c[3]["documentId"] for c in Calls.made if c[0] == "integrations.send"]
