@@ -10,6 +10,7 @@ their schedule (one ``run-scheduled-rule`` job per rule, queued again after each
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import logging
 import secrets
@@ -100,7 +101,8 @@ async def read_sentence(ctx: Context, text: str) -> SentenceReading:
     """The grammar's reading of ``text``, or the language model's where the grammar fell short."""
     user = await ctx.store.users.get(ctx.user_id)
     email = (user or {}).get("email")
-    draft = read_rule(text)
+    # Parsing is CPU work of up to a second (``parser.PARSE_BUDGET_S``): off the event loop.
+    draft = await asyncio.to_thread(read_rule, text)
     reading = SentenceReading(None, list(draft.not_understood), "grammar", list(draft.warnings))
     if draft.rule is not None:
         try:

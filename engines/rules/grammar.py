@@ -82,34 +82,34 @@ _phrase: action | condition | subject | trigger | WHEN
 ?action: categorize | set_category | set_merchant | rename | mark_recurring | archive
        | send | require_approval | notify_email | notify_webhook
 
-categorize: (CATEGORIZE | MARK) _span? (AS | TO | IN) target
-          | (CATEGORIZE | MARK)? _span? CATEGORIZEAS target
-set_category: SET CATEGORY _span? (TO | AS) target
-            | SET _span CATEGORY (TO | AS) target
-set_merchant: SET MERCHANT _span? (TO | AS) target
-            | SET _span MERCHANT (TO | AS) target
+categorize: (CATEGORIZE | MARK) span? (AS | TO | IN) target
+          | (CATEGORIZE | MARK)? span? CATEGORIZEAS target
+set_category: SET CATEGORY span? (TO | AS) target
+            | SET span CATEGORY (TO | AS) target
+set_merchant: SET MERCHANT span? (TO | AS) target
+            | SET span MERCHANT (TO | AS) target
 rename: RENAME MERCHANT? rename_from (TO | AS) target
-      | RENAME _span (TO | AS) target
+      | RENAME span (TO | AS) target
 rename_from: names
-mark_recurring: (MARK | CATEGORIZE) _span? AS? FREQ? RECURRING FREQ?
-              | (MARK | CATEGORIZE) _span? AS FREQ
-archive: ARCHIVE _span?
-send: SEND _span? TO? INTEG
-require_approval: MARK? _span? REQUIREAPPROVAL _span?
-notify_email: EMAIL _span? TO? recipient
+mark_recurring: (MARK | CATEGORIZE) span? AS? FREQ? RECURRING FREQ?
+              | (MARK | CATEGORIZE) span? AS FREQ
+archive: ARCHIVE span?
+send: SEND span? TO? INTEG
+require_approval: MARK? span? REQUIREAPPROVAL span?
+notify_email: EMAIL span? TO? recipient
             | NOTIFY recipient EMAIL?
-            | NOTIFY _span? TO? recipient EMAIL?
-            | SEND EMAIL _span? TO? recipient
-            | SEND _span? TO EMAILADDR
+            | NOTIFY span? TO? recipient EMAIL?
+            | SEND EMAIL span? TO? recipient
+            | SEND span? TO EMAILADDR
             | NOTIFY recipient AT EMAILADDR
             | EMAIL recipient
-notify_webhook: (NOTIFY | SEND | CALL) _span? TO? WEBHOOK? URL
+notify_webhook: (NOTIFY | SEND | CALL) span? TO? WEBHOOK? URL
               | CALL WEBHOOK AT? URL
 recipient: EMAILADDR | ME
 target: name
 
 // -- what a rule applies to -------------------------------------------------------------
-_span: subject condition* | condition+ | bare condition*
+span: subject condition* | condition+ | bare condition*
 bare: names
 
 subject: EVERY? _adjective* names? _adjective* doc_nouns
@@ -150,9 +150,9 @@ names: name ((AND | OR | COMMA) name)*
 name: Q | W+
 
 // -- when it runs -------------------------------------------------------------------------
-trigger: WHEN _span? ARRIVE -> on_processed
+trigger: WHEN span? ARRIVE -> on_processed
        | (ON | WHEN) EVERY? (UPLOAD | ARRIVE) -> on_processed
-       | WHEN _span? UPDATED -> on_updated
+       | WHEN span? UPDATED -> on_updated
        | (ON | WHEN) EVERY? UPDATE -> on_updated
        | schedule
 schedule: EVERY period at_time?

@@ -15,6 +15,7 @@ Three stages, no network:
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -38,6 +39,10 @@ from engines.rules.lexicon import (
 )
 
 MAX_PHRASE_WORDS = 6
+# Earley parses grow fast with length and ambiguity: a segment reads at most this many pieces,
+# and a sentence gets this many seconds in all.
+MAX_SEGMENT_PIECES = 32
+PARSE_BUDGET_S = 1.0
 NAME_LENGTH = 80
 
 _RAW = re.compile(
@@ -218,36 +223,79 @@ def _line(pieces: list[Piece], keep: list[int]) -> tuple[str, list[int]]:
     return " ".join(parts), offsets
 
 
-def parse_pieces(pieces: list[Piece]) -> tuple[Tree | None, list[int]]:
-    """The parse tree of the pieces the grammar could place, and the positions set aside."""
-    keep = list(range(len(pieces)))
-    dropped: list[int] = []
-    while keep:
-        line, offsets = _line(pieces, keep)
-        try:
-            return _parser().parse(line), sorted(dropped)
-        except UnexpectedInput as error:
-            at = _failed_at(error, offsets)
-            dropped.append(keep.pop(at))
-    return None, sorted(dropped)
+@dataclass
+class Parsed:
+    """The trees of the segments the grammar read, the positions it set aside, and whether
+    it stopped early (length or time)."""
+
+    trees: list[Tree] = field(default_factory=list)
+    dropped: list[int] = field(default_factory=list)
+    cut_short: bool = False
 
 
-def _failed_at(error: UnexpectedInput, offsets: list[int]) -> int:
-    """The index (among the kept pieces) of the token where the parse could not go on."""
+def segments(pieces: list[Piece]) -> list[list[int]]:
+    """Positions of the pieces, split at sentence breaks ("." "then" "also"): each part is
+    parsed on its own (the meaning of a sentence is the sum of its phrases), which keeps every
+    parse small."""
+    parts: list[list[int]] = [[]]
+    for position, piece in enumerate(pieces):
+        if piece.kind == "then":
+            parts.append([])
+        else:
+            parts[-1].append(position)
+    return [part for part in parts if part]
+
+
+def parse_pieces(pieces: list[Piece], budget_s: float = PARSE_BUDGET_S) -> Parsed:
+    """Parse each segment; a piece where the grammar cannot go on is set aside and the segment
+    parsed again. Beyond ``MAX_SEGMENT_PIECES`` pieces a segment's rest, and every segment once
+    ``budget_s`` seconds have passed, are set aside unread."""
+    parsed = Parsed()
+    deadline = time.monotonic() + budget_s
+    for part in segments(pieces):
+        keep = part[:MAX_SEGMENT_PIECES]
+        if len(part) > len(keep):
+            parsed.dropped.extend(part[len(keep):])
+            parsed.cut_short = True
+        while keep:
+            if time.monotonic() > deadline:
+                parsed.dropped.extend(keep)
+                parsed.cut_short = True
+                break
+            line, offsets = _line(pieces, keep)
+            try:
+                parsed.trees.append(_parser().parse(line))
+                break
+            except UnexpectedInput as error:
+                for at in sorted(_failed_at(error, offsets, pieces, keep), reverse=True):
+                    parsed.dropped.append(keep.pop(at))
+    parsed.dropped.sort()
+    return parsed
+
+
+def _failed_at(
+    error: UnexpectedInput, offsets: list[int], pieces: list[Piece], keep: list[int]
+) -> list[int]:
+    """Indexes (among the kept pieces) to set aside: the token where the parse could not go
+    on; at the end of the line, the unfinished name there (or else the last token)."""
     if isinstance(error, UnexpectedEOF):
-        return len(offsets) - 1
+        last = len(keep) - 1
+        run = last
+        while run >= 0 and pieces[keep[run]].kind in ("w", "q"):
+            run -= 1
+        return list(range(run + 1, last + 1)) if run < last else [last]
     position: int | None = None
     if isinstance(error, UnexpectedToken):
         position = error.token.start_pos
     elif isinstance(error, UnexpectedCharacters):
         position = error.pos_in_stream
     if position is None:
-        return len(offsets) - 1
+        return [len(offsets) - 1]
     index = 0
     for i, offset in enumerate(offsets):
         if offset <= position:
             index = i
-    return index
+    return [index]
 
 
 # -- 3. meaning ----------------------------------------------------------------------------
@@ -625,11 +673,16 @@ def read_rule(sentence: str) -> RuleDraft:
     pieces = tokenize(sentence)
     if not pieces:
         return RuleDraft(None, [sentence.strip()] if sentence.strip() else [])
-    tree, dropped = parse_pieces(pieces)
+    parsed = parse_pieces(pieces)
     reader = _Reader(pieces)
-    if tree is not None:
+    for tree in parsed.trees:
         reader.read(tree)
-    not_understood = _spans(sentence, pieces, dropped)
+    if parsed.cut_short:
+        reader.warnings.append(
+            "The sentence is long: only its first part was read (rules read best as one "
+            "short sentence per rule)."
+        )
+    not_understood = _spans(sentence, pieces, parsed.dropped)
     if not reader.actions:
         return RuleDraft(None, not_understood or [sentence.strip()], reader.warnings)
     if reader.currencies and not any(c["field"] == "amount" for c in reader.conditions):

@@ -457,3 +457,15 @@ def test_a_sentence_with_no_conditions_applies_to_everything_and_says_so() -> No
     draft = read_rule("Send it to Xero")
     assert draft.rule is not None and draft.rule["conditions"] is None
     assert any("every document" in warning for warning in draft.warnings)
+
+
+def test_a_long_or_unclear_sentence_is_read_within_the_budget() -> None:
+    import time
+
+    words = "Uber and " * 110 + "receipts as Travel"
+    started = time.monotonic()
+    draft = read_rule(words[:1000])
+    assert time.monotonic() - started < 5  # the 1 s budget plus one parse, on a slow machine
+    assert draft.not_understood  # what was not read is named, never silently lost
+    junk = read_rule("xyz " * 250)
+    assert junk.rule is None and junk.not_understood
