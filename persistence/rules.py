@@ -170,6 +170,14 @@ class Rules:
             update["$set"] |= {"stats.lastError": error[:MAX_ERROR], "stats.lastErrorAt": now}
         await self._col.update_one({"_id": rule_id, "workspaceId": workspace_id}, update)
 
+    async def record_evaluations(self, workspace_id: str, rule_ids: Sequence[str]) -> None:
+        """One run each for rules that were evaluated and did not match (one write for all)."""
+        if rule_ids:
+            await self._col.update_many(
+                {"_id": {"$in": list(rule_ids)}, "workspaceId": workspace_id},
+                {"$inc": {"stats.runs": 1}, "$set": {"stats.lastRunAt": utcnow()}},
+            )
+
     async def claim(self, workspace_id: str, rule_id: str, document_id: str, event: str) -> bool:
         """Whether this rule may act on this document for this event (first claim only)."""
         try:

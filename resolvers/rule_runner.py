@@ -94,17 +94,18 @@ async def run_document_rules(
             broken[rule["_id"]] = f"its conditions no longer compile: {exc}"
     matched = await store.documents.matching(workspace_id, document_id, filters)
     lines: list[str] = []
+    await store.rules.record_evaluations(
+        workspace_id, [r["_id"] for r in rules if r["_id"] not in matched and r["_id"] in filters]
+    )
     for rule in rules:
         rule_id = rule["_id"]
         if rule_id in broken:
             await store.rules.record_run(
                 workspace_id, rule_id, matched=0, applied=0, failed=0, error=broken[rule_id]
             )
-        elif rule_id not in matched:
-            await store.rules.record_run(
-                workspace_id, rule_id, matched=0, applied=0, failed=0, error=None
-            )
-        elif await store.rules.claim(workspace_id, rule_id, document_id, event.key):
+        elif rule_id in matched and await store.rules.claim(
+            workspace_id, rule_id, document_id, event.key
+        ):
             lines.append(await apply_rule(services, workspace_id, rule, document_id, event))
     return lines
 

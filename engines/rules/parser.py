@@ -14,6 +14,7 @@ Three stages, no network:
 
 from __future__ import annotations
 
+import copy
 import re
 import time
 from collections.abc import Iterable
@@ -669,7 +670,16 @@ def _spans(sentence: str, pieces: list[Piece], dropped: list[int]) -> list[str]:
 
 
 def read_rule(sentence: str) -> RuleDraft:
-    """What the grammar makes of ``sentence``: a rule draft (not yet validated)."""
+    """What the grammar makes of ``sentence``: a rule draft (not yet validated).
+
+    Readings are cached (a preview and the execute that follows read the same sentence); the
+    caller gets its own copy to change.
+    """
+    return copy.deepcopy(_read_rule(sentence))
+
+
+@lru_cache(maxsize=256)
+def _read_rule(sentence: str) -> RuleDraft:
     pieces = tokenize(sentence)
     if not pieces:
         return RuleDraft(None, [sentence.strip()] if sentence.strip() else [])
