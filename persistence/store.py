@@ -8,6 +8,7 @@ from motor.motor_asyncio import AsyncIOMotorDatabase
 
 from persistence.activity import Activity
 from persistence.api_keys import ApiKeys
+from persistence.approvals import Approvals
 from persistence.categories import CategoryOverrides
 from persistence.documents import Documents
 from persistence.files import Files
@@ -45,6 +46,7 @@ class Store:
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
+        self.approvals = Approvals(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

@@ -15,6 +15,7 @@ from resolvers.throttle import ExpensiveCallGate
 if TYPE_CHECKING:
     from engines.currency import RateBook
     from resolvers.processing import Analyzer
+    from resolvers.registry import Registry
 
 
 def _nothing() -> None:
@@ -88,6 +89,8 @@ class Context:
     workspace_id: str | None
     role: str | None
     request_id: str = ""
+    # The registry the call came through (approvals run stored calls with it).
+    registry: Registry | None = None
 
     @property
     def store(self) -> Store:
