@@ -172,7 +172,7 @@ def build_server(registry: Registry) -> Server[Any]:
                 {"error": "insufficient_scope", "scope": " ".join(exc.scopes)},
             ) from None
         except CapabilityError as exc:
-            return failed(exc.message if exc.status < 500 else "Internal server error")
+            return failed(exc.message if exc.exposed else "Internal server error")
         value = result.model_dump(mode="json", exclude_unset=True)
         if value.get("status") == APPROVAL_REQUIRED:
             return approval_result(value)

@@ -19,9 +19,7 @@ from persistence.ids import new_id, utcnow
 StoredStatus = Literal["pending", "running", "executed", "rejected"]
 
 INDEXES = [
-    IndexModel(
-        [("workspaceId", ASCENDING), ("createdAt", DESCENDING)], name="workspace_created"
-    ),
+    IndexModel([("workspaceId", ASCENDING), ("createdAt", DESCENDING)], name="workspace_created"),
 ]
 
 

@@ -11,8 +11,10 @@ from persistence.api_keys import ApiKeys
 from persistence.approvals import Approvals
 from persistence.categories import CategoryOverrides
 from persistence.documents import Documents
+from persistence.exports import Exports
 from persistence.files import Files
 from persistence.ids import utcnow
+from persistence.integrations import Integrations
 from persistence.jobs import Clock, Jobs
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.users import Users
@@ -47,6 +49,8 @@ class Store:
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
         self.approvals = Approvals(db)
+        self.integrations = Integrations(db)
+        self.exports = Exports(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

@@ -7,12 +7,21 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import approvals, currency, documents, files, pipeline, workspaces
+from resolvers import (
+    approvals,
+    currency,
+    documents,
+    exports,
+    files,
+    integrations,
+    pipeline,
+    workspaces,
+)
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (approvals, currency, documents, files, workspaces)
-JOB_MODULES = (pipeline,)
+RESOURCES = (approvals, currency, documents, exports, files, integrations, workspaces)
+JOB_MODULES = (exports, pipeline)
 
 
 def build_registry() -> Registry:

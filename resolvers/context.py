@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
@@ -63,6 +64,8 @@ class Services:
     keyring: Keyring = field(default_factory=Keyring.generate)
     expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
+    connectors: Connectors = field(default_factory=unconfigured)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

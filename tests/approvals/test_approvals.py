@@ -235,9 +235,12 @@ async def test_the_approved_call_failing_leaves_the_request_pending(
     assert failed.status_code == 400
     shown = result(await call(client, seeded, "approvals.get", {"approvalRequestId": request_id}))
     assert shown["status"] == "pending" and "at most 1,000" in shown["lastError"]
-    assert result(
-        await call(client, seeded, "approvals.reject", {"approvalRequestId": request_id})
-    )["status"] == "rejected"
+    assert (
+        result(await call(client, seeded, "approvals.reject", {"approvalRequestId": request_id}))[
+            "status"
+        ]
+        == "rejected"
+    )
 
 
 GQL_EDIT = """
@@ -266,9 +269,7 @@ async def gql(client: httpx.AsyncClient, tenant: Tenant, query: str, **variables
     return body["data"]
 
 
-async def test_graphql_request_get_and_approve(
-    client: httpx.AsyncClient, seeded: Tenant
-) -> None:
+async def test_graphql_request_get_and_approve(client: httpx.AsyncClient, seeded: Tenant) -> None:
     edit = {"merchant": "starbucks", "changes": {"category": "Coffee"}, "dryRun": False}
     waiting = (await gql(client, seeded, GQL_EDIT, input=edit))["documentsBulkEdit"]
     assert waiting["status"] == "approval_required" and waiting["matched"] is None
