@@ -36,6 +36,7 @@ from engines.connectors.base import (
 SCOPE = "com.intuit.quickbooks.accounting"
 MINOR_VERSION = "75"
 ENTITY = {"bill": "Bill", "purchase": "Purchase"}
+DOC_NUMBER_MAX = 21  # QuickBooks refuses a longer DocNumber
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ class QuickBooksConnector:
         body: dict[str, Any] = {
             "TxnDate": bill.date.isoformat(),
             "CurrencyRef": {"value": bill.currency},
-            "DocNumber": bill.reference[:21],  # QuickBooks caps DocNumber at 21 characters
+            "DocNumber": bill.reference[:DOC_NUMBER_MAX],
             "PrivateNote": bill.note,
             "GlobalTaxCalculation": "TaxInclusive",
             "Line": lines,
@@ -196,6 +197,11 @@ class QuickBooksConnector:
             body["PaymentType"] = "CreditCard" if bill.paid_by_card else "Cash"
             body["AccountRef"] = {"value": accounts.get(bill.payment_account or "", "")}
             body["EntityRef"] = {**vendor_ref, "type": "Vendor"}
+        if len(bill.reference) > DOC_NUMBER_MAX:
+            warnings.append(
+                f"The reference '{bill.reference}' is longer than QuickBooks' DocNumber "
+                f"({DOC_NUMBER_MAX} characters): it is cut to '{bill.reference[:DOC_NUMBER_MAX]}'"
+            )
         entity = ENTITY[bill.kind]
         requests.append(
             PlannedRequest("bill", "POST", f"/{entity.lower()}", body, {}, f"creates the {entity}")
