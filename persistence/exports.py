@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo.errors import DuplicateKeyError
 
 from persistence.ids import new_id, utcnow
 
@@ -19,7 +20,15 @@ INDEXES = [
         [("workspaceId", ASCENDING), ("documentId", ASCENDING), ("createdAt", DESCENDING)],
         name="workspace_document_created",
     ),
+    # At most one live (queued, sending or exported) export per document and tenant, even when
+    # two sends race. Sparse, not partial: the in-memory test store ignores partial filters.
+    IndexModel([("activeKey", ASCENDING)], unique=True, sparse=True, name="active_key_unique"),
 ]
+LIVE = ("queued", "sending", "exported")
+
+
+class ExportExists(Exception):
+    """The document already has a live export to this tenant."""
 
 
 class Exports:
@@ -32,11 +41,15 @@ class Exports:
         await self._col.create_indexes(INDEXES)
 
     async def create(self, workspace_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """A queued export; ``ExportExists`` when the document has a live one to the tenant."""
         now = utcnow()
         record = {
             "_id": new_id("exp"),
             "workspaceId": workspace_id,
             **fields,
+            "activeKey": ":".join(
+                (workspace_id, fields["documentId"], fields["integrationId"], fields["tenantId"])
+            ),
             "status": "queued",
             "history": [{"status": "queued", "at": now, "note": None}],
             "remote": {},
@@ -45,7 +58,10 @@ class Exports:
             "createdAt": now,
             "updatedAt": now,
         }
-        await self._col.insert_one(record)
+        try:
+            await self._col.insert_one(record)
+        except DuplicateKeyError:
+            raise ExportExists(fields["documentId"]) from None
         return record
 
     async def get(self, workspace_id: str, export_id: str) -> dict[str, Any] | None:
@@ -66,7 +82,7 @@ class Exports:
                     "documentId": document_id,
                     "integrationId": integration_id,
                     "tenantId": tenant_id,
-                    "status": {"$in": ["queued", "sending", "exported"]},
+                    "status": {"$in": list(LIVE)},
                 }
             ),
         )
@@ -99,6 +115,8 @@ class Exports:
         }
         if status == "sending":
             update["$inc"] = {"attempts": 1}
+        if status not in LIVE:  # failed or unlinked: the document may be sent again
+            update["$unset"] = {"activeKey": ""}
         return cast(
             dict[str, Any] | None,
             await self._col.find_one_and_update(

@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from engines.connectors.base import ConnectorError, RemoteGone
+from engines.connectors.base import Bill, ConnectorError, Plan, RemoteGone
 from engines.connectors.catalog import CATALOG, CatalogEntry
 from engines.connectors.mapping import NotExportable, build_bill, effective_mapping
 from persistence.document_records import StoredDocument, from_record
+from persistence.exports import ExportExists
 from persistence.ids import utcnow
 from resolvers.context import Context
 from resolvers.errors import BadGateway, BadRequest, Forbidden, NotFound
@@ -269,7 +270,33 @@ async def send(ctx: Context, args: SendToIntegration) -> SendResult:
     }
     if args.dryRun:
         return SendResult(status="preview", dryRun=True, **common)
-    record = await ctx.store.exports.create(
+    try:
+        record = await _create_export(ctx, workspace_id, args, plan, warnings, bill)
+    except ExportExists:
+        raise BadRequest(
+            "Invalid request: documentId: the document is already being exported to this "
+            "tenant; unlink it first to send it again"
+        ) from None
+    await ctx.store.jobs.enqueue(
+        workspace_id,
+        DELIVER_EXPORT,
+        {"exportId": record["_id"], "requestId": ctx.request_id},
+        max_attempts=DELIVERY_ATTEMPTS,
+        dedupe_key=f"export:{record['_id']}",
+    )
+    ctx.services.wake_workers()
+    return SendResult(status="queued", dryRun=False, exportRecordId=record["_id"], **common)
+
+
+async def _create_export(
+    ctx: Context,
+    workspace_id: str,
+    args: SendToIntegration,
+    plan: Plan,
+    warnings: list[str],
+    bill: Bill,
+) -> dict[str, Any]:
+    return await ctx.store.exports.create(
         workspace_id,
         {
             "documentId": args.documentId,
@@ -284,15 +311,6 @@ async def send(ctx: Context, args: SendToIntegration) -> SendResult:
             "requestedBy": ctx.user_id,
         },
     )
-    await ctx.store.jobs.enqueue(
-        workspace_id,
-        DELIVER_EXPORT,
-        {"exportId": record["_id"], "requestId": ctx.request_id},
-        max_attempts=DELIVERY_ATTEMPTS,
-        dedupe_key=f"export:{record['_id']}",
-    )
-    ctx.services.wake_workers()
-    return SendResult(status="queued", dryRun=False, exportRecordId=record["_id"], **common)
 
 
 def describe_unlink(args: UnlinkDocument) -> str:

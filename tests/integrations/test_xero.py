@@ -3,11 +3,16 @@ duplicates, token refresh, unlink; through REST and GraphQL against the fake Xer
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+
 import pytest
 
 from app.workers import WorkerPool
 from persistence.store import Store
+from resolvers.integration_connections import seal, unseal
 from tests.clock import ManualClock
+from tests.conftest import Tenant
 from tests.integrations.conftest import ORIGINAL, Api, add_document
 from tests.integrations.fakes import Failure, FakeXero
 
@@ -193,14 +198,10 @@ async def test_an_expiring_token_is_refreshed_once_and_rotated(
     await api.connect("xero")
     xero.expire_access_tokens()
     # The stored expiry says the token is fresh; make it say otherwise, as time would.
-    from resolvers.integration_connections import seal, unseal
-
     services = api.http._transport.app.state.services  # type: ignore[attr-defined]
     connection = await store.integrations.get(api.tenant.org_id, "xero")
     assert connection is not None
     tokens = unseal(services, api.tenant.org_id, "xero", connection["tokens"])
-    import dataclasses
-
     stale = dataclasses.replace(tokens, expires_at=0)
     await store.db["integration_connections"].update_one(
         {"_id": connection["_id"]},
@@ -245,11 +246,8 @@ async def test_unlink_previews_then_deletes_the_draft_and_resets_the_document(
 
 
 async def test_bad_input_is_a_clear_4xx_and_sends_nothing(
-    api: Api, store: Store, xero: FakeXero, bob: object
+    api: Api, store: Store, xero: FakeXero, bob: Tenant
 ) -> None:
-    from tests.conftest import Tenant
-
-    assert isinstance(bob, Tenant)
     await add_document(store, api.tenant, "doc_r1")
     await add_document(store, bob, "doc_bob")
     not_connected = await api.call("integrations.send", SEND)
@@ -333,3 +331,61 @@ async def test_disconnect_revokes_and_forgets(api: Api, xero: FakeXero) -> None:
     assert sorted(xero.revoked) == ["conn-tenant-acme", "conn-tenant-beta"]
     again = await api.call("integrations.disconnect", {"integrationId": "xero"})
     assert again.status_code == 400
+
+
+async def test_two_concurrent_sends_queue_one_export(api: Api, store: Store) -> None:
+    await add_document(store, api.tenant, "doc_r1")
+    await api.connect("xero")
+    await api.ok("approvals.configure", {"capabilitySlug": "integrations.send", "gated": False})
+    body = {**SEND, "dryRun": False}
+    first, second = await asyncio.gather(
+        api.call("integrations.send", body), api.call("integrations.send", body)
+    )
+    assert sorted([first.status_code, second.status_code]) == [200, 400]
+    assert await store.db["exports"].count_documents({}) == 1
+    assert await store.jobs.pending_count() == 1
+
+
+async def test_giving_up_fails_the_export_and_a_failed_one_can_be_sent_again(
+    api: Api, store: Store, xero: FakeXero, workers: WorkerPool, clock: ManualClock
+) -> None:
+    await add_document(store, api.tenant, "doc_r1")
+    await api.connect("xero")
+    await api.ok("approvals.configure", {"capabilitySlug": "integrations.send", "gated": False})
+    xero.fail = [Failure("PUT", "/Invoices", 503, times=6)]
+    queued = await api.ok("integrations.send", {**SEND, "dryRun": False})
+    await deliver(workers, clock, rounds=10)
+    export = await api.ok("exports.get", {"id": queued["exportRecordId"]})
+    assert export["status"] == "failed" and "gave up after 6 attempts" in export["error"]
+    assert xero.bills == {}
+    again = await api.ok("integrations.send", {**SEND, "dryRun": False})
+    await deliver(workers, clock)
+    assert (await api.ok("exports.get", {"id": again["exportRecordId"]}))["status"] == "exported"
+    assert len(xero.bills) == 1
+
+
+async def test_a_revoked_grant_marks_the_integration_in_error(
+    api: Api, store: Store, xero: FakeXero
+) -> None:
+    await add_document(store, api.tenant, "doc_r1")
+    await api.connect("xero")
+    xero.refresh_tokens.clear()  # the user revoked access at Xero
+    services = api.http._transport.app.state.services  # type: ignore[attr-defined]
+    connection = await store.integrations.get(api.tenant.org_id, "xero")
+    assert connection is not None
+    tokens = unseal(services, api.tenant.org_id, "xero", connection["tokens"])
+    await store.db["integration_connections"].update_one(
+        {"_id": connection["_id"]},
+        {
+            "$set": {
+                "tokens": seal(
+                    services, api.tenant.org_id, "xero", dataclasses.replace(tokens, expires_at=0)
+                )
+            }
+        },
+    )
+    refused = await api.call("integrations.send", SEND)
+    assert refused.status_code == 400 and "connect again" in refused.text
+    listed = await api.ok("integrations.list", {"status": "error"})
+    assert [i["id"] for i in listed["integrations"]] == ["xero"]
+    assert "invalid_grant" in listed["integrations"][0]["lastError"]
