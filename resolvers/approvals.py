@@ -235,7 +235,9 @@ async def configure(ctx: Context, args: ConfigureApproval) -> ApprovalSettings:
     admins). Off: its execute-mode calls run at once. Returns the workspace's settings."""
     _require_reviewer(ctx, "change approval settings")
     spec = _registry(ctx).get(args.capabilitySlug)
-    if spec is None or spec.approval is None:
+    if spec is None:
+        raise NotFound(f"Unknown capability '{args.capabilitySlug}'")
+    if spec.approval is None:
         gateable = ", ".join(s.slug for s in _registry(ctx) if s.approval is not None)
         raise BadRequest(
             f"Invalid request: capabilitySlug: '{args.capabilitySlug}' cannot require "

@@ -173,7 +173,12 @@ class GetApprovalSettings(CapabilityInput):
 class ConfigureApproval(CapabilityInput):
     """Input of approvals.configure: switch approval on or off for one gated capability."""
 
-    capabilitySlug: str = Field(min_length=1, max_length=100, description="e.g. integrations.send")
+    capabilitySlug: str = Field(
+        min_length=3,
+        max_length=100,
+        pattern=r"^[a-z][a-z-]*\.[a-z][a-zA-Z-]*$",
+        description="resource.action of a gateable capability, e.g. integrations.send",
+    )
     gated: Boolean = Field(
         description="true: execute-mode calls wait for an owner or admin; false: they run at once"
     )

@@ -165,6 +165,14 @@ async def test_gate_switched_off_per_workspace(
         client, seeded, "approvals.configure", {"capabilitySlug": "documents.get", "gated": False}
     )
     assert unknown.status_code == 400 and "capabilitySlug" in message(unknown)
+    missing = await call(
+        client, seeded, "approvals.configure", {"capabilitySlug": "nothing.here", "gated": False}
+    )
+    assert missing.status_code == 404
+    malformed = await call(
+        client, seeded, "approvals.configure", {"capabilitySlug": "no slug", "gated": False}
+    )
+    assert malformed.status_code == 400 and "capabilitySlug" in message(malformed)
 
     result(
         await call(
