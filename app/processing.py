@@ -10,6 +10,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 from app.analysis_child import prepare_analysis_process
 from app.config import Settings
+from app.connectors import connectors_from
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from engines.keyring import Keyring
@@ -97,6 +98,7 @@ async def running_workers(
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         registry=registry or build_registry(),
         automation=automation_config(settings),
+        connectors=connectors_from(settings),
     )
     pool = WorkerPool(
         services,

@@ -7,12 +7,22 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import currency, documents, files, pipeline, rules, workspaces
+from resolvers import (
+    approvals,
+    currency,
+    documents,
+    exports,
+    files,
+    integrations,
+    pipeline,
+    rules,
+    workspaces,
+)
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (currency, documents, files, rules, workspaces)
-JOB_MODULES = (pipeline, rules)
+RESOURCES = (approvals, currency, documents, exports, files, integrations, rules, workspaces)
+JOB_MODULES = (exports, pipeline, rules)
 
 
 def build_registry() -> Registry:

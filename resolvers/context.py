@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
 from engines.rules.config import AutomationConfig
 from persistence.store import Store
@@ -68,6 +69,8 @@ class Services:
     # documents through integrations.send); None where no registry was built.
     registry: Registry | None = None
     automation: AutomationConfig = field(default_factory=AutomationConfig)
+    # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
+    connectors: Connectors = field(default_factory=unconfigured)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.
@@ -94,6 +97,8 @@ class Context:
     workspace_id: str | None
     role: str | None
     request_id: str = ""
+    # The registry the call came through (approvals run stored calls with it).
+    registry: Registry | None = None
 
     @property
     def store(self) -> Store:

@@ -298,21 +298,28 @@ async def _call(ctx: Context, slug: str, arguments: dict[str, Any]) -> dict[str,
 
 
 def _connected(listing: Mapping[str, Any], provider: str) -> tuple[str, str | None]:
-    """The integration id and first tenant of ``provider`` in an integrations.list result."""
-    items = listing.get("integrations") or listing.get("items") or []
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, Mapping):
-            continue
-        label = f"{item.get('id', '')} {item.get('name', '')} {item.get('provider', '')}".lower()
-        if provider not in label.replace(" ", ""):
-            continue
-        tenants = item.get("tenants") or item.get("connectedTenants") or []
-        tenant = tenants[0] if isinstance(tenants, list) and tenants else None
-        tenant_id = (
-            (tenant.get("tenantId") or tenant.get("id")) if isinstance(tenant, Mapping) else tenant
-        )
-        return str(item.get("id")), (str(tenant_id) if tenant_id else None)
-    raise ActionFailed(f"no {provider} integration is connected in this workspace")
+    """The integration id and first tenant of ``provider`` in an integrations.list result
+    (``{integrations: [{id, name, status, tenants: [{id, name}]}]}``)."""
+    items = listing.get("integrations") or []
+    found = [
+        item
+        for item in items
+        if isinstance(item, Mapping)
+        and provider in f"{item.get('id', '')} {item.get('name', '')}".lower().replace(" ", "")
+    ]
+    if not found:
+        raise ActionFailed(f"this service offers no {provider} integration")
+    connected = [item for item in found if item.get("status") == "connected"]
+    if not connected:
+        status = found[0].get("status") or "not connected"
+        raise ActionFailed(f"{provider} is not connected in this workspace (status {status})")
+    item = connected[0]
+    tenants = item.get("tenants") or []
+    tenant = tenants[0] if isinstance(tenants, list) and tenants else None
+    tenant_id = (
+        (tenant.get("tenantId") or tenant.get("id")) if isinstance(tenant, Mapping) else tenant
+    )
+    return str(item.get("id")), (str(tenant_id) if tenant_id else None)
 
 
 async def send_to_integration(

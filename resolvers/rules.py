@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import calendar
+import json
 import logging
 import secrets
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from persistence.where import WhereError, compile_where
 from resolvers.context import Context, Services
 from resolvers.errors import BadRequest, NotFound
 from resolvers.job_kinds import RunAgain, job_kind
-from resolvers.registry import capability
+from resolvers.registry import ApprovalGate, capability
 from resolvers.rule_runner import RUN_UPDATE_RULES, RuleEvent, apply_rule, run_document_rules
 from resolvers.validation import describe_validation_error
 from schema.rules import (
@@ -211,12 +212,36 @@ async def prepare(ctx: Context, args: PrepareRule) -> RulePreview:
     )
 
 
+def _saving(args: ExecuteRule) -> bool:
+    """A confirmed save is what waits for approval (confirm false is refused with a 400)."""
+    return args.confirm is True
+
+
+def describe_rule(args: ExecuteRule) -> str:
+    """What a reviewer reads: the sentence and the grammar's reading of it."""
+    draft = read_rule(args.naturalLanguageRule)
+    reading = (
+        json.dumps(
+            {k: draft.rule[k] for k in ("trigger", "conditions", "actions")}, sort_keys=True
+        )[:1500]
+        if draft.rule
+        else "no rule read by the grammar"
+    )
+    return f"Save the automation rule {args.naturalLanguageRule!r}: {reading}"
+
+
 @capability(
     "rules.execute",
     input=ExecuteRule,
     output=SavedRule,
     permissions=["write_rules"],
     effect="write",
+    approval=ApprovalGate(
+        "Save an automation rule",
+        applies=_saving,  # type: ignore[arg-type]
+        describe=describe_rule,
+        preflight=False,
+    ),
 )
 async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
     """Creates and saves an automation rule from a plain-language description (as
@@ -224,7 +249,9 @@ async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
 
     The rule is enabled at once: document-processed rules run on every document processed from
     now on, document-updated rules after each correction, scheduled rules at their next time.
-    A rule with a webhook action gets a signing secret, returned here only.
+    A rule with a webhook action gets a signing secret, returned here only. Saving waits for
+    an owner's or admin's approval (status approval_required) unless the workspace has switched
+    the approval gate of rules.execute off.
     """
     workspace_id = ctx.require_workspace()
     if args.confirm is not True:

@@ -33,6 +33,11 @@ def fresh_calls() -> Iterator[None]:
     Calls.gated = False
 
 
+def without_integrations() -> Registry:
+    """The service as it was before integrations and approvals existed."""
+    return Registry.from_modules([documents, files, rules, workspaces]).freeze()
+
+
 def with_stand_ins() -> Registry:
     return Registry.from_modules([documents, files, rules, workspaces, stand_ins]).freeze()
 
@@ -181,7 +186,7 @@ async def test_a_missing_capability_is_recorded_never_raised(
         "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
     )
     approval = await save(client, alice, "Require approval for invoices over 100 EUR")
-    services = Services(store=store, registry=build_registry())
+    services = Services(store=store, registry=without_integrations())
     said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
     assert said == [
         f"Rule '{rule['name']}': send-to-integration failed: this service has no "
@@ -297,3 +302,25 @@ async def test_a_rule_acts_only_while_its_author_is_a_member(
         "is no longer a member of this workspace."
     ]
     assert [c for c in Calls.made if c[0] == "integrations.send"] == []
+
+
+async def test_with_the_real_integrations_an_unconnected_xero_is_the_reason(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [doc("doc_aws", merchant="Amazon Web Services", docType="invoice",
+             amount=Decimal("150.00"), currency="EUR")],
+    )
+    rule = await save(
+        client, alice,
+        "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
+    )
+    services = Services(store=store, registry=build_registry())
+    said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
+    assert len(said) == 1 and said[0].startswith(
+        f"Rule '{rule['name']}': send-to-integration failed: xero is not connected in this "
+        "workspace (status "
+    )
+    stats = await rule_stats(client, alice, rule["id"])
+    assert stats["actionsFailed"] == 1 and "xero is not connected" in stats["lastError"]

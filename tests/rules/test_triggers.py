@@ -68,7 +68,8 @@ async def test_a_correction_runs_the_updated_rules_in_a_job(
     stats = await rule_stats(client, alice, rule["id"])
     assert (stats["runs"], stats["documentsMatched"], stats["actionsApplied"]) == (1, 1, 1)
 
-    # Bulk edits are corrections too.
+    # Bulk edits are corrections too (this workspace runs them without approval).
+    await store.workspaces.set_gated(alice.org_id, "documents.bulk-edit", False)
     await store.documents.insert_many(alice.org_id, [doc("doc_ride2", merchant="Uber")])
     result(
         await call(

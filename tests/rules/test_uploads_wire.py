@@ -19,8 +19,9 @@ from resolvers import build_job_kinds
 from resolvers.context import Services
 from resolvers.processing import Analyzer
 from resolvers.registry import Registry
-from tests.conftest import Tenant, asgi_client, make_tenant
+from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, result
+from tests.rules.conftest import ungated_tenant
 from tests.rules.stand_ins import Calls
 from tests.rules.test_firing import with_stand_ins
 
@@ -101,8 +102,8 @@ async def document(http: httpx.AsyncClient, tenant: Tenant, doc_id: str) -> dict
 
 async def test_rules_fire_on_uploads(http: httpx.AsyncClient, wire_store: Store) -> None:
     Calls.made.clear()
-    alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
-    bob = await make_tenant(wire_store, "bob@example.com", "Bob Ltd")
+    alice = await ungated_tenant(wire_store, "alice@example.com", "Alice Co")
+    bob = await ungated_tenant(wire_store, "bob@example.com", "Bob Ltd")
     sentences = [
         "Categorize all Uber and Bolt receipts as Travel",
         "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
