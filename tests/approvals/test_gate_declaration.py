@@ -24,7 +24,9 @@ class Done(CapabilityOutput):
 
 def test_gated_capabilities_of_the_registry(registry: Registry) -> None:
     gated = sorted(spec.slug for spec in registry if spec.approval is not None)
-    assert gated == ["documents.bulk-edit", "integrations.send", "integrations.unlink"]
+    assert gated == [
+        "documents.bulk-edit", "integrations.send", "integrations.unlink", "rules.execute"
+    ]
     send = registry.get("integrations.send-to-integration")
     assert send is not None and send.slug == "integrations.send"
     assert registry.get("integrations.unlink-document") is registry.get("integrations.unlink")
