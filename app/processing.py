@@ -78,4 +78,5 @@ async def running_workers(
         yield pool
     finally:
         await pool.stop()
+        await services.connectors.aclose()
         analyzer.shutdown()
