@@ -130,6 +130,61 @@ class Settings(BaseSettings):
         description="how often an API process writes its buffered API-call counts (billing "
         "usage); a crash loses at most this long of counts",
     )
+    xero_client_id: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_XERO_CLIENT_ID",
+        description="Xero app's OAuth 2.0 client id; unset: Xero cannot be connected",
+    )
+    xero_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_XERO_CLIENT_SECRET",
+        description="Xero app's OAuth 2.0 client secret",
+    )
+    xero_authorize_url: str = Field(
+        default="https://login.xero.com/identity/connect/authorize",
+        validation_alias="FINCAP_XERO_AUTHORIZE_URL",
+        description="Xero's authorization endpoint (the user's browser goes there)",
+    )
+    xero_token_url: str = Field(
+        default="https://identity.xero.com/connect/token",
+        validation_alias="FINCAP_XERO_TOKEN_URL",
+        description="Xero's token endpoint",
+    )
+    xero_api_url: str = Field(
+        default="https://api.xero.com",
+        validation_alias="FINCAP_XERO_API_URL",
+        description="Xero's API root (`/connections`, `/api.xro/2.0/…`)",
+    )
+    quickbooks_client_id: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_QUICKBOOKS_CLIENT_ID",
+        description="Intuit app's OAuth 2.0 client id; unset: QuickBooks cannot be connected",
+    )
+    quickbooks_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_QUICKBOOKS_CLIENT_SECRET",
+        description="Intuit app's OAuth 2.0 client secret",
+    )
+    quickbooks_authorize_url: str = Field(
+        default="https://appcenter.intuit.com/connect/oauth2",
+        validation_alias="FINCAP_QUICKBOOKS_AUTHORIZE_URL",
+        description="Intuit's authorization endpoint",
+    )
+    quickbooks_token_url: str = Field(
+        default="https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer",
+        validation_alias="FINCAP_QUICKBOOKS_TOKEN_URL",
+        description="Intuit's token endpoint",
+    )
+    quickbooks_revoke_url: str = Field(
+        default="https://developer.api.intuit.com/v2/oauth2/tokens/revoke",
+        validation_alias="FINCAP_QUICKBOOKS_REVOKE_URL",
+        description="Intuit's token revocation endpoint (disconnect)",
+    )
+    quickbooks_api_url: str = Field(
+        default="https://quickbooks.api.intuit.com",
+        validation_alias="FINCAP_QUICKBOOKS_API_URL",
+        description="QuickBooks Online API root (`/v3/company/<realm>/…`; the sandbox has its own)",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000

@@ -15,8 +15,10 @@ from starlette.routing import Route
 
 from app.body_limit import BodySizeLimit
 from app.config import Settings
+from app.connectors import connectors_from
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.integrations import integration_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
@@ -128,6 +130,7 @@ def create_app(
         *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
+        *integration_routes(),
     ]
     app = Starlette(
         routes=routes,
@@ -154,6 +157,7 @@ def create_app(
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
             plans=settings.plan_catalog(),
+            connectors=connectors_from(settings),
         )
     app.state.settings = settings
     return app

@@ -7,12 +7,23 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import billing, currency, documents, files, pipeline, subscriptions, workspaces
+from resolvers import (
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    integrations,
+    pipeline,
+    subscriptions,
+    workspaces,
+)
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (billing, currency, documents, files, workspaces)
-JOB_MODULES = (pipeline, subscriptions)
+RESOURCES = (approvals, billing, currency, documents, exports, files, integrations, workspaces)
+JOB_MODULES = (exports, pipeline, subscriptions)
 
 
 def build_registry() -> Registry:

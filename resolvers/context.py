@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from engines.billing.plans import PlanCatalog, default_catalog
+from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
 from persistence.ids import utcnow
 from persistence.store import Store
@@ -19,6 +20,7 @@ from resolvers.usage_meter import ApiCallMeter
 if TYPE_CHECKING:
     from engines.currency import RateBook
     from resolvers.processing import Analyzer
+    from resolvers.registry import Registry
 
 
 def _nothing() -> None:
@@ -71,6 +73,8 @@ class Services:
     plans: PlanCatalog = field(default_factory=default_catalog)
     api_calls: ApiCallMeter = field(default_factory=ApiCallMeter)
     clock: Callable[[], datetime] = utcnow
+    # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
+    connectors: Connectors = field(default_factory=unconfigured)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.
@@ -97,6 +101,8 @@ class Context:
     workspace_id: str | None
     role: str | None
     request_id: str = ""
+    # The registry the call came through (approvals run stored calls with it).
+    registry: Registry | None = None
 
     @property
     def store(self) -> Store:
