@@ -10,7 +10,7 @@ the CLI client's server address.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -20,6 +20,9 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+if TYPE_CHECKING:
+    from engines.billing.plans import PlanCatalog
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -179,6 +182,20 @@ class Settings(BaseSettings):
         validation_alias="FINCAP_WEBHOOK_TIMEOUT_SECONDS",
         description="seconds a rule's webhook call may take",
     )
+    billing_plans: Path | None = Field(
+        default=None,
+        validation_alias="FINCAP_BILLING_PLANS",
+        description="a TOML file of billing plans (format: see Billing) replacing the default "
+        "free / pro / business catalog; validated at start-up",
+    )
+    usage_flush_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        validation_alias="FINCAP_USAGE_FLUSH_SECONDS",
+        description="how often an API process writes its buffered API-call counts (billing "
+        "usage); a crash loses at most this long of counts",
+    )
     xero_client_id: str | None = Field(
         default=None,
         validation_alias="FINCAP_XERO_CLIENT_ID",
@@ -244,6 +261,25 @@ class Settings(BaseSettings):
         if self.rules_llm_url and not self.rules_llm_model:
             raise ValueError("FINCAP_RULES_LLM_MODEL is required with FINCAP_RULES_LLM_URL")
         return self
+
+    @field_validator("billing_plans")
+    @classmethod
+    def _plans_file_valid(cls, value: Path | None) -> Path | None:
+        # Read and validated here, so a bad file stops every entry point at start-up.
+        if value is not None:
+            from engines.billing.plans import PlanCatalogError, load_catalog
+
+            try:
+                load_catalog(value)
+            except PlanCatalogError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def plan_catalog(self) -> PlanCatalog:
+        """The billing plans: the file of ``FINCAP_BILLING_PLANS``, else the shipped ones."""
+        from engines.billing.plans import default_catalog, load_catalog
+
+        return load_catalog(self.billing_plans) if self.billing_plans else default_catalog()
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from app.config import Settings
-from engines.connectors.base import ClientFactory, default_client
 from engines.connectors.catalog import Connectors, build_connectors
 from engines.connectors.quickbooks import QuickBooksSettings
 from engines.connectors.xero import XeroSettings
@@ -14,7 +13,7 @@ def _secret(value: object) -> str | None:
     return getter() if getter is not None else None
 
 
-def connectors_from(settings: Settings, client: ClientFactory = default_client) -> Connectors:
+def connectors_from(settings: Settings) -> Connectors:
     """Xero and QuickBooks Online with the configured app credentials and URLs."""
     return build_connectors(
         XeroSettings(
@@ -32,5 +31,4 @@ def connectors_from(settings: Settings, client: ClientFactory = default_client) 
             revoke_url=settings.quickbooks_revoke_url,
             api_url=settings.quickbooks_api_url.rstrip("/"),
         ),
-        client,
     )

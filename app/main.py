@@ -34,6 +34,8 @@ from resolvers import build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
+from resolvers.subscriptions import schedule_period_closes
+from resolvers.usage_meter import flushing
 
 log = logging.getLogger("fincap.app")
 
@@ -106,8 +108,13 @@ def create_app(
                 keyring=keyring,
                 registry=registry,
             ) as pool,
+            # Last in, first out: the final flush happens while the store is still open.
+            flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
         ):
             app.state.services = pool.services
+            # Billing periods close in a durable job: queued once (dedupe key) by the API
+            # process, run by whichever worker is free, here or in `fincap worker` processes.
+            await schedule_period_closes(opened)
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
@@ -152,6 +159,7 @@ def create_app(
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
             registry=registry,
             automation=automation_config(settings),
+            plans=settings.plan_catalog(),
             connectors=connectors_from(settings),
         )
     app.state.settings = settings

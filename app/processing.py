@@ -98,6 +98,7 @@ async def running_workers(
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         registry=registry or build_registry(),
         automation=automation_config(settings),
+        plans=settings.plan_catalog(),
         connectors=connectors_from(settings),
     )
     pool = WorkerPool(
@@ -113,4 +114,5 @@ async def running_workers(
         yield pool
     finally:
         await pool.stop()
+        await services.connectors.aclose()
         analyzer.shutdown()

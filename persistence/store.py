@@ -9,6 +9,7 @@ from motor.motor_asyncio import AsyncIOMotorDatabase
 from persistence.activity import Activity
 from persistence.api_keys import ApiKeys
 from persistence.approvals import Approvals
+from persistence.billing import BillingAccounts, BillingLedger, Subscriptions
 from persistence.categories import CategoryOverrides
 from persistence.documents import Documents
 from persistence.exports import Exports
@@ -18,6 +19,7 @@ from persistence.integrations import Integrations
 from persistence.jobs import Clock, Jobs
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.rules import Rules
+from persistence.usage import Usage
 from persistence.users import Users
 from persistence.workspaces import Workspaces
 
@@ -50,6 +52,10 @@ class Store:
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
         self.rules = Rules(db)
+        self.billing_accounts = BillingAccounts(db)
+        self.subscriptions = Subscriptions(db)
+        self.billing_ledger = BillingLedger(db)
+        self.usage = Usage(db)
         self.approvals = Approvals(db)
         self.integrations = Integrations(db)
         self.exports = Exports(db)

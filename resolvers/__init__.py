@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from resolvers import (
     approvals,
+    billing,
     currency,
     documents,
     exports,
@@ -16,13 +17,24 @@ from resolvers import (
     integrations,
     pipeline,
     rules,
+    subscriptions,
     workspaces,
 )
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (approvals, currency, documents, exports, files, integrations, rules, workspaces)
-JOB_MODULES = (exports, pipeline, rules)
+RESOURCES = (
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    integrations,
+    rules,
+    workspaces,
+)
+JOB_MODULES = (exports, pipeline, rules, subscriptions)
 
 
 def build_registry() -> Registry:

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from engines.billing.plans import PlanCatalog, default_catalog
 from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
 from engines.rules.config import AutomationConfig
+from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
 from resolvers.throttle import ExpensiveCallGate
+from resolvers.usage_meter import ApiCallMeter
 
 if TYPE_CHECKING:
     from engines.currency import RateBook
@@ -69,6 +73,11 @@ class Services:
     # documents through integrations.send); None where no registry was built.
     registry: Registry | None = None
     automation: AutomationConfig = field(default_factory=AutomationConfig)
+    # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
+    # and the clock billing periods are measured with (tests move it).
+    plans: PlanCatalog = field(default_factory=default_catalog)
+    api_calls: ApiCallMeter = field(default_factory=ApiCallMeter)
+    clock: Callable[[], datetime] = utcnow
     # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
     connectors: Connectors = field(default_factory=unconfigured)
 

@@ -9,24 +9,49 @@ made by ``client()``, so tests point the base URLs at local fake servers.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import datetime as dt
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
 import httpx
 
-ClientFactory = Callable[[], httpx.AsyncClient]
+ClientFactory = Callable[[], contextlib.AbstractAsyncContextManager[httpx.AsyncClient]]
 # Saves delivery progress (remote ids) as soon as a step succeeds, so a retry resumes there.
 SaveProgress = Callable[[dict[str, Any]], Awaitable[None]]
 BillKind = Literal["bill", "purchase"]
 
 
-def default_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0))
+class SharedClient:
+    """One ``httpx`` client reused by every call of the connectors that share this object.
+
+    Making a client costs an SSL context (measured: 0.2-0.9 s on a busy 2-core machine) and
+    a fresh connection each time; reusing one keeps connections to the provider alive. A client
+    belongs to the event loop it was made on, so another loop (tests run one per test) gets its
+    own. ``aclose()`` at shutdown.
+    """
+
+    def __init__(self) -> None:
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @contextlib.asynccontextmanager
+    async def __call__(self) -> AsyncIterator[httpx.AsyncClient]:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop or self._client.is_closed:
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0))
+            self._loop = loop
+        yield self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
 
 
 class ConnectorError(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.connectors.base import AccountingConnector, ClientFactory, default_client
+from engines.connectors.base import AccountingConnector, SharedClient
 from engines.connectors.quickbooks import QuickBooksConnector, QuickBooksSettings
 from engines.connectors.xero import XeroConnector, XeroSettings
 
@@ -28,19 +28,23 @@ class Connectors:
     """The accounting connectors by integration id."""
 
     by_id: dict[str, AccountingConnector]
+    client: SharedClient
 
     def get(self, integration_id: str) -> AccountingConnector | None:
         return self.by_id.get(integration_id)
 
+    async def aclose(self) -> None:
+        await self.client.aclose()
 
-def build_connectors(
-    xero: XeroSettings, quickbooks: QuickBooksSettings, client: ClientFactory = default_client
-) -> Connectors:
+
+def build_connectors(xero: XeroSettings, quickbooks: QuickBooksSettings) -> Connectors:
+    client = SharedClient()
     return Connectors(
         {
             "xero": XeroConnector(xero, client),
             "quickbooks": QuickBooksConnector(quickbooks, client),
-        }
+        },
+        client,
     )
 
 

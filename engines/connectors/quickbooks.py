@@ -27,7 +27,6 @@ from engines.connectors.base import (
     SaveProgress,
     TokenSet,
     basic_auth,
-    default_client,
     money,
     send,
     token_request,
@@ -60,9 +59,7 @@ class QuickBooksConnector:
     id = "quickbooks"
     name = "QuickBooks Online"
 
-    def __init__(
-        self, settings: QuickBooksSettings, client: ClientFactory = default_client
-    ) -> None:
+    def __init__(self, settings: QuickBooksSettings, client: ClientFactory) -> None:
         self.settings = settings
         self._client = client
 

@@ -27,7 +27,6 @@ from engines.connectors.base import (
     SaveProgress,
     TokenSet,
     basic_auth,
-    default_client,
     money,
     send,
     token_request,
@@ -60,7 +59,7 @@ class XeroConnector:
     id = "xero"
     name = "Xero"
 
-    def __init__(self, settings: XeroSettings, client: ClientFactory = default_client) -> None:
+    def __init__(self, settings: XeroSettings, client: ClientFactory) -> None:
         self.settings = settings
         self._client = client
 

@@ -292,6 +292,25 @@ async def test_graphql_request_get_and_approve(client: httpx.AsyncClient, seeded
     ]
     assert preview["status"] is None and preview["matched"] == 2
 
+    reject = """
+    mutation Reject($id: String!, $message: String) {
+      approvalsReject(input: {approvalRequestId: $id, message: $message}) {
+        status rejectionMessage
+      }
+    }
+    """
+    second = await gql(client, seeded, GQL_EDIT, input={**edit, "changes": {"category": "X"}})
+    second_id = second["documentsBulkEdit"]["approvalRequestId"]
+    rejected = (await gql(client, seeded, reject, id=second_id, message="no"))["approvalsReject"]
+    assert rejected == {"status": "rejected", "rejectionMessage": "no"}
+    response = await client.post(
+        "/v1/graphql",
+        json={"query": GQL_APPROVE, "variables": {"id": second_id}},
+        headers=seeded.headers(),
+    )
+    error = response.json()["errors"][0]
+    assert error["extensions"]["status"] == 400 and "already rejected" in error["message"]
+
 
 def test_mcp_approval_payload_names_the_review_tools() -> None:
     value = {

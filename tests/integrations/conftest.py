@@ -54,6 +54,11 @@ def quickbooks() -> Iterator[FakeQuickBooks]:
 
 @pytest.fixture
 def settings(xero: FakeXero, quickbooks: FakeQuickBooks) -> Settings:
+    return fake_settings(xero, quickbooks)
+
+
+def fake_settings(xero: FakeXero, quickbooks: FakeQuickBooks) -> Settings:
+    """The server's settings with both providers pointed at the fakes."""
     return Settings(
         public_url="http://fincap.test",
         secret_key=new_secret_text(),

@@ -145,6 +145,21 @@ async def test_execute_goes_through_approval_and_the_worker_delivers_once(
     )
     assert [d["id"] for d in exported["documents"]] == ["doc_r1"]
 
+    graph = await api.http.post(
+        "/v1/graphql",
+        json={
+            "query": "query E($id: String!) { exportsGet(input: {id: $id}) "
+            "{ status remote { invoiceId attachmentIds } payloadSummary { vendor total } } }",
+            "variables": {"id": queued["exportRecordId"]},
+        },
+        headers=api.tenant.headers(),
+    )
+    assert graph.json()["data"]["exportsGet"] == {
+        "status": "exported",
+        "remote": {"invoiceId": invoice["InvoiceID"], "attachmentIds": [attached["AttachmentID"]]},
+        "payloadSummary": {"vendor": "Pret A Manger", "total": 12.0},
+    }
+
     # Sending the same document to the same tenant again is refused (before approval).
     again = await api.call("integrations.send", {**SEND, "dryRun": False})
     assert again.status_code == 400 and "unlink it first" in again.text
