@@ -49,8 +49,9 @@ async def run(
     approvals resource runs a reviewed call through here, as its requester).
     """
     args = validate_input(spec, arguments)
-    if ctx.workspace_id is not None:
+    if ctx.workspace_id is not None and not approved:
         # Metered for billing: a dictionary increment here, written in batches (usage_meter).
+        # A reviewed call run by approvals.approve was metered when it was requested.
         ctx.services.api_calls.count(ctx.workspace_id)
     with store_errors():
         gate = None if approved else needs_approval(spec, args)
