@@ -21,6 +21,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from resolvers.sources_config import SourceConfig
+
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
 
@@ -113,6 +115,74 @@ class Settings(BaseSettings):
         "(revocation in the same process is immediate; other processes follow within this "
         "time); 0: look up on every call",
     )
+    inbound_domain: str = Field(
+        default="inbound.localhost",
+        max_length=200,
+        pattern=r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$",
+        validation_alias="FINCAP_INBOUND_DOMAIN",
+        description="domain of the workspaces' receiving addresses (`<alias>@<domain>`); its MX "
+        "must point at the SMTP receiver or at a relay that posts to `/v1/inbound/email`",
+    )
+    inbound_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_INBOUND_SECRET",
+        description="shared secret a mail relay sends as `Authorization: Bearer …` to "
+        "`POST /v1/inbound/email`; unset: that endpoint answers 404",
+    )
+    inbound_max_mb: int = Field(
+        default=15,
+        ge=1,
+        le=100,
+        validation_alias="FINCAP_INBOUND_MAX_MB",
+        description="largest inbound message accepted (MB, whole message; each attachment "
+        "stays within files.upload's 10 MB; HTTP posts also within the 16 MB request limit)",
+    )
+    smtp_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        validation_alias="FINCAP_SMTP_PORT",
+        description="port of the SMTP receiver inside `fincap serve`; unset: no receiver",
+    )
+    smtp_host: str = Field(
+        default="127.0.0.1",
+        validation_alias="FINCAP_SMTP_HOST",
+        description="address the SMTP receiver listens on (`0.0.0.0` for every interface)",
+    )
+    whatsapp_verify_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_VERIFY_TOKEN",
+        description="token Meta echoes in the webhook verification (`hub.verify_token`); "
+        "unset with the app secret: the WhatsApp webhook answers 404",
+    )
+    whatsapp_app_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_APP_SECRET",
+        description="the Meta app secret that signs every webhook POST (`X-Hub-Signature-256`)",
+    )
+    whatsapp_access_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_ACCESS_TOKEN",
+        description="Graph access token used to download media and send replies",
+    )
+    whatsapp_graph_url: str = Field(
+        default="https://graph.facebook.com/v21.0",
+        pattern=r"^https?://\S+$",
+        validation_alias="FINCAP_WHATSAPP_GRAPH_URL",
+        description="base URL of the Graph API, version included",
+    )
+    whatsapp_reply: bool = Field(
+        default=False,
+        validation_alias="FINCAP_WHATSAPP_REPLY",
+        description="reply to each WhatsApp receipt with what was read (merchant and total)",
+    )
+    mailbox_poll_seconds: float = Field(
+        default=300.0,
+        ge=5,
+        le=86400,
+        validation_alias="FINCAP_MAILBOX_POLL_SECONDS",
+        description="how often each connected mailbox is read for new messages",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
@@ -154,6 +224,20 @@ class Settings(BaseSettings):
             for field in cls.model_fields.values()
             if isinstance(field.validation_alias, str)
         }
+
+    @property
+    def sources(self) -> SourceConfig:
+        """What the inbound sources need, as the resolvers see it."""
+        return SourceConfig(
+            inbound_domain=self.inbound_domain.lower(),
+            inbound_max_bytes=self.inbound_max_mb * 1024 * 1024,
+            whatsapp_graph_url=self.whatsapp_graph_url,
+            whatsapp_access_token=(
+                self.whatsapp_access_token.get_secret_value() if self.whatsapp_access_token else ""
+            ),
+            whatsapp_reply=self.whatsapp_reply,
+            mailbox_poll_s=self.mailbox_poll_seconds,
+        )
 
     @property
     def base_url(self) -> str:

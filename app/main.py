@@ -17,6 +17,7 @@ from app.body_limit import BodySizeLimit
 from app.config import Settings
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.inbound import inbound_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
@@ -25,6 +26,7 @@ from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
+from app.smtp import start_smtp_server
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -105,12 +107,24 @@ def create_app(
             ) as pool,
         ):
             app.state.services = pool.services
+            smtp = None
+            if settings.smtp_port is not None:
+                smtp = await start_smtp_server(
+                    pool.services, settings.smtp_host, settings.smtp_port
+                )
+                log.info(
+                    "SMTP receiver listening",
+                    extra={"host": settings.smtp_host, "port": settings.smtp_port},
+                )
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
             )
             yield
             log.info("shutting down")
+            if smtp is not None:
+                smtp.close()
+                await smtp.wait_closed()
 
     routes = [
         Route("/openapi.json", openapi_json, methods=["GET"]),
@@ -121,6 +135,7 @@ def create_app(
         *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
+        *inbound_routes(settings),
     ]
     app = Starlette(
         routes=routes,
@@ -146,6 +161,7 @@ def create_app(
             base_url=settings.base_url,
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+            sources=settings.sources,
         )
     app.state.settings = settings
     return app

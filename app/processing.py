@@ -62,6 +62,7 @@ async def running_workers(
         analyzer=analyzer,
         keyring=keyring,
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        sources=settings.sources,
     )
     pool = WorkerPool(
         services,

@@ -12,9 +12,12 @@ from persistence.categories import CategoryOverrides
 from persistence.documents import Documents
 from persistence.files import Files
 from persistence.ids import utcnow
+from persistence.inbound_addresses import InboundAddresses
 from persistence.jobs import Clock, Jobs
+from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.users import Users
+from persistence.whatsapp_senders import WhatsAppSenders
 from persistence.workspaces import Workspaces
 
 
@@ -45,6 +48,9 @@ class Store:
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
+        self.inbound_addresses = InboundAddresses(db)
+        self.mailboxes = Mailboxes(db)
+        self.whatsapp_senders = WhatsAppSenders(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

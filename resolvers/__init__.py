@@ -7,12 +7,21 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import currency, documents, files, pipeline, workspaces
+from resolvers import (
+    activity,
+    currency,
+    documents,
+    files,
+    mailboxes,
+    pipeline,
+    whatsapp,
+    workspaces,
+)
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (currency, documents, files, workspaces)
-JOB_MODULES = (pipeline,)
+RESOURCES = (activity, currency, documents, files, mailboxes, whatsapp, workspaces)
+JOB_MODULES = (pipeline, mailboxes, whatsapp)
 
 
 def build_registry() -> Registry:
