@@ -35,7 +35,9 @@ async def smtp_port(wire_app: SourceApp) -> AsyncIterator[int]:
     await server.wait_closed()
 
 
-def send(port: int, mail: EmailMessage | bytes, rcpt: str, sender: str = "carol@example.org") -> Any:
+def send(
+    port: int, mail: EmailMessage | bytes, rcpt: str, sender: str = "carol@example.org"
+) -> Any:
     """Deliver over SMTP with smtplib (in a thread: the receiver shares the test's loop)."""
 
     def deliver() -> Any:
@@ -126,7 +128,9 @@ async def test_two_attachments_settle_one_activity_item(
     assert settled is not None
     # The second copy is a duplicate of the first: the item says so for each file.
     assert settled["status"] == "warning", settled["reasoning"]
-    assert "a.pdf: processed" in settled["reasoning"] and "scan.pdf: warning" in settled["reasoning"]
+    assert (
+        "a.pdf: processed" in settled["reasoning"] and "scan.pdf: warning" in settled["reasoning"]
+    )
 
 
 async def test_order_confirmation_in_the_body_is_processed_from_its_text(
@@ -248,9 +252,7 @@ async def test_the_address_rotates_through_rest_and_graphql(
     assert body["data"]["workspacesRotateInboundAddress"]["retiredAddress"] == rotated["address"]
 
 
-async def test_http_inbound_is_off_without_a_secret(
-    wire_store: Any, registry: Any
-) -> None:
+async def test_http_inbound_is_off_without_a_secret(wire_store: Any, registry: Any) -> None:
     from tests.sources.conftest import open_source_app, source_settings
 
     async for opened in open_source_app(wire_store, registry, source_settings(inbound_secret=None)):
