@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from engines.connectors import ConnectorError
@@ -18,6 +19,8 @@ from schema.activity import (
     ProviderReport,
     SearchActivity,
 )
+
+log = logging.getLogger("fincap.activity")
 
 
 @capability(
@@ -85,7 +88,7 @@ async def _search_mailboxes(
     rows = await ctx.store.mailboxes.list(workspace_id)
 
     async def one(row: dict[str, Any]) -> tuple[ProviderReport, list[MailboxHit]]:
-        address = f"{row['username']}@{row['host']}"
+        where = {"mailboxId": row["_id"], "username": row["username"], "server": row["host"]}
         secret = await ctx.store.mailboxes.get_secret(workspace_id, row["_id"])
         try:
             if secret is None:
@@ -94,16 +97,12 @@ async def _search_mailboxes(
                 args.query, args.providerResultLimit, args.includeSourceDetails
             )
         except ConnectorError as exc:
-            return ProviderReport(
-                mailboxId=row["_id"],
-                address=address,
-                status="error",
-                matched=0,
-                error=exc.message,
-            ), []
-        return ProviderReport(
-            mailboxId=row["_id"], address=address, status="ok", matched=len(hits)
-        ), hits
+            return ProviderReport(**where, status="error", matched=0, error=exc.message), []
+        except Exception as exc:  # a provider must never fail the whole search
+            log.exception("mailbox search failed", extra={"mailboxId": row["_id"]})
+            error = f"unexpected error: {type(exc).__name__}"
+            return ProviderReport(**where, status="error", matched=0, error=error), []
+        return ProviderReport(**where, status="ok", matched=len(hits), error=None), hits
 
     answers = await asyncio.gather(*(one(row) for row in rows))
     reports = [report for report, _ in answers]

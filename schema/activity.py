@@ -77,7 +77,8 @@ class ProviderReport(CapabilityOutput):
     """How one connected mailbox answered the search."""
 
     mailboxId: str
-    address: str
+    username: str
+    server: str
     status: Literal["ok", "error"]
     matched: int = Field(description="Messages the provider found")
     error: str | None = None
