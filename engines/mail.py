@@ -184,6 +184,12 @@ def _attachments(message: EmailMessage, limit: int) -> tuple[list[MailAttachment
                 f"attachment {name or number} cannot be decoded ({exc})"
             ) from None
         data = payload if isinstance(payload, bytes) else b""
+        # Decoding is what finds a damaged base64 body (it records defects on the part).
+        for defect in getattr(part, "defects", []):
+            if isinstance(defect, FATAL_DEFECTS):
+                raise MalformedMessage(
+                    f"attachment {name or number} is damaged: {type(defect).__name__}"
+                )
         label = name or f"part {number}"
         if len(data) > limit:
             raise OversizedAttachment(

@@ -148,7 +148,10 @@ def webhook(
                                 "phone_number_id": phone_number_id,
                             },
                             "contacts": [
-                                {"profile": {"name": m.get("_name", "Alice")}, "wa_id": m["from"]}
+                                {
+                                    "profile": {"name": m.get("_name", "Alice")},
+                                    "wa_id": m.get("from"),
+                                }
                                 for m in messages
                             ],
                             "messages": [
