@@ -124,7 +124,11 @@ async def receive_webhook(services: Services, payload: Any) -> dict[str, int]:
     counts = {"accepted": 0, "duplicates": 0, "ignored": 0}
     for message in parse_webhook(payload):
         sender = await services.store.whatsapp_senders.lookup(message.sender)
-        if sender is None:
+        member = sender is not None and (
+            await services.store.workspaces.role_of(sender["userId"], sender["workspaceId"])
+        )
+        if sender is None or not member:
+            # Unregistered, or no longer a member of the workspace it was registered in.
             log.info("WhatsApp message from an unregistered number ignored")
             counts["ignored"] += 1
             continue

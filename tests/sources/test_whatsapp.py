@@ -259,3 +259,17 @@ async def test_senders_through_rest_and_graphql(
         headers=alice.headers(),
     )
     assert removed["data"]["whatsappRemoveSender"]["removed"] is True
+
+
+async def test_a_number_of_a_former_member_is_ignored(
+    wa_app: SourceApp, graph: GraphState, tenants: tuple[Tenant, Tenant]
+) -> None:
+    alice, _ = tenants
+    await call(wa_app.http, alice, "whatsapp.register-sender", {"phoneNumber": ALICE_PHONE})
+    await wa_app.store.db["memberships"].delete_one(
+        {"workspaceId": alice.org_id, "userId": alice.user_id}
+    )
+    before = await stored(wa_app.store)
+    payload = webhook([document_message("wamid.F1", ALICE_PHONE, "m-9", "x.pdf")])
+    assert (await deliver(wa_app, payload)).json()["data"]["result"]["ignored"] == 1
+    assert await stored(wa_app.store) == before
