@@ -108,8 +108,13 @@ def inbound_routes(settings: Settings) -> list[Route]:
             return failure(400, f"Not a WhatsApp webhook payload: {exc}")
         return EnvelopeResponse({"success": True, "code": 200, "data": {"result": counts}})
 
+    async def whatsapp(request: Request) -> Response:
+        # One route for both methods, so any other method is a 405 naming GET and POST.
+        if request.method == "GET":
+            return await whatsapp_verify(request)
+        return await whatsapp_event(request)
+
     return [
         Route("/v1/inbound/email", inbound_email, methods=["POST"]),
-        Route("/v1/webhooks/whatsapp", whatsapp_verify, methods=["GET"]),
-        Route("/v1/webhooks/whatsapp", whatsapp_event, methods=["POST"]),
+        Route("/v1/webhooks/whatsapp", whatsapp, methods=["GET", "POST"]),
     ]

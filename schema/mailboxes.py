@@ -20,7 +20,9 @@ class ConnectMailbox(CapabilityInput):
     server: str = Field(
         min_length=1,
         max_length=253,
-        pattern=r"^[A-Za-z0-9.-]+$",
+        # DNS labels of 1 to 63 letters, digits and inner hyphens (or an IPv4 address).
+        pattern=r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
+        r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$",
         description="IMAP server name, e.g. imap.example.com",
     )
     port: Integer = Field(default=993, ge=1, le=65535, description="IMAP port (993 with tls)")

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from schema.base import CapabilityInput, CapabilityOutput
 
-PHONE_PATTERN = r"^\+?[0-9][0-9 ().-]{5,24}$"
+# 7 to 15 digits (E.164), with the separators people type between them.
+PHONE_PATTERN = r"^\+?(?:[ ().-]*[0-9]){7,15}[ ().-]*$"
 
 
 class RegisterWhatsAppSender(CapabilityInput):

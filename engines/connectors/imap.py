@@ -126,6 +126,11 @@ class ImapMailbox:
             raise ConnectorError(
                 f"cannot reach {self.host}:{self.port}: {exc.strerror or exc}"
             ) from None
+        except UnicodeError:  # a host name the resolver cannot encode (a label over 63)
+            _logout(client)
+            raise ConnectorError(
+                f"{self.host!r} is not a valid server name", retryable=False
+            ) from None
         try:
             yield client, validity
         except imaplib.IMAP4.error as exc:
