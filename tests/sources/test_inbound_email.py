@@ -50,6 +50,16 @@ def send(
     return asyncio.to_thread(deliver)
 
 
+def send_without_size(port: int, rcpt: str, data: bytes) -> int:
+    """MAIL, RCPT and DATA by hand, without announcing the size: the reply code to DATA."""
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        client.ehlo()
+        client.mail("carol@example.org")
+        client.rcpt(rcpt)
+        code, _ = client.data(data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+        return code
+
+
 async def address_of(app: SourceApp, tenant: Tenant) -> str:
     found: dict[str, Any] = await call(app.http, tenant, "workspaces.get-inbound-address", {})
     address: str = found["address"]
@@ -208,10 +218,6 @@ async def test_refused_mail_leaves_nothing_stored(
     response = await post_raw(wire_app, oversized.as_bytes())
     assert response.status_code == 413 and "huge.pdf" in response.text
 
-    # A message over the whole-message limit: aiosmtpd refuses it during DATA.
-    limited = wire_app.services.sources.inbound_max_bytes
-    assert limited == 15 * 1024 * 1024
-
     # Wrong or missing relay secret.
     response = await post_raw(wire_app, message(to=address).as_bytes(), secret="wrong")
     assert response.status_code == 401
@@ -258,3 +264,40 @@ async def test_http_inbound_is_off_without_a_secret(wire_store: Any, registry: A
     async for opened in open_source_app(wire_store, registry, source_settings(inbound_secret=None)):
         response = await post_raw(opened, b"From: a@b.c\r\n\r\nx")
         assert response.status_code == 404
+
+
+async def test_a_message_over_the_size_limit_is_refused_whole(
+    wire_store: Any, registry: Any, tenants: tuple[Tenant, Tenant]
+) -> None:
+    from tests.sources.conftest import open_source_app, source_settings
+
+    alice, _ = tenants
+    async for app in open_source_app(wire_store, registry, source_settings(inbound_max_mb=1)):
+        address = await address_of(app, alice)
+        server = await start_smtp_server(app.services, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            before = await stored(app.store)
+            # Two attachments of 0.6 MB each: each is fine, together over the 1 MB message.
+            chunk = fixture("text-layer.pdf") + b"%" + b"0" * 600_000
+            big = message(
+                to=address,
+                attachments=[
+                    ("a.pdf", "application/pdf", chunk),
+                    ("b.pdf", "application/pdf", chunk),
+                ],
+            )
+            # smtplib announces the size (ESMTP SIZE) and aiosmtpd refuses at MAIL FROM.
+            with pytest.raises(smtplib.SMTPSenderRefused) as refused:
+                await send(port, big, address)
+            assert refused.value.smtp_code == 552
+
+            # Sent raw without SIZE, the receiver stops it during DATA.
+            code = await asyncio.to_thread(send_without_size, port, address, big.as_bytes())
+            assert code == 552
+            response = await post_raw(app, big.as_bytes())
+            assert response.status_code == 413 and "limit" in response.text
+            assert await stored(app.store) == before
+        finally:
+            server.close()
+            await server.wait_closed()

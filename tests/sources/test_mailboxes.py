@@ -271,8 +271,27 @@ async def test_disconnect_forgets_the_mailbox(
         "/v1/capabilities/mailboxes.disconnect", json={"id": mailbox["id"]}, headers=bob.headers()
     )
     assert other.status_code == 404
-    gone = await call(wire_app.http, alice, "mailboxes.disconnect", {"id": mailbox["id"]})
-    assert gone == {"id": mailbox["id"], "disconnected": True}
+    listed = await gql(
+        wire_app.http,
+        "{ mailboxesList { mailboxes { id server username status importSince } } }",
+        headers=alice.headers(),
+    )
+    assert listed["data"]["mailboxesList"]["mailboxes"] == [
+        {
+            "id": mailbox["id"],
+            "server": imap.host,
+            "username": USER,
+            "status": "active",
+            "importSince": "2000-01-01",
+        }
+    ]
+    gone = await gql(
+        wire_app.http,
+        "mutation($id: String!) { mailboxesDisconnect(input: {id: $id}) { id disconnected } }",
+        {"id": mailbox["id"]},
+        headers=alice.headers(),
+    )
+    assert gone["data"]["mailboxesDisconnect"] == {"id": mailbox["id"], "disconnected": True}
     assert await wire_store.db["mailboxes"].count_documents({}) == 0
     # The scheduled poll finds no mailbox and ends.
     assert await wire_app.workers().run_until_idle() == 1
