@@ -12,12 +12,14 @@ writes one failed activity item each time the error changes (not one per poll).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from engines.connectors import ConnectorError
 from engines.connectors.imap import ImapMailbox
+from engines.keyring import InvalidToken
 from engines.mail import MalformedMessage, OversizedAttachment, body_is_receipt, read_message
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
@@ -54,9 +56,16 @@ def _mailbox(row: dict[str, Any]) -> Mailbox:
 
 def connector_for(services: Services, row: dict[str, Any]) -> ImapMailbox:
     """The IMAP connector of a stored mailbox (its password decrypted for this use only)."""
-    password = services.keyring.decrypt(
-        PASSWORD_PURPOSE, row["passwordEncrypted"], row["_id"].encode()
-    ).decode()
+    try:
+        password = services.keyring.decrypt(
+            PASSWORD_PURPOSE, row["passwordEncrypted"], row["_id"].encode()
+        ).decode()
+    except InvalidToken:
+        raise ConnectorError(
+            "the stored password cannot be decrypted (was FINCAP_SECRET_KEY replaced without "
+            "keeping the old secret?); connect the mailbox again",
+            retryable=False,
+        ) from None
     return ImapMailbox(
         host=row["host"],
         port=row["port"],
@@ -195,7 +204,12 @@ async def _poll(services: Services, workspace_id: str, mailbox_id: str) -> list[
     row = await store.mailboxes.get_secret(workspace_id, mailbox_id)
     if row is None:
         return []
-    mailbox = connector_for(services, row)
+    where = f"imap://{row['username']}@{row['host']}:{row['port']}/{row['folder']}"
+    try:
+        mailbox = connector_for(services, row)
+    except ConnectorError as exc:
+        await _record_error(services, workspace_id, row, where, exc.message)
+        return []
     since = row.get("importSince")
     since_date = since.date() if isinstance(since, datetime) else None
     taken: list[str] = []
@@ -282,9 +296,19 @@ async def run_poll(services: Services, job: JobRecord) -> RunAgain | None:
     workspace_id, mailbox_id = job["workspaceId"], job["payload"]["mailboxId"]
     if await services.store.mailboxes.get(workspace_id, mailbox_id) is None:
         return None
-    await poll_mailbox(services, workspace_id, mailbox_id)
+    try:
+        await poll_mailbox(services, workspace_id, mailbox_id)
+    except Exception as exc:
+        # Never let the schedule die (a dead job would stop the mailbox for good): say what
+        # happened on the mailbox and try again at the next interval.
+        log.exception("mailbox poll failed unexpectedly", extra={"mailboxId": mailbox_id})
+        with contextlib.suppress(Exception):
+            await services.store.mailboxes.mark_polled(
+                workspace_id, mailbox_id, f"internal error: {type(exc).__name__}", utcnow()
+            )
     return RunAgain(at=utcnow() + timedelta(seconds=services.sources.mailbox_poll_s))
 
 
 def first_read_since(value: date | None) -> date:
+    """The first read's start: ``importSince``, else a week before connecting."""
     return value or (datetime.now(UTC) - DEFAULT_LOOKBACK).date()
