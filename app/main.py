@@ -120,11 +120,13 @@ def create_app(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
             )
-            yield
-            log.info("shutting down")
-            if smtp is not None:
-                smtp.close()
-                await smtp.wait_closed()
+            try:
+                yield
+            finally:
+                log.info("shutting down")
+                if smtp is not None:
+                    smtp.close()
+                    await smtp.wait_closed()
 
     routes = [
         Route("/openapi.json", openapi_json, methods=["GET"]),

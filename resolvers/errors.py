@@ -99,7 +99,9 @@ class TooManyRequests(CapabilityError):
 ORG_REQUIRED = "Organization context required"
 KEY_RESTRICTED = "This API key is restricted to a different workspace"
 NOT_A_MEMBER = "You are not a member of this workspace"
-TOKEN_BOUND = "This token is bound to a different workspace; authorize again to act in another one"
+TOKEN_BOUND = (
+    "This token is bound to a different workspace; authorize again to act in another one"
+)
 
 
 @contextlib.contextmanager
