@@ -10,6 +10,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 from app.analysis_child import prepare_analysis_process
 from app.config import Settings
+from app.connectors import connectors_from
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from engines.keyring import Keyring
@@ -63,6 +64,8 @@ async def running_workers(
         keyring=keyring,
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         sources=settings.sources,
+        plans=settings.plan_catalog(),
+        connectors=connectors_from(settings),
     )
     pool = WorkerPool(
         services,
@@ -77,4 +80,5 @@ async def running_workers(
         yield pool
     finally:
         await pool.stop()
+        await services.connectors.aclose()
         analyzer.shutdown()

@@ -9,19 +9,36 @@ from __future__ import annotations
 
 from resolvers import (
     activity,
+    approvals,
+    billing,
     currency,
     documents,
+    exports,
     files,
+    integrations,
     mailboxes,
     pipeline,
+    subscriptions,
     whatsapp,
     workspaces,
 )
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (activity, currency, documents, files, mailboxes, whatsapp, workspaces)
-JOB_MODULES = (pipeline, mailboxes, whatsapp)
+RESOURCES = (
+    activity,
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    integrations,
+    mailboxes,
+    whatsapp,
+    workspaces,
+)
+JOB_MODULES = (exports, mailboxes, pipeline, subscriptions, whatsapp)
 
 
 def build_registry() -> Registry:

@@ -6,8 +6,8 @@ import asyncio
 import logging
 from typing import Any
 
-from engines.connectors import ConnectorError
 from engines.connectors.imap import MailboxHit
+from engines.connectors.sources import ConnectorError
 from resolvers.context import Context
 from resolvers.inbound_email import alias_of
 from resolvers.mailboxes import connector_for

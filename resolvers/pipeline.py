@@ -44,6 +44,8 @@ PROCESS_DOCUMENT = "process-document"
 # Handled by the source that asked for it (``details.notify`` on the activity item).
 NOTIFY_SOURCE = "notify-source"
 TERMINAL = frozenset({"processed", "skipped", "failed", "warning"})
+# Outcomes that produced a document record: what billing counts as a document processed.
+BILLABLE = frozenset({"processed", "warning"})
 
 # The pipeline, in order (ARCHITECTURE.md): a new step is one line here.
 STEPS: tuple[Step, ...] = (
@@ -245,6 +247,10 @@ async def set_outcome(
     settled = await store.activity.record_outcome(
         workspace_id, activity_id, document_id, status, reason
     )
+    if status in BILLABLE:
+        # Once per document: a job that is run again finds the document finished and returns
+        # before reaching here (a crash between these writes loses the count, never doubles it).
+        await store.usage.add(workspace_id, services.clock().date(), "documentsProcessed")
     log.info("document processed", extra={"documentId": document_id, "status": status})
     if settled is not None and (settled.get("details") or {}).get("notify"):
         # The source wants to tell the sender what came of it (a WhatsApp reply): durable, once.

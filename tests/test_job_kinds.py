@@ -24,6 +24,8 @@ def test_the_service_kinds_are_collected_from_the_job_modules() -> None:
     # Jobs queued under the kind's earlier name still run.
     assert kinds.get("process-upload") is spec
     assert [k.name for k in kinds] == [
+        "billing-close-periods",
+        "deliver-export",
         "fetch-whatsapp-media",
         "notify-source",
         "poll-mailbox",

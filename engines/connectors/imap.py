@@ -23,7 +23,7 @@ from email.message import EmailMessage
 from email.utils import getaddresses
 from typing import ClassVar, Literal
 
-from engines.connectors import ConnectorError
+from engines.connectors.sources import ConnectorError
 from engines.mail import body_text
 
 Security = Literal["tls", "starttls", "none"]

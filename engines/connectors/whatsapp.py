@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from engines.connectors import ConnectorError
+from engines.connectors.sources import ConnectorError
 
 MAX_MEDIA_BYTES = 10 * 1024 * 1024
 MEDIA_TYPES = ("image", "document")
