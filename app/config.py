@@ -21,6 +21,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from resolvers.sources_config import SourceConfig
+
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
 
@@ -182,6 +184,74 @@ class Settings(BaseSettings):
         validation_alias="FINCAP_WEBHOOK_TIMEOUT_SECONDS",
         description="seconds a rule's webhook call may take",
     )
+    inbound_domain: str = Field(
+        default="inbound.localhost",
+        max_length=200,
+        pattern=r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$",
+        validation_alias="FINCAP_INBOUND_DOMAIN",
+        description="domain of the workspaces' receiving addresses (`<alias>@<domain>`); its MX "
+        "must point at the SMTP receiver or at a relay that posts to `/v1/inbound/email`",
+    )
+    inbound_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_INBOUND_SECRET",
+        description="shared secret a mail relay sends as `Authorization: Bearer …` to "
+        "`POST /v1/inbound/email`; unset: that endpoint answers 404",
+    )
+    inbound_max_mb: int = Field(
+        default=15,
+        ge=1,
+        le=100,
+        validation_alias="FINCAP_INBOUND_MAX_MB",
+        description="largest inbound message accepted (MB, whole message; each attachment "
+        "stays within files.upload's 10 MB; HTTP posts also within the 16 MB request limit)",
+    )
+    inbound_smtp_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        validation_alias="FINCAP_INBOUND_SMTP_PORT",
+        description="port of the SMTP receiver inside `fincap serve`; unset: no receiver",
+    )
+    inbound_smtp_host: str = Field(
+        default="127.0.0.1",
+        validation_alias="FINCAP_INBOUND_SMTP_HOST",
+        description="address the SMTP receiver listens on (`0.0.0.0` for every interface)",
+    )
+    whatsapp_verify_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_VERIFY_TOKEN",
+        description="token Meta echoes in the webhook verification (`hub.verify_token`); "
+        "unset with the app secret: the WhatsApp webhook answers 404",
+    )
+    whatsapp_app_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_APP_SECRET",
+        description="the Meta app secret that signs every webhook POST (`X-Hub-Signature-256`)",
+    )
+    whatsapp_access_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_ACCESS_TOKEN",
+        description="Graph access token used to download media and send replies",
+    )
+    whatsapp_graph_url: str = Field(
+        default="https://graph.facebook.com/v21.0",
+        pattern=r"^https?://\S+$",
+        validation_alias="FINCAP_WHATSAPP_GRAPH_URL",
+        description="base URL of the Graph API, version included",
+    )
+    whatsapp_reply: bool = Field(
+        default=False,
+        validation_alias="FINCAP_WHATSAPP_REPLY",
+        description="reply to each WhatsApp receipt with what was read (merchant and total)",
+    )
+    mailbox_poll_seconds: float = Field(
+        default=300.0,
+        ge=5,
+        le=86400,
+        validation_alias="FINCAP_MAILBOX_POLL_SECONDS",
+        description="how often each connected mailbox is read for new messages",
+    )
     billing_plans: Path | None = Field(
         default=None,
         validation_alias="FINCAP_BILLING_PLANS",
@@ -317,6 +387,20 @@ class Settings(BaseSettings):
             for field in cls.model_fields.values()
             if isinstance(field.validation_alias, str)
         }
+
+    @property
+    def sources(self) -> SourceConfig:
+        """What the inbound sources need, as the resolvers see it."""
+        return SourceConfig(
+            inbound_domain=self.inbound_domain.lower(),
+            inbound_max_bytes=self.inbound_max_mb * 1024 * 1024,
+            whatsapp_graph_url=self.whatsapp_graph_url,
+            whatsapp_access_token=(
+                self.whatsapp_access_token.get_secret_value() if self.whatsapp_access_token else ""
+            ),
+            whatsapp_reply=self.whatsapp_reply,
+            mailbox_poll_s=self.mailbox_poll_seconds,
+        )
 
     @property
     def base_url(self) -> str:

@@ -18,6 +18,7 @@ from app.config import Settings
 from app.connectors import connectors_from
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.inbound import inbound_routes
 from app.integrations import integration_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
@@ -27,6 +28,7 @@ from app.openapi import build_openapi
 from app.processing import automation_config, running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
+from app.smtp import start_smtp_server
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -112,6 +114,15 @@ def create_app(
             flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
         ):
             app.state.services = pool.services
+            smtp = None
+            if settings.inbound_smtp_port is not None:
+                smtp = await start_smtp_server(
+                    pool.services, settings.inbound_smtp_host, settings.inbound_smtp_port
+                )
+                log.info(
+                    "SMTP receiver listening",
+                    extra={"host": settings.inbound_smtp_host, "port": settings.inbound_smtp_port},
+                )
             # Billing periods close in a durable job: queued once (dedupe key) by the API
             # process, run by whichever worker is free, here or in `fincap worker` processes.
             await schedule_period_closes(opened)
@@ -119,8 +130,13 @@ def create_app(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
             )
-            yield
-            log.info("shutting down")
+            try:
+                yield
+            finally:
+                log.info("shutting down")
+                if smtp is not None:
+                    smtp.close()
+                    await smtp.wait_closed()
 
     routes = [
         Route("/openapi.json", openapi_json, methods=["GET"]),
@@ -131,6 +147,7 @@ def create_app(
         *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
+        *inbound_routes(settings),
         *integration_routes(),
     ]
     app = Starlette(
@@ -159,6 +176,7 @@ def create_app(
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
             registry=registry,
             automation=automation_config(settings),
+            sources=settings.sources,
             plans=settings.plan_catalog(),
             connectors=connectors_from(settings),
         )

@@ -98,6 +98,7 @@ async def running_workers(
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         registry=registry or build_registry(),
         automation=automation_config(settings),
+        sources=settings.sources,
         plans=settings.plan_catalog(),
         connectors=connectors_from(settings),
     )

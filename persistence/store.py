@@ -15,12 +15,15 @@ from persistence.documents import Documents
 from persistence.exports import Exports
 from persistence.files import Files
 from persistence.ids import utcnow
+from persistence.inbound_addresses import InboundAddresses
 from persistence.integrations import Integrations
 from persistence.jobs import Clock, Jobs
+from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.rules import Rules
 from persistence.usage import Usage
 from persistence.users import Users
+from persistence.whatsapp_senders import WhatsAppSenders
 from persistence.workspaces import Workspaces
 
 
@@ -52,6 +55,9 @@ class Store:
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
         self.rules = Rules(db)
+        self.inbound_addresses = InboundAddresses(db)
+        self.mailboxes = Mailboxes(db)
+        self.whatsapp_senders = WhatsAppSenders(db)
         self.billing_accounts = BillingAccounts(db)
         self.subscriptions = Subscriptions(db)
         self.billing_ledger = BillingLedger(db)

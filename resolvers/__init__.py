@@ -8,6 +8,7 @@ app factory and the worker pool (and by tests), never at import time.
 from __future__ import annotations
 
 from resolvers import (
+    activity,
     approvals,
     billing,
     currency,
@@ -15,15 +16,18 @@ from resolvers import (
     exports,
     files,
     integrations,
+    mailboxes,
     pipeline,
     rules,
     subscriptions,
+    whatsapp,
     workspaces,
 )
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
 RESOURCES = (
+    activity,
     approvals,
     billing,
     currency,
@@ -31,10 +35,12 @@ RESOURCES = (
     exports,
     files,
     integrations,
+    mailboxes,
     rules,
+    whatsapp,
     workspaces,
 )
-JOB_MODULES = (exports, pipeline, rules, subscriptions)
+JOB_MODULES = (exports, mailboxes, pipeline, rules, subscriptions, whatsapp)
 
 
 def build_registry() -> Registry:

@@ -15,6 +15,7 @@ from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
+from resolvers.sources_config import SourceConfig
 from resolvers.throttle import ExpensiveCallGate
 from resolvers.usage_meter import ApiCallMeter
 
@@ -73,6 +74,8 @@ class Services:
     # documents through integrations.send); None where no registry was built.
     registry: Registry | None = None
     automation: AutomationConfig = field(default_factory=AutomationConfig)
+    # Inbound sources: receiving domain, WhatsApp Graph, mailbox polling.
+    sources: SourceConfig = field(default_factory=SourceConfig)
     # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
     # and the clock billing periods are measured with (tests move it).
     plans: PlanCatalog = field(default_factory=default_catalog)

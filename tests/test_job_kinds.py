@@ -26,6 +26,9 @@ def test_the_service_kinds_are_collected_from_the_job_modules() -> None:
     assert [k.name for k in kinds] == [
         "billing-close-periods",
         "deliver-export",
+        "fetch-whatsapp-media",
+        "notify-source",
+        "poll-mailbox",
         PROCESS_DOCUMENT,
         "run-scheduled-rule",
         "run-update-rules",

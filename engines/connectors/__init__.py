@@ -1,1 +1,3 @@
-"""Accounting connectors (Xero, QuickBooks Online) behind one interface (``base``)."""
+"""Connectors to outside systems, one module each: accounting (Xero, QuickBooks Online) behind
+one interface (``base``), and the inbound sources (IMAP mailboxes, WhatsApp Graph) behind theirs
+(``sources``)."""
