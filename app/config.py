@@ -10,7 +10,7 @@ the CLI client's server address.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -20,6 +20,9 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+if TYPE_CHECKING:
+    from resolvers.search_indexes import SearchConfig
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -113,6 +116,32 @@ class Settings(BaseSettings):
         "(revocation in the same process is immediate; other processes follow within this "
         "time); 0: look up on every call",
     )
+    embeddings: bool = Field(
+        default=True,
+        validation_alias="FINCAP_EMBEDDINGS",
+        description="embed documents as they are written and rank searches by meaning as well "
+        "as words (the model ships in a package; see Search); false: words only",
+    )
+    vector_search: Literal["memory", "mongodb"] = Field(
+        default="memory",
+        validation_alias="FINCAP_VECTOR_SEARCH",
+        description="where the vector part of ranked search runs: `memory` (each process's "
+        "per-workspace index) or `mongodb` (`$vectorSearch`, for deployments that have it)",
+    )
+    vector_index: str = Field(
+        default="documents_embedding",
+        min_length=1,
+        validation_alias="FINCAP_VECTOR_INDEX",
+        description="name of the `$vectorSearch` index on `documents.embedding` "
+        "(with `FINCAP_VECTOR_SEARCH=mongodb`)",
+    )
+    search_index_documents: int = Field(
+        default=250_000,
+        ge=1000,
+        validation_alias="FINCAP_SEARCH_INDEX_DOCUMENTS",
+        description="documents a process keeps in its in-memory search indexes, over all "
+        "workspaces (about 3 kB each); the least recently searched workspaces go first",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
@@ -154,6 +183,17 @@ class Settings(BaseSettings):
             for field in cls.model_fields.values()
             if isinstance(field.validation_alias, str)
         }
+
+    def search_config(self) -> SearchConfig:
+        """How ranked search finds meaning, from these settings."""
+        from resolvers.search_indexes import SearchConfig
+
+        return SearchConfig(
+            semantic=self.embeddings,
+            vector_backend=self.vector_search,
+            vector_index=self.vector_index,
+            max_documents=self.search_index_documents,
+        )
 
     @property
     def base_url(self) -> str:

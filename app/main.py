@@ -32,6 +32,7 @@ from resolvers import build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
+from resolvers.search_indexes import SearchIndexes
 
 log = logging.getLogger("fincap.app")
 
@@ -146,6 +147,7 @@ def create_app(
             base_url=settings.base_url,
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+            search=SearchIndexes(settings.search_config()),
         )
     app.state.settings = settings
     return app

@@ -18,6 +18,7 @@ from resolvers import build_job_kinds
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.processing import Analyzer
+from resolvers.search_indexes import SearchIndexes
 
 
 def make_executor(settings: Settings, size: int | None = None) -> Executor:
@@ -62,6 +63,7 @@ async def running_workers(
         analyzer=analyzer,
         keyring=keyring,
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        search=SearchIndexes(settings.search_config()),
     )
     pool = WorkerPool(
         services,

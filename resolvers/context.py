@@ -10,6 +10,7 @@ from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
+from resolvers.search_indexes import SearchIndexes
 from resolvers.throttle import ExpensiveCallGate
 
 if TYPE_CHECKING:
@@ -62,6 +63,8 @@ class Services:
     keyring: Keyring = field(default_factory=Keyring.generate)
     expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    # Ranked search: per-workspace indexes in memory and query embeddings.
+    search: SearchIndexes = field(default_factory=SearchIndexes)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

@@ -25,6 +25,7 @@ from resolvers.pipeline_steps import (
     Analyze,
     CheckDuplicate,
     ConvertCurrency,
+    Embed,
     FlagWeakFields,
     LinkDuplicate,
     LoadPreferences,
@@ -50,6 +51,7 @@ STEPS: tuple[Step, ...] = (
     TakeFields(),  # the parsed fields as document fields
     ConvertCurrency(),  # rate to the preferred currency at the document date
     CheckDuplicate(),  # the original this document repeats, if any
+    Embed(),  # the embedding of merchant, category, summary, line items, place
     SaveFields(),  # the fields onto the stored document
     LinkDuplicate(),  # a duplicate links to its original: warning
     FlagWeakFields(),  # a missing or weakly read amount or date: warning, saying what to check
