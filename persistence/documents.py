@@ -704,12 +704,19 @@ class Documents:
         none: dict[str, Any] = {"embedding": None, "embeddingModel": None}
         if self.vectorize is None:
             return [dict(none) for _ in documents]
+        texts = [embedding_text(d) for d in documents]
+        wanted = [i for i, text in enumerate(texts) if text]  # a queued upload has no text yet
+        out = [dict(none) for _ in documents]
+        if not wanted:
+            return out
         try:
-            vectors = await self.vectorize([embedding_text(d) for d in documents])
+            vectors = await self.vectorize([texts[i] for i in wanted])
         except Exception:
             log.exception("embedding failed; the documents are stored without vectors")
-            return [dict(none) for _ in documents]
-        return [stored_fields(row) for row in vectors]
+            return out
+        for i, row in zip(wanted, vectors, strict=True):
+            out[i] = stored_fields(row)
+        return out
 
     async def index_rows(
         self, workspace_id: str, since: datetime | None = None

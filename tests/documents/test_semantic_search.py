@@ -6,9 +6,10 @@ with the documents must still find them, in English and German.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import numpy as np
@@ -18,11 +19,17 @@ from engines.ranking import embeddings
 from persistence.document_query import DocumentQuery
 from persistence.documents import vector_index_definition, vector_search_pipeline
 from persistence.store import Store
+from resolvers import pipeline
+from resolvers.context import Services
+from resolvers.pipeline import process_document
+from resolvers.pipeline_contract import Intake, StepContext
+from resolvers.pipeline_steps import Embed, SaveFields
 from resolvers.registry import Registry
 from resolvers.search_indexes import model_vectorizer, reindex
 from schema.where import WhereClause
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
+from tests.test_pipeline import received
 
 pytestmark = pytest.mark.skipif(not embeddings.available(), reason="model package not installed")
 
@@ -296,3 +303,44 @@ async def test_meaning_over_the_wire(wire_store: Store, registry: Registry) -> N
         )
         assert response.status_code == 200, response.text
         assert "doc_rewe" in await search(http, alice, query="Kaffee", limit=2)
+
+
+class ReadStarbucks:
+    """Stands in for reading a file: the fields an analysis would find."""
+
+    name: ClassVar[str] = "read-starbucks"
+
+    def applies(self, intake: Intake) -> bool:
+        return True
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        fields = {"merchant": "Starbucks", "category": "Meals", "summary": "Caffe Latte"}
+        return dataclasses.replace(intake, fields=fields)
+
+
+async def test_the_pipeline_embeds_before_saving(
+    store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.documents.vectorize = model_vectorizer()
+    monkeypatch.setattr(pipeline, "STEPS", (ReadStarbucks(), Embed(), SaveFields()))
+    activity = await received(store, alice, "doc_new", "queued")
+    queued = await store.db["documents"].find_one({"_id": "doc_new"})
+    assert queued is not None
+    await process_document(Services(store=store), alice.org_id, "doc_new", activity)
+    raw = await store.db["documents"].find_one({"_id": "doc_new"})
+    assert raw is not None and raw["embeddingModel"] == "use-multilingual-3-q8"
+    assert bytes(raw["embedding"]) != bytes(queued["embedding"])  # the Shell stand-in's
+    stored = np.frombuffer(bytes(raw["embedding"])[2:], dtype=np.int8).astype(np.float32)
+    coffee = embeddings.load_embedder().embed(["coffee"])[0]
+    assert float(stored @ coffee / np.linalg.norm(stored)) > 0.3
+
+
+async def test_bulk_edits_re_embed(
+    client: httpx.AsyncClient, store: Store, embedded: Tenant
+) -> None:
+    before = (await store.db["documents"].find_one({"_id": "doc_gh"}))["embedding"]
+    body = {"merchant": "GitHub", "changes": {"category": "Developer tools"}, "dryRun": False}
+    done = result(await call(client, embedded, "documents.bulk-edit", body))
+    assert done["modified"] == 1
+    after = (await store.db["documents"].find_one({"_id": "doc_gh"}))["embedding"]
+    assert bytes(after) != bytes(before)
