@@ -184,15 +184,16 @@ async def rank_documents(
     rows = index.rows_of(ids)
     if not len(rows):
         return RankedIds([], 0)
-    lexical = (
-        index.lexical_scores(text, rows) if mode != "vector" else np.zeros(len(rows), np.float32)
-    )
+    if mode == "vector":
+        lexical, distinctive = np.zeros(len(rows), np.float32), np.zeros(len(rows), bool)
+    else:
+        lexical, distinctive = index.lexical(text, rows)
     similarity = None
     if mode != "lexical":
         vector = await services.search.query_vector(text)
         if vector is not None:
             similarity = await _similarities(ctx, workspace_id, query, index, rows, vector, k)
-    scores = fuse(lexical, similarity)
+    scores = fuse(lexical, similarity, distinctive=distinctive)
     best = top(scores, k)
     order = best.rows
     if diverse_head and order:

@@ -1,11 +1,12 @@
 """The process's in-memory search indexes (one per workspace) and its query embeddings.
 
 An index is built from the workspace's documents on its first ranked search, then kept fresh:
-before every search it re-reads the documents whose ``indexedAt`` is at or after the newest it
-has seen (less ``OVERLAP``, for writes from other processes whose clocks or commits lag a
-little), through the ``workspace_indexed`` index: nothing when nothing changed. Every write
-that changes a searchable field or an embedding sets ``indexedAt`` (``persistence/documents``),
-so an edit made by another process (a worker, another API replica) is seen by the next search.
+before every search it re-reads the documents whose ``indexedAt`` is at or after the moment its
+previous refresh began, less ``OVERLAP`` (for writes of other processes whose clocks lag or whose
+commits land a little after they stamped the time), through the ``workspace_indexed`` index:
+nothing when nothing changed in the last seconds. Every write that changes a searchable field or
+an embedding sets ``indexedAt`` (``persistence/documents``), so an edit made by another process
+(a worker, another API replica) is seen by the next search.
 
 Memory is bounded by ``SearchConfig.max_documents`` over all workspaces (2 kB per document for
 the vectors, a little more for postings): the least recently searched workspaces are dropped
@@ -30,6 +31,7 @@ from engines.ranking.embeddings import dequantize
 from engines.ranking.search_index import SearchIndex
 from persistence.document_records import StoredDocument, from_record, searchable_texts
 from persistence.document_vectors import Vectorize, embedding_text, from_stored, stored_fields
+from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.errors import BadRequest
 
@@ -55,7 +57,7 @@ class SearchConfig:
 @dataclass
 class _Entry:
     index: SearchIndex
-    watermark: datetime | None = None
+    checked: datetime | None = None  # when the last refresh began (this process's clock)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -85,10 +87,12 @@ class SearchIndexes:
             entry = self._entries[workspace_id] = _Entry(SearchIndex(embeddings.DIM))
         self._entries.move_to_end(workspace_id)
         async with entry.lock:
-            since = None if entry.watermark is None else entry.watermark - OVERLAP
+            started = utcnow()
+            since = None if entry.checked is None else entry.checked - OVERLAP
             rows = await store.documents.index_rows(workspace_id, since)
             if rows:
                 self._apply(entry, rows)
+            entry.checked = started
         self._evict(keep=workspace_id)
         return entry.index
 
@@ -101,16 +105,8 @@ class SearchIndexes:
         if present:
             unit = dequantize(np.stack([row for row in stored if row is not None]))
             vectors = dict(zip(present, unit, strict=True))
-        newest = entry.watermark
         for i, row in enumerate(rows):
             entry.index.upsert(row["_id"], searchable_texts(row), vectors.get(i))
-            at = row.get("indexedAt")
-            if isinstance(at, datetime) and (newest is None or _naive(at) > _naive(newest)):
-                newest = at
-        entry.watermark = newest if newest is not None else entry.watermark
-        if entry.watermark is None:
-            # Documents from before ``indexedAt`` existed: later changes all carry it.
-            entry.watermark = datetime(1970, 1, 1)
 
     def _evict(self, keep: str) -> None:
         total = sum(len(e.index) for e in self._entries.values())
@@ -136,10 +132,6 @@ class SearchIndexes:
         if len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
         return vector
-
-
-def _naive(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def model_vectorizer(threads: int = 1) -> Vectorize:

@@ -36,13 +36,18 @@ MIN_FUZZY = 5
 # Reciprocal rank fusion's constant (Cormack et al. 2009): rank 1 scores 1/61, rank 10 1/70.
 RRF_K = 60
 # Fusion (``fuse``), chosen on bench/search.py's labelled queries: a candidate ranks by meaning
-# with a cosine of at least MIN_SIMILARITY, by words with at least LEXICAL_FLOOR of the best
-# BM25; words weigh LEXICAL_WEIGHT against meaning's 1.
+# with a cosine of at least MIN_SIMILARITY, by words when it matches a distinctive query token
+# (``SearchIndex.lexical``); words weigh LEXICAL_WEIGHT against meaning's 1.
 MIN_SIMILARITY = 0.15
-LEXICAL_FLOOR = 0.5
 LEXICAL_WEIGHT = 0.5
 
+# MMR's λ over cosine between embeddings (0.5 let near-flat fused relevance lose to diversity).
+MMR_TRADE_OFF = 0.7
+# A query token in more than this share of the candidates is no evidence on its own.
+COMMON_SHARE = 0.5
+
 Floats = npt.NDArray[np.float32]
+Bools = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
 
@@ -152,16 +157,22 @@ class SearchIndex:
 
     def lexical_scores(self, query: str, rows: Ints) -> Floats:
         """BM25 of each of ``rows`` for ``query`` (0: no query token matches)."""
+        return self.lexical(query, rows)[0]
+
+    def lexical(self, query: str, rows: Ints) -> tuple[Floats, Bools]:
+        """BM25 of each of ``rows`` for ``query``, and whether the row matches a distinctive
+        query token: one that at most ``COMMON_SHARE`` of the candidates contain (a match on
+        "in" or "receipt" alone says little). When no row matches a distinctive token, every
+        match counts."""
         n = len(self.ids)
         scores = np.zeros(len(rows), dtype=np.float32)
+        distinctive = np.zeros(len(rows), dtype=bool)
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms or not len(rows):
-            return scores
+            return scores, distinctive
         lengths = self._lengths[rows]
         average = float(lengths.mean()) or 1.0
         norm = K1 * (1 - B + B * lengths / average)
-        candidate = np.zeros(n, dtype=bool)
-        candidate[rows] = True
         for term in terms:
             weighted = self._term_weights(term, n)[rows]
             df = int(np.count_nonzero(weighted))
@@ -169,7 +180,11 @@ class SearchIndex:
                 continue
             idf = math.log(1 + (len(rows) - df + 0.5) / (df + 0.5))
             scores += idf * weighted * (K1 + 1) / (weighted + norm)
-        return scores
+            if df <= COMMON_SHARE * len(rows):
+                distinctive |= weighted > 0
+        if not distinctive.any():
+            distinctive = scores > 0
+        return scores, distinctive
 
     def _term_weights(self, term: str, n: int) -> Floats:
         """Weighted frequency of ``term`` in every row: exact, else prefix, else fuzzy."""
@@ -252,8 +267,8 @@ def fuse(
     lexical: Floats,
     similarity: Floats | None,
     *,
+    distinctive: Bools | None = None,
     min_similarity: float = MIN_SIMILARITY,
-    lexical_floor: float = LEXICAL_FLOOR,
     lexical_weight: float = LEXICAL_WEIGHT,
     k: int = RRF_K,
 ) -> Floats:
@@ -265,21 +280,21 @@ def fuse(
     per-query normalisation that one outlier bends, while ranks are on one scale for both, and
     a document both lists find gets both shares. Two guards keep ranks from overrating weak
     evidence, which is rank fusion's known weakness: a document enters the word ranking only
-    with at least ``lexical_floor`` of the best BM25 score (a match on "in" or "receipt" alone
-    is no evidence), and the meaning ranking only with a cosine of at least ``min_similarity``
-    (otherwise every candidate would match and results would never end). Words count
-    ``lexical_weight`` against meaning's 1. ``bench/search.py`` measures these choices, and the
-    weighted sum of normalised scores, on the labelled queries.
+    when it matches a ``distinctive`` query token (see ``SearchIndex.lexical``: a match on "in"
+    or "receipt" alone is no evidence), and the meaning ranking only with a cosine of at least
+    ``min_similarity`` (otherwise every candidate would match and results would never end).
+    Words count ``lexical_weight`` against meaning's 1. ``bench/search.py`` measures these
+    choices, and the weighted sum of normalised scores, on the labelled queries.
 
     Without ``similarity`` (meaning off) every document that matches a word is ranked by BM25.
     """
     fused = np.zeros(len(lexical), dtype=np.float32)
+    matched = lexical > 0
     if similarity is None:
-        _add_ranks(fused, lexical, lexical > 0, k)
+        _add_ranks(fused, lexical, matched, k)
         return fused
-    best = float(lexical.max()) if len(lexical) else 0.0
     words = np.zeros(len(lexical), dtype=np.float32)
-    _add_ranks(words, lexical, (lexical > 0) & (lexical >= lexical_floor * best), k)
+    _add_ranks(words, lexical, matched if distinctive is None else matched & distinctive, k)
     meaning = np.zeros(len(lexical), dtype=np.float32)
     _add_ranks(meaning, similarity, similarity >= min_similarity, k)
     return lexical_weight * words + meaning
@@ -337,11 +352,17 @@ def diversify(
     the Jaccard overlap of its ``words`` instead."""
     similarity = vectors @ vectors.T
     embedded = np.any(vectors != 0, axis=1)
+    if not embedded.any() and words is not None:
+        # No embeddings yet (not reindexed): word overlap, as ranking by words alone did.
+        return mmr(list(scores), lambda a, b: jaccard(words[a], words[b]), k)
 
     def alike(a: int, b: int) -> float:
         if (embedded[a] and embedded[b]) or words is None:
             return float(similarity[a, b])
         return jaccard(words[a], words[b])
 
-    kwargs = {} if trade_off is None else {"trade_off": trade_off}
-    return mmr(list(scores), alike, k, **kwargs)
+    # Rank fusion's scores are flat (1/61, 1/62, …): spread the pool's over 0..1 first, or
+    # diversity would outweigh relevance for every document after the first.
+    low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
+    spread = [(score - low) / (high - low) if high > low else 1.0 for score in scores]
+    return mmr(spread, alike, k, trade_off=MMR_TRADE_OFF if trade_off is None else trade_off)

@@ -57,9 +57,10 @@ def test_prefixes_typos_and_updates() -> None:
 def test_fusion_rewards_both_lists_and_ignores_weak_evidence() -> None:
     lexical = np.array([5.0, 0.0, 1.0, 0.0], dtype=np.float32)
     similarity = np.array([0.5, 0.6, 0.1, 0.05], dtype=np.float32)
-    fused = fuse(lexical, similarity)
+    distinctive = np.array([True, False, False, False])
+    fused = fuse(lexical, similarity, distinctive=distinctive)
     assert fused[0] > fused[1] > 0  # found by both beats found by one
-    assert fused[2] == 0  # a weak word match (below half the best) with no meaning
+    assert fused[2] == 0  # matched only a common word, and not near in meaning
     assert fused[3] == 0
     assert top(fused, 5).rows == [0, 1] and top(fused, 5).matched == 2
     words_only = fuse(lexical, None)
@@ -69,5 +70,6 @@ def test_fusion_rewards_both_lists_and_ignores_weak_evidence() -> None:
 def test_diversify_prefers_a_different_document() -> None:
     same = np.array([1.0, 0.0], dtype=np.float32)
     other = np.array([0.0, 1.0], dtype=np.float32)
-    picked = diversify([1.0, 0.99, 0.9], np.stack([same, same, other]), 2)
+    far = np.array([-1.0, 0.0], dtype=np.float32)
+    picked = diversify([1.0, 0.99, 0.98, 0.0], np.stack([same, same, other, far]), 2)
     assert picked == [0, 2]
