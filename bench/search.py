@@ -186,16 +186,15 @@ def ranking(
     if mode == "lexical (before)":
         best, _ = top_ranked(query, texts, k)
         return [item.index for item in best]
-    lexical = index.lexical_scores(query, rows)
+    lexical, distinctive = index.lexical(query, rows)
     if mode == "lexical":
         return top(lexical, k).rows
     similarity = index.vector_scores(qvec, rows)
     if mode == "vector":
         return [int(i) for i in np.argsort(-similarity, kind="stable")[:k]]
-    scores = (
-        fuse(lexical, similarity) if mode == "hybrid rrf" else weighted_sum(lexical, similarity)
-    )
-    return top(scores, k).rows
+    if mode == "hybrid rrf":
+        return top(fuse(lexical, similarity, distinctive=distinctive), k).rows
+    return top(weighted_sum(lexical, similarity), k).rows
 
 
 def quality() -> None:
@@ -293,7 +292,9 @@ def ranking_latency(sizes: Sequence[int], runs: int) -> None:
 
             def rank(text: str = text, qvec: np.ndarray = qvec, index: SearchIndex = index) -> None:
                 every = index.rows_of(index.ids)
-                top(fuse(index.lexical_scores(text, every), index.vector_scores(qvec, every)), 5)
+                lexical, distinctive = index.lexical(text, every)
+                similarity = index.vector_scores(qvec, every)
+                top(fuse(lexical, similarity, distinctive=distinctive), 5)
 
             median, best = timed_both(runs, rank)
             medians.append(median)
