@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 if TYPE_CHECKING:
+    from engines.billing.plans import PlanCatalog
     from resolvers.search_indexes import SearchConfig
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
@@ -142,10 +143,43 @@ class Settings(BaseSettings):
         description="documents a process keeps in its in-memory search indexes, over all "
         "workspaces (about 3 kB each); the least recently searched workspaces go first",
     )
+    billing_plans: Path | None = Field(
+        default=None,
+        validation_alias="FINCAP_BILLING_PLANS",
+        description="a TOML file of billing plans (format: see Billing) replacing the default "
+        "free / pro / business catalog; validated at start-up",
+    )
+    usage_flush_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        validation_alias="FINCAP_USAGE_FLUSH_SECONDS",
+        description="how often an API process writes its buffered API-call counts (billing "
+        "usage); a crash loses at most this long of counts",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    @field_validator("billing_plans")
+    @classmethod
+    def _plans_file_valid(cls, value: Path | None) -> Path | None:
+        # Read and validated here, so a bad file stops every entry point at start-up.
+        if value is not None:
+            from engines.billing.plans import PlanCatalogError, load_catalog
+
+            try:
+                load_catalog(value)
+            except PlanCatalogError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def plan_catalog(self) -> PlanCatalog:
+        """The billing plans: the file of ``FINCAP_BILLING_PLANS``, else the shipped ones."""
+        from engines.billing.plans import default_catalog, load_catalog
+
+        return load_catalog(self.billing_plans) if self.billing_plans else default_catalog()
 
     @field_validator("log_level", mode="before")
     @classmethod

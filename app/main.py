@@ -33,6 +33,8 @@ from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
 from resolvers.search_indexes import SearchIndexes
+from resolvers.subscriptions import schedule_period_closes
+from resolvers.usage_meter import flushing
 
 log = logging.getLogger("fincap.app")
 
@@ -104,8 +106,13 @@ def create_app(
                 on_job=metrics.observe_job,
                 keyring=keyring,
             ) as pool,
+            # Last in, first out: the final flush happens while the store is still open.
+            flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
         ):
             app.state.services = pool.services
+            # Billing periods close in a durable job: queued once (dedupe key) by the API
+            # process, run by whichever worker is free, here or in `fincap worker` processes.
+            await schedule_period_closes(opened)
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
@@ -148,6 +155,7 @@ def create_app(
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
             search=SearchIndexes(settings.search_config()),
+            plans=settings.plan_catalog(),
         )
     app.state.settings = settings
     return app

@@ -64,6 +64,7 @@ async def running_workers(
         keyring=keyring,
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         search=SearchIndexes(settings.search_config()),
+        plans=settings.plan_catalog(),
     )
     pool = WorkerPool(
         services,

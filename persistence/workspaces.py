@@ -79,6 +79,14 @@ class Workspaces:
         )
         return [{**w, "role": roles[w["_id"]]} for w in workspaces]
 
+    async def member_count(self, workspace_id: str) -> int:
+        """How many people belong to the workspace (the seats it uses)."""
+        return int(await self._memberships.count_documents({"workspaceId": workspace_id}))
+
+    async def ids_unscoped(self) -> list[str]:
+        """Every workspace id, for operator and background work only (no caller to scope by)."""
+        return [row["_id"] for row in await self._workspaces.find({}, {"_id": 1}).to_list(None)]
+
     async def get_unscoped(self, workspace_id: str) -> dict[str, Any] | None:
         """The workspace by id, for operator commands only (no caller to scope by)."""
         return await self._workspaces.find_one({"_id": workspace_id})

@@ -7,12 +7,12 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import currency, documents, files, pipeline, workspaces
+from resolvers import billing, currency, documents, files, pipeline, subscriptions, workspaces
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (currency, documents, files, workspaces)
-JOB_MODULES = (pipeline,)
+RESOURCES = (billing, currency, documents, files, workspaces)
+JOB_MODULES = (pipeline, subscriptions)
 
 
 def build_registry() -> Registry:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from engines.billing.plans import PlanCatalog, default_catalog
 from engines.keyring import Keyring
+from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
 from resolvers.search_indexes import SearchIndexes
 from resolvers.throttle import ExpensiveCallGate
+from resolvers.usage_meter import ApiCallMeter
 
 if TYPE_CHECKING:
     from engines.currency import RateBook
@@ -65,6 +69,11 @@ class Services:
     auth_cache: AuthCache = field(default_factory=AuthCache)
     # Ranked search: per-workspace indexes in memory and query embeddings.
     search: SearchIndexes = field(default_factory=SearchIndexes)
+    # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
+    # and the clock billing periods are measured with (tests move it).
+    plans: PlanCatalog = field(default_factory=default_catalog)
+    api_calls: ApiCallMeter = field(default_factory=ApiCallMeter)
+    clock: Callable[[], datetime] = utcnow
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

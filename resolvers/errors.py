@@ -6,6 +6,7 @@
     ├── Forbidden                403  wrong workspace
     │   └── MissingScope         403  missing scope (MCP: JSON-RPC error insufficient_scope)
     ├── NotFound                 404  unknown capability or resource (foreign ids look unknown)
+    ├── Conflict                 409  the record kept changing under a compare-and-set; retry
     ├── PayloadTooLarge          413  body above the service's limit
     ├── Unprocessable            422  a stored original cannot be analysed (unreadable, too big)
     └── TooManyRequests          429  this key already runs an expensive call
@@ -74,6 +75,13 @@ class NotFound(CapabilityError):
     code = "NOT_FOUND"
 
 
+class Conflict(CapabilityError):
+    """A concurrent change won every attempt of a compare-and-set; the call may be retried."""
+
+    status = 409
+    code = "CONFLICT"
+
+
 class PayloadTooLarge(CapabilityError):
     """The request body exceeds the service's limit."""
 
@@ -99,9 +107,7 @@ class TooManyRequests(CapabilityError):
 ORG_REQUIRED = "Organization context required"
 KEY_RESTRICTED = "This API key is restricted to a different workspace"
 NOT_A_MEMBER = "You are not a member of this workspace"
-TOKEN_BOUND = (
-    "This token is bound to a different workspace; authorize again to act in another one"
-)
+TOKEN_BOUND = "This token is bound to a different workspace; authorize again to act in another one"
 
 
 @contextlib.contextmanager

@@ -36,6 +36,9 @@ async def invoke(
         credentials, services, spec.permissions, needs_workspace=spec.needs_workspace
     )
     args = validate_input(spec, arguments)
+    if ctx.workspace_id is not None:
+        # Metered for billing: a dictionary increment here, written in batches (usage_meter).
+        services.api_calls.count(ctx.workspace_id)
     with store_errors():
         if spec.cost:
             with services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
