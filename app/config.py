@@ -25,6 +25,7 @@ from resolvers.sources_config import SourceConfig
 
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
+    from resolvers.search_indexes import SearchConfig
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -252,6 +253,32 @@ class Settings(BaseSettings):
         validation_alias="FINCAP_MAILBOX_POLL_SECONDS",
         description="how often each connected mailbox is read for new messages",
     )
+    embeddings: bool = Field(
+        default=True,
+        validation_alias="FINCAP_EMBEDDINGS",
+        description="embed documents as they are written and rank searches by meaning as well "
+        "as words (the model ships in a package; see Search); false: words only",
+    )
+    vector_search: Literal["memory", "mongodb"] = Field(
+        default="memory",
+        validation_alias="FINCAP_VECTOR_SEARCH",
+        description="where the vector part of ranked search runs: `memory` (each process's "
+        "per-workspace index) or `mongodb` (`$vectorSearch`, for deployments that have it)",
+    )
+    vector_index: str = Field(
+        default="documents_embedding",
+        min_length=1,
+        validation_alias="FINCAP_VECTOR_INDEX",
+        description="name of the `$vectorSearch` index on `documents.embedding` "
+        "(with `FINCAP_VECTOR_SEARCH=mongodb`)",
+    )
+    search_index_documents: int = Field(
+        default=250_000,
+        ge=1000,
+        validation_alias="FINCAP_SEARCH_INDEX_DOCUMENTS",
+        description="documents a process keeps in its in-memory search indexes, over all "
+        "workspaces (about 3 kB each); the least recently searched workspaces go first",
+    )
     billing_plans: Path | None = Field(
         default=None,
         validation_alias="FINCAP_BILLING_PLANS",
@@ -387,6 +414,17 @@ class Settings(BaseSettings):
             for field in cls.model_fields.values()
             if isinstance(field.validation_alias, str)
         }
+
+    def search_config(self) -> SearchConfig:
+        """How ranked search finds meaning, from these settings."""
+        from resolvers.search_indexes import SearchConfig
+
+        return SearchConfig(
+            semantic=self.embeddings,
+            vector_backend=self.vector_search,
+            vector_index=self.vector_index,
+            max_documents=self.search_index_documents,
+        )
 
     @property
     def sources(self) -> SourceConfig:

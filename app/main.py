@@ -36,6 +36,7 @@ from resolvers import build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
+from resolvers.search_indexes import SearchIndexes
 from resolvers.subscriptions import schedule_period_closes
 from resolvers.usage_meter import flushing
 
@@ -177,6 +178,7 @@ def create_app(
             registry=registry,
             automation=automation_config(settings),
             sources=settings.sources,
+            search=SearchIndexes(settings.search_config()),
             plans=settings.plan_catalog(),
             connectors=connectors_from(settings),
         )

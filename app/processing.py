@@ -23,6 +23,7 @@ from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.processing import Analyzer
 from resolvers.registry import Registry
+from resolvers.search_indexes import SearchIndexes
 
 
 def automation_config(settings: Settings) -> AutomationConfig:
@@ -99,6 +100,7 @@ async def running_workers(
         registry=registry or build_registry(),
         automation=automation_config(settings),
         sources=settings.sources,
+        search=SearchIndexes(settings.search_config()),
         plans=settings.plan_catalog(),
         connectors=connectors_from(settings),
     )

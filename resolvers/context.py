@@ -15,6 +15,7 @@ from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
+from resolvers.search_indexes import SearchIndexes
 from resolvers.sources_config import SourceConfig
 from resolvers.throttle import ExpensiveCallGate
 from resolvers.usage_meter import ApiCallMeter
@@ -76,6 +77,8 @@ class Services:
     automation: AutomationConfig = field(default_factory=AutomationConfig)
     # Inbound sources: receiving domain, WhatsApp Graph, mailbox polling.
     sources: SourceConfig = field(default_factory=SourceConfig)
+    # Ranked search: per-workspace indexes in memory and query embeddings.
+    search: SearchIndexes = field(default_factory=SearchIndexes)
     # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
     # and the clock billing periods are measured with (tests move it).
     plans: PlanCatalog = field(default_factory=default_catalog)

@@ -56,9 +56,11 @@ async def search(ctx: Context, args: SearchDocuments) -> DocumentPage:
     """Search, filter and retrieve documents.
 
     Filter mode (useSearch false, or no query): the where clause, sorted by sortBy (ties by id),
-    in pages of `limit` with `nextCursor`. Search mode (useSearch true with a query): documents
-    matching the filters ranked by how well merchant, summary, category, invoice and receipt ids
-    and line item descriptions match the query; searchType mmr also favours variety.
+    in pages of `limit` with `nextCursor`. Search mode (useSearch true with a query): every
+    document matching the filters, ranked by its words (merchant, summary, category, invoice and
+    receipt ids, line items; prefixes and one-letter typos count) fused with its meaning (a
+    multilingual embedding: "coffee" finds a Starbucks receipt, "Tankstelle" a Shell one);
+    searchType mmr also favours variety.
     outputMode compact returns id, merchant, amount, currency, docDate, category, docType plus
     requiredFields; complete returns every field.
     """

@@ -28,6 +28,7 @@ from resolvers.pipeline_steps import (
     ApplyRules,
     CheckDuplicate,
     ConvertCurrency,
+    Embed,
     FlagWeakFields,
     LinkDuplicate,
     LoadPreferences,
@@ -57,6 +58,7 @@ STEPS: tuple[Step, ...] = (
     TakeFields(),  # the parsed fields as document fields
     ConvertCurrency(),  # rate to the preferred currency at the document date
     CheckDuplicate(),  # the original this document repeats, if any
+    Embed(),  # the embedding of merchant, category, summary, line items, place
     SaveFields(),  # the fields onto the stored document
     LinkDuplicate(),  # a duplicate links to its original: warning
     FlagWeakFields(),  # a missing or weakly read amount or date: warning, saying what to check

@@ -6,18 +6,22 @@ Each is small and does one thing; what it learns goes into the ``Intake`` it ret
 from __future__ import annotations
 
 import dataclasses
+import logging
 from datetime import date
 from typing import ClassVar
 
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
 from persistence.document_query import duplicate_rules
-from persistence.document_records import midnight
+from persistence.document_records import from_record, midnight
+from persistence.document_vectors import embedding_text
 from persistence.money import to_cents
 from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.processing import PermanentFailure, document_fields
 from resolvers.rule_runner import EVENT_PROCESSED, RuleEvent, run_document_rules
+
+log = logging.getLogger("fincap.processing")
 
 
 class ReadOriginal:
@@ -157,6 +161,29 @@ class CheckDuplicate:
         return dataclasses.replace(intake, duplicate=(original_id, why))
 
 
+class Embed:
+    """The embedding of the fields' text (merchant, category, summary, line items, place),
+    for ranking by meaning; skipped where the store embeds nothing."""
+
+    name: ClassVar[str] = "embed"
+
+    def applies(self, intake: Intake) -> bool:
+        return bool(intake.fields)
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        vectorize = ctx.services.store.documents.vectorize
+        if vectorize is None:
+            return intake
+        merged = {**from_record(intake.record), **intake.fields}
+        try:
+            vector = (await vectorize([embedding_text(merged)]))[0]
+        except Exception:
+            # The document is worth more than its vector: reindex adds it later.
+            log.exception("embedding failed", extra={"documentId": intake.document_id})
+            return intake
+        return dataclasses.replace(intake, vector=vector)
+
+
 class SaveFields:
     """The fields found onto the stored document (no edit history: nobody corrected them)."""
 
@@ -167,7 +194,7 @@ class SaveFields:
 
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         await ctx.services.store.documents.update_fields(
-            intake.workspace_id, intake.record, intake.fields
+            intake.workspace_id, intake.record, intake.fields, vector=intake.vector
         )
         return intake
 
