@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from importlib.metadata import version as package_version_of
 
@@ -17,6 +19,7 @@ from app.body_limit import BodySizeLimit
 from app.config import Settings
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.help_pages import help_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
@@ -25,6 +28,7 @@ from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
+from engines.help_center import default_help_center
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -94,6 +98,17 @@ def create_app(
             yield
             return
         keyring = load_keyring(settings)
+        # The help center is indexed before the first request (words and meaning).
+        started = time.perf_counter()
+        center = await asyncio.to_thread(default_help_center)
+        log.info(
+            "help center indexed",
+            extra={
+                "articles": len(center.articles),
+                "passages": len(center.passages),
+                "seconds": round(time.perf_counter() - started, 3),
+            },
+        )
         async with (
             open_store(settings) as opened,
             running_workers(
@@ -121,6 +136,7 @@ def create_app(
         *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
+        *help_routes(),
     ]
     app = Starlette(
         routes=routes,

@@ -7,11 +7,11 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import currency, documents, files, pipeline, workspaces
+from resolvers import currency, documents, files, help_center, pipeline, workspaces
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (currency, documents, files, workspaces)
+RESOURCES = (currency, documents, files, help_center, workspaces)
 JOB_MODULES = (pipeline,)
 
 
