@@ -1,7 +1,10 @@
 """Help articles: Markdown files shipped inside the package, read into passages and HTML.
 
 An article is ``content/<id>.md``; its first level-1 heading is the title and its first
-paragraph the summary. Level-2 and level-3 headings open sections, each with an anchor, so a
+paragraph the summary. It may open with a front matter block listing the questions it answers,
+in the words people ask them (``---`` / ``questions:`` / ``- …`` / ``---``): they are not shown,
+but the meaning side of the search compares a query with them, because a question is closest to
+a question. Level-2 and level-3 headings open sections, each with an anchor, so a
 search hit can link to the place it was found. Every top-level block (a paragraph, one list
 item, one table row, a code block) becomes a *passage*: the unit the index ranks and snippets
 are cut from. Passages are plain text (Markdown markup removed), so the marks a search puts
@@ -42,6 +45,7 @@ class Article:
     summary: str
     markdown: str
     passages: tuple[Passage, ...]
+    questions: tuple[str, ...] = ()
 
 
 class ArticleError(ValueError):
@@ -125,10 +129,30 @@ def _passages(article_id: str, tokens: Sequence[Token]) -> Iterator[Passage]:
             yield passage
 
 
+def split_front_matter(article_id: str, source: str) -> tuple[tuple[str, ...], str]:
+    """The questions of a leading ``---`` block and the Markdown after it."""
+    lines = source.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return (), source
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise ArticleError(f"article {article_id!r}: front matter is not closed by ---") from None
+    questions = []
+    for line in lines[1:end]:
+        text = line.strip()
+        if text.startswith("- "):
+            questions.append(text[2:].strip())
+        elif text and text != "questions:":
+            raise ArticleError(f"article {article_id!r}: unexpected front matter line {text!r}")
+    return tuple(questions), "".join(lines[end + 1 :])
+
+
 def parse_article(article_id: str, source: str) -> Article:
     """Read one article's Markdown; raises ``ArticleError`` when it has no title."""
     if not ARTICLE_ID.match(article_id):
         raise ArticleError(f"article id {article_id!r} must be lower-case words joined by '-'")
+    questions, source = split_front_matter(article_id, source)
     tokens = markdown_parser().parse(source)
     title = summary = ""
     for index, token in enumerate(tokens):
@@ -138,7 +162,8 @@ def parse_article(article_id: str, source: str) -> Article:
             summary = " ".join(inline_text(tokens[index + 1]).split())
     if not title:
         raise ArticleError(f"article {article_id!r} has no '# Title' line")
-    return Article(article_id, title, summary, source, tuple(_passages(article_id, tokens)))
+    passages = tuple(_passages(article_id, tokens))
+    return Article(article_id, title, summary, source, passages, questions)
 
 
 @cache

@@ -128,6 +128,17 @@ class FullTextIndex:
             rows = self._db.execute(sql, params).fetchall()
         return [LexicalHit(rowid - 1, score, snippet) for rowid, score, snippet in rows]
 
+    def passages_per_term(self, query: str) -> list[set[int]]:
+        """For each searched word or phrase of ``query``, the passages that hold it."""
+        found = []
+        with self._lock:
+            for unit in query_terms(query):
+                rows = self._db.execute(
+                    "SELECT rowid FROM passages WHERE passages MATCH ?", (match_expression([unit]),)
+                ).fetchall()
+                found.append({rowid - 1 for (rowid,) in rows})
+        return found
+
     def mark(self, passage: int, query: str) -> str:
         """The snippet of one passage with the query's terms marked (for a passage found by
         meaning: any query words it contains are still marked, else its opening words)."""

@@ -1,15 +1,25 @@
 """help-center search: words (FTS5) and meaning (embeddings) fused, grouped by article.
 
-Both sides rank *passages*. The words side lists every passage holding a query term, by BM25;
-the meaning side lists the passages whose embedding is close enough to the query's (cosine at
-least ``MIN_COSINE``), by cosine. Reciprocal rank fusion adds ``1 / (RRF_K + rank)`` from each
-list: it needs no calibration between a BM25 score and a cosine (their scales have nothing in
-common and BM25's moves with the query's length), a passage both sides agree on rises, and a
-passage only one side finds still counts — the words side for exact names ('X-Service-Org-Id',
-'413'), the meaning side for paraphrases and other languages ('Rechnung hochladen').
+The words side ranks passages by BM25 (every passage holding a query term); an article's words
+score is its best passage's plus a quarter of its second best's (an article that answers in
+several places beats one lucky sentence), divided by the best article's, times the share of the
+query's words the article holds anywhere (one rare word of five is a weak match, however rare),
+so it lies in (0, 1].
+The meaning side compares the query's embedding with each article's questions (its front
+matter: what people ask, in their words) and with each passage (read with its title and
+section); an article's meaning score is its best cosine mapped linearly from a floor (0) to a
+ceiling (1), so an unrelated query finds nothing rather than the least unrelated article.
 
-An article's score is its best passage's, and its snippets are its best passages in order;
-``score`` is scaled so that 1.0 means first on every side that ran.
+The two are fused as a weighted sum of those normalised scores (relative score fusion), not by
+reciprocal rank fusion: RRF keeps only positions, and in a corpus of twenty articles a common
+word ('receipt', 'document') matches nearly every article, so a weak words match at position 1
+would count as much as a question matched almost verbatim. The sum keeps the size of each
+side's lead, while still needing no calibration between a BM25 value and a cosine (each side is
+scaled on its own). ``bench/help_center.py`` measures both fusions on a labelled query set.
+
+Within an article, snippets are its passages in the same fused order, where a passage's meaning
+is its cosine to the query and to the article's best-matching question (an English paraphrase
+of a question asked in German ranks English passages more reliably than the German alone).
 """
 
 from __future__ import annotations
@@ -24,14 +34,20 @@ import numpy as np
 from engines.help_center.articles import Article, Passage
 from engines.help_center.fulltext import FullTextIndex
 
-RRF_K = 60  # the constant of Cormack et al.; small corpora are insensitive to it
-# Below this cosine a passage is not "about" the query. Chosen on the help articles with the
-# tests' queries: unrelated questions stay below it, paraphrases and German questions above.
-MIN_COSINE = 0.35
-MEANING_POOL = 40  # passages the meaning side contributes at most
-# The best passage decides; a second good passage of the same article adds a little, so an
-# article that answers the question in several places ranks above one lucky sentence.
+# Floors and ceilings of the meaning side, measured with the model of
+# engines/ranking/embeddings.py on these articles (``bench/help_center.py --cosines``): questions
+# people ask about an article score 0.35-0.65 against its questions and unrelated text ('hello',
+# 'pizza recipe', keyboard noise) at most about 0.21; passages are longer and noisier.
+MIN_QUESTION_COSINE = 0.30
+MIN_PASSAGE_COSINE = 0.36
+MAX_COSINE = 0.70
+WORDS_WEIGHT = 0.5  # the meaning side gets the rest
 SECOND_PASSAGE_WEIGHT = 0.25
+
+
+def scaled(cosine: float, floor: float) -> float:
+    """A cosine mapped to [0, 1]: 0 at ``floor`` (not related), 1 from ``MAX_COSINE``."""
+    return min(1.0, max(0.0, (cosine - floor) / (MAX_COSINE - floor)))
 
 
 Side = Literal["words", "meaning"]
@@ -77,67 +93,126 @@ class HelpCenter:
         self.passages: list[Passage] = [p for a in self.articles for p in a.passages]
         self.fulltext = FullTextIndex(self.articles)
         self.embedder = embedder
-        self.vectors: np.ndarray | None = None
+        self.passage_vectors: np.ndarray | None = None
+        self.question_vectors: np.ndarray | None = None
+        self.question_articles = [a.id for a in self.articles for _ in a.questions]
         if embedder is not None:
             texts = [passage_document(self.by_id[p.article_id], p) for p in self.passages]
-            self.vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+            questions = [q for a in self.articles for q in a.questions]
+            vectors = np.asarray(embedder.embed(texts + questions), dtype=np.float32)
+            self.passage_vectors = vectors[: len(texts)]
+            self.question_vectors = vectors[len(texts) :]
 
-    @property
-    def sides(self) -> tuple[Side, ...]:
-        return ("words", "meaning") if self.vectors is not None else ("words",)
-
-    def _meaning(self, query: str) -> list[tuple[int, float]]:
-        if self.embedder is None or self.vectors is None or not len(self.passages):
-            return []
+    def _cosines(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.embedder is None or self.passage_vectors is None or self.question_vectors is None:
+            return None
         vector = np.asarray(self.embedder.embed([query]), dtype=np.float32)[0]
-        cosines = self.vectors @ vector
-        pool = min(MEANING_POOL, len(cosines))
-        best = np.argpartition(-cosines, pool - 1)[:pool]
-        ranked = sorted(best.tolist(), key=lambda i: -float(cosines[i]))
-        return [(i, float(cosines[i])) for i in ranked if cosines[i] >= MIN_COSINE]
+        return self.passage_vectors @ vector, self.question_vectors @ vector
 
     def search(self, query: str, *, limit: int = 3, snippets: int = 2) -> list[ArticleHit]:
         """The ``limit`` best articles for ``query``, each with up to ``snippets`` snippets."""
-        fused: dict[int, float] = defaultdict(float)
-        sides: dict[int, set[Side]] = defaultdict(set)
-        marked: dict[int, str] = {}
-        for rank, hit in enumerate(self.fulltext.search(query)):
-            fused[hit.passage] += 1 / (RRF_K + rank + 1)
-            sides[hit.passage].add("words")
-            marked[hit.passage] = hit.snippet
-        for rank, (index, _cosine) in enumerate(self._meaning(query)):
-            fused[index] += 1 / (RRF_K + rank + 1)
-            sides[index].add("meaning")
-
-        by_article: dict[str, list[int]] = defaultdict(list)
-        for index in sorted(fused, key=lambda i: (-fused[i], i)):
-            by_article[self.passages[index].article_id].append(index)
-        best_possible = len(self.sides) / (RRF_K + 1)
-        scored = []
-        for article_id, indexes in by_article.items():
-            raw = fused[indexes[0]]
-            if len(indexes) > 1:
-                raw += SECOND_PASSAGE_WEIGHT * fused[indexes[1]]
-            scored.append((raw / (best_possible * (1 + SECOND_PASSAGE_WEIGHT)), article_id))
-        scored.sort(key=lambda item: (-item[0], item[1]))
-
-        hits = []
-        for score, article_id in scored[:limit]:
-            chosen = by_article[article_id][:snippets]
-            found_by = {side for index in by_article[article_id] for side in sides[index]}
-            hits.append(
-                ArticleHit(
-                    article=self.by_id[article_id],
-                    score=round(min(1.0, score), 4),
-                    snippets=tuple(
-                        SnippetHit(
-                            section=self.passages[index].section,
-                            anchor=self.passages[index].anchor,
-                            text=marked.get(index) or self.fulltext.mark(index, query),
-                        )
-                        for index in chosen
-                    ),
-                    matched_by=tuple(side for side in ("words", "meaning") if side in found_by),
+        lexical = self.fulltext.search(query)
+        marked = {hit.passage: hit.snippet for hit in lexical}
+        top_bm25 = max((hit.score for hit in lexical), default=0.0)
+        passage_words = {hit.passage: hit.score / top_bm25 for hit in lexical if top_bm25 > 0}
+        by_article: dict[str, list[float]] = defaultdict(list)
+        for hit in lexical:
+            by_article[self.passages[hit.passage].article_id].append(hit.score)
+        words = {
+            article_id: scores[0] + (SECOND_PASSAGE_WEIGHT * scores[1] if len(scores) > 1 else 0)
+            for article_id, scores in ((a, sorted(v, reverse=True)) for a, v in by_article.items())
+        }
+        top_words = max(words.values(), default=0.0)
+        if words:
+            per_term = self.fulltext.passages_per_term(query)
+            for article_id in words:
+                held = sum(
+                    any(self.passages[i].article_id == article_id for i in found)
+                    for found in per_term
                 )
+                words[article_id] *= held / len(per_term)
+
+        meaning: dict[str, float] = {}
+        best_question: dict[str, int] = {}
+        cosines = self._cosines(query)
+        if cosines is not None:
+            passage_cos, question_cos = cosines
+            for index, passage in enumerate(self.passages):
+                value = scaled(float(passage_cos[index]), MIN_PASSAGE_COSINE)
+                if value > 0:
+                    meaning[passage.article_id] = max(meaning.get(passage.article_id, 0), value)
+            for index, article_id in enumerate(self.question_articles):
+                value = scaled(float(question_cos[index]), MIN_QUESTION_COSINE)
+                if value > 0 and value >= meaning.get(article_id, 0):
+                    meaning[article_id] = value
+                    best_question[article_id] = index
+
+        weight = WORDS_WEIGHT if cosines is not None else 1.0
+        fused = {
+            article_id: weight * (words.get(article_id, 0) / top_words if top_words else 0)
+            + (1 - weight) * meaning.get(article_id, 0)
+            for article_id in {*words, *meaning}
+        }
+        ranked = sorted(fused, key=lambda a: (-fused[a], a))[:limit]
+        return [
+            ArticleHit(
+                article=self.by_id[article_id],
+                score=round(fused[article_id], 4),
+                snippets=tuple(
+                    SnippetHit(
+                        section=self.passages[i].section,
+                        anchor=self.passages[i].anchor,
+                        text=marked.get(i) or self.fulltext.mark(i, query),
+                    )
+                    for i in self._best_passages(
+                        article_id, passage_words, cosines, best_question.get(article_id), weight
+                    )[:snippets]
+                ),
+                matched_by=self._sides(article_id, words, meaning),
             )
-        return hits
+            for article_id in ranked
+        ]
+
+    @staticmethod
+    def _sides(
+        article_id: str, words: dict[str, float], meaning: dict[str, float]
+    ) -> tuple[Side, ...]:
+        found: list[Side] = []
+        if article_id in words:
+            found.append("words")
+        if article_id in meaning:
+            found.append("meaning")
+        return tuple(found)
+
+    def _passage_meaning(
+        self, index: int, cosines: tuple[np.ndarray, np.ndarray] | None, question: int | None
+    ) -> float:
+        if cosines is None:
+            return 0.0
+        value = float(cosines[0][index])
+        if question is not None and self.passage_vectors is not None:
+            assert self.question_vectors is not None
+            # The matched question is an English paraphrase of what was asked.
+            value = (
+                value + float(self.passage_vectors[index] @ self.question_vectors[question])
+            ) / 2
+        return value
+
+    def _best_passages(
+        self,
+        article_id: str,
+        passage_words: dict[int, float],
+        cosines: tuple[np.ndarray, np.ndarray] | None,
+        question: int | None,
+        weight: float,
+    ) -> list[int]:
+        """The article's passages, best snippet first."""
+        own = [i for i, p in enumerate(self.passages) if p.article_id == article_id]
+        meaning = {i: self._passage_meaning(i, cosines, question) for i in own}
+        if not any(i in passage_words for i in own):
+            # Found by meaning alone: its opening paragraph says what it covers, and comes first.
+            return own[:1] + sorted(own[1:], key=lambda i: (-meaning[i], i))
+        return sorted(
+            own,
+            key=lambda i: (-(weight * passage_words.get(i, 0) + (1 - weight) * meaning[i]), i),
+        )
