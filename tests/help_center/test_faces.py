@@ -161,3 +161,29 @@ async def test_help_index_search_marks_and_escapes(client: httpx.AsyncClient) ->
     assert response.status_code == 200
     assert "<mark>" in response.text
     assert "<b>" not in response.text and "&lt;b&gt;" in response.text
+
+
+async def test_german_question_is_answered_by_meaning(
+    client: httpx.AsyncClient, alice: Tenant
+) -> None:
+    response = await search(client, alice, {"query": "Wie lade ich eine Rechnung hoch?"})
+    hits = response.json()["data"]["result"]["results"]
+    assert hits[0]["id"] == "uploading-files"
+    assert hits[0]["matchedBy"] == ["meaning"]  # no word of the question is in the articles
+    assert hits[0]["snippets"][0]["text"].startswith("Upload a photo")  # the article's opening
+
+
+async def test_graphql_answers_a_paraphrase_by_meaning(
+    client: httpx.AsyncClient, alice: Tenant
+) -> None:
+    response = await client.post(
+        "/v1/graphql",
+        json={
+            "query": '{ helpCenterSearch(input: {query: "I removed a receipt by mistake", '
+            "limit: 1}) { results { id matchedBy snippets { section text } } } }"
+        },
+        headers=alice.headers(org=None),
+    )
+    hits = response.json()["data"]["helpCenterSearch"]["results"]
+    assert [hit["id"] for hit in hits] == ["archiving-documents"]
+    assert "meaning" in hits[0]["matchedBy"]
