@@ -32,6 +32,7 @@ MARK_OPEN = "**"
 MARK_CLOSE = "**"
 ELLIPSIS = "…"
 MAX_QUERY_TERMS = 16
+MIN_PREFIX = 4
 
 # Words that say nothing about what is asked ("how do I …", "wie kann ich …"): left out of the
 # match so they neither rank passages nor get marked in snippets.
@@ -40,7 +41,7 @@ _STOPWORDS = """
     it its me my of on or our so that the their them then there these this to use using want was
     we what when where which who why will with would you your
     am auf aus bei bin das dem den der des die ein eine einen einer es fur hat ich ihr im in ist
-    kann kein mein mit nach nicht oder sie sind so und uber um von was wie wir wo zu"""
+    kann kein mein mit nach nicht oder pro sie sind so und uber um von was wie wir wo zu als"""
 STOPWORDS = frozenset(_STOPWORDS.split())
 _TERM = re.compile(r"[0-9a-z]+")
 
@@ -73,9 +74,10 @@ def query_terms(query: str) -> list[tuple[str, ...]]:
 def match_expression(units: Sequence[tuple[str, ...]]) -> str:
     """An FTS5 query matching any of ``units`` (BM25 favours passages with more of them).
     Each unit is a quoted string, so no query syntax reaches FTS5; a unit whose last word has
-    three letters or more also matches as a prefix ('categor' → 'category', 'categories')."""
+    four letters or more also matches as a prefix ('categor' → 'category', 'categories'; three
+    letters would let 'pro' match 'protocol', 'provider' and 'process')."""
     return " OR ".join(
-        f'"{" ".join(unit)}"' + ("*" if len(unit[-1]) >= 3 else "") for unit in units
+        f'"{" ".join(unit)}"' + ("*" if len(unit[-1]) >= MIN_PREFIX else "") for unit in units
     )
 
 

@@ -35,11 +35,12 @@ from engines.help_center.articles import Article, Passage
 from engines.help_center.fulltext import FullTextIndex
 
 # Floors and ceilings of the meaning side, measured with the model of
-# engines/ranking/embeddings.py on these articles (``bench/help_center.py --cosines``): questions
-# people ask about an article score 0.35-0.65 against its questions and unrelated text ('hello',
-# 'pizza recipe', keyboard noise) at most about 0.21; passages are longer and noisier.
-MIN_QUESTION_COSINE = 0.30
-MIN_PASSAGE_COSINE = 0.36
+# engines/ranking/embeddings.py on these articles (``bench/help_center.py --cosines``): queries
+# about an article score 0.32-1.0 against its questions (short German single words such as
+# 'Kommandozeile' only ~0.29), unrelated ones ('how to bake bread', 'weather in Paris', keyboard
+# noise) at most 0.31 against any question and 0.25 against any passage.
+MIN_QUESTION_COSINE = 0.32
+MIN_PASSAGE_COSINE = 0.30
 MAX_COSINE = 0.70
 WORDS_WEIGHT = 0.5  # the meaning side gets the rest
 SECOND_PASSAGE_WEIGHT = 0.25
@@ -84,6 +85,18 @@ def passage_document(article: Article, passage: Passage) -> str:
     return f"{heading}: {passage.text}"
 
 
+@dataclass(frozen=True)
+class SideScores:
+    """What each side found for one query, normalised to [0, 1] per article."""
+
+    words: dict[str, float]
+    meaning: dict[str, float]
+    passage_words: dict[int, float]  # BM25 of each matching passage over the best one
+    marked: dict[int, str]  # FTS5 snippets of the matching passages
+    cosines: tuple[np.ndarray, np.ndarray] | None  # query · passages, query · questions
+    best_question: dict[str, int]  # the question of each article that matched best
+
+
 class HelpCenter:
     """The articles, their full-text index and (when an embedder is given) their vectors."""
 
@@ -109,12 +122,10 @@ class HelpCenter:
         vector = np.asarray(self.embedder.embed([query]), dtype=np.float32)[0]
         return self.passage_vectors @ vector, self.question_vectors @ vector
 
-    def search(self, query: str, *, limit: int = 3, snippets: int = 2) -> list[ArticleHit]:
-        """The ``limit`` best articles for ``query``, each with up to ``snippets`` snippets."""
+    def side_scores(self, query: str) -> SideScores:
+        """Each side's normalised article scores for ``query`` (what ``search`` fuses)."""
         lexical = self.fulltext.search(query)
-        marked = {hit.passage: hit.snippet for hit in lexical}
         top_bm25 = max((hit.score for hit in lexical), default=0.0)
-        passage_words = {hit.passage: hit.score / top_bm25 for hit in lexical if top_bm25 > 0}
         by_article: dict[str, list[float]] = defaultdict(list)
         for hit in lexical:
             by_article[self.passages[hit.passage].article_id].append(hit.score)
@@ -122,15 +133,15 @@ class HelpCenter:
             article_id: scores[0] + (SECOND_PASSAGE_WEIGHT * scores[1] if len(scores) > 1 else 0)
             for article_id, scores in ((a, sorted(v, reverse=True)) for a, v in by_article.items())
         }
-        top_words = max(words.values(), default=0.0)
         if words:
+            top_words = max(words.values())
             per_term = self.fulltext.passages_per_term(query)
             for article_id in words:
                 held = sum(
                     any(self.passages[i].article_id == article_id for i in found)
                     for found in per_term
                 )
-                words[article_id] *= held / len(per_term)
+                words[article_id] = words[article_id] / top_words * held / len(per_term)
 
         meaning: dict[str, float] = {}
         best_question: dict[str, int] = {}
@@ -146,12 +157,23 @@ class HelpCenter:
                 if value > 0 and value >= meaning.get(article_id, 0):
                     meaning[article_id] = value
                     best_question[article_id] = index
+        return SideScores(
+            words=words,
+            meaning=meaning,
+            passage_words={hit.passage: hit.score / top_bm25 for hit in lexical if top_bm25 > 0},
+            marked={hit.passage: hit.snippet for hit in lexical},
+            cosines=cosines,
+            best_question=best_question,
+        )
 
-        weight = WORDS_WEIGHT if cosines is not None else 1.0
+    def search(self, query: str, *, limit: int = 3, snippets: int = 2) -> list[ArticleHit]:
+        """The ``limit`` best articles for ``query``, each with up to ``snippets`` snippets."""
+        sides = self.side_scores(query)
+        weight = WORDS_WEIGHT if sides.cosines is not None else 1.0
         fused = {
-            article_id: weight * (words.get(article_id, 0) / top_words if top_words else 0)
-            + (1 - weight) * meaning.get(article_id, 0)
-            for article_id in {*words, *meaning}
+            article_id: weight * sides.words.get(article_id, 0)
+            + (1 - weight) * sides.meaning.get(article_id, 0)
+            for article_id in {*sides.words, *sides.meaning}
         }
         ranked = sorted(fused, key=lambda a: (-fused[a], a))[:limit]
         return [
@@ -162,13 +184,11 @@ class HelpCenter:
                     SnippetHit(
                         section=self.passages[i].section,
                         anchor=self.passages[i].anchor,
-                        text=marked.get(i) or self.fulltext.mark(i, query),
+                        text=sides.marked.get(i) or self.fulltext.mark(i, query),
                     )
-                    for i in self._best_passages(
-                        article_id, passage_words, cosines, best_question.get(article_id), weight
-                    )[:snippets]
+                    for i in self._best_passages(article_id, sides, weight)[:snippets]
                 ),
-                matched_by=self._sides(article_id, words, meaning),
+                matched_by=self._sides(article_id, sides.words, sides.meaning),
             )
             for article_id in ranked
         ]
@@ -198,17 +218,12 @@ class HelpCenter:
             ) / 2
         return value
 
-    def _best_passages(
-        self,
-        article_id: str,
-        passage_words: dict[int, float],
-        cosines: tuple[np.ndarray, np.ndarray] | None,
-        question: int | None,
-        weight: float,
-    ) -> list[int]:
+    def _best_passages(self, article_id: str, sides: SideScores, weight: float) -> list[int]:
         """The article's passages, best snippet first."""
         own = [i for i, p in enumerate(self.passages) if p.article_id == article_id]
-        meaning = {i: self._passage_meaning(i, cosines, question) for i in own}
+        question = sides.best_question.get(article_id)
+        meaning = {i: self._passage_meaning(i, sides.cosines, question) for i in own}
+        passage_words = sides.passage_words
         if not any(i in passage_words for i in own):
             # Found by meaning alone: its opening paragraph says what it covers, and comes first.
             return own[:1] + sorted(own[1:], key=lambda i: (-meaning[i], i))

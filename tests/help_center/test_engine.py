@@ -147,7 +147,10 @@ def test_meaning_answers_what_words_cannot(query: str, expected: str) -> None:
     assert not words_only or words_only[0].article.id != expected
 
 
-@pytest.mark.parametrize("query", ["zzqx vvbnm", "hello", "pizza recipe with tomatoes"])
+@pytest.mark.parametrize(
+    "query",
+    ["zzqx vvbnm", "hello", "pizza recipe with tomatoes", "how to bake bread", "Wie spät ist es?"],
+)
 def test_unrelated_queries_find_nothing(query: str) -> None:
     assert default_help_center().search(query) == []
 
