@@ -100,7 +100,7 @@ def create_app(
         keyring = load_keyring(settings)
         # The help center is indexed before the first request (words and meaning).
         started = time.perf_counter()
-        center = await asyncio.to_thread(default_help_center)
+        center = await asyncio.to_thread(default_help_center, settings.data_dir / "help_center")
         log.info(
             "help center indexed",
             extra={

@@ -24,15 +24,21 @@ of a question asked in German ranks English passages more reliably than the Germ
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
 
 import numpy as np
 
 from engines.help_center.articles import Article, Passage
 from engines.help_center.fulltext import FullTextIndex
+
+log = logging.getLogger("fincap.help_center")
 
 # Floors and ceilings of the meaning side, measured with the model of
 # engines/ranking/embeddings.py on these articles (``bench/help_center.py --cosines``): queries
@@ -58,6 +64,34 @@ class TextEmbedder(Protocol):
     """Anything that turns texts into L2-normalised vectors (one row per text)."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def cached_vectors(embedder: TextEmbedder, texts: list[str], folder: Path | None) -> np.ndarray:
+    """``embedder.embed(texts)``, read from ``folder`` when an earlier start computed it."""
+    if folder is None:
+        return np.asarray(embedder.embed(texts), dtype=np.float32)
+    model = str(getattr(embedder, "model_name", type(embedder).__name__))
+    digest = hashlib.sha256("\0".join([model, *texts]).encode()).hexdigest()[:24]
+    path = folder / f"help-vectors-{digest}.npy"
+    try:
+        stored = np.load(path, allow_pickle=False)
+        if stored.shape[0] == len(texts) and stored.dtype == np.float32:
+            return stored
+    except (OSError, ValueError):
+        pass  # absent or damaged: computed again below
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        with temporary.open("wb") as handle:
+            np.save(handle, vectors, allow_pickle=False)
+        os.replace(temporary, path)  # readers see the old file or the whole new one
+        for old in folder.glob("help-vectors-*.npy"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("help center vectors not cached", extra={"path": str(path), "error": str(exc)})
+    return vectors
 
 
 @dataclass(frozen=True)
@@ -98,9 +132,18 @@ class SideScores:
 
 
 class HelpCenter:
-    """The articles, their full-text index and (when an embedder is given) their vectors."""
+    """The articles, their full-text index and (when an embedder is given) their vectors.
 
-    def __init__(self, articles: Sequence[Article], embedder: TextEmbedder | None = None) -> None:
+    ``vector_cache``: a folder where the articles' vectors are kept between starts, in a file
+    named by a digest of the model and every embedded text (an edited article or another model
+    makes a new file; a damaged or unwritable one is recomputed and logged, never fatal)."""
+
+    def __init__(
+        self,
+        articles: Sequence[Article],
+        embedder: TextEmbedder | None = None,
+        vector_cache: Path | None = None,
+    ) -> None:
         self.articles = tuple(articles)
         self.by_id = {article.id: article for article in self.articles}
         self.passages: list[Passage] = [p for a in self.articles for p in a.passages]
@@ -112,7 +155,7 @@ class HelpCenter:
         if embedder is not None:
             texts = [passage_document(self.by_id[p.article_id], p) for p in self.passages]
             questions = [q for a in self.articles for q in a.questions]
-            vectors = np.asarray(embedder.embed(texts + questions), dtype=np.float32)
+            vectors = cached_vectors(embedder, texts + questions, vector_cache)
             self.passage_vectors = vectors[: len(texts)]
             self.question_vectors = vectors[len(texts) :]
 

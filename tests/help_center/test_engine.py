@@ -163,3 +163,46 @@ def test_marks_are_paired_and_scores_ordered() -> None:
         for hit in hits:
             for snippet in hit.snippets:
                 assert snippet.text.count("**") % 2 == 0
+
+
+class CountingEmbedder:
+    """Deterministic unit vectors; counts the texts it was asked to embed."""
+
+    model_name = "counting"
+
+    def __init__(self) -> None:
+        self.texts = 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        self.texts += len(texts)
+        rows = [np.random.default_rng(sum(map(ord, text))).normal(size=8) for text in texts]
+        matrix = np.asarray(rows, dtype=np.float32)
+        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def test_vectors_are_cached_between_starts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    articles = shipped_articles()[:3]
+    first = CountingEmbedder()
+    built = HelpCenter(articles, first, vector_cache=tmp_path)
+    assert first.texts > 0
+    [cached] = list(tmp_path.glob("help-vectors-*.npy"))
+
+    again = CountingEmbedder()
+    reused = HelpCenter(articles, again, vector_cache=tmp_path)
+    assert again.texts == 0  # read from the cache
+    assert reused.passage_vectors is not None and built.passage_vectors is not None
+    assert np.array_equal(reused.passage_vectors, built.passage_vectors)
+
+    cached.write_bytes(b"damaged")
+    repaired = CountingEmbedder()
+    HelpCenter(articles, repaired, vector_cache=tmp_path)
+    assert repaired.texts == first.texts  # recomputed, and written again
+
+    edited = CountingEmbedder()
+    HelpCenter(shipped_articles()[:2], edited, vector_cache=tmp_path)
+    assert edited.texts > 0  # other texts: another file, the old one removed
+    assert len(list(tmp_path.glob("help-vectors-*.npy"))) == 1
