@@ -8,10 +8,12 @@ Prints, with the medians of several runs:
 - quality on ``bench/help_center_queries.tsv`` (query, expected article, kind): hit@1,
   recall@3 and MRR for words only, meaning only, the shipped fusion (normalised scores) and
   reciprocal rank fusion, overall and per kind (words, paraphrase, German);
+- with ``--tantivy`` (``pip install tantivy`` first; not a dependency): the same passages in
+  tantivy, build and query-with-snippets time beside FTS5's;
 - with ``--cosines``: each labelled query's best question cosine to its article and to any
   article, and unrelated queries' best cosine (where the meaning side's floors come from).
 
-    .venv/bin/python bench/help_center.py [--runs 5] [--cosines]
+    .venv/bin/python bench/help_center.py [--runs 5] [--cosines] [--tantivy]
 """
 
 from __future__ import annotations
@@ -138,6 +140,59 @@ def cosines(center: HelpCenter, rows: list[tuple[str, str, str]]) -> None:
         )
 
 
+def tantivy_comparison(rows: list[tuple[str, str, str]], runs: int) -> None:
+    """Build and query times of tantivy over the same passages (stemmed English, title x4,
+    section x2, one snippet per hit of the 10 best), next to FTS5's."""
+    import re
+
+    import tantivy  # type: ignore[import-not-found]
+
+    articles = shipped_articles()
+    passages = [(a.title, p.section, p.text) for a in articles for p in a.passages]
+
+    def build() -> tuple[tantivy.Index, tantivy.Schema]:
+        builder = tantivy.SchemaBuilder()
+        for name in ("title", "section", "body"):
+            builder.add_text_field(name, stored=True, tokenizer_name="en_stem")
+        schema = builder.build()
+        index = tantivy.Index(schema)
+        writer = index.writer(heap_size=15_000_000, num_threads=1)
+        for title, section, body in passages:
+            writer.add_document(tantivy.Document(title=title, section=section, body=body))
+        writer.commit()
+        writer.wait_merging_threads()
+        index.reload()
+        return index, schema
+
+    index, schema = build()
+    print(f"\ntantivy index build: {timed(build, runs) * 1000:.1f} ms (median of {runs})")
+    searcher = index.searcher()
+
+    def search(query: str) -> None:
+        words = re.findall(r"\w+", query.lower())
+        if not words:
+            return
+        parsed = index.parse_query(
+            " OR ".join(words), ["title", "section", "body"], {"title": 4.0, "section": 2.0}
+        )
+        snippets = tantivy.SnippetGenerator.create(searcher, parsed, schema, "body")
+        for _, address in searcher.search(parsed, 10).hits:
+            snippets.snippet_from_doc(searcher.doc(address)).to_html()
+
+    fulltext = FullTextIndex(articles)
+    for name, action in (("tantivy", search), ("FTS5", fulltext.search)):
+        samples = []
+        for _ in range(runs):
+            for query, _, _ in rows:
+                began = time.perf_counter()
+                action(query)
+                samples.append(time.perf_counter() - began)
+        print(
+            f"{name} query with snippets: median {statistics.median(samples) * 1000:.3f} ms, "
+            f"p95 {percentile(samples, 0.95) * 1000:.3f} ms"
+        )
+
+
 async def rest_latency(rows: list[tuple[str, str, str]], runs: int) -> list[float]:
     store = Store(AsyncMongoMockClient()["bench_help"])
     await store.ensure_indexes()
@@ -162,6 +217,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cosines", action="store_true")
+    parser.add_argument("--tantivy", action="store_true")
     options = parser.parse_args()
     rows = labelled()
 
@@ -201,6 +257,8 @@ def main() -> None:
     quality(center, rows)
     if options.cosines:
         cosines(center, rows)
+    if options.tantivy:
+        tantivy_comparison(rows, options.runs)
 
 
 if __name__ == "__main__":
