@@ -187,3 +187,13 @@ async def test_graphql_answers_a_paraphrase_by_meaning(
     hits = response.json()["data"]["helpCenterSearch"]["results"]
     assert [hit["id"] for hit in hits] == ["archiving-documents"]
     assert "meaning" in hits[0]["matchedBy"]
+
+
+async def test_help_page_search_answers_german_and_short_queries(client: httpx.AsyncClient) -> None:
+    response = await client.get("/help", params={"q": "Welche Dateiformate werden unterstützt?"})
+    assert response.status_code == 200
+    assert 'href="/help/uploading-files"' in response.text
+    short = await client.get("/help", params={"q": "a"})
+    assert short.status_code == 200 and "at least 2 characters" in short.text
+    nothing = await client.get("/help", params={"q": "zzqx vvbnm"})
+    assert "No article answers that" in nothing.text
