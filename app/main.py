@@ -98,16 +98,11 @@ def create_app(
             yield
             return
         keyring = load_keyring(settings)
-        # The help center is indexed before the first request (words and meaning).
+        # The help center is indexed (words and meaning) while the store opens: a thread here,
+        # the embedded store's process beside it; both are ready before the first request.
         started = time.perf_counter()
-        center = await asyncio.to_thread(default_help_center, settings.data_dir / "help_center")
-        log.info(
-            "help center indexed",
-            extra={
-                "articles": len(center.articles),
-                "passages": len(center.passages),
-                "seconds": round(time.perf_counter() - started, 3),
-            },
+        indexing = asyncio.ensure_future(
+            asyncio.to_thread(default_help_center, settings.data_dir / "help_center")
         )
         async with (
             open_store(settings) as opened,
@@ -123,6 +118,15 @@ def create_app(
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
+            )
+            center = await indexing
+            log.info(
+                "help center indexed",
+                extra={
+                    "articles": len(center.articles),
+                    "passages": len(center.passages),
+                    "seconds": round(time.perf_counter() - started, 3),
+                },
             )
             yield
             log.info("shutting down")
