@@ -119,7 +119,8 @@ async def results_body(center: HelpCenter, query: str) -> str:
 
 
 async def help_index(request: Request) -> HTMLResponse:
-    center = default_help_center()
+    # In a thread: the first request after start-up may wait for the index being built.
+    center = await asyncio.to_thread(default_help_center)
     query = request.query_params.get("q", "").strip()[:MAX_QUERY]
     if "q" in request.query_params:
         return page(f"Search: {query}" if query else "Search", await results_body(center, query))
@@ -127,7 +128,7 @@ async def help_index(request: Request) -> HTMLResponse:
 
 
 async def help_article(request: Request) -> HTMLResponse:
-    center = default_help_center()
+    center = await asyncio.to_thread(default_help_center)
     article = center.by_id.get(request.path_params["article_id"])
     if article is None:
         return page(

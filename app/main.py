@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator
 from importlib.metadata import version as package_version_of
 
@@ -28,7 +26,7 @@ from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
-from engines.help_center import default_help_center
+from engines.help_center import use_vector_cache
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -98,12 +96,10 @@ def create_app(
             yield
             return
         keyring = load_keyring(settings)
-        # The help center is indexed (words and meaning) while the store opens: a thread here,
-        # the embedded store's process beside it; both are ready before the first request.
-        started = time.perf_counter()
-        indexing = asyncio.ensure_future(
-            asyncio.to_thread(default_help_center, settings.data_dir / "help_center")
-        )
+        # The help center is indexed on its first use (a help search or page waits for that one
+        # build), not during start-up: on a busy 2-core machine the embeddings competed with
+        # start-up and pushed readiness past a minute. Its vectors are kept in the data dir.
+        use_vector_cache(settings.data_dir / "help_center")
         async with (
             open_store(settings) as opened,
             running_workers(
@@ -118,15 +114,6 @@ def create_app(
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
-            )
-            center = await indexing
-            log.info(
-                "help center indexed",
-                extra={
-                    "articles": len(center.articles),
-                    "passages": len(center.passages),
-                    "seconds": round(time.perf_counter() - started, 3),
-                },
             )
             yield
             log.info("shutting down")
