@@ -7,12 +7,34 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import currency, documents, files, help_center, pipeline, workspaces
+from resolvers import (
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    help_center,
+    integrations,
+    pipeline,
+    subscriptions,
+    workspaces,
+)
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (currency, documents, files, help_center, workspaces)
-JOB_MODULES = (pipeline,)
+RESOURCES = (
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    help_center,
+    integrations,
+    workspaces,
+)
+JOB_MODULES = (exports, pipeline, subscriptions)
 
 
 def build_registry() -> Registry:
