@@ -63,7 +63,8 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default=Path(".fincap"),
         validation_alias="FINCAP_DATA_DIR",
-        description="the embedded store's data, its log and `server.json`",
+        description="the embedded store's data, its log and `server.json`; the help center's "
+        "article vectors (`help_center/`)",
     )
     public_url: str | None = Field(
         default=None,

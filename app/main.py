@@ -18,6 +18,7 @@ from app.config import Settings
 from app.connectors import connectors_from
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.help_pages import help_routes
 from app.inbound import inbound_routes
 from app.integrations import integration_routes
 from app.mcp import mcp_routes
@@ -29,6 +30,7 @@ from app.processing import automation_config, running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
 from app.smtp import start_smtp_server
+from engines.help_center import use_vector_cache
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -101,6 +103,10 @@ def create_app(
             yield
             return
         keyring = load_keyring(settings)
+        # The help center is indexed on its first use (a help search or page waits for that one
+        # build), not during start-up: on a busy 2-core machine the embeddings competed with
+        # start-up and pushed readiness past a minute. Its vectors are kept in the data dir.
+        use_vector_cache(settings.data_dir / "help_center")
         async with (
             open_store(settings) as opened,
             running_workers(
@@ -149,6 +155,7 @@ def create_app(
         *mcp_routes(registry),
         *oauth_routes(),
         *inbound_routes(settings),
+        *help_routes(),
         *integration_routes(),
     ]
     app = Starlette(

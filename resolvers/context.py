@@ -22,6 +22,7 @@ from resolvers.usage_meter import ApiCallMeter
 
 if TYPE_CHECKING:
     from engines.currency import RateBook
+    from engines.help_center import HelpCenter
     from resolvers.processing import Analyzer
     from resolvers.registry import Registry
 
@@ -96,6 +97,12 @@ class Services:
         from resolvers.processing import Analyzer
 
         return self.analyzer or Analyzer()
+
+    def help_center(self) -> HelpCenter:
+        """The process's help-center index (built at start-up by the app factory)."""
+        from engines.help_center import default_help_center
+
+        return default_help_center()
 
     def rate_book(self) -> RateBook:
         from engines.currency import default_rate_book
