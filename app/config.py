@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -21,8 +21,11 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from resolvers.sources_config import SourceConfig
+
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
+    from resolvers.search_indexes import SearchConfig
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -60,7 +63,8 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default=Path(".fincap"),
         validation_alias="FINCAP_DATA_DIR",
-        description="the embedded store's data, its log and `server.json`",
+        description="the embedded store's data, its log and `server.json`; the help center's "
+        "article vectors (`help_center/`)",
     )
     public_url: str | None = Field(
         default=None,
@@ -116,6 +120,166 @@ class Settings(BaseSettings):
         "(revocation in the same process is immediate; other processes follow within this "
         "time); 0: look up on every call",
     )
+    rules_llm_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://",
+        validation_alias="FINCAP_RULES_LLM_URL",
+        description="base URL of an OpenAI-compatible chat-completions API (…/v1) that reads "
+        "the rule sentences the grammar cannot; unset: the grammar alone (offline)",
+    )
+    rules_llm_model: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_RULES_LLM_MODEL",
+        description="the model name sent to that API (required with `FINCAP_RULES_LLM_URL`)",
+    )
+    rules_llm_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_RULES_LLM_API_KEY",
+        description="bearer token for that API, if it needs one",
+    )
+    rules_llm_timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=300,
+        validation_alias="FINCAP_RULES_LLM_TIMEOUT_SECONDS",
+        description="seconds rules.prepare waits for the language model before using the "
+        "grammar's reading",
+    )
+    smtp_host: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_SMTP_HOST",
+        description="SMTP relay for the rules' e-mail notifications; unset: e-mail actions "
+        "fail with that reason in the rule's stats",
+    )
+    smtp_port: int = Field(
+        default=587,
+        ge=1,
+        le=65535,
+        validation_alias="FINCAP_SMTP_PORT",
+        description="the relay's port",
+    )
+    smtp_from: str = Field(
+        default="fincap@localhost",
+        validation_alias="FINCAP_SMTP_FROM",
+        description="sender address of notification e-mails",
+    )
+    smtp_username: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_SMTP_USERNAME",
+        description="login at the relay (unset: no login)",
+    )
+    smtp_password: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_SMTP_PASSWORD",
+        description="password of that login",
+    )
+    smtp_starttls: bool = Field(
+        default=True,
+        validation_alias="FINCAP_SMTP_STARTTLS",
+        description="upgrade the relay connection with STARTTLS (false: plain, for a relay "
+        "on localhost)",
+    )
+    webhook_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=120,
+        validation_alias="FINCAP_WEBHOOK_TIMEOUT_SECONDS",
+        description="seconds a rule's webhook call may take",
+    )
+    inbound_domain: str = Field(
+        default="inbound.localhost",
+        max_length=200,
+        pattern=r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$",
+        validation_alias="FINCAP_INBOUND_DOMAIN",
+        description="domain of the workspaces' receiving addresses (`<alias>@<domain>`); its MX "
+        "must point at the SMTP receiver or at a relay that posts to `/v1/inbound/email`",
+    )
+    inbound_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_INBOUND_SECRET",
+        description="shared secret a mail relay sends as `Authorization: Bearer …` to "
+        "`POST /v1/inbound/email`; unset: that endpoint answers 404",
+    )
+    inbound_max_mb: int = Field(
+        default=15,
+        ge=1,
+        le=100,
+        validation_alias="FINCAP_INBOUND_MAX_MB",
+        description="largest inbound message accepted (MB, whole message; each attachment "
+        "stays within files.upload's 10 MB; HTTP posts also within the 16 MB request limit)",
+    )
+    inbound_smtp_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        validation_alias="FINCAP_INBOUND_SMTP_PORT",
+        description="port of the SMTP receiver inside `fincap serve`; unset: no receiver",
+    )
+    inbound_smtp_host: str = Field(
+        default="127.0.0.1",
+        validation_alias="FINCAP_INBOUND_SMTP_HOST",
+        description="address the SMTP receiver listens on (`0.0.0.0` for every interface)",
+    )
+    whatsapp_verify_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_VERIFY_TOKEN",
+        description="token Meta echoes in the webhook verification (`hub.verify_token`); "
+        "unset with the app secret: the WhatsApp webhook answers 404",
+    )
+    whatsapp_app_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_APP_SECRET",
+        description="the Meta app secret that signs every webhook POST (`X-Hub-Signature-256`)",
+    )
+    whatsapp_access_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_WHATSAPP_ACCESS_TOKEN",
+        description="Graph access token used to download media and send replies",
+    )
+    whatsapp_graph_url: str = Field(
+        default="https://graph.facebook.com/v21.0",
+        pattern=r"^https?://\S+$",
+        validation_alias="FINCAP_WHATSAPP_GRAPH_URL",
+        description="base URL of the Graph API, version included",
+    )
+    whatsapp_reply: bool = Field(
+        default=False,
+        validation_alias="FINCAP_WHATSAPP_REPLY",
+        description="reply to each WhatsApp receipt with what was read (merchant and total)",
+    )
+    mailbox_poll_seconds: float = Field(
+        default=300.0,
+        ge=5,
+        le=86400,
+        validation_alias="FINCAP_MAILBOX_POLL_SECONDS",
+        description="how often each connected mailbox is read for new messages",
+    )
+    embeddings: bool = Field(
+        default=True,
+        validation_alias="FINCAP_EMBEDDINGS",
+        description="embed documents as they are written and rank searches by meaning as well "
+        "as words (the model ships in a package; see Search); false: words only",
+    )
+    vector_search: Literal["memory", "mongodb"] = Field(
+        default="memory",
+        validation_alias="FINCAP_VECTOR_SEARCH",
+        description="where the vector part of ranked search runs: `memory` (each process's "
+        "per-workspace index) or `mongodb` (`$vectorSearch`, for deployments that have it)",
+    )
+    vector_index: str = Field(
+        default="documents_embedding",
+        min_length=1,
+        validation_alias="FINCAP_VECTOR_INDEX",
+        description="name of the `$vectorSearch` index on `documents.embedding` "
+        "(with `FINCAP_VECTOR_SEARCH=mongodb`)",
+    )
+    search_index_documents: int = Field(
+        default=250_000,
+        ge=1000,
+        validation_alias="FINCAP_SEARCH_INDEX_DOCUMENTS",
+        description="documents a process keeps in its in-memory search indexes, over all "
+        "workspaces (about 3 kB each); the least recently searched workspaces go first",
+    )
     billing_plans: Path | None = Field(
         default=None,
         validation_alias="FINCAP_BILLING_PLANS",
@@ -130,10 +294,71 @@ class Settings(BaseSettings):
         description="how often an API process writes its buffered API-call counts (billing "
         "usage); a crash loses at most this long of counts",
     )
+    xero_client_id: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_XERO_CLIENT_ID",
+        description="Xero app's OAuth 2.0 client id; unset: Xero cannot be connected",
+    )
+    xero_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_XERO_CLIENT_SECRET",
+        description="Xero app's OAuth 2.0 client secret",
+    )
+    xero_authorize_url: str = Field(
+        default="https://login.xero.com/identity/connect/authorize",
+        validation_alias="FINCAP_XERO_AUTHORIZE_URL",
+        description="Xero's authorization endpoint (the user's browser goes there)",
+    )
+    xero_token_url: str = Field(
+        default="https://identity.xero.com/connect/token",
+        validation_alias="FINCAP_XERO_TOKEN_URL",
+        description="Xero's token endpoint",
+    )
+    xero_api_url: str = Field(
+        default="https://api.xero.com",
+        validation_alias="FINCAP_XERO_API_URL",
+        description="Xero's API root (`/connections`, `/api.xro/2.0/…`)",
+    )
+    quickbooks_client_id: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_QUICKBOOKS_CLIENT_ID",
+        description="Intuit app's OAuth 2.0 client id; unset: QuickBooks cannot be connected",
+    )
+    quickbooks_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_QUICKBOOKS_CLIENT_SECRET",
+        description="Intuit app's OAuth 2.0 client secret",
+    )
+    quickbooks_authorize_url: str = Field(
+        default="https://appcenter.intuit.com/connect/oauth2",
+        validation_alias="FINCAP_QUICKBOOKS_AUTHORIZE_URL",
+        description="Intuit's authorization endpoint",
+    )
+    quickbooks_token_url: str = Field(
+        default="https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer",
+        validation_alias="FINCAP_QUICKBOOKS_TOKEN_URL",
+        description="Intuit's token endpoint",
+    )
+    quickbooks_revoke_url: str = Field(
+        default="https://developer.api.intuit.com/v2/oauth2/tokens/revoke",
+        validation_alias="FINCAP_QUICKBOOKS_REVOKE_URL",
+        description="Intuit's token revocation endpoint (disconnect)",
+    )
+    quickbooks_api_url: str = Field(
+        default="https://quickbooks.api.intuit.com",
+        validation_alias="FINCAP_QUICKBOOKS_API_URL",
+        description="QuickBooks Online API root (`/v3/company/<realm>/…`; the sandbox has its own)",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    @model_validator(mode="after")
+    def _model_with_url(self) -> Settings:
+        if self.rules_llm_url and not self.rules_llm_model:
+            raise ValueError("FINCAP_RULES_LLM_MODEL is required with FINCAP_RULES_LLM_URL")
+        return self
 
     @field_validator("billing_plans")
     @classmethod
@@ -190,6 +415,31 @@ class Settings(BaseSettings):
             for field in cls.model_fields.values()
             if isinstance(field.validation_alias, str)
         }
+
+    def search_config(self) -> SearchConfig:
+        """How ranked search finds meaning, from these settings."""
+        from resolvers.search_indexes import SearchConfig
+
+        return SearchConfig(
+            semantic=self.embeddings,
+            vector_backend=self.vector_search,
+            vector_index=self.vector_index,
+            max_documents=self.search_index_documents,
+        )
+
+    @property
+    def sources(self) -> SourceConfig:
+        """What the inbound sources need, as the resolvers see it."""
+        return SourceConfig(
+            inbound_domain=self.inbound_domain.lower(),
+            inbound_max_bytes=self.inbound_max_mb * 1024 * 1024,
+            whatsapp_graph_url=self.whatsapp_graph_url,
+            whatsapp_access_token=(
+                self.whatsapp_access_token.get_secret_value() if self.whatsapp_access_token else ""
+            ),
+            whatsapp_reply=self.whatsapp_reply,
+            mailbox_poll_s=self.mailbox_poll_seconds,
+        )
 
     @property
     def base_url(self) -> str:

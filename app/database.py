@@ -6,9 +6,11 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from app.config import Settings
+from engines.ranking import embeddings
 from persistence.client import connect
 from persistence.embedded import shared_embedded_store
 from persistence.store import Store
+from resolvers.search_indexes import model_vectorizer
 
 
 @contextlib.asynccontextmanager
@@ -25,6 +27,8 @@ async def open_store(settings: Settings, *, publish: bool = True) -> AsyncIterat
         client, db = connect(uri)
         try:
             store = Store(db)
+            if settings.embeddings and embeddings.available():
+                store.documents.vectorize = model_vectorizer()
             await store.ensure_indexes()
             yield store
         finally:

@@ -15,16 +15,22 @@ from starlette.routing import Route
 
 from app.body_limit import BodySizeLimit
 from app.config import Settings
+from app.connectors import connectors_from
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.help_pages import help_routes
+from app.inbound import inbound_routes
+from app.integrations import integration_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
 from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
-from app.processing import running_workers
+from app.processing import automation_config, running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
+from app.smtp import start_smtp_server
+from engines.help_center import use_vector_cache
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -32,6 +38,7 @@ from resolvers import build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
+from resolvers.search_indexes import SearchIndexes
 from resolvers.subscriptions import schedule_period_closes
 from resolvers.usage_meter import flushing
 
@@ -96,6 +103,10 @@ def create_app(
             yield
             return
         keyring = load_keyring(settings)
+        # The help center is indexed on its first use (a help search or page waits for that one
+        # build), not during start-up: on a busy 2-core machine the embeddings competed with
+        # start-up and pushed readiness past a minute. Its vectors are kept in the data dir.
+        use_vector_cache(settings.data_dir / "help_center")
         async with (
             open_store(settings) as opened,
             running_workers(
@@ -104,11 +115,21 @@ def create_app(
                 count=settings.workers,
                 on_job=metrics.observe_job,
                 keyring=keyring,
+                registry=registry,
             ) as pool,
             # Last in, first out: the final flush happens while the store is still open.
             flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
         ):
             app.state.services = pool.services
+            smtp = None
+            if settings.inbound_smtp_port is not None:
+                smtp = await start_smtp_server(
+                    pool.services, settings.inbound_smtp_host, settings.inbound_smtp_port
+                )
+                log.info(
+                    "SMTP receiver listening",
+                    extra={"host": settings.inbound_smtp_host, "port": settings.inbound_smtp_port},
+                )
             # Billing periods close in a durable job: queued once (dedupe key) by the API
             # process, run by whichever worker is free, here or in `fincap worker` processes.
             await schedule_period_closes(opened)
@@ -116,8 +137,13 @@ def create_app(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
             )
-            yield
-            log.info("shutting down")
+            try:
+                yield
+            finally:
+                log.info("shutting down")
+                if smtp is not None:
+                    smtp.close()
+                    await smtp.wait_closed()
 
     routes = [
         Route("/openapi.json", openapi_json, methods=["GET"]),
@@ -128,6 +154,9 @@ def create_app(
         *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
+        *inbound_routes(settings),
+        *help_routes(),
+        *integration_routes(),
     ]
     app = Starlette(
         routes=routes,
@@ -153,7 +182,12 @@ def create_app(
             base_url=settings.base_url,
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+            registry=registry,
+            automation=automation_config(settings),
+            sources=settings.sources,
+            search=SearchIndexes(settings.search_config()),
             plans=settings.plan_catalog(),
+            connectors=connectors_from(settings),
         )
     app.state.settings = settings
     return app

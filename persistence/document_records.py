@@ -25,7 +25,16 @@ MONEY_FIELDS = ("amount", "taxAmount", "subtotal")
 LINE_MONEY_FIELDS = ("amount", "taxAmount")
 LINE_DECIMAL_FIELDS = ("quantity", "unitPrice")
 # Fields that exist only in storage; a read that returns documents leaves them out.
-STORED_ONLY = ("workspaceId", "searchTerms", "preferredCents")
+STORED_ONLY = (
+    "workspaceId",
+    "searchTerms",
+    "preferredCents",
+    # The embedding, its model and when a search index must re-read the document
+    # (``persistence/document_vectors.py``).
+    "embedding",
+    "embeddingModel",
+    "indexedAt",
+)
 # Stored fields ``preferredCents`` is computed from.
 PREFERRED_INPUTS = ("amount", "conversionRate")
 # Text fields whose words are searchable (with line-item descriptions, see ``searchable_texts``).
@@ -99,6 +108,9 @@ class StoredDocument(TypedDict, total=False):
     # Only on documents written before the history moved to ``document_edits``.
     editHistory: list[dict[str, Any]]
     searchTerms: list[str]
+    embedding: Any  # a BSON int8 vector (persistence/document_vectors.py), or None
+    embeddingModel: str | None
+    indexedAt: datetime  # the last change a search index must re-read
     preferredCents: int | None  # amount × conversionRate, in cents of preferredCurrency
     createdAt: datetime
     updatedAt: datetime

@@ -13,6 +13,7 @@ operation and hands old and new to the rollups before it returns.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -54,10 +55,20 @@ from persistence.document_rollups import (
     RowRead,
     row_reads,
 )
+from persistence.document_vectors import (
+    EMBEDDED_PATHS,
+    MODEL_ID,
+    Vectorize,
+    changes_embedding,
+    embedding_text,
+    stored_fields,
+)
 from persistence.errors import QueryTimeout
 from persistence.ids import utcnow
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
 from schema.documents import ArchiveFilter, CountGroupBy
+
+log = logging.getLogger("fincap.documents")
 
 BULK_BATCH = 50
 # Newest-first reads: the first date window, and how many widening windows before the rest.
@@ -81,6 +92,8 @@ INDEXES = [
     IndexModel([("workspaceId", ASCENDING), ("merchant", ASCENDING)], name="workspace_merchant"),
     IndexModel([("workspaceId", ASCENDING), ("category", ASCENDING)], name="workspace_category"),
     IndexModel([("workspaceId", ASCENDING), ("searchTerms", ASCENDING)], name="workspace_terms"),
+    # Search indexes in memory re-read what changed since they last looked.
+    IndexModel([("workspaceId", ASCENDING), ("indexedAt", ASCENDING)], name="workspace_indexed"),
     IndexModel([("workspaceId", ASCENDING), ("invoiceId", ASCENDING)], name="workspace_invoice"),
     IndexModel([("workspaceId", ASCENDING), ("file.sha256", ASCENDING)], name="workspace_sha256"),
     IndexModel(
@@ -143,10 +156,13 @@ class Totals:
 class Documents:
     """The ``documents`` collection; the workspace id is the first argument of every method."""
 
-    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+    def __init__(self, db: AsyncIOMotorDatabase, vectorize: Vectorize | None = None) -> None:
         self._col = db["documents"]
         self._edits = DocumentEdits(db)
         self._rollups = DocumentRollups(db)
+        # Embeds documents as they are written (None: no embeddings; ``fincap admin reindex``
+        # adds them later).
+        self.vectorize = vectorize
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
@@ -177,6 +193,7 @@ class Documents:
             "exportStatus": "not-exported",
             "createdAt": now,
             "updatedAt": now,
+            "indexedAt": now,
             **to_record(fields),
             "workspaceId": workspace_id,
         }
@@ -193,6 +210,8 @@ class Documents:
         if not documents:
             return 0
         records = [self.prepare(workspace_id, fields) for fields in documents]
+        for record, vector in zip(records, await self._embed(documents), strict=False):
+            record.update(vector)  # type: ignore[typeddict-item]
         try:
             result = await self._col.insert_many(records, ordered=False)
         except BulkWriteError as exc:
@@ -260,14 +279,6 @@ class Documents:
             wanted[path] = 1
         return await self._find(workspace_id, query, wanted, sort, limit)
 
-    async def find_searchable(
-        self, workspace_id: str, query: DocumentQuery, limit: int
-    ) -> list[StoredDocument]:
-        """The newest documents of ``query`` with their searchable text and search terms."""
-        wanted = {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS, "searchTerms")}
-        sort = [("docDate", DESCENDING), ("_id", DESCENDING)]
-        return await self._find(workspace_id, query, wanted, sort, limit)
-
     async def find_for_edit(
         self, workspace_id: str, query: DocumentQuery, changing: Iterable[str], limit: int
     ) -> list[StoredDocument]:
@@ -276,6 +287,8 @@ class Documents:
         wanted = {name: 1 for name in names}
         if changes_search_terms(names):
             wanted |= {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS)}
+        if changes_embedding(names):
+            wanted |= {name: 1 for name in EMBEDDED_PATHS}
         sort = [("docDate", DESCENDING), ("_id", DESCENDING)]
         return await self._find(workspace_id, query, wanted, sort, limit)
 
@@ -518,6 +531,36 @@ class Documents:
                 return cast(StoredDocument, found[0]), rule.reason
         return None
 
+    async def matching(
+        self, workspace_id: str, document_id: str, filters: Mapping[str, Mapping[str, Any]]
+    ) -> set[str]:
+        """Which of ``filters`` (compiled where clauses, by name) the active document matches,
+        in one read: the document by id, then one ``$facet`` branch per filter."""
+        if not filters:
+            return set()
+        names = list(filters)
+        facets = {
+            f"f{index}": [{"$match": dict(filters[name])}, {"$project": {"_id": 1}}]
+            for index, name in enumerate(names)
+        }
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"_id": document_id, "workspaceId": workspace_id, "archived": False}},
+            {"$facet": facets},
+        ]
+        rows = await self._run(
+            self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        )
+        if not rows:
+            return set()
+        return {name for index, name in enumerate(names) if rows[0].get(f"f{index}")}
+
+    async def record_edits(
+        self, workspace_id: str, edits: Mapping[str, Sequence[EditEntry]]
+    ) -> None:
+        """Record history entries of changes made outside ``update_fields`` (an archive by an
+        automation rule)."""
+        await self._edits.add(workspace_id, edits)
+
     async def active_duplicates_of(self, workspace_id: str, document_id: str) -> list[str]:
         rows = await self._col.find(
             {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": False},
@@ -536,6 +579,8 @@ class Documents:
         update = {**to_record(changes), "updatedAt": now}
         if changes_search_terms(changes):
             update["searchTerms"] = search_terms({**from_record(record), **changes})
+        if changes_search_terms(changes) or changes_embedding(changes):
+            update["indexedAt"] = now
         if set(changes) & set(PREFERRED_INPUTS):
             update["preferredCents"] = preferred_cents({**record, **update})
         return update
@@ -546,16 +591,25 @@ class Documents:
         record: StoredDocument,
         changes: Mapping[str, Any],
         edits: Sequence[EditEntry] = (),
+        vector: Any = None,
     ) -> StoredDocument | None:
         """Apply ``changes`` to the stored ``record`` the caller loaded and record ``edits``;
         the updated record (None when it no longer exists).
+
+        A change of an embedded field stores ``vector`` (the new text's embedding, when the
+        caller has it) or embeds the new text here.
 
         The history is written first and taken back if the document write fails, so a
         document never changes without its history.
         """
         document_id = record["_id"]
-        written = await self._edits.add(workspace_id, {document_id: edits}) if edits else []
         update = self._set_changes(record, changes, utcnow())
+        if changes_embedding(changes):
+            if vector is not None:
+                update |= stored_fields(vector)
+            else:
+                update |= (await self._embed([{**from_record(record), **changes}]))[0]
+        written = await self._edits.add(workspace_id, {document_id: edits}) if edits else []
         try:
             before = await self._update_before(
                 {"_id": document_id, "workspaceId": workspace_id}, update, None
@@ -580,6 +634,14 @@ class Documents:
         not accept current pymongo ops).
         """
         now = utcnow()
+        embedding = [u for u in updates if changes_embedding(u.changes)]
+        vectors = dict(
+            zip(
+                [u.record["_id"] for u in embedding],
+                await self._embed([{**from_record(u.record), **u.changes} for u in embedding]),
+                strict=True,
+            )
+        )
         written = await self._edits.add(
             workspace_id, {u.record["_id"]: u.edits for u in updates if u.edits}
         )
@@ -594,6 +656,7 @@ class Documents:
 
         async def apply(update: FieldUpdate) -> int:
             changes = self._set_changes(update.record, update.changes, now)
+            changes |= vectors.get(update.record["_id"], {})
             before = await self._update_before(
                 {"_id": update.record["_id"], "workspaceId": workspace_id, "archived": False},
                 changes,
@@ -628,6 +691,15 @@ class Documents:
                     "updatedAt": utcnow(),
                 }
             },
+        )
+
+    async def set_export_status(
+        self, workspace_id: str, document_id: str, status: str, export_id: str | None
+    ) -> None:
+        """The document's ``exportStatus`` (exported, not-exported) and the export behind it."""
+        await self._col.update_one(
+            {"_id": document_id, "workspaceId": workspace_id},
+            {"$set": {"exportStatus": status, "exportId": export_id, "updatedAt": utcnow()}},
         )
 
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
@@ -718,6 +790,115 @@ class Documents:
             return_document=ReturnDocument.BEFORE,
         )
         return cast(dict[str, Any] | None, found)
+    # -- embeddings and search indexes ------------------------------------------------------
+
+    async def _embed(self, documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Storage fields of the embeddings of ``documents`` (API-level fields), one per
+        document; empty ones when embedding is off or fails (the write goes on: a document is
+        never lost for want of its vector, and ``fincap admin reindex`` adds it later)."""
+        if not documents:
+            return []
+        none: dict[str, Any] = {"embedding": None, "embeddingModel": None}
+        if self.vectorize is None:
+            return [dict(none) for _ in documents]
+        texts = [embedding_text(d) for d in documents]
+        wanted = [i for i, text in enumerate(texts) if text]  # a queued upload has no text yet
+        out = [dict(none) for _ in documents]
+        if not wanted:
+            return out
+        try:
+            vectors = await self.vectorize([texts[i] for i in wanted])
+        except Exception:
+            log.exception("embedding failed; the documents are stored without vectors")
+            return out
+        for i, row in zip(wanted, vectors, strict=True):
+            out[i] = stored_fields(row)
+        return out
+
+    async def index_rows(
+        self, workspace_id: str, since: datetime | None = None
+    ) -> list[StoredDocument]:
+        """What a search index holds of the workspace's documents (searchable text, search
+        terms, embedding, ``indexedAt``): all of them, or those re-indexed at ``since`` or
+        later."""
+        match: dict[str, Any] = {"workspaceId": workspace_id}
+        if since is not None:
+            match["indexedAt"] = {"$gte": since}
+        wanted = {
+            name: 1
+            for name in (
+                *SEARCHABLE_FIELDS,
+                LINE_DESCRIPTIONS,
+                "searchTerms",
+                "embedding",
+                "indexedAt",
+            )
+        }
+        cursor = self._col.find(match, wanted, batch_size=5000)
+        return cast(list[StoredDocument], await cursor.to_list(None))
+
+    async def candidate_ids(self, workspace_id: str, query: DocumentQuery) -> list[str]:
+        """Ids of every document of ``query`` (where-clause, archive and export filters): the
+        population a ranked search orders."""
+        pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
+        found = self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        return [row["_id"] for row in await self._run(found)]
+
+    async def needing_embeddings(
+        self, workspace_id: str, after_id: str | None, limit: int, redo_all: bool = False
+    ) -> list[StoredDocument]:
+        """The next ``limit`` documents (by id, after ``after_id``) without an embedding of
+        the current model (every document with ``redo_all``), with the fields it is made of."""
+        match: dict[str, Any] = {"workspaceId": workspace_id}
+        if not redo_all:
+            match["embeddingModel"] = {"$ne": MODEL_ID}
+        if after_id is not None:
+            match["_id"] = {"$gt": after_id}
+        wanted = {name: 1 for name in EMBEDDED_PATHS}
+        cursor = self._col.find(match, wanted).sort("_id", ASCENDING).limit(limit)
+        return cast(list[StoredDocument], await cursor.to_list(None))
+
+    async def workspaces_with_documents(self) -> list[str]:
+        return sorted(await self._col.distinct("workspaceId"))
+
+    async def count_needing_embeddings(self, workspace_id: str, redo_all: bool = False) -> int:
+        match: dict[str, Any] = {"workspaceId": workspace_id}
+        if not redo_all:
+            match["embeddingModel"] = {"$ne": MODEL_ID}
+        return int(await self._col.count_documents(match))
+
+    async def set_embeddings(
+        self, workspace_id: str, vectors: Mapping[str, Mapping[str, Any]]
+    ) -> None:
+        """Store embeddings (storage fields by document id); ``updatedAt`` stays, since the
+        document's content did not change, while ``indexedAt`` tells search indexes to re-read."""
+        now = utcnow()
+        await asyncio.gather(
+            *(
+                self._col.update_one(
+                    {"_id": document_id, "workspaceId": workspace_id},
+                    {"$set": {**fields, "indexedAt": now}},
+                )
+                for document_id, fields in vectors.items()
+            )
+        )
+
+    async def vector_search(
+        self,
+        workspace_id: str,
+        query: DocumentQuery,
+        vector: Sequence[float],
+        limit: int,
+        index_name: str,
+        num_candidates: int,
+    ) -> list[tuple[str, float]]:
+        """(id, score) of the ``limit`` documents of ``query`` nearest to ``vector``, by
+        MongoDB's ``$vectorSearch`` (a deployment with vector search indexes only)."""
+        pipeline = vector_search_pipeline(
+            workspace_id, query, vector, limit, index_name, num_candidates
+        )
+        found = self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        return [(row["_id"], float(row["score"])) for row in await self._run(found)]
 
     @staticmethod
     async def _run(awaitable: Any) -> Any:
@@ -886,3 +1067,52 @@ def _currency_totals(rows: Iterable[Mapping[str, Any]]) -> list[CurrencyTotal]:
         if row["count"] > 0
     ]
     return sorted(totals, key=lambda total: (total.currency is None, total.currency or ""))
+
+
+def vector_search_pipeline(
+    workspace_id: str,
+    query: DocumentQuery,
+    vector: Sequence[float],
+    limit: int,
+    index_name: str,
+    num_candidates: int,
+) -> list[dict[str, Any]]:
+    """The aggregation that asks ``$vectorSearch`` for the nearest documents of ``query``.
+
+    ``$vectorSearch`` must be the first stage and its ``filter`` takes only the fields the
+    vector index declares as filters: the workspace and the archive state go there (they are
+    equalities, see ``match_stages``), the caller's where-clause and export filter follow as a
+    ``$match`` over the nearest ``num_candidates``. The index is ``vector_index_definition``.
+    """
+    scope = match_stages(workspace_id, query.archived)[0]["$match"]
+    stages: list[dict[str, Any]] = [
+        {
+            "$vectorSearch": {
+                "index": index_name,
+                "path": "embedding",
+                "queryVector": [float(x) for x in vector],
+                "numCandidates": max(num_candidates, limit),
+                "limit": max(num_candidates, limit),
+                "filter": scope,
+            }
+        },
+        {"$project": {"_id": 1, "score": {"$meta": "vectorSearchScore"}}},
+    ]
+    caller = combined(query.parts())
+    if caller:
+        # The projection above dropped the fields the where-clause reads: match before it.
+        stages.insert(1, {"$match": caller})
+    stages.append({"$limit": limit})
+    return stages
+
+
+def vector_index_definition(dim: int) -> dict[str, Any]:
+    """The Atlas Vector Search index ``vector_search_pipeline`` expects (create it once with
+    ``db.documents.createSearchIndex(name, "vectorSearch", definition)``)."""
+    return {
+        "fields": [
+            {"type": "vector", "path": "embedding", "numDimensions": dim, "similarity": "cosine"},
+            {"type": "filter", "path": "workspaceId"},
+            {"type": "filter", "path": "archived"},
+        ]
+    }

@@ -74,6 +74,10 @@ class Jobs:
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
 
+    def now(self) -> datetime:
+        """Now, by this collection's clock (due work compares against it)."""
+        return self._now()
+
     async def enqueue(
         self,
         workspace_id: str,

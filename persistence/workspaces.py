@@ -95,3 +95,14 @@ class Workspaces:
         """The workspace when the user belongs to it."""
         found = await self.list_for_user(user_id, only=workspace_id)
         return found[0] if found else None
+
+    async def ungated(self, workspace_id: str) -> set[str]:
+        """Slugs of the capabilities this workspace has switched approval off for."""
+        found = await self._workspaces.find_one({"_id": workspace_id}, {"approvalsOff": 1})
+        return set((found or {}).get("approvalsOff") or ())
+
+    async def set_gated(self, workspace_id: str, slug: str, gated: bool) -> None:
+        """Switch approval on (the default) or off for capability ``slug``."""
+        # A list, not a map keyed by slug: slugs contain dots, which field names should not.
+        operator = "$pull" if gated else "$addToSet"
+        await self._workspaces.update_one({"_id": workspace_id}, {operator: {"approvalsOff": slug}})

@@ -7,12 +7,42 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import billing, currency, documents, files, pipeline, subscriptions, workspaces
+from resolvers import (
+    activity,
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    help_center,
+    integrations,
+    mailboxes,
+    pipeline,
+    rules,
+    subscriptions,
+    whatsapp,
+    workspaces,
+)
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (billing, currency, documents, files, workspaces)
-JOB_MODULES = (pipeline, subscriptions)
+RESOURCES = (
+    activity,
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    help_center,
+    integrations,
+    mailboxes,
+    rules,
+    whatsapp,
+    workspaces,
+)
+JOB_MODULES = (exports, mailboxes, pipeline, rules, subscriptions, whatsapp)
 
 
 def build_registry() -> Registry:

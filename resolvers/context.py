@@ -8,17 +8,23 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from engines.billing.plans import PlanCatalog, default_catalog
+from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
+from engines.rules.config import AutomationConfig
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
+from resolvers.search_indexes import SearchIndexes
+from resolvers.sources_config import SourceConfig
 from resolvers.throttle import ExpensiveCallGate
 from resolvers.usage_meter import ApiCallMeter
 
 if TYPE_CHECKING:
     from engines.currency import RateBook
+    from engines.help_center import HelpCenter
     from resolvers.processing import Analyzer
+    from resolvers.registry import Registry
 
 
 def _nothing() -> None:
@@ -42,7 +48,7 @@ class Principal:
     key_id: str  # the API key's id, or the OAuth token family's (throttling counts per id)
     restricted_to: str | None = None  # a restricted key's workspace, or a token's
     scopes: frozenset[str] = field(default_factory=lambda: frozenset({"all"}))
-    via: Literal["api_key", "oauth"] = "api_key"
+    via: Literal["api_key", "oauth", "rule"] = "api_key"  # rule: an automation rule acting
     client_id: str | None = None  # the OAuth client acting for the user
     expires_at: int | None = None  # an OAuth access token's expiry (epoch seconds)
 
@@ -66,11 +72,21 @@ class Services:
     keyring: Keyring = field(default_factory=Keyring.generate)
     expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    # The capabilities, for work that calls one on a user's behalf (automation rules send
+    # documents through integrations.send); None where no registry was built.
+    registry: Registry | None = None
+    automation: AutomationConfig = field(default_factory=AutomationConfig)
+    # Inbound sources: receiving domain, WhatsApp Graph, mailbox polling.
+    sources: SourceConfig = field(default_factory=SourceConfig)
+    # Ranked search: per-workspace indexes in memory and query embeddings.
+    search: SearchIndexes = field(default_factory=SearchIndexes)
     # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
     # and the clock billing periods are measured with (tests move it).
     plans: PlanCatalog = field(default_factory=default_catalog)
     api_calls: ApiCallMeter = field(default_factory=ApiCallMeter)
     clock: Callable[[], datetime] = utcnow
+    # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
+    connectors: Connectors = field(default_factory=unconfigured)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.
@@ -81,6 +97,12 @@ class Services:
         from resolvers.processing import Analyzer
 
         return self.analyzer or Analyzer()
+
+    def help_center(self) -> HelpCenter:
+        """The process's help-center index (built at start-up by the app factory)."""
+        from engines.help_center import default_help_center
+
+        return default_help_center()
 
     def rate_book(self) -> RateBook:
         from engines.currency import default_rate_book
@@ -97,6 +119,8 @@ class Context:
     workspace_id: str | None
     role: str | None
     request_id: str = ""
+    # The registry the call came through (approvals run stored calls with it).
+    registry: Registry | None = None
 
     @property
     def store(self) -> Store:

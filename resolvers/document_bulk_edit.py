@@ -16,6 +16,7 @@ from persistence.ids import utcnow
 from resolvers.context import Context
 from resolvers.document_edits import edit_entries
 from resolvers.errors import BadRequest
+from resolvers.rule_runner import queue_update_rules
 from schema.documents import BulkEditDocuments, BulkEditItem, BulkEditResult, FieldChange
 
 BULK_EDIT_LIMIT = 1000
@@ -63,6 +64,15 @@ async def bulk_edit_documents(ctx: Context, args: BulkEditDocuments) -> BulkEdit
         modified=modified,
         documents=changed[:BULK_PREVIEW_ITEMS],
     )
+
+
+def describe_bulk_edit(args: BulkEditDocuments) -> str:
+    """What a reviewer reads about a bulk edit waiting for approval."""
+    changes = args.changes.model_dump(exclude_none=True)
+    filters = {"words": args.query, "merchant": args.merchant, "category": args.category}
+    chosen = ", ".join(f"{name} '{value}'" for name, value in filters.items() if value)
+    setting = " and ".join(f"{name} to '{value}'" for name, value in changes.items())
+    return f"Set {setting or 'nothing'} on the active documents matching {chosen or 'nothing'}"
 
 
 async def select(ctx: Context, args: BulkEditDocuments, changing: list[str]) -> Selection:
@@ -117,6 +127,9 @@ async def apply(ctx: Context, plan: Plan, category: str | None) -> int:
     """Write the plan; a new category also steers each merchant's future documents."""
     workspace_id = ctx.require_workspace()
     modified = await ctx.store.documents.bulk_update(workspace_id, plan.updates)
+    await queue_update_rules(
+        ctx.services, workspace_id, [u.record["_id"] for u in plan.updates], ctx.request_id
+    )
     if category is not None:
         merchants = {update.record.get("merchant") for update in plan.updates}
         for merchant in sorted(m for m in merchants if isinstance(m, str)):

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from engines.ranking.diversity import jaccard, mmr
-from engines.ranking.lexical import top_ranked
+import numpy as np
+import numpy.typing as npt
+
+from engines.ranking.search_index import SearchIndex, diversify, fuse, top
 from persistence.document_query import DocumentQuery, Keyset
-from persistence.document_records import StoredDocument, searchable_texts, stored_path
+from persistence.document_records import StoredDocument, stored_path
 from resolvers import cursors
 from resolvers.context import Context
 from resolvers.document_views import complete_documents, projected_documents, projected_fields
 from resolvers.errors import BadRequest
 from schema.documents import Document, DocumentPage, SearchDocuments
 
-# Search mode ranks at most this many of the newest matching candidates.
-MAX_CANDIDATES = 2000
+RankMode = Literal["hybrid", "lexical", "vector"]
+# With $vectorSearch: the nearest this many count as near in meaning (at least a page's worth),
+# found among this many times as many index candidates.
+VECTOR_SEARCH_LIMIT = 200
+VECTOR_SEARCH_OVERSAMPLING = 10
 # Search mode with mmr diversifies among this many times the documents up to the page's end.
 MMR_POOL = 4
 
@@ -111,29 +116,19 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
     offset = search.state.get("o", 0)
     if not isinstance(offset, int) or offset < 0:
         raise BadRequest("cursor: not a cursor returned by this capability")
-    candidates = await search.ctx.store.documents.find_searchable(
-        search.workspace_id,
-        dataclasses.replace(search.query, words=search.args.query, words_match="any"),
-        limit=MAX_CANDIDATES,
-    )
+    text = search.args.query or ""
     wanted = offset + search.args.limit
+    diverse = search.args.searchType == "mmr"
     # MMR picks the page's diverse head from a pool of the best, not from every candidate.
-    pool = wanted * MMR_POOL if search.args.searchType == "mmr" else wanted
-    scored, matched = top_ranked(
-        search.args.query or "", [searchable_texts(c) for c in candidates], pool
+    ranked = await rank_documents(
+        search.ctx,
+        search.workspace_id,
+        search.query,
+        text,
+        wanted * MMR_POOL if diverse else wanted,
+        diverse_head=wanted if diverse else 0,
     )
-    order = [item.index for item in scored]
-    if search.args.searchType == "mmr":
-        term_sets = [set(candidates[i].get("searchTerms") or []) for i in order]
-        picked = mmr(
-            [item.score for item in scored],
-            lambda a, b: jaccard(term_sets[a], term_sets[b]),
-            k=min(len(order), offset + search.args.limit),
-        )
-        first = [order[i] for i in picked]
-        chosen = set(first)  # once: the rest keeps its rank order after the diverse head
-        order = first + [i for i in order if i not in chosen]
-    page_ids = [candidates[i]["_id"] for i in order[offset : offset + search.args.limit]]
+    page_ids = ranked.ids[offset : offset + search.args.limit]
     records = {
         r["_id"]: r
         for r in await search.ctx.store.documents.get_many(
@@ -141,7 +136,7 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         )
     }
     ordered = [records[i] for i in page_ids if i in records]
-    more = wanted < matched
+    more = wanted < ranked.matched
     next_cursor = (
         cursors.encode(
             {"o": offset + search.args.limit}, search.query_print, search.ctx.services.keyring
@@ -152,3 +147,95 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
     return DocumentPage(
         documents=await _render(search.ctx, ordered, search.fields), nextCursor=next_cursor
     )
+
+
+@dataclass(frozen=True)
+class RankedIds:
+    """Document ids best first (as many as asked for) and how many candidates matched."""
+
+    ids: list[str]
+    matched: int
+
+
+async def rank_documents(
+    ctx: Context,
+    workspace_id: str,
+    query: DocumentQuery,
+    text: str,
+    k: int,
+    *,
+    diverse_head: int = 0,
+    mode: RankMode = "hybrid",
+) -> RankedIds:
+    """The ``k`` best documents of ``query`` for ``text``.
+
+    The database selects the candidates (where-clause, archive and export filters: every one
+    of them, not the newest few); the workspace's in-memory index scores them by words (BM25)
+    and by meaning (cosine of embeddings, in memory or by ``$vectorSearch``), and the two
+    rankings are fused (``engines.ranking.search_index.fuse``). With ``diverse_head`` the first
+    that many are re-picked by MMR from the ``k`` best, the rest keep their order.
+    ``mode`` ranks by one signal only (``bench/search.py`` compares them).
+    """
+    services = ctx.services
+    # Candidates first, then the index: a document the filter returns was written before the
+    # index looks for changes, so the index has it.
+    ids = await ctx.store.documents.candidate_ids(workspace_id, query)
+    index = await services.search.fresh(ctx.store, workspace_id)
+    rows = index.rows_of(ids)
+    if not len(rows):
+        return RankedIds([], 0)
+    if mode == "vector":
+        lexical, distinctive = np.zeros(len(rows), np.float32), np.zeros(len(rows), bool)
+    else:
+        lexical, distinctive = index.lexical(text, rows)
+    similarity = None
+    if mode != "lexical":
+        vector = await services.search.query_vector(text)
+        if vector is not None:
+            similarity = await _similarities(ctx, workspace_id, query, index, rows, vector, k)
+    scores = fuse(lexical, similarity, distinctive=distinctive)
+    best = top(scores, k)
+    order = best.rows
+    if diverse_head and order:
+        picked = diversify(
+            [float(scores[i]) for i in order],
+            index.vectors(rows[order]),
+            diverse_head,
+            [index.words(int(rows[i])) for i in order],
+        )
+        head = [order[i] for i in picked]
+        chosen = set(head)  # once: the rest keeps its rank order after the diverse head
+        order = head + [i for i in order if i not in chosen]
+    return RankedIds([index.ids[int(rows[i])] for i in order], best.matched)
+
+
+async def _similarities(
+    ctx: Context,
+    workspace_id: str,
+    query: DocumentQuery,
+    index: SearchIndex,
+    rows: npt.NDArray[np.int64],
+    vector: npt.NDArray[np.float32],
+    k: int,
+) -> npt.NDArray[np.float32]:
+    """Cosine of each candidate to the query: from the in-memory vectors, or from MongoDB's
+    ``$vectorSearch`` for its nearest candidates (the others count as not near)."""
+    config = ctx.services.search.config
+    if config.vector_backend == "memory":
+        return index.vector_scores(vector, rows)
+    nearest = await ctx.store.documents.vector_search(
+        workspace_id,
+        query,
+        vector.tolist(),
+        limit=max(k, VECTOR_SEARCH_LIMIT),
+        index_name=config.vector_index,
+        num_candidates=max(k, VECTOR_SEARCH_LIMIT) * VECTOR_SEARCH_OVERSAMPLING,
+    )
+    similarity = np.zeros(len(rows), dtype=np.float32)
+    position = {int(row): i for i, row in enumerate(rows)}
+    for document_id, score in nearest:
+        row = index.positions.get(document_id)
+        if row is not None and row in position:
+            # $vectorSearch reports cosine as (1 + cos) / 2.
+            similarity[position[row]] = 2 * score - 1
+    return similarity

@@ -12,14 +12,15 @@ from persistence.documents import PreferredTotal as StoredPreferredTotal
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.context import Context
-from resolvers.document_bulk_edit import bulk_edit_documents
+from resolvers.document_bulk_edit import bulk_edit_documents, describe_bulk_edit
 from resolvers.document_edits import edit_entries
 from resolvers.document_inspect import inspect_document
 from resolvers.document_search import search_documents
 from resolvers.document_views import complete_document, complete_documents, full_view
 from resolvers.errors import BadRequest, NotFound, store_errors
 from resolvers.preferences import preferred_currency
-from resolvers.registry import capability
+from resolvers.registry import ApprovalGate, capability
+from resolvers.rule_runner import queue_update_rules
 from schema.documents import (
     BulkEditDocuments,
     BulkEditResult,
@@ -55,9 +56,11 @@ async def search(ctx: Context, args: SearchDocuments) -> DocumentPage:
     """Search, filter and retrieve documents.
 
     Filter mode (useSearch false, or no query): the where clause, sorted by sortBy (ties by id),
-    in pages of `limit` with `nextCursor`. Search mode (useSearch true with a query): documents
-    matching the filters ranked by how well merchant, summary, category, invoice and receipt ids
-    and line item descriptions match the query; searchType mmr also favours variety.
+    in pages of `limit` with `nextCursor`. Search mode (useSearch true with a query): every
+    document matching the filters, ranked by its words (merchant, summary, category, invoice and
+    receipt ids, line items; prefixes and one-letter typos count) fused with its meaning (a
+    multilingual embedding: "coffee" finds a Starbucks receipt, "Tankstelle" a Shell one);
+    searchType mmr also favours variety.
     outputMode compact returns id, merchant, amount, currency, docDate, category, docType plus
     requiredFields; complete returns every field.
     """
@@ -123,6 +126,7 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     updated = await ctx.store.documents.update_fields(workspace_id, record, changed, edits)
     if updated is None:
         raise NotFound(f"Document '{args.id}' not found")
+    await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
     return DocumentResult(document=await complete_document(ctx, updated))
 
 
@@ -236,6 +240,7 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     output=BulkEditResult,
     permissions=["write_documents"],
     effect="write",
+    approval=ApprovalGate("Bulk-edit documents", describe=describe_bulk_edit),
 )
 async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
     """Changes merchant and/or category of many active documents at once.

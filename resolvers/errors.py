@@ -9,7 +9,8 @@
     ├── Conflict                 409  the record kept changing under a compare-and-set; retry
     ├── PayloadTooLarge          413  body above the service's limit
     ├── Unprocessable            422  a stored original cannot be analysed (unreadable, too big)
-    └── TooManyRequests          429  this key already runs an expensive call
+    ├── TooManyRequests          429  this key already runs an expensive call
+    └── BadGateway               502  an accounting provider refused or failed (message shown)
 
 REST renders them as the failure envelope with the HTTP status equal to ``status``; GraphQL puts
 ``code`` into ``errors[].extensions``; the CLI prints the message to stderr.
@@ -34,6 +35,11 @@ class CapabilityError(Exception):
     def __init__(self, message: str = "Internal server error") -> None:
         super().__init__(message)
         self.message = message
+
+    @property
+    def exposed(self) -> bool:
+        """Whether faces show the message (client errors, and a provider's own answer)."""
+        return self.status < 500
 
 
 class BadRequest(CapabilityError):
@@ -102,6 +108,18 @@ class TooManyRequests(CapabilityError):
 
     status = 429
     code = "TOO_MANY_REQUESTS"
+
+
+class BadGateway(CapabilityError):
+    """An outside service (Xero, QuickBooks) refused or failed; the message says which and
+    how (it never carries credentials)."""
+
+    status = 502
+    code = "BAD_GATEWAY"
+
+    @property
+    def exposed(self) -> bool:
+        return True
 
 
 ORG_REQUIRED = "Organization context required"

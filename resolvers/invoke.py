@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from resolvers.approval_gate import gate_call, needs_approval
 from resolvers.auth import authenticate, resolve_workspace
 from resolvers.context import Context, Credentials, Services
 from resolvers.errors import BadRequest, CapabilityError, MissingScope, NotFound, store_errors
@@ -35,18 +37,53 @@ async def invoke(
     ctx = await authorize(
         credentials, services, spec.permissions, needs_workspace=spec.needs_workspace
     )
+    return await run(spec, dataclasses.replace(ctx, registry=registry), arguments)
+
+
+async def run(
+    spec: CapabilitySpec, ctx: Context, arguments: Any, *, approved: bool = False
+) -> BaseModel:
+    """Validate and run ``spec`` in an authorized context: the rest of ``invoke()``.
+
+    A gated call in execute mode is stored for approval instead (unless ``approved``: the
+    approvals resource runs a reviewed call through here, as its requester).
+    """
     args = validate_input(spec, arguments)
-    if ctx.workspace_id is not None:
+    if ctx.workspace_id is not None and not approved:
         # Metered for billing: a dictionary increment here, written in batches (usage_meter).
-        services.api_calls.count(ctx.workspace_id)
+        # A reviewed call run by approvals.approve was metered when it was requested.
+        ctx.services.api_calls.count(ctx.workspace_id)
     with store_errors():
+        gate = None if approved else needs_approval(spec, args)
+        if gate is not None:
+            waiting = await gate_call(ctx, spec, gate, args)
+            if waiting is not None:
+                return spec.output.model_validate(waiting.model_dump())
         if spec.cost:
-            with services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
+            with ctx.services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
                 result = await spec.handler(ctx, args)
         else:
             result = await spec.handler(ctx, args)
     # The output model filters what leaves: a handler cannot leak a stored-only field.
-    return spec.output.model_validate(result, from_attributes=True)
+    checked = spec.result.model_validate(result, from_attributes=True)
+    if spec.output is spec.result:
+        return checked
+    # A gated capability's public model admits the approval answer too; fields the handler
+    # left unset stay unset (absent, not null).
+    return spec.output.model_validate(checked.model_dump(exclude_unset=True))
+
+
+async def invoke_as(registry: Registry, slug: str, arguments: Any, ctx: Context) -> BaseModel:
+    """Run capability ``slug`` in a context built by trusted server code (an automation rule
+    acting for the user who saved it): scopes, then ``run`` as ``invoke`` does (validation,
+    the approval gate, the handler, the output model).
+
+    ``NotFound`` when the capability is not part of this service.
+    """
+    spec = lookup(registry, slug)
+    if not ctx.principal.allows(spec.permissions):
+        raise MissingScope(spec.permissions)
+    return await run(spec, dataclasses.replace(ctx, registry=registry), arguments)
 
 
 async def authorize(
@@ -86,4 +123,4 @@ def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
     return args
 
 
-__all__ = ["CapabilityError", "authorize", "invoke", "lookup", "validate_input"]
+__all__ = ["CapabilityError", "authorize", "invoke", "invoke_as", "lookup", "run", "validate_input"]

@@ -13,18 +13,22 @@ finishes the same document instead of creating another.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from persistence.document_records import StoredFile
 from persistence.ids import new_id, utcnow
 from persistence.jobs import JobRecord
 from resolvers.job_kinds import job_kind
 from resolvers.pipeline_contract import Intake, Step, StepContext, StopPipeline
 from resolvers.pipeline_steps import (
     Analyze,
+    ApplyRules,
     CheckDuplicate,
     ConvertCurrency,
+    Embed,
     FlagWeakFields,
     LinkDuplicate,
     LoadPreferences,
@@ -39,6 +43,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("fincap.processing")
 PROCESS_DOCUMENT = "process-document"
+# Handled by the source that asked for it (``details.notify`` on the activity item).
+NOTIFY_SOURCE = "notify-source"
 TERMINAL = frozenset({"processed", "skipped", "failed", "warning"})
 # Outcomes that produced a document record: what billing counts as a document processed.
 BILLABLE = frozenset({"processed", "warning"})
@@ -52,10 +58,22 @@ STEPS: tuple[Step, ...] = (
     TakeFields(),  # the parsed fields as document fields
     ConvertCurrency(),  # rate to the preferred currency at the document date
     CheckDuplicate(),  # the original this document repeats, if any
+    Embed(),  # the embedding of merchant, category, summary, line items, place
     SaveFields(),  # the fields onto the stored document
     LinkDuplicate(),  # a duplicate links to its original: warning
     FlagWeakFields(),  # a missing or weakly read amount or date: warning, saying what to check
+    ApplyRules(),  # the workspace's document-processed automation rules, after categorization
 )
+
+
+@dataclass(frozen=True)
+class Original:
+    """One file a source hands to the pipeline (an attachment, a photo, a message's text)."""
+
+    data: bytes
+    file_name: str
+    mime_type: str
+    fields: Mapping[str, Any] = field(default_factory=dict)  # known up front (fromEmail, …)
 
 
 async def receive(
@@ -74,42 +92,97 @@ async def receive(
     Nothing remains when a write fails: what was written is removed and the error is raised,
     so the source can safely retry the whole call.
     """
+    activity_id, document_ids = await receive_item(
+        services,
+        workspace_id,
+        source=source,
+        originals=[Original(data, file_name, mime_type)],
+        details={"fileName": file_name, "mimeType": mime_type, "size": len(data), **details},
+        request_id=request_id,
+    )
+    return document_ids[0], activity_id
+
+
+async def receive_item(
+    services: Services,
+    workspace_id: str,
+    *,
+    source: str,
+    originals: Sequence[Original],
+    details: Mapping[str, Any],
+    message_id: str | None = None,
+    request_id: str = "",
+    activity_id: str | None = None,
+) -> tuple[str, list[str]]:
+    """Ingest one incoming item (an upload, an email, a WhatsApp message): its activity item and
+    one queued document (original in GridFS, durable job) per original; (activity id, document
+    ids). All or nothing: when a write fails, what was written is removed and the error raised.
+    With ``activity_id`` the item exists already (a message whose media arrived later)."""
     store = services.store
-    document_id = new_id("doc")
-    file_ref = await store.files.put(workspace_id, document_id, data, file_name, mime_type)
+    document_ids = [new_id("doc") for _ in originals]
+    stored: list[tuple[str, StoredFile]] = []
+    created_activity = False
     try:
-        activity = await store.activity.create(
-            workspace_id,
-            source,
-            [document_id],
-            {"fileName": file_name, "mimeType": mime_type, "size": len(data), **details},
-        )
+        for document_id, original in zip(document_ids, originals, strict=True):
+            stored.append(
+                (
+                    document_id,
+                    await store.files.put(
+                        workspace_id,
+                        document_id,
+                        original.data,
+                        original.file_name,
+                        original.mime_type,
+                    ),
+                )
+            )
+        if activity_id is None:
+            activity = await store.activity.create(
+                workspace_id, source, document_ids, dict(details), message_id=message_id
+            )
+            activity_id = activity["_id"]
+            created_activity = True
+        else:
+            await store.activity.attach_documents(workspace_id, activity_id, document_ids)
+        if len(originals) > 1:
+            await store.activity.set_document_names(
+                workspace_id,
+                activity_id,
+                {doc: o.file_name for doc, o in zip(document_ids, originals, strict=True)},
+            )
+        now = utcnow()
         await store.documents.insert_many(
             workspace_id,
             [
                 {
+                    **original.fields,
                     "_id": document_id,
                     "file": file_ref,
                     "source": source,
-                    "receivedAt": utcnow(),
+                    "receivedAt": now,
                     "processingStatus": "queued",
-                    "activityId": activity["_id"],
+                    "activityId": activity_id,
                 }
+                for (document_id, file_ref), original in zip(stored, originals, strict=True)
             ],
         )
-        await store.jobs.enqueue(
-            workspace_id,
-            PROCESS_DOCUMENT,
-            # The request id follows the job, so the worker's log lines join the request's.
-            {"documentId": document_id, "activityId": activity["_id"], "requestId": request_id},
-        )
+        for document_id in document_ids:
+            await store.jobs.enqueue(
+                workspace_id,
+                PROCESS_DOCUMENT,
+                # The request id follows the job, so the worker's log lines join the request's.
+                {"documentId": document_id, "activityId": activity_id, "requestId": request_id},
+            )
     except Exception:
-        log.exception("receiving a document failed after storing the original; removing it")
-        await store.files.delete(file_ref)
-        await store.documents.delete_unprocessed(workspace_id, document_id)
+        log.exception("receiving an item failed part-way; removing what was stored")
+        for document_id, file_ref in stored:
+            await store.files.delete(file_ref)
+            await store.documents.delete_unprocessed(workspace_id, document_id)
+        if created_activity and activity_id is not None:
+            await store.activity.delete(workspace_id, activity_id)
         raise
     services.wake_workers()
-    return document_id, activity["_id"]
+    return activity_id, document_ids
 
 
 async def process_document(
@@ -139,7 +212,8 @@ async def process_document(
         await finish(services, intake, stop.status, stop.reason)
         return
     outcome = "warning" if intake.notes else "processed"
-    await finish(services, intake, outcome, " ".join([*intake.notes, summary(intake)]))
+    reason = " ".join([*intake.notes, summary(intake), *intake.events])
+    await finish(services, intake, outcome, reason)
 
 
 def summary(intake: Intake) -> str:
@@ -173,13 +247,25 @@ async def set_outcome(
     status: str,
     reason: str,
 ) -> None:
-    await services.store.documents.set_processing(workspace_id, document_id, status, reason)
-    await services.store.activity.set_status(workspace_id, activity_id, status, reason)
+    store = services.store
+    await store.documents.set_processing(workspace_id, document_id, status, reason)
+    settled = await store.activity.record_outcome(
+        workspace_id, activity_id, document_id, status, reason
+    )
     if status in BILLABLE:
         # Once per document: a job that is run again finds the document finished and returns
         # before reaching here (a crash between these writes loses the count, never doubles it).
-        await services.store.usage.add(workspace_id, services.clock().date(), "documentsProcessed")
+        await store.usage.add(workspace_id, services.clock().date(), "documentsProcessed")
     log.info("document processed", extra={"documentId": document_id, "status": status})
+    if settled is not None and (settled.get("details") or {}).get("notify"):
+        # The source wants to tell the sender what came of it (a WhatsApp reply): durable, once.
+        await store.jobs.enqueue(
+            workspace_id,
+            NOTIFY_SOURCE,
+            {"activityId": activity_id},
+            dedupe_key=f"notify:{activity_id}",
+        )
+        services.wake_workers()
 
 
 async def give_up(services: Services, job: JobRecord, error: str) -> None:

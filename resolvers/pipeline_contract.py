@@ -31,7 +31,9 @@ class Intake:
     analysis: Analysis | None = None
     fields: Mapping[str, Any] = field(default_factory=dict)  # API-level document fields
     duplicate: tuple[str, str] | None = None  # (original id, why)
+    vector: Any = None  # the embedding of the fields' text (unit float32 row), when made
     notes: tuple[str, ...] = ()  # what makes the outcome a warning, in order
+    events: tuple[str, ...] = ()  # what else happened (automation rules), for the reasoning
 
     @property
     def file(self) -> StoredFile:

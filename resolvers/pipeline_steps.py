@@ -6,17 +6,22 @@ Each is small and does one thing; what it learns goes into the ``Intake`` it ret
 from __future__ import annotations
 
 import dataclasses
+import logging
 from datetime import date
 from typing import ClassVar
 
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
 from persistence.document_query import duplicate_rules
-from persistence.document_records import midnight
+from persistence.document_records import from_record, midnight
+from persistence.document_vectors import embedding_text
 from persistence.money import to_cents
 from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.processing import PermanentFailure, document_fields
+from resolvers.rule_runner import EVENT_PROCESSED, RuleEvent, run_document_rules
+
+log = logging.getLogger("fincap.processing")
 
 
 class ReadOriginal:
@@ -156,6 +161,29 @@ class CheckDuplicate:
         return dataclasses.replace(intake, duplicate=(original_id, why))
 
 
+class Embed:
+    """The embedding of the fields' text (merchant, category, summary, line items, place),
+    for ranking by meaning; skipped where the store embeds nothing."""
+
+    name: ClassVar[str] = "embed"
+
+    def applies(self, intake: Intake) -> bool:
+        return bool(intake.fields)
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        vectorize = ctx.services.store.documents.vectorize
+        if vectorize is None:
+            return intake
+        merged = {**from_record(intake.record), **intake.fields}
+        try:
+            vector = (await vectorize([embedding_text(merged)]))[0]
+        except Exception:
+            # The document is worth more than its vector: reindex adds it later.
+            log.exception("embedding failed", extra={"documentId": intake.document_id})
+            return intake
+        return dataclasses.replace(intake, vector=vector)
+
+
 class SaveFields:
     """The fields found onto the stored document (no edit history: nobody corrected them)."""
 
@@ -166,7 +194,7 @@ class SaveFields:
 
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         await ctx.services.store.documents.update_fields(
-            intake.workspace_id, intake.record, intake.fields
+            intake.workspace_id, intake.record, intake.fields, vector=intake.vector
         )
         return intake
 
@@ -203,6 +231,27 @@ class FlagWeakFields:
         if reason is None:
             return intake
         return dataclasses.replace(intake, notes=(*intake.notes, reason))
+
+
+class ApplyRules:
+    """The workspace's enabled document-processed rules on the saved document; what each did
+    joins the reasoning (a likely duplicate is not sent to an integration)."""
+
+    name: ClassVar[str] = "apply-rules"
+
+    def applies(self, intake: Intake) -> bool:
+        return bool(intake.fields)
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        event = RuleEvent(
+            trigger="document-processed",
+            key=EVENT_PROCESSED,
+            duplicate_of=intake.duplicate[0] if intake.duplicate else None,
+        )
+        lines = await run_document_rules(
+            ctx.services, intake.workspace_id, intake.document_id, event
+        )
+        return dataclasses.replace(intake, events=(*intake.events, *lines)) if lines else intake
 
 
 def conversion(

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from resolvers.context import Context
+from resolvers.errors import Forbidden
 from resolvers.registry import capability
-from schema.workspaces import ListWorkspaces, Workspace, WorkspaceList, WorkspaceSummary
+from schema.workspaces import (
+    GetInboundAddress,
+    InboundAddress,
+    ListWorkspaces,
+    RotateInboundAddress,
+    Workspace,
+    WorkspaceList,
+    WorkspaceSummary,
+)
 
 
 @capability(
@@ -42,3 +53,53 @@ async def current_workspace(ctx: Context) -> Workspace | None:
     if row is None:
         return None
     return Workspace(id=row["_id"], name=row["name"], role=row["role"], createdAt=row["createdAt"])
+
+
+def _address(ctx: Context, record: dict[str, Any], retired: str | None = None) -> InboundAddress:
+    domain = ctx.services.sources.inbound_domain
+    return InboundAddress(
+        address=f"{record['alias']}@{domain}",
+        alias=record["alias"],
+        domain=domain,
+        createdAt=record["createdAt"],
+        rotatedAt=record.get("rotatedAt"),
+        retiredAddress=f"{retired}@{domain}" if retired else None,
+    )
+
+
+@capability(
+    "workspaces.get-inbound-address",
+    input=GetInboundAddress,
+    output=InboundAddress,
+    permissions=["read_workspaces"],
+    effect="read",
+)
+async def get_inbound_address(ctx: Context, args: GetInboundAddress) -> InboundAddress:
+    """The workspace's receiving email address: receipts and invoices forwarded or sent to it
+    become documents of this workspace (PDF and image attachments, or the message text of an
+    order confirmation). Created on first use; rotate it with workspaces.rotate-inbound-address.
+    """
+    record = await ctx.store.inbound_addresses.get_or_create(ctx.require_workspace())
+    return _address(ctx, record)
+
+
+@capability(
+    "workspaces.rotate-inbound-address",
+    input=RotateInboundAddress,
+    output=InboundAddress,
+    permissions=["write_integrations"],
+    effect="write",
+)
+async def rotate_inbound_address(ctx: Context, args: RotateInboundAddress) -> InboundAddress:
+    """Replaces the workspace's receiving email address with a new random one; mail to the old
+    address is refused from now on (use it when the address leaked). Owners and admins only."""
+    workspace_id = ctx.require_workspace()
+    require_manager(ctx)
+    record, retired = await ctx.store.inbound_addresses.rotate(workspace_id)
+    return _address(ctx, record, retired)
+
+
+def require_manager(ctx: Context) -> None:
+    """Owners and admins manage the workspace's sources; members use them."""
+    if ctx.role not in {"owner", "admin"}:
+        raise Forbidden("Only the workspace's owners and admins may do this")

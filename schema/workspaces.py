@@ -40,3 +40,24 @@ class Workspace(CapabilityOutput):
     name: str
     role: WorkspaceRole = Field(description="The caller's role in this workspace")
     createdAt: datetime
+
+
+class GetInboundAddress(CapabilityInput):
+    """workspaces.get-inbound-address takes no parameters; send ``{}``."""
+
+
+class RotateInboundAddress(CapabilityInput):
+    """workspaces.rotate-inbound-address takes no parameters; send ``{}``."""
+
+
+class InboundAddress(CapabilityOutput):
+    """Where to forward receipts: mail to this address lands in this workspace."""
+
+    address: str = Field(description="The receiving address, <alias>@<domain>")
+    alias: str
+    domain: str
+    createdAt: datetime
+    rotatedAt: datetime | None = Field(description="When the address last changed, if ever")
+    retiredAddress: str | None = Field(
+        default=None, description="After a rotation: the address that no longer receives"
+    )

@@ -121,3 +121,20 @@ def test_admin_reports_errors_without_traceback(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "no user with email 'nobody@example.com'" in result.output
+
+
+def test_admin_reindex_embeds_what_has_no_vector(tmp_path: Path) -> None:
+    """Demo data is embedded as it loads; reindex adds what is missing, --all redoes every one."""
+    from engines.ranking import embeddings
+
+    if not embeddings.available():
+        pytest.skip("embedding model not installed")
+    data_dir = tmp_path / "data"
+    boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+    org = boot["orgId"]
+    loaded = admin_like(data_dir, "demo", "load", "--org", org, "--count", "12")
+    assert loaded["inserted"] == 12
+    assert admin_like(data_dir, "admin", "reindex", "--org", org)["reindexed"] == {org: 0}
+    redone = admin_like(data_dir, "admin", "reindex", "--all")
+    assert redone["reindexed"] == {org: 12}
+    assert "multilingual" in redone["model"]

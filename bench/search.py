@@ -1,0 +1,410 @@
+"""Ranked search: quality on labelled queries, and latency of a top-5 over 10k and 100k documents.
+
+Quality: the queries of ``bench/search_queries.json`` over a corpus of demo documents
+(``engines/demo.py``, seed 11) and documents made from the labels of the dev receipts
+(``datasets/receipts-dev``: the merchant, address, date and total extraction reads from them,
+categorised by the project's categorizer). Each query is ranked over every document by
+
+* ``lexical (before)``: ``engines/ranking/lexical.py``, the BM25 that ranked before this change;
+* ``lexical``: the index's BM25 (the same, plus one-letter typos);
+* ``vector``: cosine of the embeddings only;
+* ``hybrid rrf``: both, fused by reciprocal rank fusion (what documents.search uses);
+* ``hybrid sum``: both, fused by a weighted sum of normalised scores (the alternative).
+
+recall@5 is the share of a query's relevant documents among its first 5, out of at most 5
+(a query with 40 relevant supermarket receipts scores 1.0 when its first 5 are relevant);
+nDCG@10 uses binary relevance. Both are averaged over queries, overall and by kind.
+
+Latency: for N documents (demo texts, their embeddings cached per distinct text), the
+in-process ranking of a top-5 (BM25 + cosine + fusion + top-k over every candidate, query vector
+given) and, through the embedded store (SecantusDB) and the ASGI app, the end-to-end
+documents.search call (REST, warm index; the first call that builds the index is shown apart).
+Medians of ``--runs`` runs over several queries.
+
+    .venv/bin/python bench/search.py                         # quality + ranking 10k/100k + e2e 10k
+    .venv/bin/python bench/search.py --e2e-sizes 10000 100000   # slow: loads 100k documents
+    .venv/bin/python bench/search.py --skip-quality --sizes --e2e-sizes 10000   # e2e only
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+import numpy as np
+
+from engines.demo import demo_documents
+from engines.extraction.categorization import categorize
+from engines.ranking.embeddings import load_embedder
+from engines.ranking.lexical import top_ranked
+from engines.ranking.search_index import SearchIndex, fuse, top, weighted_sum
+from persistence.document_query import DocumentQuery
+from persistence.document_records import searchable_texts
+from persistence.document_vectors import embedding_text, stored_fields
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = ROOT / "bench" / "search_queries.json"
+DEV = ROOT.parent / "shared" / "datasets" / "receipts-dev"
+TODAY = date(2026, 11, 1)
+LATENCY_QUERIES = ["coffee", "software subscriptions", "Tankstelle", "hotel in Berlin", "starbuks"]
+MODES = ("lexical (before)", "lexical", "vector", "hybrid rrf", "hybrid sum")
+
+
+# -- corpus -----------------------------------------------------------------------------------
+
+
+def dev_documents(folder: Path) -> list[dict[str, Any]]:
+    """Documents as extraction would make them from the dev receipts' labels."""
+    documents: list[dict[str, Any]] = []
+    if not folder.is_dir():
+        print(f"(no dev receipts at {folder}: the corpus is the demo documents only)")
+        return documents
+    for path in sorted((folder / "sroie" / "key").glob("*.json")):
+        label = json.loads(path.read_text())
+        address = label.get("address", "")
+        state = next((s for s in ("Johor", "Selangor", "Sarawak") if s.upper() in address), None)
+        city = "Kuala Lumpur" if "KUALA LUMPUR" in address or " KL" in address else None
+        if city is None and "JOHOR BAHRU" in address:
+            city = "Johor Bahru"
+        documents.append(
+            _document(f"sroie/{path.stem}", label["company"], address, "MYR", state, city, "MY")
+        )
+    labels = folder / "de" / "labels.json"
+    if labels.is_file():
+        for label in json.loads(labels.read_text()):
+            documents.append(
+                _document(
+                    f"de/{label['file']}", label["merchant"].upper(), "", "EUR", None, None, "DE"
+                )
+            )
+    for path in sorted((folder / "invoices").glob("*.json")):
+        label = json.loads(path.read_text())[0]
+        lines = [line["name"] for line in label.get("lines", []) if line.get("name")]
+        documents.append(
+            _document(
+                f"invoices/{path.stem}",
+                label.get("issuer") or path.stem,
+                label.get("partner_city") or "",
+                label.get("currency") or "EUR",
+                None,
+                label.get("partner_city"),
+                label.get("country_code"),
+                lines,
+            )
+        )
+    return documents
+
+
+COUNTRIES = {"MY": "Malaysia", "DE": "Germany", "NL": "Netherlands", "IN": "India", "FR": "France"}
+
+
+def _document(
+    doc_id: str,
+    merchant: str,
+    address: str,
+    currency: str,
+    state: str | None,
+    city: str | None,
+    country_code: str | None,
+    lines: Sequence[str] = (),
+) -> dict[str, Any]:
+    category, _ = categorize(merchant, text=address)
+    return {
+        "_id": doc_id,
+        "merchant": merchant,
+        "category": category,
+        "summary": f"Receipt from {merchant}.",
+        "currency": currency,
+        "lineItems": [{"description": line} for line in lines],
+        "expenseLocation": {
+            "primary": {
+                "countryCode": country_code,
+                "country": COUNTRIES.get(country_code or ""),
+                "city": city,
+                "stateOrProvince": state,
+            }
+        },
+    }
+
+
+def relevant(document: dict[str, Any], query: dict[str, Any]) -> bool:
+    merchant = document.get("merchant") or ""
+    for pattern in query.get("merchants", []):
+        if re.search(pattern, merchant, re.IGNORECASE):
+            return True
+    primary = (document.get("expenseLocation") or {}).get("primary") or {}
+    place = " ".join(str(primary.get(k) or "") for k in ("city", "stateOrProvince", "country"))
+    return any(p.lower() in place.lower() for p in query.get("places", []))
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+
+def recall_at(ranked: Sequence[int], wanted: set[int], k: int = 5) -> float:
+    return len(set(ranked[:k]) & wanted) / min(k, len(wanted))
+
+
+def ndcg_at(ranked: Sequence[int], wanted: set[int], k: int = 10) -> float:
+    gain = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in wanted)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(wanted))))
+    return gain / ideal
+
+
+def build_index(
+    documents: Sequence[dict[str, Any]], vectors: np.ndarray
+) -> tuple[SearchIndex, np.ndarray]:
+    index = SearchIndex(vectors.shape[1])
+    for document, vector in zip(documents, vectors, strict=True):
+        index.upsert(document["_id"], searchable_texts(document), vector)
+    return index, index.rows_of(d["_id"] for d in documents)
+
+
+def ranking(
+    mode: str,
+    query: str,
+    qvec: np.ndarray,
+    index: SearchIndex,
+    rows: np.ndarray,
+    texts: list[dict[str, str | None]],
+    k: int,
+) -> list[int]:
+    if mode == "lexical (before)":
+        best, _ = top_ranked(query, texts, k)
+        return [item.index for item in best]
+    lexical, distinctive = index.lexical(query, rows)
+    if mode == "lexical":
+        return top(lexical, k).rows
+    similarity = index.vector_scores(qvec, rows)
+    if mode == "vector":
+        return [int(i) for i in np.argsort(-similarity, kind="stable")[:k]]
+    if mode == "hybrid rrf":
+        return top(fuse(lexical, similarity, distinctive=distinctive), k).rows
+    return top(weighted_sum(lexical, similarity), k).rows
+
+
+def quality() -> None:
+    spec = json.loads(QUERIES.read_text())["queries"]
+    demo = demo_documents(400, seed=11, today=TODAY)
+    dev = dev_documents(DEV)
+    documents = demo + dev
+    embedder = load_embedder()
+    texts_for_model = [embedding_text(d) for d in documents]
+    started = time.perf_counter()
+    vectors = embedder.embed(texts_for_model)
+    per_doc = (time.perf_counter() - started) / len(documents) * 1000
+    started = time.perf_counter()
+    for text in texts_for_model[:20]:
+        embedder.embed([text])
+    alone = (time.perf_counter() - started) / 20 * 1000
+    index, rows = build_index(documents, vectors)
+    texts = [searchable_texts(d) for d in documents]
+    print(
+        f"corpus: {len(demo)} demo + {len(dev)} dev-receipt documents; {len(spec)} queries; "
+        f"model {embedder.model_name}"
+    )
+    print(
+        f"embedding cost: {per_doc:.1f} ms per document in batches of 32, "
+        f"{alone:.1f} ms for one alone (OCR: ~800 ms per photo)"
+    )
+    scores: dict[str, dict[str, list[tuple[float, float]]]] = {m: defaultdict(list) for m in MODES}
+    qvecs = embedder.embed([q["query"] for q in spec])
+    for q, qvec in zip(spec, qvecs, strict=True):
+        wanted = {i for i, d in enumerate(documents) if relevant(d, q)}
+        assert wanted, f"no relevant document for {q['query']!r}"
+        for mode in MODES:
+            ranked = ranking(mode, q["query"], qvec, index, rows, texts, 10)
+            pair = (recall_at(ranked, wanted), ndcg_at(ranked, wanted))
+            scores[mode][q["kind"]].append(pair)
+            scores[mode]["all"].append(pair)
+    kinds = ["all", *sorted({q["kind"] for q in spec})]
+    header = f"{'':18}" + "".join(f"{k + f' ({len(scores[MODES[0]][k])})':>22}" for k in kinds)
+    print("\nrecall@5 / nDCG@10 by kind of query (number of queries)")
+    print(header)
+    for mode in MODES:
+        cells = []
+        for kind in kinds:
+            pairs = scores[mode][kind]
+            r = statistics.mean(p[0] for p in pairs)
+            n = statistics.mean(p[1] for p in pairs)
+            cells.append(f"{r:.2f} / {n:.2f}")
+        print(f"{mode:18}" + "".join(f"{c:>22}" for c in cells))
+
+
+# -- latency ----------------------------------------------------------------------------------
+
+
+def cached_vectors(documents: Sequence[dict[str, Any]]) -> np.ndarray:
+    """Embeddings of ``documents``, each distinct text embedded once."""
+    texts = [embedding_text(d) for d in documents]
+    distinct = list(dict.fromkeys(texts))
+    embedded = dict(zip(distinct, load_embedder().embed(distinct), strict=True))
+    return np.stack([embedded[t] for t in texts])
+
+
+def timed(runs: int, call: Any) -> float:
+    return timed_both(runs, call)[0]
+
+
+def timed_both(runs: int, call: Any) -> tuple[float, float]:
+    """Median and fastest of ``runs`` calls, in ms (the fastest shows the cost on an idle
+    machine; the median what a shared one gives)."""
+    call()
+    samples = []
+    for _ in range(runs):
+        begin = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - begin) * 1000)
+    return statistics.median(samples), min(samples)
+
+
+def ranking_latency(sizes: Sequence[int], runs: int) -> None:
+    load = os.getloadavg()[0]
+    print(
+        f"\nin-process ranking of a top-5 over every document (query vector given), ms: median "
+        f"(fastest) over {len(LATENCY_QUERIES)} queries x {runs} runs; load average {load:.1f} "
+        f"on {os.cpu_count()} cores"
+    )
+    embedder = load_embedder()
+    qvecs = embedder.embed(LATENCY_QUERIES)
+    for size in sizes:
+        documents = demo_documents(size, seed=3, today=TODAY)
+        vectors = cached_vectors(documents)
+        started = time.perf_counter()
+        index, rows = build_index(documents, vectors)
+        build_s = time.perf_counter() - started
+        medians, fastest = [], []
+        for text, qvec in zip(LATENCY_QUERIES, qvecs, strict=True):
+
+            def rank(text: str = text, qvec: np.ndarray = qvec, index: SearchIndex = index) -> None:
+                every = index.rows_of(index.ids)
+                lexical, distinctive = index.lexical(text, every)
+                similarity = index.vector_scores(qvec, every)
+                top(fuse(lexical, similarity, distinctive=distinctive), 5)
+
+            median, best = timed_both(runs, rank)
+            medians.append(median)
+            fastest.append(best)
+        lexical_ms = timed_both(runs, lambda i=index, r=rows: i.lexical_scores("coffee", r))
+        vector_ms = timed_both(runs, lambda i=index, r=rows: i.vector_scores(qvecs[0], r))
+        print(
+            f"  {size:>7} documents: hybrid top-5 {statistics.median(medians):6.1f} "
+            f"({min(fastest):.1f}); BM25 alone {lexical_ms[0]:.1f} ({lexical_ms[1]:.1f}), "
+            f"cosine alone {vector_ms[0]:.1f} ({vector_ms[1]:.1f}); index built in "
+            f"{build_s:.1f} s, vectors {index.nbytes / 1e6:.0f} MB"
+        )
+    alone = timed(runs, lambda: embedder.embed(["software subscriptions"]))
+    print(f"  query embedding (once per distinct query, then cached): {alone:.1f} ms")
+
+
+async def end_to_end(sizes: Sequence[int], runs: int) -> None:
+    from app.config import Settings
+    from app.main import create_app
+    from persistence.client import connect
+    from persistence.embedded import EmbeddedServer
+    from persistence.store import Store
+    from resolvers import accounts, build_registry
+    from resolvers.search_indexes import model_vectorizer
+
+    print("\nend to end: POST /v1/capabilities/documents.search on the embedded store, median ms")
+    server = EmbeddedServer(storage=":memory:").start()
+    try:
+        for size in sizes:
+            name = f"search_{size}"
+            client, db = connect(server.uri, name)
+            await client.drop_database(name)
+            store = Store(db)
+            await store.ensure_indexes()
+            tenant = await accounts.bootstrap(store, "big@example.com", "Big")
+            documents = demo_documents(size, seed=5, today=TODAY)
+            vectors = cached_vectors(documents)
+            store.documents.vectorize = model_vectorizer()  # for documents written later
+            started = time.perf_counter()
+            # Straight into the collection: prepared records with their vectors, as
+            # insert_many writes them, without the dashboard rollups (search never reads them,
+            # and keeping them makes loading the embedded store many times slower).
+            records = []
+            for fields, vector in zip(documents, vectors, strict=True):
+                record = dict(store.documents.prepare(tenant["orgId"], fields))
+                record.update(stored_fields(vector))
+                records.append(record)
+            for start in range(0, size, 2000):
+                await db["documents"].insert_many(records[start : start + 2000])
+            load_s = time.perf_counter() - started
+            app = create_app(Settings(), store=store, registry=build_registry())
+            headers = {
+                "Authorization": f"Bearer {tenant['apiKey']}",
+                "X-Service-Org-Id": tenant["orgId"],
+            }
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://bench"
+            ) as http:
+
+                async def search(
+                    text: str, headers: dict[str, str] = headers, **extra: Any
+                ) -> float:
+                    begin = time.perf_counter()
+                    response = await http.post(
+                        "/v1/capabilities/documents.search",
+                        json={"query": text, "limit": 5, **extra},
+                        headers=headers,
+                    )
+                    assert response.status_code == 200, response.text[:300]
+                    return (time.perf_counter() - begin) * 1000
+
+                cold = await search("coffee")
+                medians = []
+                for text in LATENCY_QUERIES:
+                    await search(text)
+                    medians.append(statistics.median([await search(text) for _ in range(runs)]))
+                where = {"conditions": [{"field": "currency", "op": "eq", "value": "EUR"}]}
+                filtered = statistics.median(
+                    [await search("coffee", where=where) for _ in range(runs)]
+                )
+                begin = time.perf_counter()
+                await store.documents.candidate_ids(tenant["orgId"], DocumentQuery())
+                floor = (time.perf_counter() - begin) * 1000
+            warm = statistics.median(medians)
+            print(
+                f"  {size:>7} documents (loaded in {load_s:.0f} s): warm {warm:7.1f}"
+                f" (max over queries {max(medians):.1f}); where currency=EUR {filtered:.1f}; "
+                f"first call, building the index {cold:.0f}; the store's own id read "
+                f"(candidates) {floor:.1f}"
+            )
+            await client.drop_database(name)
+            client.close()
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--e2e-sizes", type=int, nargs="*", default=[10_000])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--skip-quality", action="store_true")
+    options = parser.parse_args()
+    if not options.skip_quality:
+        quality()
+    if options.sizes:
+        ranking_latency(options.sizes, options.runs)
+    if options.e2e_sizes:
+        asyncio.run(end_to_end(options.e2e_sizes, options.runs))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+"""Connectors to outside systems, one module each: accounting (Xero, QuickBooks Online) behind
+one interface (``base``), and the inbound sources (IMAP mailboxes, WhatsApp Graph) behind theirs
+(``sources``)."""

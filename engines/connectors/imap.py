@@ -1,0 +1,247 @@
+"""IMAP mailboxes (RFC 3501) with the standard library's ``imaplib``.
+
+Why ``imaplib`` rather than an asyncio client: it is part of Python (maintained with it, no
+extra dependency), speaks every command we need (LOGIN, SELECT, UID SEARCH, UID FETCH), and
+mailbox work is a few short sessions a minute: each call here opens a session in a worker
+thread (``asyncio.to_thread``), does its work and logs out, so nothing blocks the event loop
+and no connection is left open between polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import imaplib
+import re
+import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from email.utils import getaddresses
+from typing import ClassVar, Literal
+
+from engines.connectors.sources import ConnectorError
+from engines.mail import body_text
+
+Security = Literal["tls", "starttls", "none"]
+TIMEOUT_S = 20.0
+_UIDVALIDITY = re.compile(rb"UIDVALIDITY (\d+)")
+_UID = re.compile(rb"UID (\d+)")
+
+
+@dataclass(frozen=True)
+class FetchedMessage:
+    """One message taken from the mailbox: its UID and its raw RFC 5322 bytes."""
+
+    uid: int
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class MailboxHit:
+    """A message a provider search found, with the headers activity.search shows."""
+
+    uid: int
+    message_id: str
+    subject: str = ""
+    sender: str = ""
+    date: str = ""
+    snippet: str = ""
+
+
+@dataclass(frozen=True)
+class ImapMailbox:
+    """One mailbox folder on an IMAP server, reached with a user name and an app password."""
+
+    kind: ClassVar[str] = "imap"
+    host: str
+    port: int
+    security: Security
+    username: str
+    password: str
+    folder: str = "INBOX"
+    timeout_s: float = TIMEOUT_S
+    # Tests of a TLS server with a self-signed certificate hand in their own context.
+    ssl_context: ssl.SSLContext | None = None
+
+    def describe(self) -> str:
+        return f"imap://{self.username}@{self.host}:{self.port}/{self.folder}"
+
+    # -- public coroutines ------------------------------------------------------------------
+
+    async def check(self) -> int:
+        """Sign in and open the folder; its UIDVALIDITY. ``ConnectorError`` says what failed."""
+        return await asyncio.to_thread(self._check)
+
+    async def fetch_new(
+        self, after_uid: int, since: date | None, limit: int
+    ) -> tuple[int, list[FetchedMessage]]:
+        """(UIDVALIDITY, up to ``limit`` messages with a UID above ``after_uid``, oldest first).
+        With ``after_uid`` 0 only messages from ``since`` on are taken (the first poll)."""
+        return await asyncio.to_thread(self._fetch_new, after_uid, since, limit)
+
+    async def search(self, query: str, limit: int, with_details: bool) -> list[MailboxHit]:
+        """Messages whose headers or body contain ``query`` (IMAP ``UID SEARCH TEXT``), newest
+        first, at most ``limit``; with ``with_details``, subject, sender, date and a snippet."""
+        return await asyncio.to_thread(self._search, query, limit, with_details)
+
+    # -- sessions (in a worker thread) -------------------------------------------------------
+
+    @contextmanager
+    def _session(self) -> Iterator[tuple[imaplib.IMAP4, int]]:
+        client: imaplib.IMAP4 | None = None
+        try:
+            context = self.ssl_context or ssl.create_default_context()
+            if self.security == "tls":
+                client = imaplib.IMAP4_SSL(
+                    self.host, self.port, ssl_context=context, timeout=self.timeout_s
+                )
+            else:
+                client = imaplib.IMAP4(self.host, self.port, timeout=self.timeout_s)
+                if self.security == "starttls":
+                    client.starttls(ssl_context=context)
+            client.login(self.username, self.password)
+            status, _ = client.select(_quote(self.folder), readonly=True)
+            if status != "OK":
+                raise ConnectorError(
+                    f"the folder {self.folder!r} cannot be opened", retryable=False
+                )
+            validity = _uidvalidity(client)
+        except ConnectorError:
+            _logout(client)
+            raise
+        except imaplib.IMAP4.error as exc:
+            _logout(client)
+            text = _text(exc)
+            retryable = "AUTHENTICATIONFAILED" not in text.upper() and "LOGIN" not in text.upper()
+            raise ConnectorError(f"the IMAP server refused: {text}", retryable=retryable) from None
+        except ssl.SSLError as exc:
+            _logout(client)
+            raise ConnectorError(f"TLS with {self.host}:{self.port} failed: {exc}") from None
+        except (TimeoutError, OSError) as exc:
+            _logout(client)
+            raise ConnectorError(
+                f"cannot reach {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from None
+        except UnicodeError:  # a host name the resolver cannot encode (a label over 63)
+            _logout(client)
+            raise ConnectorError(
+                f"{self.host!r} is not a valid server name", retryable=False
+            ) from None
+        try:
+            yield client, validity
+        except imaplib.IMAP4.error as exc:
+            raise ConnectorError(f"the IMAP server refused: {_text(exc)}") from None
+        except OSError as exc:
+            raise ConnectorError(f"the connection to {self.host} broke: {exc}") from None
+        finally:
+            _logout(client)
+
+    def _check(self) -> int:
+        with self._session() as (_, validity):
+            return validity
+
+    def _fetch_new(
+        self, after_uid: int, since: date | None, limit: int
+    ) -> tuple[int, list[FetchedMessage]]:
+        with self._session() as (client, validity):
+            if after_uid > 0:
+                criteria = ["UID", f"{after_uid + 1}:*"]
+            elif since is not None:
+                criteria = ["SINCE", since.strftime("%d-%b-%Y")]
+            else:
+                criteria = ["ALL"]
+            uids = [u for u in _search_uids(client, criteria) if u > after_uid][:limit]
+            fetched = []
+            for uid in uids:
+                status, data = client.uid("FETCH", str(uid), "(BODY.PEEK[])")
+                raw = _literal(data) if status == "OK" else None
+                if raw is not None:
+                    fetched.append(FetchedMessage(uid, raw))
+            return validity, fetched
+
+    def _search(self, query: str, limit: int, with_details: bool) -> list[MailboxHit]:
+        with self._session() as (client, _):
+            client._encoding = "utf-8"  # type: ignore[attr-defined]  # non-ASCII search text
+            uids = _search_uids(
+                client,
+                ["CHARSET", "UTF-8", "TEXT", _quote(query)]
+                if not query.isascii()
+                else ["TEXT", _quote(query)],
+            )
+            newest = sorted(uids, reverse=True)[:limit]
+            hits = []
+            what = "(BODY.PEEK[HEADER.FIELDS (MESSAGE-ID SUBJECT FROM DATE)]"
+            what += " BODY.PEEK[]<0.65536>)" if with_details else ")"
+            for uid in newest:
+                status, data = client.uid("FETCH", str(uid), what)
+                if status != "OK":
+                    continue
+                hits.append(_hit(uid, data, with_details))
+            return hits
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _text(exc: BaseException) -> str:
+    value = exc.args[0] if exc.args else exc
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _logout(client: imaplib.IMAP4 | None) -> None:
+    if client is None:
+        return
+    with contextlib.suppress(imaplib.IMAP4.error, OSError):
+        client.logout()
+
+
+def _uidvalidity(client: imaplib.IMAP4) -> int:
+    _, data = client.response("UIDVALIDITY")
+    for item in data or []:
+        if item is not None:
+            return int(item)
+    _, data = client.status("INBOX", "(UIDVALIDITY)")
+    match = _UIDVALIDITY.search(b" ".join(d for d in data if isinstance(d, bytes)))
+    return int(match.group(1)) if match else 0
+
+
+def _search_uids(client: imaplib.IMAP4, criteria: list[str]) -> list[int]:
+    status, data = client.uid("SEARCH", *criteria)
+    if status != "OK" or not data or not data[0]:
+        return []
+    return sorted(int(uid) for uid in data[0].split())
+
+
+def _literal(data: list[object]) -> bytes | None:
+    for item in data:
+        if isinstance(item, tuple) and len(item) >= 2 and isinstance(item[1], bytes):
+            return item[1]
+    return None
+
+
+def _hit(uid: int, data: list[object], with_details: bool) -> MailboxHit:
+    literals = [item[1] for item in data if isinstance(item, tuple) and isinstance(item[1], bytes)]
+    headers = message_from_bytes(literals[0] if literals else b"", policy=policy.default)
+    message_id = str(headers.get("message-id", "") or "").strip()
+    if not with_details:
+        return MailboxHit(uid=uid, message_id=message_id)
+    senders = getaddresses([str(headers.get("from", "") or "")])
+    body = ""
+    if len(literals) > 1:
+        # The first 64 KB of the message: enough for the text part of nearly any email.
+        whole = message_from_bytes(literals[1], policy=policy.default)
+        if isinstance(whole, EmailMessage):
+            body = body_text(whole)
+    return MailboxHit(
+        uid=uid,
+        message_id=message_id,
+        subject=" ".join(str(headers.get("subject", "") or "").split()),
+        sender=senders[0][1] if senders else "",
+        date=str(headers.get("date", "") or ""),
+        snippet=" ".join(body.split())[:200],
+    )

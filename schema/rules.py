@@ -1,0 +1,287 @@
+"""Contract models of the rules resource: the rule model and the capabilities' bodies.
+
+``RuleDefinition`` is the one model of an automation rule. The grammar's parse and a language
+model's answer are both validated against it, and a saved rule is stored as it. A rule is data:
+a trigger, a where clause for the documents' compiler (``persistence/where.py``) and actions.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
+from schema.documents import RecurringType
+from schema.where import WhereClause
+
+MAX_RULE_TEXT = 1000
+
+TriggerType = Literal["document-processed", "document-updated", "schedule"]
+ScheduleFrequency = Literal["daily", "weekly", "monthly"]
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+ActionType = Literal[
+    "set-category",
+    "set-merchant",
+    "mark-recurring",
+    "archive",
+    "send-to-integration",
+    "require-approval",
+    "notify-email",
+    "notify-webhook",
+]
+RuleStatus = Literal["enabled", "disabled"]
+ParsedBy = Literal["grammar", "llm"]
+IntegrationProvider = Literal["xero", "quickbooks"]
+
+
+class RuleSchedule(BaseModel):
+    """When a scheduled rule runs (UTC)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    frequency: ScheduleFrequency
+    weekday: Weekday | None = Field(default=None, description="weekly: the day it runs")
+    dayOfMonth: int | None = Field(
+        default=None, ge=1, le=28, description="monthly: the day it runs (1-28)"
+    )
+    hour: int = Field(default=6, ge=0, le=23, description="the hour it runs, UTC")
+
+    @model_validator(mode="after")
+    def _fits_frequency(self) -> RuleSchedule:
+        if self.frequency == "weekly" and self.weekday is None:
+            self.weekday = "monday"
+        if self.frequency == "monthly" and self.dayOfMonth is None:
+            self.dayOfMonth = 1
+        if self.frequency != "weekly" and self.weekday is not None:
+            raise ValueError("weekday belongs to a weekly schedule")
+        if self.frequency != "monthly" and self.dayOfMonth is not None:
+            raise ValueError("dayOfMonth belongs to a monthly schedule")
+        return self
+
+
+class RuleTrigger(BaseModel):
+    """What starts the rule: a document finished processing, a document was corrected, or a
+    schedule (then ``schedule`` says when)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: TriggerType
+    schedule: RuleSchedule | None = None
+
+    @model_validator(mode="after")
+    def _schedule_iff_scheduled(self) -> RuleTrigger:
+        if (self.type == "schedule") != (self.schedule is not None):
+            raise ValueError("a schedule belongs to, and is required by, trigger type schedule")
+        return self
+
+
+# Which parameter each action needs: the one place that says it (the model validator below).
+ACTION_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "set-category": ("category",),
+    "set-merchant": ("merchant",),
+    "mark-recurring": ("recurringType",),
+    "archive": (),
+    "send-to-integration": ("integration",),
+    "require-approval": (),
+    "notify-email": ("email",),
+    "notify-webhook": ("url",),
+}
+OPTIONAL_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "send-to-integration": ("integrationId", "tenantId"),
+    "require-approval": ("reason",),
+    "mark-recurring": (),
+}
+_ALL_PARAMETERS = (
+    "category",
+    "merchant",
+    "recurringType",
+    "integration",
+    "integrationId",
+    "tenantId",
+    "email",
+    "url",
+    "reason",
+)
+
+
+class RuleAction(BaseModel):
+    """One thing a rule does to a matching document; ``type`` says which parameters apply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: ActionType
+    category: str | None = Field(default=None, min_length=1, max_length=100)
+    merchant: str | None = Field(default=None, min_length=1, max_length=200)
+    recurringType: RecurringType | None = None
+    integration: IntegrationProvider | None = Field(
+        default=None, description="send-to-integration: the accounting product"
+    )
+    integrationId: str | None = Field(
+        default=None, min_length=1, max_length=100, description="from integrations.list"
+    )
+    tenantId: str | None = Field(
+        default=None, min_length=1, max_length=100, description="the tenant/company in it"
+    )
+    email: str | None = Field(
+        default=None,
+        pattern=r"^[^@\s]{1,64}@[^@\s]{1,255}$",
+        max_length=320,
+        description="notify-email: the recipient",
+    )
+    url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s]{1,2000}$",
+        description="notify-webhook: the address that receives a signed POST",
+    )
+    reason: str | None = Field(default=None, max_length=500)
+
+    @model_validator(mode="after")
+    def _parameters_fit_type(self) -> RuleAction:
+        needed = ACTION_PARAMETERS[self.type]
+        allowed = set(needed) | set(OPTIONAL_PARAMETERS.get(self.type, ()))
+        missing = [name for name in needed if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"action {self.type} needs {', '.join(missing)}")
+        extra = [n for n in _ALL_PARAMETERS if n not in allowed and getattr(self, n) is not None]
+        if extra:
+            raise ValueError(f"action {self.type} takes no {', '.join(extra)}")
+        return self
+
+
+class RuleDefinition(BaseModel):
+    """An automation rule: a trigger, the documents it applies to, and what it does."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=120)
+    trigger: RuleTrigger
+    conditions: WhereClause | None = Field(
+        default=None,
+        description="which documents: a where clause as in documents.search (none: every document)",
+    )
+    actions: list[RuleAction] = Field(min_length=1, max_length=10)
+
+
+# -- capability bodies ---------------------------------------------------------------------
+
+
+class PrepareRule(CapabilityInput):
+    """Input of rules.prepare."""
+
+    naturalLanguageRule: str = Field(
+        min_length=1,
+        max_length=MAX_RULE_TEXT,
+        description="The rule in plain language, e.g. 'Categorize all Uber and Bolt receipts "
+        "as Travel'",
+    )
+
+
+class ExecuteRule(PrepareRule):
+    """Input of rules.execute."""
+
+    confirm: Boolean = Field(description="Must be true to save the rule")
+
+
+class RulePreview(CapabilityOutput):
+    """The structured rule read from a sentence; nothing is saved."""
+
+    rule: RuleDefinition | None = Field(
+        description="The rule, or null when no action could be read from the sentence"
+    )
+    notUnderstood: list[str] = Field(
+        description="Parts of the sentence the rule does not reflect (empty: all understood)"
+    )
+    parsedBy: ParsedBy = Field(description="grammar (offline) or llm (the configured model)")
+    warnings: list[str] = Field(description="Assumptions made and things to check")
+    matchingDocuments: int | None = Field(
+        description="Active documents the conditions match today (null without a rule)"
+    )
+
+
+class RuleStats(CapabilityOutput):
+    """What a rule has done so far."""
+
+    runs: int = Field(
+        description="Times the rule was evaluated (one per document event or scheduled run)"
+    )
+    documentsMatched: int
+    actionsApplied: int
+    actionsFailed: int
+    lastRunAt: datetime | None
+    lastError: str | None
+    lastErrorAt: datetime | None
+
+
+class AutomationRule(CapabilityOutput):
+    """A saved automation rule."""
+
+    id: str
+    name: str
+    status: RuleStatus
+    triggerType: TriggerType
+    naturalLanguageRule: str
+    definition: RuleDefinition
+    stats: RuleStats
+    createdBy: str
+    createdAt: datetime
+    updatedAt: datetime
+    nextRunAt: datetime | None = Field(description="Scheduled rules: the next run")
+
+
+class SavedRule(CapabilityOutput):
+    """rules.execute's result: the saved rule, and (once) its webhook signing secret."""
+
+    status: Literal["created"]
+    rule: AutomationRule
+    notUnderstood: list[str]
+    warnings: list[str]
+    webhookSecret: str | None = Field(
+        description="Secret that signs this rule's webhook calls (X-Fincap-Signature); shown "
+        "only here"
+    )
+
+
+class ListRules(CapabilityInput):
+    """Input of rules.list."""
+
+    includeDisabled: Boolean = False
+    limit: Integer = Field(default=20, ge=1, le=100)
+
+
+class RuleList(CapabilityOutput):
+    """The workspace's rules, newest first."""
+
+    rules: list[AutomationRule]
+
+
+class RuleId(CapabilityInput):
+    """A rule by id."""
+
+    id: str = Field(min_length=1, max_length=100)
+
+
+class EnableRule(RuleId):
+    """Input of rules.enable."""
+
+
+class DisableRule(RuleId):
+    """Input of rules.disable."""
+
+
+class DeleteRule(RuleId):
+    """Input of rules.delete."""
+
+
+class RuleResult(CapabilityOutput):
+    """One rule after a change of status."""
+
+    rule: AutomationRule
+
+
+class DeletedRule(CapabilityOutput):
+    """rules.delete's result."""
+
+    id: str
+    deleted: Literal[True]

@@ -1,0 +1,326 @@
+"""Saved rules acting on documents: matching with the where compiler, actions through the
+documents repository (edit history, rollups), capabilities through the registry, stats, and
+failures that are recorded instead of raised."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+
+from persistence.store import Store
+from resolvers import build_registry, documents, files, rules, workspaces
+from resolvers.context import Services
+from resolvers.registry import Registry
+from resolvers.rule_runner import RuleEvent, run_document_rules
+from tests.conftest import Tenant
+from tests.documents.conftest import call, doc, result
+from tests.rules import stand_ins
+from tests.rules.stand_ins import Calls
+
+PROCESSED = RuleEvent(trigger="document-processed", key="processed")
+
+
+@pytest.fixture(autouse=True)
+def fresh_calls() -> Iterator[None]:
+    Calls.made.clear()
+    Calls.gated = False
+    yield
+    Calls.made.clear()
+    Calls.gated = False
+
+
+def without_integrations() -> Registry:
+    """The service as it was before integrations and approvals existed."""
+    return Registry.from_modules([documents, files, rules, workspaces]).freeze()
+
+
+def with_stand_ins() -> Registry:
+    return Registry.from_modules([documents, files, rules, workspaces, stand_ins]).freeze()
+
+
+async def save(client: httpx.AsyncClient, tenant: Tenant, sentence: str) -> dict[str, Any]:
+    saved: dict[str, Any] = result(
+        await call(
+            client, tenant, "rules.execute", {"naturalLanguageRule": sentence, "confirm": True}
+        )
+    )
+    return saved["rule"]
+
+
+async def rule_stats(client: httpx.AsyncClient, tenant: Tenant, rule_id: str) -> dict[str, Any]:
+    listed = result(await call(client, tenant, "rules.list", {"includeDisabled": True}))
+    stats: dict[str, Any] = next(r for r in listed["rules"] if r["id"] == rule_id)["stats"]
+    return stats
+
+
+async def document(client: httpx.AsyncClient, tenant: Tenant, doc_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = result(await call(client, tenant, "documents.get", {"id": doc_id}))
+    return found["document"]
+
+
+async def rollup_rows(store: Store, workspace_id: str) -> list[tuple[Any, ...]]:
+    rows = await store.db["document_rollups"].find({"workspaceId": workspace_id}).to_list(None)
+    return sorted(tuple(sorted((k, str(v)) for k, v in row.items() if k != "_id")) for row in rows)
+
+
+async def test_a_matching_rule_sets_the_category_with_history_stats_and_rollups(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [
+            doc("doc_uber", merchant="UBER *TRIP", category="Transport", amount=Decimal("23.40")),
+            doc("doc_bolt", merchant="Bolt Operations", docType="invoice", category="Transport"),
+            doc("doc_shell", merchant="Shell", category="Fuel"),
+        ],
+    )
+    rule = await save(client, alice, "Categorize all Uber and Bolt receipts as Travel")
+    services = Services(store=store, registry=build_registry())
+    said = {
+        doc_id: await run_document_rules(services, alice.org_id, doc_id, PROCESSED)
+        for doc_id in ("doc_uber", "doc_bolt", "doc_shell")
+    }
+    assert said == {
+        "doc_uber": [f"Rule '{rule['name']}': set category to Travel."],
+        "doc_bolt": [],  # an invoice: the rule names receipts
+        "doc_shell": [],
+    }
+    uber = await document(client, alice, "doc_uber")
+    assert uber["category"] == "Travel"
+    assert [
+        (e["field"], e["oldValue"], e["newValue"], e["via"], e["editedBy"])
+        for e in uber["editHistory"]
+    ] == [("category", "Transport", "Travel", "rule", rule["id"])]
+    assert (await document(client, alice, "doc_bolt"))["category"] == "Transport"
+
+    stats = await rule_stats(client, alice, rule["id"])
+    assert (stats["runs"], stats["documentsMatched"], stats["actionsApplied"]) == (3, 1, 1)
+    assert stats["actionsFailed"] == 0 and stats["lastRunAt"] and stats["lastError"] is None
+
+    # The dashboard rollups moved with the change: the same rows as a recount.
+    counted = result(await call(client, alice, "documents.count", {"groupBy": "category"}))
+    assert {g["key"]: g["count"] for g in counted["groups"]} == {
+        "Travel": 1,
+        "Transport": 1,
+        "Fuel": 1,
+    }
+    kept = await rollup_rows(store, alice.org_id)
+    await store.documents.rebuild_rollups(alice.org_id)
+    assert kept == await rollup_rows(store, alice.org_id)
+
+    # The same event again (a retried job) does nothing twice.
+    assert await run_document_rules(services, alice.org_id, "doc_uber", PROCESSED) == []
+    assert (await rule_stats(client, alice, rule["id"]))["actionsApplied"] == 1
+
+
+async def test_archive_mark_recurring_and_rename(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [
+            doc("doc_tiny", merchant="Kiosk", amount=Decimal("0.50"), currency="USD"),
+            doc(
+                "doc_copy",
+                merchant="Kiosk",
+                amount=Decimal("0.50"),
+                currency="USD",
+                duplicateOf="doc_tiny",
+            ),
+            doc(
+                "doc_netflix",
+                merchant="Netflix International",
+                docType="invoice",
+                amount=Decimal("12.99"),
+            ),
+            doc("doc_amzn", merchant="AMZN Mktp DE", amount=Decimal("30.00")),
+        ],
+    )
+    await store.db["documents"].update_one(
+        {"_id": "doc_tiny"}, {"$set": {"duplicates": ["doc_copy"]}}
+    )
+    await save(client, alice, "Archive receipts under 1 dollar")
+    await save(client, alice, "Mark anything from Netflix or Spotify as a monthly subscription")
+    await save(client, alice, "Rename AMZN Mktp to Amazon")
+    services = Services(store=store, registry=build_registry())
+    for doc_id in ("doc_tiny", "doc_netflix", "doc_amzn"):
+        await run_document_rules(services, alice.org_id, doc_id, PROCESSED)
+
+    tiny = await document(client, alice, "doc_tiny")
+    assert tiny["archived"] is True
+    assert (await document(client, alice, "doc_copy"))["archived"] is True  # its duplicate too
+    assert [e["field"] for e in tiny["editHistory"]] == ["archived"]
+    netflix = await document(client, alice, "doc_netflix")
+    assert (netflix["isRecurring"], netflix["recurringType"]) == (True, "monthly")
+    assert {e["field"] for e in netflix["editHistory"]} == {"isRecurring", "recurringType"}
+    amzn = await document(client, alice, "doc_amzn")
+    assert amzn["merchant"] == "Amazon"
+    found = result(
+        await call(client, alice, "documents.search", {"query": "amazon", "useSearch": True})
+    )
+    assert [d["id"] for d in found["documents"]] == ["doc_amzn"]  # search terms follow
+
+
+async def test_a_missing_capability_is_recorded_never_raised(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [
+            doc(
+                "doc_aws",
+                merchant="AWS EMEA SARL",
+                docType="invoice",
+                amount=Decimal("150.00"),
+                currency="EUR",
+            )
+        ],
+    )
+    rule = await save(
+        client,
+        alice,
+        "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
+    )
+    approval = await save(client, alice, "Require approval for invoices over 100 EUR")
+    services = Services(store=store, registry=without_integrations())
+    said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
+    assert said == [
+        f"Rule '{rule['name']}': send-to-integration failed: this service has no "
+        "integrations.send capability.",
+        f"Rule '{approval['name']}': require-approval failed: this service has no "
+        "approvals.request capability.",
+    ]
+    stats = await rule_stats(client, alice, rule["id"])
+    assert (stats["documentsMatched"], stats["actionsApplied"], stats["actionsFailed"]) == (1, 0, 1)
+    assert stats["lastError"] == (
+        "send-to-integration: this service has no integrations.send capability"
+    )
+    assert stats["lastErrorAt"]
+
+
+async def test_send_and_approval_go_through_the_registry_as_the_author(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [
+            doc(
+                "doc_aws",
+                merchant="Amazon Web Services",
+                docType="invoice",
+                amount=Decimal("150.00"),
+                currency="EUR",
+            ),
+            doc(
+                "doc_dupe",
+                merchant="Amazon Web Services",
+                docType="invoice",
+                amount=Decimal("150.00"),
+                currency="EUR",
+            ),
+        ],
+    )
+    rule = await save(
+        client,
+        alice,
+        "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
+    )
+    await save(client, alice, "Invoices over 1000 EUR need approval")  # does not match
+    services = Services(store=store, registry=with_stand_ins())
+    said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
+    assert said == [f"Rule '{rule['name']}': sent to xero."]
+    sends = [c for c in Calls.made if c[0] == "integrations.send"]
+    assert sends == [
+        (
+            "integrations.send",
+            alice.org_id,
+            alice.user_id,
+            {
+                "documentId": "doc_aws",
+                "integrationId": "int_xero",
+                "tenantId": "tenant-1",
+                "dryRun": False,
+            },
+        )
+    ]
+
+    # Gated (decisions.md): the send waits for approval, and the rule says so.
+    Calls.gated = True
+    event = RuleEvent(trigger="document-processed", key="processed")
+    said = await run_document_rules(services, alice.org_id, "doc_dupe", event)
+    assert said == [f"Rule '{rule['name']}': sending to xero awaits approval apr_1."]
+
+    # A likely duplicate is not sent.
+    Calls.made.clear()
+    dup = RuleEvent(trigger="document-processed", key="processed", duplicate_of="doc_aws")
+    await store.db["rule_applications"].delete_many({"documentId": "doc_dupe"})
+    said = await run_document_rules(services, alice.org_id, "doc_dupe", dup)
+    assert said == [f"Rule '{rule['name']}': not sent to xero: possible duplicate of doc_aws."]
+    assert Calls.made == []
+
+    big = await save(client, alice, "Require approval for invoices from Amazon Web Services")
+    await run_document_rules(
+        services, alice.org_id, "doc_aws", RuleEvent(trigger="document-processed", key="again")
+    )
+    asked = [c for c in Calls.made if c[0] == "approvals.request"]
+    assert asked == [
+        (
+            "approvals.request",
+            alice.org_id,
+            alice.user_id,
+            {"documentId": "doc_aws", "reason": f"Rule '{big['name']}'"},
+        )
+    ]
+
+
+async def test_a_rule_acts_only_while_its_author_is_a_member(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [
+            doc(
+                "doc_x",
+                merchant="Amazon Web Services",
+                docType="invoice",
+                amount=Decimal("500.00"),
+                currency="EUR",
+            )
+        ],
+    )
+    rule = await save(client, alice, "Send invoices over 100 EUR to Xero")
+    await store.db["memberships"].delete_many({"userId": alice.user_id})
+    assert await store.workspaces.role_of(alice.user_id, alice.org_id) is None
+    services = Services(store=store, registry=with_stand_ins())
+    said = await run_document_rules(services, alice.org_id, "doc_x", PROCESSED)
+    assert said == [
+        f"Rule '{rule['name']}': send-to-integration failed: the rule's author "
+        "is no longer a member of this workspace."
+    ]
+    assert [c for c in Calls.made if c[0] == "integrations.send"] == []
+
+
+async def test_with_the_real_integrations_an_unconnected_xero_is_the_reason(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [doc("doc_aws", merchant="Amazon Web Services", docType="invoice",
+             amount=Decimal("150.00"), currency="EUR")],
+    )
+    rule = await save(
+        client, alice,
+        "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
+    )
+    services = Services(store=store, registry=build_registry())
+    said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
+    assert len(said) == 1 and said[0].startswith(
+        f"Rule '{rule['name']}': send-to-integration failed: xero is not connected in this "
+        "workspace (status "
+    )
+    stats = await rule_stats(client, alice, rule["id"])
+    assert stats["actionsFailed"] == 1 and "xero is not connected" in stats["lastError"]

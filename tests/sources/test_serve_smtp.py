@@ -1,0 +1,76 @@
+"""The SMTP receiver inside ``fincap serve``: a real process with FINCAP_INBOUND_SMTP_PORT set
+takes a message from smtplib and its workers turn the attachment into a processed document."""
+
+from __future__ import annotations
+
+import os
+import signal
+import smtplib
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from persistence.embedded import free_port
+from tests.sources.conftest import fixture
+from tests.sources.mail import message
+from tests.test_cli_serve import admin, wait_ready
+
+pytestmark = pytest.mark.wire
+
+
+def test_fincap_serve_receives_mail_over_smtp(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+    port, smtp_port = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "FINCAP_DATA_DIR": str(data_dir),
+        "MONGODB_URI": "",
+        "FINCAP_INBOUND_SMTP_PORT": str(smtp_port),
+        "FINCAP_INBOUND_DOMAIN": "in.ops.test",
+        "FINCAP_EXTRACTION_EXECUTOR": "thread",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
+    try:
+        wait_ready(base, server)
+        address = httpx.post(
+            f"{base}/v1/capabilities/workspaces.get-inbound-address", json={}, headers=headers
+        ).json()["data"]["result"]["address"]
+        assert address.endswith("@in.ops.test")
+        mail = message(
+            to=address,
+            subject="Northwind invoice",
+            attachments=[("northwind.pdf", "application/pdf", fixture("text-layer.pdf"))],
+        )
+        with smtplib.SMTP("127.0.0.1", smtp_port, timeout=30) as client:
+            assert client.ehlo()[0] == 250
+            assert client.send_message(mail) == {}
+        deadline = time.monotonic() + 90
+        items: list[dict[str, str]] = []
+        while time.monotonic() < deadline:
+            found = httpx.post(
+                f"{base}/v1/capabilities/activity.search",
+                json={"query": address, "sourceTypes": ["inbound-email"]},
+                headers=headers,
+            ).json()["data"]["result"]
+            items = found["items"]
+            if items and items[0]["status"] == "processed":
+                break
+            time.sleep(0.5)
+        assert items and items[0]["status"] == "processed", items
+        assert "Northwind" in items[0]["reasoning"]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        output = server.communicate(timeout=60)[0].decode()
+    assert "SMTP receiver listening" in output
