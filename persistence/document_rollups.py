@@ -2,11 +2,12 @@
 
 A rollup row holds, for one combination of a shape's dimensions, how many documents have those
 values and the sums of their amounts (cents of ``currency``) and of their ``preferredCents``.
-Five shapes are kept (``SHAPES``), each with currency and preferredCurrency:
+Six shapes are kept (``SHAPES``), each with currency and preferredCurrency:
 
 - ``total``: nothing more (a handful of rows per workspace: document counts, totals per
   currency, the GraphQL graph's ``documentCount``);
 - ``month-currency``: the month of ``docDate`` (spending per month);
+- ``month-category``: the month × category (spending per category);
 - ``month``: the month × category × docType;
 - ``merchant-month``: the month × merchant × category (a merchant mostly has one category);
 - ``day``: ``docDate`` itself × category (recent days, ranges that end inside a month).
@@ -49,8 +50,10 @@ Granularity = Literal["all", "month", "day"]
 # Ordered bulk writes lost to a concurrent creation of the same row, before giving up.
 UPSERT_ATTEMPTS = 3
 DUPLICATE_KEY = 11000
-# The marker of a database whose workspaces were checked for documents without rows.
-MIGRATED_ID = "rollups-v1"
+# The marker of a database whose workspaces were checked for documents without rows of every
+# shape in ``SHAPES`` (v2 added ``month-category``): a workspace with documents and no marker's
+# check is stale until it is rebuilt.
+MIGRATED_ID = "rollups-v2"
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,14 @@ SHAPES = (
         "month",
         ("currency", "preferredCurrency"),
         frozenset({"currency", "month", "year"}),
+    ),
+    # Spending per category by month without docType: a third of the "month" rows on demo
+    # data, which the last-90-days-by-category dashboard call reads for its whole months.
+    RollupShape(
+        "month-category",
+        "month",
+        ("category", "currency", "preferredCurrency"),
+        frozenset({"category", "currency", "month", "year"}),
     ),
     RollupShape(
         "month",
@@ -251,11 +262,14 @@ def date_bounds(caller: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class RowRead:
-    """One read of rollup rows: the shape, and the ``docDate`` bounds of its first ``$match``
-    (the caller's own conditions apply to every row after it)."""
+    """One read of rollup rows: the shape, and the ``docDate`` bounds of its first ``$match``;
+    then ``others`` applies to every row (None: the caller's whole filter). A ``sign`` of -1
+    subtracts the rows' counts and sums from the answer (a month's rows less its first days)."""
 
     shape: RollupShape
     dates: Mapping[str, Any]
+    others: Mapping[str, Any] | None = None
+    sign: int = 1
 
 
 def _month_start(moment: datetime) -> datetime:
@@ -310,8 +324,10 @@ def row_reads(caller: Mapping[str, Any], group_by: str | None) -> list[RowRead] 
 
     A date range that starts or ends inside a month fits only the day rows, which a long
     range (the last 90 days) makes many: then the whole months inside it are read from month
-    rows and only the days at its ends from day rows. Stored dates are midnights, so a month
-    lies wholly inside ``lte`` a date when it ends by the next day.
+    rows, and each month it cuts from the day rows of the days it takes, or, when those are
+    more than the days it leaves, as the month's rows less the day rows of the days it leaves
+    (so an edge costs at most half a month of day rows). Stored dates are midnights, so a day
+    row answers a bound on its date exactly.
     """
     shape = fitting_shape(caller, group_by)
     if shape is None:
@@ -332,36 +348,76 @@ def row_reads(caller: Mapping[str, Any], group_by: str | None) -> list[RowRead] 
     )
     if months is None or not bounds:
         return whole
-    # The first and the last month that lie wholly inside the range (None: unbounded).
-    first: datetime | None = None
-    if "$gte" in bounds:
-        low = _naive(bounds["$gte"])
-        first = low if low == _month_start(low) else _next_month(low)
-    elif "$gt" in bounds:
-        first = _next_month(_naive(bounds["$gt"]))
-    end: datetime | None = None  # the first month after the whole ones
-    if "$lt" in bounds:
-        end = _month_start(_naive(bounds["$lt"]))
-    elif "$lte" in bounds:
-        end = _month_start(_naive(bounds["$lte"]) + timedelta(days=1))
-    if first is not None and end is not None and first >= end:
-        return whole  # no whole month inside: the day rows are few
-    reads = []
+    # The range as days: the first it takes, and the first after it that it leaves out.
+    lows = [_first_day(op, _naive(bounds[op])) for op in ("$gt", "$gte") if op in bounds]
+    highs = [_first_day(op, _naive(bounds[op])) for op in ("$lt", "$lte") if op in bounds]
+    low, high = max(lows, default=None), min(highs, default=None)
+    if (
+        low is not None
+        and high is not None
+        and (low >= high or _month_start(low) == _month_start(high - _DAY))
+    ):
+        return whole  # inside one month (or empty): a few day rows
+    reads: list[RowRead] = []
     inner: dict[str, Any] = {}
-    if first is not None:
-        inner["$gte"] = first
-        reads.append(RowRead(shape, {**bounds, "$lt": first}))
-    if end is not None:
-        inner["$lt"] = end
-        reads.append(RowRead(shape, {**bounds, "$gte": end}))
-    reads.append(RowRead(months, inner))
-    return [read for read in reads if _nonempty(read.dates)]
+    if low is not None:
+        first = _month_start(low)
+        if first == low:
+            inner["$gte"] = low
+        else:
+            after = _next_month(low)
+            inner["$gte"] = after
+            reads += _edge(shape, months, others, first, low, after, taken_first=False)
+    if high is not None:
+        last = _month_start(high)
+        if last == high:
+            inner["$lt"] = high
+        else:
+            inner["$lt"] = last
+            reads += _edge(shape, months, others, last, high, _next_month(high), taken_first=True)
+    if _nonempty_range(inner):
+        reads.append(RowRead(months, inner, others))
+    return reads
 
 
-def _nonempty(bounds: Mapping[str, Any]) -> bool:
-    lows = [_naive(bounds[op]) for op in ("$gt", "$gte") if op in bounds]
-    highs = [_naive(bounds[op]) for op in ("$lt", "$lte") if op in bounds]
-    return not lows or not highs or max(lows) <= min(highs)
+_DAY = timedelta(days=1)
+
+
+def _first_day(op: str, moment: datetime) -> datetime:
+    """The first midnight a ``docDate`` bound takes (``$gt``/``$gte``) or leaves out after
+    the range (``$lt``/``$lte``): stored dates are midnights."""
+    day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if op == "$gte" or op == "$lt":
+        return day if day == moment else day + _DAY
+    return day + _DAY
+
+
+def _edge(
+    days: RollupShape,
+    months: RollupShape,
+    others: Mapping[str, Any],
+    start: datetime,
+    cut: datetime,
+    end: datetime,
+    *,
+    taken_first: bool,
+) -> list[RowRead]:
+    """The reads for the month [``start``, ``end``) of which the range takes the days before
+    ``cut`` (``taken_first``) or the days from it on: those days' rows, or the month's rows
+    less the other days' rows, whichever reads fewer day rows."""
+    before, after = {"$gte": start, "$lt": cut}, {"$gte": cut, "$lt": end}
+    taken, left = (before, after) if taken_first else (after, before)
+    before_is_smaller = (cut - start).days * 2 <= (end - start).days
+    if before_is_smaller == taken_first:
+        return [RowRead(days, taken, others)]
+    return [
+        RowRead(months, {"$gte": start, "$lt": end}, others),
+        RowRead(days, left, others, sign=-1),
+    ]
+
+
+def _nonempty_range(bounds: Mapping[str, datetime]) -> bool:
+    return "$gte" not in bounds or "$lt" not in bounds or bounds["$gte"] < bounds["$lt"]
 
 
 class DocumentRollups:
@@ -382,11 +438,16 @@ class DocumentRollups:
         if await self._state.find_one({"_id": MIGRATED_ID}) is None:
             # Documents written before rollups existed have no rows: count them the slow way
             # until their workspace is rebuilt.
+            # Every document counts in a row of every shape, so a workspace with documents
+            # lacks no shape's rows unless they were written before that shape existed.
             existing = await self._documents.distinct("workspaceId")
-            rowed = set(await self._col.distinct("workspaceId"))
+            rowed: set[str] | None = None
+            for shape in SHAPES:
+                having = set(await self._col.distinct("workspaceId", {"shape": shape.name}))
+                rowed = having if rowed is None else rowed & having
             for workspace_id in existing:
-                if workspace_id not in rowed:
-                    await self.mark_stale(workspace_id, "documents from before rollups")
+                if workspace_id not in (rowed or set()):
+                    await self.mark_stale(workspace_id, "documents from before these rollups")
             await self._state.update_one(
                 {"_id": MIGRATED_ID}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
             )

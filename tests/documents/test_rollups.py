@@ -32,11 +32,14 @@ WS = "org_rollups"
 MERCHANTS = ["Shell", "shell", "REWE", None]
 CATEGORIES = ["Fuel", "Meals", None]
 CURRENCIES = ["EUR", "USD", None]
-DATES = [date(2024, 1, 1), date(2024, 1, 31), date(2024, 2, 1), date(2024, 2, 29), None]
+DATES = [date(2024, 1, 1), date(2024, 1, 20), date(2024, 1, 31), date(2024, 2, 1)]
+DATES += [date(2024, 2, 29), None]
 AMOUNTS = [None, Decimal("0.01"), Decimal("9.99"), Decimal("10.00"), Decimal("1234.56")]
 RATES = [None, 1.0, 1.0837, 0.5]
 BOUNDS = ["2024-01-01", "2024-01-15", "2024-01-31", "2024-02-01", "2024-02-15", "2024-02-29"]
-BOUNDS += ["2024-03-01", "2023-12-20"]
+# Inside a month near its start and near its end: a range's edge month is read as its days,
+# or as the month less the days it leaves, whichever has fewer days.
+BOUNDS += ["2024-03-01", "2023-12-20", "2024-01-05", "2024-01-25", "2024-02-20"]
 GROUPINGS = [None, "merchant", "category", "currency", "docType", "paymentMethod"]
 GROUPINGS += ["entityId", "day", "month", "year", "date"]
 # Row dimensions, and two fields no row keeps (so the documents answer).
@@ -266,18 +269,33 @@ async def test_which_source_answers(store: Store) -> None:
     assert (
         await totals_of(store, since("2024-01-31", "gt"), "month")
     ).source == "rollups:month-currency"
-    # A range from inside a month: its first days from the day rows, the whole months after
-    # from the month rows; with no whole month inside, the day rows alone.
+    # A range from inside a month: the whole months after it from the month rows, and the
+    # month it starts in from the day rows of the days it takes when they are fewer than
+    # half, else from the month's rows less the day rows of the days it leaves out.
+    late = await totals_of(store, since("2024-01-25"), "category")
+    assert late.source == "rollups:day+month-category" and late.overall[0].count == 1
+    early = await totals_of(store, since("2024-01-04"), "category")
+    assert early.source == "rollups:month-category+day" and early.overall[0].count == 2
     within = await totals_of(store, since("2024-01-15"), "category")
-    assert within.source == "rollups:day+month" and within.overall[0].count == 1
-    short = {
+    assert within.source == "rollups:month-category+day" and within.overall[0].count == 1
+    # Two months cut at both ends, no whole month between: each edge as above.
+    edges = {
         "conditions": [
             *since("2024-01-04")["conditions"],
             *since("2024-02-10", "lte")["conditions"],
         ]
     }
+    assert (await totals_of(store, edges, "category")).source == "rollups:month-category+day"
+    assert (await totals_of(store, edges, "category")).overall[0].count == 2
+    # Inside one month, the day rows alone.
+    short = {
+        "conditions": [
+            *since("2024-01-04")["conditions"],
+            *since("2024-01-20", "lte")["conditions"],
+        ]
+    }
     assert (await totals_of(store, short, "category")).source == "rollups:day"
-    assert (await totals_of(store, short, "category")).overall[0].count == 2
+    assert (await totals_of(store, short, "category")).overall[0].count == 1
     # A merchant and a date inside a month, or a field no row keeps: the documents.
     by_merchant = {"conditions": [*since("2024-01-15")["conditions"]]}
     assert (await totals_of(store, by_merchant, "merchant")).source == "documents"
@@ -373,7 +391,7 @@ async def test_a_failed_row_write_falls_back_to_the_documents(
     totals = await totals_of(store, None)
     assert totals.source == "documents" and totals.overall[0].count == 1
     monkeypatch.undo()
-    assert await store.documents.rebuild_rollups(WS) == 5  # one row per shape
+    assert await store.documents.rebuild_rollups(WS) == 6  # one row per shape
     assert await store.documents.stale_rollups() == []
     assert (await totals_of(store, None)).source.startswith("rollups")
 
@@ -403,8 +421,29 @@ async def test_documents_from_before_rollups_are_counted_until_rebuilt() -> None
     assert await store.documents.stale_rollups() == [WS]
     assert (await totals_of(store, None)).overall[0].cents == 250
 
-    assert await accounts.rebuild_rollups(store, []) == {"rebuilt": {WS: 5}}
+    assert await accounts.rebuild_rollups(store, []) == {"rebuilt": {WS: 6}}
     rebuilt = await totals_of(store, None)
     assert rebuilt.source.startswith("rollups") and rebuilt.overall[0].cents == 250
     await store.ensure_indexes()  # the check runs once per database
     assert await store.documents.stale_rollups() == []
+
+
+async def test_workspaces_without_a_newer_shapes_rows_are_counted_until_rebuilt() -> None:
+    """A database whose rows were kept before a shape was added (``month-category``): at
+    start-up its workspaces with documents are stale, so no count reads the missing rows."""
+    db = AsyncMongoMockClient(tz_aware=True)[f"r_{uuid.uuid4().hex[:8]}"]
+    store = Store(db)
+    await store.ensure_indexes()
+    await store.documents.insert_many(
+        WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(3)}]
+    )
+    await db["document_rollups"].delete_many({"shape": "month-category"})
+    await db["document_rollup_state"].delete_many({})  # as written by the previous release
+    store = Store(db)
+    await store.ensure_indexes()
+    assert await store.documents.stale_rollups() == [WS]
+    totals = await totals_of(store, since("2024-01-01"), "category")
+    assert totals.source == "documents" and totals.groups[0].key == "Fuel"
+    await accounts.rebuild_rollups(store, [])
+    totals = await totals_of(store, since("2024-01-01"), "category")
+    assert totals.source == "rollups:month-category" and totals.overall[0].cents == 300
