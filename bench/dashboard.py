@@ -23,7 +23,7 @@ import httpx
 
 from app.config import Settings
 from app.main import create_app
-from bench.harness import Loaded, Workspace, loaded, run_sizes, timed
+from bench.harness import Loaded, Workspace, load_average, loaded, run_sizes, timed
 from persistence.embedded import EmbeddedServer
 from resolvers import build_registry
 from resolvers.context import Credentials, Services
@@ -76,6 +76,7 @@ async def measure_loaded(size: int, runs: int, data: Loaded) -> None:
     app = create_app(Settings(), store=store, registry=registry)
     print(
         f"{size:>7} documents beside {SMALL} (loaded in {data.load_seconds:.1f} s); median / p95 ms"
+        f" ({load_average()})"
     )
     for label, tenant in ((f"{size} workspace", big), (f"{SMALL} beside it", small)):
         credentials = Credentials(api_key=tenant["apiKey"], org_id=tenant["orgId"])
@@ -117,6 +118,7 @@ async def measure_loaded(size: int, runs: int, data: Loaded) -> None:
 
             median, p95 = await timed(runs, run)
             print(f"    {call:28} {median:8.1f} / {p95:7.1f}")
+        print(f"    ({load_average()})")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -75,6 +76,11 @@ async def loaded(
     finally:
         await client.drop_database(name)
         client.close()
+
+
+def load_average() -> str:
+    """The machine's 1-, 5- and 15-minute load averages: figures mean little without it."""
+    return "load " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def percentile(samples: Sequence[float], share: float) -> float:

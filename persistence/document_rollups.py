@@ -32,6 +32,7 @@ stale once, when the indexes are ensured.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -531,11 +532,12 @@ class DocumentRollups:
     async def tallies(self, workspace_id: str) -> dict[str, int] | None:
         """Active and archived document counts from the ``total`` rows; None when the
         workspace is stale (count its documents instead)."""
-        if not await self.is_current(workspace_id):
+        current, rows = await asyncio.gather(
+            self.is_current(workspace_id),
+            self._col.find({"workspaceId": workspace_id, "shape": "total"}).to_list(None),
+        )
+        if not current:
             return None
-        rows = await self._col.find(
-            {"workspaceId": workspace_id, "shape": "total"}, {"archived": 1, "count": 1}
-        ).to_list(None)
         tally = {"active": 0, "archived": 0}
         for row in rows:
             tally["archived" if row["archived"] else "active"] += int(row["count"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -74,6 +75,13 @@ BULK_BATCH = 50
 NEWEST_FIRST_WINDOW = timedelta(days=7)
 NEWEST_WINDOWS = 5
 NEWEST_GROWTH = 4
+# Once a workspace's page has been read, its first window is sized from the density seen
+# (matching documents per day) to hold this many times the page, within these bounds.
+NEWEST_MARGIN = 1.5
+NEWEST_SPAN_BOUNDS = (timedelta(days=1), timedelta(days=366))
+NEWEST_MEMORY = 1024  # (workspace, filter) densities remembered per process
+# Rollup rows per batch of a read (the store's reply limit is far above this many rows).
+ROWS_BATCH = 20_000
 # Compare-and-set writes (``Documents._update_before``): lost races before the atomic fallback.
 SWAP_ATTEMPTS = 3
 
@@ -159,6 +167,9 @@ class Documents:
         self._col = db["documents"]
         self._edits = DocumentEdits(db)
         self._rollups = DocumentRollups(db)
+        # Matching documents per day near the top of each (workspace, archive filter, caller
+        # filter) read newest first, least recently used first: sizes the first date window.
+        self._densities: OrderedDict[tuple[str, str, str], float] = OrderedDict()
         # Embeds documents as they are written (None: no embeddings; ``fincap admin reindex``
         # adds them later).
         self.vectorize = vectorize
@@ -336,6 +347,12 @@ class Documents:
         Bounds sit a millisecond off midnight, where no stored date is, so the store's loss of
         documents equal to an inclusive bound cannot happen. A real MongoDB walks the index in
         order and stops at the limit either way.
+
+        The store's cost is the documents a window holds, so the first window is sized from
+        the density the previous read of the same workspace and filter found (the date of its
+        last document tells how many days held a page): a dense workspace reads a day or two,
+        a sparse or narrowly filtered one reads months at once instead of several widening
+        windows. A wrong guess costs reads, never documents.
         """
         scope = match_stages(workspace_id, query.archived)[0]["$match"]
         caller = combined(query.parts())
@@ -344,9 +361,17 @@ class Documents:
         upper: datetime | None = None
         if keyset is not None and isinstance(keyset.value, datetime):
             start = upper = _off_midnight(keyset.value + timedelta(days=1))
-        span = NEWEST_FIRST_WINDOW
-        found: list[StoredDocument] = []
+        memory = (workspace_id, query.archived, repr(caller))
+        span = self._first_window(memory, limit)
+        # The date of the last document tells the density; strip it where it was not asked.
+        # (An exclusion projection keeps it already.)
+        inclusion = bool(wanted) and all(wanted.values())
+        dated = {**wanted, "docDate": 1} if inclusion and "docDate" not in wanted else wanted
+        top, found = start, cast(list[StoredDocument], [])
+        lower, filled = start, False
         for _ in range(NEWEST_WINDOWS):
+            if _naive_utc(start) - datetime.min <= span + timedelta(days=1):
+                break  # a window reaching before year 1: the rest read below takes it all
             lower = _off_midnight(start - span)
             bounds: dict[str, Any] = {"$gt": lower}
             if upper is not None:
@@ -354,13 +379,47 @@ class Documents:
             stages = [{"$match": {**scope, "docDate": bounds}}]
             if caller:
                 stages.append({"$match": caller})
-            found += await self._aggregate_page(stages, wanted, sort, limit - len(found))
+            found += await self._aggregate_page(stages, dated, sort, limit - len(found))
             if len(found) >= limit:
-                return found
+                filled = True
+                break
             upper, start, span = lower, lower, span * NEWEST_GROWTH
-        rest = {"$or": [{"docDate": {"$lte": upper}}, {"docDate": None}]}
-        stages = match_stages(workspace_id, query.archived, caller, rest)
-        return found + await self._aggregate_page(stages, wanted, sort, limit - len(found))
+        if not filled:
+            rest = {"$or": [{"docDate": {"$lte": upper}}, {"docDate": None}]} if upper else {}
+            stages = match_stages(workspace_id, query.archived, caller, rest)
+            found += await self._aggregate_page(stages, dated, sort, limit - len(found))
+        self._remember_density(memory, top, found, lower)
+        if dated is not wanted:
+            for record in found:
+                record.pop("docDate", None)
+        return found
+
+    def _first_window(self, memory: tuple[str, str, str], limit: int) -> timedelta:
+        density = self._densities.get(memory)
+        if density is None:
+            return NEWEST_FIRST_WINDOW
+        self._densities.move_to_end(memory)
+        low, high = NEWEST_SPAN_BOUNDS
+        return min(high, max(low, timedelta(days=NEWEST_MARGIN * limit / density)))
+
+    def _remember_density(
+        self,
+        memory: tuple[str, str, str],
+        top: datetime,
+        found: list[StoredDocument],
+        lower: datetime,
+    ) -> None:
+        """Matching documents per day below ``top``: up to the last one found when the page
+        filled, else the page's few over every window read (``lower`` the last bound)."""
+        last = found[-1].get("docDate") if found else None
+        if isinstance(last, datetime):
+            days = (_naive_utc(top) - _naive_utc(last)).total_seconds() / 86400
+        else:
+            days = (_naive_utc(top) - _naive_utc(lower)).total_seconds() / 86400
+        self._densities[memory] = max(len(found), 1) / max(days, 1.0)
+        self._densities.move_to_end(memory)
+        while len(self._densities) > NEWEST_MEMORY:
+            self._densities.popitem(last=False)
 
     async def count(self, workspace_id: str, query: DocumentQuery) -> int:
         pipeline = [*query.stages(workspace_id), {"$count": "n"}]
@@ -390,8 +449,15 @@ class Documents:
         caller = combined(query.parts())
         source = "documents"
         reads = row_reads(caller, group_by) if use_rollups and _rollups_apply(query) else None
-        if reads is not None and not await self._rollups.is_current(workspace_id):
-            reads = None  # a stale workspace counts its documents
+        parts: list[list[dict[str, Any]]] = []
+        if reads is not None:
+            # The stale check and the row reads at once (one round trip's wait, not two).
+            current, *parts = await asyncio.gather(
+                self._rollups.is_current(workspace_id),
+                *(self._rows(workspace_id, query.archived, read, caller) for read in reads),
+            )
+            if not current:
+                reads = None  # a stale workspace counts its documents
         if reads is None:
             sums = _document_sums(preferred_currency)
             facets = _totals_facets(sums, group_key(group_by), max_groups)
@@ -402,9 +468,6 @@ class Documents:
             result = found[0] if found else {}
         else:
             source = "rollups:" + "+".join(dict.fromkeys(read.shape.name for read in reads))
-            parts = await asyncio.gather(
-                *(self._rows(workspace_id, query.archived, read, caller) for read in reads)
-            )
             signed = (
                 (row, read.sign) for read, part in zip(reads, parts, strict=True) for row in part
             )
@@ -447,7 +510,12 @@ class Documents:
         }
         then = caller if read.others is None else read.others
         pipeline: list[dict[str, Any]] = [{"$match": first}, *([{"$match": then}] if then else [])]
-        found = self._rollups.collection.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS)
+        found = self._rollups.collection.aggregate(
+            # In one batch: a read of a few thousand rows pays no getMore round trips.
+            pipeline,
+            maxTimeMS=AGGREGATE_TIME_LIMIT_MS,
+            batchSize=ROWS_BATCH,
+        )
         return cast(list[dict[str, Any]], await self._run(found.to_list(None)))
 
     async def counts_by_workspace(self, workspace_ids: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -906,6 +974,10 @@ class Documents:
             return await awaitable
         except ExecutionTimeout as exc:
             raise QueryTimeout("query exceeded its time limit") from exc
+
+
+def _naive_utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def _off_midnight(moment: datetime) -> datetime:

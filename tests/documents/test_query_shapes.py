@@ -168,6 +168,24 @@ async def test_newest_first_pages_read_in_widening_windows(wire_store: Store) ->
             keyset = Keyset("docDate", -1, last.get("docDate"), last["_id"])
         assert seen == expected_ids, page_size
 
+    # The first window is sized from the density earlier pages found; whatever it guesses
+    # (a day, or every date at once), the pages are the same.
+    documents_repo = wire_store.documents
+    assert documents_repo._densities, "a read remembers its density"
+    for guess in (timedelta(days=1), timedelta(days=366), timedelta(days=40_000)):
+        documents_repo._first_window = lambda _memory, _limit, guess=guess: guess  # type: ignore[method-assign]
+        for page_size in (1, 3, 7):
+            seen, keyset = [], None
+            while True:
+                page = await documents_repo.find(
+                    "org_newest", DocumentQuery(after=keyset), limit=page_size, fields=["id"]
+                )
+                seen += [record["_id"] for record in page]
+                if len(page) < page_size:
+                    break
+                keyset = Keyset("docDate", -1, page[-1].get("docDate"), page[-1]["_id"])
+            assert seen == expected_ids, (guess, page_size)
+
     # The first window of a dense workspace reads that window only.
     lower = datetime.combine(today - timedelta(days=7), datetime.min.time())
     first = {"workspaceId": "org_newest", "archived": False, "docDate": {"$gt": lower}}
