@@ -145,13 +145,15 @@ def create_app(
                     smtp.close()
                     await smtp.wait_closed()
 
+    # The router tries routes in order (a regex match each): capability calls and GraphQL,
+    # the bulk of the traffic, come first. No two paths overlap, so the order decides nothing.
     routes = [
+        *rest_routes(registry),
+        *graphql_routes(registry),
         Route("/openapi.json", openapi_json, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics.endpoint, methods=["GET"]),
-        *rest_routes(registry),
-        *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
         *inbound_routes(settings),

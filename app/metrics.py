@@ -8,6 +8,8 @@ standard ones (anything else is ``other``), routes are the route templates
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -30,6 +32,7 @@ class Metrics:
     def __init__(self, capability_slugs: frozenset[str]) -> None:
         self.registry = CollectorRegistry()
         self._slugs = capability_slugs
+        self._children: dict[tuple[str, str, int, str | None], tuple[Any, Any, Any]] = {}
         self.requests = Counter(
             "fincap_http_requests",
             "HTTP requests by route template and status",
@@ -61,10 +64,22 @@ class Metrics:
     ) -> None:
         template = route or UNMATCHED
         method = method if method in HTTP_METHODS else OTHER_METHOD
-        self.requests.labels(method, template, str(status)).inc()
-        self.latency.labels(method, template).observe(seconds)
-        if slug is not None and slug in self._slugs:
-            self.capability_calls.labels(slug, str(status)).inc()
+        key = (method, template, status, slug if slug in self._slugs else None)
+        children = self._children.get(key)
+        if children is None:
+            # ``labels()`` validates and looks up on every call; a request's children are
+            # bounded (methods × route templates × statuses × known slugs), so keep them.
+            children = (
+                self.requests.labels(method, template, str(status)),
+                self.latency.labels(method, template),
+                self.capability_calls.labels(key[3], str(status)) if key[3] else None,
+            )
+            self._children[key] = children
+        requests, latency, calls = children
+        requests.inc()
+        latency.observe(seconds)
+        if calls is not None:
+            calls.inc()
 
     def observe_job(self, kind: str, outcome: str) -> None:
         self.jobs.labels(kind, outcome).inc()

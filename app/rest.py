@@ -138,8 +138,9 @@ def rest_routes(registry: Registry) -> list[Route]:
         )
 
     routes = [
-        Route("/v1/capabilities", list_capabilities, methods=["GET"]),
+        # First: the most called route (the router tries them in order).
         Route("/v1/capabilities/{slug}", call_capability, methods=["POST"]),
+        Route("/v1/capabilities", list_capabilities, methods=["GET"]),
         Route("/v1/workspaces", list_workspaces, methods=["GET"]),
     ]
     if registry.get("documents.get") is not None:

@@ -35,9 +35,13 @@ async def invoke(
     """
     spec = lookup(registry, slug)
     ctx = await authorize(
-        credentials, services, spec.permissions, needs_workspace=spec.needs_workspace
+        credentials,
+        services,
+        spec.permissions,
+        needs_workspace=spec.needs_workspace,
+        registry=registry,
     )
-    return await run(spec, dataclasses.replace(ctx, registry=registry), arguments)
+    return await run(spec, ctx, arguments)
 
 
 async def run(
@@ -92,6 +96,7 @@ async def authorize(
     permissions: tuple[str, ...],
     *,
     needs_workspace: bool,
+    registry: Registry | None = None,
 ) -> Context:
     """Authenticate (401), resolve the workspace (400/403) and check scopes (403).
 
@@ -104,7 +109,7 @@ async def authorize(
     )
     if not principal.allows(permissions):
         raise MissingScope(permissions)
-    return Context(services, principal, workspace_id, role, credentials.request_id)
+    return Context(services, principal, workspace_id, role, credentials.request_id, registry)
 
 
 def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:

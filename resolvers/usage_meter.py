@@ -37,25 +37,41 @@ class ApiCallMeter:
         return sum(self._pending.values())
 
     async def flush(self, usage: Usage) -> None:
-        """Write the tally; on failure it is kept for the next flush."""
+        """Write the tally, one ``$inc`` per (workspace, day) at once; the counts of a write
+        that failed are kept for the next flush (only those: the others are in the store)."""
         if not self._pending:
             return
         taken, self._pending = self._pending, {}
-        try:
-            await usage.add_many({key: {"apiCalls": calls} for key, calls in taken.items()})
-        except BaseException:
-            for key, calls in taken.items():
-                self._pending[key] = self._pending.get(key, 0) + calls
-            raise
+        outcomes = await asyncio.gather(
+            *(usage.add_many({key: {"apiCalls": calls}}) for key, calls in taken.items()),
+            return_exceptions=True,
+        )
+        failures = [
+            (key, calls, outcome)
+            for (key, calls), outcome in zip(taken.items(), outcomes, strict=True)
+            if isinstance(outcome, BaseException)
+        ]
+        for key, calls, _ in failures:
+            self._pending[key] = self._pending.get(key, 0) + calls
+        if failures:
+            raise failures[0][2]
 
 
 @contextlib.asynccontextmanager
 async def flushing(meter: ApiCallMeter, usage: Usage, every_s: float) -> AsyncIterator[None]:
-    """Flush ``meter`` every ``every_s`` seconds while the block runs, and once at its end."""
+    """Flush ``meter`` every ``every_s`` seconds while the block runs, and once at its end.
+
+    The periodic flush is asked to stop, never cancelled: a flush cancelled while its writes
+    were in flight would keep counts the store had already added, and write them twice.
+    """
+    stop = asyncio.Event()
 
     async def loop() -> None:
-        while True:
-            await asyncio.sleep(every_s)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every_s)
+            if stop.is_set():
+                return
             try:
                 await meter.flush(usage)
             except Exception:
@@ -65,9 +81,8 @@ async def flushing(meter: ApiCallMeter, usage: Usage, every_s: float) -> AsyncIt
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        stop.set()
+        await task  # lets a flush in progress finish
         try:
             await meter.flush(usage)
         except Exception:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from datetime import date, timedelta
+from typing import Any
 
 import pytest
 
 from persistence.store import Store
 from resolvers.usage_meter import ApiCallMeter, flushing
+from tests.billing.conftest import Billed
 from tests.clock import ManualClock
+from tests.conftest import Tenant
 
 
 async def test_counts_are_written_per_day_and_kept_when_a_write_fails(
@@ -47,3 +50,52 @@ async def test_flushing_writes_periodically_and_once_more_at_the_end(store: Stor
         meter.count("org_a")
     assert meter.pending() == 0  # the final flush
     assert (await store.usage.totals("org_a", date.min, date.max))["apiCalls"] == 2
+
+
+async def test_concurrent_calls_are_counted_exactly_while_flushes_run_and_fail(
+    billed: Billed, store: Store, alice: Tenant, bob: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calls through REST and GraphQL, many at once, while the background flush runs every
+    millisecond and every third write fails: after the final flush the store holds exactly
+    one count per metered call (a call without a workspace and an invalid one are free)."""
+    meter = billed.services.api_calls
+    usage = store.usage
+    writes = 0
+    add_many = usage.add_many
+
+    async def flaky(counts: Any) -> None:
+        nonlocal writes
+        writes += 1
+        if writes % 3 == 0:
+            raise ConnectionError("store busy")
+        await add_many(counts)
+
+    monkeypatch.setattr(usage, "add_many", flaky)
+    rest, graphql = 0, 0
+
+    async def rest_call(who: Tenant) -> None:
+        await billed.ok("workspaces.list", {}, who.headers())
+
+    async def graphql_call(who: Tenant) -> None:
+        body = await billed.gql("{ workspacesList { workspaces { id } } }", who.headers())
+        assert "errors" not in body, body
+
+    async with flushing(meter, usage, 0.001):
+        calls = []
+        for i in range(60):
+            who = alice if i % 3 else bob
+            if i % 4:
+                calls.append(rest_call(who))
+                rest += 1
+            else:
+                calls.append(graphql_call(who))
+                graphql += 1
+        calls.append(billed.ok("workspaces.list", {}, alice.headers(org=None)))  # no workspace
+        bad = billed.call("documents.count", {"groupBy": "no-such-grouping"}, alice.headers())
+        await asyncio.gather(*calls, bad)
+    assert writes > 1 and meter.pending() == 0
+    expected = {alice.org_id: 0, bob.org_id: 0}
+    for i in range(60):
+        expected[alice.org_id if i % 3 else bob.org_id] += 1
+    for org, count in expected.items():
+        assert (await store.usage.totals(org, date.min, date.max))["apiCalls"] == count
