@@ -35,7 +35,7 @@ from pymongo import monitoring
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.workers import WorkerPool
-from bench.harness import Loaded, Workspace, loaded, percentile
+from bench.harness import Loaded, Workspace, load_average, loaded, percentile
 from engines.analysis import Analysis
 from engines.demo import demo_documents
 from engines.extraction.fields.field_types import ParsedFields
@@ -194,7 +194,7 @@ async def main(stored: int, documents: int) -> None:
             print(
                 f"{documents} documents ingested beside {stored} stored (loaded in "
                 f"{sides[1][1].data.load_seconds:.0f} s) and into an empty store, alternately; "
-                "median / p95"
+                f"median / p95 ({load_average()})"
             )
             # Warm-up: imports, the rate book, the first GridFS bucket.
             for _, side in sides:
@@ -206,7 +206,7 @@ async def main(stored: int, documents: int) -> None:
                 for _, side in order:
                     await side.one(raw)
             empty, full = (side.report(label) for label, side in sides)
-            print(f"  ratio full / empty (median total): {full / empty:.2f}")
+            print(f"  ratio full / empty (median total): {full / empty:.2f} ({load_average()})")
     finally:
         server.stop()
 

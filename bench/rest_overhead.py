@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
 from app.main import create_app
+from bench.harness import load_average
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -113,7 +114,7 @@ async def main(calls: int, runs: int) -> None:
         )
         print(f"  … API calls not metered  : {unmetered_ms:7.3f} ms")
         print(f"bare Starlette, same read  : {bare_ms:7.3f} ms")
-        print(f"ratio full / bare          : {full_ms / bare_ms:7.2f}×")
+        print(f"ratio full / bare          : {full_ms / bare_ms:7.2f}×  ({load_average()})")
         tally = ApiCallMeter()
         per_call = min(timeit.repeat(lambda: tally.count("org_bench"), number=100_000, repeat=5))
         print(f"API-call tally per call    : {per_call / 100_000 * 1e6:7.3f} µs")
