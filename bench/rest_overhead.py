@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
 from app.main import create_app
-from bench.harness import load_average
+from bench.harness import load_average, percentile
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -56,17 +56,20 @@ def bare_app(store: Store, user_id: str) -> Starlette:
     return Starlette(routes=[Route("/bare", handler, methods=["POST"])])
 
 
-async def time_calls(
-    client: httpx.AsyncClient, path: str, headers: dict[str, str], calls: int
-) -> float:
-    """Median milliseconds of ``calls`` sequential POSTs."""
-    samples = []
+Stack = tuple[httpx.AsyncClient, str, dict[str, str]]
+
+
+async def time_calls(stacks: list[Stack], calls: int) -> list[list[float]]:
+    """Milliseconds of ``calls`` sequential POSTs to each stack, taken in turns (one call to
+    each, then the next round), so a change of the machine's load hits all alike."""
+    samples: list[list[float]] = [[] for _ in stacks]
     for _ in range(calls):
-        started = time.perf_counter()
-        response = await client.post(path, json={}, headers=headers)
-        samples.append((time.perf_counter() - started) * 1000)
-        assert response.status_code == 200, response.text
-    return statistics.median(samples)
+        for (client, path, headers), taken in zip(stacks, samples, strict=True):
+            started = time.perf_counter()
+            response = await client.post(path, json={}, headers=headers)
+            taken.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200, response.text
+    return samples
 
 
 async def main(calls: int, runs: int) -> None:
@@ -96,24 +99,28 @@ async def main(calls: int, runs: int) -> None:
             "Authorization": f"Bearer {tenant['apiKey']}",
             "X-Service-Org-Id": tenant["orgId"],
         }
-        await time_calls(full, "/v1/capabilities/workspaces.list", headers, 20)  # warm-up
-        await time_calls(bare, "/bare", {}, 20)
-        await time_calls(unmetered, "/v1/capabilities/workspaces.list", headers, 20)
-        full_runs, bare_runs, unmetered_runs = [], [], []
         path = "/v1/capabilities/workspaces.list"
+        stacks: list[Stack] = [
+            (full, path, headers),
+            (unmetered, path, headers),
+            (bare, "/bare", {}),
+        ]
+        await time_calls(stacks, 20)  # warm-up
+        medians: list[list[float]] = [[], [], []]  # per stack, one median per run
+        every: list[list[float]] = [[], [], []]  # per stack, every call
         async with flushing(meter, store.usage, 1.0):
             for _ in range(runs):
-                full_runs.append(await time_calls(full, path, headers, calls))
-                unmetered_runs.append(await time_calls(unmetered, path, headers, calls))
-                bare_runs.append(await time_calls(bare, "/bare", {}, calls))
-        full_ms, bare_ms = statistics.median(full_runs), statistics.median(bare_runs)
-        unmetered_ms = statistics.median(unmetered_runs)
+                for stack, taken in enumerate(await time_calls(stacks, calls)):
+                    medians[stack].append(statistics.median(taken))
+                    every[stack] += taken
+        full_ms, unmetered_ms, bare_ms = (statistics.median(m) for m in medians)
+        full_p95, unmetered_p95, bare_p95 = (percentile(e, 0.95) for e in every)
         print(
-            f"workspaces.list full stack : {full_ms:7.3f} ms "
+            f"workspaces.list full stack : {full_ms:7.3f} ms, p95 {full_p95:.3f} "
             f"(median of {runs} runs × {calls} calls)"
         )
-        print(f"  … API calls not metered  : {unmetered_ms:7.3f} ms")
-        print(f"bare Starlette, same read  : {bare_ms:7.3f} ms")
+        print(f"  … API calls not metered  : {unmetered_ms:7.3f} ms, p95 {unmetered_p95:.3f}")
+        print(f"bare Starlette, same read  : {bare_ms:7.3f} ms, p95 {bare_p95:.3f}")
         print(f"ratio full / bare          : {full_ms / bare_ms:7.2f}×  ({load_average()})")
         tally = ApiCallMeter()
         per_call = min(timeit.repeat(lambda: tally.count("org_bench"), number=100_000, repeat=5))
