@@ -1,6 +1,6 @@
 """What the store benchmarks share: one embedded server for the run, a fresh database per size
-with its workspaces loaded with demo documents, the ``--sizes``/``--runs`` options, and
-median/p95 timing.
+with its workspaces loaded with demo documents (from ``BULK_FROM`` documents in bulk), the
+``--sizes``/``--runs`` options, median/p95 timing and the load average.
 
 A bench script imports it after putting the repository on ``sys.path``::
 
