@@ -25,6 +25,7 @@ from app.openapi import build_openapi
 from app.processing import running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
+from app.web import web_routes
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -121,6 +122,7 @@ def create_app(
         *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
+        *web_routes(registry, openapi),
     ]
     app = Starlette(
         routes=routes,

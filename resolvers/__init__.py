@@ -7,11 +7,11 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import currency, documents, files, pipeline, workspaces
+from resolvers import api_keys, currency, documents, files, pipeline, workspaces
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (currency, documents, files, workspaces)
+RESOURCES = (api_keys, currency, documents, files, workspaces)
 JOB_MODULES = (pipeline,)
 
 
