@@ -32,6 +32,8 @@ function listInput(cursor) {
   return {
     query: ranked ? listState.query.trim() : null,
     useSearch: ranked,
+    // The closest first: a person searching wants the matches, not variety (mmr).
+    searchType: "similarity",
     limit: PAGE,
     sortBy: "docDate",
     sortOrder: -1,
@@ -83,7 +85,8 @@ function badges(doc) {
 export async function documentsView({ rerender }) {
   const data = await loadWithWorkspace(LIST_QUERY, { input: listInput(null) });
   const page = data.workspace.documents;
-  const list = h("ul", { class: "doc-grid", id: "doc-list" }, page.documents.map(card));
+  // data-query says which search the list shows (tests and scripts wait on it).
+  const list = h("ul", { class: "doc-grid", id: "doc-list", "data-query": listState.query }, page.documents.map(card));
   const more = h("div", { class: "more" });
   const showMore = (cursor) => {
     clear(more);

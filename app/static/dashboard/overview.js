@@ -173,7 +173,13 @@ export function filtersForm(rerender) {
   );
   const merchant = h("input", { id: "f-merchant", type: "search", value: f.merchant || "", placeholder: "e.g. Tesco" });
   const active = Object.keys(f).length;
+  // Open on a wide screen or when filters are set; on a phone the charts come first.
+  const open = active > 0 || window.matchMedia("(min-width: 48rem)").matches;
   return h(
+    "details",
+    { class: "filters-box", open },
+    h("summary", {}, active ? `Filters (${active})` : "Filters"),
+    h(
     "form",
     {
       class: "filters",
@@ -201,5 +207,6 @@ export function filtersForm(rerender) {
         ? h("button", { type: "button", onclick: () => { setFilters({}); rerender(); } }, `Clear ${active} filter${active > 1 ? "s" : ""}`)
         : null,
     ),
+  ),
   );
 }
