@@ -206,6 +206,9 @@ def test_upload_a_receipt_and_watch_it_finish(live: LiveDashboard, page: Page, s
     page.wait("!!document.querySelector('.preview img')", timeout=30)
     size = page.js("(i => i.complete && [i.naturalWidth, i.naturalHeight])(document.querySelector('.preview img'))")
     assert size and max(size) == 320
+    # Extracted fields carry the extraction's confidence.
+    assert page.js("document.querySelectorAll('#fields .confidence').length") >= 3
+    assert "Northwind Consulting GmbH" in page.js("document.querySelector('#fields').innerText")
 
 
 def test_create_and_revoke_a_key(live: LiveDashboard, page: Page, shots: Path) -> None:

@@ -198,7 +198,11 @@ export async function documentView({ id, rerender }) {
 
   const paint = () => {
     const evidence = new Map((doc.evidence || []).map((e) => [e.field, e]));
-    const preview = h("div", { class: "preview" });
+    const preview = h(
+      "div",
+      { class: "preview" },
+      doc.file ? h("p", { class: "hint" }, "Loading the original…") : h("p", { class: "hint" }, "No original file is stored for this document."),
+    );
     if (doc.file) {
       api.thumbnailUrl(doc.id).then((url) => {
         if (url) preview.replaceChildren(h("img", { src: url, alt: `The original: ${doc.file.fileName}` }));

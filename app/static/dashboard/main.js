@@ -51,6 +51,8 @@ async function render() {
     if (token !== renderToken) return; // a newer navigation won
     clear(main, content);
     fillPicker();
+    // Time to first render since navigation start (bench/web.py reads it).
+    window.__fincapFirstRender ??= performance.now();
   } catch (error) {
     if (token !== renderToken) return;
     if (error.status === 401) {
