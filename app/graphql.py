@@ -120,9 +120,10 @@ def local_assets(directory: Path = ASSETS_DIR) -> dict[str, Path]:
 
 # What GraphiQL opens on: the dashboard's own query (a workspace's spend by month and its
 # latest documents), and the headers editor filled with the header names to use.
-EXAMPLE_QUERY = """# fincap GraphQL. Put your API key in the Headers tab below (no key yet? see /#api-keys),
-# then run this with Ctrl-Enter. X-Service-Org-Id picks the workspace (workspacesList names
-# them); a key restricted to one workspace may leave it out.
+EXAMPLE_QUERY = """# fincap GraphQL. Put your API key in the Headers tab below
+# (no key yet? see /#api-keys), then run this with Ctrl-Enter. X-Service-Org-Id picks
+# the workspace (workspacesList names them); a key restricted to one workspace may leave
+# it out.
 query Dashboard {
   workspace {
     name

@@ -119,9 +119,7 @@ def _properties_table(schema: dict[str, Any]) -> str:
     required = set(schema.get("required") or [])
     rows = []
     for name, prop in properties.items():
-        notes = [
-            f"{key} {escape(json.dumps(prop[key]))}" for key in CONSTRAINTS if key in prop
-        ]
+        notes = [f"{key} {escape(json.dumps(prop[key]))}" for key in CONSTRAINTS if key in prop]
         if "default" in prop:
             notes.append(f"default {escape(json.dumps(prop['default']))}")
         rows.append(
@@ -165,8 +163,9 @@ def api_reference_page(openapi: dict[str, Any]) -> str:
                 f"<code>{escape(path)}</code></h3>",
                 "".join(
                     f"<p>{escape(paragraph)}</p>"
-                    for paragraph in (operation.get("description") or operation.get("summary", ""))
-                    .split("\n\n")
+                    for paragraph in (
+                        operation.get("description") or operation.get("summary", "")
+                    ).split("\n\n")
                 ),
             ]
             if input_schema:
@@ -195,7 +194,7 @@ def api_reference_page(openapi: dict[str, Any]) -> str:
         f"{info.get('title', 'API')} reference",
         f"<h1>{escape(info.get('title', 'API'))} <small>{escape(info.get('version', ''))}</small>"
         f"</h1><p>{escape(info.get('description', ''))} Server: <code>{escape(server)}</code>. "
-        'Authenticate with <code>Authorization: Bearer sk_…</code> and name the workspace with '
+        "Authenticate with <code>Authorization: Bearer sk_…</code> and name the workspace with "
         '<code>X-Service-Org-Id</code>. Machine-readable: <a href="/openapi.json">/openapi.json'
         "</a>.</p>"
         f'<nav aria-label="Resources"><ul class="toc">{toc}<li><a href="#schemas">Schemas</a>'

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.browser import CHROMIUM  # noqa: E402
-from tests.web.dashboard_live import chromium, prepare, serving  # noqa: E402
+from tests.browser import CHROMIUM
+from tests.web.dashboard_live import chromium, prepare, serving
 
 
 def main() -> None:
@@ -50,7 +50,11 @@ def main() -> None:
             requests: set[int] = set()
             for run in range(args.runs + 1):  # the first load warms caches and is not counted
                 page.call("Page.reload", ignoreCache=True)
-                page.wait("window.__fincapFirstRender > 0 && document.querySelectorAll('#chart-months .bar').length > 0", timeout=120)
+                page.wait(
+                    "window.__fincapFirstRender > 0 && "
+                    "document.querySelectorAll('#chart-months .bar').length > 0",
+                    timeout=120,
+                )
                 if run == 0:
                     continue
                 renders.append(page.js("window.__fincapFirstRender"))

@@ -133,7 +133,8 @@ class Page:
 
     def fill(self, selector: str, value: str) -> None:
         """Focus ``selector``, clear it and type ``value``."""
-        self.js(f"(e => {{ e.focus(); e.select && e.select(); }})(document.querySelector({json.dumps(selector)}))")
+        element = f"document.querySelector({json.dumps(selector)})"
+        self.js(f"(e => {{ e.focus(); e.select && e.select(); }})({element})")
         self.js(f"document.querySelector({json.dumps(selector)}).value = ''")
         self.type_text(value)
 
@@ -160,9 +161,7 @@ def chromium(profile: Path) -> Iterator[Page]:
     process, devtools = start_chromium(profile)
     try:
         target = devtools.call("Target.createTarget", url="about:blank")["targetId"]
-        session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)[
-            "sessionId"
-        ]
+        session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         page = Page(devtools, session)
         page.call("Page.enable")
         yield page
@@ -171,13 +170,17 @@ def chromium(profile: Path) -> Iterator[Page]:
         process.wait(10)
 
 
-def colour_share(png: bytes, rgb: tuple[int, int, int], box: tuple[int, int, int, int] | None = None) -> float:
+def colour_share(
+    png: bytes, rgb: tuple[int, int, int], box: tuple[int, int, int, int] | None = None
+) -> float:
     """The share of pixels of ``png`` (inside ``box``) within a small distance of ``rgb``."""
     from PIL import Image
 
     image = Image.open(io.BytesIO(png)).convert("RGB")
     if box:
         image = image.crop(box)
-    pixels = list(image.get_flattened_data() if hasattr(image, "get_flattened_data") else image.getdata())
+    pixels = list(
+        image.get_flattened_data() if hasattr(image, "get_flattened_data") else image.getdata()
+    )
     near = sum(1 for p in pixels if sum(abs(a - b) for a, b in zip(p, rgb, strict=True)) < 40)
     return near / max(1, len(pixels))

@@ -65,7 +65,9 @@ async def test_keys_of_another_user_or_workspace_are_not_found(
     side = await accounts.create_workspace(store, "alice@example.com", "Side")
     there = await call(client, "api-keys.create", {"name": "side"}, alice.headers(side["orgId"]))
     side_key = there.json()["data"]["result"]["key"]["id"]
-    assert (await call(client, "api-keys.revoke", {"id": side_key}, alice.headers())).status_code == 404
+    assert (
+        await call(client, "api-keys.revoke", {"id": side_key}, alice.headers())
+    ).status_code == 404
 
     here = (await call(client, "api-keys.create", {"name": "here"}, alice.headers())).json()
     restricted = {"Authorization": f"Bearer {here['data']['result']['apiKey']}"}
@@ -73,7 +75,9 @@ async def test_keys_of_another_user_or_workspace_are_not_found(
     assert [k["name"] for k in seen] == ["here"] and seen[0]["isCurrent"] is True
     bootstrap_key = next(
         k["id"]
-        for k in (await call(client, "api-keys.list", {}, alice.headers())).json()["data"]["result"]["keys"]
+        for k in (await call(client, "api-keys.list", {}, alice.headers())).json()["data"][
+            "result"
+        ]["keys"]
         if k["name"] == "bootstrap"
     )
     refused = await call(client, "api-keys.revoke", {"id": bootstrap_key}, restricted)
@@ -82,13 +86,19 @@ async def test_keys_of_another_user_or_workspace_are_not_found(
     assert wider.status_code == 403 and "restricted" in wider.json()["error"]["errorMessage"]
 
 
-async def test_bad_input_is_a_400_naming_the_field(client: httpx.AsyncClient, alice: Tenant) -> None:
+async def test_bad_input_is_a_400_naming_the_field(
+    client: httpx.AsyncClient, alice: Tenant
+) -> None:
     for body, field in (({}, "name"), ({"name": ""}, "name"), ({"name": "a", "x": 1}, "x")):
         response = await call(client, "api-keys.create", body, alice.headers())
-        assert response.status_code == 400 and field in response.json()["error"]["errorMessage"], response.text
+        assert response.status_code == 400 and field in response.json()["error"]["errorMessage"], (
+            response.text
+        )
     response = await call(client, "api-keys.revoke", {"id": ""}, alice.headers())
     assert response.status_code == 400 and "id" in response.json()["error"]["errorMessage"]
-    assert (await call(client, "api-keys.list", {}, {"Authorization": "Bearer sk_nope"})).status_code == 401
+    assert (
+        await call(client, "api-keys.list", {}, {"Authorization": "Bearer sk_nope"})
+    ).status_code == 401
 
 
 async def test_through_graphql(client: httpx.AsyncClient, alice: Tenant) -> None:
@@ -111,9 +121,7 @@ async def test_through_graphql(client: httpx.AsyncClient, alice: Tenant) -> None
         {"i": {"id": key_id}},
     )
     assert gone["data"]["apiKeysRevoke"]["key"]["revokedAt"]
-    missing = await gql(
-        "mutation { apiKeysRevoke(input: {id: \"key_nope\"}) { key { id } } }"
-    )
+    missing = await gql('mutation { apiKeysRevoke(input: {id: "key_nope"}) { key { id } } }')
     assert missing["errors"][0]["extensions"]["status"] == 404
 
 

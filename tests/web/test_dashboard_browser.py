@@ -82,7 +82,9 @@ def test_sign_in_through_the_oauth_pages_and_see_the_charts(
     assert page.js("document.querySelector('h1').innerText") == "Corner Shop"
     months = bar_values(page)
     assert len(months) >= 20 and sum(months.values()) > 1000  # two years of converted spend
-    categories = page.js("[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)")
+    categories = page.js(
+        "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
+    )
     assert {"Groceries", "Fuel"} <= set(categories), categories
     assert page.js("document.querySelectorAll('#latest tbody tr').length") == 10
     assert page.js("document.querySelector('#total').innerText").startswith("$")
@@ -97,19 +99,37 @@ def test_filters_become_where_clauses(live: LiveDashboard, page: Page) -> None:
     before = page.js("document.querySelector('#doc-count').innerText")
     page.js("document.querySelector('#f-category').value = 'Fuel'")
     page.js("document.querySelector('form.filters').requestSubmit()")
-    page.wait("document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel' && document.querySelectorAll('#chart-categories .hbar-label').length === 1")
+    page.wait(
+        "document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel' "
+        "&& document.querySelectorAll('#chart-categories .hbar-label').length === 1"
+    )
     fuel = int(page.js("document.querySelector('#doc-count').innerText"))
     expected = live.call(
         "documents.count",
         {"where": {"conditions": [{"field": "category", "op": "eq", "value": "Fuel"}]}},
     ).json()["data"]["result"]["count"]
     assert fuel == expected < int(before)
-    assert all(row == "Fuel" for row in page.js("[...document.querySelectorAll('#latest tbody tr td:nth-child(3)')].map(t => t.innerText)"))
+    assert all(
+        row == "Fuel"
+        for row in page.js(
+            "[...document.querySelectorAll('#latest tbody "
+            "tr td:nth-child(3)')].map(t => t.innerText)"
+        )
+    )
     # A month column narrows the dates too; "Clear" removes every filter.
-    page.js("document.querySelector('#chart-months .bar:last-of-type').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    page.js(
+        "document.querySelector('#chart-months "
+        ".bar:last-of-type').dispatchEvent(new MouseEvent('click', {bubbles: true}))"
+    )
     page.wait("document.querySelector('#f-from').value !== ''")
-    page.wait("[...document.querySelectorAll('form.filters button')].some(b => b.innerText.startsWith('Clear 3'))")
-    page.js("[...document.querySelectorAll('form.filters button')].find(b => b.innerText.startsWith('Clear')).click()")
+    page.wait(
+        "[...document.querySelectorAll('form.filters "
+        "button')].some(b => b.innerText.startsWith('Clear 3'))"
+    )
+    page.js(
+        "[...document.querySelectorAll('form.filters button')].find(b "
+        "=> b.innerText.startsWith('Clear')).click()"
+    )
     page.wait(f"document.querySelector('#doc-count')?.innerText === {json.dumps(before)}")
 
 
@@ -126,8 +146,14 @@ def test_search_and_thumbnails(live: LiveDashboard, page: Page, shots: Path) -> 
     page.fill("#search", "")
     page.click("#duplicates")
     page.js("document.querySelector('form.search').requestSubmit()")
-    page.wait("document.querySelector('#doc-list')?.dataset.query === '' && document.querySelectorAll('#doc-list .badge.warn').length > 0")
-    assert page.js("[...document.querySelectorAll('#doc-list li')].every(li => li.querySelector('.badge.warn'))")
+    page.wait(
+        "document.querySelector('#doc-list')?.dataset.query === '' && "
+        "document.querySelectorAll('#doc-list .badge.warn').length > 0"
+    )
+    assert page.js(
+        "[...document.querySelectorAll('#doc-list "
+        "li')].every(li => li.querySelector('.badge.warn'))"
+    )
     page.click("#duplicates")
     page.js("document.querySelector('form.search').requestSubmit()")
     page.wait("document.querySelectorAll('#doc-list li').length === 24")
@@ -165,7 +191,10 @@ def test_open_a_document_correct_its_amount_and_see_the_chart_change(
     assert corrected["editHistory"][-1]["field"] == "amount"
 
     page.go(f"{live.base}/app/#/")
-    page.wait(f"(document.querySelectorAll('#chart-months .bar').length > 0) && document.querySelector('#total').innerText !== {json.dumps(total_before)}")
+    page.wait(
+        "(document.querySelectorAll('#chart-months .bar').length > 0) && "
+        f"document.querySelector('#total').innerText !== {json.dumps(total_before)}"
+    )
     after = bar_values(page)[month]
     rate = corrected["conversionRate"] or 1.0
     expected = before + (5000 - float(stored["amount"])) * rate
@@ -184,7 +213,8 @@ def test_upload_a_receipt_and_watch_it_finish(live: LiveDashboard, page: Page, s
         "const transfer = new DataTransfer();"
         "transfer.items.add(new File([bytes], 'northwind.pdf', {type: 'application/pdf'}));"
         "const zone = document.querySelector('#drop-zone');"
-        "zone.dispatchEvent(new DragEvent('drop', {dataTransfer: transfer, bubbles: true, cancelable: true})); })()"
+        "zone.dispatchEvent(new DragEvent('drop', {dataTransfer: "
+        "transfer, bubbles: true, cancelable: true})); })()"
     )
     page.wait("!!document.querySelector('#uploads li[data-file=\"northwind.pdf\"]')")
     seen = set()
@@ -204,7 +234,10 @@ def test_upload_a_receipt_and_watch_it_finish(live: LiveDashboard, page: Page, s
     # Its thumbnail is the PDF's first page, drawn by the server.
     page.click("#uploads li a")
     page.wait("!!document.querySelector('.preview img')", timeout=30)
-    size = page.js("(i => i.complete && [i.naturalWidth, i.naturalHeight])(document.querySelector('.preview img'))")
+    size = page.js(
+        "(i => i.complete && [i.naturalWidth, "
+        "i.naturalHeight])(document.querySelector('.preview img'))"
+    )
     assert size and max(size) == 320
     # Extracted fields carry the extraction's confidence.
     assert page.js("document.querySelectorAll('#fields .confidence').length") >= 3
@@ -220,12 +253,24 @@ def test_create_and_revoke_a_key(live: LiveDashboard, page: Page, shots: Path) -
     assert secret.startswith("sk_")
     # The new key works through REST, in this workspace.
     assert live.call("workspaces.list", {}, key=secret).status_code == 200
-    page.js("[...document.querySelectorAll('#created-key button')].find(b => b.innerText === 'Done').click()")
-    page.wait("[...document.querySelectorAll('#keys tbody tr')].some(r => r.innerText.includes('bookkeeping export'))")
-    page.js("[...document.querySelectorAll('#keys tbody tr')].find(r => r.innerText.includes('bookkeeping export')).querySelector('[data-revoke]').click()")
+    page.js(
+        "[...document.querySelectorAll('#created-key "
+        "button')].find(b => b.innerText === 'Done').click()"
+    )
+    page.wait(
+        "[...document.querySelectorAll('#keys tbody tr')].some(r "
+        "=> r.innerText.includes('bookkeeping export'))"
+    )
+    page.js(
+        "[...document.querySelectorAll('#keys tbody tr')].find(r => "
+        "r.innerText.includes('bookkeeping export')).querySelector('[data-revoke]').click()"
+    )
     page.wait("document.activeElement?.id === 'confirm-revoke'")
     page.press("Enter")
-    page.wait("![...document.querySelectorAll('#keys tbody tr')].some(r => r.innerText.includes('bookkeeping export'))")
+    page.wait(
+        "![...document.querySelectorAll('#keys tbody tr')].some(r "
+        "=> r.innerText.includes('bookkeeping export'))"
+    )
     page.screenshot(shots / "keys.png")
     # Revoked means refused at once (the server's auth cache forgot it).
     assert live.call("workspaces.list", {}, key=secret).status_code == 401
@@ -247,7 +292,9 @@ def test_keyboard_and_phone_width(live: LiveDashboard, page: Page, shots: Path) 
     assert page.js("document.activeElement.id") == "workspace"  # the workspace picker
     page.js("document.querySelector('[data-route=documents]').focus()")
     page.press("Enter")
-    page.wait("location.hash === '#/documents' && document.querySelectorAll('#doc-list li').length > 0")
+    page.wait(
+        "location.hash === '#/documents' && document.querySelectorAll('#doc-list li').length > 0"
+    )
     assert page.js("document.activeElement.tagName") == "H1"  # focus moved to the new page
 
     page.viewport(390, 844, mobile=True)
@@ -257,8 +304,9 @@ def test_keyboard_and_phone_width(live: LiveDashboard, page: Page, shots: Path) 
         # Nothing wider than the phone: no sideways scrolling of the page.
         assert page.js("document.documentElement.scrollWidth") <= 390
         png = page.screenshot(shots / "phone.png")
-        from PIL import Image
         import io
+
+        from PIL import Image
 
         assert Image.open(io.BytesIO(png)).size == (390, 844)
         assert colour_share(png, ACCENT) > 0.005  # the charts are on the first screen

@@ -26,8 +26,14 @@ async def test_landing_page_links_everything_a_newcomer_needs(client: httpx.Asyn
     assert response.status_code == 200
     assert response.headers["content-security-policy"] == CSP
     page = response.text
-    for link in ('href="/app/"', 'href="/v1/graphql"', 'href="/api"', 'href="/help"',
-                 'href="/openapi.json"', 'id="api-keys"'):
+    for link in (
+        'href="/app/"',
+        'href="/v1/graphql"',
+        'href="/api"',
+        'href="/help"',
+        'href="/openapi.json"',
+        'id="api-keys"',
+    ):
         assert link in page, link
     assert "fincap admin bootstrap" in page and "<script" not in page
 
@@ -119,7 +125,8 @@ def test_graphiql_opens_on_the_example_query(tmp_path: Path) -> None:
             # The headers editor is open with the header names to fill in.
             devtools.evaluate(
                 session,
-                "[...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'Headers')?.click()",
+                "[...document.querySelectorAll('button')].find(b "
+                "=> b.innerText.trim() === 'Headers')?.click()",
             )
             headers = devtools.wait_for(
                 session,
