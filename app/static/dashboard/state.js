@@ -1,5 +1,7 @@
 // What the views share: the workspace list, the preferred currency, the dashboard's filters.
 
+import { graphql, setWorkspace, session, ApiError } from "./api.js";
+
 const FILTERS = "fincap.filters";
 
 export const state = {
@@ -43,7 +45,6 @@ export const DOC_TYPES = ["receipt", "invoice", "other"];
 
 // Run a query that selects `workspacesList { … }` and `workspace { … }` together (one
 // request). With no workspace chosen yet, choose the first one listed and ask again.
-import { graphql, setWorkspace, session, ApiError } from "./api.js";
 
 export const WORKSPACES = `workspacesList { currentOrgId workspaces { id name role } }`;
 
