@@ -320,3 +320,23 @@ def test_pages_keep_their_content_security_policy(live: LiveDashboard) -> None:
         csp = response.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
         assert "<script>" not in response.text  # no inline script anywhere
+
+
+def test_sign_out_then_sign_in_with_an_api_key(live: LiveDashboard, page: Page) -> None:
+    page.go(f"{live.base}/app/#/")
+    page.wait("!!document.querySelector('#sign-out') && !document.querySelector('#nav').hidden")
+    page.click("#sign-out")
+    page.wait("!!document.querySelector('#key-form')")
+    assert page.js("sessionStorage.getItem('fincap.session')") is None
+    page.fill("#api-key", live.api_key)
+    page.js("document.querySelector('#key-form').requestSubmit()")
+    page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
+    # An unrestricted key: the first workspace is chosen and the picker lists it.
+    assert page.js("document.querySelector('#workspace').selectedOptions[0].innerText") == (
+        "Corner Shop (owner)"
+    )
+    # A revoked key sends the person back to the sign-in page with the reason.
+    revoked = json.dumps(json.dumps({"kind": "key", "secret": "sk_revoked", "orgId": None}))
+    page.js(f"sessionStorage.setItem('fincap.session', {revoked})")
+    page.go(f"{live.base}/app/#/documents")
+    page.wait("!!document.querySelector('#key-form') && !!document.querySelector('.error')")
