@@ -139,7 +139,8 @@ def admin() -> None:
 @click.option("--workspace", "workspace", required=True, help="Name of the first workspace.")
 def bootstrap(email: str, workspace: str) -> None:
     """Create a user, a workspace they own and an API key; prints {userId, orgId, apiKey}."""
-    run_on_store(lambda store: accounts().bootstrap(store, email, workspace))
+    plans = settings_from_env().plan_catalog()
+    run_on_store(lambda store: accounts().bootstrap(store, email, workspace, plans))
 
 
 @admin.command("create-workspace")
@@ -147,7 +148,8 @@ def bootstrap(email: str, workspace: str) -> None:
 @click.option("--name", required=True, help="Workspace name.")
 def create_workspace(email: str, name: str) -> None:
     """Create a workspace owned by the user; prints {orgId}."""
-    run_on_store(lambda store: accounts().create_workspace(store, email, name))
+    plans = settings_from_env().plan_catalog()
+    run_on_store(lambda store: accounts().create_workspace(store, email, name, plans))
 
 
 @admin.command("create-key")
@@ -156,6 +158,27 @@ def create_workspace(email: str, name: str) -> None:
 def create_key(email: str, restrict_to: str | None) -> None:
     """Issue an API key (shown once); prints {apiKey, keyId}."""
     run_on_store(lambda store: accounts().create_key(store, email, restrict_to))
+
+
+@admin.command("set-plan")
+@click.option("--org", required=True, help="The workspace (org_…).")
+@click.option("--plan", "plan_id", required=True, help="A plan id of the billing catalog.")
+def set_plan(org: str, plan_id: str) -> None:
+    """Move a workspace to another billing plan (prorated like billing.change-plan); prints
+    {orgId, planId, pendingPlanId}."""
+    plans = settings_from_env().plan_catalog()
+    run_on_store(lambda store: accounts().set_plan(store, org, plan_id, plans))
+
+
+@admin.command("charge")
+@click.option("--email", required=True, help="The billing account's owner.")
+@click.option("--amount", required=True, help="Decimal amount, e.g. 49.00 (negative: a credit).")
+@click.option("--description", required=True, help="What the charge is for (shown in history).")
+@click.option("--org", default=None, help="A workspace the user owns that the charge concerns.")
+def charge(email: str, amount: str, description: str, org: str | None) -> None:
+    """Record a one-off charge on a user's billing account; prints {chargeId, userId, total}."""
+    plans = settings_from_env().plan_catalog()
+    run_on_store(lambda store: accounts().charge(store, email, amount, description, org, plans))
 
 
 @admin.command("rebuild-rollups")

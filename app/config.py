@@ -10,7 +10,7 @@ the CLI client's server address.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -20,6 +20,9 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+if TYPE_CHECKING:
+    from engines.billing.plans import PlanCatalog
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -113,10 +116,98 @@ class Settings(BaseSettings):
         "(revocation in the same process is immediate; other processes follow within this "
         "time); 0: look up on every call",
     )
+    billing_plans: Path | None = Field(
+        default=None,
+        validation_alias="FINCAP_BILLING_PLANS",
+        description="a TOML file of billing plans (format: see Billing) replacing the default "
+        "free / pro / business catalog; validated at start-up",
+    )
+    usage_flush_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        validation_alias="FINCAP_USAGE_FLUSH_SECONDS",
+        description="how often an API process writes its buffered API-call counts (billing "
+        "usage); a crash loses at most this long of counts",
+    )
+    xero_client_id: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_XERO_CLIENT_ID",
+        description="Xero app's OAuth 2.0 client id; unset: Xero cannot be connected",
+    )
+    xero_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_XERO_CLIENT_SECRET",
+        description="Xero app's OAuth 2.0 client secret",
+    )
+    xero_authorize_url: str = Field(
+        default="https://login.xero.com/identity/connect/authorize",
+        validation_alias="FINCAP_XERO_AUTHORIZE_URL",
+        description="Xero's authorization endpoint (the user's browser goes there)",
+    )
+    xero_token_url: str = Field(
+        default="https://identity.xero.com/connect/token",
+        validation_alias="FINCAP_XERO_TOKEN_URL",
+        description="Xero's token endpoint",
+    )
+    xero_api_url: str = Field(
+        default="https://api.xero.com",
+        validation_alias="FINCAP_XERO_API_URL",
+        description="Xero's API root (`/connections`, `/api.xro/2.0/…`)",
+    )
+    quickbooks_client_id: str | None = Field(
+        default=None,
+        validation_alias="FINCAP_QUICKBOOKS_CLIENT_ID",
+        description="Intuit app's OAuth 2.0 client id; unset: QuickBooks cannot be connected",
+    )
+    quickbooks_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias="FINCAP_QUICKBOOKS_CLIENT_SECRET",
+        description="Intuit app's OAuth 2.0 client secret",
+    )
+    quickbooks_authorize_url: str = Field(
+        default="https://appcenter.intuit.com/connect/oauth2",
+        validation_alias="FINCAP_QUICKBOOKS_AUTHORIZE_URL",
+        description="Intuit's authorization endpoint",
+    )
+    quickbooks_token_url: str = Field(
+        default="https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer",
+        validation_alias="FINCAP_QUICKBOOKS_TOKEN_URL",
+        description="Intuit's token endpoint",
+    )
+    quickbooks_revoke_url: str = Field(
+        default="https://developer.api.intuit.com/v2/oauth2/tokens/revoke",
+        validation_alias="FINCAP_QUICKBOOKS_REVOKE_URL",
+        description="Intuit's token revocation endpoint (disconnect)",
+    )
+    quickbooks_api_url: str = Field(
+        default="https://quickbooks.api.intuit.com",
+        validation_alias="FINCAP_QUICKBOOKS_API_URL",
+        description="QuickBooks Online API root (`/v3/company/<realm>/…`; the sandbox has its own)",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    @field_validator("billing_plans")
+    @classmethod
+    def _plans_file_valid(cls, value: Path | None) -> Path | None:
+        # Read and validated here, so a bad file stops every entry point at start-up.
+        if value is not None:
+            from engines.billing.plans import PlanCatalogError, load_catalog
+
+            try:
+                load_catalog(value)
+            except PlanCatalogError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def plan_catalog(self) -> PlanCatalog:
+        """The billing plans: the file of ``FINCAP_BILLING_PLANS``, else the shipped ones."""
+        from engines.billing.plans import default_catalog, load_catalog
+
+        return load_catalog(self.billing_plans) if self.billing_plans else default_catalog()
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -246,7 +246,7 @@ class GraphQLFace(GraphQL):
 def as_graphql_error(exc: CapabilityError) -> Exception:
     """A capability error as GraphQL shows it (``extensions.code``/``status``); 5xx unchanged,
     so that the schema masks it as "Internal server error" and logs it."""
-    if exc.status >= 500:
+    if not exc.exposed:
         return exc
     return GraphQLError(exc.message, extensions={"code": exc.code, "status": exc.status})
 

@@ -15,8 +15,10 @@ from starlette.routing import Route
 
 from app.body_limit import BodySizeLimit
 from app.config import Settings
+from app.connectors import connectors_from
 from app.database import open_store
 from app.graphql import graphql_routes
+from app.integrations import integration_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
@@ -33,6 +35,8 @@ from resolvers import build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.registry import Registry
+from resolvers.subscriptions import schedule_period_closes
+from resolvers.usage_meter import flushing
 
 log = logging.getLogger("fincap.app")
 
@@ -104,8 +108,13 @@ def create_app(
                 on_job=metrics.observe_job,
                 keyring=keyring,
             ) as pool,
+            # Last in, first out: the final flush happens while the store is still open.
+            flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
         ):
             app.state.services = pool.services
+            # Billing periods close in a durable job: queued once (dedupe key) by the API
+            # process, run by whichever worker is free, here or in `fincap worker` processes.
+            await schedule_period_closes(opened)
             log.info(
                 "store ready",
                 extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
@@ -122,6 +131,7 @@ def create_app(
         *graphql_routes(registry),
         *mcp_routes(registry),
         *oauth_routes(),
+        *integration_routes(),
         *web_routes(registry, openapi),
     ]
     app = Starlette(
@@ -148,6 +158,8 @@ def create_app(
             base_url=settings.base_url,
             keyring=keyring,
             auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+            plans=settings.plan_catalog(),
+            connectors=connectors_from(settings),
         )
     app.state.settings = settings
     return app

@@ -34,6 +34,7 @@ from resolvers.errors import CapabilityError, MissingScope
 from resolvers.invoke import invoke
 from resolvers.oauth import find_access_token
 from resolvers.registry import CapabilitySpec, Registry
+from schema.approvals import APPROVAL_REQUIRED
 
 # JSON-RPC error code of a call the token's scopes do not cover (implementation-defined range).
 INSUFFICIENT_SCOPE = -32003
@@ -115,6 +116,23 @@ def result_of(value: dict[str, Any]) -> types.CallToolResult:
     )
 
 
+APPROVAL_TOOLS = ("approvals_get", "approvals_approve", "approvals_reject")
+
+
+def approval_result(value: dict[str, Any]) -> types.CallToolResult:
+    """A gated call's answer, naming the tools that review it (decisions.md, MCP)."""
+    value = {**value, "nextTools": list(APPROVAL_TOOLS)}
+    request_id = value.get("approvalRequestId")
+    note = (
+        "Nothing ran yet: this call needs approval by an owner or admin of the workspace. "
+        f"Show it with approvals_get, run it with approvals_approve or drop it with "
+        f'approvals_reject, each with {{"approvalRequestId": "{request_id}"}}.'
+    )
+    result = result_of(value)
+    result.content.append(types.TextContent(type="text", text=note))
+    return result
+
+
 def failed(message: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
@@ -154,8 +172,11 @@ def build_server(registry: Registry) -> Server[Any]:
                 {"error": "insufficient_scope", "scope": " ".join(exc.scopes)},
             ) from None
         except CapabilityError as exc:
-            return failed(exc.message if exc.status < 500 else "Internal server error")
-        return result_of(result.model_dump(mode="json", exclude_unset=True))
+            return failed(exc.message if exc.exposed else "Internal server error")
+        value = result.model_dump(mode="json", exclude_unset=True)
+        if value.get("status") == APPROVAL_REQUIRED:
+            return approval_result(value)
+        return result_of(value)
 
     return Server("fincap", on_list_tools=list_tools, on_call_tool=call_tool)
 

@@ -10,6 +10,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 from app.analysis_child import prepare_analysis_process
 from app.config import Settings
+from app.connectors import connectors_from
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from engines.keyring import Keyring
@@ -62,6 +63,8 @@ async def running_workers(
         analyzer=analyzer,
         keyring=keyring,
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        plans=settings.plan_catalog(),
+        connectors=connectors_from(settings),
     )
     pool = WorkerPool(
         services,
@@ -76,4 +79,5 @@ async def running_workers(
         yield pool
     finally:
         await pool.stop()
+        await services.connectors.aclose()
         analyzer.shutdown()

@@ -50,7 +50,7 @@ def failure(status: int, message: str) -> Response:
 
 def render_error(exc: Exception) -> Response:
     """A capability error as its envelope; anything else as a 500 that reveals nothing."""
-    if isinstance(exc, CapabilityError) and exc.status < 500:
+    if isinstance(exc, CapabilityError) and exc.exposed:
         return failure(exc.status, exc.message)
     log.error("unhandled error", exc_info=exc)
     return failure(500, "Internal server error")

@@ -4,6 +4,10 @@ Both apps run in-process behind httpx's ASGI transport against one embedded Seca
 difference is fincap's own work: request id middleware, key hashing and lookup, membership
 check, input and output validation, the envelope. Prints medians of several runs and the ratio.
 
+It also times the same stack with billing's API-call metering switched off (the tally in
+``invoke()`` replaced by a no-op; the metered run flushes its tally every second, as a server
+does every ``FINCAP_USAGE_FLUSH_SECONDS``), and the tally's own cost per call.
+
     .venv/bin/python bench/rest_overhead.py [--calls 300] [--runs 5]
 """
 
@@ -11,9 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import statistics
 import sys
 import time
+import timeit
+from datetime import date
 from pathlib import Path
 
 import httpx
@@ -30,6 +37,14 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import accounts
+from resolvers.usage_meter import ApiCallMeter, flushing
+
+
+class NoMeter(ApiCallMeter):
+    """Counts nothing: the stack without billing's metering, for comparison."""
+
+    def count(self, workspace_id: str) -> None:
+        return None
 
 
 def bare_app(store: Store, user_id: str) -> Starlette:
@@ -60,9 +75,17 @@ async def main(calls: int, runs: int) -> None:
         store = Store(db)
         await store.ensure_indexes()
         tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
+        metered_app = create_app(Settings(), store=store)
+        meter = metered_app.state.services.api_calls
         full = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=create_app(Settings(), store=store)),
-            base_url="http://fincap.bench",
+            transport=httpx.ASGITransport(app=metered_app), base_url="http://fincap.bench"
+        )
+        unmetered_app = create_app(Settings(), store=store)
+        unmetered_app.state.services = dataclasses.replace(
+            unmetered_app.state.services, api_calls=NoMeter()
+        )
+        unmetered = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=unmetered_app), base_url="http://fincap.bench"
         )
         bare = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=bare_app(store, tenant["userId"])),
@@ -74,19 +97,29 @@ async def main(calls: int, runs: int) -> None:
         }
         await time_calls(full, "/v1/capabilities/workspaces.list", headers, 20)  # warm-up
         await time_calls(bare, "/bare", {}, 20)
-        full_runs, bare_runs = [], []
-        for _ in range(runs):
-            full_runs.append(
-                await time_calls(full, "/v1/capabilities/workspaces.list", headers, calls)
-            )
-            bare_runs.append(await time_calls(bare, "/bare", {}, calls))
+        await time_calls(unmetered, "/v1/capabilities/workspaces.list", headers, 20)
+        full_runs, bare_runs, unmetered_runs = [], [], []
+        path = "/v1/capabilities/workspaces.list"
+        async with flushing(meter, store.usage, 1.0):
+            for _ in range(runs):
+                full_runs.append(await time_calls(full, path, headers, calls))
+                unmetered_runs.append(await time_calls(unmetered, path, headers, calls))
+                bare_runs.append(await time_calls(bare, "/bare", {}, calls))
         full_ms, bare_ms = statistics.median(full_runs), statistics.median(bare_runs)
+        unmetered_ms = statistics.median(unmetered_runs)
         print(
             f"workspaces.list full stack : {full_ms:7.3f} ms "
             f"(median of {runs} runs × {calls} calls)"
         )
+        print(f"  … API calls not metered  : {unmetered_ms:7.3f} ms")
         print(f"bare Starlette, same read  : {bare_ms:7.3f} ms")
         print(f"ratio full / bare          : {full_ms / bare_ms:7.2f}×")
+        tally = ApiCallMeter()
+        per_call = min(timeit.repeat(lambda: tally.count("org_bench"), number=100_000, repeat=5))
+        print(f"API-call tally per call    : {per_call / 100_000 * 1e6:7.3f} µs")
+        counted = (await store.usage.totals(tenant["orgId"], date.min, date.max))["apiCalls"]
+        print(f"API calls written to usage : {counted} (flushed every second)")
+        await unmetered.aclose()
         await full.aclose()
         await bare.aclose()
         motor_client.close()

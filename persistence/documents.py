@@ -613,6 +613,15 @@ class Documents:
             },
         )
 
+    async def set_export_status(
+        self, workspace_id: str, document_id: str, status: str, export_id: str | None
+    ) -> None:
+        """The document's ``exportStatus`` (exported, not-exported) and the export behind it."""
+        await self._col.update_one(
+            {"_id": document_id, "workspaceId": workspace_id},
+            {"$set": {"exportStatus": status, "exportId": export_id, "updatedAt": utcnow()}},
+        )
+
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
         """Archive or restore documents; how many changed state."""
         if not ids:

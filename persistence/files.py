@@ -35,7 +35,24 @@ class Files:
         return self._bucket
 
     async def ensure_indexes(self) -> None:
-        """GridFS creates its own indexes on first write."""
+        """GridFS creates its own indexes on first write; ours serves ``bytes_stored``."""
+        await self._db[f"{BUCKET}.files"].create_index(
+            [("metadata.workspaceId", 1)], name="workspace"
+        )
+
+    async def bytes_stored(self, workspace_id: str) -> int:
+        """Total size of the workspace's originals (what its storage quota counts)."""
+        rows = await (
+            self._db[f"{BUCKET}.files"]
+            .aggregate(
+                [
+                    {"$match": {"metadata.workspaceId": workspace_id}},
+                    {"$group": {"_id": None, "bytes": {"$sum": "$length"}}},
+                ]
+            )
+            .to_list(None)
+        )
+        return int(rows[0]["bytes"]) if rows else 0
 
     async def put(
         self, workspace_id: str, document_id: str, data: bytes, file_name: str, mime_type: str

@@ -8,12 +8,17 @@ from motor.motor_asyncio import AsyncIOMotorDatabase
 
 from persistence.activity import Activity
 from persistence.api_keys import ApiKeys
+from persistence.approvals import Approvals
+from persistence.billing import BillingAccounts, BillingLedger, Subscriptions
 from persistence.categories import CategoryOverrides
 from persistence.documents import Documents
+from persistence.exports import Exports
 from persistence.files import Files
 from persistence.ids import utcnow
+from persistence.integrations import Integrations
 from persistence.jobs import Clock, Jobs
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
+from persistence.usage import Usage
 from persistence.users import Users
 from persistence.workspaces import Workspaces
 
@@ -45,6 +50,13 @@ class Store:
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
+        self.billing_accounts = BillingAccounts(db)
+        self.subscriptions = Subscriptions(db)
+        self.billing_ledger = BillingLedger(db)
+        self.usage = Usage(db)
+        self.approvals = Approvals(db)
+        self.integrations = Integrations(db)
+        self.exports = Exports(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

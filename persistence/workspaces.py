@@ -79,6 +79,14 @@ class Workspaces:
         )
         return [{**w, "role": roles[w["_id"]]} for w in workspaces]
 
+    async def member_count(self, workspace_id: str) -> int:
+        """How many people belong to the workspace (the seats it uses)."""
+        return int(await self._memberships.count_documents({"workspaceId": workspace_id}))
+
+    async def ids_unscoped(self) -> list[str]:
+        """Every workspace id, for operator and background work only (no caller to scope by)."""
+        return [row["_id"] for row in await self._workspaces.find({}, {"_id": 1}).to_list(None)]
+
     async def get_unscoped(self, workspace_id: str) -> dict[str, Any] | None:
         """The workspace by id, for operator commands only (no caller to scope by)."""
         return await self._workspaces.find_one({"_id": workspace_id})
@@ -87,3 +95,14 @@ class Workspaces:
         """The workspace when the user belongs to it."""
         found = await self.list_for_user(user_id, only=workspace_id)
         return found[0] if found else None
+
+    async def ungated(self, workspace_id: str) -> set[str]:
+        """Slugs of the capabilities this workspace has switched approval off for."""
+        found = await self._workspaces.find_one({"_id": workspace_id}, {"approvalsOff": 1})
+        return set((found or {}).get("approvalsOff") or ())
+
+    async def set_gated(self, workspace_id: str, slug: str, gated: bool) -> None:
+        """Switch approval on (the default) or off for capability ``slug``."""
+        # A list, not a map keyed by slug: slugs contain dots, which field names should not.
+        operator = "$pull" if gated else "$addToSet"
+        await self._workspaces.update_one({"_id": workspace_id}, {operator: {"approvalsOff": slug}})

@@ -7,12 +7,34 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import api_keys, currency, documents, files, pipeline, workspaces
+from resolvers import (
+    api_keys,
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    integrations,
+    pipeline,
+    subscriptions,
+    workspaces,
+)
 from resolvers.job_kinds import JobKinds
 from resolvers.registry import Registry
 
-RESOURCES = (api_keys, currency, documents, files, workspaces)
-JOB_MODULES = (pipeline,)
+RESOURCES = (
+    api_keys,
+    approvals,
+    billing,
+    currency,
+    documents,
+    exports,
+    files,
+    integrations,
+    workspaces,
+)
+JOB_MODULES = (exports, pipeline, subscriptions)
 
 
 def build_registry() -> Registry:

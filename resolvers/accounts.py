@@ -6,9 +6,14 @@ admin`` commands call them directly on the store.
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from engines.billing.plans import PlanCatalog, default_catalog
+from persistence.ids import utcnow
+from persistence.money import to_cents
 from persistence.store import Store
+from resolvers import subscriptions
 from resolvers.auth import new_api_key_secret
 from resolvers.errors import BadRequest, NotFound
 
@@ -27,20 +32,81 @@ def _clean_email(email: str) -> str:
     return email
 
 
-async def bootstrap(store: Store, email: str, workspace_name: str) -> dict[str, Any]:
+async def _new_workspace(
+    store: Store, name: str, owner_id: str, plans: PlanCatalog | None
+) -> dict[str, Any]:
+    """A workspace and its subscription to the default plan, billed to the owner's account."""
+    workspace = await store.workspaces.create(_clean_name(name), owner_id)
+    await subscriptions.open_subscription(store, plans or default_catalog(), workspace, utcnow())
+    return workspace
+
+
+async def bootstrap(
+    store: Store, email: str, workspace_name: str, plans: PlanCatalog | None = None
+) -> dict[str, Any]:
     """A user (created if new), a workspace they own, and an API key: everything to start."""
     user = await store.users.get_or_create(_clean_email(email))
-    workspace = await store.workspaces.create(_clean_name(workspace_name), user["_id"])
+    workspace = await _new_workspace(store, workspace_name, user["_id"], plans)
     secret = new_api_key_secret()
     await store.api_keys.create(user["_id"], secret, name="bootstrap")
     return {"userId": user["_id"], "orgId": workspace["_id"], "apiKey": secret}
 
 
-async def create_workspace(store: Store, email: str, name: str) -> dict[str, Any]:
+async def create_workspace(
+    store: Store, email: str, name: str, plans: PlanCatalog | None = None
+) -> dict[str, Any]:
     """A new workspace owned by the user with ``email`` (created if new)."""
     user = await store.users.get_or_create(_clean_email(email))
-    workspace = await store.workspaces.create(_clean_name(name), user["_id"])
+    workspace = await _new_workspace(store, name, user["_id"], plans)
     return {"orgId": workspace["_id"]}
+
+
+async def set_plan(
+    store: Store, org_id: str, plan_id: str, plans: PlanCatalog | None = None
+) -> dict[str, Any]:
+    """Move workspace ``org_id`` to ``plan_id`` (prorated as billing.change-plan does)."""
+    if await store.workspaces.get_unscoped(org_id) is None:
+        raise NotFound(f"no workspace {org_id!r}")
+    subscription = await subscriptions.change_plan(
+        store, plans or default_catalog(), org_id, plan_id, utcnow()
+    )
+    return {
+        "orgId": org_id,
+        "planId": subscription["planId"],
+        "pendingPlanId": subscription.get("pendingPlanId"),
+    }
+
+
+async def charge(
+    store: Store,
+    email: str,
+    amount: str,
+    description: str,
+    org_id: str | None = None,
+    plans: PlanCatalog | None = None,
+) -> dict[str, Any]:
+    """A one-off charge (or, negative, a credit) on the billing account of the user ``email``."""
+    user = await store.users.find_by_email(_clean_email(email))
+    if user is None:
+        raise NotFound(f"no user with email {email.strip().lower()!r}")
+    try:
+        value = Decimal(amount.strip())
+    except InvalidOperation:
+        raise BadRequest(f"amount: not a decimal number: {amount!r}") from None
+    if not value.is_finite() or value != value.quantize(Decimal("0.01")) or abs(value) >= 10**9:
+        raise BadRequest("amount: at most two decimal places and below 1,000,000,000")
+    if org_id is not None and await store.workspaces.role_of(user["_id"], org_id) != "owner":
+        raise BadRequest(f"{email} does not own workspace {org_id}")
+    entry = await subscriptions.add_charge(
+        store,
+        plans or default_catalog(),
+        user["_id"],
+        to_cents(value),
+        description,
+        utcnow(),
+        workspace_id=org_id,
+    )
+    return {"chargeId": entry["_id"], "userId": user["_id"], "total": str(value)}
 
 
 async def create_key(store: Store, email: str, restrict_to: str | None = None) -> dict[str, Any]:

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from engines.billing.plans import PlanCatalog, default_catalog
+from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
+from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
 from resolvers.throttle import ExpensiveCallGate
+from resolvers.usage_meter import ApiCallMeter
 
 if TYPE_CHECKING:
     from engines.currency import RateBook
     from resolvers.processing import Analyzer
+    from resolvers.registry import Registry
 
 
 def _nothing() -> None:
@@ -62,6 +68,13 @@ class Services:
     keyring: Keyring = field(default_factory=Keyring.generate)
     expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
+    # and the clock billing periods are measured with (tests move it).
+    plans: PlanCatalog = field(default_factory=default_catalog)
+    api_calls: ApiCallMeter = field(default_factory=ApiCallMeter)
+    clock: Callable[[], datetime] = utcnow
+    # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
+    connectors: Connectors = field(default_factory=unconfigured)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.
@@ -88,6 +101,8 @@ class Context:
     workspace_id: str | None
     role: str | None
     request_id: str = ""
+    # The registry the call came through (approvals run stored calls with it).
+    registry: Registry | None = None
 
     @property
     def store(self) -> Store:

@@ -65,6 +65,15 @@ async def bulk_edit_documents(ctx: Context, args: BulkEditDocuments) -> BulkEdit
     )
 
 
+def describe_bulk_edit(args: BulkEditDocuments) -> str:
+    """What a reviewer reads about a bulk edit waiting for approval."""
+    changes = args.changes.model_dump(exclude_none=True)
+    filters = {"words": args.query, "merchant": args.merchant, "category": args.category}
+    chosen = ", ".join(f"{name} '{value}'" for name, value in filters.items() if value)
+    setting = " and ".join(f"{name} to '{value}'" for name, value in changes.items())
+    return f"Set {setting or 'nothing'} on the active documents matching {chosen or 'nothing'}"
+
+
 async def select(ctx: Context, args: BulkEditDocuments, changing: list[str]) -> Selection:
     """The active documents the filters match; 400 without a filter or above the limit."""
     if not (args.query or args.merchant or args.category):

@@ -12,14 +12,14 @@ from persistence.documents import PreferredTotal as StoredPreferredTotal
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.context import Context
-from resolvers.document_bulk_edit import bulk_edit_documents
+from resolvers.document_bulk_edit import bulk_edit_documents, describe_bulk_edit
 from resolvers.document_edits import edit_entries
 from resolvers.document_inspect import inspect_document
 from resolvers.document_search import search_documents
 from resolvers.document_views import complete_document, complete_documents, full_view
 from resolvers.errors import BadRequest, NotFound, store_errors
 from resolvers.preferences import preferred_currency
-from resolvers.registry import capability
+from resolvers.registry import ApprovalGate, capability
 from schema.documents import (
     BulkEditDocuments,
     BulkEditResult,
@@ -236,6 +236,7 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     output=BulkEditResult,
     permissions=["write_documents"],
     effect="write",
+    approval=ApprovalGate("Bulk-edit documents", describe=describe_bulk_edit),
 )
 async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
     """Changes merchant and/or category of many active documents at once.

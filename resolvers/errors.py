@@ -6,9 +6,11 @@
     ├── Forbidden                403  wrong workspace
     │   └── MissingScope         403  missing scope (MCP: JSON-RPC error insufficient_scope)
     ├── NotFound                 404  unknown capability or resource (foreign ids look unknown)
+    ├── Conflict                 409  the record kept changing under a compare-and-set; retry
     ├── PayloadTooLarge          413  body above the service's limit
     ├── Unprocessable            422  a stored original cannot be analysed (unreadable, too big)
-    └── TooManyRequests          429  this key already runs an expensive call
+    ├── TooManyRequests          429  this key already runs an expensive call
+    └── BadGateway               502  an accounting provider refused or failed (message shown)
 
 REST renders them as the failure envelope with the HTTP status equal to ``status``; GraphQL puts
 ``code`` into ``errors[].extensions``; the CLI prints the message to stderr.
@@ -33,6 +35,11 @@ class CapabilityError(Exception):
     def __init__(self, message: str = "Internal server error") -> None:
         super().__init__(message)
         self.message = message
+
+    @property
+    def exposed(self) -> bool:
+        """Whether faces show the message (client errors, and a provider's own answer)."""
+        return self.status < 500
 
 
 class BadRequest(CapabilityError):
@@ -74,6 +81,13 @@ class NotFound(CapabilityError):
     code = "NOT_FOUND"
 
 
+class Conflict(CapabilityError):
+    """A concurrent change won every attempt of a compare-and-set; the call may be retried."""
+
+    status = 409
+    code = "CONFLICT"
+
+
 class PayloadTooLarge(CapabilityError):
     """The request body exceeds the service's limit."""
 
@@ -96,12 +110,22 @@ class TooManyRequests(CapabilityError):
     code = "TOO_MANY_REQUESTS"
 
 
+class BadGateway(CapabilityError):
+    """An outside service (Xero, QuickBooks) refused or failed; the message says which and
+    how (it never carries credentials)."""
+
+    status = 502
+    code = "BAD_GATEWAY"
+
+    @property
+    def exposed(self) -> bool:
+        return True
+
+
 ORG_REQUIRED = "Organization context required"
 KEY_RESTRICTED = "This API key is restricted to a different workspace"
 NOT_A_MEMBER = "You are not a member of this workspace"
-TOKEN_BOUND = (
-    "This token is bound to a different workspace; authorize again to act in another one"
-)
+TOKEN_BOUND = "This token is bound to a different workspace; authorize again to act in another one"
 
 
 @contextlib.contextmanager

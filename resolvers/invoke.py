@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from resolvers.approval_gate import gate_call, needs_approval
 from resolvers.auth import authenticate, resolve_workspace
 from resolvers.context import Context, Credentials, Services
 from resolvers.errors import BadRequest, CapabilityError, MissingScope, NotFound, store_errors
@@ -35,15 +37,39 @@ async def invoke(
     ctx = await authorize(
         credentials, services, spec.permissions, needs_workspace=spec.needs_workspace
     )
+    return await run(spec, dataclasses.replace(ctx, registry=registry), arguments)
+
+
+async def run(
+    spec: CapabilitySpec, ctx: Context, arguments: Any, *, approved: bool = False
+) -> BaseModel:
+    """Validate and run ``spec`` in an authorized context: the rest of ``invoke()``.
+
+    A gated call in execute mode is stored for approval instead (unless ``approved``: the
+    approvals resource runs a reviewed call through here, as its requester).
+    """
     args = validate_input(spec, arguments)
+    if ctx.workspace_id is not None:
+        # Metered for billing: a dictionary increment here, written in batches (usage_meter).
+        ctx.services.api_calls.count(ctx.workspace_id)
     with store_errors():
+        gate = None if approved else needs_approval(spec, args)
+        if gate is not None:
+            waiting = await gate_call(ctx, spec, gate, args)
+            if waiting is not None:
+                return spec.output.model_validate(waiting.model_dump())
         if spec.cost:
-            with services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
+            with ctx.services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
                 result = await spec.handler(ctx, args)
         else:
             result = await spec.handler(ctx, args)
     # The output model filters what leaves: a handler cannot leak a stored-only field.
-    return spec.output.model_validate(result, from_attributes=True)
+    checked = spec.result.model_validate(result, from_attributes=True)
+    if spec.output is spec.result:
+        return checked
+    # A gated capability's public model admits the approval answer too; fields the handler
+    # left unset stay unset (absent, not null).
+    return spec.output.model_validate(checked.model_dump(exclude_unset=True))
 
 
 async def authorize(
@@ -83,4 +109,4 @@ def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
     return args
 
 
-__all__ = ["CapabilityError", "authorize", "invoke", "lookup", "validate_input"]
+__all__ = ["CapabilityError", "authorize", "invoke", "lookup", "run", "validate_input"]

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("fincap.processing")
 PROCESS_DOCUMENT = "process-document"
 TERMINAL = frozenset({"processed", "skipped", "failed", "warning"})
+# Outcomes that produced a document record: what billing counts as a document processed.
+BILLABLE = frozenset({"processed", "warning"})
 
 # The pipeline, in order (ARCHITECTURE.md): a new step is one line here.
 STEPS: tuple[Step, ...] = (
@@ -173,6 +175,10 @@ async def set_outcome(
 ) -> None:
     await services.store.documents.set_processing(workspace_id, document_id, status, reason)
     await services.store.activity.set_status(workspace_id, activity_id, status, reason)
+    if status in BILLABLE:
+        # Once per document: a job that is run again finds the document finished and returns
+        # before reaching here (a crash between these writes loses the count, never doubles it).
+        await services.store.usage.add(workspace_id, services.clock().date(), "documentsProcessed")
     log.info("document processed", extra={"documentId": document_id, "status": status})
 
 

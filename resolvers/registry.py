@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from schema.approvals import with_approval
+
 if TYPE_CHECKING:
     from resolvers.context import Context
 
@@ -52,6 +54,31 @@ def camel_name(slug: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+def executing(args: BaseModel) -> bool:
+    """True when the call would act: its ``dryRun`` is false (a preview is never gated)."""
+    return getattr(args, "dryRun", True) is False
+
+
+@dataclass(frozen=True)
+class ApprovalGate:
+    """Declares that a capability's calls wait for an owner's or admin's approval.
+
+    ``@capability(..., approval=ApprovalGate("Send a document to accounting"))``: when
+    ``applies(args)`` holds for the validated input (by default: ``dryRun`` is false) and the
+    workspace has not switched the gate off (approvals.configure), ``invoke()`` stores the call
+    and answers ``approval_required`` instead of running it; approvals.approve runs it later as
+    the requester. ``describe(args)`` writes the request's description for reviewers (default:
+    the slug and the input). With ``preflight`` (and a ``dryRun`` input) the preview runs
+    first, so a call that would fail (unknown id, over a limit) is refused at once with its
+    4xx instead of reaching a reviewer.
+    """
+
+    title: str
+    applies: Callable[[BaseModel], bool] = executing
+    describe: Callable[[Any], str] | None = None  # receives the validated input model
+    preflight: bool = True
+
+
 @dataclass(frozen=True)
 class CapabilitySpec:
     """Everything the faces need to know about one capability."""
@@ -67,13 +94,24 @@ class CapabilitySpec:
     # Units of expensive work per call (0: cheap). Expensive calls run one at a time per API
     # key, and a GraphQL request may select at most ``Limits.max_cost`` units.
     cost: int = 0
+    approval: ApprovalGate | None = None
     description: str = ""
     name: str = field(init=False)
+    # What the handler must return (``output`` is the public model; for a gated capability it
+    # also admits the approval answer, see ``schema.approvals.with_approval``).
+    result: type[BaseModel] = field(init=False)
 
     def __post_init__(self) -> None:
         if not SLUG_PATTERN.match(self.slug):
             raise ValueError(f"capability slug {self.slug!r} is not resource.action")
         object.__setattr__(self, "name", camel_name(self.slug))
+        object.__setattr__(self, "result", self.output)
+        if self.approval is not None:
+            if self.approval.applies is executing and "dryRun" not in self.input.model_fields:
+                raise ValueError(
+                    f"capability {self.slug}: an approval gate on execute mode needs a dryRun input"
+                )
+            object.__setattr__(self, "output", with_approval(self.output))
         unknown = [scope for scope in self.permissions if scope not in SCOPES]
         if unknown:
             raise ValueError(f"capability {self.slug}: unknown scope(s) {', '.join(unknown)}")
@@ -98,8 +136,12 @@ def capability(
     needs_workspace: bool = True,
     aliases: Iterable[str] = (),
     cost: int = 0,
+    approval: ApprovalGate | None = None,
 ) -> Callable[[F], F]:
-    """Mark ``fn`` as the handler of capability ``slug``; no import-time registration."""
+    """Mark ``fn`` as the handler of capability ``slug``; no import-time registration.
+
+    ``approval`` gates the capability (see ``ApprovalGate``).
+    """
 
     def mark(fn: F) -> F:
         spec = CapabilitySpec(
@@ -112,6 +154,7 @@ def capability(
             needs_workspace=needs_workspace,
             aliases=tuple(aliases),
             cost=cost,
+            approval=approval,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

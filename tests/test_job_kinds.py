@@ -23,7 +23,7 @@ def test_the_service_kinds_are_collected_from_the_job_modules() -> None:
     assert spec.on_give_up is not None
     # Jobs queued under the kind's earlier name still run.
     assert kinds.get("process-upload") is spec
-    assert [k.name for k in kinds] == [PROCESS_DOCUMENT]
+    assert [k.name for k in kinds] == ["billing-close-periods", "deliver-export", PROCESS_DOCUMENT]
 
 
 def test_duplicate_names_and_late_additions_fail() -> None:

@@ -104,7 +104,21 @@ async def test_bulk_edit_preview_then_execute(client: httpx.AsyncClient, seeded:
     unchanged = result(await call(client, seeded, "documents.get", {"id": "doc_a"}))["document"]
     assert unchanged["category"] == "Meals"
 
-    done = result(await call(client, seeded, "documents.bulk-edit", {**body, "dryRun": False}))
+    # Executing is gated: nothing changes until an owner approves the stored call.
+    waiting = result(await call(client, seeded, "documents.bulk-edit", {**body, "dryRun": False}))
+    assert waiting["status"] == "approval_required"
+    assert waiting["capability"] == {"name": "documentsBulkEdit", "slug": "documents.bulk-edit"}
+    still = result(await call(client, seeded, "documents.get", {"id": "doc_a"}))["document"]
+    assert still["category"] == "Meals"
+    approved = result(
+        await call(
+            client,
+            seeded,
+            "approvals.approve",
+            {"approvalRequestId": waiting["approvalRequestId"]},
+        )
+    )
+    done = approved["result"]
     assert done["matched"] == 2 and done["modified"] == 2
     changed = result(await call(client, seeded, "documents.get", {"id": "doc_a"}))["document"]
     assert changed["category"] == "Coffee"

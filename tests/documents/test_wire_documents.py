@@ -78,6 +78,18 @@ async def test_documents_over_the_wire(wire_store: Store, registry: Registry) ->
         assert deleted["document"]["archived"] is True
         assert (await call(http, bob, "documents.get", {"id": "doc_a"})).status_code == 404
 
+        # This workspace runs bulk edits without approval (approvals have their own tests).
+        settings = result(
+            await call(
+                http,
+                alice,
+                "approvals.configure",
+                {"capabilitySlug": "documents.bulk-edit", "gated": False},
+            )
+        )
+        assert {"slug": "documents.bulk-edit", "name": "documentsBulkEdit", "gated": False} in (
+            settings["capabilities"]
+        )
         done = result(
             await call(
                 http,

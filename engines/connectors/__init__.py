@@ -1,0 +1,1 @@
+"""Accounting connectors (Xero, QuickBooks Online) behind one interface (``base``)."""

@@ -1,0 +1,122 @@
+"""Approval requests: gated calls waiting for an owner or admin, scoped by workspace.
+
+Approving claims the request atomically (``pending`` → ``running`` in one
+``find_one_and_update``), so of two concurrent approvals exactly one runs the call; the other
+finds nothing pending. The run ends ``executed`` (with its result), or back in ``pending`` with
+the error when the call failed (nothing was done, so it may be approved again or rejected).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, cast
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+
+from persistence.ids import new_id, utcnow
+
+StoredStatus = Literal["pending", "running", "executed", "rejected"]
+
+INDEXES = [
+    IndexModel([("workspaceId", ASCENDING), ("createdAt", DESCENDING)], name="workspace_created"),
+]
+
+
+class Approvals:
+    """The ``approval_requests`` collection."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col = db["approval_requests"]
+
+    async def ensure_indexes(self) -> None:
+        await self._col.create_indexes(INDEXES)
+
+    async def create(
+        self,
+        workspace_id: str,
+        *,
+        slug: str,
+        input: dict[str, Any],
+        title: str,
+        description: str,
+        requester: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Store a pending request for the validated call ``slug(input)`` by ``requester``."""
+        record: dict[str, Any] = {
+            "_id": new_id("apr"),
+            "workspaceId": workspace_id,
+            "status": "pending",
+            "capabilitySlug": slug,
+            "input": input,
+            "title": title,
+            "description": description,
+            "requestedBy": requester["userId"],
+            "requester": requester,
+            "createdAt": utcnow(),
+            "resolvedBy": None,
+            "resolvedAt": None,
+            "rejectionMessage": None,
+            "result": None,
+            "lastError": None,
+        }
+        await self._col.insert_one(record)
+        return record
+
+    async def get(self, workspace_id: str, request_id: str) -> dict[str, Any] | None:
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one({"_id": request_id, "workspaceId": workspace_id}),
+        )
+
+    async def claim(self, workspace_id: str, request_id: str, by: str) -> dict[str, Any] | None:
+        """Take a pending request for running; None when it is not pending (any more)."""
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one_and_update(
+                {"_id": request_id, "workspaceId": workspace_id, "status": "pending"},
+                {"$set": {"status": "running", "resolvedBy": by, "claimedAt": utcnow()}},
+                return_document=ReturnDocument.AFTER,
+            ),
+        )
+
+    async def executed(self, workspace_id: str, request_id: str, result: dict[str, Any]) -> None:
+        await self._col.update_one(
+            {"_id": request_id, "workspaceId": workspace_id, "status": "running"},
+            {
+                "$set": {
+                    "status": "executed",
+                    "result": result,
+                    "resolvedAt": utcnow(),
+                    "lastError": None,
+                }
+            },
+        )
+
+    async def release(self, workspace_id: str, request_id: str, error: str) -> None:
+        """The run failed before doing anything: pending again, with the reason."""
+        await self._col.update_one(
+            {"_id": request_id, "workspaceId": workspace_id, "status": "running"},
+            {"$set": {"status": "pending", "resolvedBy": None, "lastError": error[:1000]}},
+        )
+
+    async def reject(
+        self, workspace_id: str, request_id: str, by: str, message: str | None
+    ) -> dict[str, Any] | None:
+        """Reject a pending request; None when it is not pending."""
+        now: datetime = utcnow()
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one_and_update(
+                {"_id": request_id, "workspaceId": workspace_id, "status": "pending"},
+                {
+                    "$set": {
+                        "status": "rejected",
+                        "resolvedBy": by,
+                        "resolvedAt": now,
+                        "rejectionMessage": message,
+                    }
+                },
+                return_document=ReturnDocument.AFTER,
+            ),
+        )

@@ -1,0 +1,198 @@
+"""Contract models of the approvals resource, and the output shape of a gated capability.
+
+A gated capability (``ApprovalGate`` in the registry) answers either its own result or an
+approval request. ``with_approval(Result)`` is the public output model of such a capability:
+the fields of ``Result`` (made optional, since an approval answer has none of them) plus the
+approval fields. It keeps the name of ``Result``, so GraphQL clients select the same type and
+add ``status approvalRequestId`` to their selection.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from datetime import datetime
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from schema.base import Boolean, CapabilityInput, CapabilityOutput
+
+APPROVAL_REQUIRED: Literal["approval_required"] = "approval_required"
+ApprovalStatus = Literal["pending", "executed", "rejected"]
+
+
+class ApprovalCapability(CapabilityOutput):
+    """The capability an approval request would run."""
+
+    name: str = Field(description="camelCase name, e.g. documentsBulkEdit")
+    slug: str = Field(description="resource.action, e.g. documents.bulk-edit")
+
+
+class ApprovalRequired(CapabilityOutput):
+    """The answer of a gated call in execute mode: nothing ran; an owner or admin reviews it."""
+
+    status: Literal["approval_required"] = APPROVAL_REQUIRED
+    approvalRequestId: str
+    capability: ApprovalCapability
+    title: str
+    description: str
+
+
+APPROVAL_FIELDS = tuple(ApprovalRequired.model_fields)
+
+
+@cache
+def with_approval(result: type[BaseModel]) -> type[BaseModel]:
+    """The public output of a gated capability whose own result is ``result``.
+
+    Every field becomes optional (an approval answer sets none of them; the handler's result is
+    still validated against ``result`` itself). A ``status`` field of ``result`` that is a
+    Literal gains the value ``approval_required``; any other clash with an approval field is a
+    build error.
+    """
+    fields: dict[str, Any] = {}
+    for name, info in result.model_fields.items():
+        annotation: Any = info.annotation
+        if name == "status":
+            values = _literal_values(annotation)
+            if values is None:
+                raise TypeError(
+                    f"{result.__name__}.status must be a Literal to carry approval_required"
+                )
+            annotation = Literal[(*values, APPROVAL_REQUIRED)]  # type: ignore[valid-type]
+        elif name in APPROVAL_FIELDS:
+            raise TypeError(
+                f"{result.__name__}.{name} clashes with the approval field of the same name; "
+                "rename it"
+            )
+        fields[name] = (annotation | None, Field(default=None, description=info.description))
+    for name, info in ApprovalRequired.model_fields.items():
+        if name in fields:
+            continue
+        annotation = info.annotation
+        description = info.description
+        if name == "status":
+            annotation = Literal["approval_required"]
+            description = "approval_required when the call waits for an owner or admin"
+        fields[name] = (annotation | None, Field(default=None, description=description))
+    fields["status"] = (
+        fields["status"][0],
+        Field(default=None, description="approval_required: nothing ran yet; see approvals.get"),
+    )
+    widened: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        result.__name__,
+        __base__=CapabilityOutput,
+        __doc__=(result.__doc__ or "").strip()
+        + " Or, in execute mode while the capability is gated: status approval_required with "
+        "approvalRequestId, capability, title and description (nothing ran).",
+        __module__=result.__module__,
+        **fields,
+    )
+    return widened
+
+
+def _literal_values(annotation: Any) -> tuple[Any, ...] | None:
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) == 1:
+            return _literal_values(members[0])
+    return None
+
+
+class GetApproval(CapabilityInput):
+    """Input of approvals.get."""
+
+    approvalRequestId: str = Field(min_length=1, max_length=100)
+
+
+class ApproveRequest(CapabilityInput):
+    """Input of approvals.approve."""
+
+    approvalRequestId: str = Field(min_length=1, max_length=100)
+
+
+class RejectRequest(CapabilityInput):
+    """Input of approvals.reject."""
+
+    approvalRequestId: str = Field(min_length=1, max_length=100)
+    message: str | None = Field(
+        default=None, min_length=1, max_length=500, description="Why it was rejected"
+    )
+
+
+class ApprovalRequest(CapabilityOutput):
+    """A reviewed call: what it would run, who asked, and how it was resolved."""
+
+    id: str
+    status: ApprovalStatus = Field(
+        description="pending (waiting, or being executed), executed or rejected"
+    )
+    capabilitySlug: str
+    capability: ApprovalCapability
+    title: str
+    description: str
+    requestedBy: str = Field(description="User id of the requester; the call runs as them")
+    createdAt: datetime
+    input: dict[str, Any] = Field(description="The validated request body that will run")
+    resolvedBy: str | None = Field(default=None, description="Who approved or rejected it")
+    resolvedAt: datetime | None = None
+    rejectionMessage: str | None = None
+    result: dict[str, Any] | None = Field(default=None, description="The executed call's result")
+    lastError: str | None = Field(
+        default=None, description="Why the last approval attempt failed (the request stays pending)"
+    )
+
+
+class ApprovalExecuted(CapabilityOutput):
+    """The approved call ran, once, as its requester."""
+
+    approvalRequestId: str
+    status: Literal["executed"] = "executed"
+    capabilitySlug: str
+    result: dict[str, Any] = Field(description="The reviewed capability's result")
+
+
+class ApprovalRejected(CapabilityOutput):
+    """The request was rejected; its call will never run."""
+
+    approvalRequestId: str
+    status: Literal["rejected"] = "rejected"
+    capabilitySlug: str
+    rejectionMessage: str | None = None
+
+
+class GetApprovalSettings(CapabilityInput):
+    """approvals.settings takes no parameters; send ``{}``."""
+
+
+class ConfigureApproval(CapabilityInput):
+    """Input of approvals.configure: switch approval on or off for one gated capability."""
+
+    capabilitySlug: str = Field(
+        min_length=3,
+        max_length=100,
+        pattern=r"^[a-z][a-z-]*\.[a-z][a-zA-Z-]*$",
+        description="resource.action of a gateable capability, e.g. integrations.send",
+    )
+    gated: Boolean = Field(
+        description="true: execute-mode calls wait for an owner or admin; false: they run at once"
+    )
+
+
+class GatedCapability(CapabilityOutput):
+    """A capability that can require approval, and whether it does in this workspace."""
+
+    slug: str
+    name: str
+    gated: bool
+
+
+class ApprovalSettings(CapabilityOutput):
+    """Which capabilities wait for approval in this workspace."""
+
+    capabilities: list[GatedCapability]
