@@ -449,6 +449,11 @@ class DocumentRollups:
             for workspace_id in existing:
                 if workspace_id not in (rowed or set()):
                     await self.mark_stale(workspace_id, "documents from before these rollups")
+                    log.warning(
+                        "workspace %s counts from its documents until "
+                        "`fincap admin rebuild-rollups` recounts its rollups",
+                        workspace_id,
+                    )
             await self._state.update_one(
                 {"_id": MIGRATED_ID}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
             )
