@@ -206,3 +206,32 @@ def test_vectors_are_cached_between_starts(tmp_path) -> None:  # type: ignore[no
     HelpCenter(shipped_articles()[:2], edited, vector_cache=tmp_path)
     assert edited.texts > 0  # other texts: another file, the old one removed
     assert len(list(tmp_path.glob("help-vectors-*.npy"))) == 1
+
+
+async def test_start_up_builds_the_index_in_a_thread_and_survives_a_failure(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+
+    import engines.help_center as help_center
+
+    threads: list[str] = []
+
+    def build() -> HelpCenter:
+        threads.append(threading.current_thread().name)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(help_center, "default_help_center", build)
+    task = help_center.index_at_start_up()
+    assert not task.done()  # start-up goes on while it builds
+    await task  # a failed build is logged, never raised into start-up
+    assert threads and threads[0] != threading.main_thread().name
+    assert "help center index failed at start-up" in caplog.text
+
+
+def test_the_shared_index_is_built_once() -> None:
+    import engines.help_center as help_center
+
+    first = default_help_center()
+    assert help_center.built()
+    assert default_help_center() is first
