@@ -138,6 +138,19 @@ def test_rows_of_leaves_unknown_ids_out() -> None:
     assert index.rows_of(["gone"]).tolist() == []
 
 
+def test_rows_of_the_same_candidates_again_and_after_they_change() -> None:
+    index, _ = build([{"merchant": "Shell"}, {"merchant": "Aral"}, {"merchant": "Rewe"}])
+    first = index.rows_of(["d2", "d0"])
+    again = index.rows_of(["".join(["d", "2"]), "".join(["d", "0"])])  # equal, new strings
+    assert again is first and again.tolist() == [2, 0]
+    assert not again.flags.writeable  # shared between searches: nobody may change it
+    index.upsert("d3", {"merchant": "Lidl"}, None)  # a new document among the candidates
+    assert index.rows_of(["d2", "d3", "d0"]).tolist() == [2, 3, 0]
+    assert index.rows_of(["d0", "d2"]).tolist() == [0, 2]  # other order, other answer
+    index.upsert("d0", {"merchant": "Esso"}, None)  # a correction keeps the row
+    assert index.rows_of(["d0", "d2"]).tolist() == [0, 2]
+
+
 def test_top_breaks_ties_at_the_cut_by_position() -> None:
     scores = np.array([0.0, 1.0] + [0.5] * 50, dtype=np.float32)
     assert top(scores, 3).rows == [1, 2, 3]
