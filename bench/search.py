@@ -391,6 +391,10 @@ def load_average() -> str:
     return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
 
 
+class Refused(Exception):
+    """documents.search did not answer 200."""
+
+
 async def end_to_end(sizes: Sequence[int], runs: int) -> None:
     from app.config import Settings
     from app.main import create_app
@@ -448,10 +452,25 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
                         json={"query": text, "limit": 5, **extra},
                         headers=headers,
                     )
-                    assert response.status_code == 200, response.text[:300]
-                    return (time.perf_counter() - begin) * 1000
+                    took = (time.perf_counter() - begin) * 1000
+                    if response.status_code != 200:
+                        # At 100k documents the embedded store's read of the candidates can
+                        # pass the query time limit (a 400 that says so): report, not crash.
+                        raise Refused(
+                            f"{response.status_code} after {took:.0f} ms: {response.text[:200]}"
+                        )
+                    return took
 
-                cold = await search("coffee")
+                try:
+                    cold = await search("coffee")
+                except Refused as refused:
+                    print(
+                        f"  {size:>7} documents (loaded in {load_s:.0f} s): refused {refused}; "
+                        f"{load_average()}"
+                    )
+                    await client.drop_database(name)
+                    client.close()
+                    continue
                 warm: list[float] = []
                 for text in LATENCY_QUERIES:
                     await search(text)
