@@ -16,11 +16,10 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.request_context import credentials_of, services_of
+from app.request_context import workspace_context
 from app.rest import render_error
 from app.web_pages import api_reference_page, landing_page
 from resolvers.files import original_thumbnail
-from resolvers.invoke import authorize
 from resolvers.registry import Registry
 
 DASHBOARD_DIR = Path(__file__).parent / "static" / "dashboard"
@@ -94,12 +93,7 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
     async def thumbnail(request: Request) -> Response:
         """A JPEG preview of a document's original (authenticated, workspace-scoped)."""
         try:
-            ctx = await authorize(
-                credentials_of(request),
-                services_of(request),
-                ("read_documents",),
-                needs_workspace=True,
-            )
+            ctx = await workspace_context(request, ("read_documents",))
             preview, sha256 = await original_thumbnail(ctx, request.path_params["document_id"])
         except Exception as exc:
             return render_error(exc)
