@@ -71,6 +71,21 @@ def waiting_id(line: str) -> str:
     return line.split("waiting for approval ", 1)[1].split(" ")[0].rstrip(".")
 
 
+async def held_archive(
+    client: httpx.AsyncClient, store: Store, registry: Registry, tenant: Tenant
+) -> tuple[dict[str, Any], str, str]:
+    """A 0.50 USD receipt that "Require approval and archive receipts under 1 dollar" matched:
+    the rule, its approval request's id and the document's activity id."""
+    activity_id = await arrive(
+        store, tenant, "doc_tiny", merchant="Kiosk", amount=Decimal("0.50"), currency="USD"
+    )
+    rule = await save(client, tenant, ARCHIVE_AFTER_REVIEW)
+    [line] = await fire(store, registry, tenant, "doc_tiny")
+    request_id = waiting_id(line)
+    assert line == f"Rule '{rule['name']}': waiting for approval {request_id} to archive it."
+    return rule, request_id, activity_id
+
+
 def sends() -> list[tuple[Any, ...]]:
     return [c for c in Calls.made if c[0] == "integrations.send"]
 
@@ -158,12 +173,7 @@ async def test_held_actions_wait_then_run_once_as_the_author_when_approved(
 async def test_a_rejected_request_applies_nothing_over_graphql(
     client: httpx.AsyncClient, alice: Tenant, store: Store, registry: Registry
 ) -> None:
-    activity_id = await arrive(
-        store, alice, "doc_tiny", merchant="Kiosk", amount=Decimal("0.50"), currency="USD"
-    )
-    rule = await save(client, alice, ARCHIVE_AFTER_REVIEW)
-    [line] = await fire(store, registry, alice, "doc_tiny")
-    request_id = waiting_id(line)
+    rule, request_id, activity_id = await held_archive(client, store, registry, alice)
     listed = (await gql(client, alice, GQL_RULES))["data"]["rulesList"]["rules"]
     assert listed == [
         {"id": rule["id"], "stats": {"awaitingApproval": [request_id], "actionsApplied": 1}}
@@ -214,10 +224,7 @@ async def test_approving_a_review_only_rule_records_the_review_over_graphql(
 async def test_another_workspace_can_neither_see_nor_approve_nor_run_it(
     client: httpx.AsyncClient, alice: Tenant, bob: Tenant, store: Store, registry: Registry
 ) -> None:
-    await arrive(store, alice, "doc_tiny", merchant="Kiosk", amount=Decimal("0.5"), currency="USD")
-    await save(client, alice, ARCHIVE_AFTER_REVIEW)
-    [line] = await fire(store, registry, alice, "doc_tiny")
-    request_id = waiting_id(line)
+    _, request_id, _ = await held_archive(client, store, registry, alice)
     stored = result(await call(client, alice, "approvals.get", {"approvalRequestId": request_id}))
 
     for slug in ("approvals.get", "approvals.approve", "approvals.reject"):
@@ -235,10 +242,7 @@ async def test_another_workspace_can_neither_see_nor_approve_nor_run_it(
 async def test_concurrent_approvals_apply_the_held_action_once(
     client: httpx.AsyncClient, alice: Tenant, store: Store, registry: Registry
 ) -> None:
-    await arrive(store, alice, "doc_tiny", merchant="Kiosk", amount=Decimal("0.5"), currency="USD")
-    rule = await save(client, alice, ARCHIVE_AFTER_REVIEW)
-    [line] = await fire(store, registry, alice, "doc_tiny")
-    request_id = waiting_id(line)
+    rule, request_id, _ = await held_archive(client, store, registry, alice)
     answers = await asyncio.gather(
         *(
             call(client, alice, "approvals.approve", {"approvalRequestId": request_id})
@@ -255,12 +259,7 @@ async def test_concurrent_approvals_apply_the_held_action_once(
 async def test_deleting_the_rule_rejects_its_open_requests(
     client: httpx.AsyncClient, alice: Tenant, store: Store, registry: Registry
 ) -> None:
-    activity_id = await arrive(
-        store, alice, "doc_tiny", merchant="Kiosk", amount=Decimal("0.5"), currency="USD"
-    )
-    rule = await save(client, alice, ARCHIVE_AFTER_REVIEW)
-    [line] = await fire(store, registry, alice, "doc_tiny")
-    request_id = waiting_id(line)
+    rule, request_id, activity_id = await held_archive(client, store, registry, alice)
     assert result(await call(client, alice, "rules.delete", {"id": rule["id"]}))["deleted"]
     shown = result(await call(client, alice, "approvals.get", {"approvalRequestId": request_id}))
     assert shown["status"] == "rejected" and shown["rejectionMessage"] == "The rule was deleted"
