@@ -42,6 +42,8 @@ SCOPES: tuple[str, ...] = (
     "write_api_keys",
 )
 Handler = Callable[["Context", Any], Awaitable[BaseModel]]
+# Told when an approval request for the capability's call was rejected (the call never ran).
+RejectHook = Callable[["Context", dict[str, Any]], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
 
 CAPABILITY_ATTR = "__fincap_capability__"
@@ -95,6 +97,7 @@ class CapabilitySpec:
     # key, and a GraphQL request may select at most ``Limits.max_cost`` units.
     cost: int = 0
     approval: ApprovalGate | None = None
+    on_reject: RejectHook | None = None
     description: str = ""
     name: str = field(init=False)
     # What the handler must return (``output`` is the public model; for a gated capability it
@@ -137,10 +140,12 @@ def capability(
     aliases: Iterable[str] = (),
     cost: int = 0,
     approval: ApprovalGate | None = None,
+    on_reject: RejectHook | None = None,
 ) -> Callable[[F], F]:
     """Mark ``fn`` as the handler of capability ``slug``; no import-time registration.
 
-    ``approval`` gates the capability (see ``ApprovalGate``).
+    ``approval`` gates the capability (see ``ApprovalGate``). ``on_reject`` is awaited after
+    approvals.reject rejected a stored call of it (to record that it will not run).
     """
 
     def mark(fn: F) -> F:
@@ -155,6 +160,7 @@ def capability(
             aliases=tuple(aliases),
             cost=cost,
             approval=approval,
+            on_reject=on_reject,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn
