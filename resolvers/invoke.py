@@ -16,8 +16,9 @@ from resolvers.validation import describe_validation_error, unpaired_surrogate
 
 
 def lookup(registry: Registry, slug: str) -> CapabilitySpec:
+    """The public capability ``slug``; an internal one is as unknown as a missing one."""
     spec = registry.get(slug)
-    if spec is None:
+    if spec is None or spec.internal:
         raise NotFound(f"Unknown capability '{slug}'")
     return spec
 

@@ -419,13 +419,14 @@ async def delete(ctx: Context, args: DeleteRule) -> DeletedRule:
     permissions=["write_documents"],
     effect="destructive",
     on_reject=held_actions_rejected,
+    internal=True,
 )
 async def resume(ctx: Context, args: ResumeRule) -> ResumedRule:
     """Carries out, once, the actions an automation rule held for review on one document (the
     actions after its require-approval step), as the rule's author; with none, records the
-    review. It is not called directly: a rule's require-approval stores it as an approval
+    review. Internal: no face offers it. A rule's require-approval stores it as an approval
     request, and it runs when an owner or admin approves that request with approvals.approve
-    (any other call is refused with 403). The document's activity says who approved and what
+    (any other run is refused with 403). The document's activity says who approved and what
     was done."""
     workspace_id = ctx.require_workspace()
     request = await ctx.store.approvals.get(workspace_id, args.approvalRequestId)

@@ -14,6 +14,9 @@ import pytest
 
 from persistence.store import Store
 from resolvers import RESOURCES, integrations
+from resolvers.context import Credentials, Services
+from resolvers.errors import Forbidden
+from resolvers.invoke import authorize, run
 from resolvers.registry import Registry
 from resolvers.rule_runner import run_document_rules
 from tests.conftest import Tenant
@@ -133,9 +136,9 @@ async def test_held_actions_wait_then_run_once_as_the_author_when_approved(
     assert "doc_ride" in shown["description"] and "send it to xero" in shown["description"]
     assert shown["input"]["ruleId"] == rule["id"] and shown["input"]["documentId"] == "doc_ride"
 
-    # Called directly (not by an approval), rules.resume is refused.
+    # Internal: no face offers rules.resume, so a direct call finds no such capability.
     direct = await call(client, alice, "rules.resume", shown["input"])
-    assert direct.status_code == 403 and sends() == []
+    assert direct.status_code == 404 and sends() == []
 
     approved = result(
         await call(client, alice, "approvals.approve", {"approvalRequestId": request_id})
@@ -230,7 +233,7 @@ async def test_another_workspace_can_neither_see_nor_approve_nor_run_it(
     for slug in ("approvals.get", "approvals.approve", "approvals.reject"):
         refused = await call(client, bob, slug, {"approvalRequestId": request_id})
         assert refused.status_code == 404, (slug, refused.text)
-    assert (await call(client, bob, "rules.resume", stored["input"])).status_code == 403
+    assert (await call(client, bob, "rules.resume", stored["input"])).status_code == 404
     body = await gql(client, bob, GQL_APPROVE, id=request_id)
     assert body["data"]["approvalsApprove"] is None and "not found" in str(body["errors"])
     assert (await document(client, alice, "doc_tiny"))["archived"] is False
@@ -294,3 +297,23 @@ async def test_without_require_approval_the_send_meets_its_own_gate(
     [line] = await fire(store, registry, alice, "doc_ride")
     assert line.startswith(f"Rule '{rule['name']}': sending to xero awaits approval apr_")
     assert [c[3]["dryRun"] for c in sends()] == [True]  # the gate's preview only
+
+
+async def test_resume_refuses_any_run_but_the_approval_of_its_request(
+    client: httpx.AsyncClient, alice: Tenant, store: Store, registry: Registry
+) -> None:
+    """Behind the faces, server code that ran the internal capability with the stored input
+    but not as the approval running it (here the workspace owner's own key) is refused."""
+    _, request_id, _ = await held_archive(client, store, registry, alice)
+    stored = result(await call(client, alice, "approvals.get", {"approvalRequestId": request_id}))
+    spec = registry.get("rules.resume")
+    assert spec is not None and spec.internal and spec not in list(registry)
+    owner = await authorize(
+        Credentials(api_key=alice.api_key, org_id=alice.org_id),
+        Services(store=store),
+        spec.permissions,
+        needs_workspace=True,
+    )
+    with pytest.raises(Forbidden):
+        await run(spec, owner, stored["input"], approved=True)
+    assert (await document(client, alice, "doc_tiny"))["archived"] is False
