@@ -31,7 +31,7 @@ from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
 from app.smtp import start_smtp_server
 from app.web import web_routes
-from engines.help_center import use_vector_cache
+from engines.help_center import index_at_start_up, use_vector_cache
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
@@ -104,10 +104,21 @@ def create_app(
             yield
             return
         keyring = load_keyring(settings)
-        # The help center is indexed on its first use (a help search or page waits for that one
-        # build), not during start-up: on a busy 2-core machine the embeddings competed with
-        # start-up and pushed readiness past a minute. Its vectors are kept in the data dir.
+        # The help center is indexed at start-up in a worker thread, beside the store's start,
+        # so that the first help search does not pay the build; readiness does not wait for it
+        # (built in the event loop it once pushed readiness past a minute on a busy machine).
+        # Its vectors are kept in the data dir, so later starts read them instead of embedding.
         use_vector_cache(settings.data_dir / "help_center")
+        help_index = index_at_start_up()
+        try:
+            async with _serving(app, keyring):
+                yield
+        finally:
+            await help_index  # a build still running at shutdown finishes, not cut off
+
+    @contextlib.asynccontextmanager
+    async def _serving(app: Starlette, keyring: Keyring) -> AsyncIterator[None]:
+        """The store, the workers and the usage flush, for as long as the app serves."""
         async with (
             open_store(settings) as opened,
             running_workers(

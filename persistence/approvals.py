@@ -23,6 +23,10 @@ INDEXES = [
 ]
 
 
+def new_request_id() -> str:
+    return new_id("apr")
+
+
 class Approvals:
     """The ``approval_requests`` collection."""
 
@@ -41,10 +45,13 @@ class Approvals:
         title: str,
         description: str,
         requester: dict[str, Any],
+        request_id: str | None = None,
     ) -> dict[str, Any]:
-        """Store a pending request for the validated call ``slug(input)`` by ``requester``."""
+        """Store a pending request for the validated call ``slug(input)`` by ``requester``
+        (``request_id``: an id made beforehand with ``new_request_id``, for a call whose input
+        names its own request)."""
         record: dict[str, Any] = {
-            "_id": new_id("apr"),
+            "_id": request_id or new_request_id(),
             "workspaceId": workspace_id,
             "status": "pending",
             "capabilitySlug": slug,
@@ -68,6 +75,29 @@ class Approvals:
             dict[str, Any] | None,
             await self._col.find_one({"_id": request_id, "workspaceId": workspace_id}),
         )
+
+    async def unresolved(
+        self, workspace_id: str, slug: str, key: str, values: list[str], limit: int = 20
+    ) -> dict[str, list[str]]:
+        """The ids of the pending (or running) requests for ``slug`` whose ``input[key]`` is one
+        of ``values``, oldest first, at most ``limit`` per value."""
+        found: dict[str, list[str]] = {}
+        if not values:
+            return found
+        cursor = self._col.find(
+            {
+                "workspaceId": workspace_id,
+                "capabilitySlug": slug,
+                "status": {"$in": ["pending", "running"]},
+                f"input.{key}": {"$in": values},
+            },
+            {"_id": 1, "input": 1},
+        ).sort([("createdAt", ASCENDING), ("_id", ASCENDING)])
+        async for row in cursor:
+            ids = found.setdefault(row["input"][key], [])
+            if len(ids) < limit:
+                ids.append(row["_id"])
+        return found
 
     async def claim(self, workspace_id: str, request_id: str, by: str) -> dict[str, Any] | None:
         """Take a pending request for running; None when it is not pending (any more)."""

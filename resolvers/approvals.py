@@ -9,6 +9,7 @@ request is claimed atomically first.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from resolvers.context import Context, Principal
@@ -30,6 +31,7 @@ from schema.approvals import (
     RejectRequest,
 )
 
+log = logging.getLogger("fincap.approvals")
 REVIEWERS = frozenset({"owner", "admin"})
 
 
@@ -181,7 +183,8 @@ async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
 async def reject(ctx: Context, args: RejectRequest) -> ApprovalRejected:
     """Rejects a pending request without running the action, with an optional message (1-500
     characters) for the requester. Owners and admins reject; a requester may also withdraw
-    their own request."""
+    their own request. A request an automation rule made is recorded in the document's
+    activity as rejected."""
     record = await _load(ctx, args.approvalRequestId)
     if ctx.role not in REVIEWERS and record["requestedBy"] != ctx.user_id:
         raise Forbidden("Only owners and admins of the workspace, or the requester, can reject")
@@ -190,6 +193,12 @@ async def reject(ctx: Context, args: RejectRequest) -> ApprovalRejected:
     )
     if rejected is None:
         raise _already(await _load(ctx, args.approvalRequestId))
+    spec = _registry(ctx).get(rejected["capabilitySlug"])
+    if spec is not None and spec.on_reject is not None:
+        try:
+            await spec.on_reject(ctx, rejected)
+        except Exception:  # the rejection stands; only its follow-up record is missing
+            log.exception("after-rejection hook failed", extra={"slug": spec.slug})
     return ApprovalRejected(
         approvalRequestId=rejected["_id"],
         status="rejected",

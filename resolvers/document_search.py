@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from engines.ranking.search_index import SearchIndex, diversify, fuse, top
+from engines.ranking.search_index import SearchIndex, diversify, fused_top
 from persistence.document_query import DocumentQuery, Keyset
 from persistence.document_records import StoredDocument, stored_path
 from resolvers import cursors
@@ -172,7 +172,8 @@ async def rank_documents(
     The database selects the candidates (where-clause, archive and export filters: every one
     of them, not the newest few); the workspace's in-memory index scores them by words (BM25)
     and by meaning (cosine of embeddings, in memory or by ``$vectorSearch``), and the two
-    rankings are fused (``engines.ranking.search_index.fuse``). With ``diverse_head`` the first
+    rankings are fused (``engines.ranking.search_index.fuse``, computed for the ``k`` best only
+    by ``fused_top``, which reads the head of each ranking). With ``diverse_head`` the first
     that many are re-picked by MMR from the ``k`` best, the rest keep their order.
     ``mode`` ranks by one signal only (``bench/search.py`` compares them).
     """
@@ -193,12 +194,11 @@ async def rank_documents(
         vector = await services.search.query_vector(text)
         if vector is not None:
             similarity = await _similarities(ctx, workspace_id, query, index, rows, vector, k)
-    scores = fuse(lexical, similarity, distinctive=distinctive)
-    best = top(scores, k)
-    order = best.rows
+    best = fused_top(lexical, similarity, k, distinctive=distinctive)
+    order = best.ranked.rows
     if diverse_head and order:
         picked = diversify(
-            [float(scores[i]) for i in order],
+            best.scores,
             index.vectors(rows[order]),
             diverse_head,
             [index.words(int(rows[i])) for i in order],
@@ -206,7 +206,7 @@ async def rank_documents(
         head = [order[i] for i in picked]
         chosen = set(head)  # once: the rest keeps its rank order after the diverse head
         order = head + [i for i in order if i not in chosen]
-    return RankedIds([index.ids[int(rows[i])] for i in order], best.matched)
+    return RankedIds([index.ids[int(rows[i])] for i in order], best.ranked.matched)
 
 
 async def _similarities(

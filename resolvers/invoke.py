@@ -16,8 +16,9 @@ from resolvers.validation import describe_validation_error, unpaired_surrogate
 
 
 def lookup(registry: Registry, slug: str) -> CapabilitySpec:
+    """The public capability ``slug``; an internal one is as unknown as a missing one."""
     spec = registry.get(slug)
-    if spec is None:
+    if spec is None or spec.internal:
         raise NotFound(f"Unknown capability '{slug}'")
     return spec
 
@@ -77,17 +78,21 @@ async def run(
     return spec.output.model_validate(checked.model_dump(exclude_unset=True))
 
 
-async def invoke_as(registry: Registry, slug: str, arguments: Any, ctx: Context) -> BaseModel:
+async def invoke_as(
+    registry: Registry, slug: str, arguments: Any, ctx: Context, *, approved: bool = False
+) -> BaseModel:
     """Run capability ``slug`` in a context built by trusted server code (an automation rule
     acting for the user who saved it): scopes, then ``run`` as ``invoke`` does (validation,
-    the approval gate, the handler, the output model).
+    the approval gate, the handler, the output model). ``approved``: an owner or admin already
+    approved this very call (a rule's held actions), so the gate does not ask again.
 
     ``NotFound`` when the capability is not part of this service.
     """
     spec = lookup(registry, slug)
     if not ctx.principal.allows(spec.permissions):
         raise MissingScope(spec.permissions)
-    return await run(spec, dataclasses.replace(ctx, registry=registry), arguments)
+    bound = dataclasses.replace(ctx, registry=registry)
+    return await run(spec, bound, arguments, approved=approved)
 
 
 async def authorize(

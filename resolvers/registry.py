@@ -42,6 +42,8 @@ SCOPES: tuple[str, ...] = (
     "write_api_keys",
 )
 Handler = Callable[["Context", Any], Awaitable[BaseModel]]
+# Told when an approval request for the capability's call was rejected (the call never ran).
+RejectHook = Callable[["Context", dict[str, Any]], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
 
 CAPABILITY_ATTR = "__fincap_capability__"
@@ -95,6 +97,10 @@ class CapabilitySpec:
     # key, and a GraphQL request may select at most ``Limits.max_cost`` units.
     cost: int = 0
     approval: ApprovalGate | None = None
+    on_reject: RejectHook | None = None
+    # Run only by server code (an approval carrying out a stored call), never by a caller: no
+    # face lists it (REST, GraphQL, MCP, CLI, OpenAPI) and invoke() answers it as unknown.
+    internal: bool = False
     description: str = ""
     name: str = field(init=False)
     # What the handler must return (``output`` is the public model; for a gated capability it
@@ -137,10 +143,14 @@ def capability(
     aliases: Iterable[str] = (),
     cost: int = 0,
     approval: ApprovalGate | None = None,
+    on_reject: RejectHook | None = None,
+    internal: bool = False,
 ) -> Callable[[F], F]:
     """Mark ``fn`` as the handler of capability ``slug``; no import-time registration.
 
-    ``approval`` gates the capability (see ``ApprovalGate``).
+    ``approval`` gates the capability (see ``ApprovalGate``). ``on_reject`` is awaited after
+    approvals.reject rejected a stored call of it (to record that it will not run).
+    ``internal`` keeps it out of every face (see ``CapabilitySpec.internal``).
     """
 
     def mark(fn: F) -> F:
@@ -155,6 +165,8 @@ def capability(
             aliases=tuple(aliases),
             cost=cost,
             approval=approval,
+            on_reject=on_reject,
+            internal=internal,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn
@@ -199,7 +211,8 @@ class Registry:
                     f"two models named {model.__name__!r} ({other.__module__} and "
                     f"{model.__module__}); prefix one with its resource"
                 )
-        self._canonical.append(spec)
+        if not spec.internal:
+            self._canonical.append(spec)
 
     def freeze(self) -> Registry:
         self._frozen = True
@@ -207,10 +220,12 @@ class Registry:
         return self
 
     def get(self, slug: str) -> CapabilitySpec | None:
+        """The capability ``slug`` names (an alias or an internal one included)."""
         return self._by_slug.get(slug)
 
     def __iter__(self) -> Iterator[CapabilitySpec]:
-        """Canonical capabilities (aliases are not listed twice), sorted by slug."""
+        """The public capabilities, what the faces list (aliases are not listed twice, internal
+        ones not at all), sorted by slug."""
         return iter(self._canonical)
 
     def __len__(self) -> int:

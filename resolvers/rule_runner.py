@@ -10,21 +10,29 @@ Actions change documents only through the documents repository's update paths (e
 and dashboard rollups move with them), record who did it (``editedBy`` is the rule id, ``via``
 is ``rule``), and never raise: a failed action is counted in the rule's stats with its error and
 named in the activity reasoning, and processing goes on.
+
+``require-approval`` holds the actions after it: the runner stores one approval request (the
+same ``approval_requests`` records gated calls make, so approvals.get/approve/reject and MCP
+work unchanged) whose call is ``rules.resume`` for this rule, document and event. Approving it
+runs that call once, as the rule's author, and the held actions are carried out by the same loop
+(``_carry_out``); rejecting it applies nothing, and both are noted in the document's activity.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from engines.rules.notify import NotifyError, post_webhook, send_email
+from persistence.approvals import new_request_id
 from persistence.document_edits import EditEntry
 from persistence.document_fields import SEARCH_FIELDS
 from persistence.document_records import StoredDocument
 from persistence.ids import utcnow
 from persistence.where import WhereError, compile_where
+from resolvers.approval_gate import requester_of
 from resolvers.context import Context, Principal, Services
 from resolvers.document_edits import edit_entries
 from resolvers.document_views import full_view, jsonable
@@ -34,11 +42,13 @@ from schema.rules import RuleAction, RuleDefinition
 
 log = logging.getLogger("fincap.rules")
 
-# The capabilities the integration and approval actions call (built by other resources; an
-# action whose capability this service does not have fails with a clear error).
+# The capabilities the integration actions call (built by other resources; an action whose
+# capability this service does not have fails with a clear error).
 SEND_CAPABILITY = "integrations.send"
 LIST_INTEGRATIONS_CAPABILITY = "integrations.list"
-APPROVAL_CAPABILITY = "approvals.request"
+# The call an approval request of require-approval stores (resolvers/rules.py).
+RESUME_CAPABILITY = "rules.resume"
+REQUIRE_APPROVAL = "require-approval"
 EVENT_PROCESSED = "processed"
 RUN_UPDATE_RULES = "run-update-rules"
 
@@ -55,6 +65,19 @@ class RuleEvent:
     trigger: str
     key: str
     duplicate_of: str | None = None
+    # Set while carrying out actions an owner or admin approved (that approval's id): the
+    # capabilities they call are not gated a second time.
+    approval: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What a rule's actions did on one document."""
+
+    applied: int = 0
+    failed: int = 0
+    error: str | None = None
+    said: list[str] = field(default_factory=list)
 
 
 async def queue_update_rules(
@@ -122,55 +145,100 @@ async def apply_rule(
     """Carry out the rule's actions on one matching document and count them in its stats
     (as a run of its own unless ``count_run`` is false: a scheduled run counts once); a
     sentence saying what happened."""
-    definition = RuleDefinition.model_validate(rule["definition"])
-    applied = failed = 0
-    error: str | None = None
-    said: list[str] = []
-    for action in definition.actions:
-        record = await services.store.documents.get(workspace_id, document_id)
-        if record is None:
-            said.append("the document no longer exists")
-            break
-        try:
-            text, changed = await ACTIONS[action.type](
-                services, workspace_id, rule, action, record, event
-            )
-        except ActionFailed as exc:
-            failed += 1
-            error = f"{action.type}: {exc}"
-            said.append(f"{action.type} failed: {exc}")
-            continue
-        except Exception as exc:  # an action must never stop processing
-            log.exception("rule action failed", extra={"ruleId": rule["_id"]})
-            failed += 1
-            error = f"{action.type}: unexpected error ({type(exc).__name__})"
-            said.append(f"{action.type} failed (unexpected error)")
-            continue
-        applied += int(changed)
-        said.append(text)
+    done = await _carry_out(services, workspace_id, rule, document_id, event, start=0)
     await services.store.rules.record_run(
         workspace_id,
         rule["_id"],
         matched=1,
-        applied=applied,
-        failed=failed,
-        error=error,
+        applied=done.applied,
+        failed=done.failed,
+        error=done.error,
         runs=int(count_run),
     )
-    return f"Rule '{rule['name']}': {'; '.join(said)}."
+    return f"Rule '{rule['name']}': {'; '.join(done.said)}."
+
+
+async def _carry_out(
+    services: Services,
+    workspace_id: str,
+    rule: Mapping[str, Any],
+    document_id: str,
+    event: RuleEvent,
+    *,
+    start: int,
+) -> Outcome:
+    """The rule's actions from index ``start`` on, in order, up to and including the first
+    require-approval (which holds the rest for review)."""
+    definition = RuleDefinition.model_validate(rule["definition"])
+    done = Outcome()
+    for index, action in enumerate(definition.actions[start:], start):
+        record = await services.store.documents.get(workspace_id, document_id)
+        if record is None:
+            done.said.append("the document no longer exists")
+            break
+        holds = action.type == REQUIRE_APPROVAL
+        ok = False
+        try:
+            if holds:
+                text, changed = await hold_for_approval(
+                    services, workspace_id, rule, definition, index, record, event
+                )
+            else:
+                text, changed = await ACTIONS[action.type](
+                    services, workspace_id, rule, action, record, event
+                )
+            ok = True
+        except ActionFailed as exc:
+            done.failed += 1
+            done.error = f"{action.type}: {exc}"
+            done.said.append(f"{action.type} failed: {exc}")
+        except Exception as exc:  # an action must never stop processing
+            log.exception("rule action failed", extra={"ruleId": rule["_id"]})
+            done.failed += 1
+            done.error = f"{action.type}: unexpected error ({type(exc).__name__})"
+            done.said.append(f"{action.type} failed (unexpected error)")
+        if ok:
+            done.applied += int(changed)
+            done.said.append(text)
+        if holds:
+            # Held for review or, when the request could not be stored, not applied at all:
+            # the actions after a require-approval never run without an approval.
+            if not ok and index + 1 < len(definition.actions):
+                done.said.append("the actions after it were not applied")
+            break
+    return done
 
 
 # -- actions ---------------------------------------------------------------------------------
 
 
-async def _set_fields(
+ActionFn = Callable[
+    [Services, str, Mapping[str, Any], RuleAction, StoredDocument, RuleEvent],
+    Awaitable[tuple[str, bool]],
+]
+
+# The actions that change fields: the changes each makes and what it says it did.
+FIELD_CHANGES: dict[str, Callable[[RuleAction], tuple[dict[str, Any], str]]] = {
+    "set-category": lambda a: ({"category": a.category}, f"set category to {a.category}"),
+    "set-merchant": lambda a: ({"merchant": a.merchant}, f"set merchant to {a.merchant}"),
+    "mark-recurring": lambda a: (
+        {"isRecurring": True, "recurringType": a.recurringType},
+        f"marked as {a.recurringType} recurring",
+    ),
+}
+
+
+async def set_fields(
     services: Services,
     workspace_id: str,
     rule: Mapping[str, Any],
+    action: RuleAction,
     record: StoredDocument,
-    changes: dict[str, Any],
-    described: str,
+    event: RuleEvent,
 ) -> tuple[str, bool]:
+    """set-category, set-merchant and mark-recurring: edit history entries and the change, as
+    a correction would (only the fields that actually change)."""
+    changes, described = FIELD_CHANGES[action.type](action)
     current = full_view(record, services.base_url)
     edits = edit_entries(current, changes, by=rule["_id"], via="rule", at=utcnow())
     if not edits:
@@ -180,60 +248,6 @@ async def _set_fields(
     if updated is None:
         raise ActionFailed("the document no longer exists")
     return described, True
-
-
-async def set_category(
-    services: Services,
-    workspace_id: str,
-    rule: Mapping[str, Any],
-    action: RuleAction,
-    record: StoredDocument,
-    event: RuleEvent,
-) -> tuple[str, bool]:
-    return await _set_fields(
-        services,
-        workspace_id,
-        rule,
-        record,
-        {"category": action.category},
-        f"set category to {action.category}",
-    )
-
-
-async def set_merchant(
-    services: Services,
-    workspace_id: str,
-    rule: Mapping[str, Any],
-    action: RuleAction,
-    record: StoredDocument,
-    event: RuleEvent,
-) -> tuple[str, bool]:
-    return await _set_fields(
-        services,
-        workspace_id,
-        rule,
-        record,
-        {"merchant": action.merchant},
-        f"set merchant to {action.merchant}",
-    )
-
-
-async def mark_recurring(
-    services: Services,
-    workspace_id: str,
-    rule: Mapping[str, Any],
-    action: RuleAction,
-    record: StoredDocument,
-    event: RuleEvent,
-) -> tuple[str, bool]:
-    return await _set_fields(
-        services,
-        workspace_id,
-        rule,
-        record,
-        {"isRecurring": True, "recurringType": action.recurringType},
-        f"marked as {action.recurringType} recurring",
-    )
 
 
 async def archive(
@@ -284,12 +298,16 @@ async def _acting_context(
     return Context(services, principal, workspace_id, role, f"rule:{rule['_id']}")
 
 
-async def _call(ctx: Context, slug: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def _call(
+    ctx: Context, slug: str, arguments: dict[str, Any], event: RuleEvent
+) -> dict[str, Any]:
     registry = ctx.services.registry
     if registry is None or registry.get(slug) is None:
         raise ActionFailed(f"this service has no {slug} capability")
     try:
-        result = await invoke_as(registry, slug, arguments, ctx)
+        result = await invoke_as(
+            registry, slug, arguments, ctx, approved=event.approval is not None
+        )
     except NotFound as exc:
         raise ActionFailed(exc.message) from None
     except CapabilityError as exc:
@@ -331,7 +349,8 @@ async def send_to_integration(
     event: RuleEvent,
 ) -> tuple[str, bool]:
     """Through ``integrations.send`` with dryRun false (approval gating applies as for a
-    person's call); a likely duplicate is not sent."""
+    person's call, unless an owner or admin approved this very send through the rule's
+    require-approval); a likely duplicate is not sent."""
     if event.duplicate_of is not None:
         return (
             f"not sent to {action.integration}: possible duplicate of {event.duplicate_of}",
@@ -344,7 +363,7 @@ async def send_to_integration(
         if registry is None or registry.get(SEND_CAPABILITY) is None:
             raise ActionFailed(f"this service has no {SEND_CAPABILITY} capability")
         found_id, found_tenant = _connected(
-            await _call(ctx, LIST_INTEGRATIONS_CAPABILITY, {}), str(action.integration)
+            await _call(ctx, LIST_INTEGRATIONS_CAPABILITY, {}, event), str(action.integration)
         )
         integration_id = integration_id or found_id
         tenant_id = tenant_id or found_tenant
@@ -359,6 +378,7 @@ async def send_to_integration(
             "tenantId": tenant_id,
             "dryRun": False,
         },
+        event,
     )
     if result.get("status") == "approval_required":
         return (
@@ -368,20 +388,154 @@ async def send_to_integration(
     return f"sent to {action.integration}", True
 
 
-async def require_approval(
+def describe_action(action: RuleAction) -> str:
+    """What an action will do, for the reviewer of a held action."""
+    return {
+        "set-category": f"set category to {action.category}",
+        "set-merchant": f"set merchant to {action.merchant}",
+        "mark-recurring": f"mark it {action.recurringType} recurring",
+        "archive": "archive it",
+        "send-to-integration": f"send it to {action.integration}",
+        REQUIRE_APPROVAL: "ask for approval again",
+        "notify-email": f"e-mail {action.email}",
+        "notify-webhook": f"notify the webhook {action.url}",
+    }[action.type]
+
+
+def _described(services: Services, record: StoredDocument) -> str:
+    doc = _summary(services, record)
+    parts = [
+        str(doc["merchant"] or "unknown merchant"),
+        f"{doc['amount']} {doc['currency'] or ''}".strip() if doc["amount"] is not None else "",
+        str(doc["docType"] or ""),
+        str(doc["docDate"] or ""),
+    ]
+    return f"document {doc['id']} ({', '.join(p for p in parts if p)})"
+
+
+async def hold_for_approval(
     services: Services,
     workspace_id: str,
     rule: Mapping[str, Any],
-    action: RuleAction,
+    definition: RuleDefinition,
+    index: int,
     record: StoredDocument,
     event: RuleEvent,
 ) -> tuple[str, bool]:
+    """require-approval: store one approval request whose call (rules.resume, as the rule's
+    author) carries out the actions after this one on this document once an owner or admin
+    approves it; with none after it, approving records the review."""
+    registry = services.registry
+    if registry is None or registry.get(RESUME_CAPABILITY) is None:
+        raise ActionFailed(f"this service has no {RESUME_CAPABILITY} capability")
     ctx = await _acting_context(services, workspace_id, rule)
-    reason = action.reason or f"Rule '{rule['name']}'"
-    result = await _call(
-        ctx, APPROVAL_CAPABILITY, {"documentId": record["_id"], "reason": reason[:500]}
+    action = definition.actions[index]
+    held = [describe_action(a) for a in definition.actions[index + 1 :]]
+    request_id = new_request_id()
+    # The input names its own request: rules.resume runs only while that request is being
+    # approved (see resolvers/rules.resume).
+    call: dict[str, Any] = {
+        "approvalRequestId": request_id,
+        "ruleId": rule["_id"],
+        "documentId": record["_id"],
+        "fromAction": index + 1,
+        "trigger": event.trigger,
+        "eventKey": event.key,
+    }
+    if event.duplicate_of is not None:
+        call["duplicateOf"] = event.duplicate_of
+    approving = (
+        f"Approving will, as the rule's author: {'; '.join(held)}."
+        if held
+        else "Approving records the review; the rule does nothing more."
     )
-    return f"approval requested ({result.get('approvalRequestId') or result.get('id')})", True
+    await services.store.approvals.create(
+        workspace_id,
+        slug=RESUME_CAPABILITY,
+        input=call,
+        title=f"Review what rule '{rule['name']}' does to a document"[:200],
+        description=" ".join(
+            part
+            for part in (
+                f"Rule '{rule['name']}' matched {_described(services, record)}.",
+                f"Reason: {action.reason}." if action.reason else "",
+                approving,
+                "Rejecting applies nothing.",
+            )
+            if part
+        ),
+        requester=requester_of(ctx),
+        request_id=request_id,
+    )
+    return (
+        f"waiting for approval {request_id}" + (f" to {'; '.join(held)}" if held else ""),
+        True,
+    )
+
+
+async def note_on_document(
+    services: Services, workspace_id: str, document_id: str, text: str
+) -> None:
+    """Append ``text`` to the reasoning of the activity item that brought the document in."""
+    record = await services.store.documents.get(workspace_id, document_id)
+    activity_id = (record or {}).get("activityId")
+    if activity_id:
+        await services.store.activity.add_reasoning(workspace_id, activity_id, text)
+
+
+async def _who(services: Services, user_id: str | None) -> str:
+    user = await services.store.users.get(user_id) if user_id else None
+    return str(user.get("email") or user_id) if user else str(user_id or "someone")
+
+
+async def resume_held_actions(
+    services: Services,
+    workspace_id: str,
+    rule: Mapping[str, Any],
+    document_id: str,
+    event: RuleEvent,
+    *,
+    start: int,
+    approved_by: str | None,
+) -> tuple[Outcome, str]:
+    """Carry out a rule's actions from ``start`` on, approved by an owner or admin; counted in
+    the rule's stats (not as a new run) and noted in the document's activity."""
+    done = await _carry_out(services, workspace_id, rule, document_id, event, start=start)
+    await services.store.rules.record_run(
+        workspace_id,
+        rule["_id"],
+        matched=0,
+        applied=done.applied,
+        failed=done.failed,
+        error=done.error,
+        runs=0,
+    )
+    what = "; ".join(done.said) if done.said else "reviewed, nothing more to do"
+    sentence = (
+        f"Rule '{rule['name']}': approval {event.approval} granted by "
+        f"{await _who(services, approved_by)}: {what}."
+    )
+    await note_on_document(services, workspace_id, document_id, sentence)
+    return done, sentence
+
+
+async def held_actions_rejected(ctx: Context, request: dict[str, Any]) -> None:
+    """approvals.reject of a require-approval request: nothing runs; the document's activity
+    says so."""
+    workspace_id = ctx.require_workspace()
+    call = request["input"]
+    rule = await ctx.store.rules.get(workspace_id, call["ruleId"])
+    name = f"'{rule['name']}'" if rule else call["ruleId"]
+    message = request.get("rejectionMessage")
+    await note_on_document(
+        ctx.services,
+        workspace_id,
+        call["documentId"],
+        f"Rule {name}: approval {request['_id']} rejected by "
+        f"{await _who(ctx.services, request.get('resolvedBy'))}"
+        + (f" ({message})" if message else "")
+        + "; nothing was applied.",
+    )
 
 
 def _summary(services: Services, record: StoredDocument) -> dict[str, Any]:
@@ -474,13 +628,11 @@ async def notify_email(
     return f"e-mailed {action.email}", True
 
 
-ACTIONS = {
-    "set-category": set_category,
-    "set-merchant": set_merchant,
-    "mark-recurring": mark_recurring,
+# require-approval is not here: it stops the loop (``_carry_out`` calls hold_for_approval).
+ACTIONS: dict[str, ActionFn] = {
+    **dict.fromkeys(FIELD_CHANGES, set_fields),
     "archive": archive,
     "send-to-integration": send_to_integration,
-    "require-approval": require_approval,
     "notify-email": notify_email,
     "notify-webhook": notify_webhook,
 }

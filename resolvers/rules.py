@@ -30,10 +30,19 @@ from persistence.jobs import JobRecord
 from persistence.rules import MAX_RULES_PER_WORKSPACE
 from persistence.where import WhereError, compile_where
 from resolvers.context import Context, Services
-from resolvers.errors import BadRequest, NotFound
+from resolvers.errors import BadRequest, Forbidden, NotFound
 from resolvers.job_kinds import RunAgain, job_kind
 from resolvers.registry import ApprovalGate, capability
-from resolvers.rule_runner import RUN_UPDATE_RULES, RuleEvent, apply_rule, run_document_rules
+from resolvers.rule_runner import (
+    RESUME_CAPABILITY,
+    RUN_UPDATE_RULES,
+    RuleEvent,
+    apply_rule,
+    held_actions_rejected,
+    note_on_document,
+    resume_held_actions,
+    run_document_rules,
+)
 from resolvers.validation import describe_validation_error
 from schema.rules import (
     AutomationRule,
@@ -44,6 +53,8 @@ from schema.rules import (
     ExecuteRule,
     ListRules,
     PrepareRule,
+    ResumedRule,
+    ResumeRule,
     RuleDefinition,
     RuleList,
     RulePreview,
@@ -57,6 +68,9 @@ log = logging.getLogger("fincap.rules")
 RUN_SCHEDULED_RULE = "run-scheduled-rule"
 # A scheduled run acts on at most this many matching documents (the next run continues).
 SWEEP_LIMIT = 500
+# Deleting a rule rejects at most this many of its open approval requests (the rest stay
+# pending; approving one then fails with "the rule was deleted").
+MAX_OPEN_REJECTED = 1000
 WEEKDAY_NUMBERS = {
     name: i
     for i, name in enumerate(
@@ -157,7 +171,7 @@ def next_run(schedule: RuleSchedule, after: datetime) -> datetime:
 # -- views -----------------------------------------------------------------------------------
 
 
-def rule_view(record: dict[str, Any]) -> AutomationRule:
+def rule_view(record: dict[str, Any], awaiting: list[str] | None = None) -> AutomationRule:
     return AutomationRule(
         id=record["_id"],
         name=record["name"],
@@ -165,7 +179,9 @@ def rule_view(record: dict[str, Any]) -> AutomationRule:
         triggerType=record["triggerType"],
         naturalLanguageRule=record["naturalLanguageRule"],
         definition=RuleDefinition.model_validate(record["definition"]),
-        stats=RuleStats.model_validate(record.get("stats") or {}),
+        stats=RuleStats.model_validate(
+            {**(record.get("stats") or {}), "awaitingApproval": awaiting or []}
+        ),
         createdBy=record["createdBy"],
         createdAt=record["createdAt"],
         updatedAt=record["updatedAt"],
@@ -317,7 +333,16 @@ async def list_rules(ctx: Context, args: ListRules) -> RuleList:
     records = await ctx.store.rules.listing(
         ctx.require_workspace(), include_disabled=args.includeDisabled, limit=args.limit
     )
-    return RuleList(rules=[rule_view(record) for record in records])
+    return RuleList(rules=await rule_views(ctx, records))
+
+
+async def rule_views(ctx: Context, records: list[dict[str, Any]]) -> list[AutomationRule]:
+    """The rules with their open approval requests (read from the approvals themselves, so a
+    request approved or rejected anywhere leaves the list at once)."""
+    waiting = await ctx.store.approvals.unresolved(
+        ctx.require_workspace(), RESUME_CAPABILITY, "ruleId", [r["_id"] for r in records]
+    )
+    return [rule_view(record, waiting.get(record["_id"])) for record in records]
 
 
 async def _set_status(ctx: Context, rule_id: str, status: str) -> RuleResult:
@@ -332,7 +357,7 @@ async def _set_status(ctx: Context, rule_id: str, status: str) -> RuleResult:
         raise NotFound(f"Rule '{rule_id}' not found")
     if next_run_at is not None:
         await _queue_schedule(ctx.services, workspace_id, rule_id, next_run_at)
-    return RuleResult(rule=rule_view(updated))
+    return RuleResult(rule=(await rule_views(ctx, [updated]))[0])
 
 
 @capability(
@@ -370,10 +395,79 @@ async def disable(ctx: Context, args: DisableRule) -> RuleResult:
 )
 async def delete(ctx: Context, args: DeleteRule) -> DeletedRule:
     """Deletes a rule for good (with its stats). What it already did to documents stays, and
-    their edit history still names it."""
-    if not await ctx.store.rules.delete(ctx.require_workspace(), args.id):
+    their edit history still names it. Its approval requests still pending are rejected
+    (the actions they held are not applied)."""
+    workspace_id = ctx.require_workspace()
+    if not await ctx.store.rules.delete(workspace_id, args.id):
         raise NotFound(f"Rule '{args.id}' not found")
+    waiting = await ctx.store.approvals.unresolved(
+        workspace_id, RESUME_CAPABILITY, "ruleId", [args.id], limit=MAX_OPEN_REJECTED
+    )
+    for request_id in waiting.get(args.id, []):
+        rejected = await ctx.store.approvals.reject(
+            workspace_id, request_id, ctx.user_id, "The rule was deleted"
+        )
+        if rejected is not None:
+            await held_actions_rejected(ctx, rejected)
     return DeletedRule(id=args.id, deleted=True)
+
+
+@capability(
+    "rules.resume",
+    input=ResumeRule,
+    output=ResumedRule,
+    permissions=["write_documents"],
+    effect="destructive",
+    on_reject=held_actions_rejected,
+    internal=True,
+)
+async def resume(ctx: Context, args: ResumeRule) -> ResumedRule:
+    """Carries out, once, the actions an automation rule held for review on one document (the
+    actions after its require-approval step), as the rule's author; with none, records the
+    review. Internal: no face offers it. A rule's require-approval stores it as an approval
+    request, and it runs when an owner or admin approves that request with approvals.approve
+    (any other run is refused with 403). The document's activity says who approved and what
+    was done."""
+    workspace_id = ctx.require_workspace()
+    request = await ctx.store.approvals.get(workspace_id, args.approvalRequestId)
+    principal = ctx.principal
+    if (
+        principal.via != "rule"
+        or principal.key_id != f"rule:{args.ruleId}"
+        or request is None
+        or request["capabilitySlug"] != RESUME_CAPABILITY
+        or request["status"] != "running"  # claimed by the approval running it now
+        or request["input"] != args.model_dump(mode="json", exclude_unset=True)
+    ):
+        raise Forbidden(
+            "rules.resume runs only when an owner or admin approves the request a rule's "
+            "require-approval stored (approvals.approve)"
+        )
+    rule = await ctx.store.rules.get(workspace_id, args.ruleId)
+    if rule is None:
+        raise BadRequest("Invalid request: ruleId: the rule was deleted; reject this request")
+    event = RuleEvent(
+        trigger=args.trigger,
+        key=args.eventKey,
+        duplicate_of=args.duplicateOf,
+        approval=args.approvalRequestId,
+    )
+    done, sentence = await resume_held_actions(
+        ctx.services,
+        workspace_id,
+        rule,
+        args.documentId,
+        event,
+        start=args.fromAction,
+        approved_by=request.get("resolvedBy"),
+    )
+    return ResumedRule(
+        ruleId=args.ruleId,
+        documentId=args.documentId,
+        actionsApplied=done.applied,
+        actionsFailed=done.failed,
+        outcome=sentence,
+    )
 
 
 # -- jobs --------------------------------------------------------------------------------------
@@ -447,11 +541,7 @@ async def run_update_rules(services: Services, job: JobRecord) -> None:
     event = RuleEvent(trigger="document-updated", key=f"updated:{job['_id']}")
     for document_id in job["payload"]["documentIds"]:
         lines = await run_document_rules(services, workspace_id, document_id, event)
-        if not lines:
-            continue
-        record = await services.store.documents.get(workspace_id, document_id)
-        activity_id = (record or {}).get("activityId")
-        if activity_id:
-            await services.store.activity.add_reasoning(
-                workspace_id, activity_id, "After an update: " + " ".join(lines)
+        if lines:
+            await note_on_document(
+                services, workspace_id, document_id, "After an update: " + " ".join(lines)
             )

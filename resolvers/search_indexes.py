@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from engines.ranking import embeddings
 from engines.ranking.embeddings import dequantize
-from engines.ranking.search_index import SearchIndex
+from engines.ranking.search_index import SearchIndex, limit_blas_threads
 from persistence.document_records import StoredDocument, from_record, searchable_texts
 from persistence.document_vectors import Vectorize, embedding_text, from_stored, stored_fields
 from persistence.ids import utcnow
@@ -66,6 +66,7 @@ class SearchIndexes:
 
     def __init__(self, config: SearchConfig | None = None) -> None:
         self.config = config or SearchConfig()
+        limit_blas_threads(self.config.threads)
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
 

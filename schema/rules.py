@@ -212,6 +212,11 @@ class RuleStats(CapabilityOutput):
     lastRunAt: datetime | None
     lastError: str | None
     lastErrorAt: datetime | None
+    awaitingApproval: list[str] = Field(
+        default_factory=list,
+        description="Approval requests this rule made (require-approval) that wait for an "
+        "owner or admin, oldest first (at most 20): see approvals.get",
+    )
 
 
 class AutomationRule(CapabilityOutput):
@@ -285,3 +290,27 @@ class DeletedRule(CapabilityOutput):
 
     id: str
     deleted: Literal[True]
+
+
+class ResumeRule(CapabilityInput):
+    """Input of rules.resume: what a rule's require-approval step stored for the reviewer."""
+
+    approvalRequestId: str = Field(min_length=1, max_length=100)
+    ruleId: str = Field(min_length=1, max_length=100)
+    documentId: str = Field(min_length=1, max_length=100)
+    fromAction: Integer = Field(
+        ge=0, le=10, description="Index of the first held action in the rule's actions"
+    )
+    trigger: TriggerType
+    eventKey: str = Field(min_length=1, max_length=200)
+    duplicateOf: str | None = Field(default=None, min_length=1, max_length=100)
+
+
+class ResumedRule(CapabilityOutput):
+    """What the approved actions did."""
+
+    ruleId: str
+    documentId: str
+    actionsApplied: int
+    actionsFailed: int
+    outcome: str = Field(description="What happened, as recorded in the document's activity")

@@ -108,6 +108,12 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
         os.kill(state["pid"], 0)
     log_lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert any(line.get("path") == "/v1/workspaces" and line.get("requestId") for line in log_lines)
+    # The help center was indexed at start-up, outside any request (no help page was asked
+    # for), and once; its vectors are kept in the data directory for the next start.
+    indexed = [line for line in log_lines if line.get("msg") == "help center indexed"]
+    assert len(indexed) == 1 and "requestId" not in indexed[0], indexed
+    assert indexed[0]["articles"] >= 15
+    assert list((data_dir / "help_center").iterdir())
 
     # 6. Data survived the restart: the user still exists, so create-key finds them.
     again = admin(data_dir, "create-key", "--email", "ops@example.com")

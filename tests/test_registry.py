@@ -80,3 +80,19 @@ def test_bad_slug_is_refused() -> None:
         capability(
             "nodot", input=CapabilityInput, output=CapabilityOutput, permissions=[], effect="read"
         )(lambda ctx, args: None)
+
+
+def test_an_internal_capability_is_registered_but_listed_by_no_face() -> None:
+    """rules.resume runs only from an approval: get() finds it for the approvals resource,
+    iteration (what REST discovery, GraphQL, MCP, the CLI and OpenAPI are built from) does not,
+    and the faces' lookup answers it like an unknown slug."""
+    from resolvers.errors import NotFound
+    from resolvers.invoke import lookup
+
+    registry = build_registry()
+    spec = registry.get("rules.resume")
+    assert spec is not None and spec.internal
+    assert "rules.resume" not in {listed.slug for listed in registry}
+    assert all(not listed.internal for listed in registry)
+    with pytest.raises(NotFound, match=re.escape("Unknown capability 'rules.resume'")):
+        lookup(registry, "rules.resume")

@@ -1,12 +1,13 @@
 """The help center: articles shipped in the package, indexed for words and meaning.
 
-``default_help_center()`` builds the index once per process, on first use (the articles are
-package data and never change while it runs); the app tells it where the articles' vectors are
-kept between starts.
+``default_help_center()`` builds the index once per process (the articles are package data and
+never change while it runs); the app starts that build at start-up (``index_at_start_up``) and
+tells it where the articles' vectors are kept between starts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -57,11 +58,34 @@ def default_help_center(vector_cache: Path | None = None) -> HelpCenter:
         return _built[0]
 
 
+def index_at_start_up() -> asyncio.Task[None]:
+    """Build the index in a worker thread, beside the rest of start-up: the service becomes
+    ready without waiting for it, and a help search made after it finished pays nothing.
+
+    (A search that arrives while it runs waits for the same build, as ``default_help_center``
+    makes concurrent callers do.) A failed build is logged; the first use tries again."""
+
+    def build() -> None:
+        try:
+            default_help_center()
+        except Exception:
+            log.exception("help center index failed at start-up: the first use builds it")
+
+    return asyncio.create_task(asyncio.to_thread(build), name="help-center-index")
+
+
+def built() -> bool:
+    """Whether this process's help center index exists (a search would not build it)."""
+    return bool(_built)
+
+
 __all__ = [
     "Article",
     "ArticleHit",
     "HelpCenter",
     "SnippetHit",
+    "built",
     "default_help_center",
+    "index_at_start_up",
     "use_vector_cache",
 ]

@@ -206,3 +206,71 @@ def test_vectors_are_cached_between_starts(tmp_path) -> None:  # type: ignore[no
     HelpCenter(shipped_articles()[:2], edited, vector_cache=tmp_path)
     assert edited.texts > 0  # other texts: another file, the old one removed
     assert len(list(tmp_path.glob("help-vectors-*.npy"))) == 1
+
+
+async def test_start_up_builds_the_index_in_a_thread_and_survives_a_failure(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+
+    import engines.help_center as help_center
+
+    threads: list[str] = []
+
+    def build() -> HelpCenter:
+        threads.append(threading.current_thread().name)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(help_center, "default_help_center", build)
+    task = help_center.index_at_start_up()
+    assert not task.done()  # start-up goes on while it builds
+    await task  # a failed build is logged, never raised into start-up
+    assert threads and threads[0] != threading.main_thread().name
+    assert "help center index failed at start-up" in caplog.text
+
+
+def test_the_shared_index_is_built_once() -> None:
+    import engines.help_center as help_center
+
+    first = default_help_center()
+    assert help_center.built()
+    assert default_help_center() is first
+
+
+def _section(article_id: str, heading: str) -> str:
+    text = next(a.markdown for a in shipped_articles() if a.id == article_id)
+    start = text.index(f"## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
+
+
+def test_the_mcp_article_lists_every_scope_there_is() -> None:
+    from resolvers.registry import SCOPES
+
+    listed = set(re.findall(r"`([a-z_]+)`", _section("mcp-and-oauth", "Scopes")))
+    assert listed - {"insufficient_scope", "invalid_scope", "permissions"} == set(SCOPES)
+
+
+def test_the_approvals_article_names_every_gated_capability_and_no_other() -> None:
+    from resolvers import build_registry
+
+    gated = {spec.slug for spec in build_registry() if spec.approval is not None}
+    section = _section("approvals", "Which actions need approval")
+    named = set(re.findall(r"`([a-z][a-z-]*\.[a-z][a-zA-Z-]*)`", section.split("Previews")[0]))
+    assert named == gated
+    # ...and none of them is called planned: rules.execute was, after its saves were gated.
+    for sentence in re.split(r"(?<=[.)])\s", section):
+        if any(f"`{slug}`" in sentence for slug in gated):
+            assert "planned" not in sentence and "not built" not in sentence, sentence
+
+
+def test_capabilities_the_articles_name_exist_unless_they_say_not_built() -> None:
+    from resolvers import build_registry
+
+    slugs = {spec.slug for spec in build_registry()}
+    resources = {slug.split(".")[0] for slug in slugs}
+    for article in shipped_articles():
+        for line in article.markdown.splitlines():
+            for name in re.findall(r"`([a-z][a-z-]*\.[a-z][a-zA-Z-]*)`", line):
+                if name.split(".")[0] in resources and name not in slugs:
+                    assert "not built" in line, (article.id, name)

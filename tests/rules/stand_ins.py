@@ -1,4 +1,4 @@
-"""Stand-ins for capabilities other resources provide (integrations, approvals), in the shapes
+"""Stand-ins for capabilities another resource provides (integrations), in the shapes
 the contract gives (spec §4.4, decisions.md), recording every call, so the rule actions that
 invoke them through the registry can be tested before those resources land."""
 
@@ -77,26 +77,3 @@ async def send(ctx: Context, args: StandInSend) -> StandInSendResult:
     if Calls.gated and not args.dryRun:
         return StandInSendResult(status="approval_required", approvalRequestId="apr_1")
     return StandInSendResult(status="queued", exportRecordId="exp_1")
-
-
-class StandInApprovalRequest(CapabilityInput):
-    documentId: str = Field(min_length=1)
-    reason: str = Field(min_length=1, max_length=500)
-
-
-class StandInApproval(CapabilityOutput):
-    approvalRequestId: str
-    status: str
-
-
-@capability(
-    "approvals.request",
-    input=StandInApprovalRequest,
-    output=StandInApproval,
-    permissions=["write_documents"],
-    effect="write",
-)
-async def request_approval(ctx: Context, args: StandInApprovalRequest) -> StandInApproval:
-    """Stand-in: a pending approval request."""
-    Calls.made.append(("approvals.request", ctx.workspace_id, ctx.user_id, args.model_dump()))
-    return StandInApproval(approvalRequestId="apr_2", status="pending")

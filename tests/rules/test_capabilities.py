@@ -90,6 +90,7 @@ async def test_execute_saves_and_list_shows_name_status_trigger_and_stats(
         "lastRunAt": None,
         "lastError": None,
         "lastErrorAt": None,
+        "awaitingApproval": [],
     }
     assert rule["createdBy"] == alice.user_id and rule["nextRunAt"] is None
 

@@ -22,6 +22,7 @@ from tests.rules import stand_ins
 from tests.rules.stand_ins import Calls
 
 PROCESSED = RuleEvent(trigger="document-processed", key="processed")
+SEND_AWS = "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero"
 
 
 @pytest.fixture(autouse=True)
@@ -34,12 +35,27 @@ def fresh_calls() -> Iterator[None]:
 
 
 def without_integrations() -> Registry:
-    """The service as it was before integrations and approvals existed."""
-    return Registry.from_modules([documents, files, rules, workspaces]).freeze()
+    """A service with neither integrations nor the rules' capabilities (rules.resume)."""
+    return Registry.from_modules([documents, files, workspaces]).freeze()
 
 
 def with_stand_ins() -> Registry:
     return Registry.from_modules([documents, files, rules, workspaces, stand_ins]).freeze()
+
+
+def services(store: Store, registry: Registry | None = None) -> Services:
+    """The services a rule runs with (the real registry unless ``registry``)."""
+    return Services(store=store, registry=registry or build_registry())
+
+
+def aws_invoice(doc_id: str, merchant: str = "Amazon Web Services", **fields: Any) -> Any:
+    """An Amazon Web Services invoice over 100 EUR (150 unless ``amount`` says otherwise)."""
+    return doc(
+        doc_id,
+        merchant=merchant,
+        docType="invoice",
+        **({"amount": Decimal("150.00"), "currency": "EUR"} | fields),
+    )
 
 
 async def save(client: httpx.AsyncClient, tenant: Tenant, sentence: str) -> dict[str, Any]:
@@ -79,9 +95,9 @@ async def test_a_matching_rule_sets_the_category_with_history_stats_and_rollups(
         ],
     )
     rule = await save(client, alice, "Categorize all Uber and Bolt receipts as Travel")
-    services = Services(store=store, registry=build_registry())
+    running = services(store)
     said = {
-        doc_id: await run_document_rules(services, alice.org_id, doc_id, PROCESSED)
+        doc_id: await run_document_rules(running, alice.org_id, doc_id, PROCESSED)
         for doc_id in ("doc_uber", "doc_bolt", "doc_shell")
     }
     assert said == {
@@ -113,7 +129,7 @@ async def test_a_matching_rule_sets_the_category_with_history_stats_and_rollups(
     assert kept == await rollup_rows(store, alice.org_id)
 
     # The same event again (a retried job) does nothing twice.
-    assert await run_document_rules(services, alice.org_id, "doc_uber", PROCESSED) == []
+    assert await run_document_rules(running, alice.org_id, "doc_uber", PROCESSED) == []
     assert (await rule_stats(client, alice, rule["id"]))["actionsApplied"] == 1
 
 
@@ -146,9 +162,8 @@ async def test_archive_mark_recurring_and_rename(
     await save(client, alice, "Archive receipts under 1 dollar")
     await save(client, alice, "Mark anything from Netflix or Spotify as a monthly subscription")
     await save(client, alice, "Rename AMZN Mktp to Amazon")
-    services = Services(store=store, registry=build_registry())
     for doc_id in ("doc_tiny", "doc_netflix", "doc_amzn"):
-        await run_document_rules(services, alice.org_id, doc_id, PROCESSED)
+        await run_document_rules(services(store), alice.org_id, doc_id, PROCESSED)
 
     tiny = await document(client, alice, "doc_tiny")
     assert tiny["archived"] is True
@@ -168,31 +183,17 @@ async def test_archive_mark_recurring_and_rename(
 async def test_a_missing_capability_is_recorded_never_raised(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
-        alice.org_id,
-        [
-            doc(
-                "doc_aws",
-                merchant="AWS EMEA SARL",
-                docType="invoice",
-                amount=Decimal("150.00"),
-                currency="EUR",
-            )
-        ],
-    )
-    rule = await save(
-        client,
-        alice,
-        "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
-    )
+    await store.documents.insert_many(alice.org_id, [aws_invoice("doc_aws", "AWS EMEA SARL")])
+    rule = await save(client, alice, SEND_AWS)
     approval = await save(client, alice, "Require approval for invoices over 100 EUR")
-    services = Services(store=store, registry=without_integrations())
-    said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
+    said = await run_document_rules(
+        services(store, without_integrations()), alice.org_id, "doc_aws", PROCESSED
+    )
     assert said == [
         f"Rule '{rule['name']}': send-to-integration failed: this service has no "
         "integrations.send capability.",
         f"Rule '{approval['name']}': require-approval failed: this service has no "
-        "approvals.request capability.",
+        "rules.resume capability.",
     ]
     stats = await rule_stats(client, alice, rule["id"])
     assert (stats["documentsMatched"], stats["actionsApplied"], stats["actionsFailed"]) == (1, 0, 1)
@@ -200,38 +201,19 @@ async def test_a_missing_capability_is_recorded_never_raised(
         "send-to-integration: this service has no integrations.send capability"
     )
     assert stats["lastErrorAt"]
+    assert await store.db["approval_requests"].count_documents({}) == 0
 
 
 async def test_send_and_approval_go_through_the_registry_as_the_author(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
     await store.documents.insert_many(
-        alice.org_id,
-        [
-            doc(
-                "doc_aws",
-                merchant="Amazon Web Services",
-                docType="invoice",
-                amount=Decimal("150.00"),
-                currency="EUR",
-            ),
-            doc(
-                "doc_dupe",
-                merchant="Amazon Web Services",
-                docType="invoice",
-                amount=Decimal("150.00"),
-                currency="EUR",
-            ),
-        ],
+        alice.org_id, [aws_invoice("doc_aws"), aws_invoice("doc_dupe")]
     )
-    rule = await save(
-        client,
-        alice,
-        "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
-    )
+    rule = await save(client, alice, SEND_AWS)
     await save(client, alice, "Invoices over 1000 EUR need approval")  # does not match
-    services = Services(store=store, registry=with_stand_ins())
-    said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
+    stand_in = services(store, with_stand_ins())
+    said = await run_document_rules(stand_in, alice.org_id, "doc_aws", PROCESSED)
     assert said == [f"Rule '{rule['name']}': sent to xero."]
     sends = [c for c in Calls.made if c[0] == "integrations.send"]
     assert sends == [
@@ -250,53 +232,39 @@ async def test_send_and_approval_go_through_the_registry_as_the_author(
 
     # Gated (decisions.md): the send waits for approval, and the rule says so.
     Calls.gated = True
-    event = RuleEvent(trigger="document-processed", key="processed")
-    said = await run_document_rules(services, alice.org_id, "doc_dupe", event)
+    said = await run_document_rules(stand_in, alice.org_id, "doc_dupe", PROCESSED)
     assert said == [f"Rule '{rule['name']}': sending to xero awaits approval apr_1."]
 
     # A likely duplicate is not sent.
     Calls.made.clear()
     dup = RuleEvent(trigger="document-processed", key="processed", duplicate_of="doc_aws")
     await store.db["rule_applications"].delete_many({"documentId": "doc_dupe"})
-    said = await run_document_rules(services, alice.org_id, "doc_dupe", dup)
+    said = await run_document_rules(stand_in, alice.org_id, "doc_dupe", dup)
     assert said == [f"Rule '{rule['name']}': not sent to xero: possible duplicate of doc_aws."]
     assert Calls.made == []
 
+    # require-approval stores an approval request as the rule's author (test_require_approval).
     big = await save(client, alice, "Require approval for invoices from Amazon Web Services")
     await run_document_rules(
-        services, alice.org_id, "doc_aws", RuleEvent(trigger="document-processed", key="again")
+        stand_in, alice.org_id, "doc_aws", RuleEvent(trigger="document-processed", key="again")
     )
-    asked = [c for c in Calls.made if c[0] == "approvals.request"]
-    assert asked == [
-        (
-            "approvals.request",
-            alice.org_id,
-            alice.user_id,
-            {"documentId": "doc_aws", "reason": f"Rule '{big['name']}'"},
-        )
-    ]
+    stored = await store.db["approval_requests"].find_one({"input.ruleId": big["id"]})
+    assert stored is not None and stored["capabilitySlug"] == "rules.resume"
+    assert stored["requester"]["userId"] == alice.user_id
+    assert stored["requester"]["keyId"] == f"rule:{big['id']}"
+    assert stored["input"]["documentId"] == "doc_aws" and stored["status"] == "pending"
 
 
 async def test_a_rule_acts_only_while_its_author_is_a_member(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
-        alice.org_id,
-        [
-            doc(
-                "doc_x",
-                merchant="Amazon Web Services",
-                docType="invoice",
-                amount=Decimal("500.00"),
-                currency="EUR",
-            )
-        ],
-    )
+    await store.documents.insert_many(alice.org_id, [aws_invoice("doc_x", amount=Decimal("500"))])
     rule = await save(client, alice, "Send invoices over 100 EUR to Xero")
     await store.db["memberships"].delete_many({"userId": alice.user_id})
     assert await store.workspaces.role_of(alice.user_id, alice.org_id) is None
-    services = Services(store=store, registry=with_stand_ins())
-    said = await run_document_rules(services, alice.org_id, "doc_x", PROCESSED)
+    said = await run_document_rules(
+        services(store, with_stand_ins()), alice.org_id, "doc_x", PROCESSED
+    )
     assert said == [
         f"Rule '{rule['name']}': send-to-integration failed: the rule's author "
         "is no longer a member of this workspace."
@@ -307,17 +275,9 @@ async def test_a_rule_acts_only_while_its_author_is_a_member(
 async def test_with_the_real_integrations_an_unconnected_xero_is_the_reason(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
-        alice.org_id,
-        [doc("doc_aws", merchant="Amazon Web Services", docType="invoice",
-             amount=Decimal("150.00"), currency="EUR")],
-    )
-    rule = await save(
-        client, alice,
-        "When an invoice from Amazon Web Services over 100 EUR arrives, send it to Xero",
-    )
-    services = Services(store=store, registry=build_registry())
-    said = await run_document_rules(services, alice.org_id, "doc_aws", PROCESSED)
+    await store.documents.insert_many(alice.org_id, [aws_invoice("doc_aws")])
+    rule = await save(client, alice, SEND_AWS)
+    said = await run_document_rules(services(store), alice.org_id, "doc_aws", PROCESSED)
     assert len(said) == 1 and said[0].startswith(
         f"Rule '{rule['name']}': send-to-integration failed: xero is not connected in this "
         "workspace (status "

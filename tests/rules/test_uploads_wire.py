@@ -4,6 +4,7 @@ GraphQL."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 from collections.abc import AsyncIterator
@@ -186,3 +187,49 @@ async def test_rules_fire_on_uploads(http: httpx.AsyncClient, wire_store: Store)
     counted = result(await call(http, alice, "documents.count", {"groupBy": "category"}))
     assert {g["key"]: g["count"] for g in counted["groups"]}.get("Travel") == 1
     assert counted["count"] == 2  # the archived receipt is left out
+
+
+async def test_require_approval_on_an_upload_holds_the_archive_until_one_approval(
+    http: httpx.AsyncClient, wire_store: Store
+) -> None:
+    alice = await ungated_tenant(wire_store, "alice@example.com", "Alice Co")
+    rule = result(
+        await call(
+            http,
+            alice,
+            "rules.execute",
+            {
+                "naturalLanguageRule": "Require approval and archive receipts under 1 dollar",
+                "confirm": True,
+            },
+        )
+    )["rule"]
+    kiosk = await upload(http, alice, "kiosk.pdf", CHANGE_RECEIPT)
+    assert await workers(wire_store).run_until_idle() == 1
+
+    change = await document(http, alice, kiosk)
+    assert change["amount"] == 0.5 and change["archived"] is False  # held, not applied
+    reason = change["processingReason"]
+    assert f"Rule '{rule['name']}': waiting for approval apr_" in reason
+    request_id = reason.split("waiting for approval ", 1)[1].split(" ")[0]
+    stored = await wire_store.documents.get(alice.org_id, kiosk)
+    assert stored is not None
+    activity = await wire_store.activity.get(alice.org_id, stored["activityId"])
+    assert activity is not None and f"waiting for approval {request_id}" in activity["reasoning"]
+    listed = result(await call(http, alice, "rules.list", {}))["rules"]
+    assert listed[0]["stats"]["awaitingApproval"] == [request_id]
+
+    # Four approvals at once over the wire: one claims the request and runs it.
+    answers = await asyncio.gather(
+        *(
+            call(http, alice, "approvals.approve", {"approvalRequestId": request_id})
+            for _ in range(4)
+        )
+    )
+    assert sorted(a.status_code for a in answers) == [200, 400, 400, 400]
+    change = await document(http, alice, kiosk)
+    assert change["archived"] is True
+    assert [(e["field"], e["via"]) for e in change["editHistory"]] == [("archived", "rule")]
+    activity = await wire_store.activity.get(alice.org_id, stored["activityId"])
+    assert activity is not None
+    assert f"approval {request_id} granted by alice@example.com: archived" in activity["reasoning"]
