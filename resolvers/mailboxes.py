@@ -17,8 +17,8 @@ import logging
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from engines.connectors.errors import ConnectorError
 from engines.connectors.imap import ImapMailbox
-from engines.connectors.sources import ConnectorError
 from engines.keyring import InvalidToken
 from engines.mail import MalformedMessage, OversizedAttachment, body_is_receipt, read_message
 from persistence.ids import utcnow
