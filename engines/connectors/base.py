@@ -287,6 +287,12 @@ def basic_auth(client_id: str, client_secret: str) -> str:
     return "Basic " + base64.b64encode(raw).decode("ascii")
 
 
+def string_literal(text: str, quote: str) -> str:
+    """``text`` as a string literal of a provider's query language: in ``quote`` characters,
+    backslashes and ``quote`` characters escaped with a backslash."""
+    return quote + text.replace("\\", "\\\\").replace(quote, "\\" + quote) + quote
+
+
 def money(value: Decimal) -> float:
     """A JSON number for an amount (two places; the text is exact)."""
     return float(value.quantize(Decimal("0.01")))

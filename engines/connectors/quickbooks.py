@@ -27,6 +27,7 @@ from engines.connectors.base import (
     TokenSet,
     money,
     send,
+    string_literal,
 )
 from engines.connectors.errors import ConnectorError
 
@@ -45,7 +46,7 @@ class QuickBooksSettings(OAuthApp):
 
 def _quoted(text: str) -> str:
     """A string literal for the QuickBooks query language."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return string_literal(text, "'")
 
 
 class QuickBooksConnector(OAuthConnector[QuickBooksSettings]):

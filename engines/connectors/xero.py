@@ -28,6 +28,7 @@ from engines.connectors.base import (
     TokenSet,
     money,
     send,
+    string_literal,
 )
 from engines.connectors.errors import ConnectorError
 
@@ -43,7 +44,7 @@ class XeroSettings(OAuthApp):
 
 def _quoted(text: str) -> str:
     """A string literal for Xero's ``where`` filter."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return string_literal(text, '"')
 
 
 class XeroConnector(OAuthConnector[XeroSettings]):
