@@ -118,12 +118,47 @@ def local_assets(directory: Path = ASSETS_DIR) -> dict[str, Path]:
     return found
 
 
+# What GraphiQL opens on: the dashboard's own query (a workspace's spend by month and its
+# latest documents), and the headers editor filled with the header names to use.
+EXAMPLE_QUERY = """# fincap GraphQL. Put your API key in the Headers tab below
+# (no key yet? see /#api-keys), then run this with Ctrl-Enter. X-Service-Org-Id picks
+# the workspace (workspacesList names them); a key restricted to one workspace may leave
+# it out.
+query Dashboard {
+  workspace {
+    name
+    preferredCurrency
+    documentCount
+    byMonth: counts(input: {groupBy: month}) {
+      preferredTotal { amount currency }
+      groups { key count preferredTotal { amount currency } }
+    }
+    latest: documents(input: {limit: 10, sortBy: docDate, sortOrder: -1, useSearch: false}) {
+      documents { id merchant amount currency docDate category }
+      nextCursor
+    }
+  }
+}
+"""
+EXAMPLE_HEADERS = {"Authorization": "Bearer sk_…", "X-Service-Org-Id": "org_…"}
+# The template's own welcome text, and its headers state (empty unless the URL names some).
+_TEMPLATE_EXAMPLE = re.compile(r"const EXAMPLE_QUERY = `.*?`;", re.DOTALL)
+_TEMPLATE_HEADERS = "React.useState(parameters.headers)"
+
+
 def graphiql_html(assets: dict[str, Path]) -> str:
-    """Strawberry's GraphiQL page with the locally held assets pointed at ``ASSETS_PATH``."""
+    """Strawberry's GraphiQL page with the locally held assets pointed at ``ASSETS_PATH``,
+    opening on fincap's example query with the headers editor pre-filled."""
     html = get_graphql_ide_html("graphiql")
     for cdn_path in assets:
         html = html.replace(f'"{CDN}{cdn_path}"', f'"{ASSETS_PATH}/{cdn_path}"')
-    return html
+    example = json.dumps(EXAMPLE_QUERY)
+    html, found = _TEMPLATE_EXAMPLE.subn(lambda _: f"const EXAMPLE_QUERY = {example};", html)
+    headers = json.dumps(json.dumps(EXAMPLE_HEADERS, indent=2, ensure_ascii=False))
+    if found != 1 or _TEMPLATE_HEADERS not in html:
+        # strawberry changed its template: fail at start-up rather than serve the generic page.
+        raise RuntimeError("GraphiQL template changed: update app.graphql.graphiql_html")
+    return html.replace(_TEMPLATE_HEADERS, f"React.useState(parameters.headers || {headers})")
 
 
 class GraphQLFace(GraphQL):

@@ -30,6 +30,7 @@ from strawberry.dataloader import DataLoader
 from resolvers.context import Context, Credentials, Services
 from resolvers.documents import document_tallies, documents_by_id
 from resolvers.invoke import authorize, invoke
+from resolvers.preferences import preferred_currency
 from resolvers.registry import Registry
 from resolvers.workspaces import current_workspace as workspace_of_context
 from schema.documents import (
@@ -235,6 +236,14 @@ async def workspace_counts(
     return await session_of(info).invoke("documents.count", arguments or {}, root.id)
 
 
+async def workspace_preferred_currency(
+    root: Workspace, info: strawberry.Info, _: dict[str, Any] | None
+) -> str:
+    """The currency this workspace's totals are shown in."""
+    ctx = await session_of(info).authorized(root.id, READ_WORKSPACES)
+    return await preferred_currency(ctx.store, root.id, ctx.user_id)
+
+
 def _workspace_count(kind: str) -> Callable[..., Awaitable[int]]:
     async def resolve(root: Workspace, info: strawberry.Info, _: dict[str, Any] | None) -> int:
         session = session_of(info)
@@ -309,6 +318,14 @@ def document_graph(registry: Registry) -> Graph:
                 returns=int,
                 resolve=_workspace_count("active"),
                 description="Active (not archived) documents",
+            ),
+            Link(
+                name="preferredCurrency",
+                model=Workspace,
+                returns=str,
+                resolve=workspace_preferred_currency,
+                description="The currency totals are shown in (ISO 4217): the workspace's "
+                "preference, else the caller's, else USD",
             ),
             Link(
                 name="archivedCount",

@@ -15,10 +15,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.request_context import credentials_of, services_of
+from app.request_context import services_of, workspace_context
 from app.rest import EnvelopeResponse, render_error
 from resolvers import integration_connections
-from resolvers.invoke import authorize
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>{title}</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"""
@@ -31,12 +30,7 @@ def _wants_json(request: Request) -> bool:
 async def connect(request: Request) -> Response:
     integration_id = request.path_params["integration_id"]
     try:
-        ctx = await authorize(
-            credentials_of(request),
-            services_of(request),
-            ("write_integrations",),
-            needs_workspace=True,
-        )
+        ctx = await workspace_context(request, ("write_integrations",))
         url = integration_connections.start(ctx, integration_id)
     except Exception as exc:
         return render_error(exc)

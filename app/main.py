@@ -30,6 +30,7 @@ from app.processing import automation_config, running_workers
 from app.rest import failure, rest_routes
 from app.secret_key import load_keyring
 from app.smtp import start_smtp_server
+from app.web import web_routes
 from engines.help_center import use_vector_cache
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines
@@ -157,6 +158,7 @@ def create_app(
         *inbound_routes(settings),
         *help_routes(),
         *integration_routes(),
+        *web_routes(registry, openapi),
     ]
     app = Starlette(
         routes=routes,

@@ -21,6 +21,8 @@ SCOPE_TEXT = {
     "read_rules": "Read your rules",
     "write_rules": "Create and run rules",
     "read_workspaces": "List your workspaces",
+    "read_api_keys": "See your API keys for this workspace",
+    "write_api_keys": "Create and revoke your API keys for this workspace",
 }
 
 STYLE = """

@@ -16,10 +16,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from app.json_body import MalformedJson, parse_json
-from app.request_context import credentials_of, services_of
+from app.request_context import credentials_of, services_of, workspace_context
 from resolvers.errors import BadRequest, CapabilityError
 from resolvers.files import open_original
-from resolvers.invoke import authorize, invoke, lookup
+from resolvers.invoke import invoke, lookup
 from resolvers.registry import Registry
 
 log = logging.getLogger("fincap.rest")
@@ -116,12 +116,7 @@ def rest_routes(registry: Registry) -> list[Route]:
     async def get_original(request: Request) -> Response:
         """The original upload of a document, streamed (authenticated, workspace-scoped)."""
         try:
-            ctx = await authorize(
-                credentials_of(request),
-                services_of(request),
-                ("read_documents",),
-                needs_workspace=True,
-            )
+            ctx = await workspace_context(request, ("read_documents",))
             file_ref, chunks = await open_original(ctx, request.path_params["document_id"])
         except Exception as exc:
             return render_error(exc)

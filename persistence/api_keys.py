@@ -37,7 +37,12 @@ class ApiKeys:
         await self._col.create_indexes(INDEXES)
 
     async def create(
-        self, user_id: str, secret: str, restricted_to: str | None = None, name: str = ""
+        self,
+        user_id: str,
+        secret: str,
+        restricted_to: str | None = None,
+        name: str = "",
+        scopes: list[str] | None = None,
     ) -> dict[str, Any]:
         """Store a new key for ``user_id``; the raw secret itself is never written."""
         record = {
@@ -47,7 +52,7 @@ class ApiKeys:
             "prefix": secret[:7],
             "name": name,
             "restrictedTo": restricted_to,
-            "scopes": ["all"],
+            "scopes": scopes or ["all"],
             "createdAt": utcnow(),
             "revokedAt": None,
         }
@@ -57,6 +62,27 @@ class ApiKeys:
     async def find_active(self, secret: str) -> dict[str, Any] | None:
         """The key record for this secret, unless unknown or revoked."""
         return await self._col.find_one({"secretHash": digest(secret), "revokedAt": None})
+
+    async def list_usable_in(
+        self,
+        user_id: str,
+        workspace_id: str,
+        *,
+        include_unrestricted: bool,
+        include_revoked: bool = False,
+    ) -> list[dict[str, Any]]:
+        """``user_id``'s keys restricted to ``workspace_id`` (and, asked for, the unrestricted
+        ones, which act there too), newest first."""
+        places: list[str | None] = [workspace_id, None] if include_unrestricted else [workspace_id]
+        query: dict[str, Any] = {"userId": user_id, "restrictedTo": {"$in": places}}
+        if not include_revoked:
+            query["revokedAt"] = None
+        cursor = self._col.find(query, {"secretHash": 0}).sort([("createdAt", -1), ("_id", -1)])
+        return await cursor.to_list(None)
+
+    async def get(self, user_id: str, key_id: str) -> dict[str, Any] | None:
+        """One of ``user_id``'s keys (without its digest), revoked or not."""
+        return await self._col.find_one({"_id": key_id, "userId": user_id}, {"secretHash": 0})
 
     async def revoke(self, user_id: str, key_id: str) -> bool:
         result = await self._col.update_one(

@@ -42,6 +42,8 @@ SEARCH_FIELDS: dict[str, FieldSpec] = {
     "id": FieldSpec("string", path="_id"),
     "paymentStatus": _enum(PaymentStatus),
     "entityId": _STRING,
+    # The original a document duplicates (exists: true lists the possible duplicates).
+    "duplicateOf": _STRING,
     "expenseLocation.primary.countryCode": FieldSpec("string", upper=True),
     "expenseLocation.primary.country": _STRING,
     "expenseLocation.primary.city": _STRING,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from resolvers import (
     activity,
+    api_keys,
     approvals,
     billing,
     currency,
@@ -29,6 +30,7 @@ from resolvers.registry import Registry
 
 RESOURCES = (
     activity,
+    api_keys,
     approvals,
     billing,
     currency,

@@ -133,6 +133,7 @@ async def load_demo(store: Store, org_id: str, count: int, seed: int) -> dict[st
     if not 1 <= count <= 1_000_000:
         raise BadRequest("count must be 1 to 1,000,000")
     documents = demo_documents(count, seed=seed)
+    await convert_demo(store, org_id, documents)
     inserted = 0
     for start in range(0, len(documents), DEMO_BATCH):
         inserted += await store.documents.insert_many(org_id, documents[start : start + DEMO_BATCH])
@@ -143,3 +144,21 @@ async def rebuild_rollups(store: Store, org_ids: list[str]) -> dict[str, Any]:
     """Recount the rollups of ``org_ids`` (none: the stale workspaces); rows per workspace."""
     chosen = org_ids or await store.documents.stale_rollups()
     return {"rebuilt": {org: await store.documents.rebuild_rollups(org) for org in chosen}}
+
+
+async def convert_demo(store: Store, org_id: str, documents: list[dict[str, Any]]) -> None:
+    """Give demo documents what ingest gives uploads: the workspace's preferred currency and
+    the ECB rate to it at the document date, so dashboards total them like real ones."""
+    from engines.currency import default_rate_book
+    from resolvers.pipeline_steps import conversion
+    from resolvers.preferences import preferred_currency
+
+    preferred = await preferred_currency(store, org_id, None)
+    rates = default_rate_book()
+    known: dict[tuple[Any, Any], float | None] = {}
+    for document in documents:
+        key = (document.get("currency"), document.get("docDate"))
+        if key not in known:
+            known[key] = conversion(rates, key[0], preferred, key[1])
+        document["preferredCurrency"] = preferred
+        document["conversionRate"] = known[key]

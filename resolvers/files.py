@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import re
@@ -92,3 +93,17 @@ async def open_original(ctx: Context, document_id: str) -> tuple[StoredFile, Asy
     except FileNotFoundError:
         raise NotFound(f"No original file for document '{document_id}'") from None
     return file_ref, ctx.store.files.chunks(grid_out)
+
+
+async def original_thumbnail(ctx: Context, document_id: str) -> tuple[bytes, str]:
+    """A JPEG preview of a document's original and the original's sha256 (an ETag)."""
+    from engines.thumbnail import NotPreviewable, thumbnail
+
+    file_ref, chunks = await open_original(ctx, document_id)
+    data = b"".join([chunk async for chunk in chunks])
+    try:
+        # Decoding an image is CPU work: off the event loop, like extraction.
+        preview = await asyncio.to_thread(thumbnail, data, file_ref["mimeType"])
+    except NotPreviewable:
+        raise NotFound(f"No preview for document '{document_id}'") from None
+    return preview, str(file_ref.get("sha256") or "")

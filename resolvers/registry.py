@@ -38,6 +38,8 @@ SCOPES: tuple[str, ...] = (
     "read_rules",
     "write_rules",
     "read_workspaces",
+    "read_api_keys",
+    "write_api_keys",
 )
 Handler = Callable[["Context", Any], Awaitable[BaseModel]]
 F = TypeVar("F", bound=Callable[..., Any])

@@ -1,0 +1,260 @@
+// The dashboard's only way to the server: GraphQL at /v1/graphql, with either an API key or
+// an OAuth access token (authorization code + PKCE, as a public client), never both.
+// Credentials live in sessionStorage: they end with the tab, and no other site can read them.
+
+const GRAPHQL = "/v1/graphql";
+const STORE = "fincap.session";
+const CLIENT = "fincap.oauthClient";
+const PENDING = "fincap.oauthPending";
+const SCOPES = "read_documents write_documents read_workspaces read_api_keys write_api_keys";
+
+export class ApiError extends Error {
+  constructor(message, code, status) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+export function session() {
+  try {
+    return JSON.parse(sessionStorage.getItem(STORE)) || null;
+  } catch {
+    return null;
+  }
+}
+
+export function saveSession(value) {
+  if (value) sessionStorage.setItem(STORE, JSON.stringify(value));
+  else sessionStorage.removeItem(STORE);
+}
+
+export function useApiKey(apiKey) {
+  saveSession({ kind: "key", secret: apiKey.trim(), orgId: null });
+}
+
+export function setWorkspace(orgId) {
+  const current = session();
+  if (current) saveSession({ ...current, orgId });
+}
+
+export function headers() {
+  const current = session();
+  const out = {};
+  if (!current) return out;
+  out.Authorization = `Bearer ${current.secret}`;
+  if (current.orgId) out["X-Service-Org-Id"] = current.orgId;
+  return out;
+}
+
+export let requestCount = 0; // GraphQL requests sent (the bench reads it)
+
+// One GraphQL operation. Field errors come back with the data (the caller decides); a request
+// that fails as a whole, or a 401, throws.
+export async function graphql(query, variables = {}, { retry = true } = {}) {
+  requestCount += 1;
+  window.__fincapRequests = requestCount;
+  const response = await fetch(GRAPHQL, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json", ...headers() },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await response.json().catch(() => ({}));
+  const unauthenticated = (body.errors || []).some(
+    (e) => e.extensions && e.extensions.status === 401,
+  );
+  if ((response.status === 401 || unauthenticated) && retry && (await refreshToken())) {
+    return graphql(query, variables, { retry: false });
+  }
+  if (unauthenticated || response.status === 401) {
+    throw new ApiError("Your sign-in has expired or the key was revoked.", "UNAUTHENTICATED", 401);
+  }
+  if (!body.data && body.errors) {
+    const first = body.errors[0];
+    throw new ApiError(first.message, first.extensions?.code, first.extensions?.status);
+  }
+  return body;
+}
+
+// The data of an operation, throwing the first field error.
+export async function data(query, variables) {
+  const body = await graphql(query, variables);
+  if (body.errors && body.errors.length) {
+    const first = body.errors[0];
+    throw new ApiError(first.message, first.extensions?.code, first.extensions?.status);
+  }
+  return body.data;
+}
+
+// Upload one file through GraphQL with progress (fetch has no upload progress; XHR does).
+export function uploadFile(file, base64Data, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", GRAPHQL);
+    xhr.setRequestHeader("Content-Type", "application/json");
+    for (const [name, value] of Object.entries(headers())) xhr.setRequestHeader(name, value);
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    };
+    xhr.onload = () => {
+      requestCount += 1;
+      let body = {};
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        /* not JSON: reported below */
+      }
+      const error = (body.errors || [])[0];
+      if (error) reject(new ApiError(error.message, error.extensions?.code));
+      else if (body.data?.filesUpload) resolve(body.data.filesUpload);
+      else reject(new ApiError(`Upload failed (HTTP ${xhr.status})`));
+    };
+    xhr.onerror = () => reject(new ApiError("The upload was interrupted"));
+    xhr.send(
+      JSON.stringify({
+        query: `mutation Upload($input: UploadFileInput!) {
+          filesUpload(input: $input) { documentId status } }`,
+        variables: { input: { fileName: file.name, base64Data } },
+      }),
+    );
+  });
+}
+
+// A document's thumbnail as a blob: URL (fetched with the credentials; null when none).
+export async function thumbnailUrl(documentId) {
+  const response = await fetch(`/v1/files/${encodeURIComponent(documentId)}/thumbnail`, {
+    headers: headers(),
+  });
+  if (!response.ok) return null;
+  return URL.createObjectURL(await response.blob());
+}
+
+// -- OAuth 2.1: authorization code with PKCE, as a public client --------------------------
+
+function redirectUri() {
+  return `${location.origin}/app/`;
+}
+
+function randomString(bytes = 32) {
+  const values = crypto.getRandomValues(new Uint8Array(bytes));
+  return base64url(values);
+}
+
+function base64url(bytes) {
+  let text = "";
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function clientId() {
+  const known = localStorage.getItem(CLIENT);
+  if (known) {
+    const parsed = JSON.parse(known);
+    if (parsed.redirectUri === redirectUri()) return parsed.id;
+  }
+  // Dynamic client registration (RFC 7591): the dashboard is a public client, no secret.
+  const response = await fetch("/v1/oauth/register", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      client_name: "fincap dashboard",
+      redirect_uris: [redirectUri()],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      scope: SCOPES,
+    }),
+  });
+  if (!response.ok) throw new ApiError("The server did not accept the dashboard as a client");
+  const registered = await response.json();
+  localStorage.setItem(CLIENT, JSON.stringify({ id: registered.client_id, redirectUri: redirectUri() }));
+  return registered.client_id;
+}
+
+export async function startSignIn() {
+  const id = await clientId();
+  const verifier = randomString(48);
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  const state = randomString(16);
+  sessionStorage.setItem(PENDING, JSON.stringify({ verifier, state, clientId: id }));
+  const params = new URLSearchParams({
+    response_type: "code",
+    client_id: id,
+    redirect_uri: redirectUri(),
+    code_challenge: base64url(new Uint8Array(digest)),
+    code_challenge_method: "S256",
+    state,
+    scope: SCOPES,
+  });
+  location.assign(`/v1/oauth/authorize?${params}`);
+}
+
+// Back from the consent page with ?code=…&state=…: exchange the code for tokens.
+export async function finishSignIn() {
+  const query = new URLSearchParams(location.search);
+  if (!query.has("code") && !query.has("error")) return false;
+  const pending = JSON.parse(sessionStorage.getItem(PENDING) || "null");
+  sessionStorage.removeItem(PENDING);
+  history.replaceState(null, "", "/app/" + location.hash);
+  if (query.has("error")) {
+    throw new ApiError(query.get("error_description") || "Sign-in was cancelled");
+  }
+  if (!pending || pending.state !== query.get("state")) {
+    throw new ApiError("The sign-in answer does not match this tab; sign in again");
+  }
+  const tokens = await tokenRequest({
+    grant_type: "authorization_code",
+    code: query.get("code"),
+    redirect_uri: redirectUri(),
+    client_id: pending.clientId,
+    code_verifier: pending.verifier,
+  });
+  saveSession({
+    kind: "oauth",
+    secret: tokens.access_token,
+    refresh: tokens.refresh_token,
+    clientId: pending.clientId,
+    orgId: null,
+  });
+  return true;
+}
+
+async function tokenRequest(fields) {
+  const response = await fetch("/v1/oauth/token", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields),
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiError(body.error_description || body.error || "Sign-in failed");
+  return body;
+}
+
+async function refreshToken() {
+  const current = session();
+  if (!current || current.kind !== "oauth" || !current.refresh) return false;
+  try {
+    const tokens = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: current.refresh,
+      client_id: current.clientId,
+    });
+    saveSession({ ...current, secret: tokens.access_token, refresh: tokens.refresh_token });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function signOut() {
+  const current = session();
+  saveSession(null);
+  if (current && current.kind === "oauth") {
+    // Revoke the refresh token's family (RFC 7009); the access token dies with it.
+    await fetch("/v1/oauth/revoke", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: current.refresh, client_id: current.clientId }),
+    }).catch(() => {});
+  }
+}

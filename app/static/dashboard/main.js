@@ -1,0 +1,182 @@
+// The dashboard: a hash router over five views. Every view loads with one GraphQL request.
+
+import * as api from "./api.js";
+import { h, clear, announce, errorBox } from "./dom.js";
+import { state } from "./state.js";
+import { overviewView } from "./overview.js";
+import { documentsView, documentView } from "./documents.js";
+import { uploadView } from "./upload.js";
+import { keysView } from "./keys.js";
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const picker = document.getElementById("workspace");
+
+function route() {
+  const path = (location.hash || "#/").slice(1);
+  const parts = path.split("?")[0].split("/").filter(Boolean);
+  if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
+  if (["documents", "upload", "keys"].includes(parts[0])) return { name: parts[0] };
+  return { name: "overview" };
+}
+
+const VIEWS = {
+  overview: overviewView,
+  documents: documentsView,
+  document: documentView,
+  upload: uploadView,
+  keys: keysView,
+};
+
+let renderToken = 0;
+
+async function render() {
+  const token = ++renderToken;
+  if (!api.session()) {
+    nav.hidden = true;
+    clear(main, signInView());
+    focusHeading();
+    return;
+  }
+  nav.hidden = false;
+  const current = route();
+  for (const link of nav.querySelectorAll("a[data-route]")) {
+    const active = link.dataset.route === current.name || (current.name === "document" && link.dataset.route === "documents");
+    if (active) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  main.setAttribute("aria-busy", "true");
+  try {
+    const content = await VIEWS[current.name]({ ...current, rerender: render });
+    if (token !== renderToken) return; // a newer navigation won
+    clear(main, content);
+    fillPicker();
+    // Time to first render since navigation start (bench/web.py reads it).
+    window.__fincapFirstRender ??= performance.now();
+  } catch (error) {
+    if (token !== renderToken) return;
+    if (error.status === 401) {
+      api.saveSession(null);
+      clear(main, signInView(error.message));
+      nav.hidden = true;
+    } else {
+      clear(main, h("h1", {}, "Something went wrong"), errorBox(error));
+    }
+  } finally {
+    main.removeAttribute("aria-busy");
+  }
+  focusHeading();
+}
+
+function focusHeading() {
+  // After a navigation, focus goes to the new page's heading (screen readers read it).
+  const heading = main.querySelector("h1");
+  if (heading) {
+    heading.setAttribute("tabindex", "-1");
+    heading.focus({ preventScroll: false });
+  }
+}
+
+function fillPicker() {
+  const session = api.session();
+  const options = state.workspaces.map((w) =>
+    h("option", { value: w.id, selected: w.id === state.workspace?.id }, `${w.name} (${w.role})`),
+  );
+  if (session?.kind === "oauth") {
+    // A sign-in is bound to one workspace: another one means signing in again.
+    options.push(h("option", { value: "__another" }, "Another workspace… (sign in)"));
+  }
+  clear(picker, options);
+}
+
+picker.addEventListener("change", async () => {
+  if (picker.value === "__another") {
+    await api.signOut();
+    await api.startSignIn();
+    return;
+  }
+  api.setWorkspace(picker.value);
+  announce("Workspace changed");
+  render();
+});
+
+document.getElementById("sign-out").addEventListener("click", async () => {
+  await api.signOut();
+  state.workspaces = [];
+  state.workspace = null;
+  location.hash = "#/";
+  render();
+});
+
+function signInView(problem) {
+  const keyInput = h("input", {
+    id: "api-key",
+    name: "api-key",
+    type: "password",
+    autocomplete: "off",
+    required: true,
+    placeholder: "sk_…",
+    spellcheck: "false",
+  });
+  return h(
+    "section",
+    { class: "sign-in" },
+    h("h1", {}, "Sign in to fincap"),
+    problem ? h("p", { class: "error", role: "alert" }, problem) : null,
+    h(
+      "div",
+      { class: "panel" },
+      h("h2", {}, "With your account"),
+      h("p", {}, "You will sign in on fincap's sign-in page and choose the workspace to open."),
+      h(
+        "button",
+        {
+          type: "button",
+          id: "oauth-sign-in",
+          class: "primary",
+          onclick: async (event) => {
+            event.target.disabled = true;
+            try {
+              await api.startSignIn();
+            } catch (error) {
+              event.target.disabled = false;
+              event.target.after(errorBox(error));
+            }
+          },
+        },
+        "Sign in",
+      ),
+    ),
+    h(
+      "form",
+      {
+        class: "panel",
+        id: "key-form",
+        onsubmit: (event) => {
+          event.preventDefault();
+          api.useApiKey(keyInput.value);
+          render();
+        },
+      },
+      h("h2", {}, "With an API key"),
+      h("label", { for: "api-key" }, "API key"),
+      keyInput,
+      h("p", { class: "hint" }, "Kept in this tab only. ", h("a", { href: "/#api-keys" }, "How to get a key")),
+      h("button", { type: "submit" }, "Use this key"),
+    ),
+  );
+}
+
+async function start() {
+  try {
+    await api.finishSignIn();
+  } catch (error) {
+    clear(main, signInView(error.message));
+    return;
+  }
+  window.addEventListener("hashchange", render);
+  await render();
+  window.__fincapReady = true;
+}
+
+start();

@@ -1,0 +1,212 @@
+// The main page: totals, spend by month and by category, the filters, the latest documents.
+// One GraphQL request (workspace list, both charts and the list) per render.
+
+import { h, money, monthLabel, errorBox } from "./dom.js";
+import { columnChart, barChart } from "./charts.js";
+import { state, setFilters, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
+
+export const OVERVIEW_QUERY = `
+query Overview($byMonth: CountDocumentsInput, $byCategory: CountDocumentsInput, $latest: SearchDocumentsInput) {
+  ${WORKSPACES}
+  workspace {
+    id name role preferredCurrency documentCount archivedCount
+    byMonth: counts(input: $byMonth) {
+      count
+      preferredTotal { amount currency converted }
+      groups { key count preferredTotal { amount } }
+    }
+    byCategory: counts(input: $byCategory) {
+      groups { key count preferredTotal { amount } }
+      groupsTruncated
+    }
+    latest: documents(input: $latest) {
+      documents { id merchant amount currency docDate category docType }
+    }
+  }
+}`;
+
+export function overviewVariables() {
+  const where = whereClause();
+  return {
+    byMonth: { groupBy: "month", where },
+    byCategory: { groupBy: "category", where },
+    latest: { limit: 10, sortBy: "docDate", sortOrder: -1, useSearch: false, where },
+  };
+}
+
+// Every month from the first to the last, so a month without spend shows as a gap.
+function monthRows(groups) {
+  const known = new Map(groups.filter((g) => g.key).map((g) => [g.key, g]));
+  const keys = [...known.keys()].sort();
+  if (!keys.length) return [];
+  const rows = [];
+  let [year, month] = keys[0].split("-").map(Number);
+  const [lastYear, lastMonth] = keys[keys.length - 1].split("-").map(Number);
+  while (year < lastYear || (year === lastYear && month <= lastMonth)) {
+    const key = `${year}-${String(month).padStart(2, "0")}`;
+    const group = known.get(key);
+    rows.push({
+      key,
+      label: monthLabel(key),
+      short: monthLabel(key).replace(/ \d{2}(\d{2})$/, " ’$1"),
+      value: group ? Number(group.preferredTotal.amount) : 0,
+      count: group ? group.count : 0,
+    });
+    month += 1;
+    if (month > 12) {
+      month = 1;
+      year += 1;
+    }
+  }
+  return rows;
+}
+
+function lastDay(key) {
+  const [year, month] = key.split("-").map(Number);
+  return new Date(Date.UTC(year, month, 0)).toISOString().slice(0, 10);
+}
+
+export async function overviewView({ rerender }) {
+  const data = await loadWithWorkspace(OVERVIEW_QUERY, overviewVariables());
+  const ws = data.workspace;
+  const currency = ws.preferredCurrency;
+  const categories = (ws.byCategory?.groups || [])
+    .map((g) => ({ key: g.key, label: g.key || "Uncategorized", value: Number(g.preferredTotal.amount), count: g.count }))
+    .sort((a, b) => b.value - a.value);
+  state.categories = [...new Set([...categories.map((c) => c.key).filter(Boolean), ...state.categories])].sort();
+  const months = monthRows(ws.byMonth?.groups || []);
+  const total = ws.byMonth?.preferredTotal;
+
+  const pick = (filters) => {
+    setFilters({ ...state.filters, ...filters });
+    rerender();
+  };
+
+  return h(
+    "div",
+    { class: "overview" },
+    h("h1", {}, ws.name),
+    h(
+      "dl",
+      { class: "stats" },
+      h("div", {}, h("dt", {}, "Spend"), h("dd", { id: "total" }, money(total?.amount, currency))),
+      h("div", {}, h("dt", {}, "Documents"), h("dd", { id: "doc-count" }, String(ws.byMonth?.count ?? ws.documentCount))),
+      h("div", {}, h("dt", {}, "Archived"), h("dd", {}, String(ws.archivedCount))),
+      h("div", {}, h("dt", {}, "Currency"), h("dd", {}, currency)),
+    ),
+    total && total.converted < (ws.byMonth?.count ?? 0)
+      ? h("p", { class: "hint" }, `${(ws.byMonth.count - total.converted).toLocaleString()} documents have no amount in ${currency} yet and are not in the totals.`)
+      : null,
+    filtersForm(rerender),
+    h(
+      "div",
+      { class: "charts" },
+      columnChart({
+        id: "chart-months",
+        title: `Spend by month (${currency})`,
+        rows: months,
+        currency,
+        onPick: (row) => pick({ from: `${row.key}-01`, to: lastDay(row.key) }),
+      }),
+      barChart({
+        id: "chart-categories",
+        title: `Spend by category (${currency})`,
+        rows: categories.slice(0, 12),
+        currency,
+        onPick: (row) => row.key && pick({ category: row.key }),
+      }),
+    ),
+    h("h2", {}, "Latest documents"),
+    latestTable(ws.latest?.documents || []),
+    h("p", {}, h("a", { href: "#/documents" }, "All documents and search →")),
+  );
+}
+
+function latestTable(documents) {
+  if (!documents.length) {
+    return h("p", { class: "empty" }, "No documents match. ", h("a", { href: "#/upload" }, "Upload a receipt"), ".");
+  }
+  return h(
+    "div",
+    { class: "scroll" },
+    h(
+      "table",
+      { class: "documents", id: "latest" },
+      h("thead", {}, h("tr", {}, ["Date", "Merchant", "Category", "Amount"].map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "tbody",
+        {},
+        documents.map((d) =>
+          h(
+            "tr",
+            {},
+            h("td", {}, d.docDate || "—"),
+            h("td", {}, h("a", { href: `#/documents/${encodeURIComponent(d.id)}` }, d.merchant || "(no merchant)")),
+            h("td", {}, d.category || "—"),
+            h("td", { class: "num" }, money(d.amount, d.currency)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function field(id, label, input) {
+  return h("div", { class: "field" }, h("label", { for: id }, label), input);
+}
+
+export function filtersForm(rerender) {
+  const f = state.filters;
+  const from = h("input", { id: "f-from", type: "date", value: f.from || "" });
+  const to = h("input", { id: "f-to", type: "date", value: f.to || "" });
+  const category = h(
+    "select",
+    { id: "f-category" },
+    h("option", { value: "" }, "All categories"),
+    state.categories.map((c) => h("option", { value: c, selected: c === f.category }, c)),
+  );
+  const docType = h(
+    "select",
+    { id: "f-doctype" },
+    h("option", { value: "" }, "All types"),
+    DOC_TYPES.map((t) => h("option", { value: t, selected: t === f.docType }, t)),
+  );
+  const merchant = h("input", { id: "f-merchant", type: "search", value: f.merchant || "", placeholder: "e.g. Tesco" });
+  const active = Object.keys(f).length;
+  // Open on a wide screen or when filters are set; on a phone the charts come first.
+  const open = active > 0 || window.matchMedia("(min-width: 48rem)").matches;
+  return h(
+    "details",
+    { class: "filters-box", open },
+    h("summary", {}, active ? `Filters (${active})` : "Filters"),
+    h(
+    "form",
+    {
+      class: "filters",
+      "aria-label": "Filters",
+      onsubmit: (event) => {
+        event.preventDefault();
+        if (from.value && to.value && from.value > to.value) {
+          event.target.append(errorBox(new Error("The start date is after the end date")));
+          return;
+        }
+        setFilters({ from: from.value, to: to.value, category: category.value, docType: docType.value, merchant: merchant.value.trim() });
+        rerender();
+      },
+    },
+    field("f-from", "From", from),
+    field("f-to", "To", to),
+    field("f-category", "Category", category),
+    field("f-doctype", "Type", docType),
+    field("f-merchant", "Merchant", merchant),
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit", class: "primary" }, "Apply"),
+      active
+        ? h("button", { type: "button", onclick: () => { setFilters({}); rerender(); } }, `Clear ${active} filter${active > 1 ? "s" : ""}`)
+        : null,
+    ),
+  ),
+  );
+}

@@ -1,0 +1,68 @@
+"""Contract models of the api-keys resource: a user's own API keys, seen from one workspace."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from schema.base import Boolean, CapabilityInput, CapabilityOutput
+
+
+class CreateApiKey(CapabilityInput):
+    """Input of api-keys.create."""
+
+    name: str = Field(
+        min_length=1, max_length=100, description="A label to recognise the key by, e.g. 'laptop'"
+    )
+    restricted: Boolean = Field(
+        default=True,
+        description="true: the key acts in this workspace only; false: in every workspace of "
+        "the user (only a caller that is itself unrestricted may create one)",
+    )
+
+
+class ListApiKeys(CapabilityInput):
+    """Input of api-keys.list."""
+
+    includeRevoked: Boolean = Field(default=False, description="List revoked keys too")
+
+
+class RevokeApiKey(CapabilityInput):
+    """Input of api-keys.revoke."""
+
+    id: str = Field(min_length=1, max_length=100, description="Key id, key_…")
+
+
+class ApiKey(CapabilityOutput):
+    """An API key as its owner sees it later: never the secret, only its first characters."""
+
+    id: str = Field(description="Key id, key_…")
+    name: str
+    prefix: str = Field(description="The first characters of the secret, to recognise it")
+    restrictedTo: str | None = Field(
+        description="The only workspace the key acts in; null: every workspace of its user"
+    )
+    scopes: list[str] = Field(description="OAuth scope names the key grants; 'all' is every one")
+    createdAt: datetime
+    revokedAt: datetime | None = None
+    isCurrent: bool = Field(description="True for the key that made this request")
+
+
+class CreatedApiKey(CapabilityOutput):
+    """A new key with its secret, which is shown this once and never again."""
+
+    apiKey: str = Field(description="The secret (sk_…): send it as Authorization: Bearer")
+    key: ApiKey
+
+
+class ApiKeyList(CapabilityOutput):
+    """The caller's keys usable in this workspace, newest first."""
+
+    keys: list[ApiKey]
+
+
+class RevokedApiKey(CapabilityOutput):
+    """The key after revocation."""
+
+    key: ApiKey

@@ -1,0 +1,186 @@
+"""A live ``fincap serve`` (embedded store, in-process workers) with a user, a password and demo
+documents, and headless Chromium pages on it: what the dashboard tests and bench/web.py drive."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from click.testing import CliRunner
+
+from app.cli import main
+from persistence.embedded import free_port
+from tests.browser import DevTools, start_chromium
+
+FINCAP = str(Path(sys.executable).with_name("fincap"))
+EMAIL = "owner@example.com"
+PASSWORD = "correct horse battery staple"
+
+
+@dataclass
+class LiveDashboard:
+    base: str
+    api_key: str
+    org_id: str
+    data_dir: Path
+
+    def call(self, slug: str, body: dict[str, Any], key: str | None = None) -> httpx.Response:
+        """A REST capability call with the owner's key (or ``key``) in the workspace."""
+        return httpx.post(
+            f"{self.base}/v1/capabilities/{slug}",
+            json=body,
+            headers={
+                "Authorization": f"Bearer {key or self.api_key}",
+                "X-Service-Org-Id": self.org_id,
+            },
+            timeout=30,
+        )
+
+
+def cli(data_dir: Path, *args: str, stdin: str | None = None) -> dict[str, Any]:
+    """A server-side ``fincap`` command on ``data_dir`` (it starts a private store)."""
+    env = {"FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
+    result = CliRunner().invoke(main, list(args), env=env, input=stdin, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, Any] = json.loads(result.output)
+    return parsed
+
+
+def prepare(data_dir: Path, documents: int) -> dict[str, Any]:
+    """A user with a password, their workspace and ``documents`` demo documents."""
+    boot = cli(data_dir, "admin", "bootstrap", "--email", EMAIL, "--workspace", "Corner Shop")
+    cli(data_dir, "admin", "set-password", "--email", EMAIL, stdin=PASSWORD + "\n")
+    if documents:
+        cli(data_dir, "demo", "load", "--org", boot["orgId"], "--count", str(documents))
+    return boot
+
+
+@contextmanager
+def serving(data_dir: Path, boot: dict[str, Any]) -> Iterator[LiveDashboard]:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "FINCAP_DATA_DIR": str(data_dir),
+        "MONGODB_URI": "",
+        "FINCAP_PUBLIC_URL": base,
+    }
+    server = subprocess.Popen(
+        [FINCAP, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert server.poll() is None, "fincap serve exited early"
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "fincap serve did not become ready"
+            time.sleep(0.2)
+        yield LiveDashboard(base, boot["apiKey"], boot["orgId"], data_dir)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+class Page:
+    """One Chromium tab: navigate, evaluate, wait, type and press keys, take screenshots."""
+
+    def __init__(self, devtools: DevTools, session: str) -> None:
+        self.devtools = devtools
+        self.session = session
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        return self.devtools.call(method, self.session, **params)
+
+    def js(self, expression: str) -> Any:
+        return self.devtools.evaluate(self.session, expression)
+
+    def wait(self, expression: str, timeout: float = 60) -> Any:
+        return self.devtools.wait_for(self.session, expression, timeout)
+
+    def go(self, url: str) -> None:
+        self.call("Page.navigate", url=url)
+
+    def press(self, key: str) -> None:
+        """A real key press (keyDown with its text, keyUp), as the keyboard sends it."""
+        codes = {"Enter": (13, "\r"), "Tab": (9, ""), "Escape": (27, ""), " ": (32, " ")}
+        code, text = codes[key]
+        down: dict[str, Any] = {"type": "keyDown", "key": key, "windowsVirtualKeyCode": code}
+        if text:
+            down["text"] = text
+        self.call("Input.dispatchKeyEvent", **down)
+        self.call("Input.dispatchKeyEvent", type="keyUp", key=key, windowsVirtualKeyCode=code)
+
+    def type_text(self, text: str) -> None:
+        self.call("Input.insertText", text=text)
+
+    def fill(self, selector: str, value: str) -> None:
+        """Focus ``selector``, clear it and type ``value``."""
+        element = f"document.querySelector({json.dumps(selector)})"
+        self.js(f"(e => {{ e.focus(); e.select && e.select(); }})({element})")
+        self.js(f"document.querySelector({json.dumps(selector)}).value = ''")
+        self.type_text(value)
+
+    def click(self, selector: str) -> None:
+        self.js(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def screenshot(self, path: Path) -> bytes:
+        png = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+        path.write_bytes(png)
+        return png
+
+    def viewport(self, width: int, height: int, mobile: bool = False) -> None:
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=mobile,
+        )
+
+
+@contextmanager
+def chromium(profile: Path) -> Iterator[Page]:
+    process, devtools = start_chromium(profile)
+    try:
+        target = devtools.call("Target.createTarget", url="about:blank")["targetId"]
+        session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        page = Page(devtools, session)
+        page.call("Page.enable")
+        yield page
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def colour_share(
+    png: bytes, rgb: tuple[int, int, int], box: tuple[int, int, int, int] | None = None
+) -> float:
+    """The share of pixels of ``png`` (inside ``box``) within a small distance of ``rgb``."""
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    if box:
+        image = image.crop(box)
+    pixels = list(
+        image.get_flattened_data() if hasattr(image, "get_flattened_data") else image.getdata()
+    )
+    near = sum(1 for p in pixels if sum(abs(a - b) for a, b in zip(p, rgb, strict=True)) < 40)
+    return near / max(1, len(pixels))

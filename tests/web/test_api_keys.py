@@ -1,0 +1,146 @@
+"""api-keys.create / list / revoke through REST and GraphQL: the user's own keys as seen from one
+workspace, never more than the creator holds, and revoked at once (auth cache included)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from persistence.store import Store
+from resolvers import accounts
+from tests.conftest import Tenant
+
+
+async def call(
+    client: httpx.AsyncClient, slug: str, body: dict[str, Any], headers: dict[str, str]
+) -> httpx.Response:
+    return await client.post(f"/v1/capabilities/{slug}", json=body, headers=headers)
+
+
+async def test_create_list_revoke_and_the_secret_stops_working(
+    client: httpx.AsyncClient, alice: Tenant
+) -> None:
+    created = await call(client, "api-keys.create", {"name": "export"}, alice.headers())
+    assert created.status_code == 200, created.text
+    result = created.json()["data"]["result"]
+    secret, key = result["apiKey"], result["key"]
+    assert secret.startswith("sk_") and key["prefix"] == secret[:7]
+    assert key["restrictedTo"] == alice.org_id and key["scopes"] == ["all"]
+    assert key["isCurrent"] is False and key["revokedAt"] is None
+
+    # The new key works (its own workspace needs no header) and the cache now knows it.
+    own = {"Authorization": f"Bearer {secret}"}
+    assert (await call(client, "workspaces.list", {}, own)).status_code == 200
+
+    listed = (await call(client, "api-keys.list", {}, alice.headers())).json()["data"]["result"]
+    names = [k["name"] for k in listed["keys"]]
+    assert names == ["export", "bootstrap"]  # newest first; the unrestricted caller sees both
+    assert [k["isCurrent"] for k in listed["keys"]] == [False, True]
+    assert all("secretHash" not in k and "apiKey" not in k for k in listed["keys"])
+
+    revoked = await call(client, "api-keys.revoke", {"id": key["id"]}, alice.headers())
+    assert revoked.status_code == 200 and revoked.json()["data"]["result"]["key"]["revokedAt"]
+    # Refused at once, although the auth cache had it a moment ago.
+    assert (await call(client, "workspaces.list", {}, own)).status_code == 401
+    again = await call(client, "api-keys.revoke", {"id": key["id"]}, alice.headers())
+    assert again.status_code == 200  # idempotent
+    active = (await call(client, "api-keys.list", {}, alice.headers())).json()["data"]["result"]
+    assert [k["name"] for k in active["keys"]] == ["bootstrap"]
+    everything = await call(client, "api-keys.list", {"includeRevoked": True}, alice.headers())
+    assert len(everything.json()["data"]["result"]["keys"]) == 2
+
+
+async def test_keys_of_another_user_or_workspace_are_not_found(
+    client: httpx.AsyncClient, store: Store, alice: Tenant, bob: Tenant
+) -> None:
+    bobs = (await call(client, "api-keys.create", {"name": "b"}, bob.headers())).json()
+    bob_key = bobs["data"]["result"]["key"]["id"]
+    missing = await call(client, "api-keys.revoke", {"id": bob_key}, alice.headers())
+    assert missing.status_code == 404
+    assert bob_key not in str((await call(client, "api-keys.list", {}, alice.headers())).json())
+
+    # Alice in a second workspace: a key restricted there is invisible from the first one, and
+    # a key restricted to the first can neither see nor revoke her unrestricted key.
+    side = await accounts.create_workspace(store, "alice@example.com", "Side")
+    there = await call(client, "api-keys.create", {"name": "side"}, alice.headers(side["orgId"]))
+    side_key = there.json()["data"]["result"]["key"]["id"]
+    assert (
+        await call(client, "api-keys.revoke", {"id": side_key}, alice.headers())
+    ).status_code == 404
+
+    here = (await call(client, "api-keys.create", {"name": "here"}, alice.headers())).json()
+    restricted = {"Authorization": f"Bearer {here['data']['result']['apiKey']}"}
+    seen = (await call(client, "api-keys.list", {}, restricted)).json()["data"]["result"]["keys"]
+    assert [k["name"] for k in seen] == ["here"] and seen[0]["isCurrent"] is True
+    bootstrap_key = next(
+        k["id"]
+        for k in (await call(client, "api-keys.list", {}, alice.headers())).json()["data"][
+            "result"
+        ]["keys"]
+        if k["name"] == "bootstrap"
+    )
+    refused = await call(client, "api-keys.revoke", {"id": bootstrap_key}, restricted)
+    assert refused.status_code == 404
+    wider = await call(client, "api-keys.create", {"name": "x", "restricted": False}, restricted)
+    assert wider.status_code == 403 and "restricted" in wider.json()["error"]["errorMessage"]
+
+
+async def test_bad_input_is_a_400_naming_the_field(
+    client: httpx.AsyncClient, alice: Tenant
+) -> None:
+    for body, field in (({}, "name"), ({"name": ""}, "name"), ({"name": "a", "x": 1}, "x")):
+        response = await call(client, "api-keys.create", body, alice.headers())
+        assert response.status_code == 400 and field in response.json()["error"]["errorMessage"], (
+            response.text
+        )
+    response = await call(client, "api-keys.revoke", {"id": ""}, alice.headers())
+    assert response.status_code == 400 and "id" in response.json()["error"]["errorMessage"]
+    assert (
+        await call(client, "api-keys.list", {}, {"Authorization": "Bearer sk_nope"})
+    ).status_code == 401
+
+
+async def test_through_graphql(client: httpx.AsyncClient, alice: Tenant) -> None:
+    async def gql(query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        response = await client.post(
+            "/v1/graphql", json={"query": query, "variables": variables}, headers=alice.headers()
+        )
+        body: dict[str, Any] = response.json()
+        return body
+
+    made = await gql(
+        "mutation($i: CreateApiKeyInput!) { apiKeysCreate(input: $i) { apiKey key { id name } } }",
+        {"i": {"name": "graph"}},
+    )
+    key_id = made["data"]["apiKeysCreate"]["key"]["id"]
+    listed = await gql("{ apiKeysList(input: {}) { keys { id name isCurrent } } }")
+    assert [k["name"] for k in listed["data"]["apiKeysList"]["keys"]] == ["graph", "bootstrap"]
+    gone = await gql(
+        "mutation($i: RevokeApiKeyInput!) { apiKeysRevoke(input: $i) { key { id revokedAt } } }",
+        {"i": {"id": key_id}},
+    )
+    assert gone["data"]["apiKeysRevoke"]["key"]["revokedAt"]
+    missing = await gql('mutation { apiKeysRevoke(input: {id: "key_nope"}) { key { id } } }')
+    assert missing["errors"][0]["extensions"]["status"] == 404
+
+
+async def test_a_scoped_oauth_like_key_creates_keys_no_wider_than_itself(
+    client: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    from resolvers.auth import new_api_key_secret
+
+    secret = new_api_key_secret()
+    await store.api_keys.create(
+        alice.user_id,
+        secret,
+        restricted_to=alice.org_id,
+        name="narrow",
+        scopes=["read_api_keys", "write_api_keys"],
+    )
+    narrow = {"Authorization": f"Bearer {secret}"}
+    made = await call(client, "api-keys.create", {"name": "child"}, narrow)
+    assert made.json()["data"]["result"]["key"]["scopes"] == ["read_api_keys", "write_api_keys"]
+    # Without read_documents the narrow key cannot read documents, nor can its child.
+    child = {"Authorization": f"Bearer {made.json()['data']['result']['apiKey']}"}
+    assert (await call(client, "documents.search", {}, child)).status_code == 403

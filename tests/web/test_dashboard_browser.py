@@ -1,0 +1,342 @@
+"""The dashboard in headless Chromium against a live ``fincap serve`` with demo data.
+
+One server and one browser for the module; the steps run in order as a person would take them:
+sign in through the OAuth pages, read the charts, filter, search, open a document, correct its
+amount and see the month's bar change, upload a receipt and watch it finish, create and revoke
+an API key, and use a phone-width screen. Screenshots are checked for what they show.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.browser import needs_chromium
+from tests.web.dashboard_live import (
+    EMAIL,
+    PASSWORD,
+    LiveDashboard,
+    Page,
+    chromium,
+    colour_share,
+    prepare,
+    serving,
+)
+
+pytestmark = [needs_chromium, pytest.mark.wire]
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
+ACCENT = (0x1F, 0x5F, 0xBF)  # the bars' colour (site.css --accent)
+DEMO_DOCUMENTS = 300
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
+    data_dir = tmp_path_factory.mktemp("web") / "data"
+    boot = prepare(data_dir, DEMO_DOCUMENTS)
+    with serving(data_dir, boot) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def page(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
+    with chromium(tmp_path_factory.mktemp("chromium")) as tab:
+        yield tab
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def bar_values(page: Page) -> dict[str, float]:
+    return dict(
+        page.js(
+            "[...document.querySelectorAll('#chart-months .bar')]"
+            ".map(b => [b.dataset.key, Number(b.dataset.value)])"
+        )
+    )
+
+
+def test_sign_in_through_the_oauth_pages_and_see_the_charts(
+    live: LiveDashboard, page: Page, shots: Path
+) -> None:
+    page.go(f"{live.base}/app/")
+    page.wait("!!document.querySelector('#oauth-sign-in')")
+    page.click("#oauth-sign-in")
+    # fincap's own sign-in page (plain HTML form), then the consent page.
+    page.wait("location.pathname === '/v1/oauth/sign-in' && !!document.querySelector('#email')")
+    page.fill("#email", EMAIL)
+    page.fill("#password", PASSWORD)
+    page.js("document.querySelector('form').submit()")
+    page.wait("!!document.querySelector('button[value=allow]')")
+    assert "Corner Shop" in page.js("document.body.innerText")
+    page.click("button[value=allow]")
+    # Back on the dashboard with a code: exchanged for tokens, then the overview renders.
+    page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
+    assert page.js("location.search") == ""  # the code left the address bar
+    assert page.js("document.querySelector('h1').innerText") == "Corner Shop"
+    months = bar_values(page)
+    assert len(months) >= 20 and sum(months.values()) > 1000  # two years of converted spend
+    categories = page.js(
+        "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
+    )
+    assert {"Groceries", "Fuel"} <= set(categories), categories
+    assert page.js("document.querySelectorAll('#latest tbody tr').length") == 10
+    assert page.js("document.querySelector('#total').innerText").startswith("$")
+    # Everything on the page came from one GraphQL request (after the token exchange).
+    assert page.js("window.__fincapRequests") == 1
+    png = page.screenshot(shots / "overview.png")
+    # The month chart is drawn: a real share of the upper half is the bars' blue.
+    assert colour_share(png, ACCENT, (0, 150, 1280, 800)) > 0.01
+
+
+def test_filters_become_where_clauses(live: LiveDashboard, page: Page) -> None:
+    before = page.js("document.querySelector('#doc-count').innerText")
+    page.js("document.querySelector('#f-category').value = 'Fuel'")
+    page.js("document.querySelector('form.filters').requestSubmit()")
+    page.wait(
+        "document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel' "
+        "&& document.querySelectorAll('#chart-categories .hbar-label').length === 1"
+    )
+    fuel = int(page.js("document.querySelector('#doc-count').innerText"))
+    expected = live.call(
+        "documents.count",
+        {"where": {"conditions": [{"field": "category", "op": "eq", "value": "Fuel"}]}},
+    ).json()["data"]["result"]["count"]
+    assert fuel == expected < int(before)
+    assert all(
+        row == "Fuel"
+        for row in page.js(
+            "[...document.querySelectorAll('#latest tbody "
+            "tr td:nth-child(3)')].map(t => t.innerText)"
+        )
+    )
+    # A month column narrows the dates too; "Clear" removes every filter.
+    page.js(
+        "document.querySelector('#chart-months "
+        ".bar:last-of-type').dispatchEvent(new MouseEvent('click', {bubbles: true}))"
+    )
+    page.wait("document.querySelector('#f-from').value !== ''")
+    page.wait(
+        "[...document.querySelectorAll('form.filters "
+        "button')].some(b => b.innerText.startsWith('Clear 3'))"
+    )
+    page.js(
+        "[...document.querySelectorAll('form.filters button')].find(b "
+        "=> b.innerText.startsWith('Clear')).click()"
+    )
+    page.wait(f"document.querySelector('#doc-count')?.innerText === {json.dumps(before)}")
+
+
+def test_search_and_thumbnails(live: LiveDashboard, page: Page, shots: Path) -> None:
+    page.go(f"{live.base}/app/#/documents")
+    page.wait("document.querySelectorAll('#doc-list li').length > 0")
+    page.fill("#search", "Shell")
+    page.js("document.querySelector('form.search').requestSubmit()")
+    page.wait("document.querySelector('#doc-list')?.dataset.query === 'Shell'")
+    names = page.js("[...document.querySelectorAll('#doc-list strong')].map(s => s.innerText)")
+    assert names[:3] == ["Shell"] * 3, names  # the closest matches first
+    page.screenshot(shots / "search.png")
+    # Possible duplicates only: the demo data has some, each marked.
+    page.fill("#search", "")
+    page.click("#duplicates")
+    page.js("document.querySelector('form.search').requestSubmit()")
+    page.wait(
+        "document.querySelector('#doc-list')?.dataset.query === '' && "
+        "document.querySelectorAll('#doc-list .badge.warn').length > 0"
+    )
+    assert page.js(
+        "[...document.querySelectorAll('#doc-list "
+        "li')].every(li => li.querySelector('.badge.warn'))"
+    )
+    page.click("#duplicates")
+    page.js("document.querySelector('form.search').requestSubmit()")
+    page.wait("document.querySelectorAll('#doc-list li').length === 24")
+
+
+def test_open_a_document_correct_its_amount_and_see_the_chart_change(
+    live: LiveDashboard, page: Page, shots: Path
+) -> None:
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#latest tbody a').length > 0")
+    href = page.js("document.querySelector('#latest tbody a').getAttribute('href')")
+    document_id = href.rsplit("/", 1)[1]
+    stored = live.call("documents.get", {"id": document_id}).json()["data"]["result"]["document"]
+    month = stored["docDate"][:7]
+    before = bar_values(page)[month]
+    total_before = page.js("document.querySelector('#total').innerText")
+
+    page.click("#latest tbody a")
+    page.wait("!!document.querySelector('#fields [data-edit=amount]')")
+    assert page.js("document.querySelector('h1').innerText") == stored["merchant"]
+    shown = page.js("document.querySelector('#fields').innerText")
+    assert "Merchant" in shown and "Category" in shown and stored["category"] in shown
+    # With the keyboard: focus "Correct" on the amount, Enter, type, Enter to save.
+    page.js("document.querySelector('[data-edit=amount]').focus()")
+    page.press("Enter")
+    page.wait("document.activeElement?.id === 'edit-amount'")
+    page.js("document.activeElement.value = ''")
+    page.type_text("5000")
+    page.press("Enter")
+    page.wait("document.querySelector('#value-amount .value')?.innerText.includes('5,000')")
+    assert page.js("document.activeElement?.dataset.edit") == "amount"  # focus came back
+    page.screenshot(shots / "document.png")
+    corrected = live.call("documents.get", {"id": document_id}).json()["data"]["result"]["document"]
+    assert float(corrected["amount"]) == 5000
+    assert corrected["editHistory"][-1]["field"] == "amount"
+
+    page.go(f"{live.base}/app/#/")
+    page.wait(
+        "(document.querySelectorAll('#chart-months .bar').length > 0) && "
+        f"document.querySelector('#total').innerText !== {json.dumps(total_before)}"
+    )
+    after = bar_values(page)[month]
+    rate = corrected["conversionRate"] or 1.0
+    expected = before + (5000 - float(stored["amount"])) * rate
+    assert abs(after - expected) < 0.05, (before, after, expected)
+
+
+def test_upload_a_receipt_and_watch_it_finish(live: LiveDashboard, page: Page, shots: Path) -> None:
+    page.go(f"{live.base}/app/#/upload")
+    page.wait("!!document.querySelector('#drop-zone')")
+    data = (FIXTURES / "text-layer.pdf").read_bytes()
+    # Dropped onto the zone as a person drags a file from their desktop.
+    page.js(
+        "(() => { const bytes = Uint8Array.from(atob("
+        + json.dumps(__import__("base64").b64encode(data).decode())
+        + "), c => c.charCodeAt(0));"
+        "const transfer = new DataTransfer();"
+        "transfer.items.add(new File([bytes], 'northwind.pdf', {type: 'application/pdf'}));"
+        "const zone = document.querySelector('#drop-zone');"
+        "zone.dispatchEvent(new DragEvent('drop', {dataTransfer: "
+        "transfer, bubbles: true, cancelable: true})); })()"
+    )
+    page.wait("!!document.querySelector('#uploads li[data-file=\"northwind.pdf\"]')")
+    seen = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        status = page.js("document.querySelector('#uploads li').dataset.status")
+        seen.add(status)
+        if status in ("processed", "warning", "failed", "skipped"):
+            break
+        time.sleep(0.2)
+    assert status == "processed", page.js("document.querySelector('#uploads li').innerText")
+    assert seen & {"queued", "processing", "sending"}, seen  # it was watched, not just done
+    assert page.js("document.querySelector('#uploads progress').value") == 1
+    text = page.js("document.querySelector('#uploads li').innerText")
+    assert "Northwind Consulting GmbH" in text
+    page.screenshot(shots / "upload.png")
+    # Its thumbnail is the PDF's first page, drawn by the server.
+    page.click("#uploads li a")
+    page.wait("!!document.querySelector('.preview img')", timeout=30)
+    size = page.js(
+        "(i => i.complete && [i.naturalWidth, "
+        "i.naturalHeight])(document.querySelector('.preview img'))"
+    )
+    assert size and max(size) == 320
+    # Extracted fields carry the extraction's confidence.
+    assert page.js("document.querySelectorAll('#fields .confidence').length") >= 3
+    assert "Northwind Consulting GmbH" in page.js("document.querySelector('#fields').innerText")
+
+
+def test_create_and_revoke_a_key(live: LiveDashboard, page: Page, shots: Path) -> None:
+    page.go(f"{live.base}/app/#/keys")
+    page.wait("!!document.querySelector('#create-key')")
+    page.fill("#key-name", "bookkeeping export")
+    page.js("document.querySelector('#create-key').requestSubmit()")
+    secret = page.wait("document.querySelector('#new-secret')?.innerText")
+    assert secret.startswith("sk_")
+    # The new key works through REST, in this workspace.
+    assert live.call("workspaces.list", {}, key=secret).status_code == 200
+    page.js(
+        "[...document.querySelectorAll('#created-key "
+        "button')].find(b => b.innerText === 'Done').click()"
+    )
+    page.wait(
+        "[...document.querySelectorAll('#keys tbody tr')].some(r "
+        "=> r.innerText.includes('bookkeeping export'))"
+    )
+    page.js(
+        "[...document.querySelectorAll('#keys tbody tr')].find(r => "
+        "r.innerText.includes('bookkeeping export')).querySelector('[data-revoke]').click()"
+    )
+    page.wait("document.activeElement?.id === 'confirm-revoke'")
+    page.press("Enter")
+    page.wait(
+        "![...document.querySelectorAll('#keys tbody tr')].some(r "
+        "=> r.innerText.includes('bookkeeping export'))"
+    )
+    page.screenshot(shots / "keys.png")
+    # Revoked means refused at once (the server's auth cache forgot it).
+    assert live.call("workspaces.list", {}, key=secret).status_code == 401
+
+
+def test_keyboard_and_phone_width(live: LiveDashboard, page: Page, shots: Path) -> None:
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
+    # From the skip link (first in the page, shown when focused), Tab walks the navigation.
+    page.js("document.querySelector('.skip').focus()")
+    assert page.js("document.querySelector('.skip').getBoundingClientRect().left") >= 0
+    focused = []
+    for _ in range(4):
+        page.press("Tab")
+        focused.append(page.js("document.activeElement.textContent.trim()"))
+    assert focused == ["fincap", "Overview", "Documents", "Upload"], focused
+    page.press("Tab")
+    page.press("Tab")
+    assert page.js("document.activeElement.id") == "workspace"  # the workspace picker
+    page.js("document.querySelector('[data-route=documents]').focus()")
+    page.press("Enter")
+    page.wait(
+        "location.hash === '#/documents' && document.querySelectorAll('#doc-list li').length > 0"
+    )
+    assert page.js("document.activeElement.tagName") == "H1"  # focus moved to the new page
+
+    page.viewport(390, 844, mobile=True)
+    try:
+        page.go(f"{live.base}/app/#/")
+        page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
+        # Nothing wider than the phone: no sideways scrolling of the page.
+        assert page.js("document.documentElement.scrollWidth") <= 390
+        png = page.screenshot(shots / "phone.png")
+        import io
+
+        from PIL import Image
+
+        assert Image.open(io.BytesIO(png)).size == (390, 844)
+        assert colour_share(png, ACCENT) > 0.005  # the charts are on the first screen
+    finally:
+        page.call("Emulation.clearDeviceMetricsOverride")
+
+
+def test_pages_keep_their_content_security_policy(live: LiveDashboard) -> None:
+    for path in ("/", "/app/", "/api"):
+        response = httpx.get(live.base + path)
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert "<script>" not in response.text  # no inline script anywhere
+
+
+def test_sign_out_then_sign_in_with_an_api_key(live: LiveDashboard, page: Page) -> None:
+    page.go(f"{live.base}/app/#/")
+    page.wait("!!document.querySelector('#sign-out') && !document.querySelector('#nav').hidden")
+    page.click("#sign-out")
+    page.wait("!!document.querySelector('#key-form')")
+    assert page.js("sessionStorage.getItem('fincap.session')") is None
+    page.fill("#api-key", live.api_key)
+    page.js("document.querySelector('#key-form').requestSubmit()")
+    page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
+    # An unrestricted key: the first workspace is chosen and the picker lists it.
+    assert page.js("document.querySelector('#workspace').selectedOptions[0].innerText") == (
+        "Corner Shop (owner)"
+    )
+    # A revoked key sends the person back to the sign-in page with the reason.
+    revoked = json.dumps(json.dumps({"kind": "key", "secret": "sk_revoked", "orgId": None}))
+    page.js(f"sessionStorage.setItem('fincap.session', {revoked})")
+    page.go(f"{live.base}/app/#/documents")
+    page.wait("!!document.querySelector('#key-form') && !!document.querySelector('.error')")
