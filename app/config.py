@@ -1,6 +1,6 @@
 """Settings: one field per environment variable, read once by the entry points and handed down.
 
-A field that names its variable (``validation_alias``) is read from the environment; its
+A field made with ``variable()`` names its environment variable and is read from it; its
 ``description`` is what the README's configuration table says about it (a test keeps the two
 in step). Fields without a variable (``host``, ``port``, ``max_body_bytes``) are set by the
 command line or by tests, never by the environment: ``FINCAP_HOST``, for one, is reserved for
@@ -21,6 +21,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from engines.connectors.quickbooks import QuickBooksSettings
+from engines.connectors.xero import XeroSettings
 from resolvers.sources_config import SourceConfig
 
 if TYPE_CHECKING:
@@ -43,7 +45,29 @@ class _NamedVariablesOnly(EnvSettingsSource):
         return super().get_field_value(field, field_name)
 
 
-class Settings(BaseSettings):
+def variable(name: str, default: Any, *, description: str, **constraints: Any) -> Any:
+    """A field read from the environment variable ``name``; ``description`` is its row in the
+    README's configuration table; ``constraints`` are pydantic's (``ge``, ``pattern``…)."""
+    return Field(default=default, validation_alias=name, description=description, **constraints)
+
+
+class _FromNamedVariables(BaseSettings):
+    """Settings read from their arguments, then from the variables their fields name."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # No .env files, no secret directories: the process environment alone.
+        return init_settings, _NamedVariablesOnly(settings_cls)
+
+
+class Settings(_FromNamedVariables):
     """Everything configurable. ``Settings.from_env()`` is what the entry points call."""
 
     model_config = SettingsConfigDict(
@@ -54,299 +78,281 @@ class Settings(BaseSettings):
         extra="forbid",
     )
 
-    mongodb_uri: str | None = Field(
-        default=None,
-        validation_alias="MONGODB_URI",
+    mongodb_uri: str | None = variable(
+        "MONGODB_URI",
+        None,
         description="MongoDB to use (database from the URI path, else `fincap`); "
         "unset: the embedded store",
     )
-    data_dir: Path = Field(
-        default=Path(".fincap"),
-        validation_alias="FINCAP_DATA_DIR",
+    data_dir: Path = variable(
+        "FINCAP_DATA_DIR",
+        Path(".fincap"),
         description="the embedded store's data, its log and `server.json`; the help center's "
         "article vectors (`help_center/`)",
     )
-    public_url: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_PUBLIC_URL",
+    public_url: str | None = variable(
+        "FINCAP_PUBLIC_URL",
+        None,
         description="the service's public root, named in `/openapi.json` and in document links; "
         "unset: `http://HOST:PORT`",
     )
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
-        default="INFO",
-        validation_alias="FINCAP_LOG_LEVEL",
-        description="level of the JSON logs",
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = variable(
+        "FINCAP_LOG_LEVEL", "INFO", description="level of the JSON logs"
     )
-    workers: int = Field(
-        default=1,
+    workers: int = variable(
+        "FINCAP_WORKERS",
+        1,
         ge=0,
-        validation_alias="FINCAP_WORKERS",
         description="job workers inside `fincap serve` (0: this process runs none; "
         "`fincap worker` processes do)",
     )
-    extraction_executor: Literal["process", "thread"] = Field(
-        default="process",
-        validation_alias="FINCAP_EXTRACTION_EXECUTOR",
+    extraction_executor: Literal["process", "thread"] = variable(
+        "FINCAP_EXTRACTION_EXECUTOR",
+        "process",
         description="where OCR and field parsing run: a `spawn` process pool, or one thread "
         "(no memory limit)",
     )
-    job_lease_s: float = Field(
-        default=60.0,
+    job_lease_s: float = variable(
+        "FINCAP_JOB_LEASE_SECONDS",
+        60.0,
         gt=0,
-        validation_alias="FINCAP_JOB_LEASE_SECONDS",
         description="seconds a worker holds a job before another may take it over "
         "(renewed while it works)",
     )
-    secret_key: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_SECRET_KEY",
+    secret_key: SecretStr | None = variable(
+        "FINCAP_SECRET_KEY",
+        None,
         description="server secret that signs cursors: base64 of at least 32 random bytes, "
         "several comma-separated to rotate (the first signs); unset: "
         "`<FINCAP_DATA_DIR>/secret.key`, generated once (set it when several processes share "
         "`MONGODB_URI`)",
     )
-    analysis_memory_mb: int = Field(
-        default=1536,
+    analysis_memory_mb: int = variable(
+        "FINCAP_ANALYSIS_MEMORY_MB",
+        1536,
         ge=0,
-        validation_alias="FINCAP_ANALYSIS_MEMORY_MB",
         description="memory limit (`RLIMIT_DATA`, MB) of each analysis process; 0: none",
     )
-    auth_cache_seconds: float = Field(
-        default=30.0,
+    auth_cache_seconds: float = variable(
+        "FINCAP_AUTH_CACHE_SECONDS",
+        30.0,
         ge=0,
         le=3600,
-        validation_alias="FINCAP_AUTH_CACHE_SECONDS",
         description="how long a process reuses a credential's lookup and a membership "
         "(revocation in the same process is immediate; other processes follow within this "
         "time); 0: look up on every call",
     )
-    rules_llm_url: str | None = Field(
-        default=None,
+    rules_llm_url: str | None = variable(
+        "FINCAP_RULES_LLM_URL",
+        None,
         pattern=r"^https?://",
-        validation_alias="FINCAP_RULES_LLM_URL",
         description="base URL of an OpenAI-compatible chat-completions API (…/v1) that reads "
         "the rule sentences the grammar cannot; unset: the grammar alone (offline)",
     )
-    rules_llm_model: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_RULES_LLM_MODEL",
+    rules_llm_model: str | None = variable(
+        "FINCAP_RULES_LLM_MODEL",
+        None,
         description="the model name sent to that API (required with `FINCAP_RULES_LLM_URL`)",
     )
-    rules_llm_api_key: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_RULES_LLM_API_KEY",
-        description="bearer token for that API, if it needs one",
+    rules_llm_api_key: SecretStr | None = variable(
+        "FINCAP_RULES_LLM_API_KEY", None, description="bearer token for that API, if it needs one"
     )
-    rules_llm_timeout_s: float = Field(
-        default=20.0,
+    rules_llm_timeout_s: float = variable(
+        "FINCAP_RULES_LLM_TIMEOUT_SECONDS",
+        20.0,
         gt=0,
         le=300,
-        validation_alias="FINCAP_RULES_LLM_TIMEOUT_SECONDS",
         description="seconds rules.prepare waits for the language model before using the "
         "grammar's reading",
     )
-    smtp_host: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_SMTP_HOST",
+    smtp_host: str | None = variable(
+        "FINCAP_SMTP_HOST",
+        None,
         description="SMTP relay for the rules' e-mail notifications; unset: e-mail actions "
         "fail with that reason in the rule's stats",
     )
-    smtp_port: int = Field(
-        default=587,
-        ge=1,
-        le=65535,
-        validation_alias="FINCAP_SMTP_PORT",
-        description="the relay's port",
+    smtp_port: int = variable(
+        "FINCAP_SMTP_PORT", 587, ge=1, le=65535, description="the relay's port"
     )
-    smtp_from: str = Field(
-        default="fincap@localhost",
-        validation_alias="FINCAP_SMTP_FROM",
-        description="sender address of notification e-mails",
+    smtp_from: str = variable(
+        "FINCAP_SMTP_FROM", "fincap@localhost", description="sender address of notification e-mails"
     )
-    smtp_username: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_SMTP_USERNAME",
-        description="login at the relay (unset: no login)",
+    smtp_username: str | None = variable(
+        "FINCAP_SMTP_USERNAME", None, description="login at the relay (unset: no login)"
     )
-    smtp_password: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_SMTP_PASSWORD",
-        description="password of that login",
+    smtp_password: SecretStr | None = variable(
+        "FINCAP_SMTP_PASSWORD", None, description="password of that login"
     )
-    smtp_starttls: bool = Field(
-        default=True,
-        validation_alias="FINCAP_SMTP_STARTTLS",
+    smtp_starttls: bool = variable(
+        "FINCAP_SMTP_STARTTLS",
+        True,
         description="upgrade the relay connection with STARTTLS (false: plain, for a relay "
         "on localhost)",
     )
-    webhook_timeout_s: float = Field(
-        default=10.0,
+    webhook_timeout_s: float = variable(
+        "FINCAP_WEBHOOK_TIMEOUT_SECONDS",
+        10.0,
         gt=0,
         le=120,
-        validation_alias="FINCAP_WEBHOOK_TIMEOUT_SECONDS",
         description="seconds a rule's webhook call may take",
     )
-    inbound_domain: str = Field(
-        default="inbound.localhost",
+    inbound_domain: str = variable(
+        "FINCAP_INBOUND_DOMAIN",
+        "inbound.localhost",
         max_length=200,
         pattern=r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$",
-        validation_alias="FINCAP_INBOUND_DOMAIN",
         description="domain of the workspaces' receiving addresses (`<alias>@<domain>`); its MX "
         "must point at the SMTP receiver or at a relay that posts to `/v1/inbound/email`",
     )
-    inbound_secret: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_INBOUND_SECRET",
+    inbound_secret: SecretStr | None = variable(
+        "FINCAP_INBOUND_SECRET",
+        None,
         description="shared secret a mail relay sends as `Authorization: Bearer …` to "
         "`POST /v1/inbound/email`; unset: that endpoint answers 404",
     )
-    inbound_max_mb: int = Field(
-        default=15,
+    inbound_max_mb: int = variable(
+        "FINCAP_INBOUND_MAX_MB",
+        15,
         ge=1,
         le=100,
-        validation_alias="FINCAP_INBOUND_MAX_MB",
         description="largest inbound message accepted (MB, whole message; each attachment "
         "stays within files.upload's 10 MB; HTTP posts also within the 16 MB request limit)",
     )
-    inbound_smtp_port: int | None = Field(
-        default=None,
+    inbound_smtp_port: int | None = variable(
+        "FINCAP_INBOUND_SMTP_PORT",
+        None,
         ge=0,
         le=65535,
-        validation_alias="FINCAP_INBOUND_SMTP_PORT",
         description="port of the SMTP receiver inside `fincap serve`; unset: no receiver",
     )
-    inbound_smtp_host: str = Field(
-        default="127.0.0.1",
-        validation_alias="FINCAP_INBOUND_SMTP_HOST",
+    inbound_smtp_host: str = variable(
+        "FINCAP_INBOUND_SMTP_HOST",
+        "127.0.0.1",
         description="address the SMTP receiver listens on (`0.0.0.0` for every interface)",
     )
-    whatsapp_verify_token: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_WHATSAPP_VERIFY_TOKEN",
+    whatsapp_verify_token: SecretStr | None = variable(
+        "FINCAP_WHATSAPP_VERIFY_TOKEN",
+        None,
         description="token Meta echoes in the webhook verification (`hub.verify_token`); "
         "unset with the app secret: the WhatsApp webhook answers 404",
     )
-    whatsapp_app_secret: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_WHATSAPP_APP_SECRET",
+    whatsapp_app_secret: SecretStr | None = variable(
+        "FINCAP_WHATSAPP_APP_SECRET",
+        None,
         description="the Meta app secret that signs every webhook POST (`X-Hub-Signature-256`)",
     )
-    whatsapp_access_token: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_WHATSAPP_ACCESS_TOKEN",
+    whatsapp_access_token: SecretStr | None = variable(
+        "FINCAP_WHATSAPP_ACCESS_TOKEN",
+        None,
         description="Graph access token used to download media and send replies",
     )
-    whatsapp_graph_url: str = Field(
-        default="https://graph.facebook.com/v21.0",
+    whatsapp_graph_url: str = variable(
+        "FINCAP_WHATSAPP_GRAPH_URL",
+        "https://graph.facebook.com/v21.0",
         pattern=r"^https?://\S+$",
-        validation_alias="FINCAP_WHATSAPP_GRAPH_URL",
         description="base URL of the Graph API, version included",
     )
-    whatsapp_reply: bool = Field(
-        default=False,
-        validation_alias="FINCAP_WHATSAPP_REPLY",
+    whatsapp_reply: bool = variable(
+        "FINCAP_WHATSAPP_REPLY",
+        False,
         description="reply to each WhatsApp receipt with what was read (merchant and total)",
     )
-    mailbox_poll_seconds: float = Field(
-        default=300.0,
+    mailbox_poll_seconds: float = variable(
+        "FINCAP_MAILBOX_POLL_SECONDS",
+        300.0,
         ge=5,
         le=86400,
-        validation_alias="FINCAP_MAILBOX_POLL_SECONDS",
         description="how often each connected mailbox is read for new messages",
     )
-    embeddings: bool = Field(
-        default=True,
-        validation_alias="FINCAP_EMBEDDINGS",
+    embeddings: bool = variable(
+        "FINCAP_EMBEDDINGS",
+        True,
         description="embed documents as they are written and rank searches by meaning as well "
         "as words (the model ships in a package; see Search); false: words only",
     )
-    vector_search: Literal["memory", "mongodb"] = Field(
-        default="memory",
-        validation_alias="FINCAP_VECTOR_SEARCH",
+    vector_search: Literal["memory", "mongodb"] = variable(
+        "FINCAP_VECTOR_SEARCH",
+        "memory",
         description="where the vector part of ranked search runs: `memory` (each process's "
         "per-workspace index) or `mongodb` (`$vectorSearch`, for deployments that have it)",
     )
-    vector_index: str = Field(
-        default="documents_embedding",
+    vector_index: str = variable(
+        "FINCAP_VECTOR_INDEX",
+        "documents_embedding",
         min_length=1,
-        validation_alias="FINCAP_VECTOR_INDEX",
         description="name of the `$vectorSearch` index on `documents.embedding` "
         "(with `FINCAP_VECTOR_SEARCH=mongodb`)",
     )
-    search_index_documents: int = Field(
-        default=250_000,
+    search_index_documents: int = variable(
+        "FINCAP_SEARCH_INDEX_DOCUMENTS",
+        250_000,
         ge=1000,
-        validation_alias="FINCAP_SEARCH_INDEX_DOCUMENTS",
         description="documents a process keeps in its in-memory search indexes, over all "
         "workspaces (about 3 kB each); the least recently searched workspaces go first",
     )
-    billing_plans: Path | None = Field(
-        default=None,
-        validation_alias="FINCAP_BILLING_PLANS",
+    billing_plans: Path | None = variable(
+        "FINCAP_BILLING_PLANS",
+        None,
         description="a TOML file of billing plans (format: see Billing) replacing the default "
         "free / pro / business catalog; validated at start-up",
     )
-    usage_flush_s: float = Field(
-        default=5.0,
+    usage_flush_s: float = variable(
+        "FINCAP_USAGE_FLUSH_SECONDS",
+        5.0,
         gt=0,
         le=300,
-        validation_alias="FINCAP_USAGE_FLUSH_SECONDS",
         description="how often an API process writes its buffered API-call counts (billing "
         "usage); a crash loses at most this long of counts",
     )
-    xero_client_id: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_XERO_CLIENT_ID",
+    xero_client_id: str | None = variable(
+        "FINCAP_XERO_CLIENT_ID",
+        None,
         description="Xero app's OAuth 2.0 client id; unset: Xero cannot be connected",
     )
-    xero_client_secret: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_XERO_CLIENT_SECRET",
-        description="Xero app's OAuth 2.0 client secret",
+    xero_client_secret: SecretStr | None = variable(
+        "FINCAP_XERO_CLIENT_SECRET", None, description="Xero app's OAuth 2.0 client secret"
     )
-    xero_authorize_url: str = Field(
-        default="https://login.xero.com/identity/connect/authorize",
-        validation_alias="FINCAP_XERO_AUTHORIZE_URL",
+    xero_authorize_url: str = variable(
+        "FINCAP_XERO_AUTHORIZE_URL",
+        XeroSettings.authorize_url,
         description="Xero's authorization endpoint (the user's browser goes there)",
     )
-    xero_token_url: str = Field(
-        default="https://identity.xero.com/connect/token",
-        validation_alias="FINCAP_XERO_TOKEN_URL",
+    xero_token_url: str = variable(
+        "FINCAP_XERO_TOKEN_URL",
+        XeroSettings.token_url,
         description="Xero's token endpoint",
     )
-    xero_api_url: str = Field(
-        default="https://api.xero.com",
-        validation_alias="FINCAP_XERO_API_URL",
+    xero_api_url: str = variable(
+        "FINCAP_XERO_API_URL",
+        XeroSettings.api_url,
         description="Xero's API root (`/connections`, `/api.xro/2.0/…`)",
     )
-    quickbooks_client_id: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_QUICKBOOKS_CLIENT_ID",
+    quickbooks_client_id: str | None = variable(
+        "FINCAP_QUICKBOOKS_CLIENT_ID",
+        None,
         description="Intuit app's OAuth 2.0 client id; unset: QuickBooks cannot be connected",
     )
-    quickbooks_client_secret: SecretStr | None = Field(
-        default=None,
-        validation_alias="FINCAP_QUICKBOOKS_CLIENT_SECRET",
-        description="Intuit app's OAuth 2.0 client secret",
+    quickbooks_client_secret: SecretStr | None = variable(
+        "FINCAP_QUICKBOOKS_CLIENT_SECRET", None, description="Intuit app's OAuth 2.0 client secret"
     )
-    quickbooks_authorize_url: str = Field(
-        default="https://appcenter.intuit.com/connect/oauth2",
-        validation_alias="FINCAP_QUICKBOOKS_AUTHORIZE_URL",
+    quickbooks_authorize_url: str = variable(
+        "FINCAP_QUICKBOOKS_AUTHORIZE_URL",
+        QuickBooksSettings.authorize_url,
         description="Intuit's authorization endpoint",
     )
-    quickbooks_token_url: str = Field(
-        default="https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer",
-        validation_alias="FINCAP_QUICKBOOKS_TOKEN_URL",
+    quickbooks_token_url: str = variable(
+        "FINCAP_QUICKBOOKS_TOKEN_URL",
+        QuickBooksSettings.token_url,
         description="Intuit's token endpoint",
     )
-    quickbooks_revoke_url: str = Field(
-        default="https://developer.api.intuit.com/v2/oauth2/tokens/revoke",
-        validation_alias="FINCAP_QUICKBOOKS_REVOKE_URL",
+    quickbooks_revoke_url: str = variable(
+        "FINCAP_QUICKBOOKS_REVOKE_URL",
+        QuickBooksSettings.revoke_url,
         description="Intuit's token revocation endpoint (disconnect)",
     )
-    quickbooks_api_url: str = Field(
-        default="https://quickbooks.api.intuit.com",
-        validation_alias="FINCAP_QUICKBOOKS_API_URL",
+    quickbooks_api_url: str = variable(
+        "FINCAP_QUICKBOOKS_API_URL",
+        QuickBooksSettings.api_url,
         description="QuickBooks Online API root (`/v3/company/<realm>/…`; the sandbox has its own)",
     )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
@@ -383,18 +389,6 @@ class Settings(BaseSettings):
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Arguments first, then the named variables; no .env files, no secret directories.
-        return init_settings, _NamedVariablesOnly(settings_cls)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
@@ -447,7 +441,7 @@ class Settings(BaseSettings):
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
 
-class ClientSettings(BaseSettings):
+class ClientSettings(_FromNamedVariables):
     """What the ``fincap`` client commands read from the environment; each overrides the
     config file (``~/.fincap/config.json``) and is overridden by ``--host``/``--org``."""
 
@@ -455,32 +449,21 @@ class ClientSettings(BaseSettings):
         frozen=True, env_ignore_empty=True, case_sensitive=True, extra="forbid"
     )
 
-    api_key: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_API_KEY",
+    api_key: str | None = variable(
+        "FINCAP_API_KEY",
+        None,
         description="CLI: the API key to call the server with (overrides `fincap auth login`)",
     )
-    org_id: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_ORG_ID",
+    org_id: str | None = variable(
+        "FINCAP_ORG_ID",
+        None,
         description="CLI: the workspace (`org_…`) to act in (overrides `fincap workspace use`)",
     )
-    host: str | None = Field(
-        default=None,
-        validation_alias="FINCAP_HOST",
+    host: str | None = variable(
+        "FINCAP_HOST",
+        None,
         description="CLI: the server's address (default `http://127.0.0.1:8000`)",
     )
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, _NamedVariablesOnly(settings_cls)
 
 
 def _describe(error: Any) -> str:

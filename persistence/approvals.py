@@ -8,7 +8,6 @@ the error when the call failed (nothing was done, so it may be approved again or
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal, cast
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -99,15 +98,24 @@ class Approvals:
                 ids.append(row["_id"])
         return found
 
-    async def claim(self, workspace_id: str, request_id: str, by: str) -> dict[str, Any] | None:
-        """Take a pending request for running; None when it is not pending (any more)."""
+    async def _from_pending(
+        self, workspace_id: str, request_id: str, changes: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Apply ``changes`` to the request only while it is pending, atomically (of two
+        concurrent approvals or rejections one wins); the request after, or None."""
         return cast(
             dict[str, Any] | None,
             await self._col.find_one_and_update(
                 {"_id": request_id, "workspaceId": workspace_id, "status": "pending"},
-                {"$set": {"status": "running", "resolvedBy": by, "claimedAt": utcnow()}},
+                {"$set": changes},
                 return_document=ReturnDocument.AFTER,
             ),
+        )
+
+    async def claim(self, workspace_id: str, request_id: str, by: str) -> dict[str, Any] | None:
+        """Take a pending request for running; None when it is not pending (any more)."""
+        return await self._from_pending(
+            workspace_id, request_id, {"status": "running", "resolvedBy": by, "claimedAt": utcnow()}
         )
 
     async def executed(self, workspace_id: str, request_id: str, result: dict[str, Any]) -> None:
@@ -134,19 +142,13 @@ class Approvals:
         self, workspace_id: str, request_id: str, by: str, message: str | None
     ) -> dict[str, Any] | None:
         """Reject a pending request; None when it is not pending."""
-        now: datetime = utcnow()
-        return cast(
-            dict[str, Any] | None,
-            await self._col.find_one_and_update(
-                {"_id": request_id, "workspaceId": workspace_id, "status": "pending"},
-                {
-                    "$set": {
-                        "status": "rejected",
-                        "resolvedBy": by,
-                        "resolvedAt": now,
-                        "rejectionMessage": message,
-                    }
-                },
-                return_document=ReturnDocument.AFTER,
-            ),
+        return await self._from_pending(
+            workspace_id,
+            request_id,
+            {
+                "status": "rejected",
+                "resolvedBy": by,
+                "resolvedAt": utcnow(),
+                "rejectionMessage": message,
+            },
         )

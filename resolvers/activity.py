@@ -6,8 +6,8 @@ import asyncio
 import logging
 from typing import Any
 
+from engines.connectors.errors import ConnectorError
 from engines.connectors.imap import MailboxHit
-from engines.connectors.sources import ConnectorError
 from resolvers.context import Context
 from resolvers.inbound_email import alias_of
 from resolvers.mailboxes import connector_for
@@ -92,7 +92,7 @@ async def _search_mailboxes(
         secret = await ctx.store.mailboxes.get_secret(workspace_id, row["_id"])
         try:
             if secret is None:
-                raise ConnectorError("the mailbox was disconnected")
+                raise ConnectorError("the mailbox was disconnected", retryable=True)
             hits = await connector_for(ctx.services, secret).search(
                 args.query, args.providerResultLimit, args.includeSourceDetails
             )

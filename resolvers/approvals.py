@@ -10,6 +10,7 @@ request is claimed atomically first.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from resolvers.context import Context, Principal
@@ -87,6 +88,17 @@ def _already(record: dict[str, Any]) -> BadRequest:
     )
 
 
+async def _taken(
+    ctx: Context, request_id: str, transition: Awaitable[dict[str, Any] | None]
+) -> dict[str, Any]:
+    """The request a pending-only transition (claim or reject) took. When another approval or
+    rejection got there first, a 400 that names the state it left the request in."""
+    taken = await transition
+    if taken is None:
+        raise _already(await _load(ctx, request_id))
+    return taken
+
+
 @capability(
     "approvals.get",
     input=GetApproval,
@@ -155,9 +167,9 @@ async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
     if record["status"] != "pending":
         raise _already(record)
     requester = await _requester_context(ctx, record)
-    claimed = await ctx.store.approvals.claim(workspace_id, record["_id"], ctx.user_id)
-    if claimed is None:  # another approval or a rejection got there first
-        raise _already(await _load(ctx, args.approvalRequestId))
+    claimed = await _taken(
+        ctx, record["_id"], ctx.store.approvals.claim(workspace_id, record["_id"], ctx.user_id)
+    )
     try:
         result = await run(spec, requester, claimed["input"], approved=True)
     except CapabilityError as exc:
@@ -188,11 +200,13 @@ async def reject(ctx: Context, args: RejectRequest) -> ApprovalRejected:
     record = await _load(ctx, args.approvalRequestId)
     if ctx.role not in REVIEWERS and record["requestedBy"] != ctx.user_id:
         raise Forbidden("Only owners and admins of the workspace, or the requester, can reject")
-    rejected = await ctx.store.approvals.reject(
-        ctx.require_workspace(), record["_id"], ctx.user_id, args.message
+    rejected = await _taken(
+        ctx,
+        record["_id"],
+        ctx.store.approvals.reject(
+            ctx.require_workspace(), record["_id"], ctx.user_id, args.message
+        ),
     )
-    if rejected is None:
-        raise _already(await _load(ctx, args.approvalRequestId))
     spec = _registry(ctx).get(rejected["capabilitySlug"])
     if spec is not None and spec.on_reject is not None:
         try:

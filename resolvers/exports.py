@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from engines.connectors.base import Bill, ConnectorError, Plan, PlannedRequest
+from engines.connectors.base import Bill, Plan, PlannedRequest
+from engines.connectors.errors import ConnectorError
 from persistence.jobs import JobRecord
 from resolvers.context import Context
 from resolvers.errors import BadGateway, BadRequest, NotFound

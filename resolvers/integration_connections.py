@@ -18,11 +18,11 @@ from typing import Any
 
 from engines.connectors.base import (
     AccountingConnector,
-    ConnectorError,
     GrantRevoked,
     RemoteTenant,
     TokenSet,
 )
+from engines.connectors.errors import ConnectorError
 from engines.keyring import InvalidToken
 from resolvers.context import Context, Services
 from resolvers.errors import BadGateway, BadRequest, Forbidden, NotFound

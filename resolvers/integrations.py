@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from engines.connectors.base import Bill, ConnectorError, Plan, RemoteGone
+from engines.connectors.base import Bill, Plan, RemoteGone
 from engines.connectors.catalog import CATALOG, CatalogEntry
+from engines.connectors.errors import ConnectorError
 from engines.connectors.mapping import NotExportable, build_bill, effective_mapping
 from persistence.document_records import StoredDocument, from_record
 from persistence.exports import ExportExists

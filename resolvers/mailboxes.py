@@ -17,8 +17,8 @@ import logging
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from engines.connectors.imap import ImapMailbox
-from engines.connectors.sources import ConnectorError
+from engines.connectors.errors import ConnectorError
+from engines.connectors.imap import SIGN_IN_CHECK_TIMEOUT_S, ImapMailbox
 from engines.keyring import InvalidToken
 from engines.mail import MalformedMessage, OversizedAttachment, body_is_receipt, read_message
 from persistence.ids import utcnow
@@ -98,6 +98,7 @@ async def connect(ctx: Context, args: ConnectMailbox) -> Mailbox:
         username=args.username,
         password=args.password,
         folder=args.folder,
+        timeout_s=SIGN_IN_CHECK_TIMEOUT_S,
     )
     try:
         await probe.check()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from engines.connectors.sources import ConnectorError
+from engines.connectors.errors import ConnectorError
 from engines.connectors.whatsapp import IncomingMessage, WhatsAppGraph, parse_webhook
 from engines.mail import RECEIPT_TYPES, body_is_receipt
 from engines.sniff import sniff_mime

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from persistence.embedded import STATE_FILE, free_port
+from tests.live import wait_ready
 
 pytestmark = pytest.mark.wire
 
@@ -31,19 +31,6 @@ def admin_like(data_dir: Path, *args: str) -> dict[str, Any]:
     assert result.exit_code == 0, result.output
     parsed: dict[str, Any] = json.loads(result.output)
     return parsed
-
-
-def wait_ready(base: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "fincap serve exited early"
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("fincap serve did not become ready")
 
 
 def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:

@@ -17,9 +17,12 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from urllib.parse import urlencode
 
 import httpx
+
+from engines.connectors.errors import ConnectorError
 
 ClientFactory = Callable[[], contextlib.AbstractAsyncContextManager[httpx.AsyncClient]]
 # Saves delivery progress (remote ids) as soon as a step succeeds, so a retry resumes there.
@@ -52,15 +55,6 @@ class SharedClient:
         if self._client is not None and self._loop is asyncio.get_running_loop():
             await self._client.aclose()
         self._client = None
-
-
-class ConnectorError(Exception):
-    """A provider refused or failed a call; ``retryable`` for 429, 5xx and network errors."""
-
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
-        super().__init__(message)
-        self.status = status
-        self.retryable = retryable
 
 
 class RemoteGone(ConnectorError):
@@ -230,9 +224,73 @@ class AccountingConnector(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class OAuthApp:
+    """An app registered at a provider: its OAuth 2.0 client and the endpoints it talks to
+    (each provider's settings give the endpoints their defaults)."""
+
+    client_id: str | None
+    client_secret: str | None
+    authorize_url: str
+    token_url: str
+    api_url: str
+
+
+AppSettings = TypeVar("AppSettings", bound=OAuthApp)
+
+
+class OAuthConnector(Generic[AppSettings]):
+    """The OAuth 2.0 authorization-code flow every accounting connector shares: the authorize
+    URL, the code exchange and the refresh (client authenticated with HTTP Basic). A
+    connector adds its ``scope`` and what its API does differently."""
+
+    scope: ClassVar[str]
+
+    def __init__(self, settings: AppSettings, client: ClientFactory) -> None:
+        self.settings = settings
+        self._client = client
+
+    def configured(self) -> bool:
+        return bool(self.settings.client_id and self.settings.client_secret)
+
+    def _auth(self) -> str:
+        return basic_auth(self.settings.client_id or "", self.settings.client_secret or "")
+
+    def authorize_url(self, state: str, redirect_uri: str) -> str:
+        query = urlencode(
+            {
+                "response_type": "code",
+                "client_id": self.settings.client_id or "",
+                "redirect_uri": redirect_uri,
+                "scope": self.scope,
+                "state": state,
+            }
+        )
+        return f"{self.settings.authorize_url}?{query}"
+
+    async def exchange_code(self, code: str, redirect_uri: str) -> TokenSet:
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        return await token_request(self._client, self.settings.token_url, self._auth(), form)
+
+    async def refresh(self, refresh_token: str) -> TokenSet:
+        form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
+        return await token_request(self._client, self.settings.token_url, self._auth(), form)
+
+    @staticmethod
+    def _bearer(access_token: str) -> dict[str, str]:
+        """The headers of an API call made with the grant's access token."""
+        return {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}
+
+
 def basic_auth(client_id: str, client_secret: str) -> str:
     raw = f"{client_id}:{client_secret}".encode()
     return "Basic " + base64.b64encode(raw).decode("ascii")
+
+
+def string_literal(text: str, quote: str) -> str:
+    """``text`` as a string literal of a provider's query language: in ``quote`` characters,
+    backslashes and ``quote`` characters escaped with a backslash."""
+    return quote + text.replace("\\", "\\\\").replace(quote, "\\" + quote) + quote
 
 
 def money(value: Decimal) -> float:

@@ -23,11 +23,14 @@ from email.message import EmailMessage
 from email.utils import getaddresses
 from typing import ClassVar, Literal
 
-from engines.connectors.sources import ConnectorError
+from engines.connectors.errors import ConnectorError
 from engines.mail import body_text
 
 Security = Literal["tls", "starttls", "none"]
 TIMEOUT_S = 20.0
+# Signing in while a person (or a script) waits for mailboxes.connect's answer: a server that
+# has not answered by then is reported as unreachable instead of holding the request.
+SIGN_IN_CHECK_TIMEOUT_S = 8.0
 _UIDVALIDITY = re.compile(rb"UIDVALIDITY (\d+)")
 _UID = re.compile(rb"UID (\d+)")
 
@@ -120,11 +123,13 @@ class ImapMailbox:
             raise ConnectorError(f"the IMAP server refused: {text}", retryable=retryable) from None
         except ssl.SSLError as exc:
             _logout(client)
-            raise ConnectorError(f"TLS with {self.host}:{self.port} failed: {exc}") from None
+            raise ConnectorError(
+                f"TLS with {self.host}:{self.port} failed: {exc}", retryable=True
+            ) from None
         except (TimeoutError, OSError) as exc:
             _logout(client)
             raise ConnectorError(
-                f"cannot reach {self.host}:{self.port}: {exc.strerror or exc}"
+                f"cannot reach {self.host}:{self.port}: {exc.strerror or exc}", retryable=True
             ) from None
         except UnicodeError:  # a host name the resolver cannot encode (a label over 63)
             _logout(client)
@@ -134,9 +139,11 @@ class ImapMailbox:
         try:
             yield client, validity
         except imaplib.IMAP4.error as exc:
-            raise ConnectorError(f"the IMAP server refused: {_text(exc)}") from None
+            raise ConnectorError(f"the IMAP server refused: {_text(exc)}", retryable=True) from None
         except OSError as exc:
-            raise ConnectorError(f"the connection to {self.host} broke: {exc}") from None
+            raise ConnectorError(
+                f"the connection to {self.host} broke: {exc}", retryable=True
+            ) from None
         finally:
             _logout(client)
 

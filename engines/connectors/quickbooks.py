@@ -15,33 +15,29 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from engines.connectors.base import (
     Bill,
-    ClientFactory,
-    ConnectorError,
+    OAuthApp,
+    OAuthConnector,
     Plan,
     PlannedRequest,
     RemoteTenant,
     SaveProgress,
     TokenSet,
-    basic_auth,
     money,
     send,
-    token_request,
+    string_literal,
 )
+from engines.connectors.errors import ConnectorError
 
-SCOPE = "com.intuit.quickbooks.accounting"
 MINOR_VERSION = "75"
 ENTITY = {"bill": "Bill", "purchase": "Purchase"}
 DOC_NUMBER_MAX = 21  # QuickBooks refuses a longer DocNumber
 
 
 @dataclass(frozen=True)
-class QuickBooksSettings:
-    client_id: str | None
-    client_secret: str | None
+class QuickBooksSettings(OAuthApp):
     authorize_url: str = "https://appcenter.intuit.com/connect/oauth2"
     token_url: str = "https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer"
     revoke_url: str = "https://developer.api.intuit.com/v2/oauth2/tokens/revoke"
@@ -50,54 +46,21 @@ class QuickBooksSettings:
 
 def _quoted(text: str) -> str:
     """A string literal for the QuickBooks query language."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return string_literal(text, "'")
 
 
-class QuickBooksConnector:
+class QuickBooksConnector(OAuthConnector[QuickBooksSettings]):
     """QuickBooks Online's accounting API (v3)."""
 
     id = "quickbooks"
     name = "QuickBooks Online"
-
-    def __init__(self, settings: QuickBooksSettings, client: ClientFactory) -> None:
-        self.settings = settings
-        self._client = client
-
-    def configured(self) -> bool:
-        return bool(self.settings.client_id and self.settings.client_secret)
-
-    def _auth(self) -> str:
-        return basic_auth(self.settings.client_id or "", self.settings.client_secret or "")
-
-    def authorize_url(self, state: str, redirect_uri: str) -> str:
-        query = urlencode(
-            {
-                "client_id": self.settings.client_id or "",
-                "response_type": "code",
-                "scope": SCOPE,
-                "redirect_uri": redirect_uri,
-                "state": state,
-            }
-        )
-        return f"{self.settings.authorize_url}?{query}"
-
-    async def exchange_code(self, code: str, redirect_uri: str) -> TokenSet:
-        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
-        return await token_request(self._client, self.settings.token_url, self._auth(), form)
-
-    async def refresh(self, refresh_token: str) -> TokenSet:
-        form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
-        return await token_request(self._client, self.settings.token_url, self._auth(), form)
+    scope = "com.intuit.quickbooks.accounting"
 
     def request_url(self, tenant_id: str, path: str) -> str:
         return self._company(tenant_id) + path
 
     def _company(self, realm: str) -> str:
         return f"{self.settings.api_url}/v3/company/{realm}"
-
-    @staticmethod
-    def _headers(access_token: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}
 
     async def tenants(self, tokens: TokenSet, callback: Mapping[str, str]) -> list[RemoteTenant]:
         realm = callback.get("realmId")
@@ -110,7 +73,7 @@ class QuickBooksConnector:
                 f"{self._company(realm)}/companyinfo/{realm}",
                 "read the QuickBooks company",
                 params={"minorversion": MINOR_VERSION},
-                headers=self._headers(tokens.access_token),
+                headers=self._bearer(tokens.access_token),
             )
         info = response.json().get("CompanyInfo") or {}
         return [RemoteTenant(id=realm, name=str(info.get("CompanyName") or realm))]
@@ -134,7 +97,7 @@ class QuickBooksConnector:
                 f"{self._company(realm)}/query",
                 what,
                 params={"query": query, "minorversion": MINOR_VERSION},
-                headers=self._headers(access_token),
+                headers=self._bearer(access_token),
             )
         return response.json().get("QueryResponse") or {}
 
@@ -258,7 +221,7 @@ class QuickBooksConnector:
         save: SaveProgress,
     ) -> dict[str, Any]:
         company = self._company(tenant_id)
-        headers = self._headers(access_token)
+        headers = self._bearer(access_token)
         async with self._client() as client:
             for request in plan.requests:
                 params = {"minorversion": MINOR_VERSION, "requestid": f"{key}:{request.step}"}
@@ -345,7 +308,7 @@ class QuickBooksConnector:
                 f"{self._company(tenant_id)}/{entity.lower()}/{remote['invoiceId']}",
                 f"read the QuickBooks {entity}",
                 params={"minorversion": MINOR_VERSION},
-                headers=self._headers(access_token),
+                headers=self._bearer(access_token),
             )
         record = response.json().get(entity) or {}
         attached = await self._query(
@@ -385,6 +348,6 @@ class QuickBooksConnector:
                 f"delete the QuickBooks {entity}",
                 params={"operation": "delete", "minorversion": MINOR_VERSION},
                 json={"Id": remote["invoiceId"], "SyncToken": current["syncToken"] or "0"},
-                headers=self._headers(access_token),
+                headers=self._bearer(access_token),
             )
         return {"status": "DELETED", "orphanedAttachments": current["attachments"]}

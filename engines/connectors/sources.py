@@ -1,24 +1,14 @@
 """The interface of the source connectors (IMAP mailboxes, WhatsApp Graph).
 
 A connector is built from plain values (a base URL or host, credentials) and an injectable
-transport, talks one protocol, and reports every failure as ``ConnectorError`` with a message a
-person can act on (it is shown on the connection and in the activity log). No database, no
-settings: the resolvers build connectors from stored records and ``Settings``.
+transport, talks one protocol, and reports every failure as ``errors.ConnectorError`` with a
+message a person can act on (it is shown on the connection and in the activity log). No
+database, no settings: the resolvers build connectors from stored records and ``Settings``.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, Protocol
-
-
-class ConnectorError(Exception):
-    """The outside system refused or could not be reached; ``retryable`` says whether trying
-    again later may help (a timeout) or not (wrong credentials)."""
-
-    def __init__(self, message: str, *, retryable: bool = True) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retryable = retryable
 
 
 class Connector(Protocol):
@@ -32,4 +22,4 @@ class Connector(Protocol):
         ...
 
 
-__all__ = ["Connector", "ConnectorError"]
+__all__ = ["Connector"]

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from engines.connectors.sources import ConnectorError
+from engines.connectors.errors import ConnectorError
 
 MAX_MEDIA_BYTES = 10 * 1024 * 1024
 MEDIA_TYPES = ("image", "document")
@@ -144,7 +144,9 @@ class WhatsAppGraph:
                         )
                     chunks.append(chunk)
         except httpx.HTTPError as exc:
-            raise ConnectorError(f"downloading media {media_id} failed: {exc}") from None
+            raise ConnectorError(
+                f"downloading media {media_id} failed: {exc}", retryable=True
+            ) from None
         return b"".join(chunks), mime
 
     async def send_text(
@@ -168,7 +170,7 @@ class WhatsAppGraph:
         try:
             response = await self._client.request(method, url, headers=self._headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise ConnectorError(f"Graph {method} {url} failed: {exc}") from None
+            raise ConnectorError(f"Graph {method} {url} failed: {exc}", retryable=True) from None
         try:
             data = response.json()
         except ValueError:
@@ -181,5 +183,7 @@ class WhatsAppGraph:
                 retryable=response.status_code >= 500 or response.status_code == 429,
             )
         if not isinstance(data, dict):
-            raise ConnectorError("Graph answered something other than a JSON object")
+            raise ConnectorError(
+                "Graph answered something other than a JSON object", retryable=True
+            )
         return data

@@ -15,34 +15,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from engines.connectors.base import (
     Bill,
-    ClientFactory,
-    ConnectorError,
+    OAuthApp,
+    OAuthConnector,
     Plan,
     PlannedRequest,
     RemoteTenant,
     SaveProgress,
     TokenSet,
-    basic_auth,
     money,
     send,
-    token_request,
+    string_literal,
 )
+from engines.connectors.errors import ConnectorError
 
-SCOPES = (
-    "openid profile email offline_access accounting.transactions accounting.contacts "
-    "accounting.attachments"
-)
 INVOICES = "/api.xro/2.0/Invoices"
 
 
 @dataclass(frozen=True)
-class XeroSettings:
-    client_id: str | None
-    client_secret: str | None
+class XeroSettings(OAuthApp):
     authorize_url: str = "https://login.xero.com/identity/connect/authorize"
     token_url: str = "https://identity.xero.com/connect/token"
     api_url: str = "https://api.xero.com"
@@ -50,50 +44,24 @@ class XeroSettings:
 
 def _quoted(text: str) -> str:
     """A string literal for Xero's ``where`` filter."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return string_literal(text, '"')
 
 
-class XeroConnector:
+class XeroConnector(OAuthConnector[XeroSettings]):
     """Xero's accounting API."""
 
     id = "xero"
     name = "Xero"
-
-    def __init__(self, settings: XeroSettings, client: ClientFactory) -> None:
-        self.settings = settings
-        self._client = client
-
-    def configured(self) -> bool:
-        return bool(self.settings.client_id and self.settings.client_secret)
-
-    def _auth(self) -> str:
-        return basic_auth(self.settings.client_id or "", self.settings.client_secret or "")
-
-    def authorize_url(self, state: str, redirect_uri: str) -> str:
-        query = urlencode(
-            {
-                "response_type": "code",
-                "client_id": self.settings.client_id or "",
-                "redirect_uri": redirect_uri,
-                "scope": SCOPES,
-                "state": state,
-            }
-        )
-        return f"{self.settings.authorize_url}?{query}"
-
-    async def exchange_code(self, code: str, redirect_uri: str) -> TokenSet:
-        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
-        return await token_request(self._client, self.settings.token_url, self._auth(), form)
-
-    async def refresh(self, refresh_token: str) -> TokenSet:
-        form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
-        return await token_request(self._client, self.settings.token_url, self._auth(), form)
+    scope = (
+        "openid profile email offline_access accounting.transactions accounting.contacts "
+        "accounting.attachments"
+    )
 
     def request_url(self, tenant_id: str, path: str) -> str:
         return self.settings.api_url + path
 
     def _headers(self, access_token: str, tenant_id: str | None = None) -> dict[str, str]:
-        headers = {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}
+        headers = self._bearer(access_token)
         if tenant_id is not None:
             headers["xero-tenant-id"] = tenant_id
         return headers

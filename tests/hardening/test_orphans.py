@@ -8,51 +8,70 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
-from persistence.embedded import STATE_FILE, EmbeddedServer, free_port, running_server_uri
-from tests.test_cli_serve import wait_ready
+from persistence.embedded import STATE_FILE, EmbeddedServer, running_server_uri
+from tests.live import STOP_GRACE_S, Served, start_serve, stop
 
 pytestmark = pytest.mark.wire
 
+Serve = Callable[[Path], Served]
 
-def serve(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "FINCAP_DATA_DIR": str(data_dir),
-        "MONGODB_URI": "",
-        "FINCAP_EXTRACTION_EXECUTOR": "process",
-        "FINCAP_WORKERS": "1",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(base, process)  # readiness starts the analysis process
-    return process, base
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Serve]:
+    """Starts ``fincap serve`` on a data directory (ready: the analysis process runs); every
+    server started is stopped, with its children, when the test ends, whatever its outcome."""
+    started: list[Served] = []
+
+    def start(data_dir: Path) -> Served:
+        env = {
+            **os.environ,
+            "FINCAP_DATA_DIR": str(data_dir),
+            "MONGODB_URI": "",
+            "FINCAP_EXTRACTION_EXECUTOR": "process",
+            "FINCAP_WORKERS": "1",
+        }
+        log = tmp_path / f"serve-{len(started)}.log"
+        served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        stop(served.process)
 
 
 def alive(processes: list[psutil.Process]) -> list[psutil.Process]:
-    return [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    def running(process: psutil.Process) -> bool:
+        try:
+            return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    return [p for p in processes if running(p)]
 
 
-def wait_until_gone(processes: list[psutil.Process], seconds: float = 30) -> list[psutil.Process]:
+def wait_until_gone(
+    processes: list[psutil.Process], seconds: float = STOP_GRACE_S
+) -> list[psutil.Process]:
+    """The processes still alive after ``seconds`` (returns as soon as none is)."""
     deadline = time.monotonic() + seconds
+    pause = 0.05
     while alive(processes) and time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
     return alive(processes)
 
 
 @pytest.fixture
 def stop_leftovers() -> Iterator[list[psutil.Process]]:
+    """Processes killed at the end (tests ask for it before ``serve``, so the servers have
+    had their clean stop first)."""
     started: list[psutil.Process] = []
     yield started
     for process in alive(started):
@@ -60,10 +79,10 @@ def stop_leftovers() -> Iterator[list[psutil.Process]]:
 
 
 def test_kill_9_of_serve_takes_every_child_along(
-    tmp_path: Path, stop_leftovers: list[psutil.Process]
+    tmp_path: Path, stop_leftovers: list[psutil.Process], serve: Serve
 ) -> None:
     data_dir = tmp_path / "data"
-    server, _ = serve(data_dir)
+    server = serve(data_dir).process
     children = psutil.Process(server.pid).children(recursive=True)
     stop_leftovers.extend(children)
     commands = [" ".join(child.cmdline()) for child in children]
@@ -72,24 +91,20 @@ def test_kill_9_of_serve_takes_every_child_along(
     assert any("resource_tracker" in c for c in commands), commands
 
     server.send_signal(signal.SIGKILL)
-    server.wait(timeout=30)
+    server.wait(timeout=STOP_GRACE_S)
     survivors = wait_until_gone(children)
     assert not survivors, [" ".join(p.cmdline()) for p in survivors]
 
     # The restart starts (and announces) a database of its own.
-    again, _ = serve(data_dir)
-    try:
-        stop_leftovers.extend(psutil.Process(again.pid).children(recursive=True))
-        state = json.loads((data_dir / STATE_FILE).read_text())
-        assert state["owner"] == again.pid
-        assert psutil.Process(state["pid"]).ppid() == again.pid
-    finally:
-        again.send_signal(signal.SIGTERM)
-        again.wait(timeout=60)
+    again = serve(data_dir).process
+    stop_leftovers.extend(psutil.Process(again.pid).children(recursive=True))
+    state = json.loads((data_dir / STATE_FILE).read_text())
+    assert state["owner"] == again.pid
+    assert psutil.Process(state["pid"]).ppid() == again.pid
 
 
 def test_a_server_whose_owner_died_is_stopped_not_joined(
-    tmp_path: Path, stop_leftovers: list[psutil.Process]
+    tmp_path: Path, stop_leftovers: list[psutil.Process], serve: Serve
 ) -> None:
     """Where the kernel cannot tie the database to its owner, the next start cleans up."""
     data_dir = (tmp_path / "data").resolve()
@@ -106,11 +121,7 @@ def test_a_server_whose_owner_died_is_stopped_not_joined(
     (data_dir / STATE_FILE).write_text(json.dumps(state))
 
     assert running_server_uri(data_dir) is None  # nobody joins it
-    restarted, _ = serve(data_dir)
-    try:
-        assert server.process.wait(timeout=30) is not None  # stopped by the new serve
-        new_state = json.loads((data_dir / STATE_FILE).read_text())
-        assert new_state["owner"] == restarted.pid and new_state["pid"] != server.process.pid
-    finally:
-        restarted.send_signal(signal.SIGTERM)
-        restarted.wait(timeout=60)
+    restarted = serve(data_dir).process
+    assert server.process.wait(timeout=STOP_GRACE_S) is not None  # stopped by the new serve
+    new_state = json.loads((data_dir / STATE_FILE).read_text())
+    assert new_state["owner"] == restarted.pid and new_state["pid"] != server.process.pid

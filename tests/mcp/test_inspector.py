@@ -51,7 +51,7 @@ def inspector(live: Live, *args: str) -> subprocess.CompletedProcess[str]:
         [str(NODE), str(CLI), f"{live.base}/mcp", "--transport", "http", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,  # a hang guard: Node starting on a loaded machine is slow, not stuck
     )
 
 

@@ -15,9 +15,10 @@ import httpx
 import pytest
 
 from persistence.embedded import free_port
+from tests.live import wait_ready
 from tests.sources.conftest import fixture
 from tests.sources.mail import message
-from tests.test_cli_serve import admin, wait_ready
+from tests.test_cli_serve import admin
 
 pytestmark = pytest.mark.wire
 
