@@ -2,10 +2,11 @@
 
 A rollup row holds, for one combination of a shape's dimensions, how many documents have those
 values and the sums of their amounts (cents of ``currency``) and of their ``preferredCents``.
-Six shapes are kept (``SHAPES``), each with currency and preferredCurrency:
+Seven shapes are kept (``SHAPES``), each with currency and preferredCurrency:
 
 - ``total``: nothing more (a handful of rows per workspace: document counts, totals per
   currency, the GraphQL graph's ``documentCount``);
+- ``category``: the category, over all time (the web dashboard's opening chart);
 - ``month-currency``: the month of ``docDate`` (spending per month);
 - ``month-category``: the month × category (spending per category);
 - ``month``: the month × category × docType;
@@ -52,9 +53,9 @@ Granularity = Literal["all", "month", "day"]
 UPSERT_ATTEMPTS = 3
 DUPLICATE_KEY = 11000
 # The marker of a database whose workspaces were checked for documents without rows of every
-# shape in ``SHAPES`` (v2 added ``month-category``): a workspace with documents and no marker's
-# check is stale until it is rebuilt.
-MIGRATED_ID = "rollups-v2"
+# shape in ``SHAPES`` (v2 added ``month-category``, v3 ``category``): a workspace with documents
+# and no marker's check is stale until it is rebuilt.
+MIGRATED_ID = "rollups-v3"
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,14 @@ class RollupShape:
 # rows); a field that varies per document (payment method) would multiply every shape.
 SHAPES = (
     RollupShape("total", "all", ("currency", "preferredCurrency"), frozenset({"currency"})),
+    # Spending per category over all time, the web dashboard's opening chart: about as many
+    # rows as categories × currencies, where the month shapes hold that many per month.
+    RollupShape(
+        "category",
+        "all",
+        ("category", "currency", "preferredCurrency"),
+        frozenset({"category", "currency"}),
+    ),
     RollupShape(
         "month-currency",
         "month",
