@@ -491,7 +491,7 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
             print(
                 f"  {size:>7} documents (loaded in {load_s:.0f} s): warm {fmt(warm)}; "
                 f"where currency=EUR {fmt(filtered)}; first call, building the index {cold:.0f}; "
-                f"the store's read of every candidate id (the where-clause path's) {fmt(floor)}; the "
+                f"the store's read of every candidate id (where path) {fmt(floor)}; the "
                 f"index's read of recent changes {fmt(refresh)}; {load_average()}"
             )
             await client.drop_database(name)

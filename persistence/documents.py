@@ -708,10 +708,16 @@ class Documents:
     ) -> None:
         """The document's ``exportStatus`` (exported, not-exported) and the export behind it."""
         now = utcnow()
-        change = {"exportStatus": status, "exportId": export_id, "updatedAt": now}
         await self._col.update_one(
             {"_id": document_id, "workspaceId": workspace_id},
-            {"$set": {**change, "indexedAt": now}},  # INDEX_STATE
+            {
+                "$set": {
+                    "exportStatus": status,
+                    "exportId": export_id,
+                    "updatedAt": now,
+                    "indexedAt": now,  # INDEX_STATE
+                }
+            },
         )
 
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
