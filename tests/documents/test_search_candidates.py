@@ -272,3 +272,22 @@ async def test_archive_in_one_process_is_seen_by_anothers_index(
             indexed = await _ranked(reader, alice, query="shell fuel", limit=4, **body)
             read = await _ranked(reader, alice, query="shell fuel", limit=4, where=where, **body)
             assert indexed == read
+
+
+async def test_a_scope_only_search_reads_no_candidate_ids(
+    client: httpx.AsyncClient, store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2", merchant="REWE")])
+    read: list[DocumentQuery] = []
+    original = store.documents.candidate_ids
+
+    async def counted(workspace_id: str, query: DocumentQuery) -> list[str]:
+        read.append(query)
+        return await original(workspace_id, query)
+
+    monkeypatch.setattr(store.documents, "candidate_ids", counted)
+    assert (await _ranked(client, alice, query="shell", archived="include"))["ids"] == ["doc_1"]
+    assert read == []
+    where = {"conditions": [{"field": "currency", "op": "eq", "value": "EUR"}]}
+    assert (await _ranked(client, alice, query="rewe", where=where))["ids"] == ["doc_2"]
+    assert len(read) == 1
