@@ -476,8 +476,14 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
                     await search(text)
                     warm.extend([await search(text) for _ in range(runs)])
                 where = {"conditions": [{"field": "currency", "op": "eq", "value": "EUR"}]}
-                await search("coffee", where=where)
-                filtered = [await search("coffee", where=where) for _ in range(runs)]
+                try:
+                    await search("coffee", where=where)
+                    filtered = [await search("coffee", where=where) for _ in range(runs)]
+                except Refused as refused:
+                    # The where path still reads every candidate id: at 100k on the embedded
+                    # store that passes the time limit. Report the rest.
+                    print(f"  {size:>7} documents: where currency=EUR refused {refused}")
+                    filtered = [float("nan")]
                 floor: list[float] = []
                 refresh: list[float] = []
                 for _ in range(runs):
