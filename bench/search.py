@@ -476,8 +476,14 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
                     await search(text)
                     warm.extend([await search(text) for _ in range(runs)])
                 where = {"conditions": [{"field": "currency", "op": "eq", "value": "EUR"}]}
-                await search("coffee", where=where)
-                filtered = [await search("coffee", where=where) for _ in range(runs)]
+                try:
+                    await search("coffee", where=where)
+                    filtered = [await search("coffee", where=where) for _ in range(runs)]
+                except Refused as refused:
+                    # The where path still reads every candidate id: at 100k on the embedded
+                    # store that passes the time limit. Report the rest.
+                    print(f"  {size:>7} documents: where currency=EUR refused {refused}")
+                    filtered = [float("nan")]
                 floor: list[float] = []
                 refresh: list[float] = []
                 for _ in range(runs):
@@ -491,7 +497,7 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
             print(
                 f"  {size:>7} documents (loaded in {load_s:.0f} s): warm {fmt(warm)}; "
                 f"where currency=EUR {fmt(filtered)}; first call, building the index {cold:.0f}; "
-                f"of which the store's read of the candidates' ids {fmt(floor)} and the "
+                f"the store's read of every candidate id (where path) {fmt(floor)}; the "
                 f"index's read of recent changes {fmt(refresh)}; {load_average()}"
             )
             await client.drop_database(name)

@@ -88,6 +88,19 @@ class DocumentQuery:
             parts.append(after(keyset.path, keyset.order, keyset.value, keyset.last_id))
         return parts
 
+    def scope_only(self) -> bool:
+        """Whether the workspace, archive and export filters alone select the documents (no
+        where-clause condition, words, names or position): a search index that knows each
+        document's archive and export state can then list them without the database."""
+        return (
+            self.words is None
+            and self.merchant is None
+            and self.category is None
+            and self.after is None
+            # Compiled, so that an invalid clause is the same 400 as on the database's path.
+            and not compile_where(self.where, dict(self.where_fields))
+        )
+
     def stages(self, workspace_id: str) -> list[dict[str, Any]]:
         """The query as ``$match`` stages: see ``match_stages``."""
         return match_stages(workspace_id, self.archived, *self.parts())

@@ -84,6 +84,10 @@ NEWEST_MEMORY = 1024  # (workspace, filter) densities remembered per process
 ROWS_BATCH = 20_000
 # Compare-and-set writes (``Documents._update_before``): lost races before the atomic fallback.
 SWAP_ATTEMPTS = 3
+# What search indexes keep of a document besides its text and vector, to list a search's
+# candidates without the database (``resolvers.search_indexes``): a write that changes one of
+# these stamps ``indexedAt``, as a change of searchable text does.
+INDEX_STATE = ("archived", "exportStatus", "processingStatus")
 
 INDEXES = [
     IndexModel(
@@ -647,7 +651,11 @@ class Documents:
         update = {**to_record(changes), "updatedAt": now}
         if changes_search_terms(changes):
             update["searchTerms"] = search_terms({**from_record(record), **changes})
-        if changes_search_terms(changes) or changes_embedding(changes):
+        if (
+            changes_search_terms(changes)
+            or changes_embedding(changes)
+            or set(changes) & set(INDEX_STATE)
+        ):
             update["indexedAt"] = now
         if set(changes) & set(PREFERRED_INPUTS):
             update["preferredCents"] = preferred_cents({**record, **update})
@@ -750,13 +758,15 @@ class Documents:
     async def set_processing(
         self, workspace_id: str, document_id: str, status: str, reason: str | None = None
     ) -> None:
+        now = utcnow()
         await self._col.update_one(
             {"_id": document_id, "workspaceId": workspace_id},
             {
                 "$set": {
                     "processingStatus": status,
                     "processingReason": reason,
-                    "updatedAt": utcnow(),
+                    "updatedAt": now,
+                    "indexedAt": now,  # INDEX_STATE
                 }
             },
         )
@@ -765,9 +775,17 @@ class Documents:
         self, workspace_id: str, document_id: str, status: str, export_id: str | None
     ) -> None:
         """The document's ``exportStatus`` (exported, not-exported) and the export behind it."""
+        now = utcnow()
         await self._col.update_one(
             {"_id": document_id, "workspaceId": workspace_id},
-            {"$set": {"exportStatus": status, "exportId": export_id, "updatedAt": utcnow()}},
+            {
+                "$set": {
+                    "exportStatus": status,
+                    "exportId": export_id,
+                    "updatedAt": now,
+                    "indexedAt": now,  # INDEX_STATE
+                }
+            },
         )
 
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
@@ -775,7 +793,12 @@ class Documents:
         if not ids:
             return 0
         now = utcnow()
-        change = {"archived": archived, "archivedAt": now if archived else None, "updatedAt": now}
+        change = {
+            "archived": archived,
+            "archivedAt": now if archived else None,
+            "updatedAt": now,
+            "indexedAt": now,  # INDEX_STATE
+        }
         changed = [
             before
             for before in await asyncio.gather(
@@ -887,8 +910,8 @@ class Documents:
         self, workspace_id: str, since: datetime | None = None
     ) -> list[StoredDocument]:
         """What a search index holds of the workspace's documents (searchable text, search
-        terms, embedding, ``indexedAt``): all of them, or those re-indexed at ``since`` or
-        later."""
+        terms, embedding, ``INDEX_STATE``, ``indexedAt``): all of them, or those re-indexed at
+        ``since`` or later."""
         match: dict[str, Any] = {"workspaceId": workspace_id}
         if since is not None:
             match["indexedAt"] = {"$gte": since}
@@ -899,6 +922,7 @@ class Documents:
                 LINE_DESCRIPTIONS,
                 "searchTerms",
                 "embedding",
+                *INDEX_STATE,
                 "indexedAt",
             )
         }
@@ -911,6 +935,17 @@ class Documents:
         pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
         found = self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
         return [row["_id"] for row in await self._run(found)]
+
+    async def existing_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` that are still stored (by primary key: no scan)."""
+        if not ids:
+            return set()
+        cursor = self._col.find(
+            {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
+            {"_id": 1},
+            max_time_ms=QUERY_TIME_LIMIT_MS,
+        )
+        return {row["_id"] for row in await self._run(cursor.to_list(None))}
 
     async def needing_embeddings(
         self, workspace_id: str, after_id: str | None, limit: int, redo_all: bool = False

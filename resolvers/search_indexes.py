@@ -4,9 +4,11 @@ An index is built from the workspace's documents on its first ranked search, the
 before every search it re-reads the documents whose ``indexedAt`` is at or after the moment its
 previous refresh began, less ``OVERLAP`` (for writes of other processes whose clocks lag or whose
 commits land a little after they stamped the time), through the ``workspace_indexed`` index:
-nothing when nothing changed in the last seconds. Every write that changes a searchable field or
-an embedding sets ``indexedAt`` (``persistence/documents``), so an edit made by another process
-(a worker, another API replica) is seen by the next search.
+nothing when nothing changed in the last seconds. Every write that changes a searchable field,
+an embedding, or the state the scope filters read (archived, export and processing status:
+``persistence.documents.INDEX_STATE``) sets ``indexedAt``, so an edit made by another process
+(a worker, another API replica) is seen by the next search, and a search filtered by nothing but
+the workspace, archive and export state takes its candidates from the index (``candidates``).
 
 Memory is bounded by ``SearchConfig.max_documents`` over all workspaces (2 kB per document for
 the vectors, a little more for postings): the least recently searched workspaces are dropped
@@ -28,12 +30,14 @@ import numpy.typing as npt
 
 from engines.ranking import embeddings
 from engines.ranking.embeddings import dequantize
-from engines.ranking.search_index import SearchIndex, limit_blas_threads
+from engines.ranking.search_index import RowState, SearchIndex, limit_blas_threads
+from persistence.document_query import DocumentQuery
 from persistence.document_records import StoredDocument, from_record, searchable_texts
 from persistence.document_vectors import Vectorize, embedding_text, from_stored, stored_fields
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.errors import BadRequest
+from schema.documents import ArchiveFilter, ExportFilter
 
 log = logging.getLogger("fincap.search")
 
@@ -107,7 +111,7 @@ class SearchIndexes:
             unit = dequantize(np.stack([row for row in stored if row is not None]))
             vectors = dict(zip(present, unit, strict=True))
         for i, row in enumerate(rows):
-            entry.index.upsert(row["_id"], searchable_texts(row), vectors.get(i))
+            entry.index.upsert(row["_id"], searchable_texts(row), vectors.get(i), row_state(row))
 
     def _evict(self, keep: str) -> None:
         total = sum(len(e.index) for e in self._entries.values())
@@ -133,6 +137,47 @@ class SearchIndexes:
         if len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
         return vector
+
+
+def row_state(row: StoredDocument) -> RowState:
+    """What the scope filters read of a stored document, as the database compares it:
+    ``archived`` only a boolean matches "exclude" or "only"; "exported" only the exact string;
+    only an upload still queued can be deleted (``Documents.delete_unprocessed``)."""
+    archived = row.get("archived")
+    return RowState(
+        archived=archived if isinstance(archived, bool) else None,
+        exported=row.get("exportStatus") == "exported",
+        may_vanish=row.get("processingStatus") == "queued",
+    )
+
+
+ARCHIVED: dict[ArchiveFilter, bool | None] = {"exclude": False, "only": True, "include": None}
+EXPORTED: dict[ExportFilter, bool | None] = {
+    "all": None,
+    "exported": True,
+    "not-exported": False,
+}
+
+
+async def candidates(
+    store: Store, workspace_id: str, index: SearchIndex, query: DocumentQuery
+) -> npt.NDArray[np.int64]:
+    """Rows (ascending) of the documents a scope-only ``query`` selects
+    (``DocumentQuery.scope_only``), from a ``fresh`` index: the same documents as
+    ``Documents.candidate_ids``, without reading every id from the database. A document that
+    may have been deleted since the index read it (a queued upload) is looked up by id, and
+    dropped from the index when it is gone."""
+    rows = index.select(ARCHIVED[query.archived], EXPORTED[query.export_status])
+    doubtful = index.vanishing(rows)
+    if not len(doubtful):
+        return rows
+    ids = [index.ids[int(row)] for row in doubtful]
+    present = await store.documents.existing_ids(workspace_id, ids)
+    gone = [document_id for document_id in ids if document_id not in present]
+    if not gone:
+        return rows
+    index.drop(gone)
+    return index.select(ARCHIVED[query.archived], EXPORTED[query.export_status])
 
 
 def model_vectorizer(threads: int = 1) -> Vectorize:

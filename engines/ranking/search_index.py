@@ -13,8 +13,11 @@ query costs a matrix-vector product and the postings of its few terms.
 * **Fusion** (``fuse``): reciprocal rank fusion of the two rankings; see its docstring.
 * **Diversity** (``diversify``): MMR with cosine between the documents' embeddings.
 
-Rows are updated in place (``upsert``); ids never leave (a deleted document is simply never a
-candidate again).
+Rows are updated in place (``upsert``); ids never leave. Each row also keeps the state the
+database's scope filters read (archived, exported) so that a search filtered by nothing else can
+take its candidates from the index (``select``) rather than from a read of every id; a document
+that may be deleted without leaving a trace (``RowState.may_vanish``) is reported by
+``vanishing`` for the caller to check, and ``drop`` takes a deleted one out of ``select``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +64,25 @@ class Ranked:
     matched: int
 
 
+@dataclass(frozen=True)
+class RowState:
+    """What the database's scope filters read of a document.
+
+    ``archived``: True, False, or None when the stored value is not a boolean (matched by
+    neither "only" nor "exclude", as the database's equality filters do); ``exported``: its
+    export status is "exported"; ``may_vanish``: it can be deleted outright (an upload that was
+    never acknowledged), which leaves nothing for a refresh to read.
+    """
+
+    archived: bool | None = False
+    exported: bool = False
+    may_vanish: bool = False
+
+
+ACTIVE = RowState()
+_ARCHIVED_CODES = {True: 1, False: 0, None: -1}
+
+
 @dataclass
 class _Row:
     terms: dict[str, float]  # term → weighted frequency over the fields
@@ -75,6 +98,10 @@ class SearchIndex:
     positions: dict[str, int] = field(default_factory=dict)
     _vectors: Floats = field(init=False)
     _lengths: Floats = field(init=False)
+    _archived: npt.NDArray[np.int8] = field(init=False)  # 1 archived, 0 active, -1 neither
+    _exported: Bools = field(init=False)
+    _vanishing: Bools = field(init=False)
+    _gone: Bools = field(init=False)  # deleted: never selected again
     _rows: list[_Row] = field(default_factory=list)
     _postings: dict[str, dict[int, float]] = field(default_factory=dict)
     _deletes: dict[str, set[str]] = field(default_factory=dict)  # one-deletion key → terms
@@ -84,6 +111,10 @@ class SearchIndex:
     def __post_init__(self) -> None:
         self._vectors = np.zeros((0, self.dim), dtype=np.float32)
         self._lengths = np.zeros(0, dtype=np.float32)
+        self._archived = np.zeros(0, dtype=np.int8)
+        self._exported = np.zeros(0, dtype=bool)
+        self._vanishing = np.zeros(0, dtype=bool)
+        self._gone = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -99,9 +130,10 @@ class SearchIndex:
         document_id: str,
         texts: Mapping[str, str | None],
         vector: npt.ArrayLike | None,
+        state: RowState = ACTIVE,
     ) -> None:
-        """Add or replace a document: its searchable ``texts`` by field and its unit
-        ``vector`` (None: no embedding yet, it ranks by words only)."""
+        """Add or replace a document: its searchable ``texts`` by field, its unit ``vector``
+        (None: no embedding yet, it ranks by words only) and its ``state``."""
         row = self.positions.get(document_id)
         if row is None:
             row = len(self.ids)
@@ -131,6 +163,34 @@ class SearchIndex:
         self._rows[row] = _Row(terms, length)
         self._lengths[row] = length
         self._vectors[row] = 0.0 if vector is None else np.asarray(vector, dtype=np.float32)
+        self._archived[row] = _ARCHIVED_CODES.get(state.archived, -1)
+        self._exported[row] = state.exported
+        self._vanishing[row] = state.may_vanish
+        self._gone[row] = False
+
+    def drop(self, ids: Sequence[str]) -> None:
+        """Deleted documents: ``select`` never returns them again (their row stays, unused,
+        as a deleted document's does when candidates come from the database)."""
+        for document_id in ids:
+            row = self.positions.get(document_id)
+            if row is not None:
+                self._gone[row] = True
+
+    def select(self, archived: bool | None, exported: bool | None) -> Ints:
+        """Rows, ascending, of the documents whose archived state is ``archived`` and whose
+        export state is ``exported`` (None: either), deleted ones left out: the candidates of a
+        search that the workspace, archive and export filters alone select."""
+        n = len(self.ids)
+        keep = ~self._gone[:n]
+        if archived is not None:
+            keep &= self._archived[:n] == (1 if archived else 0)
+        if exported is not None:
+            keep &= self._exported[:n] if exported else ~self._exported[:n]
+        return np.flatnonzero(keep).astype(np.int64)
+
+    def vanishing(self, rows: Ints) -> Ints:
+        """Those of ``rows`` whose documents may have been deleted since they were read."""
+        return rows[self._vanishing[rows]]
 
     def _grow(self, size: int) -> None:
         capacity = self._vectors.shape[0]
@@ -142,6 +202,10 @@ class SearchIndex:
         lengths = np.zeros(bigger, dtype=np.float32)
         lengths[:capacity] = self._lengths
         self._vectors, self._lengths = vectors, lengths
+        self._archived = _grown(self._archived, bigger)
+        self._exported = _grown(self._exported, bigger)
+        self._vanishing = _grown(self._vanishing, bigger)
+        self._gone = _grown(self._gone, bigger)
 
     def rows_of(self, ids: Sequence[str]) -> Ints:
         """Rows of the ids the index holds (unknown ids are left out); read-only.
@@ -256,6 +320,15 @@ class SearchIndex:
         if 4 * len(rows) >= n:
             return (self._vectors[:n] @ q)[rows]
         return self._vectors[rows] @ q
+
+
+_Array = TypeVar("_Array", bound=np.ndarray)
+
+
+def _grown(values: _Array, size: int) -> _Array:
+    bigger = np.zeros(size, dtype=values.dtype)
+    bigger[: len(values)] = values
+    return cast(_Array, bigger)
 
 
 _blas_threads: int | None = None
