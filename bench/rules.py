@@ -58,8 +58,15 @@ async def rules_step(store: Store, rules: int, docs: int, runs: int) -> tuple[fl
         draft = read_rule(sentence)
         assert draft.rule is not None
         rule = validated(draft.rule).model_dump(mode="json", exclude_none=True)
-        await store.rules.create(workspace, name=rule["name"], text=sentence, definition=rule,
-                                 created_by=user, webhook_secret=None, next_run_at=None)
+        await store.rules.create(
+            workspace,
+            name=rule["name"],
+            text=sentence,
+            definition=rule,
+            created_by=user,
+            webhook_secret=None,
+            next_run_at=None,
+        )
     services = Services(store=store)
     results = []
     for matching in (False, True):
@@ -67,16 +74,27 @@ async def rules_step(store: Store, rules: int, docs: int, runs: int) -> tuple[fl
         for run in range(runs):
             ids = [f"doc_{rules}_{matching}_{run}_{i}" for i in range(docs)]
             merchant = "Merchant0" if matching and rules else "Elsewhere"
-            await store.documents.insert_many(workspace, [
-                {"_id": doc_id, "merchant": merchant, "amount": Decimal("12.00"),
-                 "currency": "EUR", "docDate": date(2024, 1, 1), "category": "Other",
-                 "docType": "receipt", "processingStatus": "processed"}
-                for doc_id in ids
-            ])
+            await store.documents.insert_many(
+                workspace,
+                [
+                    {
+                        "_id": doc_id,
+                        "merchant": merchant,
+                        "amount": Decimal("12.00"),
+                        "currency": "EUR",
+                        "docDate": date(2024, 1, 1),
+                        "category": "Other",
+                        "docType": "receipt",
+                        "processingStatus": "processed",
+                    }
+                    for doc_id in ids
+                ],
+            )
             started = time.perf_counter()
             for doc_id in ids:
-                await run_document_rules(services, workspace, doc_id,
-                                         RuleEvent("document-processed", "processed"))
+                await run_document_rules(
+                    services, workspace, doc_id, RuleEvent("document-processed", "processed")
+                )
             per_run.append((time.perf_counter() - started) * 1000 / docs)
         results.append(statistics.median(per_run))
     return results[0], results[1]
@@ -92,8 +110,10 @@ async def main(runs: int, docs: int) -> None:
         await store.ensure_indexes()
         for rules in (0, 5, 20):
             none, one = await rules_step(store, rules, docs, runs)
-            print(f"rules step with {rules:2d} enabled rules: {none:6.2f} ms/document when "
-                  f"none matches, {one:6.2f} ms when one does")
+            print(
+                f"rules step with {rules:2d} enabled rules: {none:6.2f} ms/document when "
+                f"none matches, {one:6.2f} ms when one does"
+            )
         client.close()
     finally:
         server.stop()

@@ -881,6 +881,7 @@ class Documents:
             return_document=ReturnDocument.BEFORE,
         )
         return cast(dict[str, Any] | None, found)
+
     # -- embeddings and search indexes ------------------------------------------------------
 
     async def _embed(self, documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -35,7 +35,8 @@ def test_build_registry_collects_declared_capabilities() -> None:
 def test_duplicate_slug_fails_the_build() -> None:
     with pytest.raises(
         # The first slug of the module met twice (members are read in name order).
-        RegistryError, match=re.escape("duplicate capability slug 'workspaces.")
+        RegistryError,
+        match=re.escape("duplicate capability slug 'workspaces."),
     ):
         Registry.from_modules([workspaces, workspaces])
 

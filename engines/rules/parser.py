@@ -256,7 +256,7 @@ def parse_pieces(pieces: list[Piece], budget_s: float = PARSE_BUDGET_S) -> Parse
     for part in segments(pieces):
         keep = part[:MAX_SEGMENT_PIECES]
         if len(part) > len(keep):
-            parsed.dropped.extend(part[len(keep):])
+            parsed.dropped.extend(part[len(keep) :])
             parsed.cut_short = True
         while keep:
             if time.monotonic() > deadline:

@@ -25,7 +25,10 @@ class Done(CapabilityOutput):
 def test_gated_capabilities_of_the_registry(registry: Registry) -> None:
     gated = sorted(spec.slug for spec in registry if spec.approval is not None)
     assert gated == [
-        "documents.bulk-edit", "integrations.send", "integrations.unlink", "rules.execute"
+        "documents.bulk-edit",
+        "integrations.send",
+        "integrations.unlink",
+        "rules.execute",
     ]
     send = registry.get("integrations.send-to-integration")
     assert send is not None and send.slug == "integrations.send"

@@ -22,9 +22,7 @@ async def test_a_confirmed_save_waits_for_approval_then_runs_as_the_requester(
     assert waiting["status"] == "approval_required" and waiting["approvalRequestId"]
     assert waiting["capability"]["slug"] == "rules.execute"
     assert UBER in waiting["description"] and '"set-category"' in waiting["description"]
-    assert result(await call(client, owner, "rules.list", {"includeDisabled": True}))[
-        "rules"
-    ] == []
+    assert result(await call(client, owner, "rules.list", {"includeDisabled": True}))["rules"] == []
 
     # confirm false is refused at once, never sent to a reviewer.
     refused = await call(
@@ -68,6 +66,4 @@ async def test_a_rejected_save_saves_nothing_over_graphql(
         )
     )
     assert rejected["status"] == "rejected"
-    assert result(await call(client, owner, "rules.list", {"includeDisabled": True}))[
-        "rules"
-    ] == []
+    assert result(await call(client, owner, "rules.list", {"includeDisabled": True}))["rules"] == []

@@ -57,9 +57,7 @@ async def arrive(store: Store, tenant: Tenant, doc_id: str, **fields: Any) -> st
 
 
 async def fire(store: Store, registry: Registry, tenant: Tenant, doc_id: str) -> list[str]:
-    return await run_document_rules(
-        services(store, registry), tenant.org_id, doc_id, PROCESSED
-    )
+    return await run_document_rules(services(store, registry), tenant.org_id, doc_id, PROCESSED)
 
 
 async def reasoning(store: Store, tenant: Tenant, activity_id: str) -> str:

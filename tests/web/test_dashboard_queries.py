@@ -34,9 +34,7 @@ def operations() -> list[tuple[str, str]]:
     found = []
     for module, source in sources.items():
         for text in OPERATION.findall(source):
-            found.append(
-                (module, re.sub(r"\$\{(\w+)\}", lambda m: constants[m.group(1)], text))
-            )
+            found.append((module, re.sub(r"\$\{(\w+)\}", lambda m: constants[m.group(1)], text)))
     return found
 
 
