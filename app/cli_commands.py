@@ -299,6 +299,8 @@ def capability_command(item: dict[str, Any], name: str) -> click.Command:
 
     description = str(item.get("description") or "")
     permissions = ", ".join(item.get("permissions") or ()) or "none"
+    roles = item.get("roles")
+    who = f"; roles: {', '.join(roles)}" if roles else ""
     command = click.Command(
         name,
         callback=common_options(run),
@@ -306,7 +308,7 @@ def capability_command(item: dict[str, Any], name: str) -> click.Command:
             click.Argument(["body"], required=False, metavar="[BODY]"),
             *(click_option(param) for param in params),
         ],
-        help=f"{description}\n\nCapability {slug}; scopes: {permissions}. BODY: the whole "
+        help=f"{description}\n\nCapability {slug}; scopes: {permissions}{who}. BODY: the whole "
         "request as JSON ('{…}', @file.json, or - for stdin); options override its keys.",
         short_help=description.split("\n", 1)[0],
         no_args_is_help=False,

@@ -20,9 +20,10 @@ SCOPE_TEXT = {
     "write_integrations": "Send documents to accounting systems",
     "read_rules": "Read your rules",
     "write_rules": "Create and run rules",
-    "read_workspaces": "List your workspaces",
+    "read_workspaces": "List your workspaces and their members",
     "read_api_keys": "See your API keys for this workspace",
     "write_api_keys": "Create and revoke your API keys for this workspace",
+    "write_workspaces": "Invite, change and remove members, and change workspace settings",
 }
 
 STYLE = """

@@ -115,6 +115,7 @@ def _operation(spec: CapabilitySpec, refs: Mapping[Any, Any]) -> dict[str, Any]:
         },
         "responses": responses,
         "x-permissions": list(spec.permissions),
+        "x-roles": list(spec.allowed_roles),
         "x-effect": spec.effect,
     }
 

@@ -73,6 +73,9 @@ def discovery_item(spec: Any) -> dict[str, Any]:
         "slug": spec.slug,
         "description": spec.description,
         "permissions": list(spec.permissions),
+        # Who may call it in the workspace (owner, admin, member); [] when no workspace role
+        # is involved. An extension of the contract's discovery item.
+        "roles": list(spec.allowed_roles),
         "inputSchema": spec.input.model_json_schema(),
     }
 

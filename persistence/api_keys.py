@@ -59,6 +59,24 @@ class ApiKeys:
         await self._col.insert_one(record)
         return record
 
+    async def get_active(self, key_id: str) -> dict[str, Any] | None:
+        """The key by id unless revoked (without its digest)."""
+        return await self._col.find_one({"_id": key_id, "revokedAt": None}, {"secretHash": 0})
+
+    async def revoke_restricted_to(self, user_id: str, workspace_id: str) -> int:
+        """Revoke the user's keys restricted to ``workspace_id`` (they left it); how many."""
+        live = {"userId": user_id, "restrictedTo": workspace_id, "revokedAt": None}
+        ids = [row["_id"] for row in await self._col.find(live, {"_id": 1}).to_list(None)]
+        if not ids:
+            return 0
+        result = await self._col.update_many(
+            {"_id": {"$in": ids}, "revokedAt": None}, {"$set": {"revokedAt": utcnow()}}
+        )
+        for key_id in ids:
+            for listener in self.on_revoke:
+                listener(key_id)
+        return int(result.modified_count)
+
     async def find_active(self, secret: str) -> dict[str, Any] | None:
         """The key record for this secret, unless unknown or revoked."""
         return await self._col.find_one({"secretHash": digest(secret), "revokedAt": None})

@@ -139,12 +139,37 @@ class OAuthTokens:
         return int(result.modified_count)
 
     async def revoke_for_membership(self, user_id: str, workspace_id: str) -> int:
-        """End every token a user holds for a workspace (the membership was removed)."""
-        result = await self._col.update_many(
-            {"userId": user_id, "workspaceId": workspace_id, "revokedAt": None},
-            {"$set": {"revokedAt": utcnow()}},
-        )
+        """End every token a user holds for a workspace (the membership was removed); the
+        number of tokens that were still live. Listeners hear of each family."""
+        live = {"userId": user_id, "workspaceId": workspace_id, "revokedAt": None}
+        families = await self._col.distinct("familyId", live)
+        result = await self._col.update_many(live, {"$set": {"revokedAt": utcnow()}})
+        for family_id in families:
+            for listener in self.on_revoke:
+                listener(family_id)
         return int(result.modified_count)
+
+    async def family_alive(self, family_id: str) -> bool:
+        """Whether the grant ``family_id`` still stands: a token of it is neither revoked nor
+        expired (an API key minted through the grant lives as long, see ``resolvers.auth``)."""
+        found = await self._col.find_one(
+            {"familyId": family_id, "revokedAt": None, "expiresAt": {"$gt": utcnow()}},
+            {"_id": 1},
+        )
+        return found is not None
+
+    async def family_scopes(self, family_id: str) -> list[str] | None:
+        """The scopes of the grant's newest live token; None when the grant has ended."""
+        cursor = (
+            self._col.find(
+                {"familyId": family_id, "revokedAt": None, "expiresAt": {"$gt": utcnow()}},
+                {"scopes": 1},
+            )
+            .sort([("createdAt", -1)])
+            .limit(1)
+        )
+        found = await cursor.to_list(1)
+        return list(found[0]["scopes"]) if found else None
 
 
 def as_utc(moment: datetime) -> datetime:

@@ -17,6 +17,7 @@ from persistence.files import Files
 from persistence.ids import utcnow
 from persistence.inbound_addresses import InboundAddresses
 from persistence.integrations import Integrations
+from persistence.invitations import Invitations
 from persistence.jobs import Clock, Jobs
 from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
@@ -45,6 +46,7 @@ class Store:
         self.db = db
         self.users = Users(db)
         self.workspaces = Workspaces(db)
+        self.invitations = Invitations(db)
         self.api_keys = ApiKeys(db)
         self.documents = Documents(db)
         self.files = Files(db)

@@ -36,6 +36,11 @@ class Users:
     async def get(self, user_id: str) -> dict[str, Any] | None:
         return await self._col.find_one({"_id": user_id})
 
+    async def emails(self, user_ids: list[str]) -> dict[str, str]:
+        """The e-mail address of each of these users that exists."""
+        rows = await self._col.find({"_id": {"$in": user_ids}}, {"email": 1}).to_list(None)
+        return {row["_id"]: row["email"] for row in rows}
+
     async def find_by_email(self, email: str) -> dict[str, Any] | None:
         return await self._col.find_one({"email": email.strip().lower()})
 

@@ -16,7 +16,7 @@ from typing import Any
 from resolvers.auth import new_api_key_secret
 from resolvers.context import Context
 from resolvers.errors import Forbidden, NotFound
-from resolvers.registry import capability
+from resolvers.registry import MEMBERS, capability
 from schema.api_keys import (
     ApiKey,
     ApiKeyList,
@@ -62,6 +62,7 @@ def _visible(ctx: Context, record: dict[str, Any] | None) -> bool:
     output=CreatedApiKey,
     permissions=["write_api_keys"],
     effect="write",
+    roles=MEMBERS,
 )
 async def create(ctx: Context, args: CreateApiKey) -> CreatedApiKey:
     """Creates an API key for the calling user, restricted to this workspace unless restricted
@@ -114,6 +115,7 @@ async def list_keys(ctx: Context, args: ListApiKeys) -> ApiKeyList:
     output=RevokedApiKey,
     permissions=["write_api_keys"],
     effect="destructive",
+    roles=MEMBERS,
 )
 async def revoke(ctx: Context, args: RevokeApiKey) -> RevokedApiKey:
     """Revokes one of the calling user's API keys: it stops working at once on this server

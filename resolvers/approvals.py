@@ -16,7 +16,7 @@ from typing import Any
 from resolvers.context import Context, Principal
 from resolvers.errors import BadRequest, CapabilityError, Forbidden, MissingScope, NotFound
 from resolvers.invoke import run
-from resolvers.registry import CapabilitySpec, Registry, capability
+from resolvers.registry import MANAGERS, MEMBERS, CapabilitySpec, Registry, capability
 from schema.approvals import (
     ApprovalCapability,
     ApprovalExecuted,
@@ -40,11 +40,6 @@ def _registry(ctx: Context) -> Registry:
     if ctx.registry is None:  # every face passes it through invoke(); a bug otherwise
         raise CapabilityError("approvals need the capability registry")
     return ctx.registry
-
-
-def _require_reviewer(ctx: Context, action: str) -> None:
-    if ctx.role not in REVIEWERS:
-        raise Forbidden(f"Only owners and admins of the workspace can {action}")
 
 
 async def _load(ctx: Context, request_id: str) -> dict[str, Any]:
@@ -151,6 +146,7 @@ def _stored_spec(ctx: Context, record: dict[str, Any]) -> CapabilitySpec:
     output=ApprovalExecuted,
     permissions=[],
     effect="destructive",
+    roles=MANAGERS,
 )
 async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
     """Approves a pending request and runs the reviewed call, once, as its requester, and
@@ -158,7 +154,6 @@ async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
     scopes the reviewed capability needs. A request that is executed, rejected or being
     executed by a concurrent approval is a 400. When the call fails (a 4xx) nothing ran: the
     request stays pending with the error in lastError."""
-    _require_reviewer(ctx, "approve requests")
     workspace_id = ctx.require_workspace()
     record = await _load(ctx, args.approvalRequestId)
     spec = _stored_spec(ctx, record)
@@ -191,6 +186,7 @@ async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
     output=ApprovalRejected,
     permissions=[],
     effect="write",
+    roles=MEMBERS,
 )
 async def reject(ctx: Context, args: RejectRequest) -> ApprovalRejected:
     """Rejects a pending request without running the action, with an optional message (1-500
@@ -252,11 +248,11 @@ async def settings(ctx: Context, args: GetApprovalSettings) -> ApprovalSettings:
     output=ApprovalSettings,
     permissions=[],
     effect="write",
+    roles=MANAGERS,
 )
 async def configure(ctx: Context, args: ConfigureApproval) -> ApprovalSettings:
     """Switches approval on or off for one gated capability in this workspace (owners and
     admins). Off: its execute-mode calls run at once. Returns the workspace's settings."""
-    _require_reviewer(ctx, "change approval settings")
     spec = _registry(ctx).get(args.capabilitySlug)
     if spec is None:
         raise NotFound(f"Unknown capability '{args.capabilitySlug}'")

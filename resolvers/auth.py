@@ -28,19 +28,20 @@ def new_api_key_secret() -> str:
 
 
 async def authenticate(
-    store: Store, credentials: Credentials, cache: AuthCache | None = None
+    store: Store, credentials: Credentials, cache: AuthCache | None = None, *, fresh: bool = False
 ) -> Principal:
     """The caller behind the API key or OAuth access token, or 401.
 
     Both arrive the same ways (``Authorization: Bearer`` first); the prefix tells them apart:
     ``sk_`` API keys, ``fat_`` access tokens (``resolvers.oauth``). With ``cache``, a principal
-    found in the last seconds is reused (``resolvers.auth_cache``).
+    found in the last seconds is reused (``resolvers.auth_cache``), unless ``fresh`` (the
+    lookup is then made and remembered).
     """
     secret = credentials.api_key
     # Only well-formed secrets meet the cache (both kinds are short ASCII).
     if cache is None or not secret or not secret.isascii() or len(secret) > MAX_KEY_LENGTH:
         return await lookup_principal(store, secret)
-    known = cache.principal(secret)
+    known = None if fresh else cache.principal(secret)
     if known is not None:
         return known
     principal = await lookup_principal(store, secret)
@@ -92,11 +93,13 @@ async def resolve_workspace(
     *,
     required: bool,
     cache: AuthCache | None = None,
+    fresh: bool = False,
 ) -> tuple[str | None, str | None]:
     """The workspace id and the caller's role in it.
 
     A key restricted to one workspace acts there when no org is named (it can act nowhere
     else); a named org must match the restriction (403) and have the caller as a member (403).
+    ``fresh``: the membership is read from the store even when the cache knows it.
     """
     org_id = (org_id or "").strip() or None
     if org_id is None:
@@ -107,7 +110,7 @@ async def resolve_workspace(
         return None, None
     if principal.restricted_to is not None and org_id != principal.restricted_to:
         raise Forbidden(TOKEN_BOUND if principal.via == "oauth" else KEY_RESTRICTED)
-    role = cache.role(principal.user_id, org_id) if cache is not None else None
+    role = cache.role(principal.user_id, org_id) if cache is not None and not fresh else None
     if role is None:
         role = await store.workspaces.role_of(principal.user_id, org_id)
         if role is None:

@@ -16,8 +16,8 @@ from engines.billing.plans import Plan, PlanCatalog
 from persistence.money import from_cents
 from resolvers import cursors
 from resolvers.context import Context
-from resolvers.errors import BadRequest, Forbidden
-from resolvers.registry import capability
+from resolvers.errors import BadRequest
+from resolvers.registry import OWNERS, capability
 from resolvers.subscriptions import (
     CLOSE_DELAY,
     change_plan,
@@ -84,6 +84,7 @@ async def get_billing(ctx: Context, args: GetBilling) -> BillingOverview:
     output=BillingOverview,
     permissions=["all"],
     effect="write",
+    roles=OWNERS,
 )
 async def change_billing_plan(ctx: Context, args: ChangeBillingPlan) -> BillingOverview:
     """Moves the active workspace to another plan of the catalog (owner only). A plan of the
@@ -91,8 +92,6 @@ async def change_billing_plan(ctx: Context, args: ChangeBillingPlan) -> BillingO
     each was in force; a move between monthly and yearly plans takes effect at the next renewal
     (pendingPlanId). Returns the workspace's billing as billing.get does."""
     workspace_id = ctx.require_workspace()
-    if ctx.role != "owner":
-        raise Forbidden("Only the workspace's owner can change its plan")
     catalog = ctx.services.plans
     subscription = await change_plan(
         ctx.store, catalog, workspace_id, args.planId, ctx.services.clock()

@@ -92,6 +92,7 @@ class Services:
         # Revocations written through this process reach the cache at once.
         self.store.api_keys.on_revoke.append(self.auth_cache.forget_credential)
         self.store.oauth_tokens.on_revoke.append(self.auth_cache.forget_credential)
+        self.store.workspaces.on_membership_change.append(self.auth_cache.forget_member)
 
     def get_analyzer(self) -> Analyzer:
         from resolvers.processing import Analyzer

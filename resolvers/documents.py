@@ -19,7 +19,7 @@ from resolvers.document_search import search_documents
 from resolvers.document_views import complete_document, complete_documents, full_view
 from resolvers.errors import BadRequest, NotFound, store_errors
 from resolvers.preferences import preferred_currency
-from resolvers.registry import ApprovalGate, capability
+from resolvers.registry import MEMBERS, ApprovalGate, capability
 from resolvers.rule_runner import queue_update_rules
 from schema.documents import (
     BulkEditDocuments,
@@ -93,6 +93,7 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
     output=DocumentResult,
     permissions=["write_documents"],
     effect="write",
+    roles=MEMBERS,
 )
 async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     """Corrects extracted fields of one document by id.
@@ -136,6 +137,7 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     output=DeletedDocument,
     permissions=["write_documents"],
     effect="destructive",
+    roles=MEMBERS,
 )
 async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
     """Archives a document (soft delete; documents.unarchive restores it).
@@ -163,6 +165,7 @@ async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
     output=DocumentResult,
     permissions=["write_documents"],
     effect="write",
+    roles=MEMBERS,
 )
 async def unarchive(ctx: Context, args: UnarchiveDocument) -> DocumentResult:
     """Restores an archived document to active. Restoring an active document changes nothing."""
@@ -240,6 +243,7 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     output=BulkEditResult,
     permissions=["write_documents"],
     effect="write",
+    roles=MEMBERS,
     approval=ApprovalGate("Bulk-edit documents", describe=describe_bulk_edit),
 )
 async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:

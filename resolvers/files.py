@@ -14,7 +14,7 @@ from persistence.document_records import StoredFile
 from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
 from resolvers.pipeline import receive
-from resolvers.registry import capability
+from resolvers.registry import MEMBERS, capability
 from schema.files import MAX_FILE_BYTES, UploadAccepted, UploadFile, UploadMimeType
 
 _DATA_URL = re.compile(r"^data:[\w.+/-]+;base64,", re.IGNORECASE)
@@ -58,6 +58,7 @@ def decode_upload(args: UploadFile) -> tuple[bytes, str]:
     output=UploadAccepted,
     permissions=["write_documents"],
     effect="write",
+    roles=MEMBERS,
 )
 async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
     """Uploads a receipt, invoice or other financial document (JPEG, PNG, GIF, WebP, BMP, TIFF or

@@ -18,7 +18,7 @@ from persistence.document_records import StoredDocument, from_record
 from persistence.exports import ExportExists
 from persistence.ids import utcnow
 from resolvers.context import Context
-from resolvers.errors import BadGateway, BadRequest, Forbidden, NotFound
+from resolvers.errors import BadGateway, BadRequest, NotFound
 from resolvers.exports import DELIVER_EXPORT, summary_of
 from resolvers.integration_connections import (
     access_token,
@@ -27,7 +27,7 @@ from resolvers.integration_connections import (
     tenants_of,
     unseal,
 )
-from resolvers.registry import ApprovalGate, capability
+from resolvers.registry import MANAGERS, MEMBERS, ApprovalGate, capability
 from schema.integrations import (
     ConfigureIntegration,
     ExportRequest,
@@ -119,17 +119,13 @@ async def list_integrations(ctx: Context, args: ListIntegrations) -> Integration
     )
 
 
-def _require_admin(ctx: Context, action: str) -> None:
-    if ctx.role not in ("owner", "admin"):
-        raise Forbidden(f"Only owners and admins of the workspace can {action}")
-
-
 @capability(
     "integrations.configure",
     input=ConfigureIntegration,
     output=Integration,
     permissions=["write_integrations"],
     effect="write",
+    roles=MANAGERS,
 )
 async def configure(ctx: Context, args: ConfigureIntegration) -> Integration:
     """Sets how documents map to an accounting integration in this workspace (owners and
@@ -137,7 +133,6 @@ async def configure(ctx: Context, args: ConfigureIntegration) -> Integration:
     defaultAccountCode, taxCodes (tax rate in percent such as "20" → the product's tax type)
     and paymentAccount (QuickBooks purchases). Unset values use the defaults shown by
     integrations.list."""
-    _require_admin(ctx, "configure integrations")
     entry = _entry(args.integrationId)
     workspace_id = ctx.require_workspace()
     connection = await ctx.store.integrations.get(workspace_id, entry.id)
@@ -160,12 +155,12 @@ async def configure(ctx: Context, args: ConfigureIntegration) -> Integration:
     output=Integration,
     permissions=["write_integrations"],
     effect="destructive",
+    roles=MANAGERS,
 )
 async def disconnect(ctx: Context, args: IntegrationRef) -> Integration:
     """Disconnects an accounting integration from this workspace (owners and admins): the
     grant is revoked at the provider and the tokens are forgotten. Exported bills stay in the
     books; account mappings are kept for a later reconnect."""
-    _require_admin(ctx, "disconnect integrations")
     entry = _entry(args.integrationId)
     workspace_id = ctx.require_workspace()
     connector = connector_of(ctx.services, entry.id)
@@ -203,6 +198,7 @@ def describe_send(args: SendToIntegration) -> str:
     output=SendResult,
     permissions=["write_integrations"],
     effect="write",
+    roles=MEMBERS,
     aliases=["integrations.send-to-integration"],
     approval=ApprovalGate("Send a document to accounting", describe=describe_send),
 )
@@ -328,6 +324,7 @@ def describe_unlink(args: UnlinkDocument) -> str:
     output=UnlinkResult,
     permissions=["write_integrations"],
     effect="destructive",
+    roles=MEMBERS,
     aliases=["integrations.unlink-document"],
     approval=ApprovalGate("Unlink a document from accounting", describe=describe_unlink),
 )

@@ -30,9 +30,12 @@ async def invoke(
     credentials: Credentials,
     services: Services,
 ) -> BaseModel:
-    """Run capability ``slug``: look up → authenticate → workspace → scopes → validate → run.
+    """Run capability ``slug``: look up → authenticate → workspace → scopes → role → validate
+    → run.
 
-    Raises a ``CapabilityError`` subclass for every expected failure.
+    Raises a ``CapabilityError`` subclass for every expected failure. A call that changes
+    something reads its credential and membership from the store, never from the auth cache:
+    a revoked key, a removed member or a lowered role is refused at once on every process.
     """
     spec = lookup(registry, slug)
     ctx = await authorize(
@@ -41,6 +44,7 @@ async def invoke(
         spec.permissions,
         needs_workspace=spec.needs_workspace,
         registry=registry,
+        fresh=not spec.read_only,
     )
     return await run(spec, ctx, arguments)
 
@@ -48,11 +52,15 @@ async def invoke(
 async def run(
     spec: CapabilitySpec, ctx: Context, arguments: Any, *, approved: bool = False
 ) -> BaseModel:
-    """Validate and run ``spec`` in an authorized context: the rest of ``invoke()``.
+    """Check the role, validate and run ``spec`` in an authorized context: the rest of
+    ``invoke()``.
 
-    A gated call in execute mode is stored for approval instead (unless ``approved``: the
-    approvals resource runs a reviewed call through here, as its requester).
+    The caller's role is checked here, so every path that runs a capability checks it: the
+    faces, an automation rule acting for its author (``invoke_as``) and an approved call run
+    as its requester. A gated call in execute mode is stored for approval instead (unless
+    ``approved``: the approvals resource runs a reviewed call through here, as its requester).
     """
+    spec.require_role(ctx.role)
     args = validate_input(spec, arguments)
     if ctx.workspace_id is not None and not approved:
         # Metered for billing: a dictionary increment here, written in batches (usage_meter).
@@ -102,15 +110,22 @@ async def authorize(
     *,
     needs_workspace: bool,
     registry: Registry | None = None,
+    fresh: bool = False,
 ) -> Context:
     """Authenticate (401), resolve the workspace (400/403) and check scopes (403).
 
     Shared by ``invoke`` and the few plain routes that are not capabilities (file downloads).
+    ``fresh``: read the credential and the membership from the store, not the auth cache.
     """
     cache = services.auth_cache
-    principal = await authenticate(services.store, credentials, cache)
+    principal = await authenticate(services.store, credentials, cache, fresh=fresh)
     workspace_id, role = await resolve_workspace(
-        services.store, principal, credentials.org_id, required=needs_workspace, cache=cache
+        services.store,
+        principal,
+        credentials.org_id,
+        required=needs_workspace,
+        cache=cache,
+        fresh=fresh,
     )
     if not principal.allows(permissions):
         raise MissingScope(permissions)

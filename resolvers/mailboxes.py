@@ -27,8 +27,7 @@ from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
 from resolvers.inbound_email import deliver
 from resolvers.job_kinds import RunAgain, job_kind
-from resolvers.registry import capability
-from resolvers.workspaces import require_manager
+from resolvers.registry import MANAGERS, MEMBERS, capability
 from schema.mailboxes import (
     ConnectMailbox,
     DisconnectedMailbox,
@@ -82,6 +81,7 @@ def connector_for(services: Services, row: dict[str, Any]) -> ImapMailbox:
     output=Mailbox,
     permissions=["write_integrations"],
     effect="write",
+    roles=MANAGERS,
 )
 async def connect(ctx: Context, args: ConnectMailbox) -> Mailbox:
     """Connects an IMAP mailbox (host, port, TLS, user name, app password) as a source of
@@ -90,7 +90,6 @@ async def connect(ctx: Context, args: ConnectMailbox) -> Mailbox:
     wrong password or an unreachable server is a 400 saying so, and nothing is saved. The
     password is stored encrypted and never returned. Owners and admins only."""
     workspace_id = ctx.require_workspace()
-    require_manager(ctx)
     probe = ImapMailbox(
         host=args.server,
         port=args.port,
@@ -153,6 +152,7 @@ async def list_mailboxes(ctx: Context, args: ListMailboxes) -> MailboxList:
     output=MailboxPollResult,
     permissions=["write_integrations"],
     effect="write",
+    roles=MEMBERS,
 )
 async def poll_now(ctx: Context, args: MailboxRef) -> MailboxPollResult:
     """Reads a connected mailbox now instead of waiting for the next scheduled read; returns
@@ -176,12 +176,12 @@ async def poll_now(ctx: Context, args: MailboxRef) -> MailboxPollResult:
     output=DisconnectedMailbox,
     permissions=["write_integrations"],
     effect="destructive",
+    roles=MANAGERS,
 )
 async def disconnect(ctx: Context, args: MailboxRef) -> DisconnectedMailbox:
     """Disconnects a mailbox: it is no longer read and its stored password is deleted.
     Documents and activity it brought in stay. Owners and admins only."""
     workspace_id = ctx.require_workspace()
-    require_manager(ctx)
     if not await ctx.store.mailboxes.delete(workspace_id, args.id):
         raise NotFound(f"No mailbox '{args.id}'")
     return DisconnectedMailbox(id=args.id, disconnected=True)

@@ -1,9 +1,15 @@
 """The capability registry: capabilities are declared next to their code, collected once.
 
 ``@capability`` only marks a handler; ``Registry.from_modules`` collects the marked handlers of
-an explicit tuple of resource modules and ``freeze()`` forbids later additions. The REST face,
-OpenAPI and the GraphQL schema are generated from the frozen registry; the MCP face and the
-CLI's capability commands (planned) are to be generated from it too.
+an explicit tuple of resource modules and ``freeze()`` forbids later additions. Every face (REST
+and OpenAPI, GraphQL, MCP, the CLI's capability commands) is generated from the frozen registry.
+
+Before a capability lands it answers the checklist in ``resolvers/THREATS.md`` (who may call
+it, whose data, what it costs, what it reveals, bad input), each answer with a test. "Who may
+call it" is declared here, not coded in a face or a handler: ``permissions`` (the OAuth scopes)
+and ``roles`` (owner / admin / member), both checked by ``invoke()``'s path before the handler
+runs, both shown in discovery. Every write or destructive capability declares ``roles``
+(``tests/test_registry.py`` fails otherwise); a read without it is open to every member.
 """
 
 from __future__ import annotations
@@ -17,12 +23,24 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from resolvers.errors import Forbidden
 from schema.approvals import with_approval
 
 if TYPE_CHECKING:
     from resolvers.context import Context
 
 Effect = Literal["read", "write", "destructive"]
+Role = Literal["owner", "admin", "member"]
+
+# Who may call a capability (``roles=``), in the caller's workspace. Row-level rules (the
+# requester of an approval, the author of a rule) stay in the handler, on top of these.
+OWNERS: tuple[Role, ...] = ("owner",)
+MANAGERS: tuple[Role, ...] = ("owner", "admin")
+MEMBERS: tuple[Role, ...] = ("owner", "admin", "member")
+# Any signed-in caller, for capabilities that act on the caller's own account and need no
+# workspace (workspaces.list, members.accept-invite): there is no role to check.
+SIGNED_IN: tuple[Role, ...] = ()
+ROLE_NAMES = {"owner": "owners", "admin": "admins", "member": "members"}
 
 # The OAuth scopes of the contract (spec §5). ``all`` grants every other one; a capability's
 # ``permissions`` name the scopes it needs, and must be among these.
@@ -40,6 +58,9 @@ SCOPES: tuple[str, ...] = (
     "read_workspaces",
     "read_api_keys",
     "write_api_keys",
+    # Members and workspace-wide settings (members.invite, set-role, remove, leave, accept-invite;
+    # the approval policy). Reading members needs read_workspaces, like listing workspaces.
+    "write_workspaces",
 )
 Handler = Callable[["Context", Any], Awaitable[BaseModel]]
 # Told when an approval request for the capability's call was rejected (the call never ran).
@@ -101,6 +122,10 @@ class CapabilitySpec:
     # Run only by server code (an approval carrying out a stored call), never by a caller: no
     # face lists it (REST, GraphQL, MCP, CLI, OpenAPI) and invoke() answers it as unknown.
     internal: bool = False
+    # Who may call it in the workspace (``OWNERS``, ``MANAGERS``, ``MEMBERS``, or ``SIGNED_IN``
+    # for a capability without a workspace); None: not declared, which only a read may leave
+    # (then every member may call it).
+    roles: tuple[Role, ...] | None = None
     description: str = ""
     name: str = field(init=False)
     # What the handler must return (``output`` is the public model; for a gated capability it
@@ -121,6 +146,15 @@ class CapabilitySpec:
         unknown = [scope for scope in self.permissions if scope not in SCOPES]
         if unknown:
             raise ValueError(f"capability {self.slug}: unknown scope(s) {', '.join(unknown)}")
+        if self.roles is not None:
+            strange = [role for role in self.roles if role not in ROLE_NAMES]
+            if strange:
+                raise ValueError(f"capability {self.slug}: unknown role(s) {', '.join(strange)}")
+            if self.roles and not self.needs_workspace:
+                raise ValueError(
+                    f"capability {self.slug}: roles are held in a workspace; a capability "
+                    "without one declares roles=SIGNED_IN"
+                )
         if not self.description:
             doc = inspect.getdoc(self.handler) or ""
             if not doc:
@@ -130,6 +164,25 @@ class CapabilitySpec:
     @property
     def read_only(self) -> bool:
         return self.effect == "read"
+
+    @property
+    def allowed_roles(self) -> tuple[Role, ...]:
+        """The roles that may call it; empty when no workspace role is involved."""
+        if self.roles is not None:
+            return self.roles
+        return MEMBERS if self.needs_workspace else SIGNED_IN
+
+    def require_role(self, role: str | None) -> None:
+        """403 naming the role needed, when ``role`` (the caller's, in the workspace the call
+        acts in) may not call this capability."""
+        allowed = self.allowed_roles
+        if not allowed or role in allowed:
+            return
+        names = [ROLE_NAMES[r] for r in allowed]
+        needed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        raise Forbidden(
+            f"{self.slug} is for the workspace's {needed}; your role here is {role or 'none'}"
+        )
 
 
 def capability(
@@ -145,9 +198,11 @@ def capability(
     approval: ApprovalGate | None = None,
     on_reject: RejectHook | None = None,
     internal: bool = False,
+    roles: Iterable[Role] | None = None,
 ) -> Callable[[F], F]:
     """Mark ``fn`` as the handler of capability ``slug``; no import-time registration.
 
+    ``roles`` says who may call it (``MANAGERS``, …; see ``CapabilitySpec.roles``).
     ``approval`` gates the capability (see ``ApprovalGate``). ``on_reject`` is awaited after
     approvals.reject rejected a stored call of it (to record that it will not run).
     ``internal`` keeps it out of every face (see ``CapabilitySpec.internal``).
@@ -167,6 +222,7 @@ def capability(
             approval=approval,
             on_reject=on_reject,
             internal=internal,
+            roles=None if roles is None else tuple(roles),
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

@@ -32,7 +32,7 @@ from persistence.where import WhereError, compile_where
 from resolvers.context import Context, Services
 from resolvers.errors import BadRequest, Forbidden, NotFound
 from resolvers.job_kinds import RunAgain, job_kind
-from resolvers.registry import ApprovalGate, capability
+from resolvers.registry import MANAGERS, MEMBERS, ApprovalGate, capability
 from resolvers.rule_runner import (
     RESUME_CAPABILITY,
     RUN_UPDATE_RULES,
@@ -252,6 +252,7 @@ def describe_rule(args: ExecuteRule) -> str:
     output=SavedRule,
     permissions=["write_rules"],
     effect="write",
+    roles=MEMBERS,
     approval=ApprovalGate(
         "Save an automation rule",
         applies=_saving,  # type: ignore[arg-type]
@@ -345,11 +346,20 @@ async def rule_views(ctx: Context, records: list[dict[str, Any]]) -> list[Automa
     return [rule_view(record, waiting.get(record["_id"])) for record in records]
 
 
+def _require_author_or_manager(ctx: Context, record: dict[str, Any]) -> None:
+    """A member changes the rules they saved; owners and admins change any."""
+    if record.get("createdBy") != ctx.user_id and ctx.role not in MANAGERS:
+        raise Forbidden(
+            "Only the rule's author, or an owner or admin of the workspace, can change this rule"
+        )
+
+
 async def _set_status(ctx: Context, rule_id: str, status: str) -> RuleResult:
     workspace_id = ctx.require_workspace()
     record = await ctx.store.rules.get(workspace_id, rule_id)
     if record is None:
         raise NotFound(f"Rule '{rule_id}' not found")
+    _require_author_or_manager(ctx, record)
     schedule = RuleDefinition.model_validate(record["definition"]).trigger.schedule
     next_run_at = next_run(schedule, utcnow()) if schedule and status == "enabled" else None
     updated = await ctx.store.rules.set_status(workspace_id, rule_id, status, next_run_at)
@@ -366,10 +376,11 @@ async def _set_status(ctx: Context, rule_id: str, status: str) -> RuleResult:
     output=RuleResult,
     permissions=["write_rules"],
     effect="write",
+    roles=MEMBERS,
 )
 async def enable(ctx: Context, args: EnableRule) -> RuleResult:
     """Enables a rule: it runs again on its trigger (a scheduled rule from its next time).
-    Enabling an enabled rule changes nothing."""
+    Enabling an enabled rule changes nothing. Its author, or an owner or admin."""
     return await _set_status(ctx, args.id, "enabled")
 
 
@@ -379,10 +390,12 @@ async def enable(ctx: Context, args: EnableRule) -> RuleResult:
     output=RuleResult,
     permissions=["write_rules"],
     effect="write",
+    roles=MEMBERS,
 )
 async def disable(ctx: Context, args: DisableRule) -> RuleResult:
     """Disables a rule: it keeps its definition and stats but runs no more until enabled.
-    Disabled rules are listed by rules.list with includeDisabled true."""
+    Disabled rules are listed by rules.list with includeDisabled true. Its author, or an owner
+    or admin."""
     return await _set_status(ctx, args.id, "disabled")
 
 
@@ -392,12 +405,17 @@ async def disable(ctx: Context, args: DisableRule) -> RuleResult:
     output=DeletedRule,
     permissions=["write_rules"],
     effect="destructive",
+    roles=MEMBERS,
 )
 async def delete(ctx: Context, args: DeleteRule) -> DeletedRule:
     """Deletes a rule for good (with its stats). What it already did to documents stays, and
     their edit history still names it. Its approval requests still pending are rejected
-    (the actions they held are not applied)."""
+    (the actions they held are not applied). Its author, or an owner or admin."""
     workspace_id = ctx.require_workspace()
+    record = await ctx.store.rules.get(workspace_id, args.id)
+    if record is None:
+        raise NotFound(f"Rule '{args.id}' not found")
+    _require_author_or_manager(ctx, record)
     if not await ctx.store.rules.delete(workspace_id, args.id):
         raise NotFound(f"Rule '{args.id}' not found")
     waiting = await ctx.store.approvals.unresolved(
@@ -418,6 +436,7 @@ async def delete(ctx: Context, args: DeleteRule) -> DeletedRule:
     output=ResumedRule,
     permissions=["write_documents"],
     effect="destructive",
+    roles=MEMBERS,
     on_reject=held_actions_rejected,
     internal=True,
 )

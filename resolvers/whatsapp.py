@@ -1,9 +1,17 @@
 """WhatsApp: registered members' photos and PDFs become documents; optional replies.
 
+Owners and admins register a member's number (``whatsapp.register-sender``); the number is
+*pending* until it proves it is the member's: the answer carries a one-time code, and the number
+must send it as a WhatsApp message to the business number, where the webhook consumes it and
+registers the number (``persistence.whatsapp_senders``). A number registered in one workspace
+cannot be claimed by another: that workspace's owner or admin must remove it first.
+
 The webhook (``app/inbound.py``) hands a verified delivery to ``receive_webhook``: each message
 from a registered number becomes a ``whatsapp`` activity item at once (so Meta gets its 200
 quickly), and a durable ``fetch-whatsapp-media`` job downloads the media through Graph and hands
-it to the same pipeline as files.upload. Messages from unknown numbers are dropped: there is
+it to the same pipeline as files.upload. Messages from a pending number land nowhere: each
+claiming workspace gets a ``skipped`` item saying why, with none of the message's content (the
+claim may be a stranger's). Messages from unknown numbers are dropped with a log line: there is
 no workspace to keep them in. With ``FINCAP_WHATSAPP_REPLY`` the sender gets the extracted
 total back once the document is processed (``notify-source`` job).
 """
@@ -11,7 +19,9 @@ total back once the document is processed (``notify-source`` job).
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+import re
+import secrets
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -25,8 +35,7 @@ from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
 from resolvers.job_kinds import job_kind
 from resolvers.pipeline import NOTIFY_SOURCE, Original, receive_item
-from resolvers.registry import capability
-from resolvers.workspaces import require_manager
+from resolvers.registry import MANAGERS, capability
 from schema.whatsapp import (
     ListWhatsAppSenders,
     RegisterWhatsAppSender,
@@ -43,6 +52,13 @@ log = logging.getLogger("fincap.whatsapp")
 SOURCE = "whatsapp"
 FETCH_MEDIA = "fetch-whatsapp-media"
 HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+CLAIM_TTL = timedelta(hours=24)
+MAX_PENDING_PER_WORKSPACE = 20
+# Verification codes: 8 characters of Crockford's base32 (no I, L, O, U: nothing to misread),
+# shown as XXXX-XXXX. 40 bits is plenty: a guess must also come from the number itself.
+CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+CODE_IN_TEXT = re.compile(r"(?<![0-9A-Z])([0-9A-Z]{4})[ -]?([0-9A-Z]{4})(?![0-9A-Z])")
+MAX_CODES_READ = 5
 
 
 def phone_digits(text: str) -> str:
@@ -54,8 +70,33 @@ def phone_digits(text: str) -> str:
     return digits
 
 
-def _sender(row: dict[str, Any]) -> WhatsAppSender:
-    return WhatsAppSender(phoneNumber=row["_id"], userId=row["userId"], updatedAt=row["updatedAt"])
+def new_code() -> str:
+    """A verification code, ``XXXX-XXXX``."""
+    chars = "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
+    return f"{chars[:4]}-{chars[4:]}"
+
+
+def codes_in(text: str) -> list[str]:
+    """The verification codes a message's text may carry (a few at most), as issued."""
+    found = CODE_IN_TEXT.findall(text[:1000].upper())
+    return [f"{head}-{tail}" for head, tail in found[:MAX_CODES_READ]]
+
+
+def _registered(row: dict[str, Any]) -> WhatsAppSender:
+    return WhatsAppSender(
+        phoneNumber=row["_id"], userId=row["userId"], status="active", updatedAt=row["updatedAt"]
+    )
+
+
+def _pending(row: dict[str, Any], code: str | None = None) -> WhatsAppSender:
+    return WhatsAppSender(
+        phoneNumber=row["phone"],
+        userId=row["userId"],
+        status="pending",
+        updatedAt=row["updatedAt"],
+        expiresAt=row["expiresAt"],
+        verificationCode=code,
+    )
 
 
 @capability(
@@ -64,27 +105,51 @@ def _sender(row: dict[str, Any]) -> WhatsAppSender:
     output=WhatsAppSender,
     permissions=["write_integrations"],
     effect="write",
+    roles=MANAGERS,
 )
 async def register_sender(ctx: Context, args: RegisterWhatsAppSender) -> WhatsAppSender:
-    """Maps a WhatsApp number to a member of this workspace: photos and PDFs that number sends
-    to the business number become this workspace's documents. A number belongs to one workspace
-    at a time; registering it here moves it. Owners and admins may register other members."""
+    """Registers a member's WhatsApp number (owners and admins): once verified, photos and PDFs
+    that number sends to the business number become this workspace's documents.
+
+    The registration is pending until the number proves it is the member's: send the returned
+    verificationCode (shown this once) from that number, as a WhatsApp message, to the business
+    number within 24 hours. Registering a pending number again issues a new code. A number
+    registered in another workspace is refused (its owners or admins must remove it first)."""
     workspace_id = ctx.require_workspace()
     user_id = args.userId or ctx.user_id
-    if user_id != ctx.user_id:
-        require_manager(ctx)
-        if await ctx.store.workspaces.role_of(user_id, workspace_id) is None:
-            raise NotFound(f"No member '{user_id}' in this workspace")
+    if await ctx.store.workspaces.role_of(user_id, workspace_id) is None:
+        raise NotFound(f"No member '{user_id}' in this workspace")
     phone = phone_digits(args.phoneNumber)
-    existing = await ctx.store.whatsapp_senders.lookup(phone)
-    if (
-        existing is not None
-        and existing["workspaceId"] != workspace_id
-        and existing["userId"] != ctx.user_id
-    ):
-        # Someone else's number in another workspace cannot be taken over from here.
-        raise BadRequest("Invalid request: phoneNumber: registered by another user")
-    return _sender(await ctx.store.whatsapp_senders.register(phone, workspace_id, user_id))
+    senders = ctx.store.whatsapp_senders
+    existing = await senders.lookup(phone)
+    if existing is not None and existing["workspaceId"] != workspace_id:
+        raise BadRequest(
+            "Invalid request: phoneNumber: registered in another workspace; an owner or admin "
+            "there must remove it first"
+        )
+    if existing is not None:
+        if existing["userId"] == user_id:
+            return _registered(existing)
+        raise BadRequest(
+            "Invalid request: phoneNumber: registered to another member of this workspace; "
+            "remove it first"
+        )
+    claims = {row["phone"] for row in await senders.claims(workspace_id)}
+    if phone not in claims and len(claims) >= MAX_PENDING_PER_WORKSPACE:
+        raise BadRequest(
+            f"A workspace has at most {MAX_PENDING_PER_WORKSPACE} numbers waiting for "
+            "verification; remove one first"
+        )
+    code = new_code()
+    claim = await senders.claim(
+        phone,
+        workspace_id,
+        user_id,
+        code=code,
+        by=ctx.user_id,
+        expires_at=datetime.now(UTC) + CLAIM_TTL,
+    )
+    return _pending(claim, code)
 
 
 @capability(
@@ -93,11 +158,15 @@ async def register_sender(ctx: Context, args: RegisterWhatsAppSender) -> WhatsAp
     output=WhatsAppSenderList,
     permissions=["read_integrations"],
     effect="read",
+    roles=MANAGERS,
 )
 async def list_senders(ctx: Context, args: ListWhatsAppSenders) -> WhatsAppSenderList:
-    """Lists the WhatsApp numbers whose messages become this workspace's documents."""
-    rows = await ctx.store.whatsapp_senders.list(ctx.require_workspace())
-    return WhatsAppSenderList(senders=[_sender(row) for row in rows])
+    """Lists the WhatsApp numbers of this workspace (owners and admins): active ones, whose
+    messages become documents, and pending ones waiting for their verification code."""
+    workspace_id = ctx.require_workspace()
+    active = [_registered(row) for row in await ctx.store.whatsapp_senders.registered(workspace_id)]
+    pending = [_pending(row) for row in await ctx.store.whatsapp_senders.claims(workspace_id)]
+    return WhatsAppSenderList(senders=sorted(active + pending, key=lambda s: s.phoneNumber))
 
 
 @capability(
@@ -106,10 +175,11 @@ async def list_senders(ctx: Context, args: ListWhatsAppSenders) -> WhatsAppSende
     output=RemovedWhatsAppSender,
     permissions=["write_integrations"],
     effect="destructive",
+    roles=MANAGERS,
 )
 async def remove_sender(ctx: Context, args: RemoveWhatsAppSender) -> RemovedWhatsAppSender:
-    """Forgets a registered WhatsApp number: its later messages are ignored. Documents it sent
-    stay."""
+    """Forgets a WhatsApp number of this workspace, registered or pending (owners and admins):
+    its later messages are ignored. Documents it sent stay."""
     phone = phone_digits(args.phoneNumber)
     removed = await ctx.store.whatsapp_senders.remove(ctx.require_workspace(), phone)
     return RemovedWhatsAppSender(phoneNumber=phone, removed=removed)
@@ -123,13 +193,17 @@ async def receive_webhook(services: Services, payload: Any) -> dict[str, int]:
     ``MalformedWebhook`` for a body that is not a WhatsApp Business payload."""
     counts = {"accepted": 0, "duplicates": 0, "ignored": 0}
     for message in parse_webhook(payload):
+        if message.kind == "text" and await take_verification(services, message):
+            counts["accepted"] += 1
+            continue
         sender = await services.store.whatsapp_senders.lookup(message.sender)
         member = sender is not None and (
             await services.store.workspaces.role_of(sender["userId"], sender["workspaceId"])
         )
         if sender is None or not member:
-            # Unregistered, or no longer a member of the workspace it was registered in.
-            log.info("WhatsApp message from an unregistered number ignored")
+            # Unregistered, pending, or no longer a member of the workspace it was registered
+            # in: nothing is taken.
+            await note_unregistered(services, message)
             counts["ignored"] += 1
             continue
         if await take_message(services, sender["workspaceId"], sender["userId"], message):
@@ -137,6 +211,67 @@ async def receive_webhook(services: Services, payload: Any) -> dict[str, int]:
         else:
             counts["duplicates"] += 1
     return counts
+
+
+async def take_verification(services: Services, message: IncomingMessage) -> bool:
+    """A text carrying the code of a claim on its sender's number: register the number (the
+    claiming workspace's activity says so). False when the text carries no such code."""
+    verified = await services.store.whatsapp_senders.verify(message.sender, codes_in(message.text))
+    if verified is None:
+        return False
+    record, outcome = verified
+    workspace_id = record["workspaceId"]
+    if await services.store.activity.find_by_message_ids(
+        workspace_id, SOURCE, [message.message_id]
+    ):
+        return True
+    reasoning = (
+        f"Verification code received: +{message.sender} is now registered to member "
+        f"{record['userId']}; its photos and PDFs become documents of this workspace"
+        if outcome == "registered"
+        else f"Verification code received, but +{message.sender} was registered in another "
+        "workspace meanwhile; it was not registered here"
+    )
+    await services.store.activity.create(
+        workspace_id,
+        SOURCE,
+        [],
+        {"from": "+" + message.sender, "messageType": "verification", "receivedAt": _now()},
+        status="skipped",
+        reasoning=reasoning,
+        message_id=message.message_id,
+    )
+    return True
+
+
+async def note_unregistered(services: Services, message: IncomingMessage) -> None:
+    """A message from a number that is not registered: each workspace with a pending claim on
+    it is told why nothing was taken, without the message's content (the claim may be a
+    stranger's); with no claim there is no workspace to tell, only the log."""
+    workspaces = await services.store.whatsapp_senders.claimed_in(message.sender)
+    if not workspaces:
+        log.info("WhatsApp message from an unregistered number ignored")
+        return
+    for workspace_id in workspaces:
+        if await services.store.activity.find_by_message_ids(
+            workspace_id, SOURCE, [message.message_id]
+        ):
+            continue
+        await services.store.activity.create(
+            workspace_id,
+            SOURCE,
+            [],
+            {"from": "+" + message.sender, "messageType": message.kind, "receivedAt": _now()},
+            status="skipped",
+            reasoning=f"Not taken: +{message.sender} is waiting for verification. Send the "
+            "verification code from this number to the business number first, then send the "
+            "receipt again",
+            message_id=message.message_id,
+        )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 async def take_message(

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from resolvers.context import Context
-from resolvers.errors import Forbidden
-from resolvers.registry import capability
+from resolvers.registry import MANAGERS, capability
 from schema.workspaces import (
     GetInboundAddress,
     InboundAddress,
@@ -89,17 +88,11 @@ async def get_inbound_address(ctx: Context, args: GetInboundAddress) -> InboundA
     output=InboundAddress,
     permissions=["write_integrations"],
     effect="write",
+    roles=MANAGERS,
 )
 async def rotate_inbound_address(ctx: Context, args: RotateInboundAddress) -> InboundAddress:
     """Replaces the workspace's receiving email address with a new random one; mail to the old
     address is refused from now on (use it when the address leaked). Owners and admins only."""
     workspace_id = ctx.require_workspace()
-    require_manager(ctx)
     record, retired = await ctx.store.inbound_addresses.rotate(workspace_id)
     return _address(ctx, record, retired)
-
-
-def require_manager(ctx: Context) -> None:
-    """Owners and admins manage the workspace's sources; members use them."""
-    if ctx.role not in {"owner", "admin"}:
-        raise Forbidden("Only the workspace's owners and admins may do this")

@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import Field
 
 from schema.base import Boolean, CapabilityInput, CapabilityOutput
+from schema.secrets import SecretText
 
 
 class CreateApiKey(CapabilityInput):
@@ -52,7 +53,7 @@ class ApiKey(CapabilityOutput):
 class CreatedApiKey(CapabilityOutput):
     """A new key with its secret, which is shown this once and never again."""
 
-    apiKey: str = Field(description="The secret (sk_…): send it as Authorization: Bearer")
+    apiKey: SecretText = Field(description="The secret (sk_…): send it as Authorization: Bearer")
     key: ApiKey
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from schema.base import CapabilityInput, CapabilityOutput, Integer
+from schema.secrets import SecretText
 
 MailboxSecurity = Literal["tls", "starttls", "none"]
 MailboxStatus = Literal["active", "error"]
@@ -32,7 +33,7 @@ class ConnectMailbox(CapabilityInput):
         "(port 143); none: unencrypted (test servers and local relays only)",
     )
     username: str = Field(min_length=1, max_length=320, description="Sign-in name")
-    password: str = Field(
+    password: SecretText = Field(
         min_length=1,
         max_length=1024,
         description="App password; stored encrypted, never returned",

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
 from schema.documents import RecurringType
+from schema.secrets import SecretText
 from schema.where import WhereClause
 
 MAX_RULE_TEXT = 1000
@@ -242,7 +243,7 @@ class SavedRule(CapabilityOutput):
     rule: AutomationRule
     notUnderstood: list[str]
     warnings: list[str]
-    webhookSecret: str | None = Field(
+    webhookSecret: SecretText | None = Field(
         description="Secret that signs this rule's webhook calls (X-Fincap-Signature); shown "
         "only here"
     )

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import Field
 
 from schema.base import CapabilityInput, CapabilityOutput
+from schema.secrets import SecretText
 
 # 7 to 15 digits (E.164), with the separators people type between them.
 PHONE_PATTERN = r"^\+?(?:[ ().-]*[0-9]){7,15}[ ().-]*$"
@@ -23,8 +25,8 @@ class RegisterWhatsAppSender(CapabilityInput):
     userId: str | None = Field(
         default=None,
         min_length=1,
-        description="The member the number belongs to; default the caller. Owners and admins "
-        "may name another member of the workspace",
+        max_length=100,
+        description="The member the number belongs to; default the caller",
     )
 
 
@@ -39,11 +41,24 @@ class ListWhatsAppSenders(CapabilityInput):
 
 
 class WhatsAppSender(CapabilityOutput):
-    """A number mapped to a workspace member."""
+    """A number mapped to a workspace member: registered, or pending until the number sends
+    its verification code to the business number."""
 
     phoneNumber: str = Field(description="Digits only, with the country code (the wa_id)")
     userId: str
+    status: Literal["active", "pending"] = Field(
+        description="active: its messages become documents here; pending: waiting for the "
+        "number to send its verification code to the business number"
+    )
     updatedAt: datetime
+    expiresAt: datetime | None = Field(
+        default=None, description="pending: when the verification code stops working"
+    )
+    verificationCode: SecretText | None = Field(
+        default=None,
+        description="whatsapp.register-sender only (shown this once): the code the number must "
+        "send, as a WhatsApp message, to the business number to prove it is the member's",
+    )
 
 
 class WhatsAppSenderList(CapabilityOutput):

@@ -5,7 +5,17 @@ import re
 import pytest
 
 from resolvers import build_registry, workspaces
-from resolvers.registry import Registry, RegistryError, camel_name, capability
+from resolvers.registry import (
+    MANAGERS,
+    MEMBERS,
+    OWNERS,
+    SIGNED_IN,
+    CapabilitySpec,
+    Registry,
+    RegistryError,
+    camel_name,
+    capability,
+)
 from schema.base import CapabilityInput, CapabilityOutput
 from tests import probe_resource
 
@@ -97,3 +107,74 @@ def test_an_internal_capability_is_registered_but_listed_by_no_face() -> None:
     assert all(not listed.internal for listed in registry)
     with pytest.raises(NotFound, match=re.escape("Unknown capability 'rules.resume'")):
         lookup(registry, "rules.resume")
+
+
+def _all_specs() -> list[CapabilitySpec]:
+    """Every capability, the internal ones included (they run too)."""
+    registry = build_registry()
+    internal = [registry.get("rules.resume")]
+    return [*registry, *(spec for spec in internal if spec is not None)]
+
+
+@pytest.mark.parametrize("spec", _all_specs(), ids=lambda spec: spec.slug)
+def test_every_change_declares_who_may_call_it(spec: CapabilitySpec) -> None:
+    """The threats checklist (resolvers/THREATS.md), "who may call it": a capability that
+    writes or deletes names its roles in its @capability (roles=MEMBERS, MANAGERS, OWNERS, or
+    SIGNED_IN without a workspace), so invoke() checks them and discovery shows them."""
+    if spec.effect == "read":
+        return
+    assert spec.roles is not None, f"{spec.slug}: declare roles= in its @capability"
+    if spec.needs_workspace:
+        assert spec.roles, f"{spec.slug}: a workspace capability names the roles that may call it"
+
+
+def test_roles_are_checked_before_the_handler_with_a_403_naming_them() -> None:
+    from resolvers.errors import Forbidden
+
+    spec = build_registry().get("members.remove")
+    assert spec is not None and spec.allowed_roles == MANAGERS
+    spec.require_role("admin")
+    with pytest.raises(Forbidden) as refused:
+        spec.require_role("member")
+    assert refused.value.message == (
+        "members.remove is for the workspace's owners and admins; your role here is member"
+    )
+    owners_only = build_registry().get("billing.change-plan")
+    assert owners_only is not None and owners_only.allowed_roles == OWNERS
+    # A read that declares nothing is open to every member; without a workspace, to anyone.
+    search = build_registry().get("documents.search")
+    assert search is not None and search.allowed_roles == MEMBERS
+    listing = build_registry().get("workspaces.list")
+    assert listing is not None and listing.allowed_roles == SIGNED_IN
+    listing.require_role(None)
+
+
+def test_a_role_declaration_is_checked_when_declared() -> None:
+    class In(CapabilityInput):
+        pass
+
+    with pytest.raises(ValueError, match="unknown role"):
+
+        @capability("x.y", input=In, output=CapabilityOutput, permissions=[], effect="write",
+                    roles=["superuser"])  # type: ignore[list-item]  # fmt: skip
+        async def odd(ctx, args):  # type: ignore[no-untyped-def]
+            """Odd."""
+
+    with pytest.raises(ValueError, match="SIGNED_IN"):
+
+        @capability("x.z", input=In, output=CapabilityOutput, permissions=[], effect="write",
+                    needs_workspace=False, roles=MANAGERS)  # fmt: skip
+        async def placeless(ctx, args):  # type: ignore[no-untyped-def]
+            """Placeless."""
+
+
+def test_discovery_and_openapi_show_the_roles() -> None:
+    from app.openapi import build_openapi
+    from app.rest import discovery_item
+
+    registry = build_registry()
+    spec = registry.get("whatsapp.remove-sender")
+    assert spec is not None
+    assert discovery_item(spec)["roles"] == ["owner", "admin"]
+    operation = build_openapi(registry, "http://x")["paths"]["/capabilities/whatsapp.remove-sender"]
+    assert operation["post"]["x-roles"] == ["owner", "admin"]

@@ -88,8 +88,8 @@ async def test_only_the_owner_changes_the_plan_and_members_see_the_owners_accoun
     as_bob_in_alice = bob.headers(org=alice.org_id)
     refused = await billed.call("billing.change-plan", {"planId": "pro"}, as_bob_in_alice)
     assert refused.status_code == 403
-    assert (
-        refused.json()["error"]["errorMessage"] == "Only the workspace's owner can change its plan"
+    assert refused.json()["error"]["errorMessage"] == (
+        "billing.change-plan is for the workspace's owners; your role here is member"
     )
     seen = await billed.ok("billing.get", {}, as_bob_in_alice)
     assert seen["subscription"]["workspaceId"] == alice.org_id

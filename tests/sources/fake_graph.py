@@ -191,3 +191,13 @@ def image_message(wamid: str, sender: str, media_id: str) -> dict[str, Any]:
         "type": "image",
         "image": {"caption": "lunch", "mime_type": "image/png", "sha256": "x", "id": media_id},
     }
+
+
+def text_message(wamid: str, sender: str, body: str) -> dict[str, Any]:
+    return {
+        "from": sender,
+        "id": wamid,
+        "timestamp": "1710237600",
+        "type": "text",
+        "text": {"body": body},
+    }
