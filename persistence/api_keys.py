@@ -43,8 +43,10 @@ class ApiKeys:
         restricted_to: str | None = None,
         name: str = "",
         scopes: list[str] | None = None,
+        grant_family: str | None = None,
     ) -> dict[str, Any]:
-        """Store a new key for ``user_id``; the raw secret itself is never written."""
+        """Store a new key for ``user_id``; the raw secret itself is never written.
+        ``grant_family``: the OAuth grant the key was made through (it ends with the grant)."""
         record = {
             "_id": new_id("key"),
             "userId": user_id,
@@ -56,6 +58,8 @@ class ApiKeys:
             "createdAt": utcnow(),
             "revokedAt": None,
         }
+        if grant_family is not None:
+            record["grantFamily"] = grant_family
         await self._col.insert_one(record)
         return record
 

@@ -23,6 +23,7 @@ from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.rules import Rules
 from persistence.usage import Usage
+from persistence.used_nonces import UsedNonces
 from persistence.users import Users
 from persistence.whatsapp_senders import WhatsAppSenders
 from persistence.workspaces import Workspaces
@@ -67,6 +68,7 @@ class Store:
         self.approvals = Approvals(db)
         self.integrations = Integrations(db)
         self.exports = Exports(db)
+        self.used_nonces = UsedNonces(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

@@ -69,7 +69,8 @@ async def create(ctx: Context, args: CreateApiKey) -> CreatedApiKey:
     is false.
 
     The secret (apiKey, sk_…) is returned this once; store it now. The key grants the same
-    scopes as the credential that created it, never more.
+    scopes as the credential that created it, never more; a key created with an OAuth token
+    stops working when that authorization is revoked or ends.
     """
     workspace_id = ctx.require_workspace()
     if not args.restricted and ctx.principal.restricted_to is not None:
@@ -82,6 +83,8 @@ async def create(ctx: Context, args: CreateApiKey) -> CreatedApiKey:
         restricted_to=workspace_id if args.restricted else None,
         name=args.name.strip() or "key",
         scopes=scopes,
+        # Made with an OAuth token (or with a key made with one): it ends with that grant.
+        grant_family=ctx.principal.grant_id,
     )
     return CreatedApiKey(apiKey=secret, key=_view(ctx, record))
 

@@ -2,9 +2,20 @@
 
 A gated capability in execute mode (``ApprovalGate`` on its ``@capability``) is stored by
 ``invoke()`` as an approval request. Owners and admins approve it: the stored call then runs
-once, as its requester (their identity, role and the scopes of the credential they used),
-through the same ``run()`` every face uses. Two concurrent approvals cannot both run it: the
-request is claimed atomically first.
+once, as its requester, through the same ``run()`` every face uses. Two concurrent approvals
+cannot both run it: the request is claimed atomically first.
+
+The requester is authorized again when the call runs, from the store as it is now: their
+credential (API key, or OAuth grant) must still be live and hold the capability's scopes, they
+must still be a member, and their role must still allow the capability; otherwise nothing runs
+and the request keeps the reason in ``lastError``. A workspace may require that another person
+approves (``requireOtherApprover``).
+
+Reading a request needs the read scope of the capability it gates (``read_documents`` for a
+bulk edit) and being its requester or an owner or admin. Secrets never show: the stored input's
+secrets are sealed (``approval_gate``), and input and result are redacted when read; the
+executed call's own secrets (a new rule's webhook secret) are answered to the approver once and
+stored redacted.
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
+from resolvers.approval_gate import open_input
 from resolvers.context import Context, Principal
 from resolvers.errors import BadRequest, CapabilityError, Forbidden, MissingScope, NotFound
 from resolvers.invoke import run
@@ -31,9 +43,10 @@ from schema.approvals import (
     GetApprovalSettings,
     RejectRequest,
 )
+from schema.secrets import redact
 
 log = logging.getLogger("fincap.approvals")
-REVIEWERS = frozenset({"owner", "admin"})
+WORKSPACE_SETTINGS = ("write_workspaces",)
 
 
 def _registry(ctx: Context) -> Registry:
@@ -49,9 +62,28 @@ async def _load(ctx: Context, request_id: str) -> dict[str, Any]:
     return record
 
 
+def _require_reader(ctx: Context, record: dict[str, Any]) -> None:
+    """Reading (or rejecting) a request needs the read scope of what it gates, and being its
+    requester or an owner or admin."""
+    spec = _registry(ctx).get(record["capabilitySlug"])
+    needed = spec.read_permissions if spec is not None else ()
+    if not ctx.principal.allows(needed):
+        raise MissingScope(needed)
+    if ctx.role not in MANAGERS and record["requestedBy"] != ctx.user_id:
+        raise Forbidden(
+            "Only the requester and the workspace's owners and admins can see or reject this "
+            "request"
+        )
+
+
 def _view(ctx: Context, record: dict[str, Any]) -> ApprovalRequest:
     spec = _registry(ctx).get(record["capabilitySlug"])
     name = spec.name if spec is not None else record["capabilitySlug"]
+    # Secrets are shown nowhere; a capability this server no longer has cannot say which of
+    # its fields were secret, so its input and result are not shown at all.
+    shown_input = redact(spec.input, record["input"]) if spec is not None else {}
+    result = record.get("result")
+    shown_result = redact(spec.result, result) if spec is not None and result else None
     # "running" (claimed by an approval in progress) is still pending to readers.
     status: ApprovalStatus = "pending" if record["status"] == "running" else record["status"]
     return ApprovalRequest(
@@ -63,11 +95,11 @@ def _view(ctx: Context, record: dict[str, Any]) -> ApprovalRequest:
         description=record["description"],
         requestedBy=record["requestedBy"],
         createdAt=record["createdAt"],
-        input=record["input"],
+        input=shown_input,
         resolvedBy=record.get("resolvedBy") if status != "pending" else None,
         resolvedAt=record.get("resolvedAt"),
         rejectionMessage=record.get("rejectionMessage"),
-        result=record.get("result"),
+        result=shown_result,
         lastError=record.get("lastError"),
     )
 
@@ -104,27 +136,69 @@ async def _taken(
 async def get(ctx: Context, args: GetApproval) -> ApprovalRequest:
     """Details of a pending or resolved approval request: the capability and input it would
     run, who requested it and when, and (once resolved) who approved or rejected it, the
-    rejection message or the executed call's result."""
-    return _view(ctx, await _load(ctx, args.approvalRequestId))
+    rejection message or the executed call's result. Secrets in the input or result read
+    [redacted]. The requester and owners and admins may read it, with a credential that holds
+    the read scope of the capability it gates (read_documents for documents.bulk-edit)."""
+    record = await _load(ctx, args.approvalRequestId)
+    _require_reader(ctx, record)
+    return _view(ctx, record)
 
 
-async def _requester_context(ctx: Context, record: dict[str, Any]) -> Context:
-    """The requester's context in this workspace, as when they made the call."""
+class RequesterRefused(Forbidden):
+    """The requester may no longer make the stored call; nothing ran."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"The requester can no longer make this call: {why}; reject the request")
+
+
+async def _credential_scopes(ctx: Context, requester: dict[str, Any]) -> frozenset[str]:
+    """The scopes the requester's credential holds now; RequesterRefused when it is gone."""
+    store, via, key_id = ctx.store, requester["via"], requester["keyId"]
+    if via == "api_key":
+        key = await store.api_keys.get_active(key_id)
+        if key is None:
+            raise RequesterRefused("the API key they used was revoked")
+        grant = key.get("grantFamily")
+        if grant is not None and not await store.oauth_tokens.family_alive(grant):
+            raise RequesterRefused("the API key they used was made with an OAuth grant that ended")
+        return frozenset(key.get("scopes") or ["all"])
+    if via == "oauth":
+        scopes = await store.oauth_tokens.family_scopes(key_id)
+        if scopes is None:
+            raise RequesterRefused("the authorization (OAuth grant) they used was revoked or ended")
+        return frozenset(scopes)
+    # An automation rule acting for its author (key "rule:<id>"): the rule must still exist.
+    rule_id = key_id.removeprefix("rule:")
+    if await store.rules.get(ctx.require_workspace(), rule_id) is None:
+        raise RequesterRefused("the rule that asked was deleted")
+    return frozenset(requester["scopes"])
+
+
+async def _requester_context(ctx: Context, spec: CapabilitySpec, record: dict[str, Any]) -> Context:
+    """The requester's context in this workspace, authorized again from the store: a live
+    credential with the capability's scopes, a membership, a role the capability allows."""
     requester = record["requester"]
     workspace_id = ctx.require_workspace()
+    scopes = await _credential_scopes(ctx, requester)
     role = await ctx.store.workspaces.role_of(requester["userId"], workspace_id)
     if role is None:
-        raise Forbidden(
-            "The requester is no longer a member of this workspace; reject the request instead"
-        )
+        raise RequesterRefused("they are no longer a member of this workspace")
     principal = Principal(
         user_id=requester["userId"],
         key_id=requester["keyId"],
         restricted_to=workspace_id,
-        scopes=frozenset(requester["scopes"]),
+        scopes=scopes,
         via=requester["via"],
         client_id=requester.get("clientId"),
     )
+    if not principal.allows(spec.permissions):
+        raise RequesterRefused(
+            f"their credential no longer holds the scope {', '.join(spec.permissions)}"
+        )
+    try:
+        spec.require_role(role)
+    except Forbidden as exc:
+        raise RequesterRefused(exc.message) from None
     return Context(
         ctx.services, principal, workspace_id, role, ctx.request_id, registry=ctx.registry
     )
@@ -150,10 +224,14 @@ def _stored_spec(ctx: Context, record: dict[str, Any]) -> CapabilitySpec:
 )
 async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
     """Approves a pending request and runs the reviewed call, once, as its requester, and
-    returns the call's result. Owners and admins approve, and their credential must hold the
-    scopes the reviewed capability needs. A request that is executed, rejected or being
-    executed by a concurrent approval is a 400. When the call fails (a 4xx) nothing ran: the
-    request stays pending with the error in lastError."""
+    returns the call's result (a secret it makes, such as a new rule's webhook secret, is
+    shown here once and stored redacted). Owners and admins approve, and their credential must
+    hold the scopes the reviewed capability needs; when the workspace requires another
+    approver, not the requester themself. The requester is authorized again now: a revoked
+    key or grant, a removed membership, or scopes or a role that no longer allow the call
+    refuse it (403, nothing runs). A request that is executed, rejected or being executed by a
+    concurrent approval is a 400. When the call fails (a 4xx) nothing ran: the request stays
+    pending with the error in lastError."""
     workspace_id = ctx.require_workspace()
     record = await _load(ctx, args.approvalRequestId)
     spec = _stored_spec(ctx, record)
@@ -161,12 +239,21 @@ async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
         raise MissingScope(spec.permissions)
     if record["status"] != "pending":
         raise _already(record)
-    requester = await _requester_context(ctx, record)
+    policy = await ctx.store.workspaces.approval_policy(workspace_id)
+    if policy["otherApprover"] and record["requestedBy"] == ctx.user_id:
+        raise Forbidden(
+            "This workspace requires another person to approve a request; ask another owner or "
+            "admin"
+        )
     claimed = await _taken(
         ctx, record["_id"], ctx.store.approvals.claim(workspace_id, record["_id"], ctx.user_id)
     )
     try:
-        result = await run(spec, requester, claimed["input"], approved=True)
+        # Authorized again after the claim: between this check and the run nothing else can
+        # take the request.
+        requester = await _requester_context(ctx, spec, claimed)
+        arguments = open_input(ctx.services.keyring, spec, claimed["_id"], claimed["input"])
+        result = await run(spec, requester, arguments, approved=True)
     except CapabilityError as exc:
         await ctx.store.approvals.release(workspace_id, claimed["_id"], exc.message)
         raise
@@ -174,7 +261,7 @@ async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
         await ctx.store.approvals.release(workspace_id, claimed["_id"], "Internal server error")
         raise
     dumped = result.model_dump(mode="json", exclude_unset=True)
-    await ctx.store.approvals.executed(workspace_id, claimed["_id"], dumped)
+    await ctx.store.approvals.executed(workspace_id, claimed["_id"], redact(spec.result, dumped))
     return ApprovalExecuted(
         approvalRequestId=claimed["_id"], status="executed", capabilitySlug=spec.slug, result=dumped
     )
@@ -194,8 +281,7 @@ async def reject(ctx: Context, args: RejectRequest) -> ApprovalRejected:
     their own request. A request an automation rule made is recorded in the document's
     activity as rejected."""
     record = await _load(ctx, args.approvalRequestId)
-    if ctx.role not in REVIEWERS and record["requestedBy"] != ctx.user_id:
-        raise Forbidden("Only owners and admins of the workspace, or the requester, can reject")
+    _require_reader(ctx, record)
     rejected = await _taken(
         ctx,
         record["_id"],
@@ -218,13 +304,14 @@ async def reject(ctx: Context, args: RejectRequest) -> ApprovalRejected:
 
 
 async def _settings(ctx: Context) -> ApprovalSettings:
-    off = await ctx.store.workspaces.ungated(ctx.require_workspace())
+    policy = await ctx.store.workspaces.approval_policy(ctx.require_workspace())
     return ApprovalSettings(
         capabilities=[
-            GatedCapability(slug=spec.slug, name=spec.name, gated=spec.slug not in off)
+            GatedCapability(slug=spec.slug, name=spec.name, gated=spec.slug not in policy["off"])
             for spec in _registry(ctx)
             if spec.approval is not None
-        ]
+        ],
+        requireOtherApprover=policy["otherApprover"],
     )
 
 
@@ -236,9 +323,10 @@ async def _settings(ctx: Context) -> ApprovalSettings:
     effect="read",
 )
 async def settings(ctx: Context, args: GetApprovalSettings) -> ApprovalSettings:
-    """The capabilities that can require approval in execute mode (dryRun false), and whether
-    they do in this workspace. Every one is gated until an owner or admin switches it off
-    with approvals.configure."""
+    """The capabilities that can require approval in execute mode (dryRun false), whether they
+    do in this workspace (every one is gated until an owner or admin switches it off with
+    approvals.configure), and whether another person than the requester must approve
+    (requireOtherApprover, off by default)."""
     return await _settings(ctx)
 
 
@@ -251,16 +339,36 @@ async def settings(ctx: Context, args: GetApprovalSettings) -> ApprovalSettings:
     roles=MANAGERS,
 )
 async def configure(ctx: Context, args: ConfigureApproval) -> ApprovalSettings:
-    """Switches approval on or off for one gated capability in this workspace (owners and
-    admins). Off: its execute-mode calls run at once. Returns the workspace's settings."""
-    spec = _registry(ctx).get(args.capabilitySlug)
-    if spec is None:
-        raise NotFound(f"Unknown capability '{args.capabilitySlug}'")
-    if spec.approval is None:
-        gateable = ", ".join(s.slug for s in _registry(ctx) if s.approval is not None)
+    """Changes the workspace's approval settings (owners and admins): capabilitySlug with gated
+    switches approval on or off for one gated capability (off: its execute-mode calls run at
+    once; the credential must hold that capability's scopes); requireOtherApprover true means
+    nobody approves their own request (needs the scope write_workspaces). Returns the
+    workspace's settings."""
+    workspace_id = ctx.require_workspace()
+    if (args.capabilitySlug is None) != (args.gated is None):
+        raise BadRequest("Invalid request: capabilitySlug and gated go together")
+    if args.capabilitySlug is None and args.requireOtherApprover is None:
         raise BadRequest(
-            f"Invalid request: capabilitySlug: '{args.capabilitySlug}' cannot require "
-            f"approval (these can: {gateable})"
+            "Invalid request: send capabilitySlug with gated, or requireOtherApprover, or both"
         )
-    await ctx.store.workspaces.set_gated(ctx.require_workspace(), spec.slug, args.gated)
+    if args.capabilitySlug is not None and args.gated is not None:
+        spec = _registry(ctx).get(args.capabilitySlug)
+        if spec is None:
+            raise NotFound(f"Unknown capability '{args.capabilitySlug}'")
+        if spec.approval is None:
+            gateable = ", ".join(s.slug for s in _registry(ctx) if s.approval is not None)
+            raise BadRequest(
+                f"Invalid request: capabilitySlug: '{args.capabilitySlug}' cannot require "
+                f"approval (these can: {gateable})"
+            )
+        # Loosening the gate of a capability is for a credential that could make its calls.
+        if not ctx.principal.allows(spec.permissions):
+            raise MissingScope(spec.permissions)
+        if args.requireOtherApprover is not None and not ctx.principal.allows(WORKSPACE_SETTINGS):
+            raise MissingScope(WORKSPACE_SETTINGS)
+        await ctx.store.workspaces.set_gated(workspace_id, spec.slug, args.gated)
+    if args.requireOtherApprover is not None:
+        if not ctx.principal.allows(WORKSPACE_SETTINGS):
+            raise MissingScope(WORKSPACE_SETTINGS)
+        await ctx.store.workspaces.set_other_approver(workspace_id, args.requireOtherApprover)
     return await _settings(ctx)

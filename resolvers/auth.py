@@ -20,6 +20,7 @@ from resolvers.oauth import ACCESS_PREFIX, find_access_token
 
 KEY_PREFIX = "sk_"
 MAX_KEY_LENGTH = 256
+GRANT_ENDED = "This API key was made through an OAuth authorization that was revoked or ended"
 
 
 def new_api_key_secret() -> str:
@@ -62,11 +63,16 @@ async def lookup_principal(store: Store, secret: str | None) -> Principal:
     record = await store.api_keys.find_active(secret)
     if record is None:
         raise Unauthenticated()
+    grant = record.get("grantFamily")
+    if grant is not None and not await store.oauth_tokens.family_alive(grant):
+        # Made with an OAuth token: it lives as long as the grant that made it.
+        raise Unauthenticated(GRANT_ENDED)
     return Principal(
         user_id=record["userId"],
         key_id=record["_id"],
         restricted_to=record.get("restrictedTo"),
         scopes=frozenset(record.get("scopes") or ["all"]),
+        grant_id=grant,
     )
 
 
@@ -83,6 +89,7 @@ async def authenticate_token(store: Store, secret: str) -> Principal:
         via="oauth",
         client_id=token.client_id,
         expires_at=token.expires_at,
+        grant_id=token.family_id,
     )
 
 

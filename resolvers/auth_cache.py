@@ -8,9 +8,15 @@ the cache.
 
 Revocation takes effect at once in the process that revokes: the store's ``api_keys`` and
 ``oauth_tokens`` tell every listener (``Services`` registers this cache's ``forget_credential``),
-so no revoking code path can forget it; other processes follow within ``ttl``. Whatever
-removes a membership must call ``forget_member`` (no capability removes members yet). An
+so no revoking code path can forget it; other processes follow within ``ttl``. Membership
+changes are told the same way (``Workspaces.on_membership_change`` → ``forget_member``). An
 OAuth access token is never kept past its own expiry.
+
+With several API processes the cache is a bound, not a hole: ``invoke()`` never uses it for a
+capability that writes or deletes (it reads the credential and the membership from the store
+and refreshes the cache), so a revoked key, a removed member or a lowered role is refused for
+every change at once on every process; only reads may go on, on another process, for at most
+``ttl`` seconds.
 """
 
 from __future__ import annotations
@@ -68,8 +74,13 @@ class AuthCache:
             self._principals[_digest(secret)] = (self.clock() + self.ttl, principal)
 
     def forget_credential(self, key_id: str) -> None:
-        """An API key or a token family (``Principal.key_id``) was revoked."""
-        stale = [d for d, (_, p) in self._principals.items() if p.key_id == key_id]
+        """An API key or a token family (``Principal.key_id``) was revoked; a family also
+        ends the API keys made through it (``Principal.grant_id``)."""
+        stale = [
+            d
+            for d, (_, p) in self._principals.items()
+            if p.key_id == key_id or p.grant_id == key_id
+        ]
         for digest in stale:
             del self._principals[digest]
 

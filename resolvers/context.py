@@ -51,6 +51,9 @@ class Principal:
     via: Literal["api_key", "oauth", "rule"] = "api_key"  # rule: an automation rule acting
     client_id: str | None = None  # the OAuth client acting for the user
     expires_at: int | None = None  # an OAuth access token's expiry (epoch seconds)
+    # The OAuth grant (token family) this credential depends on: a token's own, or the grant an
+    # API key was made through (the key ends with it).
+    grant_id: str | None = None
 
     def allows(self, permissions: tuple[str, ...]) -> bool:
         """``all`` satisfies every scope; otherwise every listed scope must be granted."""

@@ -6,6 +6,8 @@ The flow: ``GET /v1/integrations/{id}/connect`` (the caller's API key and worksp
 to the provider; the provider redirects the browser back to
 ``/v1/integrations/{id}/callback?code&state`` (QuickBooks adds ``realmId``); the callback checks
 the state, exchanges the code, lists the tenants the grant reaches and stores the connection.
+A state is accepted once (its nonce is marked used before the code is exchanged), and only
+while the user who started the flow is still an owner or admin of the workspace.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import secrets
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from engines.connectors.base import (
@@ -26,10 +29,12 @@ from engines.connectors.errors import ConnectorError
 from engines.keyring import InvalidToken
 from resolvers.context import Context, Services
 from resolvers.errors import BadGateway, BadRequest, Forbidden, NotFound
+from resolvers.registry import MANAGERS
 
 STATE_PURPOSE = "integration-connect-state"
 TOKENS_PURPOSE = "integration-tokens"
 STATE_TTL_S = 600
+CONNECTORS_ONLY = "Only owners and admins of the workspace can connect integrations"
 # Refresh this long before the access token expires (Xero's live 30 minutes, Intuit's 60).
 REFRESH_MARGIN_S = 120
 
@@ -77,8 +82,9 @@ def start(ctx: Context, integration_id: str) -> str:
     """The provider's authorization URL for this workspace (owners and admins connect)."""
     connector = connector_of(ctx.services, integration_id)
     workspace_id = ctx.require_workspace()
-    if ctx.role not in ("owner", "admin"):
-        raise Forbidden("Only owners and admins of the workspace can connect integrations")
+    # A plain route, not a capability: the role is checked here, as @capability(roles=) would.
+    if ctx.role not in MANAGERS:
+        raise Forbidden(CONNECTORS_ONLY)
     if not connector.configured():
         raise BadRequest(
             f"{connector.name} is not configured on this server: set its client id and secret "
@@ -114,9 +120,17 @@ async def finish(
         raise BadRequest("Invalid request: state: not issued by this server") from None
     if payload.get("i") != integration_id:
         raise BadRequest("Invalid request: state: issued for another integration")
-    if int(payload.get("exp", 0)) < time.time():
+    expires = int(payload.get("exp", 0))
+    if expires < time.time():
         raise BadRequest("Invalid request: state: expired; start the connection again")
     workspace_id, user_id = payload["w"], payload["u"]
+    if await services.store.workspaces.role_of(user_id, workspace_id) not in MANAGERS:
+        raise Forbidden(CONNECTORS_ONLY)
+    nonce = str(payload.get("n") or "")
+    if not nonce or not await services.store.used_nonces.use(
+        STATE_PURPOSE, nonce, datetime.fromtimestamp(expires, UTC)
+    ):
+        raise BadRequest("Invalid request: state: already used; start the connection again")
     try:
         tokens = await connector.exchange_code(code, redirect_uri(services, integration_id))
         tenants = await connector.tenants(tokens, params)

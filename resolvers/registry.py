@@ -166,6 +166,20 @@ class CapabilitySpec:
         return self.effect == "read"
 
     @property
+    def read_permissions(self) -> tuple[str, ...]:
+        """The scopes that let a caller read what a call of this capability would do or did
+        (an approval request for it): each ``write_x`` becomes ``read_x`` where the contract
+        has it; other scopes stay as they are."""
+        return tuple(
+            dict.fromkeys(
+                "read_" + scope.removeprefix("write_")
+                if scope.startswith("write_") and "read_" + scope.removeprefix("write_") in SCOPES
+                else scope
+                for scope in self.permissions
+            )
+        )
+
+    @property
     def allowed_roles(self) -> tuple[Role, ...]:
         """The roles that may call it; empty when no workspace role is involved."""
         if self.roles is not None:

@@ -171,16 +171,25 @@ class GetApprovalSettings(CapabilityInput):
 
 
 class ConfigureApproval(CapabilityInput):
-    """Input of approvals.configure: switch approval on or off for one gated capability."""
+    """Input of approvals.configure: switch approval on or off for one gated capability
+    (capabilitySlug with gated), and/or set the workspace's requireOtherApprover."""
 
-    capabilitySlug: str = Field(
+    capabilitySlug: str | None = Field(
+        default=None,
         min_length=3,
         max_length=100,
         pattern=r"^[a-z][a-z-]*\.[a-z][a-zA-Z-]*$",
-        description="resource.action of a gateable capability, e.g. integrations.send",
+        description="resource.action of a gateable capability, e.g. integrations.send (with gated)",
     )
-    gated: Boolean = Field(
-        description="true: execute-mode calls wait for an owner or admin; false: they run at once"
+    gated: Boolean | None = Field(
+        default=None,
+        description="With capabilitySlug: true, execute-mode calls wait for an owner or admin; "
+        "false, they run at once",
+    )
+    requireOtherApprover: Boolean | None = Field(
+        default=None,
+        description="true: a request must be approved by an owner or admin other than its "
+        "requester; false (the default): owners and admins may approve their own requests",
     )
 
 
@@ -193,6 +202,9 @@ class GatedCapability(CapabilityOutput):
 
 
 class ApprovalSettings(CapabilityOutput):
-    """Which capabilities wait for approval in this workspace."""
+    """Which capabilities wait for approval in this workspace, and who may approve."""
 
     capabilities: list[GatedCapability]
+    requireOtherApprover: bool = Field(
+        description="true: nobody approves their own request (another owner or admin must)"
+    )
