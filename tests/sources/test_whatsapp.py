@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -307,7 +308,17 @@ async def test_a_member_cannot_take_the_owners_number(
     """The reported attack: a plain member removed the owner's number, registered it in a
     workspace of their own, and the owner's next receipt landed there."""
     alice, bob = tenants
-    await register_verified(wa_app, alice, ALICE_PHONE)
+    # Alice's number, registered (as any number registered before verification existed).
+    now = datetime.now(UTC)
+    await wa_app.store.db["whatsapp_senders"].insert_one(
+        {
+            "_id": ALICE_PHONE,
+            "workspaceId": alice.org_id,
+            "userId": alice.user_id,
+            "createdAt": now,
+            "updatedAt": now,
+        }
+    )
     mallory = await member_of(wa_app.store, alice, bob)
     for slug, body in (
         ("whatsapp.remove-sender", {"phoneNumber": ALICE_PHONE}),
