@@ -152,6 +152,14 @@ def create_workspace(email: str, name: str) -> None:
     run_on_store(lambda store: accounts().create_workspace(store, email, name, plans))
 
 
+@admin.command("create-user")
+@click.option("--email", required=True, help="The new user's email.")
+def create_user(email: str) -> None:
+    """Create an account with no workspace (for an invited person) and an API key; prints
+    {userId, apiKey}."""
+    run_on_store(lambda store: accounts().create_user(store, email))
+
+
 @admin.command("create-key")
 @click.option("--email", required=True, help="An existing user's email.")
 @click.option("--restrict-to", default=None, help="Make the key usable in this workspace only.")

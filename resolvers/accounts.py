@@ -109,6 +109,19 @@ async def charge(
     return {"chargeId": entry["_id"], "userId": user["_id"], "total": str(value)}
 
 
+async def create_user(store: Store, email: str) -> dict[str, Any]:
+    """An account with no workspace yet, and an API key for it: for a person invited to a
+    workspace (members.invite), who then accepts with members.accept-invite. An existing
+    account with this email is refused (issue it a key with create_key)."""
+    email = _clean_email(email)
+    if await store.users.find_by_email(email) is not None:
+        raise BadRequest(f"{email} already has an account; use create-key for another key")
+    user = await store.users.get_or_create(email)
+    secret = new_api_key_secret()
+    await store.api_keys.create(user["_id"], secret, name="created by an operator")
+    return {"userId": user["_id"], "apiKey": secret}
+
+
 async def create_key(store: Store, email: str, restrict_to: str | None = None) -> dict[str, Any]:
     """A new API key for an existing user, optionally usable in one workspace only."""
     user = await store.users.find_by_email(_clean_email(email))

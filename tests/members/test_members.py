@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 
 import httpx
+import pytest
 
 from app.config import Settings
 from app.main import create_app
@@ -15,8 +16,9 @@ from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.api_keys import digest
 from persistence.store import Store
-from resolvers import build_registry
+from resolvers import accounts, build_registry
 from resolvers.auth import new_api_key_secret
+from resolvers.errors import BadRequest
 from resolvers.registry import Registry
 from tests.conftest import Tenant, make_tenant
 from tests.graphql.helpers import gql
@@ -400,3 +402,20 @@ async def test_every_face_offers_the_members_capabilities(client: httpx.AsyncCli
         assert shown.exit_code == 0, shown.output
     shown = CliRunner().invoke(main, ["members", "set-role", "--help"], terminal_width=200)
     assert "--user-id" in shown.output and "roles: owner, admin" in shown.output
+
+
+async def test_a_person_without_an_account_gets_one_from_the_operator_and_joins(
+    client: httpx.AsyncClient, store: Store, team: Team
+) -> None:
+    """fincap admin create-user: an account with no workspace, whose key accepts the invite."""
+    code = await invite(client, team.owner, "newcomer@example.com")
+    created = await accounts.create_user(store, "Newcomer@example.com")
+    assert await store.workspaces.list_for_user(created["userId"]) == []
+    joined = await client.post(
+        "/v1/capabilities/members.accept-invite",
+        json={"code": code},
+        headers={"Authorization": f"Bearer {created['apiKey']}"},
+    )
+    assert ok(joined)["workspaceId"] == team.owner.org_id
+    with pytest.raises(BadRequest, match="already has an account"):
+        await accounts.create_user(store, "newcomer@example.com")
