@@ -59,6 +59,7 @@ MAX_PENDING_PER_WORKSPACE = 20
 CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 CODE_IN_TEXT = re.compile(r"(?<![0-9A-Z])([0-9A-Z]{4})[ -]?([0-9A-Z]{4})(?![0-9A-Z])")
 MAX_CODES_READ = 5
+MISREAD = str.maketrans("OIL", "011")
 
 
 def phone_digits(text: str) -> str:
@@ -77,9 +78,10 @@ def new_code() -> str:
 
 
 def codes_in(text: str) -> list[str]:
-    """The verification codes a message's text may carry (a few at most), as issued."""
+    """The verification codes a message's text may carry (a few at most), as issued. Letters
+    a code never holds are read as the digits people mistake them for (O → 0, I and L → 1)."""
     found = CODE_IN_TEXT.findall(text[:1000].upper())
-    return [f"{head}-{tail}" for head, tail in found[:MAX_CODES_READ]]
+    return [f"{head}-{tail}".translate(MISREAD) for head, tail in found[:MAX_CODES_READ]]
 
 
 def _registered(row: dict[str, Any]) -> WhatsAppSender:

@@ -18,6 +18,7 @@ from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
+from persistence.workspaces import Role
 from resolvers import accounts, build_job_kinds, build_registry
 from resolvers.context import Services
 from resolvers.job_kinds import JobKinds
@@ -77,6 +78,14 @@ class Tenant:
 async def make_tenant(store: Store, email: str, workspace: str) -> Tenant:
     created = await accounts.bootstrap(store, email, workspace)
     return Tenant(created["userId"], created["orgId"], created["apiKey"])
+
+
+async def member_of(store: Store, workspace: Tenant, email: str, role: Role = "member") -> Tenant:
+    """A new person (with a workspace and key of their own) who is also ``role`` in
+    ``workspace``, acting there."""
+    person = await make_tenant(store, email, f"{email}'s own")
+    await store.workspaces.add_member(workspace.org_id, person.user_id, role)
+    return Tenant(person.user_id, workspace.org_id, person.api_key)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import httpx
 import pytest
@@ -19,7 +18,7 @@ from resolvers.registry import Registry
 from schema.secrets import REDACTED
 from tests.approvals import secret_stand_in
 from tests.approvals.test_approvals import EDIT, category_of, message
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import Tenant, member_of
 from tests.documents.conftest import KNOWN, call, result
 from tests.rules.test_notifications import _keyring
 
@@ -30,12 +29,6 @@ WEBHOOK_RULE = "Post to https://hooks.example.com/fincap whenever an invoice ove
 async def seeded(store: Store, alice: Tenant) -> Tenant:
     await store.documents.insert_many(alice.org_id, KNOWN)
     return alice
-
-
-async def member_of(store: Store, workspace: Tenant, email: str, role: Any = "member") -> Tenant:
-    person = await make_tenant(store, email, f"{email}'s own")
-    await store.workspaces.add_member(workspace.org_id, person.user_id, role)
-    return Tenant(person.user_id, workspace.org_id, person.api_key)
 
 
 async def scoped_key(store: Store, tenant: Tenant, scopes: list[str]) -> Tenant:

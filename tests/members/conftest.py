@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import Tenant, member_of
 
 
 @dataclass
@@ -22,18 +22,12 @@ class Team:
     member: Tenant
 
 
-async def join(store: Store, workspace: Tenant, email: str, role: Any) -> Tenant:
-    person = await make_tenant(store, email, f"{email}'s own")
-    await store.workspaces.add_member(workspace.org_id, person.user_id, role)
-    return Tenant(person.user_id, workspace.org_id, person.api_key)
-
-
 @pytest.fixture
 async def team(store: Store, alice: Tenant) -> Team:
     return Team(
         owner=alice,
-        admin=await join(store, alice, "dave@example.com", "admin"),
-        member=await join(store, alice, "carol@example.com", "member"),
+        admin=await member_of(store, alice, "dave@example.com", "admin"),
+        member=await member_of(store, alice, "carol@example.com", "member"),
     )
 
 

@@ -6,14 +6,8 @@ from __future__ import annotations
 import httpx
 
 from persistence.store import Store
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import Tenant, member_of
 from tests.rules.test_notifications import execute
-
-
-async def member_of(store: Store, workspace: Tenant, email: str, role: str) -> Tenant:
-    person = await make_tenant(store, email, f"{email}'s own")
-    await store.workspaces.add_member(workspace.org_id, person.user_id, role)  # type: ignore[arg-type]
-    return Tenant(person.user_id, workspace.org_id, person.api_key)
 
 
 async def test_only_the_author_or_a_manager_changes_a_rule(

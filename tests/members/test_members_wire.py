@@ -1,0 +1,57 @@
+"""The last-owner guard and single-use invitations against the real protocol (SecantusDB over
+TCP), where concurrent requests really interleave."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from persistence.store import Store
+from resolvers.registry import Registry
+from tests.conftest import asgi_client, make_tenant, member_of
+from tests.members.conftest import call, ok
+
+pytestmark = pytest.mark.wire
+
+
+async def test_concurrent_demotions_and_acceptances(wire_store: Store, registry: Registry) -> None:
+    store = wire_store
+    alice = await make_tenant(store, "alice@example.com", "Alice Co")
+    bob = await member_of(store, alice, "bob@example.com", "owner")
+    async with asgi_client(store, registry) as http:
+        for _ in range(5):
+            first, second = await asyncio.gather(
+                call(http, alice, "members.set-role", {"userId": bob.user_id, "role": "member"}),
+                call(http, bob, "members.set-role", {"userId": alice.user_id, "role": "member"}),
+            )
+            assert await store.workspaces.owner_count(alice.org_id) >= 1, (first.text, second.text)
+            # 403: the other demotion landed first, so this caller is no longer an owner.
+            assert {first.status_code, second.status_code} <= {200, 400, 403}
+            await store.workspaces.add_member(alice.org_id, alice.user_id, "owner")
+            await store.workspaces.add_member(alice.org_id, bob.user_id, "owner")
+
+        erin = await make_tenant(store, "erin@example.com", "Erin's own")
+        code = ok(await call(http, alice, "members.invite", {"email": "erin@example.com"}))["code"]
+        headers = {"Authorization": f"Bearer {erin.api_key}"}
+        answers = await asyncio.gather(
+            *(
+                http.post(
+                    "/v1/capabilities/members.accept-invite", json={"code": code}, headers=headers
+                )
+                for _ in range(4)
+            )
+        )
+        assert sorted(a.status_code for a in answers) == [200, 400, 400, 400]
+        assert await store.workspaces.role_of(erin.user_id, alice.org_id) == "member"
+
+
+async def test_removing_the_last_owner_is_refused(wire_store: Store, registry: Registry) -> None:
+    alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
+    async with asgi_client(wire_store, registry) as http:
+        refused: httpx.Response = await call(
+            http, alice, "members.remove", {"userId": alice.user_id}
+        )
+        assert refused.status_code == 400 and "last owner" in refused.text
+    assert await wire_store.workspaces.role_of(alice.user_id, alice.org_id) == "owner"
