@@ -138,9 +138,11 @@ class Settings(_FromNamedVariables):
         30.0,
         ge=0,
         le=3600,
-        description="how long a process reuses a credential's lookup and a membership "
-        "(revocation in the same process is immediate; other processes follow within this "
-        "time); 0: look up on every call",
+        description="how long a process reuses a credential's lookup and a membership for reads "
+        "(a call that changes something always looks both up, so a revoked key, a removed "
+        "member or a lowered role is refused for every change at once on every process; "
+        "revocations and membership changes reach this process's cache at once; other "
+        "processes' reads follow within this time); 0: look up on every call",
     )
     rules_llm_url: str | None = variable(
         "FINCAP_RULES_LLM_URL",
