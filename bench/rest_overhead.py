@@ -8,6 +8,9 @@ It also times the same stack with billing's API-call metering switched off (the 
 ``invoke()`` replaced by a no-op; the metered run flushes its tally every second, as a server
 does every ``FINCAP_USAGE_FLUSH_SECONDS``), and the tally's own cost per call.
 
+Last, what a write pays for never trusting the auth cache: ``authorize()`` as a read does it
+(credential and membership from the cache) and as a write does it (both read from the store).
+
     .venv/bin/python bench/rest_overhead.py [--calls 300] [--runs 5]
 """
 
@@ -38,6 +41,8 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import accounts
+from resolvers.context import Credentials, Services
+from resolvers.invoke import authorize
 from resolvers.usage_meter import ApiCallMeter, flushing
 
 
@@ -70,6 +75,30 @@ async def time_calls(stacks: list[Stack], calls: int) -> list[list[float]]:
             taken.append((time.perf_counter() - started) * 1000)
             assert response.status_code == 200, response.text
     return samples
+
+
+async def time_authorize(
+    services: Services, headers: dict[str, str], org_id: str, calls: int, runs: int
+) -> None:
+    """Median µs of ``authorize()`` with the cache (a read) and from the store (a write)."""
+    credentials = Credentials(
+        api_key=headers["Authorization"].removeprefix("Bearer "), org_id=org_id
+    )
+    medians: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(runs):
+        for fresh in (False, True):
+            taken = []
+            for _ in range(calls):
+                started = time.perf_counter()
+                await authorize(credentials, services, (), needs_workspace=True, fresh=fresh)
+                taken.append((time.perf_counter() - started) * 1e6)
+            medians[fresh].append(statistics.median(taken))
+    cached, fresh = (statistics.median(medians[flag]) for flag in (False, True))
+    print(f"authorize, cached (a read) : {cached:7.1f} µs")
+    print(
+        f"authorize, fresh (a write) : {fresh:7.1f} µs  (+{(fresh - cached) / 1000:.3f} ms per "
+        f"write; {load_average()})"
+    )
 
 
 async def main(calls: int, runs: int) -> None:
@@ -127,6 +156,7 @@ async def main(calls: int, runs: int) -> None:
         print(f"API-call tally per call    : {per_call / 100_000 * 1e6:7.3f} µs")
         counted = (await store.usage.totals(tenant["orgId"], date.min, date.max))["apiCalls"]
         print(f"API calls written to usage : {counted} (flushed every second)")
+        await time_authorize(metered_app.state.services, headers, tenant["orgId"], calls, runs)
         await unmetered.aclose()
         await full.aclose()
         await bare.aclose()
