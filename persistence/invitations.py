@@ -73,13 +73,6 @@ class Invitations:
         ).sort([("createdAt", ASCENDING), ("_id", ASCENDING)])
         return list(await cursor.to_list(None))
 
-    async def count(self, workspace_id: str) -> int:
-        return int(
-            await self._col.count_documents(
-                {"workspaceId": workspace_id, "expiresAt": {"$gt": utcnow()}}
-            )
-        )
-
     async def find_by_code(self, code: str) -> dict[str, Any] | None:
         """The unexpired invitation this code opens, or None."""
         return cast(

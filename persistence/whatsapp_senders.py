@@ -102,13 +102,6 @@ class WhatsAppSenders:
         ).sort([("phone", ASCENDING)])
         return list(await cursor.to_list(None))
 
-    async def count_claims(self, workspace_id: str) -> int:
-        return int(
-            await self._claims.count_documents(
-                {"workspaceId": workspace_id, "expiresAt": {"$gt": utcnow()}}
-            )
-        )
-
     async def claimed_in(self, phone: str) -> list[str]:
         """The workspaces with an unexpired claim on ``phone``."""
         rows = await self._claims.find(
