@@ -119,6 +119,14 @@ class Settings(_FromNamedVariables):
         description="seconds a worker holds a job before another may take it over "
         "(renewed while it works)",
     )
+    jobs_per_workspace: int = variable(
+        "FINCAP_JOBS_PER_WORKSPACE",
+        4,
+        ge=0,
+        description="jobs of one workspace run at the same time, over all workers (workspaces "
+        "take turns; the rest wait); 0: no limit (raise it when one workspace has many "
+        "workers to itself)",
+    )
     secret_key: SecretStr | None = variable(
         "FINCAP_SECRET_KEY",
         None,
