@@ -152,6 +152,11 @@ class Activity:
                 for doc in documents
             ]
         )
+        not_read = (item.get("details") or {}).get("ignored") or []
+        if not_read:
+            # Parts of the message that became no document, and why (an e-mail's other files,
+            # attachments beyond the number one message may bring).
+            reasoning += " Not read: " + "; ".join(str(part) for part in not_read) + "."
         await self.set_status(workspace_id, activity_id, final, reasoning)
         return {**item, "status": final, "reasoning": reasoning}
 
