@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from persistence.embedded import free_port
-from tests.hardening.bombs import blank_pdf, png_bomb
+from tests.hardening.bombs import blank_pdf, many_recipients_mail, nested_mail, png_bomb
 
 FIXTURES = ROOT / "tests" / "fixtures" / "extraction"
 MB = 1024 * 1024
@@ -459,35 +459,6 @@ async def main() -> None:
 # the store, so that the attacks after it start from an idle queue.
 
 
-def many_recipients_message(to: str, count: int) -> bytes:
-    """A small message to ``to`` whose To header also names ``count`` other addresses."""
-    # Folded every 20 addresses: SMTP lines stay under 1,000 characters, as RFC 5322 asks.
-    others = ",\r\n ".join(
-        ", ".join(f"user{n}@example.org" for n in range(start, min(count, start + 20)))
-        for start in range(0, count, 20)
-    )
-    return (
-        f"From: mallory@example.com\r\nTo: {to}, {others}\r\nSubject: hello\r\n"
-        f"Message-ID: <rcpt-{time.time_ns()}@example.com>\r\n\r\nNothing to see.\r\n"
-    ).encode()
-
-
-def nested_message(to: str, depth: int) -> bytes:
-    """A message whose multipart parts nest ``depth`` levels deep."""
-    lines = [
-        "From: mallory@example.com",
-        f"To: {to}",
-        "Subject: nested",
-        f"Message-ID: <nested-{time.time_ns()}@example.com>",
-        "MIME-Version: 1.0",
-    ]
-    for level in range(depth):
-        lines += [f'Content-Type: multipart/mixed; boundary="b{level}"', "", f"--b{level}"]
-    lines += ["Content-Type: text/plain", "", "deep"]
-    lines += [f"--b{level}--" for level in reversed(range(depth))]
-    return "\r\n".join(lines).encode() + b"\r\n"
-
-
 def attachments_message(to: str, count: int, pdf: bytes) -> bytes:
     from email.message import EmailMessage
 
@@ -650,8 +621,12 @@ def availability_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dic
         return {"mail_status": float(status), "victim_upload_s": victim_s, "cleared": cleared}
 
     return {
-        "mail: 40,000 To addresses": mail_attack(lambda to: many_recipients_message(to, 40_000)),
-        "mail: MIME nested 1,000 levels": mail_attack(lambda to: nested_message(to, 1000)),
+        "mail: 40,000 To addresses": mail_attack(
+            lambda to: many_recipients_mail(to, 40_000, f"<rcpt-{time.time_ns()}@example.com>")
+        ),
+        "mail: MIME nested 1,000 levels": mail_attack(
+            lambda to: nested_mail(to, 1000, message_id=f"<nested-{time.time_ns()}@example.com>")
+        ),
         "thumbnail: 13000² PNG stored, 2 GETs": thumbnail_bomb,
         "upload: victim's receipt behind 500 attachments": attachments_then_victim,
     }

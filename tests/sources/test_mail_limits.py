@@ -8,12 +8,10 @@ from __future__ import annotations
 import asyncio
 import smtplib
 import threading
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from app.smtp import start_smtp_server
 from engines.mail import read_message
 from engines.mail_limits import (
     MailLimits,
@@ -26,7 +24,8 @@ from persistence.store import Store
 from resolvers import inbound_email
 from resolvers.registry import Registry
 from tests.conftest import Tenant
-from tests.sources import test_mailboxes
+from tests.hardening.bombs import many_recipients_mail, nested_mail
+from tests.sources import test_inbound_email, test_mailboxes
 from tests.sources.conftest import (
     SourceApp,
     call,
@@ -40,40 +39,9 @@ from tests.sources.mail import message
 from tests.sources.test_inbound_email import address_of, post_raw
 from tests.sources.test_mailboxes import USER, connect_body
 
-imap = test_mailboxes.imap  # its Dovecot (a module fixture), for the poller's test here
-
-
-def many_recipients(to: str, count: int) -> bytes:
-    """A small message to ``to`` whose To header also names ``count`` others (folded)."""
-    others = ",\r\n ".join(
-        ", ".join(f"user{n}@example.org" for n in range(start, min(count, start + 20)))
-        for start in range(0, count, 20)
-    )
-    return (
-        f"From: mallory@example.com\r\nTo: {to},\r\n {others}\r\nSubject: hello\r\n"
-        "Message-ID: <many@example.com>\r\n\r\nNothing to see.\r\n"
-    ).encode()
-
-
-def nested(to: str, depth: int, *, forwarded: bool = False) -> bytes:
-    """A message whose parts nest ``depth`` levels: multiparts, or forwarded messages."""
-    lines = [
-        "From: mallory@example.com",
-        f"To: {to}",
-        "Subject: nested",
-        "Message-ID: <nested@example.com>",
-        "MIME-Version: 1.0",
-    ]
-    if forwarded:
-        for _ in range(depth):
-            lines += ["Content-Type: message/rfc822", "", "From: a@example.com", "Subject: fwd"]
-        lines += ["Content-Type: text/plain", "", "deep"]
-    else:
-        for level in range(depth):
-            lines += [f'Content-Type: multipart/mixed; boundary="b{level}"', "", f"--b{level}"]
-        lines += ["Content-Type: text/plain", "", "deep"]
-        lines += [f"--b{level}--" for level in reversed(range(depth))]
-    return "\r\n".join(lines).encode() + b"\r\n"
+# Fixtures of the modules next door: the SMTP receiver, and a Dovecot for the poller's test.
+smtp_port = test_inbound_email.smtp_port
+imap = test_mailboxes.imap
 
 
 # The engine: refusals before parsing --------------------------------------------------------
@@ -82,15 +50,15 @@ def nested(to: str, depth: int, *, forwarded: bool = False) -> bytes:
 def test_forty_thousand_recipients_are_refused_before_parsing() -> None:
     # 40,000 addresses fill far more than a header section may hold.
     with pytest.raises(OversizedHeader, match="header section is over 65,536 bytes"):
-        read_message(many_recipients("r-abc@in.fincap.test", 40_000))
+        read_message(many_recipients_mail("r-abc@in.fincap.test", 40_000))
     # Counted, where the header section may be that large.
     roomy = MailLimits(header_bytes=2 * 1024 * 1024)
     with pytest.raises(TooManyRecipients, match=r"name 40,002 addresses; at most 500"):
-        read_message(many_recipients("r-abc@in.fincap.test", 40_000), limits=roomy)
+        read_message(many_recipients_mail("r-abc@in.fincap.test", 40_000), limits=roomy)
     with pytest.raises(TooManyRecipients, match=r"name 2,002 addresses; at most 500"):
-        read_message(many_recipients("r-abc@in.fincap.test", 2000))
+        read_message(many_recipients_mail("r-abc@in.fincap.test", 2000))
     # Up to the limit it is read (with the sender and the workspace, 500 addresses).
-    assert len(read_message(many_recipients("r@in.fincap.test", 498)).recipients) == 499
+    assert len(read_message(many_recipients_mail("r@in.fincap.test", 498)).recipients) == 499
 
 
 def test_a_header_section_over_the_limit_is_refused() -> None:
@@ -115,9 +83,9 @@ def test_thousands_of_parameters_are_refused() -> None:
 @pytest.mark.parametrize("forwarded", [False, True])
 def test_parts_nested_a_thousand_levels_are_refused(forwarded: bool) -> None:
     with pytest.raises(TooComplex, match="nested more than 20 levels"):
-        read_message(nested("r@in.fincap.test", 1000, forwarded=forwarded))
+        read_message(nested_mail("r@in.fincap.test", 1000, forwarded=forwarded))
     # Ordinary nesting (a forward of an HTML mail with images) is read.
-    read = read_message(nested("r@in.fincap.test", 6, forwarded=forwarded))
+    read = read_message(nested_mail("r@in.fincap.test", 6, forwarded=forwarded))
     assert read.sender == "mallory@example.com"
 
 
@@ -148,14 +116,6 @@ def test_a_message_brings_at_most_its_number_of_documents() -> None:
 # The doors ----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def smtp_port(wire_app: SourceApp) -> AsyncIterator[int]:
-    server = await start_smtp_server(wire_app.services, "127.0.0.1", 0)
-    yield server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
-
-
 def smtp_data(port: int, rcpts: list[str], data: bytes) -> tuple[int, bytes, dict[str, Any]]:
     """DATA's reply (code, text) and the recipients refused at RCPT (in a thread: the receiver
     shares the test's loop)."""
@@ -178,9 +138,9 @@ def padded(to: str) -> bytes:
 
 
 CASES = [
-    ("40,000 To addresses", lambda to: many_recipients(to, 40_000), 552, b"5.3.4", 413),
-    ("2,000 To addresses", lambda to: many_recipients(to, 2000), 550, b"5.5.3", 400),
-    ("MIME nested 1,000 levels", lambda to: nested(to, 1000), 550, b"5.6.0", 400),
+    ("40,000 To addresses", lambda to: many_recipients_mail(to, 40_000), 552, b"5.3.4", 413),
+    ("2,000 To addresses", lambda to: many_recipients_mail(to, 2000), 550, b"5.5.3", 400),
+    ("MIME nested 1,000 levels", lambda to: nested_mail(to, 1000), 550, b"5.6.0", 400),
     ("a 100 KB header section", padded, 552, b"5.3.4", 413),
 ]
 
@@ -293,8 +253,8 @@ async def test_the_mailbox_poller_records_a_refused_message_and_goes_on(
     wire_app: SourceApp, imap: Imap, tenants: tuple[Tenant, Tenant]
 ) -> None:
     alice, _ = tenants
-    imap.append(USER, many_recipients(USER, 40_000))
-    imap.append(USER, nested(USER, 1000))
+    imap.append(USER, many_recipients_mail(USER, 40_000))
+    imap.append(USER, nested_mail(USER, 1000))
     imap.append(
         USER,
         message(
