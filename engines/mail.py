@@ -23,7 +23,7 @@ from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
 
-from engines.extraction import parse_fields
+from engines.extraction import OverBudget, check_image_bytes, parse_fields
 from engines.mail_limits import MailLimits, MessageRefused, TooComplex, check_structure
 from engines.sniff import sniff_mime
 
@@ -228,6 +228,11 @@ def _attachments(
                 f"{label} ({declared}) is not a PDF or an image"
                 + (f"; its content is {actual}" if actual and actual != declared else "")
             )
+            continue
+        try:
+            check_image_bytes(data)  # an image bomb is left out, as files.upload refuses it
+        except OverBudget as exc:
+            ignored.append(f"{label}: {exc}")
             continue
         found.append(
             MailAttachment(name or f"attachment-{number}{_extension(actual)}", actual, data)

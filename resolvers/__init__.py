@@ -22,6 +22,7 @@ from resolvers import (
     pipeline,
     rules,
     subscriptions,
+    thumbnails,
     whatsapp,
     workspaces,
 )
@@ -44,7 +45,7 @@ RESOURCES = (
     whatsapp,
     workspaces,
 )
-JOB_MODULES = (exports, mailboxes, pipeline, rules, subscriptions, whatsapp)
+JOB_MODULES = (exports, mailboxes, pipeline, rules, subscriptions, thumbnails, whatsapp)
 
 
 def build_registry() -> Registry:

@@ -34,6 +34,7 @@ from resolvers.pipeline_steps import (
     FlagWeakFields,
     LinkDuplicate,
     LoadPreferences,
+    MakePreview,
     ReadOriginal,
     RequireFinancialDocument,
     SaveFields,
@@ -54,6 +55,7 @@ BILLABLE = frozenset({"processed", "warning"})
 # The pipeline, in order (ARCHITECTURE.md): a new step is one line here.
 STEPS: tuple[Step, ...] = (
     ReadOriginal(),  # the original's bytes from GridFS
+    MakePreview(),  # its thumbnail, drawn in the analysis process and stored
     LoadPreferences(),  # preferred currency; the workspace's category corrections
     Analyze(),  # text layer or OCR → fields → category, in the executor
     RequireFinancialDocument(),  # not a receipt or invoice: skipped

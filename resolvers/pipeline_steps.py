@@ -20,6 +20,7 @@ from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.processing import PermanentFailure, document_fields
 from resolvers.rule_runner import EVENT_PROCESSED, RuleEvent, run_document_rules
+from resolvers.thumbnails import store_preview
 
 log = logging.getLogger("fincap.processing")
 # Later arrivals an earlier document may still claim as its duplicates: finished as originals,
@@ -38,6 +39,27 @@ class ReadOriginal:
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         data = await ctx.services.store.files.read(intake.workspace_id, intake.file)
         return dataclasses.replace(intake, original=data)
+
+
+class MakePreview:
+    """The original's preview (a small JPEG, or a placeholder saying why there is none), drawn
+    in the analysis process and stored, before anything can end the pipeline: the thumbnail
+    route only ever reads it."""
+
+    name: ClassVar[str] = "make-preview"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.original is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.original is not None
+        store = ctx.services.store
+        stored = await store.thumbnails.get(intake.workspace_id, intake.document_id)
+        if stored is None or stored["sha256"] != intake.file.get("sha256"):
+            await store_preview(
+                ctx.services, intake.workspace_id, intake.document_id, intake.file, intake.original
+            )
+        return intake
 
 
 class LoadPreferences:

@@ -24,7 +24,7 @@ from persistence.store import Store
 from resolvers import inbound_email
 from resolvers.registry import Registry
 from tests.conftest import Tenant
-from tests.hardening.bombs import many_recipients_mail, nested_mail
+from tests.hardening.bombs import many_recipients_mail, nested_mail, png_bomb
 from tests.sources import test_inbound_email, test_mailboxes
 from tests.sources.conftest import (
     SourceApp,
@@ -272,3 +272,18 @@ async def test_the_mailbox_poller_records_a_refused_message_and_goes_on(
     assert any("nested more than 20 levels" in reason for reason in failed)
     assert any("header section is over 65,536 bytes" in reason for reason in failed)
     assert any(i.get("messageId") == "<after@northwind.test>" for i in items)
+
+
+def test_an_image_bomb_attachment_is_left_out_with_the_reason() -> None:
+    mail = message(
+        to="r@in.fincap.test",
+        attachments=[
+            ("bomb.png", "image/png", png_bomb(13000)),
+            ("n.pdf", "application/pdf", fixture("text-layer.pdf")),
+        ],
+    )
+    read = read_message(mail.as_bytes())
+    assert [a.file_name for a in read.attachments] == ["n.pdf"]
+    assert read.ignored == (
+        "bomb.png: the image is 13000 × 13000 pixels (169 million); at most 50 million are read",
+    )
