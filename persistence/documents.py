@@ -121,8 +121,13 @@ INDEXES = [
     # Every workspace's unfinished documents, for the start-up check that each has a job.
     IndexModel([("processingStatus", ASCENDING)], name="processing_status"),
 ]
-# Documents of another arrival order read per duplicate rule (the earliest first).
-DUPLICATE_CANDIDATES = 20
+# What the duplicate check reads of a matching document: its arrival and its standing.
+DUPLICATE_FIELDS = {
+    "createdAt": 1,
+    "intakeOrder": 1,
+    "duplicateOf": 1,
+    "processingStatus": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -590,13 +595,20 @@ class Documents:
         }
 
     async def find_duplicates(
-        self, workspace_id: str, document_id: str, rules: Sequence[DuplicateRule]
+        self,
+        workspace_id: str,
+        document_id: str,
+        rules: Sequence[DuplicateRule],
+        *,
+        only: Mapping[str, Any] | None = None,
+        limit: int = 1,
     ) -> list[tuple[StoredDocument, str]]:
-        """The active documents one of ``rules`` matches, earliest arrival first, each with the
-        reason of the strongest rule it matches. Documents still queued or processing count
-        (their file's SHA-256 is known from the start; their other fields once saved), failed
-        and skipped ones do not: which of two documents is the original then depends on when
-        they arrived, not on which was processed first."""
+        """The earliest arrivals (``limit`` per rule) among the active documents one of
+        ``rules`` matches (and ``only``, a further filter), earliest first, each with the reason
+        of the strongest rule it matches; only what arrival order needs is read. Documents
+        still queued or processing count (their file's SHA-256 is known from the start, their
+        other fields once saved), failed and skipped ones do not: which of two documents is the
+        original then depends on when they arrived, not on which was processed first."""
         found: dict[str, tuple[StoredDocument, str]] = {}
         for rule in rules:
             # The rule's indexed pair first (a few documents), then everything else on those.
@@ -608,10 +620,12 @@ class Documents:
                         "_id": {"$ne": document_id},
                         "processingStatus": {"$nin": list(NOT_AN_ORIGINAL)},
                         **rule.rest,
+                        **(only or {}),
                     }
                 },
                 {"$sort": dict(ARRIVAL_ORDER)},
-                {"$limit": DUPLICATE_CANDIDATES},
+                {"$limit": limit},
+                {"$project": DUPLICATE_FIELDS},
             ]
             rows = await self._run(
                 self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)

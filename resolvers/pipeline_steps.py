@@ -26,6 +26,7 @@ log = logging.getLogger("fincap.processing")
 # Later arrivals an earlier document may still claim as its duplicates: finished as originals,
 # or being processed (they may have looked for their original before this one was saved).
 ADOPTABLE = ("processed", "warning", "processing")
+LATER_COPIES = 20  # per rule: more copies of one receipt processed before it are not expected
 
 
 class ReadOriginal:
@@ -171,29 +172,31 @@ class CheckDuplicate:
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         fields = intake.fields
         amount, doc_date = fields.get("amount"), fields.get("docDate")
-        matches = await ctx.services.store.documents.find_duplicates(
-            intake.workspace_id,
-            intake.document_id,
-            duplicate_rules(
-                sha256=intake.file["sha256"],
-                invoice_id=fields.get("invoiceId"),
-                merchant=fields.get("merchant"),
-                amount_cents=to_cents(amount) if amount is not None else None,
-                doc_date=midnight(doc_date) if isinstance(doc_date, date) else None,
-            ),
+        rules = duplicate_rules(
+            sha256=intake.file["sha256"],
+            invoice_id=fields.get("invoiceId"),
+            merchant=fields.get("merchant"),
+            amount_cents=to_cents(amount) if amount is not None else None,
+            doc_date=midnight(doc_date) if isinstance(doc_date, date) else None,
         )
-        mine = arrival(intake.record)
-        earlier = [(doc, why) for doc, why in matches if arrival(doc) < mine]
-        if earlier:
-            original, why = earlier[0]
+        documents = ctx.services.store.documents
+        first = await documents.find_duplicates(intake.workspace_id, intake.document_id, rules)
+        if not first:
+            return intake
+        original, why = first[0]
+        if arrival(original) < arrival(intake.record):
             original_id = original.get("duplicateOf") or original["_id"]
             return dataclasses.replace(intake, duplicate=(original_id, why))
-        later = tuple(
-            (doc["_id"], why)
-            for doc, why in matches
-            if doc.get("processingStatus") in ADOPTABLE and not doc.get("duplicateOf")
+        # Everything it repeats arrived later: those taken for originals so far become its.
+        later = await documents.find_duplicates(
+            intake.workspace_id,
+            intake.document_id,
+            rules,
+            only={"duplicateOf": None, "processingStatus": {"$in": list(ADOPTABLE)}},
+            limit=LATER_COPIES,
         )
-        return dataclasses.replace(intake, later_copies=later) if later else intake
+        copies = tuple((doc["_id"], why) for doc, why in later)
+        return dataclasses.replace(intake, later_copies=copies) if copies else intake
 
 
 class Embed:
