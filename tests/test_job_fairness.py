@@ -8,7 +8,12 @@ import asyncio
 import pytest
 
 from persistence.store import Store
+from resolvers.job_kinds import JobKinds
+from tests import probe_jobs
 from tests.clock import ManualClock
+from tests.conftest import worker_pool
+
+PROBE_KINDS = JobKinds.from_modules([probe_jobs]).freeze()
 
 
 async def claimed_workspaces(store: Store, count: int, **options: int) -> list[str]:
@@ -118,3 +123,26 @@ async def test_fair_claims_hold_with_several_workers_on_the_wire(wire_store: Sto
     for job in taken:
         stored = await jobs.get(job["_id"])
         assert stored is not None and stored["leaseOwner"] == job["leaseOwner"]
+
+
+async def test_a_job_whose_workers_keep_dying_is_given_up_not_run_again(store: Store) -> None:
+    """Each worker that took it died (its lease expired, or was taken back at start-up): once
+    that happened more often than its attempts allow, it is given up with the reason."""
+    clock = ManualClock()
+    clocked = Store(store.db, clock)
+    probe_jobs.SEEN.clear()
+    job = await clocked.jobs.enqueue("org_a", "fragile", {}, max_attempts=2)
+    for ghost in ("ghost-1", "ghost-2"):
+        assert await clocked.jobs.claim(ghost, lease_s=30) is not None  # then it dies
+        clock.advance(seconds=31)
+    pool = worker_pool(clocked, PROBE_KINDS, lease_s=30)
+    assert await pool.run_until_idle() == 1
+    assert probe_jobs.SEEN == [
+        (
+            "gave-up",
+            "the worker running it stopped without finishing 2 times (it may need more memory "
+            "than the worker has)",
+        )
+    ]
+    stored = await clocked.jobs.get(job["_id"])
+    assert stored is not None and stored["status"] == "dead" and stored["attempts"] == 3
