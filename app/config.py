@@ -23,6 +23,7 @@ from pydantic_settings import (
 
 from engines.connectors.quickbooks import QuickBooksSettings
 from engines.connectors.xero import XeroSettings
+from engines.mail_limits import MailLimits
 from resolvers.sources_config import SourceConfig
 
 if TYPE_CHECKING:
@@ -118,6 +119,14 @@ class Settings(_FromNamedVariables):
         gt=0,
         description="seconds a worker holds a job before another may take it over "
         "(renewed while it works)",
+    )
+    jobs_per_workspace: int = variable(
+        "FINCAP_JOBS_PER_WORKSPACE",
+        4,
+        ge=0,
+        description="jobs of one workspace run at the same time, over all workers (workspaces "
+        "take turns; the rest wait); 0: no limit (raise it when one workspace has many "
+        "workers to itself)",
     )
     secret_key: SecretStr | None = variable(
         "FINCAP_SECRET_KEY",
@@ -219,6 +228,30 @@ class Settings(_FromNamedVariables):
         le=100,
         description="largest inbound message accepted (MB, whole message; each attachment "
         "stays within files.upload's 10 MB; HTTP posts also within the 16 MB request limit)",
+    )
+    inbound_max_header_kb: int = variable(
+        "FINCAP_INBOUND_MAX_HEADER_KB",
+        64,
+        ge=4,
+        le=1024,
+        description="largest header section of an inbound message, or of one of its parts (KB); "
+        "larger: refused (`552` / 413) before it is parsed",
+    )
+    inbound_max_recipients: int = variable(
+        "FINCAP_INBOUND_MAX_RECIPIENTS",
+        500,
+        ge=1,
+        le=10000,
+        description="most addresses an inbound message may name in its address headers (From, "
+        "To, Cc, …) and its envelope; more: refused (`550 5.5.3` / 400) before it is parsed",
+    )
+    inbound_max_attachments: int = variable(
+        "FINCAP_INBOUND_MAX_ATTACHMENTS",
+        20,
+        ge=1,
+        le=1000,
+        description="documents taken from one inbound message (e-mail or mailbox); further "
+        "attachments are listed on its activity item as not read",
     )
     inbound_smtp_port: int | None = variable(
         "FINCAP_INBOUND_SMTP_PORT",
@@ -429,6 +462,11 @@ class Settings(_FromNamedVariables):
         return SourceConfig(
             inbound_domain=self.inbound_domain.lower(),
             inbound_max_bytes=self.inbound_max_mb * 1024 * 1024,
+            mail_limits=MailLimits(
+                header_bytes=self.inbound_max_header_kb * 1024,
+                recipients=self.inbound_max_recipients,
+                attachments=self.inbound_max_attachments,
+            ),
             whatsapp_graph_url=self.whatsapp_graph_url,
             whatsapp_access_token=(
                 self.whatsapp_access_token.get_secret_value() if self.whatsapp_access_token else ""

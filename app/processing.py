@@ -22,6 +22,7 @@ from resolvers import build_job_kinds, build_registry
 from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.processing import Analyzer
+from resolvers.recovery import recover_at_start_up
 from resolvers.registry import Registry
 from resolvers.search_indexes import SearchIndexes
 
@@ -86,7 +87,8 @@ async def running_workers(
 
     The pool's ``services`` (store, analyzer over the analysis processes, rates, the server's
     ``keyring`` and a wake-up for the pool) are the process's services. ``on_job(kind,
-    outcome)`` is told of every job run (metrics)."""
+    outcome)`` is told of every job run (metrics). Before the workers start, the start-up
+    check (``resolvers.recovery``) queues again what a killed process left behind."""
     analyzer = Analyzer(
         new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
     )
@@ -109,8 +111,11 @@ async def running_workers(
         build_job_kinds(),
         count=count,
         lease_s=settings.job_lease_s,
+        per_workspace=settings.jobs_per_workspace or None,
         on_job=on_job,
     )
+    # Before any worker claims: what a killed process left behind is queued again.
+    await recover_at_start_up(pool.services)
     if count > 0:
         pool.start()
     try:

@@ -4,8 +4,11 @@
 aiosmtpd is the maintained asyncio SMTP server (the stdlib's ``smtpd`` is gone since Python
 3.12); it runs on the service's own event loop, so a message is handed to
 ``resolvers.inbound_email.accept_email`` with no thread in between. Unknown recipients are
-refused at ``RCPT TO`` (550 5.1.1), a message over the limit at ``DATA`` by aiosmtpd itself
-(552), and the rest by ``accept_email``'s rejection, whose SMTP reply says why.
+refused at ``RCPT TO`` (550 5.1.1), recipients beyond the limit too (452 4.5.3: the sender
+tries them again in another transaction), a message over the size limit at ``DATA`` by aiosmtpd
+itself (552), and the rest by ``accept_email``'s rejection, whose SMTP reply says why. The
+message is parsed in a thread (``read_off_loop``): the event loop this receiver shares with the
+API never waits for it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ class InboundHandler:
         address: str,
         rcpt_options: list[str],
     ) -> str:
+        if len(envelope.rcpt_tos) >= self.services.sources.mail_limits.recipients:
+            # The sender delivers to the rest in another transaction (RFC 5321, 4.5.3.1.10).
+            return "452 4.5.3 Too many recipients"
         if await workspace_for(self.services, address) is None:
             return "550 5.1.1 No workspace receives mail at this address"
         envelope.rcpt_tos.append(address)

@@ -19,8 +19,8 @@ from starlette.routing import Route
 from app.request_context import workspace_context
 from app.rest import render_error
 from app.web_pages import api_reference_page, landing_page
-from resolvers.files import original_thumbnail
 from resolvers.registry import Registry
+from resolvers.thumbnails import thumbnail_of
 
 DASHBOARD_DIR = Path(__file__).parent / "static" / "dashboard"
 ASSET_TYPES = {
@@ -40,6 +40,12 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
+
+def ascii_header(text: str, limit: int = 300) -> str:
+    """``text`` as a header value: ASCII, one line, bounded."""
+    plain = " ".join(text.replace("×", "x").split())
+    return plain.encode("ascii", "replace").decode("ascii")[:limit]
 
 
 def secured(response: Response) -> Response:
@@ -91,17 +97,23 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
         )
 
     async def thumbnail(request: Request) -> Response:
-        """A JPEG preview of a document's original (authenticated, workspace-scoped)."""
+        """A JPEG preview of a document's original (authenticated, workspace-scoped), read from
+        storage: 200 with the preview, 200 with a placeholder saying why there is none
+        (``X-Thumbnail: unavailable`` and the reason), or 202 with a placeholder while it is
+        being made (``Retry-After``)."""
         try:
             ctx = await workspace_context(request, ("read_documents",))
-            preview, sha256 = await original_thumbnail(ctx, request.path_params["document_id"])
+            answer = await thumbnail_of(ctx, request.path_params["document_id"])
         except Exception as exc:
             return render_error(exc)
-        return Response(
-            preview,
-            media_type="image/jpeg",
-            headers={"ETag": f'"thumb-{sha256}"', "Cache-Control": "private, max-age=3600"},
-        )
+        headers: dict[str, str] = {"X-Thumbnail": answer.status}
+        if answer.reason is not None:
+            headers["X-Thumbnail-Reason"] = ascii_header(answer.reason)
+        if answer.status == "pending":
+            headers.update({"Retry-After": "2", "Cache-Control": "no-store"})
+            return Response(answer.jpeg, status_code=202, media_type="image/jpeg", headers=headers)
+        headers.update({"ETag": f'"thumb-{answer.etag}"', "Cache-Control": "private, max-age=3600"})
+        return Response(answer.jpeg, media_type="image/jpeg", headers=headers)
 
     routes = [
         Route("/", home, methods=["GET"]),

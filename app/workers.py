@@ -1,10 +1,13 @@
 """Job workers: inside ``fincap serve`` (a few asyncio tasks) or as ``fincap worker`` processes.
 
-Each worker loops: claim a job (an atomic lease in MongoDB), run its kind's handler
-(``resolvers.job_kinds``) while renewing the lease, then complete it (or queue it again when
-the handler asks to run again later), or fail it so it is retried with backoff; after the last
-attempt the kind's give-up hook runs. A worker that dies leaves its lease to expire; another
-worker then takes the job over.
+Each worker loops: claim a job (an atomic lease in MongoDB, fair between workspaces, at most
+``per_workspace`` running per workspace), run its kind's handler (``resolvers.job_kinds``) while
+renewing the lease, then complete it (or queue it again when the handler asks to run again
+later), or fail it so it is retried with backoff; after the last attempt the kind's give-up hook
+runs. A worker that dies leaves its lease behind: a process starting on the same host takes it
+back at once (``resolvers.recovery``), any other worker once it expires. A job whose workers
+died more often than its attempts allow is given up without running it again, so a file that
+kills its worker cannot do so forever.
 """
 
 from __future__ import annotations
@@ -13,13 +16,11 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
-import socket
-import uuid
 from collections.abc import Callable
 
 from app.observability import request_id_scope
 from persistence.jobs import JobRecord
+from persistence.lease_owners import LeaseOwner
 from resolvers.context import Services
 from resolvers.job_kinds import JobKinds, RunAgain
 
@@ -41,6 +42,7 @@ class WorkerPool:
         count: int = 1,
         lease_s: float = 60.0,
         poll_s: float = 1.0,
+        per_workspace: int | None = None,
         on_job: Callable[[str, str], None] | None = None,
     ) -> None:
         self.services = dataclasses.replace(services, wake_workers=self.wake)
@@ -50,7 +52,8 @@ class WorkerPool:
         self.lease_s = lease_s
         self._on_job = on_job or (lambda kind, outcome: None)
         self.poll_s = poll_s
-        self.owner_prefix = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.per_workspace = per_workspace
+        self.process = LeaseOwner.current()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
@@ -61,7 +64,7 @@ class WorkerPool:
 
     def start(self) -> None:
         self._tasks = [
-            asyncio.create_task(self._loop(f"{self.owner_prefix}:{i}")) for i in range(self.count)
+            asyncio.create_task(self._loop(self.process.worker(i))) for i in range(self.count)
         ]
 
     async def stop(self) -> None:
@@ -93,7 +96,7 @@ class WorkerPool:
 
     async def run_one(self, owner: str) -> bool:
         """Claim and run one job; False when none is due."""
-        job = await self.store.jobs.claim(owner, self.lease_s)
+        job = await self.store.jobs.claim(owner, self.lease_s, per_workspace=self.per_workspace)
         if job is None:
             return False
         with request_id_scope(job.get("payload", {}).get("requestId") or job["_id"]):
@@ -107,6 +110,12 @@ class WorkerPool:
         try:
             if kind is None:
                 raise RuntimeError(f"no handler for job kind {job['kind']!r}")
+            if job["attempts"] > job["maxAttempts"]:
+                # Taken back from dead workers more often than it may be tried.
+                raise RuntimeError(
+                    f"the worker running it stopped without finishing {job['attempts'] - 1} "
+                    "times (it may need more memory than the worker has)"
+                )
             outcome = await kind.handler(self.services, job)
         except Exception as exc:
             log.warning(

@@ -37,10 +37,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from persistence.embedded import free_port
-from tests.hardening.bombs import blank_pdf, png_bomb
+from tests.hardening.bombs import blank_pdf, many_recipients_mail, nested_mail, png_bomb
 
 FIXTURES = ROOT / "tests" / "fixtures" / "extraction"
 MB = 1024 * 1024
+INBOUND_SECRET = "bench-relay-secret"
 
 
 # The server ------------------------------------------------------------------------------------
@@ -62,6 +63,8 @@ class Server:
     base: str
     attacker: dict[str, str]
     victim: dict[str, str]
+    data_dir: Path | None = None
+    smtp_port: int = 0
 
     def tree(self) -> list[psutil.Process]:
         root = psutil.Process(self.process.pid)
@@ -83,6 +86,9 @@ def start_server(data_dir: Path) -> Server:
         "FINCAP_LOG_LEVEL": "WARNING",
         "FINCAP_WORKERS": "1",
         "FINCAP_EXTRACTION_EXECUTOR": "process",
+        # The inbound doors (issue 25's mail attacks): the SMTP receiver and the relay's POST.
+        "FINCAP_INBOUND_SMTP_PORT": str(smtp_port := free_port()),
+        "FINCAP_INBOUND_SECRET": INBOUND_SECRET,
     }
     attacker = admin(
         env, "admin", "bootstrap", "--email", "mallory@example.com", "--workspace", "M"
@@ -103,7 +109,7 @@ def start_server(data_dir: Path) -> Server:
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                return Server(process, base, attacker, victim)
+                return Server(process, base, attacker, victim, data_dir, smtp_port)
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
@@ -400,10 +406,12 @@ async def main() -> None:
         server = start_server(Path(tmp) / "data")
         try:
             attacks = make_attacks(server)
+            attacks.update(availability_attacks(server))
             print("preparing the attacker's documents …", flush=True)
             await attacks.pop("_prepare")()
             rest = await measure(server, lambda: asyncio.sleep(3, result={}))
             idle_rss = server.tree_rss() / MB
+            print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
             print(
                 f"serve tree at rest: {idle_rss:.0f} MB; victim documents.search "
                 f"p50 {percentile(rest.victim_ms, 0.5):.0f} ms, "
@@ -429,6 +437,8 @@ async def main() -> None:
                     key: statistics.median(r.extra[key] for r in runs) for key in runs[0].extra
                 }
                 other = ", ".join(f"{k} {v:.2f}" for k, v in extra.items())
+                # The machine's load as the attack ends (1-minute average), beside its figures.
+                other += f"; load {os.getloadavg()[0]:.2f}"
                 print(
                     f"{name:40} {seconds:8.2f} {peak:8.0f} {peak - idle_rss:6.0f} "
                     f"{p50:10.0f} {p95:6.0f} {worst:6.0f}  {other}",
@@ -438,6 +448,188 @@ async def main() -> None:
         finally:
             server.process.terminate()
             server.process.wait(timeout=60)
+
+
+# Issue 25: mail headers, thumbnails, fairness, MIME nesting ------------------------------------
+#
+# The attacker's mail goes to its workspace's own receiving address, over SMTP and through the
+# relay's HTTP door; the victim keeps searching meanwhile (``measure``). "upload: victim's
+# receipt behind 500 attachments" times the victim's upload from files.upload to processed while
+# the attacker's message has queued its documents; the attacker's backlog is then cleared in
+# the store, so that the attacks after it start from an idle queue.
+
+
+def attachments_message(to: str, count: int, pdf: bytes) -> bytes:
+    from email.message import EmailMessage
+
+    mail = EmailMessage()
+    mail["From"] = "mallory@example.com"
+    mail["To"] = to
+    mail["Subject"] = f"{count} invoices"
+    mail["Message-ID"] = f"<many-{time.time_ns()}@example.com>"
+    mail.set_content("Invoices attached.")
+    for n in range(count):
+        mail.add_attachment(pdf, maintype="application", subtype="pdf", filename=f"inv{n}.pdf")
+    return mail.as_bytes()
+
+
+def smtp_send(port: int, rcpt: str, data: bytes) -> tuple[int, float]:
+    """DATA's reply code and the seconds until it came (the sender's wait)."""
+    import smtplib
+
+    started = time.perf_counter()
+    with smtplib.SMTP("127.0.0.1", port, timeout=300) as client:
+        client.ehlo()
+        client.mail("mallory@example.com")
+        client.rcpt(rcpt)
+        code, _ = client.data(data)
+    return code, time.perf_counter() - started
+
+
+async def plant_original(server: Server, tenant: dict[str, str], name: str, data: bytes) -> str:
+    """A processed document whose original is ``data``, written straight into the store: what
+    an upload accepted before today's checks left behind."""
+    from persistence.client import connect
+    from persistence.ids import new_id, utcnow
+    from persistence.store import Store
+
+    assert server.data_dir is not None
+    uri = json.loads((server.data_dir / "server.json").read_text())["uri"]
+    client, db = connect(uri)
+    try:
+        store = Store(db)
+        document_id = new_id("doc")
+        ref = await store.files.put(tenant["orgId"], document_id, data, name, "image/png")
+        await store.documents.insert_many(
+            tenant["orgId"],
+            [
+                {
+                    "_id": document_id,
+                    "file": ref,
+                    "source": "upload",
+                    "receivedAt": utcnow(),
+                    "processingStatus": "processed",
+                }
+            ],
+        )
+    finally:
+        client.close()
+    return document_id
+
+
+async def clear_backlog(server: Server, tenant: dict[str, str]) -> int:
+    """Finish the tenant's queued jobs in the store without running them; how many."""
+    from persistence.client import connect
+
+    assert server.data_dir is not None
+    uri = json.loads((server.data_dir / "server.json").read_text())["uri"]
+    client, db = connect(uri)
+    try:
+        result = await db["jobs"].update_many(
+            {"workspaceId": tenant["orgId"], "status": "queued"},
+            {"$set": {"status": "done"}, "$unset": {"activeKey": ""}},
+        )
+    finally:
+        client.close()
+    return int(result.modified_count)
+
+
+def availability_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, float]]]]:
+    base = server.base
+    address = ""
+
+    async def inbound_address() -> str:
+        nonlocal address
+        if not address:
+            async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+                answer = await http.post(
+                    "/v1/capabilities/workspaces.get-inbound-address",
+                    json={},
+                    headers=headers(server.attacker),
+                )
+            address = str(answer.json()["data"]["result"]["address"])
+        return address
+
+    async def post_mail(data: bytes, to: str) -> tuple[int, float]:
+        started = time.perf_counter()
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            answer = await http.post(
+                "/v1/inbound/email",
+                content=data,
+                params={"to": to},
+                headers={
+                    "Authorization": f"Bearer {INBOUND_SECRET}",
+                    "Content-Type": "message/rfc822",
+                },
+            )
+        return answer.status_code, time.perf_counter() - started
+
+    def mail_attack(build: Callable[[str], bytes]) -> Callable[[], Awaitable[dict[str, float]]]:
+        async def attack() -> dict[str, float]:
+            to = await inbound_address()
+            smtp_code, smtp_s = await asyncio.to_thread(smtp_send, server.smtp_port, to, build(to))
+            http_status, http_s = await post_mail(build(to), to)
+            return {
+                "smtp_code": float(smtp_code),
+                "smtp_s": smtp_s,
+                "http_status": float(http_status),
+                "http_s": http_s,
+            }
+
+        return attack
+
+    async def thumbnail_bomb() -> dict[str, float]:
+        bomb = png_bomb(13000)
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            refused = await http.post(
+                "/v1/capabilities/files.upload",
+                json={"fileName": "bomb.png", "base64Data": base64.b64encode(bomb).decode()},
+                headers=headers(server.attacker),
+            )
+            document_id = await plant_original(server, server.attacker, "bomb.png", bomb)
+            url = f"/v1/files/{document_id}/thumbnail"
+            started = time.perf_counter()
+            answers = await asyncio.gather(
+                *(http.get(url, headers=headers(server.attacker)) for _ in range(2))
+            )
+            first_s = time.perf_counter() - started
+            # A stored thumbnail (or its placeholder) is served from then on.
+            for _ in range(100):
+                again = await http.get(url, headers=headers(server.attacker))
+                if again.status_code != 202:
+                    break
+                await asyncio.sleep(0.2)
+        return {
+            "upload_status": float(refused.status_code),
+            "thumb_status": float(answers[0].status_code),
+            "both_answered_s": first_s,
+            "later_status": float(again.status_code),
+        }
+
+    async def attachments_then_victim() -> dict[str, float]:
+        to = await inbound_address()
+        mail = attachments_message(to, 500, (FIXTURES / "text-layer.pdf").read_bytes())
+        async with httpx.AsyncClient(base_url=base, timeout=600) as http:
+            status, _ = await post_mail(mail, to)
+            started = time.perf_counter()
+            victim_id = await upload(
+                http, server.victim, "receipt.png", (FIXTURES / "receipt.png").read_bytes()
+            )
+            await wait_processed(http, server.victim, victim_id)
+            victim_s = time.perf_counter() - started
+        cleared = await clear_backlog(server, server.attacker)
+        return {"mail_status": float(status), "victim_upload_s": victim_s, "cleared": cleared}
+
+    return {
+        "mail: 40,000 To addresses": mail_attack(
+            lambda to: many_recipients_mail(to, 40_000, f"<rcpt-{time.time_ns()}@example.com>")
+        ),
+        "mail: MIME nested 1,000 levels": mail_attack(
+            lambda to: nested_mail(to, 1000, message_id=f"<nested-{time.time_ns()}@example.com>")
+        ),
+        "thumbnail: 13000² PNG stored, 2 GETs": thumbnail_bomb,
+        "upload: victim's receipt behind 500 attachments": attachments_then_victim,
+    }
 
 
 if __name__ == "__main__":

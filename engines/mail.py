@@ -5,7 +5,10 @@ The stdlib ``email`` package with ``policy.default`` parses (it is lenient and r
 had to guess as *defects*); this module decides what is too broken to accept: a message without
 a sender, without a header/body separator, or whose multipart structure or an attachment's
 encoding is damaged is ``MalformedMessage``: half a message must not become half a document.
-No database, no transport.
+Before the parser runs, ``engines.mail_limits`` bounds what reading may cost (header sizes,
+recipients, parts, depth); a message brings at most ``limits.attachments`` documents, and the
+attachments after those are listed as left out. Parsing is CPU work: callers run ``read_message``
+off the event loop. No database, no transport.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
 
-from engines.extraction import parse_fields
+from engines.extraction import OverBudget, check_image_bytes, parse_fields
+from engines.mail_limits import MailLimits, MessageRefused, TooComplex, check_structure
 from engines.sniff import sniff_mime
 
 # The types files.upload accepts; anything else attached (a .docx, a calendar invite) is ignored.
@@ -50,12 +54,12 @@ FATAL_DEFECTS: tuple[type[mail_errors.MessageDefect], ...] = (
 )
 
 
-class MalformedMessage(ValueError):
+class MalformedMessage(MessageRefused):
     """The message cannot be read as a whole; the text says why (it becomes the SMTP/HTTP
     error)."""
 
 
-class OversizedAttachment(ValueError):
+class OversizedAttachment(MessageRefused):
     """An attachment exceeds the per-file limit; nothing of the message is accepted."""
 
 
@@ -87,14 +91,30 @@ class ReadMessage:
         return " ".join(self.text.split())[:SNIPPET_CHARS]
 
 
-def read_message(raw: bytes, *, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES) -> ReadMessage:
-    """Parse ``raw`` (one RFC 5322 message); ``MalformedMessage`` or ``OversizedAttachment``
-    when it cannot be accepted whole."""
+def read_message(
+    raw: bytes,
+    *,
+    max_attachment_bytes: int = MAX_ATTACHMENT_BYTES,
+    limits: MailLimits | None = None,
+) -> ReadMessage:
+    """Parse ``raw`` (one RFC 5322 message) within ``limits``; ``MessageRefused`` (malformed,
+    an attachment or a header too large, too many recipients or parts) when it cannot be
+    accepted whole."""
+    limits = limits or MailLimits()
     if not raw.strip():
         raise MalformedMessage("the message is empty")
     head = raw[:65536]
     if b"\n\n" not in head.replace(b"\r\n", b"\n") and b":" not in head.split(b"\n", 1)[0]:
         raise MalformedMessage("the message has no header section")
+    check_structure(raw, limits)
+    try:
+        return _read(raw, max_attachment_bytes, limits)
+    except RecursionError:
+        # Nesting the scan did not see (an unusual boundary notation) still ends here.
+        raise TooComplex("its MIME parts are nested too deeply to be read") from None
+
+
+def _read(raw: bytes, max_attachment_bytes: int, limits: MailLimits) -> ReadMessage:
     message = email.message_from_bytes(raw, policy=policy.default)
     assert isinstance(message, EmailMessage)
     _check_defects(message)
@@ -111,7 +131,7 @@ def read_message(raw: bytes, *, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES
                 recipients += [addr.lower() for _, addr in getaddresses([str(value)]) if addr]
             except (ValueError, IndexError, TypeError):
                 continue
-    attachments, ignored = _attachments(message, max_attachment_bytes)
+    attachments, ignored = _attachments(message, max_attachment_bytes, limits.attachments)
     message_id = str(message.get("message-id", "") or "").strip()
     return ReadMessage(
         message_id=message_id,
@@ -161,9 +181,13 @@ def _date(message: EmailMessage) -> datetime | None:
         return None
 
 
-def _attachments(message: EmailMessage, limit: int) -> tuple[list[MailAttachment], list[str]]:
+def _attachments(
+    message: EmailMessage, limit: int, most: int
+) -> tuple[list[MailAttachment], list[str]]:
+    """The receipt candidates (at most ``most``) and what was left out, each with the reason."""
     found: list[MailAttachment] = []
     ignored: list[str] = []
+    beyond: list[str] = []  # candidates after the first ``most``: named, not read
     for number, part in enumerate(message.walk()):
         container = part.is_multipart() or part.get_content_maintype() in {"text", "message"}
         if container and not part.is_attachment():
@@ -176,6 +200,9 @@ def _attachments(message: EmailMessage, limit: int) -> tuple[list[MailAttachment
         if inline_body_image:
             continue  # a logo or picture of an HTML body, not a document
         if not part.is_attachment() and declared not in RECEIPT_TYPES:
+            continue
+        if len(found) >= most:
+            beyond.append(name or f"part {number}")
             continue
         try:
             payload = part.get_payload(decode=True)
@@ -202,10 +229,28 @@ def _attachments(message: EmailMessage, limit: int) -> tuple[list[MailAttachment
                 + (f"; its content is {actual}" if actual and actual != declared else "")
             )
             continue
+        try:
+            check_image_bytes(data)  # an image bomb is left out, as files.upload refuses it
+        except OverBudget as exc:
+            ignored.append(f"{label}: {exc}")
+            continue
         found.append(
             MailAttachment(name or f"attachment-{number}{_extension(actual)}", actual, data)
         )
+    if beyond:
+        ignored.append(left_out(beyond, most))
     return found, ignored
+
+
+def left_out(names: list[str], most: int, shown: int = 10) -> str:
+    """One line for the attachments not read because a message brings at most ``most``."""
+    listed = ", ".join(names[:shown]) + (
+        f" and {len(names) - shown:,} more" if len(names) > shown else ""
+    )
+    return (
+        f"{len(names):,} more attachment{'s' if len(names) != 1 else ''} not read: a message "
+        f"brings at most {most} documents ({listed})"
+    )
 
 
 def _extension(mime: str | None) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 
+from persistence.durability import journaled
 from persistence.ids import new_id, utcnow
 
 INDEXES = [
@@ -55,6 +56,8 @@ class Activity:
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
         self._col = db["activity"]
+        # New items and their documents are part of an acknowledged intake: on disk when answered.
+        self._durable = journaled(self._col)
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
@@ -86,7 +89,7 @@ class Activity:
         }
         if message_id is not None:
             item["messageId"] = message_id
-        await self._col.insert_one(item)
+        await self._durable.insert_one(item)
         return item
 
     async def delete(self, workspace_id: str, activity_id: str) -> None:
@@ -149,6 +152,11 @@ class Activity:
                 for doc in documents
             ]
         )
+        not_read = (item.get("details") or {}).get("ignored") or []
+        if not_read:
+            # Parts of the message that became no document, and why (an e-mail's other files,
+            # attachments beyond the number one message may bring).
+            reasoning += " Not read: " + "; ".join(str(part) for part in not_read) + "."
         await self.set_status(workspace_id, activity_id, final, reasoning)
         return {**item, "status": final, "reasoning": reasoning}
 
@@ -156,7 +164,7 @@ class Activity:
         self, workspace_id: str, activity_id: str, document_ids: list[str]
     ) -> None:
         """Documents found after the item was created (media fetched later) join it."""
-        await self._col.update_one(
+        await self._durable.update_one(
             {"_id": activity_id, "workspaceId": workspace_id},
             {"$set": {"documentIds": document_ids, "updatedAt": utcnow()}},
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from engines.text import tokenize
@@ -37,7 +37,22 @@ ARCHIVE_FILTERS: dict[ArchiveFilter, dict[str, Any]] = {
 }
 TIME_FORMATS = {"day": "%Y-%m-%d", "date": "%Y-%m-%d", "month": "%Y-%m", "year": "%Y"}
 # A document that is still being read is not yet anyone's original.
-NOT_AN_ORIGINAL = ("queued", "processing", "failed", "skipped")
+# Never the original of another document: what could not be read, or is no receipt.
+NOT_AN_ORIGINAL = ("failed", "skipped")
+# Arrival order: who came first is the original (``Documents.find_duplicates``). Documents of
+# one incoming item share ``createdAt``; ``intakeOrder`` is their order within it.
+ARRIVAL_ORDER = (("createdAt", 1), ("intakeOrder", 1), ("_id", 1))
+UNFINISHED = ("queued", "processing")
+
+
+def arrival(record: Mapping[str, Any]) -> tuple[datetime, int, str]:
+    """A stored document's place in ``ARRIVAL_ORDER``."""
+    created = record.get("createdAt")
+    return (
+        created if isinstance(created, datetime) else datetime.min.replace(tzinfo=UTC),
+        int(record.get("intakeOrder") or 0),
+        str(record["_id"]),
+    )
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ STORED_ONLY = (
     "embedding",
     "embeddingModel",
     "indexedAt",
+    # Its place among the originals of one incoming item (which of two equal files came first).
+    "intakeOrder",
 )
 # Stored fields ``preferredCents`` is computed from.
 PREFERRED_INPUTS = ("amount", "conversionRate")

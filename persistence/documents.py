@@ -27,10 +27,13 @@ from pymongo.errors import BulkWriteError, ExecutionTimeout
 from persistence.document_edits import DocumentEdits, EditEntry
 from persistence.document_query import (
     ARCHIVE_FILTERS,
+    ARRIVAL_ORDER,
     NOT_AN_ORIGINAL,
     TIME_FORMATS,
+    UNFINISHED,
     DocumentQuery,
     DuplicateRule,
+    arrival,
     combined,
     group_key,
     is_time_grouping,
@@ -63,6 +66,7 @@ from persistence.document_vectors import (
     embedding_text,
     stored_fields,
 )
+from persistence.durability import journaled
 from persistence.errors import QueryTimeout
 from persistence.ids import utcnow
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
@@ -114,7 +118,16 @@ INDEXES = [
     IndexModel(
         [("workspaceId", ASCENDING), ("duplicates", ASCENDING)], name="workspace_duplicates"
     ),
+    # Every workspace's unfinished documents, for the start-up check that each has a job.
+    IndexModel([("processingStatus", ASCENDING)], name="processing_status"),
 ]
+# What the duplicate check reads of a matching document: its arrival and its standing.
+DUPLICATE_FIELDS = {
+    "createdAt": 1,
+    "intakeOrder": 1,
+    "duplicateOf": 1,
+    "processingStatus": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,7 @@ class Documents:
 
     def __init__(self, db: AsyncIOMotorDatabase, vectorize: Vectorize | None = None) -> None:
         self._col = db["documents"]
+        self._durable = journaled(self._col)
         self._edits = DocumentEdits(db)
         self._rollups = DocumentRollups(db)
         # Matching documents per day near the top of each (workspace, archive filter, caller
@@ -194,11 +208,13 @@ class Documents:
     # -- new documents ----------------------------------------------------------------------
 
     @staticmethod
-    def prepare(workspace_id: str, fields: Mapping[str, Any]) -> StoredDocument:
+    def prepare(
+        workspace_id: str, fields: Mapping[str, Any], now: datetime | None = None
+    ) -> StoredDocument:
         """A storage record for new document ``fields`` (which carry ``_id``; an
         ``editHistory`` among them is kept by ``insert_many`` in the history collection)."""
         fields = {name: value for name, value in fields.items() if name != "editHistory"}
-        now = utcnow()
+        now = now or utcnow()
         record: dict[str, Any] = {
             "archived": False,
             "archivedAt": None,
@@ -223,11 +239,13 @@ class Documents:
         """
         if not documents:
             return 0
-        records = [self.prepare(workspace_id, fields) for fields in documents]
+        now = utcnow()  # one arrival time for documents that arrive together
+        records = [self.prepare(workspace_id, fields, now) for fields in documents]
         for record, vector in zip(records, await self._embed(documents), strict=False):
             record.update(vector)  # type: ignore[typeddict-item]
         try:
-            result = await self._col.insert_many(records, ordered=False)
+            # Part of an acknowledged intake (``persistence.durability``): on disk when answered.
+            result = await self._durable.insert_many(records, ordered=False)
         except BulkWriteError as exc:
             failed = {error["index"] for error in exc.details.get("writeErrors", [])}
             inserted = [r for i, r in enumerate(records) if i not in failed]
@@ -576,11 +594,22 @@ class Documents:
             for record in records
         }
 
-    async def find_duplicate(
-        self, workspace_id: str, document_id: str, rules: Sequence[DuplicateRule]
-    ) -> tuple[StoredDocument, str] | None:
-        """The oldest finished active document that one of ``rules`` matches, and the rule's
-        reason; None when the document repeats nothing."""
+    async def find_duplicates(
+        self,
+        workspace_id: str,
+        document_id: str,
+        rules: Sequence[DuplicateRule],
+        *,
+        only: Mapping[str, Any] | None = None,
+        limit: int = 1,
+    ) -> list[tuple[StoredDocument, str]]:
+        """The earliest arrivals (``limit`` per rule) among the active documents one of
+        ``rules`` matches (and ``only``, a further filter), earliest first, each with the reason
+        of the strongest rule it matches; only what arrival order needs is read. Documents
+        still queued or processing count (their file's SHA-256 is known from the start, their
+        other fields once saved), failed and skipped ones do not: which of two documents is the
+        original then depends on when they arrived, not on which was processed first."""
+        found: dict[str, tuple[StoredDocument, str]] = {}
         for rule in rules:
             # The rule's indexed pair first (a few documents), then everything else on those.
             pipeline: list[dict[str, Any]] = [
@@ -591,17 +620,46 @@ class Documents:
                         "_id": {"$ne": document_id},
                         "processingStatus": {"$nin": list(NOT_AN_ORIGINAL)},
                         **rule.rest,
+                        **(only or {}),
                     }
                 },
-                {"$sort": {"createdAt": ASCENDING, "_id": ASCENDING}},
-                {"$limit": 1},
+                {"$sort": dict(ARRIVAL_ORDER)},
+                {"$limit": limit},
+                {"$project": DUPLICATE_FIELDS},
             ]
-            found = await self._run(
-                self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(1)
+            rows = await self._run(
+                self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
             )
-            if found:
-                return cast(StoredDocument, found[0]), rule.reason
-        return None
+            for row in rows:
+                found.setdefault(row["_id"], (cast(StoredDocument, row), rule.reason))
+        return sorted(found.values(), key=lambda match: arrival(match[0]))
+
+    async def unfinished(self) -> list[StoredDocument]:
+        """Every workspace's documents still queued or processing (a start-up check)."""
+        rows: list[StoredDocument] = []
+        for status in UNFINISHED:
+            rows += await self._col.find(
+                {"processingStatus": status},
+                {"workspaceId": 1, "activityId": 1, "processingStatus": 1, "createdAt": 1},
+            ).to_list(None)
+        return rows
+
+    async def move_duplicates(self, workspace_id: str, from_id: str, to_id: str) -> list[str]:
+        """The duplicates of ``from_id`` become duplicates of ``to_id``; their ids."""
+        moved = await self.active_duplicates_of(workspace_id, from_id)
+        if moved:
+            await self._col.update_many(
+                {"workspaceId": workspace_id, "duplicateOf": from_id},
+                {"$set": {"duplicateOf": to_id}},
+            )
+            await self._col.update_one(
+                {"_id": to_id, "workspaceId": workspace_id},
+                {"$addToSet": {"duplicates": {"$each": moved}}},
+            )
+        await self._col.update_one(
+            {"_id": from_id, "workspaceId": workspace_id}, {"$set": {"duplicates": []}}
+        )
+        return moved
 
     async def matching(
         self, workspace_id: str, document_id: str, filters: Mapping[str, Mapping[str, Any]]

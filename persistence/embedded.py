@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pymongo
 
+from persistence.lease_owners import pid_alive
 from persistence.parent_death import launcher_command
 
 STATE_FILE = "server.json"
@@ -47,18 +48,6 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:  # kill(0, …) would address our own process group
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _responds(uri: str, timeout_ms: int = 1500) -> bool:
@@ -169,10 +158,10 @@ def running_server_uri(data_dir: Path) -> str | None:
     if state is None:
         return None
     uri = state.get("uri")
-    if not isinstance(uri, str) or not _pid_alive(_int(state.get("pid"))):
+    if not isinstance(uri, str) or not pid_alive(_int(state.get("pid"))):
         return None
     # A server whose owner died is an orphan about to be stopped: nobody may join it.
-    if not _pid_alive(_int(state.get("owner"))):
+    if not pid_alive(_int(state.get("owner"))):
         return None
     return uri if _responds(uri) else None
 
@@ -193,12 +182,12 @@ def stop_orphan(data_dir: Path) -> None:
     if state is None:
         return
     pid, owner = _int(state.get("pid")), _int(state.get("owner"))
-    if pid and not _pid_alive(owner) and _is_our_server(pid, data_dir / "db"):
+    if pid and not pid_alive(owner) and _is_our_server(pid, data_dir / "db"):
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 15
-        while _pid_alive(pid) and time.monotonic() < deadline:
+        while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if _pid_alive(pid):
+        if pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(FileNotFoundError):
         (data_dir / STATE_FILE).unlink()

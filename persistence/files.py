@@ -5,6 +5,7 @@ GridFS is not available through mongomock-motor, so these paths are covered by w
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,6 +14,7 @@ from gridfs.errors import NoFile
 from motor.motor_asyncio import AsyncIOMotorDatabase, AsyncIOMotorGridFSBucket
 
 from persistence.document_records import StoredFile
+from persistence.durability import JOURNALED
 
 BUCKET = "originals"
 CHUNK_SIZE = 255 * 1024
@@ -28,9 +30,14 @@ class Files:
     @property
     def bucket(self) -> AsyncIOMotorGridFSBucket:
         # Created lazily: constructing a bucket on mongomock fails, and unit tests never use it.
+        # Every original is part of an acknowledged intake: its file and chunks are journaled
+        # (``persistence.durability``). Through the database: an upload writes with the
+        # database's write concern whatever the bucket was given.
         if self._bucket is None:
             self._bucket = AsyncIOMotorGridFSBucket(
-                self._db, bucket_name=BUCKET, chunk_size_bytes=CHUNK_SIZE
+                self._db.with_options(write_concern=JOURNALED),
+                bucket_name=BUCKET,
+                chunk_size_bytes=CHUNK_SIZE,
             )
         return self._bucket
 
@@ -99,4 +106,6 @@ class Files:
             yield bytes(chunk)
 
     async def delete(self, file_ref: StoredFile) -> None:
-        await self.bucket.delete(file_ref["gridfsId"])
+        """Remove the file (one already gone is no error: a clean-up may run twice)."""
+        with contextlib.suppress(NoFile):
+            await self.bucket.delete(file_ref["gridfsId"])

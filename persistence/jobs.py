@@ -1,12 +1,29 @@
-"""Durable jobs with leases: how processing survives crashes and scales to many workers.
+"""Durable jobs with leases: how processing survives crashes, scales to many workers and stays
+fair between workspaces.
 
 A worker claims a job atomically (an update that applies only while the job is as the worker read
-it): a queued job whose time has come, or a running job whose lease has expired (its worker
-died). While working it renews the lease; when
-done it completes the job (or, for periodic work, queues the same job again for a later time),
-and on failure the job goes back to the queue with exponential backoff until its attempts are
-used up. Completion and failure only apply while the worker still owns the lease, so a worker
-that lost its job to another cannot overwrite the result.
+it). While working it renews the lease; when done it completes the job (or, for periodic work,
+queues the same job again for a later time), and on failure the job goes back to the queue with
+exponential backoff until its attempts are used up. Completion and failure only apply while the
+worker still owns the lease, so a worker that lost its job to another cannot overwrite the
+result.
+
+**Fair claiming.** Which job comes next is decided per workspace, not per job: each workspace
+with queued work has one small record in ``job_queues`` (when its earliest queued job is due,
+``dueAt``, and when a worker last took one of its jobs, ``served``). A claim goes to the due
+workspace served longest ago (round robin), skipping any that already runs its
+``per_workspace`` limit of jobs, and takes that workspace's oldest due job (queued order within
+a workspace: ``runAfter``, then ``seq``, the order of enqueueing). So a workspace that queued 500
+jobs gets one turn like any other: another workspace's new upload is taken at the next claim,
+not after the 500. ``dueAt`` is a hint kept low (``$min`` on every job queued); a claim that
+finds nothing behind it recomputes it, guarded by a version number so that a job queued
+meanwhile is never hidden. Should a hint still be lost (a crash between the two writes of an
+enqueue), ``repair_queues`` at start-up, and any claim that finds nothing through the hints,
+restore it from the jobs themselves.
+
+**Dead workers.** A job whose lease expired (its worker died) is taken over by the next claim. A
+process starting up also takes back at once the leases of owners on its host that are gone
+(``take_back_leases``; owners are named by ``persistence.lease_owners``).
 
 A job may carry a dedupe key: while a job with that key is queued or running, enqueueing another
 one with the same key returns the existing job instead (a unique index over ``activeKey``, a
@@ -16,15 +33,18 @@ only one that knows the jobs collection; its clock is injectable so tests contro
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
+from bson import ObjectId
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
+from persistence.durability import journaled
 from persistence.ids import new_id, utcnow
+from persistence.lease_owners import LeaseOwner
 
 JobStatus = Literal["queued", "running", "done", "dead"]
 Clock = Callable[[], datetime]
@@ -33,15 +53,28 @@ INDEXES = [
     IndexModel([("status", ASCENDING), ("runAfter", ASCENDING)], name="status_run_after"),
     IndexModel([("status", ASCENDING), ("leaseUntil", ASCENDING)], name="status_lease"),
     IndexModel([("workspaceId", ASCENDING), ("documentId", ASCENDING)], name="workspace_document"),
+    # A workspace's oldest due job and its count of running ones (the range field last: the
+    # embedded store drops an inclusive bound on a range field that is not the last key).
+    IndexModel(
+        [("workspaceId", ASCENDING), ("status", ASCENDING), ("runAfter", ASCENDING)],
+        name="workspace_status_run_after",
+    ),
     # At most one queued or running job per dedupe key. Sparse (only jobs that carry the field)
     # rather than partial: the in-memory test store ignores partial filters.
     IndexModel([("activeKey", ASCENDING)], unique=True, sparse=True, name="active_key_unique"),
 ]
+QUEUE_INDEXES = [IndexModel([("dueAt", ASCENDING)], name="due")]
 BASE_BACKOFF_S = 2.0
 MAX_BACKOFF_S = 300.0
 DEFAULT_MAX_ATTEMPTS = 5
 # Claims lost to other workers before this poll gives up (the next poll tries again).
 CLAIM_ATTEMPTS = 5
+# "Nothing queued": later than any job's time, so ``$min`` with a real time replaces it.
+NOTHING_DUE = datetime(9999, 1, 1, tzinfo=UTC)
+# Turns are ordered by ``ObjectId``s, not times: a claim's is larger than any earlier claim's of
+# the same process (and of other processes in earlier seconds), where two times would tie within
+# a millisecond.
+NEVER_SERVED = ObjectId("0" * 24)
 
 
 class JobRecord(TypedDict):
@@ -55,6 +88,7 @@ class JobRecord(TypedDict):
     attempts: int
     maxAttempts: int
     runAfter: datetime
+    seq: NotRequired[ObjectId]  # enqueue order (jobs queued before it existed have none)
     leaseOwner: str | None
     leaseUntil: datetime | None
     lastError: str | None
@@ -65,14 +99,18 @@ class JobRecord(TypedDict):
 
 
 class Jobs:
-    """The ``jobs`` collection."""
+    """The ``jobs`` collection and its per-workspace queue records (``job_queues``)."""
 
     def __init__(self, db: AsyncIOMotorDatabase, clock: Clock = utcnow) -> None:
         self._col = db["jobs"]
+        # A queued job is part of an acknowledged intake: it is written to the journal.
+        self._durable = journaled(self._col)
+        self._queues = db["job_queues"]
         self._now = clock
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
+        await self._queues.create_indexes(QUEUE_INDEXES)
 
     def now(self) -> datetime:
         """Now, by this collection's clock (due work compares against it)."""
@@ -104,6 +142,7 @@ class Jobs:
             "attempts": 0,
             "maxAttempts": max_attempts,
             "runAfter": run_after or now,
+            "seq": ObjectId(),  # increasing within a process: a message's jobs keep its order
             "leaseOwner": None,
             "leaseUntil": None,
             "lastError": None,
@@ -113,7 +152,7 @@ class Jobs:
         if dedupe_key is not None:
             job["dedupeKey"] = job["activeKey"] = dedupe_key
         try:
-            await self._col.insert_one(job)
+            await self._durable.insert_one(job)
         except DuplicateKeyError:
             existing = await self._col.find_one({"activeKey": dedupe_key})
             if existing is None:  # it finished between the insert and the read: try again
@@ -126,47 +165,140 @@ class Jobs:
                     dedupe_key=dedupe_key,
                 )
             return cast(JobRecord, existing)
+        # After the insert: a claim that reads the hint before this finds the job, or has its
+        # recomputation refused by the version this bumps.
+        await self._mark_due(workspace_id, job["runAfter"])
         return job
 
-    async def claim(self, owner: str, lease_s: float) -> JobRecord | None:
-        """Take the next due job (or one whose lease expired) for ``lease_s`` seconds.
+    async def _mark_due(self, workspace_id: str, run_after: datetime) -> None:
+        """The workspace has a job queued for ``run_after``."""
+        await self._queues.update_one(
+            {"_id": workspace_id},
+            {
+                "$min": {"dueAt": run_after},
+                "$inc": {"version": 1},
+                "$setOnInsert": {"served": NEVER_SERVED},
+            },
+            upsert=True,
+        )
 
-        The earliest of two indexed reads (due queued jobs by ``status_run_after``, expired
-        leases by ``status_lease``) is taken with an update that applies only while the job is
-        as read (compare and set: of two workers, one wins and the other looks again). Not one
-        ``find_one_and_update`` with a top-level ``$or``: the embedded store plans neither and
-        scans every job ever run, twice (1.2 s a claim with 5,000 finished jobs).
-        """
+    async def claim(
+        self, owner: str, lease_s: float, *, per_workspace: int | None = None
+    ) -> JobRecord | None:
+        """Take the next job for ``lease_s`` seconds: one whose lease expired (its worker died),
+        else the oldest due job of the due workspace served longest ago that runs fewer than
+        ``per_workspace`` jobs (None: no limit). None when there is nothing to take."""
         now = self._now()
-        order = [("runAfter", ASCENDING), ("_id", ASCENDING)]
         for _ in range(CLAIM_ATTEMPTS):
-            candidates = [
-                found
-                for branch in (
-                    {"status": "queued", "runAfter": {"$lte": now}},
-                    {"status": "running", "leaseUntil": {"$lt": now}},
-                )
-                for found in await self._col.find(branch).sort(order).limit(1).to_list(1)
-            ]
-            if not candidates:
+            expired = await self._oldest({"status": "running", "leaseUntil": {"$lt": now}})
+            if expired is not None:
+                taken = await self._take(expired, owner, lease_s, now)
+                if taken is not None:
+                    return taken
+                continue
+            outcome = await self._claim_fairly(owner, lease_s, now, per_workspace)
+            if outcome == "lost":
+                continue  # another worker took the job this one chose: look again
+            if outcome is not None:
+                return outcome
+            if not await self._repair_hint(now):
                 return None
-            job = min(candidates, key=lambda found: (found["runAfter"], found["_id"]))
-            taken = {
-                "status": "running",
-                "leaseOwner": owner,
-                "leaseUntil": now + timedelta(seconds=lease_s),
-                "updatedAt": now,
-            }
-            as_read = {
-                name: job.get(name)
-                for name in ("status", "attempts", "runAfter", "leaseOwner", "leaseUntil")
-            }
-            result = await self._col.update_one(
-                {"_id": job["_id"], **as_read}, {"$set": taken, "$inc": {"attempts": 1}}
-            )
-            if result.matched_count:
-                return cast(JobRecord, {**job, **taken, "attempts": job["attempts"] + 1})
         return None  # other workers took every job this one looked at: its next poll retries
+
+    async def _claim_fairly(
+        self, owner: str, lease_s: float, now: datetime, per_workspace: int | None
+    ) -> JobRecord | Literal["lost"] | None:
+        queues = self._queues.find({"dueAt": {"$lte": now}}).sort(
+            [("served", ASCENDING), ("_id", ASCENDING)]
+        )
+        async for queue in queues:
+            workspace_id = queue["_id"]
+            if per_workspace is not None and await self.running(workspace_id) >= per_workspace:
+                continue
+            job = await self._oldest(
+                {"workspaceId": workspace_id, "status": "queued", "runAfter": {"$lte": now}}
+            )
+            if job is None:
+                await self._recompute_due(workspace_id, queue.get("version"))
+                continue
+            taken = await self._take(job, owner, lease_s, now)
+            if taken is None:
+                return "lost"
+            await self._queues.update_one(
+                {"_id": workspace_id}, {"$set": {"served": ObjectId(), "servedAt": now}}
+            )
+            if per_workspace is not None and await self.running(workspace_id) > per_workspace:
+                # Several workers claimed for this workspace at once: the last ones give back.
+                await self._release(taken, owner)
+                continue
+            return taken
+        return None
+
+    async def _oldest(self, selector: dict[str, Any]) -> JobRecord | None:
+        order = [("runAfter", ASCENDING), ("seq", ASCENDING), ("_id", ASCENDING)]
+        if selector.get("status") == "running":
+            order = [("leaseUntil", ASCENDING), ("_id", ASCENDING)]
+        found = await self._col.find(selector).sort(order).limit(1).to_list(1)
+        return cast(JobRecord, found[0]) if found else None
+
+    async def _take(
+        self, job: JobRecord, owner: str, lease_s: float, now: datetime
+    ) -> JobRecord | None:
+        """Compare and set: the job becomes ``owner``'s only while it is as read."""
+        taken = {
+            "status": "running",
+            "leaseOwner": owner,
+            "leaseUntil": now + timedelta(seconds=lease_s),
+            "updatedAt": now,
+        }
+        as_read = {
+            name: job.get(name)
+            for name in ("status", "attempts", "runAfter", "leaseOwner", "leaseUntil")
+        }
+        result = await self._col.update_one(
+            {"_id": job["_id"], **as_read}, {"$set": taken, "$inc": {"attempts": 1}}
+        )
+        if not result.matched_count:
+            return None
+        return cast(JobRecord, {**job, **taken, "attempts": job["attempts"] + 1})
+
+    async def _release(self, job: JobRecord, owner: str) -> None:
+        """Give a just-claimed job back untouched (its attempt not counted)."""
+        result = await self._col.update_one(
+            {"_id": job["_id"], "status": "running", "leaseOwner": owner},
+            {
+                "$set": {"status": "queued", "leaseOwner": None, "leaseUntil": None},
+                "$inc": {"attempts": -1},
+            },
+        )
+        if result.modified_count:
+            await self._mark_due(job["workspaceId"], job["runAfter"])
+
+    async def _recompute_due(self, workspace_id: str, version: int | None) -> None:
+        """The hint of a workspace whose due work is gone: its next queued job's time, unless
+        a job was queued since the hint was read (the version moved)."""
+        following = await self._oldest({"workspaceId": workspace_id, "status": "queued"})
+        due = following["runAfter"] if following is not None else NOTHING_DUE
+        await self._queues.update_one(
+            {"_id": workspace_id, "version": version}, {"$set": {"dueAt": due}}
+        )
+
+    async def _repair_hint(self, now: datetime) -> bool:
+        """Whether a due job had no hint (it has one now): the claim then looks again."""
+        job = await self._oldest({"status": "queued", "runAfter": {"$lte": now}})
+        if job is None:
+            return False
+        queue = await self._queues.find_one({"_id": job["workspaceId"]})
+        if queue is not None and queue.get("dueAt", NOTHING_DUE) <= now:
+            return False  # it has one: its workspace is at its limit
+        await self._mark_due(job["workspaceId"], job["runAfter"])
+        return True
+
+    async def running(self, workspace_id: str) -> int:
+        """How many of the workspace's jobs are running now."""
+        return int(
+            await self._col.count_documents({"workspaceId": workspace_id, "status": "running"})
+        )
 
     async def renew(self, job_id: str, owner: str, lease_s: float) -> bool:
         """Extend the lease; False when the job is no longer ours."""
@@ -206,7 +338,13 @@ class Jobs:
         result = await self._col.update_one(
             {"_id": job_id, "status": "running", "leaseOwner": owner}, update
         )
-        return result.modified_count == 1
+        if result.modified_count != 1:
+            return False
+        if run_again_at is not None:
+            job = await self._col.find_one({"_id": job_id}, {"workspaceId": 1})
+            if job is not None:
+                await self._mark_due(job["workspaceId"], run_again_at)
+        return True
 
     async def fail(self, job_id: str, owner: str, error: str) -> JobStatus | None:
         """Requeue with backoff, or mark dead after the last attempt; the new status."""
@@ -217,12 +355,13 @@ class Jobs:
         dead = job["attempts"] >= job["maxAttempts"]
         delay = min(MAX_BACKOFF_S, BASE_BACKOFF_S * 2 ** (job["attempts"] - 1))
         status: JobStatus = "dead" if dead else "queued"
+        run_after = now + timedelta(seconds=delay)
         update: dict[str, Any] = {
             "$set": {
                 "status": status,
                 "leaseOwner": None,
                 "leaseUntil": None,
-                "runAfter": now + timedelta(seconds=delay),
+                "runAfter": run_after,
                 "lastError": error[:2000],
                 "updatedAt": now,
             }
@@ -230,10 +369,70 @@ class Jobs:
         if dead:
             update["$unset"] = {"activeKey": ""}  # a later enqueue of the key starts afresh
         await self._col.update_one({"_id": job_id, "leaseOwner": owner}, update)
+        if not dead:
+            await self._mark_due(job["workspaceId"], run_after)
         return status
+
+    async def take_back_leases(self, gone: Callable[[str], bool]) -> int:
+        """Queue again, due now, the running jobs whose lease owner is ``gone`` (a process that
+        died holding them); how many. Their attempt stays counted."""
+        now = self._now()
+        taken = 0
+        for job in await self._col.find({"status": "running"}).to_list(None):
+            owner = job.get("leaseOwner")
+            if not isinstance(owner, str) or not gone(owner):
+                continue
+            result = await self._col.update_one(
+                {"_id": job["_id"], "status": "running", "leaseOwner": owner},
+                {
+                    "$set": {
+                        "status": "queued",
+                        "leaseOwner": None,
+                        "leaseUntil": None,
+                        "runAfter": now,
+                        "lastError": f"its worker ({owner}) died",
+                        "updatedAt": now,
+                    }
+                },
+            )
+            if result.modified_count:
+                taken += 1
+                await self._mark_due(job["workspaceId"], now)
+        return taken
+
+    async def repair_queues(self) -> int:
+        """Give every workspace with queued jobs a hint no later than its earliest one (lost
+        only by a crash between an enqueue's two writes); how many workspaces have queued
+        work."""
+        earliest: dict[str, datetime] = {}
+        cursor = self._col.find({"status": "queued"}, {"workspaceId": 1, "runAfter": 1})
+        async for job in cursor:
+            known = earliest.get(job["workspaceId"])
+            if known is None or job["runAfter"] < known:
+                earliest[job["workspaceId"]] = job["runAfter"]
+        for workspace_id, run_after in earliest.items():
+            await self._mark_due(workspace_id, run_after)
+        return len(earliest)
+
+    async def live_payload_values(self, kinds: Collection[str], field: str) -> set[Any]:
+        """``payload[field]`` of every queued or running job of one of ``kinds`` (a start-up
+        check: which documents have a job on its way)."""
+        found: set[Any] = set()
+        for status in ("queued", "running"):
+            cursor = self._col.find({"status": status}, {"kind": 1, f"payload.{field}": 1})
+            async for job in cursor:
+                if job.get("kind") in kinds and field in (job.get("payload") or {}):
+                    found.add(job["payload"][field])
+        return found
 
     async def get(self, job_id: str) -> JobRecord | None:
         return cast(JobRecord | None, await self._col.find_one({"_id": job_id}))
 
     async def pending_count(self) -> int:
         return int(await self._col.count_documents({"status": {"$in": ["queued", "running"]}}))
+
+
+def owner_gone(owner: str) -> bool:
+    """Whether the process behind lease owner ``owner`` is known to have ended."""
+    process = LeaseOwner.of(owner)
+    return process is not None and process.gone()

@@ -22,6 +22,7 @@ from persistence.jobs import Clock, Jobs
 from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.rules import Rules
+from persistence.thumbnails import Thumbnails
 from persistence.usage import Usage
 from persistence.used_nonces import UsedNonces
 from persistence.users import Users
@@ -51,6 +52,7 @@ class Store:
         self.api_keys = ApiKeys(db)
         self.documents = Documents(db)
         self.files = Files(db)
+        self.thumbnails = Thumbnails(db)
         self.jobs = Jobs(db, clock)
         self.activity = Activity(db)
         self.category_overrides = CategoryOverrides(db)

@@ -23,6 +23,7 @@ from resolvers import (
     pipeline,
     rules,
     subscriptions,
+    thumbnails,
     whatsapp,
     workspaces,
 )
@@ -46,7 +47,7 @@ RESOURCES = (
     whatsapp,
     workspaces,
 )
-JOB_MODULES = (exports, mailboxes, pipeline, rules, subscriptions, whatsapp)
+JOB_MODULES = (exports, mailboxes, pipeline, rules, subscriptions, thumbnails, whatsapp)
 
 
 def build_registry() -> Registry:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import re
 from collections.abc import AsyncIterator
 from typing import get_args
 
+from engines.extraction import OverBudget, check_image_bytes
 from engines.sniff import sniff_mime
 from persistence.document_records import StoredFile
 from resolvers.context import Context
@@ -49,6 +49,12 @@ def decode_upload(args: UploadFile) -> tuple[bytes, str]:
         raise BadRequest(
             f"Invalid request: mimeType: says {args.mimeType} but the content is {actual}"
         )
+    if actual.startswith("image/"):
+        try:
+            # From the header alone: a decompression bomb is refused before any decoding.
+            check_image_bytes(data)
+        except OverBudget as exc:
+            raise BadRequest(f"Invalid request: base64Data: {exc}") from None
     return data, actual
 
 
@@ -62,7 +68,8 @@ def decode_upload(args: UploadFile) -> tuple[bytes, str]:
 )
 async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
     """Uploads a receipt, invoice or other financial document (JPEG, PNG, GIF, WebP, BMP, TIFF or
-    PDF, at most 10 MB) for processing; it is extracted and categorized automatically.
+    PDF, at most 10 MB; an image of at most 50 million pixels) for processing; it is extracted
+    and categorized automatically.
 
     Returns at once with status queued; documents.get shows processingStatus moving to processed,
     warning (e.g. a likely duplicate), skipped (not a financial document) or failed.
@@ -94,17 +101,3 @@ async def open_original(ctx: Context, document_id: str) -> tuple[StoredFile, Asy
     except FileNotFoundError:
         raise NotFound(f"No original file for document '{document_id}'") from None
     return file_ref, ctx.store.files.chunks(grid_out)
-
-
-async def original_thumbnail(ctx: Context, document_id: str) -> tuple[bytes, str]:
-    """A JPEG preview of a document's original and the original's sha256 (an ETag)."""
-    from engines.thumbnail import NotPreviewable, thumbnail
-
-    file_ref, chunks = await open_original(ctx, document_id)
-    data = b"".join([chunk async for chunk in chunks])
-    try:
-        # Decoding an image is CPU work: off the event loop, like extraction.
-        preview = await asyncio.to_thread(thumbnail, data, file_ref["mimeType"])
-    except NotPreviewable:
-        raise NotFound(f"No preview for document '{document_id}'") from None
-    return preview, str(file_ref.get("sha256") or "")

@@ -2,8 +2,11 @@
 
 Both doors, the SMTP receiver (``app/smtp.py``) and ``POST /v1/inbound/email`` (``app/inbound.py``),
 call ``accept_email``. Everything is checked before anything is stored: an unknown alias, a
-message over the size limit, a malformed one or an attachment over 10 MB is ``InboundRejected``
-(with its SMTP reply and HTTP status) and leaves no trace. An accepted message is one
+message over the size limit, a malformed one, an attachment over 10 MB, or a message over what
+reading may cost (``engines.mail_limits``: header sizes, recipients, parts, depth) is
+``InboundRejected`` (with its SMTP reply and HTTP status) and leaves no trace. Parsing runs in a
+thread, never on the event loop, and is given ``READ_TIMEOUT_S`` (``read_off_loop``, also used
+by connected mailboxes). An accepted message is one
 ``inbound-email`` activity item; each PDF or image attachment is a document through the same
 pipeline as files.upload; without one, a body that reads as a receipt (an order confirmation)
 is processed from its text, and anything else is ``skipped`` with the reason.
@@ -19,6 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from engines.mail import MalformedMessage, OversizedAttachment, ReadMessage, body_is_receipt
 from engines.mail import read_message as parse_message
+from engines.mail_limits import (
+    MessageRefused,
+    OversizedHeader,
+    TooComplex,
+    TooManyRecipients,
+)
 from persistence.ids import utcnow
 from resolvers.pipeline import Original, receive_item
 
@@ -26,6 +35,10 @@ if TYPE_CHECKING:
     from resolvers.context import Services
 
 SOURCE = "inbound-email"
+# Reading one message, bounded as it is, takes well under a second; past this the sender is
+# answered (refused) rather than kept waiting. (A thread cannot be stopped: the bounds are what
+# keep its work small.)
+READ_TIMEOUT_S = 20.0
 
 
 class InboundRejected(Exception):
@@ -36,6 +49,37 @@ class InboundRejected(Exception):
         self.smtp_code = smtp_code  # e.g. "550 5.1.1"
         self.http_status = http_status
         self.message = message
+
+
+class ReadTooLong(MessageRefused):
+    """Reading the message took longer than ``READ_TIMEOUT_S``."""
+
+
+async def read_off_loop(services: Services, raw: bytes) -> ReadMessage:
+    """``raw`` parsed in a thread, within the configured limits and ``READ_TIMEOUT_S``;
+    ``MessageRefused`` when it cannot be accepted whole."""
+    limits = services.sources.mail_limits
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(parse_message, raw, limits=limits), timeout=READ_TIMEOUT_S
+        )
+    except TimeoutError:
+        raise ReadTooLong(
+            f"reading it took longer than {READ_TIMEOUT_S:.0f} s; it is too complex"
+        ) from None
+
+
+def rejection(exc: MessageRefused) -> InboundRejected:
+    """The SMTP reply and HTTP status that say why a message is refused."""
+    if isinstance(exc, OversizedAttachment | OversizedHeader | ReadTooLong):
+        return InboundRejected("552 5.3.4", 413, f"Message refused: {exc}")
+    if isinstance(exc, TooManyRecipients):
+        return InboundRejected("550 5.5.3", 400, f"Message refused: {exc}")
+    if isinstance(exc, TooComplex):
+        return InboundRejected("550 5.6.0", 400, f"Message refused: {exc}")
+    if isinstance(exc, MalformedMessage):
+        return InboundRejected("550 5.6.0", 400, f"Malformed message: {exc}")
+    return InboundRejected("550 5.6.0", 400, f"Message refused: {exc}")
 
 
 @dataclass(frozen=True)
@@ -80,12 +124,18 @@ async def accept_email(
         raise InboundRejected(
             "552 5.3.4", 413, f"The message is {len(raw):,} bytes; the limit is {limit:,} bytes"
         )
+    most = services.sources.mail_limits.recipients
+    if len(envelope_recipients) > most:
+        raise rejection(
+            TooManyRecipients(
+                f"its envelope names {len(envelope_recipients):,} recipients; at most "
+                f"{most:,} are read"
+            )
+        )
     try:
-        message = parse_message(raw)
-    except OversizedAttachment as exc:
-        raise InboundRejected("552 5.3.4", 413, f"Message refused: {exc}") from None
-    except MalformedMessage as exc:
-        raise InboundRejected("550 5.6.0", 400, f"Malformed message: {exc}") from None
+        message = await read_off_loop(services, raw)
+    except MessageRefused as exc:
+        raise rejection(exc) from None
     addresses = list(envelope_recipients) or list(message.recipients)
     targets: dict[str, tuple[str, str]] = {}
     for address in addresses:

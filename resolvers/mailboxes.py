@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 from engines.connectors.errors import ConnectorError
 from engines.connectors.imap import SIGN_IN_CHECK_TIMEOUT_S, ImapMailbox
 from engines.keyring import InvalidToken
-from engines.mail import MalformedMessage, OversizedAttachment, body_is_receipt, read_message
+from engines.mail import body_is_receipt
+from engines.mail_limits import MessageRefused
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
-from resolvers.inbound_email import deliver
+from resolvers.inbound_email import deliver, read_off_loop
 from resolvers.job_kinds import RunAgain, job_kind
 from resolvers.registry import MANAGERS, MEMBERS, capability
 from schema.mailboxes import (
@@ -244,8 +245,9 @@ async def _take(
     """One fetched message into the workspace; its new activity id (None when seen before)."""
     details = {"mailboxId": row["_id"], "mailbox": row["username"], "uid": uid}
     try:
-        message = read_message(raw)
-    except (MalformedMessage, OversizedAttachment) as exc:
+        # Off the event loop and bounded, as for mail delivered to the workspace's address.
+        message = await read_off_loop(services, raw)
+    except MessageRefused as exc:
         item = await services.store.activity.create(
             workspace_id,
             SOURCE,

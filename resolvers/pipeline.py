@@ -1,7 +1,8 @@
 """The processing pipeline: a received document (its original stored) → a finished document.
 
 Every source ends here. ``receive`` stores the original, the document (``queued``), its activity
-item and a durable ``process-document`` job, all or nothing; a worker then runs
+item and a durable ``process-document`` job, all or nothing, each write journaled (what a sender
+was told "accepted" is on disk); a worker then runs
 ``process_document``: the explicit tuple ``STEPS``, each a small step with one contract
 (``Step``). A step returns the ``Intake`` with what it learned, or raises ``StopPipeline`` to end
 the document as ``skipped`` or ``failed`` with the reason; notes of the steps (a likely
@@ -12,6 +13,7 @@ finishes the same document instead of creating another.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ from resolvers.pipeline_steps import (
     FlagWeakFields,
     LinkDuplicate,
     LoadPreferences,
+    MakePreview,
     ReadOriginal,
     RequireFinancialDocument,
     SaveFields,
@@ -52,14 +55,16 @@ BILLABLE = frozenset({"processed", "warning"})
 # The pipeline, in order (ARCHITECTURE.md): a new step is one line here.
 STEPS: tuple[Step, ...] = (
     ReadOriginal(),  # the original's bytes from GridFS
+    MakePreview(),  # its thumbnail, drawn in the analysis process and stored
     LoadPreferences(),  # preferred currency; the workspace's category corrections
     Analyze(),  # text layer or OCR → fields → category, in the executor
     RequireFinancialDocument(),  # not a receipt or invoice: skipped
     TakeFields(),  # the parsed fields as document fields
     ConvertCurrency(),  # rate to the preferred currency at the document date
-    CheckDuplicate(),  # the original this document repeats, if any
     Embed(),  # the embedding of merchant, category, summary, line items, place
     SaveFields(),  # the fields onto the stored document
+    # After saving: of two documents processed at once, the second to look sees the first.
+    CheckDuplicate(),  # the original this document repeats (the earlier arrival), if any
     LinkDuplicate(),  # a duplicate links to its original: warning
     FlagWeakFields(),  # a missing or weakly read amount or date: warning, saying what to check
     ApplyRules(),  # the workspace's document-processed automation rules, after categorization
@@ -117,11 +122,18 @@ async def receive_item(
     """Ingest one incoming item (an upload, an email, a WhatsApp message): its activity item and
     one queued document (original in GridFS, durable job) per original; (activity id, document
     ids). All or nothing: when a write fails, what was written is removed and the error raised.
-    With ``activity_id`` the item exists already (a message whose media arrived later)."""
+    With ``activity_id`` the item exists already (a message whose media arrived later).
+
+    The writes are journaled and ordered for a crash between two of them: originals, documents,
+    then the activity item (what a sender's retry is recognised by), then the jobs. Killed
+    before the item, nothing was acknowledged and a retry is taken afresh (the start-up check,
+    ``resolvers.recovery``, removes the documents left behind); killed after it, the documents
+    exist, and the start-up check queues the job any of them lacks."""
     store = services.store
     document_ids = [new_id("doc") for _ in originals]
     stored: list[tuple[str, StoredFile]] = []
     created_activity = False
+    new_activity_id = activity_id or new_id("act")
     try:
         for document_id, original in zip(document_ids, originals, strict=True):
             stored.append(
@@ -136,20 +148,6 @@ async def receive_item(
                     ),
                 )
             )
-        if activity_id is None:
-            activity = await store.activity.create(
-                workspace_id, source, document_ids, dict(details), message_id=message_id
-            )
-            activity_id = activity["_id"]
-            created_activity = True
-        else:
-            await store.activity.attach_documents(workspace_id, activity_id, document_ids)
-        if len(originals) > 1:
-            await store.activity.set_document_names(
-                workspace_id,
-                activity_id,
-                {doc: o.file_name for doc, o in zip(document_ids, originals, strict=True)},
-            )
         now = utcnow()
         await store.documents.insert_many(
             workspace_id,
@@ -160,29 +158,61 @@ async def receive_item(
                     "file": file_ref,
                     "source": source,
                     "receivedAt": now,
+                    "intakeOrder": order,
                     "processingStatus": "queued",
-                    "activityId": activity_id,
+                    "activityId": new_activity_id,
                 }
-                for (document_id, file_ref), original in zip(stored, originals, strict=True)
+                for order, ((document_id, file_ref), original) in enumerate(
+                    zip(stored, originals, strict=True)
+                )
             ],
         )
-        for document_id in document_ids:
-            await store.jobs.enqueue(
+        if activity_id is None:
+            await store.activity.create(
                 workspace_id,
-                PROCESS_DOCUMENT,
-                # The request id follows the job, so the worker's log lines join the request's.
-                {"documentId": document_id, "activityId": activity_id, "requestId": request_id},
+                source,
+                document_ids,
+                dict(details),
+                message_id=message_id,
+                activity_id=new_activity_id,
+            )
+            created_activity = True
+        else:
+            await store.activity.attach_documents(workspace_id, activity_id, document_ids)
+        if len(originals) > 1:
+            await store.activity.set_document_names(
+                workspace_id,
+                new_activity_id,
+                {doc: o.file_name for doc, o in zip(document_ids, originals, strict=True)},
+            )
+        for document_id in document_ids:
+            await enqueue_processing(
+                services, workspace_id, document_id, new_activity_id, request_id
             )
     except Exception:
         log.exception("receiving an item failed part-way; removing what was stored")
         for document_id, file_ref in stored:
             await store.files.delete(file_ref)
             await store.documents.delete_unprocessed(workspace_id, document_id)
-        if created_activity and activity_id is not None:
-            await store.activity.delete(workspace_id, activity_id)
+        if created_activity:
+            await store.activity.delete(workspace_id, new_activity_id)
         raise
     services.wake_workers()
-    return activity_id, document_ids
+    return new_activity_id, document_ids
+
+
+async def enqueue_processing(
+    services: Services, workspace_id: str, document_id: str, activity_id: str, request_id: str = ""
+) -> None:
+    """Queue the ``process-document`` job of a received document (one at a time per document:
+    asking again while one is queued or running changes nothing)."""
+    await services.store.jobs.enqueue(
+        workspace_id,
+        PROCESS_DOCUMENT,
+        # The request id follows the job, so the worker's log lines join the request's.
+        {"documentId": document_id, "activityId": activity_id, "requestId": request_id},
+        dedupe_key=f"{PROCESS_DOCUMENT}:{document_id}",
+    )
 
 
 async def process_document(
@@ -211,9 +241,23 @@ async def process_document(
     except StopPipeline as stop:
         await finish(services, intake, stop.status, stop.reason)
         return
+    intake = await note_adoption(services, intake)
     outcome = "warning" if intake.notes else "processed"
     reason = " ".join([*intake.notes, summary(intake), *intake.events])
     await finish(services, intake, outcome, reason)
+
+
+async def note_adoption(services: Services, intake: Intake) -> Intake:
+    """An earlier arrival processed at the same time may have claimed this document as its
+    duplicate meanwhile (``pipeline_steps.adopt_later_copy``): the outcome says so."""
+    if intake.duplicate is not None or not intake.fields:
+        return intake
+    latest = await services.store.documents.get(intake.workspace_id, intake.document_id)
+    original_id = (latest or {}).get("duplicateOf")
+    if not original_id:
+        return intake
+    note = f"Possible duplicate of {original_id}: it arrived earlier with the same content."
+    return dataclasses.replace(intake, duplicate=(original_id, note), notes=(*intake.notes, note))
 
 
 def summary(intake: Intake) -> str:

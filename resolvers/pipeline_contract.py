@@ -31,6 +31,8 @@ class Intake:
     analysis: Analysis | None = None
     fields: Mapping[str, Any] = field(default_factory=dict)  # API-level document fields
     duplicate: tuple[str, str] | None = None  # (original id, why)
+    # Documents that arrived after this one, were finished first and are its duplicates.
+    later_copies: tuple[tuple[str, str], ...] = ()  # ((document id, why), …)
     vector: Any = None  # the embedding of the fields' text (unit float32 row), when made
     notes: tuple[str, ...] = ()  # what makes the outcome a warning, in order
     events: tuple[str, ...] = ()  # what else happened (automation rules), for the reasoning

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
-from persistence.document_query import duplicate_rules
+from persistence.document_query import arrival, duplicate_rules
 from persistence.document_records import from_record, midnight
 from persistence.document_vectors import embedding_text
 from persistence.money import to_cents
@@ -20,8 +20,13 @@ from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.processing import PermanentFailure, document_fields
 from resolvers.rule_runner import EVENT_PROCESSED, RuleEvent, run_document_rules
+from resolvers.thumbnails import store_preview
 
 log = logging.getLogger("fincap.processing")
+# Later arrivals an earlier document may still claim as its duplicates: finished as originals,
+# or being processed (they may have looked for their original before this one was saved).
+ADOPTABLE = ("processed", "warning", "processing")
+LATER_COPIES = 20  # per rule: more copies of one receipt processed before it are not expected
 
 
 class ReadOriginal:
@@ -35,6 +40,27 @@ class ReadOriginal:
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         data = await ctx.services.store.files.read(intake.workspace_id, intake.file)
         return dataclasses.replace(intake, original=data)
+
+
+class MakePreview:
+    """The original's preview (a small JPEG, or a placeholder saying why there is none), drawn
+    in the analysis process and stored, before anything can end the pipeline: the thumbnail
+    route only ever reads it."""
+
+    name: ClassVar[str] = "make-preview"
+
+    def applies(self, intake: Intake) -> bool:
+        return intake.original is not None
+
+    async def run(self, intake: Intake, ctx: StepContext) -> Intake:
+        assert intake.original is not None
+        store = ctx.services.store
+        stored = await store.thumbnails.get(intake.workspace_id, intake.document_id)
+        if stored is None or stored["sha256"] != intake.file.get("sha256"):
+            await store_preview(
+                ctx.services, intake.workspace_id, intake.document_id, intake.file, intake.original
+            )
+        return intake
 
 
 class LoadPreferences:
@@ -132,8 +158,11 @@ class ConvertCurrency:
 
 
 class CheckDuplicate:
-    """The oldest active document this one repeats: same file, same invoice number, or same
-    merchant with amount within 0.05 and date within a day."""
+    """Which document this one repeats (the same file, the same invoice number, or the same
+    merchant with amount within 0.05 and date within a day). The one that arrived first is the
+    original, whichever was processed first: an earlier arrival makes this one its duplicate;
+    later arrivals that were finished (or are being processed) as originals become this one's
+    duplicates (``LinkDuplicate``)."""
 
     name: ClassVar[str] = "check-duplicate"
 
@@ -143,22 +172,31 @@ class CheckDuplicate:
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         fields = intake.fields
         amount, doc_date = fields.get("amount"), fields.get("docDate")
-        found = await ctx.services.store.documents.find_duplicate(
+        rules = duplicate_rules(
+            sha256=intake.file["sha256"],
+            invoice_id=fields.get("invoiceId"),
+            merchant=fields.get("merchant"),
+            amount_cents=to_cents(amount) if amount is not None else None,
+            doc_date=midnight(doc_date) if isinstance(doc_date, date) else None,
+        )
+        documents = ctx.services.store.documents
+        first = await documents.find_duplicates(intake.workspace_id, intake.document_id, rules)
+        if not first:
+            return intake
+        original, why = first[0]
+        if arrival(original) < arrival(intake.record):
+            original_id = original.get("duplicateOf") or original["_id"]
+            return dataclasses.replace(intake, duplicate=(original_id, why))
+        # Everything it repeats arrived later: those taken for originals so far become its.
+        later = await documents.find_duplicates(
             intake.workspace_id,
             intake.document_id,
-            duplicate_rules(
-                sha256=intake.file["sha256"],
-                invoice_id=fields.get("invoiceId"),
-                merchant=fields.get("merchant"),
-                amount_cents=to_cents(amount) if amount is not None else None,
-                doc_date=midnight(doc_date) if isinstance(doc_date, date) else None,
-            ),
+            rules,
+            only={"duplicateOf": None, "processingStatus": {"$in": list(ADOPTABLE)}},
+            limit=LATER_COPIES,
         )
-        if found is None:
-            return intake
-        original, why = found
-        original_id = original.get("duplicateOf") or original["_id"]
-        return dataclasses.replace(intake, duplicate=(original_id, why))
+        copies = tuple((doc["_id"], why) for doc, why in later)
+        return dataclasses.replace(intake, later_copies=copies) if copies else intake
 
 
 class Embed:
@@ -200,21 +238,61 @@ class SaveFields:
 
 
 class LinkDuplicate:
-    """A duplicate is linked to its original both ways and ends ``warning`` with the reason."""
+    """A duplicate is linked to its original both ways and ends ``warning`` with the reason
+    (documents that took it for their original follow it to the real one); later arrivals found
+    to repeat this document become its duplicates."""
 
     name: ClassVar[str] = "link-duplicate"
 
     def applies(self, intake: Intake) -> bool:
-        return intake.duplicate is not None
+        return intake.duplicate is not None or bool(intake.later_copies)
 
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
-        assert intake.duplicate is not None
-        original_id, why = intake.duplicate
-        await ctx.services.store.documents.link_duplicate(
-            intake.workspace_id, original_id, intake.document_id
+        documents = ctx.services.store.documents
+        if intake.duplicate is not None:
+            original_id, why = intake.duplicate
+            await documents.link_duplicate(intake.workspace_id, original_id, intake.document_id)
+            await documents.move_duplicates(intake.workspace_id, intake.document_id, original_id)
+            note = f"Possible duplicate of {original_id}: {why}."
+            return dataclasses.replace(intake, notes=(*intake.notes, note))
+        events = list(intake.events)
+        for copy_id, why in intake.later_copies:
+            if await adopt_later_copy(ctx, intake, copy_id, why):
+                events.append(f"{copy_id}, which arrived later, is marked its duplicate.")
+        return dataclasses.replace(intake, events=tuple(events))
+
+
+async def adopt_later_copy(ctx: StepContext, intake: Intake, copy_id: str, why: str) -> bool:
+    """Make ``copy_id`` (arrived after this document, taken for an original so far) a duplicate
+    of it; a finished one is marked ``warning`` with the reason, on its activity item too (one
+    still being processed says so itself when it finishes: ``resolvers.pipeline``)."""
+    store = ctx.services.store
+    workspace_id = intake.workspace_id
+    record = await store.documents.get(workspace_id, copy_id)
+    if (
+        record is None
+        or record.get("duplicateOf")
+        or record.get("processingStatus") not in ADOPTABLE
+    ):
+        return False
+    await store.documents.link_duplicate(workspace_id, intake.document_id, copy_id)
+    await store.documents.move_duplicates(workspace_id, copy_id, intake.document_id)
+    if record.get("processingStatus") == "processing":
+        return True
+    reason = " ".join(
+        part
+        for part in (
+            f"Possible duplicate of {intake.document_id}: {why} (it arrived earlier).",
+            record.get("processingReason") or "",
         )
-        note = f"Possible duplicate of {original_id}: {why}."
-        return dataclasses.replace(intake, notes=(*intake.notes, note))
+        if part
+    )
+    await store.documents.set_processing(workspace_id, copy_id, "warning", reason)
+    if record.get("activityId"):
+        await store.activity.record_outcome(
+            workspace_id, record["activityId"], copy_id, "warning", reason
+        )
+    return True
 
 
 class FlagWeakFields:

@@ -13,12 +13,14 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, TypeVar
 
 from engines.analysis import Analysis, analyze
 from engines.extraction import OverBudget, ParsedFields, UnreadableDocument, UnsupportedDocument
+from engines.thumbnail import Preview, make_preview
 
 log = logging.getLogger("fincap.processing")
+T = TypeVar("T")
 
 
 class PermanentFailure(Exception):
@@ -61,7 +63,14 @@ class Analyzer:
         self._replacement_error: Exception | None = None
 
     async def __call__(self, data: bytes, mime: str, **hints: Any) -> Analysis:
-        call = functools.partial(self._function, data, mime, **hints)
+        return await self._call(functools.partial(self._function, data, mime, **hints))
+
+    async def preview(self, data: bytes, mime: str) -> Preview:
+        """The original's preview (a small JPEG), made in the analysis process: decoding an
+        image must not cost the API process or its event loop anything."""
+        return await self._call(functools.partial(make_preview, data, mime))
+
+    async def _call(self, call: Callable[[], T]) -> T:
         executor = self._executor
         try:
             return await self._run(executor, call)
@@ -89,7 +98,7 @@ class Analyzer:
             finally:
                 alone.shutdown(wait=False, cancel_futures=True)
 
-    async def _run(self, executor: Executor | None, call: Callable[[], Analysis]) -> Analysis:
+    async def _run(self, executor: Executor | None, call: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
         try:
             # A broken pool refuses the submission itself, before anything runs.

@@ -5,7 +5,9 @@ Built by ``Settings.sources`` and handed to ``Services``; resolvers never read s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from engines.mail_limits import MailLimits
 
 DEFAULT_MAX_MESSAGE_BYTES = 15 * 1024 * 1024
 
@@ -16,6 +18,8 @@ class SourceConfig:
 
     inbound_domain: str = "inbound.localhost"
     inbound_max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    # What reading one message may cost: header sizes, recipients, parts, documents taken.
+    mail_limits: MailLimits = field(default_factory=MailLimits)
     whatsapp_graph_url: str = "https://graph.facebook.com/v21.0"
     whatsapp_access_token: str = ""
     whatsapp_reply: bool = False

@@ -28,6 +28,7 @@ import httpx
 
 from engines.connectors.errors import ConnectorError
 from engines.connectors.whatsapp import IncomingMessage, WhatsAppGraph, parse_webhook
+from engines.extraction import OverBudget, check_image_bytes
 from engines.mail import RECEIPT_TYPES, body_is_receipt
 from engines.sniff import sniff_mime
 from persistence.jobs import JobRecord
@@ -402,6 +403,13 @@ async def fetch_media(services: Services, job: JobRecord) -> None:
         )
         return
     assert actual is not None
+    try:
+        check_image_bytes(data)  # an image bomb is refused here, as files.upload refuses it
+    except OverBudget as exc:
+        await store.activity.set_status(
+            workspace_id, activity_id, "failed", f"The media cannot be read: {exc}"
+        )
+        return
     name = details.get("fileName") or f"whatsapp-{activity_id}{_extension(actual)}"
     await receive_item(
         services,

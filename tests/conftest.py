@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -113,3 +116,21 @@ def worker_pool(store: Store, kinds: JobKinds | None = None, **options: Any) -> 
     """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR."""
     services = Services(store=store, rates=default_rate_book(), analyzer=Analyzer())
     return WorkerPool(services, kinds or build_job_kinds(), **options)
+
+
+def spawn_worker(server: EmbeddedServer, store: Store, lease_s: int) -> subprocess.Popen[bytes]:
+    """A ``fincap worker`` process (analysis in spawned processes) over ``store``'s database on
+    the embedded ``server``: a real process for tests to kill."""
+    host = server.uri.split("/?")[0]
+    env = {
+        **os.environ,
+        "MONGODB_URI": f"{host}/{store.db.name}?directConnection=true",
+        "FINCAP_JOB_LEASE_SECONDS": str(lease_s),
+        "FINCAP_EXTRACTION_EXECUTOR": "process",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "worker"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

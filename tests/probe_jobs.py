@@ -35,3 +35,9 @@ async def poll(services: Services, job: JobRecord) -> RunAgain:
     """Periodic work: runs, then asks to run again a while later."""
     SEEN.append(("poll", job["_id"]))
     return RunAgain(at=job["runAfter"] + POLL_EVERY)
+
+
+@job_kind("fragile", on_give_up=note_give_up)
+async def fragile(services: Services, job: JobRecord) -> None:
+    """Records that it ran (its workers may die before it does)."""
+    SEEN.append(("fragile", job["_id"]))

@@ -27,6 +27,7 @@ def test_the_service_kinds_are_collected_from_the_job_modules() -> None:
         "billing-close-periods",
         "deliver-export",
         "fetch-whatsapp-media",
+        "make-thumbnail",
         "notify-source",
         "poll-mailbox",
         PROCESS_DOCUMENT,

@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,7 +22,7 @@ from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers.registry import Registry
 from tests.clock import ManualClock
-from tests.conftest import Tenant, asgi_client, make_tenant, worker_pool
+from tests.conftest import Tenant, asgi_client, make_tenant, spawn_worker, worker_pool
 from tests.documents.conftest import call, result
 
 pytestmark = pytest.mark.wire
@@ -335,19 +332,7 @@ async def test_killed_worker_process_job_is_finished_elsewhere(
 ) -> None:
     alice, _ = tenants
     accepted = await upload(http, alice, "scan.pdf", fixture("scanned.pdf"), "application/pdf")
-    host = embedded_server.uri.split("/?")[0]
-    env = {
-        **os.environ,
-        "MONGODB_URI": f"{host}/{wire_store.db.name}?directConnection=true",
-        "FINCAP_JOB_LEASE_SECONDS": "30",
-        "FINCAP_EXTRACTION_EXECUTOR": "process",
-    }
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "worker"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    worker = spawn_worker(embedded_server, wire_store, lease_s=30)
     try:
         # Inside the job: the pipeline marks the document processing right after the claim,
         # then OCRs a scanned page in a freshly spawned process (seconds).

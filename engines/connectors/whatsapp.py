@@ -163,27 +163,61 @@ class WhatsAppGraph:
         if reply_to:
             message["context"] = {"message_id": reply_to}
         answer = await self._json("POST", f"{self._base}/{phone_number_id}/messages", json=message)
-        sent = answer.get("messages") or [{}]
-        return str(sent[0].get("id") or "")
+        sent = answer.get("messages")
+        first = sent[0] if isinstance(sent, list) and sent and isinstance(sent[0], dict) else {}
+        return str(first.get("id") or "")
 
     async def _json(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
+        """The JSON object Graph answered; ``ConnectorError`` otherwise, whatever the body:
+        a refusal (4xx) is permanent, a 429, 5xx or a broken connection is worth retrying."""
         try:
             response = await self._client.request(method, url, headers=self._headers, **kwargs)
         except httpx.HTTPError as exc:
             raise ConnectorError(f"Graph {method} {url} failed: {exc}", retryable=True) from None
+        status = response.status_code
         try:
-            data = response.json()
-        except ValueError:
-            data = {}
-        if response.status_code != 200:
-            error = (data.get("error") or {}) if isinstance(data, dict) else {}
+            data: Any = response.json()
+        except ValueError:  # not JSON at all (an HTML error page, a proxy's text)
+            data = None
+        if status != 200:
             raise ConnectorError(
-                f"Graph answered HTTP {response.status_code}: "
-                f"{error.get('message') or response.text[:200]}",
-                retryable=response.status_code >= 500 or response.status_code == 429,
+                f"Graph answered HTTP {status}: {graph_error(data, response.text)}",
+                status=status,
+                retryable=status >= 500 or status == 429,
             )
         if not isinstance(data, dict):
+            # Not what the Cloud API answers with 200: asking again would get the same.
             raise ConnectorError(
-                "Graph answered something other than a JSON object", retryable=True
+                f"Graph answered HTTP 200 with {_shape(data)} instead of a JSON object: "
+                f"{_snippet(response.text)}",
+                status=status,
+                retryable=False,
             )
         return data
+
+
+def graph_error(data: Any, text: str) -> str:
+    """The message of a Graph error body: ``{"error": {"message": …}}`` as documented, else
+    whatever readable text the body has (a string under ``error``, a page, nothing)."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+        return error["message"][:300]
+    if isinstance(error, str) and error:
+        return error[:300]
+    return _snippet(text)
+
+
+def _shape(data: Any) -> str:
+    if data is None:
+        return "a body that is not JSON"
+    if isinstance(data, list):
+        return "a JSON array"
+    return "a JSON string" if isinstance(data, str) else "a JSON value"
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    """A body as one short line of readable text, for a reason people read."""
+    plain = " ".join(text.split())
+    if not plain:
+        return "(an empty body)"
+    return repr(plain[:limit] + ("…" if len(plain) > limit else ""))

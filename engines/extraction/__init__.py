@@ -18,6 +18,7 @@ from .budget import OverBudget
 from .categorization import TAXONOMY, categorize
 from .errors import ExtractionError, MissingDependency, UnreadableDocument, UnsupportedDocument
 from .fields import ExpenseLocation, LineItem, ParsedFields, ParseHints, parse_fields
+from .image_prep import check_image_bytes
 from .ocr_engine import OcrEngine
 from .ocr_plan import OcrPlan, available_engines, build_plan
 from .text_extraction import extract_text
@@ -41,6 +42,7 @@ __all__ = [
     "available_engines",
     "build_plan",
     "categorize",
+    "check_image_bytes",
     "extract_text",
     "parse_fields",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 
 from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
@@ -20,6 +21,22 @@ from .layout import Affine
 MIN_OCR_WIDTH = 400
 # Beyond this, photos only cost time: a 12 MP phone picture is scaled down.
 MAX_OCR_SIDE = 3000
+
+
+def check_image_bytes(data: bytes) -> None:
+    """Raise ``OverBudget`` for image bytes whose pixels exceed the decoding budget, read from
+    the header alone (nothing is decoded: a 13000 × 13000 bomb costs microseconds here).
+    Bytes Pillow cannot identify pass: what they are is for the caller's sniffing to say."""
+    try:
+        with warnings.catch_warnings():  # our budget decides, below Pillow's warning
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+        with image:
+            check_image_size(*image.size)
+    except Image.DecompressionBombError as exc:
+        raise OverBudget(f"the image is too large to read: {exc}") from exc
+    except (UnidentifiedImageError, OSError, ValueError):
+        return
 
 
 def load_image(data: bytes) -> Image.Image:

@@ -27,6 +27,8 @@ class GraphState:
     sent: list[dict[str, Any]] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
     base: str = ""
+    # Path → (status, body, content type): answers that are not the API's documented shapes.
+    canned: dict[str, tuple[int, bytes, str]] = field(default_factory=dict)
 
 
 def _handler(state: GraphState) -> type[BaseHTTPRequestHandler]:
@@ -61,6 +63,10 @@ def _handler(state: GraphState) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             state.calls.append(f"GET {self.path}")
             if not self._authorized():
+                return
+            if self.path in state.canned:
+                status, body, content_type = state.canned[self.path]
+                self._reply(status, body, content_type)
                 return
             parts = self.path.strip("/").split("/")
             if parts[0] == "download" and len(parts) == 2 and parts[1] in state.media:

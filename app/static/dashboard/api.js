@@ -120,13 +120,21 @@ export function uploadFile(file, base64Data, onProgress) {
   });
 }
 
-// A document's thumbnail as a blob: URL (fetched with the credentials; null when none).
-export async function thumbnailUrl(documentId) {
-  const response = await fetch(`/v1/files/${encodeURIComponent(documentId)}/thumbnail`, {
-    headers: headers(),
-  });
-  if (!response.ok) return null;
-  return URL.createObjectURL(await response.blob());
+// A document's thumbnail as a blob: URL (fetched with the credentials; null when none). A 202
+// is a placeholder while the server makes the preview: asked again after Retry-After, a few
+// times, and shown meanwhile through onPlaceholder.
+export async function thumbnailUrl(documentId, onPlaceholder = () => {}, attempts = 5) {
+  const url = `/v1/files/${encodeURIComponent(documentId)}/thumbnail`;
+  for (let attempt = 1; attempt <= attempts; attempt += 1) {
+    const response = await fetch(url, { headers: headers() });
+    if (!response.ok) return null;
+    const image = URL.createObjectURL(await response.blob());
+    if (response.status !== 202 || attempt === attempts) return image;
+    onPlaceholder(image);
+    const seconds = Number(response.headers.get("Retry-After")) || 2;
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
+  return null;
 }
 
 // -- OAuth 2.1: authorization code with PKCE, as a public client --------------------------

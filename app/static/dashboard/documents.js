@@ -47,8 +47,9 @@ function listInput(cursor) {
 function thumbnail(doc) {
   const box = h("span", { class: "thumb", "aria-hidden": "true" });
   if (doc.file) {
-    api.thumbnailUrl(doc.id).then((url) => {
-      if (url) box.replaceChildren(h("img", { src: url, alt: "", loading: "lazy" }));
+    const show = (url) => box.replaceChildren(h("img", { src: url, alt: "", loading: "lazy" }));
+    api.thumbnailUrl(doc.id, show).then((url) => {
+      if (url) show(url);
     });
   } else {
     box.textContent = (doc.merchant || "?").slice(0, 1).toUpperCase();
@@ -204,8 +205,9 @@ export async function documentView({ id, rerender }) {
       doc.file ? h("p", { class: "hint" }, "Loading the original…") : h("p", { class: "hint" }, "No original file is stored for this document."),
     );
     if (doc.file) {
-      api.thumbnailUrl(doc.id).then((url) => {
-        if (url) preview.replaceChildren(h("img", { src: url, alt: `The original: ${doc.file.fileName}` }));
+      const show = (url) => preview.replaceChildren(h("img", { src: url, alt: `The original: ${doc.file.fileName}` }));
+      api.thumbnailUrl(doc.id, show).then((url) => {
+        if (url) show(url);
       });
     }
     clear(

@@ -1,0 +1,218 @@
+"""Acknowledged means durable (issue 25, item 12): intake writes are journaled, a store killed
+part-way through an intake loses nothing that was acknowledged, and a process starting up takes
+back the leases of workers that died and gives every unfinished document a job. Wire tests:
+SecantusDB on disk, killed with SIGKILL and started again on the same files."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pymongo import monitoring
+
+from app.config import Settings
+from app.processing import running_workers
+from engines.keyring import Keyring
+from persistence.client import connect
+from persistence.embedded import EmbeddedServer
+from persistence.store import Store
+from resolvers.context import Services
+from resolvers.pipeline import Original, receive_item
+from resolvers.recovery import recover_at_start_up
+from tests.conftest import make_tenant, spawn_worker, worker_pool
+from tests.sources.conftest import fixture
+
+pytestmark = pytest.mark.wire
+INTAKE_COLLECTIONS = {"originals.files", "originals.chunks", "documents", "activity", "jobs"}
+
+
+class WriteConcerns(monitoring.CommandListener):
+    """The write concern of every insert and update, by collection."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, dict[str, Any]]] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.command_name in ("insert", "update"):
+            collection = str(event.command[event.command_name])
+            self.seen.append(
+                (event.command_name, collection, dict(event.command.get("writeConcern") or {}))
+            )
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        pass
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+
+def services_over(store: Store) -> Services:
+    return worker_pool(store).services
+
+
+async def receive_pdf(services: Services, workspace_id: str, message_id: str) -> list[str]:
+    _, document_ids = await receive_item(
+        services,
+        workspace_id,
+        source="inbound-email",
+        originals=[Original(fixture("text-layer.pdf"), "northwind.pdf", "application/pdf")],
+        details={"from": "carol@example.org"},
+        message_id=message_id,
+    )
+    return document_ids
+
+
+async def test_every_intake_write_is_journaled(embedded_server: EmbeddedServer) -> None:
+    listener = WriteConcerns()
+    name = f"wire_{uuid.uuid4().hex[:10]}"
+    client, db = connect(embedded_server.uri, name, event_listeners=[listener])
+    try:
+        store = Store(db)
+        await store.ensure_indexes()
+        tenant = await make_tenant(store, "alice@example.com", "Alice Co")
+        listener.seen.clear()
+        await receive_pdf(services_over(store), tenant.org_id, "<journal-1@example.org>")
+        inserts = {collection: concern for verb, collection, concern in listener.seen}
+        assert set(inserts) >= INTAKE_COLLECTIONS, inserts
+        for collection in INTAKE_COLLECTIONS:
+            writes = [c for _, name_, c in listener.seen if name_ == collection]
+            assert writes and all(concern.get("j") is True for concern in writes), (
+                collection,
+                writes,
+            )
+    finally:
+        await client.drop_database(name)
+        client.close()
+
+
+@pytest.fixture
+def disk_server(tmp_path: Path) -> Iterator[EmbeddedServer]:
+    """SecantusDB on files of its own (durable, as `fincap serve` runs it)."""
+    server = EmbeddedServer(storage=str(tmp_path / "db"), log_path=tmp_path / "db.log").start()
+    yield server
+    server.stop()
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def kill_9(server: EmbeddedServer) -> None:
+    """SIGKILL the store (its supervisor dies, the server itself gets SIGKILL with it)."""
+    assert server.process is not None
+    server.process.send_signal(signal.SIGKILL)
+    server.process.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while listening(server.port):
+        if time.monotonic() > deadline:
+            pytest.fail("the killed store still answers")
+        time.sleep(0.05)
+
+
+class ProcessKilled(BaseException):
+    """The fincap process dies here too: no clean-up of what it wrote runs (``except
+    Exception`` blocks do not see it)."""
+
+
+async def test_store_killed_before_the_job_write_loses_no_acknowledged_document(
+    disk_server: EmbeddedServer,
+) -> None:
+    """The store dies (SIGKILL) after the intake wrote the original, the document and its
+    activity item, before the job: after a restart on the same files the start-up check gives
+    the document its job and it is processed; the sender's retry is answered with the item it
+    made, never taken twice."""
+    client, db = connect(disk_server.uri, "fincap")
+    store = Store(db)
+    await store.ensure_indexes()
+    tenant = await make_tenant(store, "alice@example.com", "Alice Co")
+    services = services_over(store)
+
+    async def die_first(*args: Any, **kwargs: Any) -> Any:
+        kill_9(disk_server)  # the store is gone, and so is this process, mid-intake
+        raise ProcessKilled
+
+    store.jobs.enqueue = die_first  # type: ignore[method-assign]
+    with pytest.raises(ProcessKilled):
+        await receive_pdf(services, tenant.org_id, "<killed-1@example.org>")
+    client.close()
+
+    # Restarted on the same files.
+    restarted = EmbeddedServer(storage=disk_server.storage).start()
+    try:
+        client, db = connect(restarted.uri, "fincap")
+        store = Store(db)
+        await store.ensure_indexes()
+        documents = await db["documents"].find({"workspaceId": tenant.org_id}).to_list(None)
+        assert len(documents) == 1 and documents[0]["processingStatus"] == "queued"
+        assert await db["jobs"].count_documents({}) == 0  # the job was never written
+        services = services_over(store)
+        recovered = await recover_at_start_up(services)
+        assert recovered.documents_requeued == 1
+        assert await worker_pool(store).run_until_idle() == 1
+        document = await store.documents.get(tenant.org_id, documents[0]["_id"])
+        assert document is not None and document["processingStatus"] == "processed"
+        assert document["merchant"] == "Northwind Consulting GmbH"
+        # Asked again (a restart of another process): nothing more to do.
+        assert (await recover_at_start_up(services)).documents_requeued == 0
+        client.close()
+    finally:
+        restarted.stop()
+
+
+async def test_a_killed_workers_lease_is_taken_back_at_start_up(
+    embedded_server: EmbeddedServer, wire_store: Store
+) -> None:
+    """A `fincap worker` killed with SIGKILL mid-job: the next process to start on the host
+    takes its lease back at once (no waiting out the 60 s lease) and finishes the document."""
+    tenant = await make_tenant(wire_store, "alice@example.com", "Alice Co")
+    services = services_over(wire_store)
+    [document_id] = await receive_pdf(services, tenant.org_id, "<lease-1@example.org>")
+    worker = spawn_worker(embedded_server, wire_store, lease_s=60)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            leased = await wire_store.db["jobs"].find_one({"status": "running"})
+            if leased is not None:
+                break
+            await asyncio.sleep(0.01)  # polling for the state, not waiting for time to pass
+        else:
+            pytest.fail("the worker never took the job")
+        worker.send_signal(signal.SIGKILL)
+    finally:
+        worker.kill()
+        worker.wait(timeout=30)
+    job = await wire_store.db["jobs"].find_one({})
+    assert job is not None and job["status"] == "running", job
+    assert job["leaseOwner"].split("/")[1] == str(worker.pid)  # the dead process is named
+    assert await worker_pool(wire_store).run_until_idle() == 0  # its lease still holds
+
+    settings = Settings(extraction_executor="thread", workers=0)
+    async with running_workers(wire_store, settings, count=0, keyring=Keyring.generate()) as pool:
+        # Starting up took the lease back: due now, nothing left to wait for.
+        job = await wire_store.db["jobs"].find_one({})
+        assert job is not None and job["status"] == "queued" and job["leaseOwner"] is None
+        assert await pool.run_until_idle() == 1
+    document = await wire_store.documents.get(tenant.org_id, document_id)
+    assert document is not None and document["processingStatus"] == "processed"
+
+
+async def test_a_live_workers_lease_is_left_alone(wire_store: Store) -> None:
+    """Only leases of processes that are gone are taken back: this process's own is not."""
+    tenant = await make_tenant(wire_store, "alice@example.com", "Alice Co")
+    services = services_over(wire_store)
+    await receive_pdf(services, tenant.org_id, "<lease-2@example.org>")
+    pool = worker_pool(wire_store)
+    owner = pool.process.worker(0)
+    assert await wire_store.jobs.claim(owner, lease_s=60) is not None
+    assert (await recover_at_start_up(services)).leases_taken_back == 0
+    job = await wire_store.db["jobs"].find_one({})
+    assert job is not None and job["status"] == "running" and job["leaseOwner"] == owner
