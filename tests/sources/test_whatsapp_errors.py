@@ -12,9 +12,9 @@ import pytest
 from tests.conftest import Tenant
 from tests.hardening.bombs import png_bomb
 from tests.sources import test_whatsapp
-from tests.sources.conftest import SourceApp, call
+from tests.sources.conftest import SourceApp
 from tests.sources.fake_graph import VERSION, GraphState, document_message, image_message, webhook
-from tests.sources.test_whatsapp import ALICE_PHONE, deliver
+from tests.sources.test_whatsapp import ALICE_PHONE, deliver, register_verified
 
 pytestmark = pytest.mark.wire
 # The fake Graph and the app pointed at it, from the WhatsApp tests next door.
@@ -57,7 +57,7 @@ REFUSALS = [
 
 
 async def media_item(app: SourceApp, tenant: Tenant, wamid: str, media_id: str) -> str:
-    await call(app.http, tenant, "whatsapp.register-sender", {"phoneNumber": ALICE_PHONE})
+    await register_verified(app, tenant, ALICE_PHONE)
     answer = await deliver(app, webhook([document_message(wamid, ALICE_PHONE, media_id, "x.pdf")]))
     assert answer.status_code == 200, answer.text
     item = await app.store.db["activity"].find_one({"messageId": wamid})
@@ -106,7 +106,7 @@ async def test_an_image_bomb_sent_as_media_is_refused_with_the_reason(
     wa_app: SourceApp, graph: GraphState, tenants: tuple[Tenant, Tenant]
 ) -> None:
     alice, _ = tenants
-    await call(wa_app.http, alice, "whatsapp.register-sender", {"phoneNumber": ALICE_PHONE})
+    await register_verified(wa_app, alice, ALICE_PHONE)
     graph.media["m-bomb"] = (png_bomb(13000), "image/png")
     await deliver(wa_app, webhook([image_message("wamid.X3", ALICE_PHONE, "m-bomb")]))
     await wa_app.workers().run_until_idle()
