@@ -2,9 +2,10 @@
 
 A document whose amount or date was read with a confidence below ``WARNING_CONFIDENCE``
 (or not found at all) ends processing with status ``warning`` and this reason, so people
-know what to look at. The threshold sits where the cross-validated confidences of the dev
-set separate right from wrong readings: about 98 % of amounts at or above it are right,
-about three in four below it (``bench/extraction.py`` prints the figures).
+know what to look at. Confidences are calibrated probabilities of being right, so the
+threshold is a policy, not a fit: a value with more than a one-in-five chance of being
+wrong is worth a person's look. ``bench/extraction.py`` prints how many wrong values it
+catches and how many right ones it flags.
 """
 
 from __future__ import annotations

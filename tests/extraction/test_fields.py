@@ -276,8 +276,8 @@ def test_the_buyer_is_never_the_issuer() -> None:
 
 
 def test_a_known_brand_names_the_merchant_and_its_category() -> None:
-    fields = parse_fields("ALDI SÜD\nMusterweg 3\n12345 Musterstadt\nSUMME   12,49", TODAY)
-    assert fields.merchant is not None and "ALDI" in fields.merchant.upper()
+    fields = parse_fields("EDEKA\nMusterweg 3\n12345 Musterstadt\nSUMME   12,49", TODAY)
+    assert fields.merchant is not None and "EDEKA" in fields.merchant.upper()
     assert fields.brand_category == "Groceries"
 
 
