@@ -109,7 +109,7 @@ class BrandIndex:
         return sorted(matches, key=lambda match: -(match.end - match.start))
 
     def brand_for_domain(self, label: str) -> Brand | None:
-        """The brand a domain label names ("kaufland" in kaufland.de, "leroymerlin" in leroymerlin.fr)."""
+        """The brand a domain label names ("kaufland" in kaufland.de, "obi" in obi.de)."""
         compact = "".join(normalize(label).split())
         if len(compact) < 3 or compact in RECEIPT_WORDS:
             return None
