@@ -71,17 +71,12 @@ from extraction_provenance import provenance
 
 from engines.analysis import analyze
 from engines.extraction import build_plan, parse_fields
+from engines.extraction.fields.decide import SCORED_FIELDS, decide
 from engines.extraction.fields.field_types import ParsedFields, ParseHints
-from engines.extraction.fields.parser import (
-    SCORED_FIELDS,
-    assemble,
-    field_candidates,
-    read_context,
-)
+from engines.extraction.fields.parser import assemble, field_candidates, read_context
 from engines.extraction.fields.scoring import (
     MODEL_FILE,
     FieldModel,
-    choose,
     load_models,
     model_to_json,
 )
@@ -210,7 +205,7 @@ def prepare(samples: Sequence[Sample], plan: Any, today: date) -> list[Prepared]
 
 
 def evaluate(doc: Prepared, models: dict[str, FieldModel]) -> Result:
-    choices = {name: choose(models[name], doc.candidates[name]) for name in SCORED_FIELDS}
+    choices = decide(models, doc.candidates, doc.context.cells, doc.context.today)
     fields = assemble(doc.context, choices)
     verdicts = {
         name: matches(name, expected, getattr(fields, FIELDS[name]))

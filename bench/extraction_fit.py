@@ -21,8 +21,9 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from engines.extraction.fields.parser import SCORED_FIELDS, Context
-from engines.extraction.fields.scoring import MAX_MARGIN, Candidate, FieldModel, choose
+from engines.extraction.fields.decide import SCORED_FIELDS, decide
+from engines.extraction.fields.parser import Context
+from engines.extraction.fields.scoring import MAX_MARGIN, Candidate, FieldModel
 
 # ParsedFields name → bench (label) name.
 LABEL_OF = {
@@ -112,16 +113,18 @@ def choice_rows(
         truth = doc.truth(name)
         if truth is None:
             continue
-        choice = choose(models[name], doc.candidates[name])
+        # The final decision (model and rules), so the confidence is calibrated on what
+        # the parser answers.
+        choice = decide(models, doc.candidates, doc.context.cells, doc.context.today)[name]
         if choice is None:
             continue
-        index = next(i for i, c in enumerate(doc.candidates[name]) if c is choice.candidate)
+        right = matches(LABEL_OF[name], doc.sample.expected[LABEL_OF[name]], choice.candidate.value)
         rows.append(
             (
                 choice.score,
                 min(choice.margin, MAX_MARGIN),
                 choice.candidate.ocr_confidence,
-                int(truth[index]),
+                int(right),
             )
         )
     return rows

@@ -333,3 +333,76 @@ def test_french_amounts_grouped_by_spaces() -> None:
 def test_a_receipt_from_label_is_not_part_of_the_name() -> None:
     text = "Receipt from Lumen Analytics, Inc.\nDate paid: March 3, 2024\nAmount paid   $49.00"
     assert parse_fields(text, TODAY).merchant == "Lumen Analytics, Inc"
+
+
+# Families of misses: each is a piece of receipt semantics, pinned on a made-up document.
+
+
+@pytest.mark.parametrize(
+    "payment",
+    [
+        "23.40\nAmount Tendered   50.00\nChange   26.60",
+        "Subtotal   23.40\nTotal Paid   50.00\nChange   26.60",
+        "TOTAL CASH   50.00\nCHANGE   26.60",
+        "SUMME EUR   23,40\nTOTAL BAR   50,00\nRÜCKGELD   26,60",
+    ],
+)
+def test_cash_tendered_is_not_the_total_when_change_is_given(payment: str) -> None:
+    # 50.00 was handed over for a 23.40 bill: tendered − change is what it cost, printed
+    # or not.
+    text = f"Corner Deli\nSandwich   15.90\nCoffee   7.50\n{payment}"
+    assert parse_fields(text, TODAY).amount == Decimal("23.40")
+
+
+@pytest.mark.parametrize(
+    ("rounding", "rounded_row"),
+    [
+        ("Rounding Adjustment   RM .01", "Rounding   RM 45.35"),
+        ("Pembundaran   0.01", "CASH   RM 45.35"),
+        ("RND ADJ   0.01-", "TTL AFT RND   45.35"),
+    ],
+)
+def test_the_amount_paid_is_the_total_after_cash_rounding(rounding: str, rounded_row: str) -> None:
+    text = (
+        "Kedai Runcit Maju\nGula 1kg   RM 35.20\nSirap   RM 10.14\n"
+        f"Total Sales (Inclusive GST)   RM 45.34\n{rounding}\n{rounded_row}\nCHANGE   RM .00"
+    )
+    if "-" in rounding:
+        text = text.replace("45.34", "45.36")
+    assert parse_fields(text, TODAY).amount == Decimal("45.35")
+
+
+def test_a_year_one_ocr_slip_from_the_pages_other_dates_takes_their_year() -> None:
+    text = (
+        "Hardware Corner Sdn Bhd\nTax Invoice\nDate: 15/03/2013 15:41\nHammer   35.00\n"
+        "TOTAL   35.00\nCASH   50.00\nCHANGE   15.00\nPrinted 15/03/2018 15:42"
+    )
+    assert parse_fields(text, ParseHints(today=date(2025, 6, 1))).doc_date == date(2018, 3, 15)
+
+
+def test_a_year_far_from_the_others_but_not_one_slip_away_is_kept() -> None:
+    text = "Shop\nDate: 15/03/2013\nTotal   9.00\nValid until 15/03/2024"
+    assert parse_fields(text, TODAY).doc_date == date(2013, 3, 15)
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [
+        "Es bediente Sie: Frau Petra",
+        "GOODS SOLD ARE NOT RETURNABLE THANK YOU",
+        "TAX INVOICE",
+        "Umtausch nur mit Kassenbon",
+        "JM0725755-U",
+    ],
+)
+def test_staff_slogan_title_and_reference_lines_are_not_the_merchant(first_line: str) -> None:
+    text = (
+        f"{first_line}\nLindenhof Backstube\nBahnhofstraße 4\n10115 Berlin\n"
+        "Brot   2,49\nSUMME   2,49"
+    )
+    assert parse_fields(text, TODAY).merchant == "Lindenhof Backstube"
+
+
+def test_an_address_fragment_is_not_the_merchant() -> None:
+    text = "81750 MASAI\nWARUNG SEDAP\nNO 12, JALAN PERMAS 10\nTOTAL   9.00"
+    assert parse_fields(text, TODAY).merchant == "WARUNG SEDAP"

@@ -62,8 +62,9 @@ AMOUNT_LABELS: dict[str, str] = {
         r"\b(?:change|r[üu]ckgeld|zur[üu]ck|wechselgeld|baki|rendu|monnaie|cambio|vuelto|"
         r"wisselgeld|resto)\b"
     ),
-    "rounding": r"round(?:ing)?\s*(?:adj(?:ustment)?)?|rundung|arrondi|redondeo|afronding|"
-    r"arrotondamento|pembundaran",
+    # Cash rounding to five cents, as tills print it ("RND ADJ", "Rdg", "Round off").
+    "rounding": r"round(?:ing)?\s*(?:off|adj(?:ustment)?)?|\brnd\b|\brdg\b|rundung|arrondi|"
+    r"redondeo|afronding|arrotondamento|pembundaran|bundar",
     # Amounts that are never the total even though a total word may be near.
     "not_total": (
         _TOTAL + r"\s*(?:qty|quantity|items?|discount|savings?|saved|number|no\b|pcs|weight|"

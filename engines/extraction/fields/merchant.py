@@ -25,7 +25,9 @@ from .company_names import (
     STRONG_LEGAL_FORM,
     brand_in_name,
 )
+from .countries import COUNTRIES
 from .labels import BUYER_LABEL, INVOICE_NUMBER_LABEL, ISSUER_MARKER
+from .places import place_index
 from .scoring import Candidate
 from .view import DocView, Segment
 
@@ -87,6 +89,29 @@ QUANTITY_OR_PRICE = re.compile(
     re.I,
 )
 LABEL_VALUE = re.compile(r"^[^\d:]{2,30}:\s*\S")
+# Lines that name nobody: who served ("Es bediente Sie", "Served by", "Cashier"), the
+# returns policy ("Goods sold are not returnable", "Umtausch nur mit Bon"), what to keep
+# ("Bitte Bon aufbewahren", "Keep this receipt"). They sit in the header of many tills.
+NOT_A_NAME = re.compile(
+    r"\bes\s*bediente|\bbediente\s*sie|\bbedient\s*(?:von|durch)|\bsie\s*wurden\s*bedient|"
+    r"\bkassierer(?:in)?\b|\bbediener(?:in)?\b|\bserved\s*by|\byour\s*(?:server|cashier|host)|"
+    r"\bcashier\b|\boperator\b|\bsalesperson\b|\bvous\s*a\s*servi|\bcaissi[eè]re?\b|"
+    r"\ble\s*atendi[óo]|\bcajer[oa]\b|\bu\s*werd\s*geholpen|\bkassa(?:medewerker)?\b|"
+    r"\bla\s*servito|\bcassiere\b|"
+    r"\breturnable|\brefundable|\bno\s*refund|\bexchange|\bumtausch|\br[üu]ckgabe|"
+    r"\berstattung|\bremboursement|\b[ée]change|\bdevoluci[óo]n|\bcambio|\bruilen|"
+    r"\bgoods\s*sold|\bkeep\s*(?:the|this|your)\s*(?:receipt|invoice)|\baufbewahren|"
+    r"\bconserv(?:ez|er)\s*(?:votre|ce)\s*ticket|\bcome\s*again|\bsch[öo]nen\s*tag|"
+    r"\bbis\s*zum\s*n[äa]chsten|\bhave\s*a\s*nice|\bauf\s*wiedersehen",
+    re.I,
+)
+# A house number or lot at the start: an address line, not a name ("No. 12, Jalan …",
+# "Lot 5", "Unit 3").
+ADDRESS_START = re.compile(
+    r"^\W*(?:no|lot|unit|suite|blk|block|level|flat)\b\.?\s*[:#]?\s*\d", re.I
+)
+# An identifier on its own: one token of letters and digits ("JM0725755-U", "CS00018751").
+IDENTIFIER = re.compile(r"^\W*(?=[\w/-]*\d[\w/-]*\d[\w/-]*\d)[\w/-]+\W*$")
 SELLER_LABEL = re.compile(
     r"^\W*(?:welcome\s*to|willkommen\s*(?:bei|im|in)|bienvenue\s*(?:chez|[àa])|"
     r"bienvenidos?\s*a|welkom\s*bij|benvenuti\s*(?:da|a|in)|selamat\s*datang\s*ke|"
@@ -233,8 +258,10 @@ def _segment_candidate(
     name = company_name(text)
     if _letters(name) < 2 or QUANTITY_OR_PRICE.search(text):
         return None
-    if seller is None and GREETING.search(text):
-        return None  # "Thank you, please come again" names nobody
+    if seller is None and (GREETING.search(text) or NOT_A_NAME.search(text)):
+        return None  # "Thank you, please come again", "Es bediente Sie …" name nobody
+    if not is_name_like(name):
+        return None
     line = segment.line
     features: dict[str, float] = {
         "source_header": 1.0,
@@ -271,6 +298,30 @@ def _segment_candidate(
         )
     )
     return Candidate(name, line, start, segment.end, features, "header", compact, brand)
+
+
+def is_name_like(name: str) -> bool:
+    """False for what a header holds besides names: a title alone ("TAX INVOICE"), an
+    identifier, an address line that starts with a house number, a postcode and a city."""
+    if _letters(TITLE.sub(" ", name)) < 2:
+        return False
+    if IDENTIFIER.match(name) or ADDRESS_START.match(name):
+        return False
+    return not _is_place(name)
+
+
+def _is_place(name: str) -> bool:
+    """A postcode and a listed city or state, or a listed city alone ("47200 Subang Jaya")."""
+    words = re.sub(r"^\W*\d{4,6}\b", " ", name).upper()
+    if words.strip() == name.upper().strip() and not re.match(r"^\W*\d", name):
+        # No postcode: only a listed city's name and nothing else counts.
+        places = place_index().find(words)
+        return len(places) == 1 and places[0].name == " ".join(re.findall(r"[^\W_]+", words))
+    rest = " ".join(re.findall(r"[^\W_]+", words))
+    return bool(rest) and (
+        any(p.name == rest for p in place_index().find(rest))
+        or any(rest == state for country in COUNTRIES for state in country.states)
+    )
 
 
 def _named(

@@ -1,0 +1,145 @@
+"""From scored candidates to each field's value: the model's pick, bounded by rules of what
+receipts and invoices mean.
+
+The fitted model ranks candidates by many weak features; some facts about documents are
+not weak and hold everywhere, so they are rules here rather than weights learnt from a few
+examples:
+
+- *admissible candidates*: a date labelled as due, delivery, order, period or validity date
+  is never the document's date, and a name in the buyer's block (under "Bill to",
+  "Rechnungsempfänger", …) is never the issuer — while any other candidate remains;
+- *cash tendered and change*: when the pick is the amount handed over or the change given
+  back, and tendered − change is printed, that is the total;
+- *cash rounding*: when a rounding adjustment is printed and the pick plus or minus it is a
+  multiple of 0.05 printed on the document, that rounded figure is what was paid;
+- *a year misread*: when the picked date's year is one digit away from the year every other
+  date on the page agrees on (and at least two years from it), the year is the others'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
+from decimal import Decimal
+
+from .scoring import Candidate, Choice, FieldModel, choose
+from .totals import Cell, cash_facts
+
+SCORED_FIELDS = ("amount", "doc_date", "merchant", "invoice_id")
+FIVE_CENTS = Decimal("0.05")
+# Features that put a date under a label naming another date (due, delivery, period …).
+OTHER_DATE = frozenset({"label_other", "above_other"})
+# Features that put a name in the buyer's block.
+BUYER = frozenset({"buyer_block", "buyer_label"})
+
+
+def decide(
+    models: Mapping[str, FieldModel],
+    candidates: Mapping[str, Sequence[Candidate]],
+    cells: Sequence[Cell],
+    today: date,
+) -> dict[str, Choice | None]:
+    """Each scored field's choice (None when nothing was found)."""
+    choices: dict[str, Choice | None] = {}
+    for name in SCORED_FIELDS:
+        pool = admissible(name, candidates[name])
+        choices[name] = choose(models[name], pool)
+    choices["amount"] = settle_amount(
+        choices["amount"], candidates["amount"], cells, models["amount"]
+    )
+    choices["doc_date"] = settle_year(choices["doc_date"], candidates["doc_date"], today)
+    return choices
+
+
+def admissible(name: str, candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates a field may take: those the rules exclude go only when others remain."""
+    excluded = OTHER_DATE if name == "doc_date" else BUYER if name == "merchant" else None
+    if excluded is None:
+        return list(candidates)
+    kept = [c for c in candidates if not excluded & {k for k, v in c.features.items() if v}]
+    return kept or list(candidates)
+
+
+def settle_amount(
+    choice: Choice | None,
+    candidates: Sequence[Candidate],
+    cells: Sequence[Cell],
+    model: FieldModel,
+) -> Choice | None:
+    """The amount paid, when the pick is cash handed over, change, or a total before a
+    printed cash rounding."""
+    if choice is None:
+        return None
+    picked: Decimal = choice.candidate.value
+    facts = cash_facts(cells)
+    printed = {c.value for c in candidates}
+    # A pick that is itself tendered − change ("Cash 71.00", "Cash received 101.00",
+    # "Change 30.00") is the total already.
+    if picked in facts.tendered | facts.change and picked not in facts.handed:
+        due = sorted(v for v in facts.handed if v != picked)
+        shown = [v for v in due if v in printed]
+        if shown:
+            return _moved(choice, candidates, shown[-1], model)
+        given_back = [picked - back for back in facts.change if back < picked]
+        if picked in facts.tendered and given_back:
+            # Not printed as such (or not read): cash handed over minus the change given
+            # back is what the purchase cost, never the banknote.
+            return _derived(choice, max(given_back), "tendered_minus_change")
+    if picked % FIVE_CENTS:
+        for step in sorted(facts.rounding):
+            for rounded in (picked + step, picked - step):
+                if rounded > 0 and rounded % FIVE_CENTS == 0 and rounded in printed:
+                    return _moved(choice, candidates, rounded, model)
+    return choice
+
+
+def settle_year(
+    choice: Choice | None, candidates: Sequence[Candidate], today: date
+) -> Choice | None:
+    """The picked date with the year the page's other dates agree on, when its own year is
+    one OCR slip (a single digit) away from it."""
+    if choice is None:
+        return None
+    picked: date = choice.candidate.value
+    others = {
+        c.value.year
+        for c in candidates
+        if c.line is not choice.candidate.line or c.start != choice.candidate.start
+    }
+    others.discard(picked.year)
+    if len(others) != 1:
+        return choice
+    (year,) = others
+    if abs(year - picked.year) < 2 or not _one_digit_apart(year, picked.year):
+        return choice
+    try:
+        fixed = picked.replace(year=year)
+    except ValueError:
+        return choice
+    if fixed > today + timedelta(days=1):
+        return choice
+    return _derived(choice, fixed, "year_repaired")
+
+
+def _derived(choice: Choice, value: object, how: str) -> Choice:
+    """The choice with a value worked out from the row it was read on."""
+    candidate = dataclasses.replace(
+        choice.candidate, value=value, features={**choice.candidate.features, how: 1.0}
+    )
+    return dataclasses.replace(choice, candidate=candidate)
+
+
+def _one_digit_apart(first: int, second: int) -> bool:
+    a, b = f"{first:04d}", f"{second:04d}"
+    return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+
+
+def _moved(
+    choice: Choice, candidates: Sequence[Candidate], value: Decimal, model: FieldModel
+) -> Choice:
+    """The choice moved to the best-scored candidate printing ``value``, keeping the
+    model's confidence in its decision."""
+    best = choose(model, [c for c in candidates if c.value == value])
+    assert best is not None
+    return dataclasses.replace(choice, candidate=best.candidate)
