@@ -406,3 +406,34 @@ def test_staff_slogan_title_and_reference_lines_are_not_the_merchant(first_line:
 def test_an_address_fragment_is_not_the_merchant() -> None:
     text = "81750 MASAI\nWARUNG SEDAP\nNO 12, JALAN PERMAS 10\nTOTAL   9.00"
     assert parse_fields(text, TODAY).merchant == "WARUNG SEDAP"
+
+
+def test_the_account_holder_is_the_seller_when_the_buyer_heads_the_page() -> None:
+    # A letter: the recipient's address first, no "Bill to"; the bank account is the seller's.
+    text = (
+        "Redstone Builders Ltd\n12 Mill Road\nLeeds LS1 4AB\n\n\n"
+        "INVOICE\nInvoice No:   A-1001\nDate:   03/04/2024\nPrinting   400.00\nVAT   80.00\n"
+        "Total   480.00\n\n\nPlease pay to\n"
+        "Account holder: Kestrel Print   IBAN GB12 3456 7890 1234 5678 90"
+    )
+    assert parse_fields(text, TODAY).merchant == "Kestrel Print"
+
+
+def test_the_invoice_recipient_label_does_not_name_a_payee() -> None:
+    text = (
+        "Nordlicht Beratung GmbH\nHauptstraße 4, 10115 Berlin\n"
+        "Rechnungsempfänger: Anna Weber, Gartenweg 7, 50667 Köln\n"
+        "Rechnungsnummer:   RE-2024-17\nSumme   119,00 €"
+    )
+    assert parse_fields(text, TODAY).merchant == "Nordlicht Beratung GmbH"
+
+
+def test_an_invoice_number_in_the_cell_beside_its_label_half_a_row_off() -> None:
+    # Table cells that are not level: the value sits right of its label, a row lower.
+    text = (
+        "Fenwick Design Ltd\n12 Church Lane, Bristol\nINVOICE\nInvoice No.\n"
+        "                        INV-7734\nDate:   03/04/2024\nDesign work   90.00\nTotal   99.00"
+    )
+    fields = parse_fields(text, TODAY)
+    assert fields.invoice_id == "INV-7734"
+    assert fields.doc_type == "invoice"

@@ -12,6 +12,9 @@ examples:
   back, and tendered − change is printed, that is the total;
 - *cash rounding*: when a rounding adjustment is printed and the pick plus or minus it is a
   multiple of 0.05 printed on the document, that rounded figure is what was paid;
+- *the payee is the seller*: the name after an account-holder label ("Kontoinhaber:",
+  "Account name:", "Titulaire du compte :") owns the bank account the invoice is paid to;
+  when the pick is another name, the payee's is taken;
 - *a year misread*: when the picked date's year is one digit away from the year every other
   date on the page agrees on (and at least two years from it), the year is the others'.
 """
@@ -48,6 +51,7 @@ def decide(
     choices["amount"] = settle_amount(
         choices["amount"], candidates["amount"], cells, models["amount"]
     )
+    choices["merchant"] = settle_issuer(choices["merchant"], candidates["merchant"], models)
     choices["doc_date"] = settle_year(choices["doc_date"], candidates["doc_date"], today)
     return choices
 
@@ -92,6 +96,25 @@ def settle_amount(
                 if rounded > 0 and rounded % FIVE_CENTS == 0 and rounded in printed:
                     return _moved(choice, candidates, rounded, model)
     return choice
+
+
+def settle_issuer(
+    choice: Choice | None, candidates: Sequence[Candidate], models: Mapping[str, FieldModel]
+) -> Choice | None:
+    """The account holder's name when the pick is someone else's."""
+    if choice is None:
+        return None
+    payees = {
+        str(c.identity) for c in candidates if c.source == "payee" and len(str(c.identity)) >= 4
+    }
+    picked = str(choice.candidate.identity)
+    if not payees or any(p in picked or picked in p for p in payees):
+        return choice
+    same = [
+        c for c in candidates if any(str(c.identity) in p or p in str(c.identity) for p in payees)
+    ]
+    best = choose(models["merchant"], same)
+    return choice if best is None else dataclasses.replace(choice, candidate=best.candidate)
 
 
 def settle_year(

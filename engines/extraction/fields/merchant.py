@@ -105,6 +105,9 @@ NOT_A_NAME = re.compile(
     r"\bbis\s*zum\s*n[äa]chsten|\bhave\s*a\s*nice|\bauf\s*wiedersehen",
     re.I,
 )
+# The sender line over a letter's address window ("Kestrel Print Ltd · 8 Church Lane ·
+# Bristol BS1 4XX"): parts set apart by middle dots, bullets or bars.
+SENDER_PARTS = re.compile(r"\s+[·•|]\s+")
 # A house number or lot at the start: an address line, not a name ("No. 12, Jalan …",
 # "Lot 5", "Unit 3").
 ADDRESS_START = re.compile(
@@ -123,7 +126,8 @@ SELLER_LABEL = re.compile(
     re.I,
 )
 PAYEE = re.compile(
-    r"(?:titulaire\s*(?:du\s*compte)?|kontoinhaber(?:in)?|account\s*(?:holder|name)|"
+    # Word-initial: "Empfänger:" is the payee, "Rechnungsempfänger:" the buyer.
+    r"\b(?:titulaire\s*(?:du\s*compte)?|kontoinhaber(?:in)?|account\s*(?:holder|name)|"
     r"beneficiary|payee|empf[äa]nger|titular(?:\s*de\s*la\s*cuenta)?|begunstigde|"
     r"intestatario|beneficiario|rekeninghouder|ten\s*name\s*van)\s*:\s*"
     r"(?P<name>[^\d,;:]{3,60}?)\s*(?:$|[,;]|\s-\s|\s–\s|\biban\b|\bbic\b)",
@@ -254,7 +258,13 @@ def _segment_candidate(
     raw = segment.text
     seller = SELLER_LABEL.match(raw)
     start = segment.start + (seller.end() if seller else 0)
-    text = segment.line.text[start : segment.end]
+    end = segment.end
+    sender = is_sender_line(raw)
+    if sender:
+        # The name is the first part; the rest is the sender's address.
+        first = SENDER_PARTS.search(segment.line.text, start)
+        end = first.start() if first is not None and first.start() < end else end
+    text = segment.line.text[start:end]
     name = company_name(text)
     if _letters(name) < 2 or QUANTITY_OR_PRICE.search(text):
         return None
@@ -282,6 +292,7 @@ def _segment_candidate(
         "title": float(bool(TITLE.search(text))),
         "greeting": float(bool(GREETING.search(text))),
         "label_value": float(bool(LABEL_VALUE.match(text)) and seller is None),
+        "sender_line": float(sender),
         "legal_mention": float(bool(LEGAL_MENTION.search(text))),
         "digits": _share(text, str.isdigit),
         "letters": math.log1p(_letters(name)) / 4,
@@ -297,7 +308,14 @@ def _segment_candidate(
             for d in (domain.name for domain in domains)
         )
     )
-    return Candidate(name, line, start, segment.end, features, "header", compact, brand)
+    return Candidate(name, line, start, end, features, "header", compact, brand)
+
+
+def is_sender_line(text: str) -> bool:
+    """A name and its address in one line, parts set apart by dots or bars: the sender
+    line of a letter (above the recipient's address) or a letterhead's."""
+    parts = SENDER_PARTS.split(text)
+    return len(parts) >= 3 and any(ADDRESS.search(part) for part in parts[1:])
 
 
 def is_name_like(name: str) -> bool:
@@ -398,14 +416,19 @@ def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
     """(row index, segment start) of every segment in a buyer's block.
 
     The block is the segment that holds a buyer label ("Bill to: ACME") and the segments
-    below it that overlap its column, down to the first blank band.
+    below it that overlap its column, down to the first blank band; or the address under a
+    letter's sender line (the window of a business letter: sender small on top, the
+    recipient below).
     """
     rows: set[tuple[int, int]] = set()
     for line in view.lines:
         for segment in view.segments(line):
-            if not BUYER_LABEL.search(segment.text):
+            labelled = bool(BUYER_LABEL.search(segment.text))
+            window = is_sender_line(segment.text) and _small(view, line)
+            if not labelled and not window:
                 continue
-            rows.add((line.index, segment.start))
+            if labelled:
+                rows.add((line.index, segment.start))
             left = segment.x0 - view.text_height
             right = max(segment.x1, segment.x0 + 12 * view.text_height)
             current = line
@@ -421,6 +444,11 @@ def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
                 rows.update((below.index, seg.start) for seg in overlapping)
                 current = below
     return rows
+
+
+def _small(view: DocView, line: TextLine) -> bool:
+    """Smaller than the document's usual text (a sender line is printed small)."""
+    return line.height < 0.9 * view.text_height
 
 
 def _domains(view: DocView) -> list[Domain]:

@@ -34,7 +34,9 @@ from .view import DocView
 # Labels that name an invoice number as such ("Invoice No.", "Rechnungsnummer", an INVOICE
 # title over "# 1042"). On a till slip only these make a number the invoice's: "Nr.",
 # "Doc No" or "Beleg-Nr." there number the receipt.
-INVOICE_LABELS = frozenset({"label_invoice", "above_invoice", "label_title", "above_title"})
+INVOICE_LABELS = frozenset(
+    f"{where}_{kind}" for where in ("label", "above", "beside") for kind in ("invoice", "title")
+)
 TOTAL_FEATURES = frozenset(
     f"{where}_{kind}" for where in ("cell", "row", "above") for kind in ("total_strong", "total")
 )
