@@ -1,5 +1,7 @@
 """Which extracted fields a person should check, and why.
 
+A page read a second time because the first reading found nothing says so first.
+
 A document whose amount or date was read with a confidence below ``WARNING_CONFIDENCE``
 (or not found at all) ends processing with status ``warning`` and this reason, so people
 know what to look at. Confidences are calibrated probabilities of being right, so the
@@ -29,6 +31,8 @@ def review_reason(fields: ParsedFields) -> str | None:
             where = f" from '{evidence.text}'" if evidence.text else ""
             value = fields.amount if name == "amount" else fields.doc_date
             problems.append(f"{label} {value} read with low confidence ({confidence:.2f}){where}")
+    note = f"{fields.reading_note} " if fields.reading_note else ""
     if not problems:
-        return None
-    return "Please check: " + "; ".join(problems) + "."
+        # A page that needed a second reading is worth a look even when it then read well.
+        return note.strip() or None
+    return note + "Please check: " + "; ".join(problems) + "."
