@@ -200,7 +200,7 @@ def synthetic_samples(count: int, render: bool = True) -> list[Sample]:
     for invoice, layout in plan(count):
         made = GeneratedInvoice(invoice, layout, draw(invoice, layout) if render else b"")
         expected = {
-            "amount": invoice.total,
+            "amount": invoice.payable,
             "date": invoice.invoice_date,
             "merchant": invoice.issuer.name,
             "currency": invoice.language.currency,

@@ -6,8 +6,9 @@ not weak and hold everywhere, so they are rules here rather than weights learnt 
 examples:
 
 - *admissible candidates*: a date labelled as due, delivery, order, period or validity date
-  is never the document's date, and a name in the buyer's block (under "Bill to",
-  "Rechnungsempfänger", …) is never the issuer — while any other candidate remains;
+  is never the document's date, a name in the buyer's block (under "Bill to",
+  "Rechnungsempfänger", …) never the issuer, a customer, order or VAT number never the
+  invoice number — while any other candidate remains;
 - *cash tendered and change*: when the pick is the amount handed over or the change given
   back, and tendered − change is printed, that is the total;
 - *cash rounding*: when a rounding adjustment is printed and the pick plus or minus it is a
@@ -35,6 +36,9 @@ FIVE_CENTS = Decimal("0.05")
 OTHER_DATE = frozenset({"label_other", "above_other"})
 # Features that put a name in the buyer's block.
 BUYER = frozenset({"buyer_block", "buyer_label"})
+# A number under a customer, order, VAT … label is no invoice number, wherever it sits.
+OTHER_NUMBER = frozenset({"label_other", "above_other", "beside_other"})
+EXCLUDED = {"doc_date": OTHER_DATE, "merchant": BUYER, "invoice_id": OTHER_NUMBER}
 
 
 def decide(
@@ -58,7 +62,7 @@ def decide(
 
 def admissible(name: str, candidates: Sequence[Candidate]) -> list[Candidate]:
     """The candidates a field may take: those the rules exclude go only when others remain."""
-    excluded = OTHER_DATE if name == "doc_date" else BUYER if name == "merchant" else None
+    excluded = EXCLUDED.get(name)
     if excluded is None:
         return list(candidates)
     kept = [c for c in candidates if not excluded & {k for k, v in c.features.items() if v}]

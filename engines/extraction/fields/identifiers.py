@@ -127,7 +127,8 @@ def _tokens_beside(
     box overlaps the label's band vertically by a text height (the cell beside it)."""
     slack = view.text_height
     band = (line.y0 - slack, line.y1 + slack)
-    for other in (view.previous(line), view.following(line)):
+    # Below first: a value set lower in its cell than its label is the common case.
+    for other in (view.following(line), view.previous(line)):
         if other is None:
             continue
         for match in ID_TOKEN.finditer(other.text):
@@ -135,7 +136,8 @@ def _tokens_beside(
             x0, y0, _, y1 = other.box_at(start, end)
             if x0 < right or y1 < band[0] or y0 > band[1] or not _looks_like_id(match.group("id")):
                 continue
-            if view.text_before(other, start).strip(" :.#-–|"):
+            own = next(seg for seg in view.segments(other) if seg.start <= start < seg.end)
+            if other.text[own.start : start].strip(" :.#-–|"):
                 break  # the token has a label of its own
             yield other, (start, end)
             return

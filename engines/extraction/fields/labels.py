@@ -167,7 +167,10 @@ INVOICE_NUMBER_LABEL = re.compile(
     r"factuur[\s-]*(?:nummer|nr\.?|no\.?)|factuurnr|"
     r"numero\s*(?:della\s*)?fattura|n(?:[°ºo]|\.)\s*(?:della\s*)?fattura|fattura" + _NO + r"|"
     r"r[ée]f(?:[ée]rence)?\.?\s*(?:de\s*(?:la\s*)?)?facture|invoice\s*ref(?:erence)?\.?|"
-    r"num[ée]ro\s*(?:de\s*|del\s*)?documento?|document" + _NO + r"|doc" + _NO,
+    r"num[ée]ro\s*(?:de\s*|del\s*)?documento?|document" + _NO + r"|doc" + _NO + r"|"
+    # Abbreviations: "Rg.-Nr.", "Re.-Nr." (Rechnung), "Fra. nº" (factura), "Fact. n°",
+    # "Fatt. n." (fattura).
+    r"\b(?:rg|re)\.?[\s-]*nr\.?|\b(?:fra|fact|fatt|fakt)\.\s*" + _NO,
     re.I,
 )
 # A bare number label at the start of a segment ("Nr.: RE-1001", "No. 2024-17", "# 1042"):

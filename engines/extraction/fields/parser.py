@@ -19,7 +19,7 @@ from ..layout import PageLayout, layout_text, text_layout
 from .countries import Country
 from .currency import detect_currency
 from .dates import date_candidates
-from .decide import decide
+from .decide import OTHER_NUMBER, decide
 from .doc_type import classify, non_financial_reason
 from .field_types import ParsedFields, ParseHints
 from .identifiers import find_receipt_id, invoice_number_candidates
@@ -91,7 +91,9 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
     evidence: dict[str, FieldEvidence] = {}
     values: dict[str, Any] = {}
     for name, choice in choices.items():
-        if choice is None or (name == "invoice_id" and "label_other" in choice.candidate.features):
+        if choice is None or (
+            name == "invoice_id" and OTHER_NUMBER & choice.candidate.features.keys()
+        ):
             continue
         values[name] = choice.candidate.value
         evidence[name] = choice.candidate.evidence(view, choice.confidence)
