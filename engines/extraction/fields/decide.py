@@ -33,7 +33,7 @@ from .totals import Cell, cash_facts
 SCORED_FIELDS = ("amount", "doc_date", "merchant", "invoice_id")
 FIVE_CENTS = Decimal("0.05")
 # Features that put a date under a label naming another date (due, delivery, period …).
-OTHER_DATE = frozenset({"label_other", "above_other"})
+OTHER_DATE = frozenset({"label_other", "above_other", "beside_other"})
 # Features that put a name in the buyer's block.
 BUYER = frozenset({"buyer_block", "buyer_label"})
 # A number under a customer, order, VAT … label is no invoice number, wherever it sits.
