@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from extraction_data import HOLDOUT_FILE, Sample, data_fingerprint
-from extraction_fit import INNER_FOLDS, C
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the figures depend on: the fit (scikit-learn and its numerics), OCR (rapidocr, its
@@ -48,6 +47,9 @@ def provenance(
     training: list[Sample], args: argparse.Namespace, counts: dict[str, int]
 ) -> dict[str, Any]:
     """The provenance block of ``model.json`` for a fit on ``training``."""
+    # Imported here: the provenance test reads LIBRARIES where scikit-learn is not installed.
+    from extraction_fit import INNER_FOLDS, C
+
     return {
         "commit": _git("rev-parse", "HEAD"),
         "uncommitted_changes": bool(
