@@ -18,6 +18,11 @@ examples:
   when the pick is another name, the payee's is taken;
 - *a year misread*: when the picked date's year is one digit away from the year every other
   date on the page agrees on (and at least two years from it), the year is the others'.
+
+Then each choice is marked *contested* where the document disputes it — a total under a
+stronger total label printed below the pick, a brand beside a registered company (a
+franchise's receipt names both), a labelled date other than an unlabelled pick — and its
+confidence is recalibrated with that mark, so a disputed value is sent for review.
 """
 
 from __future__ import annotations
@@ -57,7 +62,75 @@ def decide(
     )
     choices["merchant"] = settle_issuer(choices["merchant"], candidates["merchant"], models)
     choices["doc_date"] = settle_year(choices["doc_date"], candidates["doc_date"], today)
+    for name, choice in choices.items():
+        if choice is not None:
+            contested = CONTESTS[name](choice.candidate, candidates[name])
+            confidence = models[name].confidence(
+                choice.score, choice.margin, choice.candidate.ocr_confidence, contested
+            )
+            choices[name] = dataclasses.replace(choice, contested=contested, confidence=confidence)
     return choices
+
+
+STRONG_TOTAL = frozenset({"cell_total_strong", "row_total_strong", "above_total_strong"})
+TOTAL_LABEL = STRONG_TOTAL | {"cell_total", "row_total", "above_total"}
+DATE_LABELS = frozenset(
+    f"{where}_{kind}" for where in ("label", "above", "beside") for kind in ("issue", "date")
+)
+
+
+def _has(candidate: Candidate, names: frozenset[str]) -> bool:
+    return any(candidate.features.get(name) for name in names)
+
+
+def contested_amount(pick: Candidate, candidates: Sequence[Candidate]) -> float:
+    """Another amount under a strong total label ("Total payable") further down, when the
+    pick has none: two totals disagree."""
+    if _has(pick, STRONG_TOTAL) or pick.line is None:
+        return 0.0
+    return float(
+        any(
+            c.value != pick.value
+            and _has(c, STRONG_TOTAL)
+            and c.line is not None
+            and c.line.index > pick.line.index
+            for c in candidates
+        )
+    )
+
+
+def contested_merchant(pick: Candidate, candidates: Sequence[Candidate]) -> float:
+    """A brand and a registered company both head the document (a franchise names its
+    operator), and the pick is one of them."""
+    if pick.features.get("brand"):
+        other = "legal_strong"
+    elif pick.features.get("legal_strong"):
+        other = "brand"
+    else:
+        return 0.0
+    return float(
+        any(
+            c.identity != pick.identity
+            and c.features.get(other)
+            and not c.features.get("buyer_block")
+            for c in candidates
+        )
+    )
+
+
+def contested_date(pick: Candidate, candidates: Sequence[Candidate]) -> float:
+    """An unlabelled pick while another date carries a date label."""
+    if _has(pick, DATE_LABELS):
+        return 0.0
+    return float(any(c.value != pick.value and _has(c, DATE_LABELS) for c in candidates))
+
+
+CONTESTS = {
+    "amount": contested_amount,
+    "doc_date": contested_date,
+    "merchant": contested_merchant,
+    "invoice_id": lambda pick, candidates: 0.0,
+}
 
 
 def admissible(name: str, candidates: Sequence[Candidate]) -> list[Candidate]:
