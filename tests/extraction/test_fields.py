@@ -437,3 +437,29 @@ def test_an_invoice_number_in_the_cell_beside_its_label_half_a_row_off() -> None
     fields = parse_fields(text, TODAY)
     assert fields.invoice_id == "INV-7734"
     assert fields.doc_type == "invoice"
+
+
+def test_a_total_disputed_by_a_stronger_total_below_is_sent_for_review() -> None:
+    from engines.extraction.review import WARNING_CONFIDENCE, review_reason
+
+    disputed = parse_fields(
+        "Bakery Sdn Bhd\nBread   9.36\nTotal 0% supplies   9.36\nReturns   -1.39\n"
+        "Total 0% supplies   9.36\nTotal Payable   7.97",
+        TODAY,
+    )
+    clear = parse_fields("Bakery Sdn Bhd\nBread   9.36\nTotal   9.36", TODAY)
+    disputed_confidence = disputed.confidence("amount") or 0.0
+    assert disputed_confidence < WARNING_CONFIDENCE <= (clear.confidence("amount") or 0.0)
+    reason = review_reason(disputed)
+    assert reason is not None and "amount" in reason
+
+
+def test_a_brand_beside_a_registered_company_is_an_uncertain_merchant() -> None:
+    from engines.extraction.review import WARNING_CONFIDENCE
+
+    franchise = parse_fields(
+        "TESCO\nHarbour Retail Ltd\n12 High Street, Leeds\nBread   2.00\nTotal   9.00", TODAY
+    )
+    brand_only = parse_fields("TESCO\n12 High Street, Leeds\nBread   2.00\nTotal   9.00", TODAY)
+    assert (franchise.confidence("merchant") or 0.0) < WARNING_CONFIDENCE
+    assert (brand_only.confidence("merchant") or 0.0) >= WARNING_CONFIDENCE
