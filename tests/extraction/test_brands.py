@@ -4,24 +4,15 @@ text is the brand, and feeding categorization."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 from engines.extraction import categorize
 from engines.extraction.brands import brand_index, normalize
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_brands.py"
+from tests.extraction.scripts import load_script
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_brands", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_brands"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_brands")
 
 
 def _item(name: str, countries: list[str], match: list[str] | None = None) -> dict:

@@ -4,25 +4,16 @@ and telling a document's country."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 from engines.extraction.fields.field_types import ParseHints
 from engines.extraction.fields.location import detect_country, detect_location
 from engines.extraction.fields.places import PlaceIndex, place_index
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_places.py"
+from tests.extraction.scripts import load_script
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_places", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_places"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_places")
 
 
 def _city(name: str, country: str, population: int, *others: str) -> dict:
