@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -23,6 +24,7 @@ from pydantic_settings import (
 
 from engines.connectors.quickbooks import QuickBooksSettings
 from engines.connectors.xero import XeroSettings
+from engines.outbound import OutboundPolicy
 from resolvers.sources_config import SourceConfig
 
 if TYPE_CHECKING:
@@ -188,6 +190,14 @@ class Settings(_FromNamedVariables):
         True,
         description="upgrade the relay connection with STARTTLS (false: plain, for a relay "
         "on localhost)",
+    )
+    outbound_allow: str | None = variable(
+        "FINCAP_OUTBOUND_ALLOW",
+        None,
+        description="networks (`10.0.0.0/8`, `127.0.0.1`, `fd00::/8`) and host names "
+        "(`mail.internal`, `localhost`), separated by commas, that outbound connections may "
+        "reach although they are not public (see Outbound connections); unset: public "
+        "addresses only",
     )
     webhook_timeout_s: float = variable(
         "FINCAP_WEBHOOK_TIMEOUT_SECONDS",
@@ -365,6 +375,40 @@ class Settings(_FromNamedVariables):
         if self.rules_llm_url and not self.rules_llm_model:
             raise ValueError("FINCAP_RULES_LLM_MODEL is required with FINCAP_RULES_LLM_URL")
         return self
+
+    @field_validator("outbound_allow")
+    @classmethod
+    def _allow_list_valid(cls, value: str | None) -> str | None:
+        OutboundPolicy.from_setting(value)  # a ValueError names the entry that does not fit
+        return value
+
+    def outbound_policy(self) -> OutboundPolicy:
+        """The policy every outbound connection goes through (``FINCAP_OUTBOUND_ALLOW``)."""
+        return OutboundPolicy.from_setting(self.outbound_allow)
+
+    def refused_endpoints(self) -> list[str]:
+        """The operator's configured endpoints the outbound policy can never reach (a private
+        address or ``localhost`` not in ``FINCAP_OUTBOUND_ALLOW``), as warnings to log."""
+        policy = self.outbound_policy()
+        endpoints = {
+            "FINCAP_SMTP_HOST": self.smtp_host,
+            "FINCAP_RULES_LLM_URL": self.rules_llm_url,
+            "FINCAP_WHATSAPP_GRAPH_URL": self.whatsapp_graph_url,
+            "FINCAP_XERO_TOKEN_URL": self.xero_token_url,
+            "FINCAP_XERO_API_URL": self.xero_api_url,
+            "FINCAP_QUICKBOOKS_TOKEN_URL": self.quickbooks_token_url,
+            "FINCAP_QUICKBOOKS_REVOKE_URL": self.quickbooks_revoke_url,
+            "FINCAP_QUICKBOOKS_API_URL": self.quickbooks_api_url,
+        }
+        warnings = []
+        for name, value in endpoints.items():
+            host = (urlsplit(value).hostname or "") if value and "://" in value else value
+            if host and (why := policy.literal_refusal(host)) is not None:
+                warnings.append(
+                    f"{name} names {host} ({why}), which outbound connections may not reach: "
+                    "add it to FINCAP_OUTBOUND_ALLOW"
+                )
+        return warnings
 
     @field_validator("billing_plans")
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import os
 from collections.abc import AsyncIterator, Callable
@@ -24,6 +25,8 @@ from resolvers.context import Services
 from resolvers.processing import Analyzer
 from resolvers.registry import Registry
 from resolvers.search_indexes import SearchIndexes
+
+log = logging.getLogger("fincap.outbound")
 
 
 def automation_config(settings: Settings) -> AutomationConfig:
@@ -87,6 +90,8 @@ async def running_workers(
     The pool's ``services`` (store, analyzer over the analysis processes, rates, the server's
     ``keyring`` and a wake-up for the pool) are the process's services. ``on_job(kind,
     outcome)`` is told of every job run (metrics)."""
+    for warning in settings.refused_endpoints():
+        log.warning(warning)
     analyzer = Analyzer(
         new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
     )
@@ -103,6 +108,7 @@ async def running_workers(
         search=SearchIndexes(settings.search_config()),
         plans=settings.plan_catalog(),
         connectors=connectors_from(settings),
+        outbound=settings.outbound_policy(),
     )
     pool = WorkerPool(
         services,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from engines.billing.plans import PlanCatalog, default_catalog
 from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
+from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
 from persistence.ids import utcnow
 from persistence.store import Store
@@ -87,6 +88,9 @@ class Services:
     clock: Callable[[], datetime] = utcnow
     # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
     connectors: Connectors = field(default_factory=unconfigured)
+    # Every connection opened on a tenant's behalf goes through it (FINCAP_OUTBOUND_ALLOW);
+    # the default admits public addresses only.
+    outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

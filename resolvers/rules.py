@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 from pydantic import ValidationError
 
 from engines.rules.llm import RuleModel, RuleModelError
@@ -128,7 +129,7 @@ async def read_sentence(ctx: Context, text: str) -> SentenceReading:
     if config is None or (reading.rule is not None and not reading.not_understood):
         return reading
     try:
-        answer = await RuleModel(config, ctx.services.automation.http).read(
+        answer = await RuleModel(config, ctx.services.outbound).read(
             text, RuleDefinition.model_json_schema(), sorted(SEARCH_FIELDS)
         )
         candidate = answer.get("rule")
@@ -145,6 +146,27 @@ async def read_sentence(ctx: Context, text: str) -> SentenceReading:
         "llm",
         [w for w in reading.warnings if "valid rule" not in w],
     )
+
+
+def webhook_refusals(services: Services, rule: RuleDefinition) -> list[str]:
+    """Why each webhook of ``rule`` can never be delivered: its URL names an address (in any
+    notation) or a local name the outbound policy refuses. No DNS is asked here (that would
+    tell which names resolve inside); delivery checks the resolved addresses again."""
+    refusals = []
+    for action in rule.actions:
+        if action.type != "notify-webhook" or not action.url:
+            continue
+        try:
+            host = httpx.URL(action.url).host
+        except httpx.InvalidURL:
+            refusals.append(f"the webhook URL {action.url} is not a valid URL")
+            continue
+        if (why := services.outbound.literal_refusal(host)) is not None:
+            refusals.append(
+                f"the webhook URL {action.url} names {why}; webhooks go to public addresses "
+                "(or to those FINCAP_OUTBOUND_ALLOW admits)"
+            )
+    return refusals
 
 
 # -- schedules -------------------------------------------------------------------------------
@@ -219,6 +241,8 @@ async def prepare(ctx: Context, args: PrepareRule) -> RulePreview:
     """
     ctx.require_workspace()
     reading = await read_sentence(ctx, args.naturalLanguageRule)
+    if reading.rule is not None:
+        reading.warnings.extend(webhook_refusals(ctx.services, reading.rule))
     return RulePreview(
         rule=reading.rule,
         notUnderstood=reading.not_understood,
@@ -282,6 +306,8 @@ async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
             f"Invalid request: naturalLanguageRule: no rule could be read from it (not "
             f"understood: {unread})"
         )
+    if refusals := webhook_refusals(ctx.services, reading.rule):
+        raise BadRequest("Invalid request: naturalLanguageRule: " + "; ".join(refusals))
     if await ctx.store.rules.count(workspace_id) >= MAX_RULES_PER_WORKSPACE:
         raise BadRequest(
             f"A workspace has at most {MAX_RULES_PER_WORKSPACE} rules; delete one first"

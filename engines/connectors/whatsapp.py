@@ -144,6 +144,7 @@ class WhatsAppGraph:
                         )
                     chunks.append(chunk)
         except httpx.HTTPError as exc:
+            # The outbound policy's text ("could not connect to host:port") for any failure.
             raise ConnectorError(
                 f"downloading media {media_id} failed: {exc}", retryable=True
             ) from None
