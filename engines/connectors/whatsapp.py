@@ -148,6 +148,10 @@ class WhatsAppGraph:
             raise ConnectorError(
                 f"downloading media {media_id} failed: {exc}", retryable=True
             ) from None
+        except httpx.InvalidURL:
+            raise ConnectorError(
+                f"Graph returned an invalid url for media {media_id}", retryable=False
+            ) from None
         return b"".join(chunks), mime
 
     async def send_text(

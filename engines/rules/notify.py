@@ -67,6 +67,8 @@ async def post_webhook(
     except httpx.HTTPError as exc:
         # The policy's one text ("could not connect to host:port") for every failure.
         raise NotifyError(f"webhook {url}: {exc}") from None
+    except httpx.InvalidURL as exc:  # e.g. an IPv4 address httpx will not read (0177.0.0.1)
+        raise NotifyError(f"webhook {url}: not a valid URL ({exc})") from None
     if not 200 <= response.status_code < 300:
         raise NotifyError(f"webhook {url} answered HTTP {response.status_code}")
     return response.status_code

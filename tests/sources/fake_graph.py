@@ -27,6 +27,8 @@ class GraphState:
     sent: list[dict[str, Any]] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
     base: str = ""
+    # A download url Graph answers for a media id instead of its own (where media "live").
+    urls: dict[str, str] = field(default_factory=dict)
 
 
 def _handler(state: GraphState) -> type[BaseHTTPRequestHandler]:
@@ -72,7 +74,7 @@ def _handler(state: GraphState) -> type[BaseHTTPRequestHandler]:
                     200,
                     {
                         "messaging_product": "whatsapp",
-                        "url": f"{state.base}/download/{parts[1]}",
+                        "url": state.urls.get(parts[1], f"{state.base}/download/{parts[1]}"),
                         "mime_type": mime,
                         "sha256": hashlib.sha256(data).hexdigest(),
                         "file_size": len(data),
