@@ -24,15 +24,15 @@ from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.credentials import api_key_from_headers
 from app.oauth import MCP_PATH, resource_metadata_url
-from app.request_context import services_of
-from resolvers.context import Credentials
+from app.request_context import replay, services_of
+from resolvers.context import MCP_AUDIENCE, Credentials
 from resolvers.errors import CapabilityError, MissingScope
 from resolvers.invoke import invoke
-from resolvers.oauth import find_access_token
+from resolvers.oauth import find_access_token, resource_covers
 from resolvers.registry import CapabilitySpec, Registry
 from schema.approvals import APPROVAL_REQUIRED
 
@@ -158,7 +158,9 @@ def build_server(registry: Registry) -> Server[Any]:
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         credentials = Credentials(
-            api_key=token, request_id=request.scope.get("state", {}).get("request_id", "")
+            api_key=token,
+            request_id=request.scope.get("state", {}).get("request_id", ""),
+            audience=MCP_AUDIENCE,
         )
         try:
             result = await invoke(
@@ -268,11 +270,18 @@ class McpEndpoint:
             base = str(request.app.state.settings.base_url)
             needed = self.scopes_of(calls)
             refusal = None
+            access = await find_access_token(services_of(request).store, token) if token else None
             if not token:
                 refusal = unauthorized(base, None, "tools/call needs an OAuth access token", needed)
-            elif await find_access_token(services_of(request).store, token) is None:
+            elif access is None:
                 refusal = unauthorized(
                     base, "invalid_token", "the token is invalid or expired", needed
+                )
+            elif not resource_covers(access.resource, base + MCP_PATH):
+                # RFC 8707: a token granted for another resource of this service (the REST
+                # API, say) is not one for MCP.
+                refusal = unauthorized(
+                    base, "invalid_token", "the token was issued for another resource", needed
                 )
             if refusal is not None:
                 await refusal(scope, receive, send)
@@ -280,21 +289,6 @@ class McpEndpoint:
         manager = StreamableHTTPSessionManager(self.server, json_response=True, stateless=True)
         async with manager.run():
             await manager.handle_request(scope, replay(body, receive), send)
-
-
-def replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that hands the already-read body to the SDK, then the connection's own
-    messages (a client disconnect still reaches the SDK)."""
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
 
 
 def mcp_routes(registry: Registry) -> list[Route]:

@@ -21,6 +21,7 @@ from persistence.jobs import Clock, Jobs
 from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.rules import Rules
+from persistence.sign_in_failures import SignInFailures
 from persistence.usage import Usage
 from persistence.users import Users
 from persistence.whatsapp_senders import WhatsAppSenders
@@ -54,6 +55,7 @@ class Store:
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
+        self.sign_in_failures = SignInFailures(db)
         self.rules = Rules(db)
         self.inbound_addresses = InboundAddresses(db)
         self.mailboxes = Mailboxes(db)

@@ -82,6 +82,7 @@ async def authenticate_token(store: Store, secret: str) -> Principal:
         via="oauth",
         client_id=token.client_id,
         expires_at=token.expires_at,
+        resource=token.resource,
     )
 
 

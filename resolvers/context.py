@@ -32,6 +32,12 @@ def _nothing() -> None:
     return None
 
 
+# Where on this service a credential is presented (the path under its base URL): an OAuth
+# token bound to another resource (RFC 8707) is refused there. The MCP face is ``/mcp``.
+API_AUDIENCE = "/v1"
+MCP_AUDIENCE = "/mcp"
+
+
 @dataclass(frozen=True)
 class Credentials:
     """What a face extracted from the request, before anything is checked."""
@@ -39,6 +45,7 @@ class Credentials:
     api_key: str | None = None
     org_id: str | None = None
     request_id: str = ""
+    audience: str = API_AUDIENCE
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class Principal:
     via: Literal["api_key", "oauth", "rule"] = "api_key"  # rule: an automation rule acting
     client_id: str | None = None  # the OAuth client acting for the user
     expires_at: int | None = None  # an OAuth access token's expiry (epoch seconds)
+    resource: str | None = None  # an OAuth token's resource (RFC 8707); None: the service
 
     def allows(self, permissions: tuple[str, ...]) -> bool:
         """``all`` satisfies every scope; otherwise every listed scope must be granted."""

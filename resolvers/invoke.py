@@ -10,7 +10,15 @@ from pydantic import BaseModel, ValidationError
 from resolvers.approval_gate import gate_call, needs_approval
 from resolvers.auth import authenticate, resolve_workspace
 from resolvers.context import Context, Credentials, Services
-from resolvers.errors import BadRequest, CapabilityError, MissingScope, NotFound, store_errors
+from resolvers.errors import (
+    BadRequest,
+    CapabilityError,
+    MissingScope,
+    NotFound,
+    Unauthenticated,
+    store_errors,
+)
+from resolvers.oauth import resource_covers
 from resolvers.registry import CapabilitySpec, Registry
 from resolvers.validation import describe_validation_error, unpaired_surrogate
 
@@ -109,6 +117,12 @@ async def authorize(
     """
     cache = services.auth_cache
     principal = await authenticate(services.store, credentials, cache)
+    presented_to = services.base_url + credentials.audience
+    if not resource_covers(principal.resource, presented_to):
+        raise Unauthenticated(
+            f"This token was issued for {principal.resource}, not {presented_to} (RFC 8707); "
+            "authorize again for this resource"
+        )
     workspace_id, role = await resolve_workspace(
         services.store, principal, credentials.org_id, required=needs_workspace, cache=cache
     )
