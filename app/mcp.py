@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app.credentials import api_key_from_headers
+from app.json_body import MalformedJson, parse_json
 from app.oauth import MCP_PATH, resource_metadata_url
 from app.request_context import replay, services_of
 from resolvers.context import MCP_AUDIENCE, Credentials
@@ -221,13 +222,9 @@ def unauthorized(base: str, error: str | None, description: str, scopes: list[st
     )
 
 
-def protected_calls(body: bytes) -> list[dict[str, Any]] | None:
-    """The ``params`` of each protected call in a JSON-RPC body (one message or a batch);
-    None when the body holds none (or is not JSON: the SDK answers the parse error)."""
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return None
+def protected_calls(parsed: Any) -> list[dict[str, Any]] | None:
+    """The ``params`` of each protected call in a parsed JSON-RPC body (one message or a
+    batch); None when the body holds none."""
     messages: list[Any] = parsed if isinstance(parsed, list) else [parsed]
     calls: list[dict[str, Any]] = []
     for message in messages:
@@ -235,6 +232,15 @@ def protected_calls(body: bytes) -> list[dict[str, Any]] | None:
             params = message.get("params")
             calls.append(params if isinstance(params, dict) else {})
     return calls or None
+
+
+def parse_error(message: str) -> Response:
+    """JSON-RPC's parse error (-32700) with HTTP 400, as REST and GraphQL answer a body that is
+    not JSON or nests too deep."""
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}},
+        status_code=400,
+    )
 
 
 class McpEndpoint:
@@ -264,7 +270,16 @@ class McpEndpoint:
             await response(scope, receive, send)
             return
         body = await request.body()  # bounded by the app's body-size middleware
-        calls = protected_calls(body)
+        try:
+            # The shared guard: the standard parser recurses per level, so a body nested a
+            # thousand deep would otherwise be a RecursionError (a 500) here or in the SDK.
+            parsed = parse_json(body)
+        except MalformedJson as exc:
+            await parse_error(str(exc).replace("Malformed JSON body", "Parse error"))(
+                scope, receive, send
+            )
+            return
+        calls = protected_calls(parsed)
         if calls is not None:
             token = api_key_from_headers(request)
             base = str(request.app.state.settings.base_url)

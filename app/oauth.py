@@ -44,6 +44,7 @@ from starlette.routing import Route
 from app.json_body import MalformedJson, parse_json
 from app.oauth_pages import consent_page, destination_of, problem_page, sign_in_page
 from app.request_context import bounded_body, client_address, replay, services_of
+from app.security_headers import page_headers
 from engines.keyring import InvalidToken, Keyring
 from resolvers.oauth import (
     AuthorizationServer,
@@ -188,16 +189,12 @@ def html(text: str, status: int = 200, redirect_to: str | None = None) -> HTMLRe
     if redirect_to:
         parsed = urlparse(redirect_to)
         targets += f" {parsed.scheme}://{parsed.netloc}"
+    csp = (
+        f"default-src 'none'; style-src 'unsafe-inline'; form-action {targets}; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    )
     return HTMLResponse(
-        text,
-        status_code=status,
-        headers={
-            "X-Frame-Options": "DENY",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-            f"form-action {targets}; frame-ancestors 'none'",
-            "Cache-Control": "no-store",
-            "Referrer-Policy": "no-referrer",
-        },
+        text, status_code=status, headers={**page_headers(csp), "Cache-Control": "no-store"}
     )
 
 

@@ -24,6 +24,7 @@ from resolvers.auth_cache import AuthCache
 from resolvers.context import Services
 from resolvers.processing import Analyzer
 from resolvers.registry import Registry
+from resolvers.rule_reading import stop_reading_process, use_reading_process
 from resolvers.search_indexes import SearchIndexes
 
 log = logging.getLogger("fincap.outbound")
@@ -92,6 +93,9 @@ async def running_workers(
     outcome)`` is told of every job run (metrics)."""
     for warning in settings.refused_endpoints():
         log.warning(warning)
+    # Rule sentences are read in an analysis-like child process of their own (one worker):
+    # parsing never takes the interpreter lock the API serves with (resolvers.rule_reading).
+    use_reading_process(lambda: make_executor(settings, 1))
     analyzer = Analyzer(
         new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
     )
@@ -125,3 +129,4 @@ async def running_workers(
         await pool.stop()
         await services.connectors.aclose()
         analyzer.shutdown()
+        stop_reading_process()

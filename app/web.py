@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from app.request_context import workspace_context
 from app.rest import render_error
+from app.security_headers import file_headers, page_headers
 from app.web_pages import api_reference_page, landing_page
 from resolvers.files import original_thumbnail
 from resolvers.registry import Registry
@@ -35,11 +36,7 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
+SECURITY_HEADERS = page_headers(CSP)
 
 
 def secured(response: Response) -> Response:
@@ -97,10 +94,15 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
             preview, sha256 = await original_thumbnail(ctx, request.path_params["document_id"])
         except Exception as exc:
             return render_error(exc)
+        media_type, headers = file_headers("thumbnail.jpg", "image/jpeg")
         return Response(
             preview,
-            media_type="image/jpeg",
-            headers={"ETag": f'"thumb-{sha256}"', "Cache-Control": "private, max-age=3600"},
+            media_type=media_type,
+            headers={
+                **headers,
+                "ETag": f'"thumb-{sha256}"',
+                "Cache-Control": "private, max-age=3600",
+            },
         )
 
     routes = [

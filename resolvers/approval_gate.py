@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 
 from pydantic import BaseModel
@@ -29,9 +30,11 @@ def requester_of(ctx: Context) -> dict[str, object]:
     }
 
 
-def describe_call(spec: CapabilitySpec, gate: ApprovalGate, args: BaseModel) -> str:
+async def describe_call(spec: CapabilitySpec, gate: ApprovalGate, args: BaseModel) -> str:
     if gate.describe is not None:
-        return gate.describe(args)
+        described = gate.describe(args)
+        # A description that costs work (reading a rule's sentence) is a coroutine.
+        return await described if inspect.isawaitable(described) else described
     body = json.dumps(args.model_dump(mode="json", exclude_unset=True), sort_keys=True)
     return f"{spec.slug} with {body[:1000]}"
 
@@ -53,7 +56,7 @@ async def gate_call(
         slug=spec.slug,
         input=stored_input,
         title=gate.title,
-        description=describe_call(spec, gate, args),
+        description=await describe_call(spec, gate, args),
         requester=requester_of(ctx),
     )
     return ApprovalRequired(

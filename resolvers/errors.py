@@ -104,10 +104,15 @@ class Unprocessable(CapabilityError):
 
 
 class TooManyRequests(CapabilityError):
-    """The key already has an expensive call running; retry when it has finished."""
+    """The key already has an expensive call running, or spent its budget of expensive work;
+    ``retry_after`` says in how many seconds to try again (faces send it as ``Retry-After``)."""
 
     status = 429
     code = "TOO_MANY_REQUESTS"
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class BadGateway(CapabilityError):

@@ -10,7 +10,6 @@ their schedule (one ``run-scheduled-rule`` job per rule, queued again after each
 
 from __future__ import annotations
 
-import asyncio
 import calendar
 import json
 import logging
@@ -23,7 +22,6 @@ import httpx
 from pydantic import ValidationError
 
 from engines.rules.llm import RuleModel, RuleModelError
-from engines.rules.parser import read_rule
 from persistence.document_fields import SEARCH_FIELDS
 from persistence.document_query import DocumentQuery
 from persistence.ids import utcnow
@@ -34,6 +32,7 @@ from resolvers.context import Context, Services
 from resolvers.errors import BadRequest, Forbidden, NotFound
 from resolvers.job_kinds import RunAgain, job_kind
 from resolvers.registry import ApprovalGate, capability
+from resolvers.rule_reading import read_sentence_off_loop
 from resolvers.rule_runner import (
     RESUME_CAPABILITY,
     RUN_UPDATE_RULES,
@@ -117,8 +116,9 @@ async def read_sentence(ctx: Context, text: str) -> SentenceReading:
     """The grammar's reading of ``text``, or the language model's where the grammar fell short."""
     user = await ctx.store.users.get(ctx.user_id)
     email = (user or {}).get("email")
-    # Parsing is CPU work of up to a second (``parser.PARSE_BUDGET_S``): off the event loop.
-    draft = await asyncio.to_thread(read_rule, text)
+    # Parsing is CPU work of up to a second (``parser.PARSE_BUDGET_S``): off the event loop,
+    # one sentence at a time in this process (``rule_reading``).
+    draft = await read_sentence_off_loop(text)
     reading = SentenceReading(None, list(draft.not_understood), "grammar", list(draft.warnings))
     if draft.rule is not None:
         try:
@@ -226,6 +226,7 @@ async def _matching_count(ctx: Context, rule: RuleDefinition) -> int:
     output=RulePreview,
     permissions=["read_rules"],
     effect="read",
+    cost=1,  # up to a second of parsing: one at a time per key, within a budget (throttle)
 )
 async def prepare(ctx: Context, args: PrepareRule) -> RulePreview:
     """Converts a plain-language rule into a structured rule and returns it as a preview
@@ -257,9 +258,9 @@ def _saving(args: ExecuteRule) -> bool:
     return args.confirm is True
 
 
-def describe_rule(args: ExecuteRule) -> str:
+async def describe_rule(args: ExecuteRule) -> str:
     """What a reviewer reads: the sentence and the grammar's reading of it."""
-    draft = read_rule(args.naturalLanguageRule)
+    draft = await read_sentence_off_loop(args.naturalLanguageRule)
     reading = (
         json.dumps(
             {k: draft.rule[k] for k in ("trigger", "conditions", "actions")}, sort_keys=True
@@ -276,6 +277,7 @@ def describe_rule(args: ExecuteRule) -> str:
     output=SavedRule,
     permissions=["write_rules"],
     effect="write",
+    cost=1,  # reads the sentence as rules.prepare does (and for the reviewer, when gated)
     approval=ApprovalGate(
         "Save an automation rule",
         applies=_saving,  # type: ignore[arg-type]

@@ -15,6 +15,8 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from app.config import Settings
+from app.main import create_app
 from persistence.ids import utcnow
 from persistence.oauth import as_utc
 from persistence.store import Store
@@ -24,6 +26,7 @@ from resolvers.oauth_registration import (
     REGISTRATIONS_PER_ADDRESS,
     UNUSED_CLIENT_TTL,
 )
+from resolvers.registry import Registry
 from resolvers.sign_in_throttle import ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
@@ -389,3 +392,31 @@ async def test_password_hashes_are_checked_off_the_event_loop(
     assert (await sign_in_as(http, "alice@example.com", PASSWORD)).status_code == 200
     assert (await sign_in_as(http, "nobody@example.com", PASSWORD)).status_code == 401
     assert len(threads) == 2 and all(name.startswith("argon2") for name in threads)
+
+
+@pytest.mark.wire
+async def test_registration_limits_hold_on_the_embedded_store(
+    wire_store: Store, registry: Registry
+) -> None:
+    """The same counting, expiry and bounds over the real protocol (SecantusDB): the index
+    range count of one address, the TTL index, the unused client treated as gone."""
+    app = create_app(Settings(public_url=BASE), store=wire_store, registry=registry)
+    async with client_at(app, "198.51.100.40") as flooding:
+        for _ in range(REGISTRATIONS_PER_ADDRESS):
+            assert (await flooding.post("/v1/oauth/register", json=registration())).is_success
+        refused = await flooding.post("/v1/oauth/register", json=registration())
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 3500
+        too_big = await flooding.post(
+            "/v1/oauth/register", json=registration(client_name="x" * 100_000)
+        )
+    assert too_big.status_code in (413, 429)
+    indexes = await wire_store.db["oauth_clients"].index_information()
+    assert indexes["unused_ttl"]["expireAfterSeconds"] == 0
+    assert await wire_store.oauth_clients.unused_count(1000) == REGISTRATIONS_PER_ADDRESS
+    some = await wire_store.db["oauth_clients"].find_one({})
+    assert some is not None
+    await wire_store.db["oauth_clients"].update_one(
+        {"_id": some["_id"]}, {"$set": {"unusedUntil": utcnow() - timedelta(seconds=1)}}
+    )
+    assert await wire_store.oauth_clients.get(some["_id"]) is None
+    assert await wire_store.oauth_clients.unused_count(1000) == REGISTRATIONS_PER_ADDRESS - 1
