@@ -25,11 +25,11 @@ from pydantic_settings import (
 from engines.connectors.quickbooks import QuickBooksSettings
 from engines.connectors.xero import XeroSettings
 from engines.outbound import OutboundPolicy
-from resolvers.sources_config import SourceConfig
 
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
     from resolvers.search_indexes import SearchConfig
+    from resolvers.sources_config import SourceConfig
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -468,6 +468,11 @@ class Settings(_FromNamedVariables):
     @property
     def sources(self) -> SourceConfig:
         """What the inbound sources need, as the resolvers see it."""
+        # Imported here, as search_config's: importing the resolvers package would make every
+        # importer of the settings (the CLI, the analysis and rule-reading processes, which
+        # start by importing the entry point) load the whole server.
+        from resolvers.sources_config import SourceConfig
+
         return SourceConfig(
             inbound_domain=self.inbound_domain.lower(),
             inbound_max_bytes=self.inbound_max_mb * 1024 * 1024,

@@ -428,8 +428,11 @@ async def authorize(request: Request) -> Response:
 async def register(request: Request) -> Response:
     """RFC 7591 behind fincap's bounds: the rate limit per address (429), the body size before
     parsing (413), the metadata's sizes (400); then the SDK's handler."""
+    services = services_of(request)
     try:
-        await admit_registration(services_of(request).store, client_address(request))
+        await admit_registration(
+            services.store, client_address(request), services.registration_holds
+        )
     except RegistrationThrottled as exc:
         return JSONResponse(
             {"error": "too_many_requests", "error_description": str(exc)},

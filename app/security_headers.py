@@ -62,7 +62,9 @@ def graphiql_csp(html: str, other_origins: Iterable[str] = ()) -> str:
     return "; ".join(f"{name} {' '.join(values)}" for name, values in directives.items())
 
 
-# Types a browser shows without running anything the file holds.
+# Types a browser shows without running anything the file holds. Deliberately its own list, not
+# the upload or receipt types: a type accepted there later (SVG, say) must not become inline by
+# accident.
 INLINE_FILE_TYPES = frozenset(
     {
         "image/jpeg",

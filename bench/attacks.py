@@ -491,6 +491,14 @@ def trust_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, 
         codes = [a.status_code for a in answers]
         return {"accepted": float(codes.count(201)), "refused_429": float(codes.count(429))}
 
+    async def healthz_burst() -> dict[str, float]:
+        """The floor for a burst: the cheapest request there is, at the registration floods'
+        rate (200 requests over 10 connections)."""
+        limits = httpx.Limits(max_connections=10)
+        async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
+            answers = await asyncio.gather(*(http.get("/healthz") for _ in range(200)))
+        return {"ok": float(sum(a.status_code == 200 for a in answers))}
+
     async def sign_in_guessing() -> dict[str, float]:
         async with httpx.AsyncClient(base_url=base, timeout=60) as http:
             client = await http.post("/v1/oauth/register", json=registration("guesser"))
@@ -613,6 +621,7 @@ def trust_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, 
         "ssrf: mailbox probes, loopback webhook": ssrf_probes,
         "rules.prepare: 6 keys, 10 s": prepare_flood,
         "oauth: 199 sign-in guesses": sign_in_guessing,
+        "control: 200 × GET /healthz, 10 at once": healthz_burst,
         "oauth: 200 registrations, one address": registration_flood_small,
         "oauth: 20 registrations, 10 MB names": registration_flood_big,
     }

@@ -16,6 +16,7 @@ from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
+from resolvers.oauth_registration import HeldAddresses
 from resolvers.search_indexes import SearchIndexes
 from resolvers.sources_config import SourceConfig
 from resolvers.throttle import ExpensiveCallGate
@@ -99,6 +100,8 @@ class Services:
     # Every connection opened on a tenant's behalf goes through it (FINCAP_OUTBOUND_ALLOW);
     # the default admits public addresses only.
     outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
+    # Addresses whose OAuth client registrations are refused for now (oauth_registration).
+    registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

@@ -9,7 +9,9 @@ can make the server store is limited.
   reverse-domain form (RFC 8252 §7.1, ``com.example.app:/callback``). ``javascript:``,
   ``data:``, ``file:`` and every other scheme are refused, as are fragments.
 - One address (an IPv6 /64) registers at most ``REGISTRATIONS_PER_ADDRESS`` clients an hour
-  (429 with ``Retry-After``), counted over an index of (address, time).
+  (429 with ``Retry-After``), counted over an index of (address, time); an address refused is
+  remembered by the process until its wait is over (``HeldAddresses``), so a flood of refused
+  registrations costs no database read each.
 - A client no one consents to within ``UNUSED_CLIENT_TTL`` is removed (a TTL index); at most
   ``MAX_UNUSED_CLIENTS`` may be waiting at once, whoever registered them.
 """
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import math
 import re
+import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from ipaddress import ip_address
 from typing import Any
@@ -112,19 +116,50 @@ def redirect_uri_problem(uri: AnyUrl) -> str | None:
     )
 
 
-async def admit_registration(store: Store, address: str) -> None:
+class HeldAddresses:
+    """The addresses this process refused lately, until when (so a refused flood is answered
+    without asking the store again). At most ``limit`` are remembered."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, limit: int = 10_000) -> None:
+        self.clock = clock
+        self.limit = limit
+        self._until: dict[str, float] = {}
+
+    def wait(self, address: str) -> int | None:
+        """Seconds ``address`` must still wait, or None."""
+        until = self._until.get(address)
+        if until is None:
+            return None
+        left = until - self.clock()
+        if left <= 0:
+            del self._until[address]
+            return None
+        return max(1, math.ceil(left))
+
+    def hold(self, address: str, seconds: int) -> None:
+        if len(self._until) >= self.limit:
+            now = self.clock()
+            self._until = {a: u for a, u in self._until.items() if u > now}
+        if len(self._until) < self.limit:
+            self._until[address] = self.clock() + seconds
+
+
+THROTTLED = f"at most {REGISTRATIONS_PER_ADDRESS} registrations an hour from one address"
+
+
+async def admit_registration(store: Store, address: str, held: HeldAddresses) -> None:
     """``RegistrationThrottled`` when ``address`` registered too many clients in the window,
     or too many clients are waiting for their first use."""
+    if (wait_s := held.wait(address)) is not None:
+        raise RegistrationThrottled(THROTTLED, wait_s)
     now = utcnow()
     recent = await store.oauth_clients.registered_since(
         address, now - REGISTRATION_WINDOW, REGISTRATIONS_PER_ADDRESS
     )
     if len(recent) >= REGISTRATIONS_PER_ADDRESS:
-        wait = (recent[0] + REGISTRATION_WINDOW - now).total_seconds()
-        raise RegistrationThrottled(
-            f"at most {REGISTRATIONS_PER_ADDRESS} registrations an hour from one address",
-            max(1, math.ceil(wait)),
-        )
+        wait = max(1, math.ceil((recent[0] + REGISTRATION_WINDOW - now).total_seconds()))
+        held.hold(address, wait)
+        raise RegistrationThrottled(THROTTLED, wait)
     if await store.oauth_clients.unused_count(MAX_UNUSED_CLIENTS) >= MAX_UNUSED_CLIENTS:
         raise RegistrationThrottled(
             "too many registered clients are waiting for their first use", FULL_RETRY_S

@@ -9,8 +9,9 @@ with; elsewhere (tests, scripts) in one thread. Callers queue here. Per key, the
 that read sentences (rules.prepare, rules.execute) declare a cost, so each key gets one reading
 at a time and a budget a minute (``resolvers.throttle``).
 
-Measured (``bench/attacks.py``, six keys reading back to back): another workspace's search
-p50/p95 went 9/17 → 12/34 ms with the child process, against 8/12 → 40/195 ms with a thread.
+Measured (``bench/attacks.py``, six keys reading back to back for 10 s, load 2–3 on two
+cores): another workspace's search p50/p95 went 7/12 → 12/29 ms with the child process (about
+70 MB), against 8/12 → 40/195 ms with a thread.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from engines.outbound import OutboundPolicy
@@ -19,6 +19,17 @@ LOOPBACK_FAKES = "127.0.0.1"
 def loopback_fakes() -> OutboundPolicy:
     """A policy admitting the tests' fake servers on 127.0.0.1 (and nothing else private)."""
     return OutboundPolicy.from_setting(LOOPBACK_FAKES)
+
+
+def resolving(answers: dict[str, list[str]]) -> Callable[[str, int], list[str]]:
+    """A resolver (DNS) answering from ``answers``; any other name does not exist."""
+
+    def resolve(host: str, port: int) -> list[str]:
+        if host not in answers:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return answers[host]
+
+    return resolve
 
 
 @contextmanager

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import socket
 import ssl
 import threading
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from app.config import ConfigError, Settings
 from engines.connectors.errors import ConnectorError
 from engines.connectors.imap import ImapMailbox
 from engines.outbound import OutboundPolicy, Unreachable, unreachable_text
-from tests.outbound import FAILURES, target
+from tests.outbound import FAILURES, resolving, target
 
 
 @dataclass
@@ -153,22 +152,8 @@ def test_a_save_time_check_reads_every_notation_without_dns() -> None:
     assert OutboundPolicy.allowing(["127.0.0.1"]).literal_refusal("127.1") is None
 
 
-def fixed(answers: dict[str, list[str]]) -> Any:
-    """A resolver answering from ``answers`` and counting its calls."""
-    calls: list[str] = []
-
-    def resolve(host: str, port: int) -> list[str]:
-        calls.append(host)
-        if host not in answers:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return answers[host]
-
-    resolve.calls = calls  # type: ignore[attr-defined]
-    return resolve
-
-
 def test_public_answers_pass_and_one_private_answer_refuses_the_host() -> None:
-    resolver = fixed(
+    resolver = resolving(
         {
             "public.test": ["93.184.215.14", "2606:4700::1111"],
             "mixed.test": ["93.184.215.14", "10.1.2.3"],
@@ -274,7 +259,7 @@ async def test_tls_names_the_host_while_the_socket_goes_to_the_checked_address(
     server_context.load_cert_chain(cert_path, key_path)
     trust = ssl.create_default_context(cafile=str(cert_path))
     with site("127.0.0.1", "secure", context=server_context) as secure:
-        resolver = fixed({"pinned.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
+        resolver = resolving({"pinned.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
         policy = OutboundPolicy.allowing(["127.0.0.1"], resolver=resolver)
         async with policy.http_client(timeout=5, verify=trust) as client:
             answer = await client.get(f"https://pinned.test:{secure.port}/")

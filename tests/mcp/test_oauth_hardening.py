@@ -147,6 +147,28 @@ async def test_registration_is_rate_limited_per_address(app: Starlette, store: S
     assert indexes["unused_ttl"]["expireAfterSeconds"] == 0
 
 
+async def test_a_refused_address_is_answered_without_asking_the_store(
+    app: Starlette, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    counted = store.oauth_clients.registered_since
+
+    async def counting(*args: Any) -> Any:
+        reads.append("read")
+        return await counted(*args)
+
+    monkeypatch.setattr(store.oauth_clients, "registered_since", counting)
+    async with client_at(app, "198.51.100.30") as flooding:
+        for _ in range(REGISTRATIONS_PER_ADDRESS):
+            assert (await flooding.post("/v1/oauth/register", json=registration())).is_success
+        answers = [
+            await flooding.post("/v1/oauth/register", json=registration()) for _ in range(50)
+        ]
+    assert {a.status_code for a in answers} == {429}
+    assert len(reads) == REGISTRATIONS_PER_ADDRESS + 1  # the first refusal read; 49 did not
+    assert len({a.headers["retry-after"] for a in answers}) <= 2  # the same wait, counting down
+
+
 async def test_a_client_never_used_expires_and_a_used_one_stays(
     http: httpx.AsyncClient, store: Store, person: Tenant
 ) -> None:

@@ -5,20 +5,16 @@ relay and the language model are reached only if the policy admits them, and eac
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
-from aiosmtpd.controller import Controller
 
 from app.config import Settings
 from app.main import create_app
 from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
-from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.context import Services
@@ -26,10 +22,12 @@ from resolvers.registry import Registry
 from resolvers.rule_runner import run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import doc
+from tests.outbound import resolving
 from tests.rules.local_servers import Recorder, chat_completion, serve
 from tests.rules.test_firing import rule_stats
-from tests.rules.test_notifications import PROCESSED, Inbox, execute
+from tests.rules.test_notifications import PROCESSED, Inbox, execute, smtp
 
+__all__ = ["smtp"]  # the relay fixture of test_notifications, used here too
 THIS_MACHINE = ["127.0.0.1", "127.1", "2130706433", "0x7f.1", "0", "localhost", "[::1]"]
 
 
@@ -65,15 +63,6 @@ async def test_a_webhook_on_this_machine_is_refused_when_saved(
     assert any("webhooks go to public addresses" in warning for warning in warnings)
 
 
-def resolving(answers: dict[str, list[str]]) -> Any:
-    def resolve(host: str, port: int) -> list[str]:
-        if host not in answers:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return answers[host]
-
-    return resolve
-
-
 async def test_a_webhook_whose_name_leads_inside_is_not_called(
     client: httpx.AsyncClient,
     alice: Tenant,
@@ -104,27 +93,15 @@ async def test_a_webhook_whose_name_leads_inside_is_not_called(
     assert (await rule_stats(client, alice, saved["rule"]["id"]))["lastError"] == expected
 
 
-@pytest.fixture
-def relay() -> Iterator[tuple[Inbox, int]]:
-    inbox = Inbox()
-    port = free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield inbox, port
-    finally:
-        controller.stop()
-
-
 async def test_the_relay_is_reached_only_when_the_policy_admits_it(
-    client: httpx.AsyncClient, alice: Tenant, store: Store, relay: tuple[Inbox, int]
+    client: httpx.AsyncClient, alice: Tenant, store: Store, smtp: tuple[Inbox, int]
 ) -> None:
-    inbox, port = relay
+    inbox, port = smtp
     await store.documents.insert_many(alice.org_id, [doc("doc_m", merchant="Acme")])
     saved = await execute(client, alice, "Email finance@example.com when a receipt arrives")
-    smtp = SmtpConfig(host="127.0.0.1", port=port, starttls=False)
+    relay = SmtpConfig(host="127.0.0.1", port=port, starttls=False)
     strict = Services(
-        store=store, registry=build_registry(), automation=AutomationConfig(smtp=smtp)
+        store=store, registry=build_registry(), automation=AutomationConfig(smtp=relay)
     )
     await run_document_rules(strict, alice.org_id, "doc_m", PROCESSED)
     assert inbox.messages == []
@@ -135,7 +112,7 @@ async def test_the_relay_is_reached_only_when_the_policy_admits_it(
     admitted = Services(
         store=store,
         registry=build_registry(),
-        automation=AutomationConfig(smtp=smtp),
+        automation=AutomationConfig(smtp=relay),
         outbound=OutboundPolicy.allowing(["127.0.0.1"]),
     )
     await store.documents.insert_many(alice.org_id, [doc("doc_m2", merchant="Acme")])

@@ -5,12 +5,9 @@ nothing; the allow-list lets the tests' own servers through. Wire tests (a real 
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -30,9 +27,10 @@ from tests.sources.conftest import (
     source_settings,
     stored,
 )
-from tests.sources.dovecot import Imap, dovecot_binary, running_dovecot
+from tests.sources.dovecot import Imap, dovecot_binary
 from tests.sources.fake_graph import VERSION, GraphState, document_message, fake_graph, webhook
 from tests.sources.mail import message
+from tests.sources.test_mailboxes import PASSWORD, USER, imap
 from tests.sources.test_whatsapp import ALICE_PHONE, deliver
 
 pytestmark = [
@@ -41,17 +39,9 @@ pytestmark = [
         dovecot_binary() is None, reason="dovecot is not installed (make imap-deps)"
     ),
 ]
-USER, PASSWORD = "carol@mail.test", "app-password-3"
+__all__ = ["imap"]  # test_mailboxes' Dovecot fixture, one server for this module too
 # How a tenant may spell the machine the server runs on.
 THIS_MACHINE = ["127.0.0.1", "127.1", "2130706433", "0x7f.1", "0", "localhost"]
-
-
-@pytest.fixture(scope="module")
-def imap() -> Iterator[Imap]:
-    root = Path(tempfile.mkdtemp(prefix="fincap-imap-"))
-    os.chmod(root, 0o755)
-    with running_dovecot(root, {USER: PASSWORD}) as server:
-        yield server
 
 
 @pytest.fixture
