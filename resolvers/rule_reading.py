@@ -63,7 +63,7 @@ class RuleReader:
 
     def shutdown(self) -> None:
         if self._process is not None:
-            self._process.shutdown(wait=False, cancel_futures=True)
+            self._process.shutdown(wait=True, cancel_futures=True)
             self._process = None
 
 
