@@ -107,19 +107,25 @@ def _literal_values(annotation: Any) -> tuple[Any, ...] | None:
 class GetApproval(CapabilityInput):
     """Input of approvals.get."""
 
-    approvalRequestId: str = Field(min_length=1, max_length=100)
+    approvalRequestId: str = Field(
+        min_length=1, max_length=100, description="Approval request id (apr_…)"
+    )
 
 
 class ApproveRequest(CapabilityInput):
     """Input of approvals.approve."""
 
-    approvalRequestId: str = Field(min_length=1, max_length=100)
+    approvalRequestId: str = Field(
+        min_length=1, max_length=100, description="Approval request id (apr_…)"
+    )
 
 
 class RejectRequest(CapabilityInput):
     """Input of approvals.reject."""
 
-    approvalRequestId: str = Field(min_length=1, max_length=100)
+    approvalRequestId: str = Field(
+        min_length=1, max_length=100, description="Approval request id (apr_…)"
+    )
     message: str | None = Field(
         default=None, min_length=1, max_length=500, description="Why it was rejected"
     )
