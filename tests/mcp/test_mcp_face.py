@@ -3,6 +3,7 @@ calls through the same ``invoke()`` as REST."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -50,13 +51,22 @@ async def test_open_methods_need_no_token(http: httpx.AsyncClient, registry: Reg
     assert "documents_bulk_edit" in by_name and "documents_search" in by_name
     search = by_name["documents_search"]
     spec = next(s for s in registry if s.slug == "documents.search")
-    assert search["description"] == spec.description
-    assert search["inputSchema"] == spec.input.model_json_schema()
-    assert search["outputSchema"] == spec.output.model_json_schema()
+    # The capability's description, naming other capabilities by their tool names.
+    assert search["description"].startswith(spec.description.split("\n")[0])
+    assert "documents.search" not in json.dumps(listed)
+    # Its input schema, compact: the same properties, no titles, the where clause defined once.
+    source = spec.input.model_json_schema()
+    assert set(search["inputSchema"]["properties"]) == set(source["properties"])
+    assert '"title"' not in json.dumps(search["inputSchema"])
+    assert set(search["inputSchema"]["$defs"]) == {"WhereClause", "WhereCondition"}
+    # Records have no output schema; computed answers (documents_count) do.
+    assert "outputSchema" not in search
+    assert "preferredTotal" in by_name["documents_count"]["outputSchema"]["properties"]
     assert search["annotations"]["readOnlyHint"] is True
-    assert search["annotations"]["idempotentHint"] is True
     delete = by_name["documents_delete"]["annotations"]
-    assert delete["destructiveHint"] is True and delete["readOnlyHint"] is False
+    # Hints only where they differ from the protocol defaults (not read-only, destructive).
+    assert delete.get("readOnlyHint", False) is False and delete.get("destructiveHint", True)
+    assert by_name["documents_update"]["annotations"]["destructiveHint"] is False
 
 
 async def test_tools_call_without_a_token_is_401_with_discovery(
