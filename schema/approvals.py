@@ -185,17 +185,16 @@ class ConfigureApproval(CapabilityInput):
         min_length=3,
         max_length=100,
         pattern=r"^[a-z][a-z-]*\.[a-z][a-zA-Z-]*$",
-        description="resource.action of a gateable capability, e.g. integrations.send (with gated)",
+        description="The slug of a gateable capability, e.g. `integrations.send` (with gated)",
     )
     gated: Boolean | None = Field(
         default=None,
-        description="With capabilitySlug: true, execute-mode calls wait for an owner or admin; "
-        "false, they run at once",
+        description="With capabilitySlug: true gates its execute-mode calls; false runs them at "
+        "once",
     )
     requireOtherApprover: Boolean | None = Field(
         default=None,
-        description="true: a request must be approved by an owner or admin other than its "
-        "requester; false (the default): owners and admins may approve their own requests",
+        description="true: an owner or admin other than the requester must approve",
     )
 
 

@@ -32,7 +32,7 @@ OPS_BY_TYPE: dict[FieldType, tuple[WhereOp, ...]] = {
 }
 # How each type's values are written, for people and assistants composing a clause.
 VALUES_BY_TYPE: dict[FieldType, str] = {
-    "money": "decimal, 2 places at most",
+    "money": "decimal, 2 places",
     "number": "number",
     "date": "YYYY-MM-DD",
     "string": "eq exact, regex case-insensitive",
@@ -97,8 +97,8 @@ def describe_where(fields: Mapping[str, Filterable], example: Mapping[str, Any])
     )
     upper = [name for name, spec in fields.items() if spec.upper]
     return (
-        f"Filter. Fields by type, {groups}. Ops: {_ops(list(by_type))}. Codes upper-cased for you "
-        f"({', '.join(_grouped(upper))}). Example: {json.dumps(example, separators=(',', ':'))}"
+        f"Filter on fields by type: {groups}. Ops: {_ops(list(by_type))}. Upper-cased for you: "
+        f"{', '.join(_grouped(upper))}. Example: {json.dumps(example, separators=(',', ':'))}"
     )
 
 
@@ -111,17 +111,17 @@ class WhereCondition(BaseModel):
         default=None,
         min_length=1,
         max_length=100,
-        description="Field to test (the where description lists them with their types)",
+        description="A field the where description lists",
     )
-    op: WhereOp | None = Field(default=None, description="Operator; each field type takes some")
+    op: WhereOp | None = Field(default=None, description="An operator the field's type takes")
     value: Any = Field(
         default=None,
-        description="Compared value: array for in/nin, boolean for exists, "
-        "plain pattern for regex (case-insensitive, no inline flags)",
+        description="Array for in/nin, true|false for exists, a pattern for regex (no inline "
+        "flags)",
     )
-    logic: WhereLogic | None = Field(default=None, description="Nested group only: and / or")
+    logic: WhereLogic | None = Field(default=None, description="Nested group: and|or")
     conditions: list[WhereCondition] | None = Field(
-        default=None, min_length=1, max_length=50, description="Nested group only"
+        default=None, min_length=1, max_length=50, description="Nested group: its conditions"
     )
 
     @model_validator(mode="after")

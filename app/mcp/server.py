@@ -58,43 +58,16 @@ PROTECTED_METHODS = frozenset({"tools/call", "resources/list", "resources/read"}
 SELECTION_KEY = "mcp_selection"
 READ_DOCUMENTS = ("read_documents",)
 
-CONTEXT_OUTPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "userId": {"type": "string", "description": "The signed-in user (usr_…)"},
-        "email": {"type": "string", "description": "Their e-mail address"},
-        "credential": {"enum": ["oauth", "api_key"], "description": "What this connection uses"},
-        "workspace": {
-            "type": ["object", "null"],
-            "description": "Where calls act; null: an API key of several workspaces, none named",
-            "properties": {
-                "id": {"type": "string", "description": "Workspace id (org_…)"},
-                "name": {"type": "string", "description": "Its name"},
-                "role": {"enum": ["owner", "admin", "member"], "description": "Your role"},
-            },
-        },
-        "scopes": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "What the credential may do (all: everything)",
-        },
-        "clientId": {"type": "string", "description": "The OAuth client acting for the user"},
-        "tokenExpiresAt": {"type": "integer", "description": "Token expiry, Unix seconds"},
-    },
-    "required": ["userId", "credential", "workspace", "scopes"],
-}
-
 CONTEXT = Entry(
     types.Tool(
         name=CONTEXT_TOOL,
-        title="Workspace: get context",
-        description="Who and where this connection acts: the user, the workspace calls act in "
-        "and your role there, the credential's scopes and (OAuth) when the token expires. "
-        "Call it first. To act in another workspace, authorize again (OAuth) or send "
-        "X-Service-Org-Id (API key).",
-        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-        output_schema=CONTEXT_OUTPUT,
-        annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        description="Call it first: who and where this connection acts. Returns userId, email, "
+        "credential (oauth|api_key), workspace {id, name, role} (null: a key of several "
+        "workspaces naming none), scopes, and (OAuth) clientId, tokenExpiresAt. Another "
+        "workspace: authorize again (OAuth) or send X-Service-Org-Id (API key).",
+        # No output schema: the description names every field (see app.mcp.tools).
+        input_schema={"type": "object"},
+        annotations=types.ToolAnnotations(read_only_hint=True),
     ),
     toolset="workspaces",
     read_only=True,

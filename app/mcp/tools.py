@@ -5,11 +5,12 @@ A tool is the capability's name (slug with ``.`` and ``-`` as ``_``), a title, i
 schema in the compact form of ``app.mcp.schemas``, and hints from its effect.
 
 **Output schemas only where they carry meaning.** A tool publishes an ``outputSchema`` when its
-result is a computed answer whose figures need their meaning stated (which currency a total is
-in, what was converted at which rate): documents_count, currency_convert, and the native
-workspace_get_context. Tools that return records (documents, rules, members, approvals,
-billing accounts) publish none: their descriptions name the fields that matter, every result
-carries ``structuredContent`` and the same JSON as text, and their schemas would be most of the
+result is a computed answer whose figures need their meaning stated and its description
+cannot say it in a sentence (which currency each total is in, what the converted total leaves
+out): documents_count. Tools that return records (documents, rules, members, approvals,
+billing accounts) or self-explaining answers (currency_convert: amount, rate, rateDate) publish
+none: their descriptions name the fields that matter, every result carries
+``structuredContent`` and the same JSON as text, and their schemas would be most of the
 listing (a document's is 10 KB, and five tools returned one).
 
 **Toolsets** are the resources of the registry (``documents``, ``files``, ``rules``, …): the
@@ -29,18 +30,18 @@ from app.mcp.schemas import compact
 from resolvers.registry import CapabilitySpec, Registry
 
 CONTEXT_TOOL = "workspace_get_context"
+# A line break inside a paragraph (not a blank line between two).
+PARAGRAPH = re.compile(r"(?<!\n)\n(?!\n)")
 # Results that are answers to compute with, not records (see the module's rule).
-OUTPUT_SCHEMA_SLUGS = frozenset({"documents.count", "currency.convert"})
+OUTPUT_SCHEMA_SLUGS = frozenset({"documents.count"})
+# A capability that gives null a meaning of its own ("null clears a field") says so in its
+# description; for the others null is the same as leaving an argument out.
+NULL_SAID = re.compile(r"\bnull\b")
 
 
 def tool_name(slug: str) -> str:
     """``documents.bulk-edit`` → ``documents_bulk_edit``."""
     return slug.replace(".", "_").replace("-", "_")
-
-
-def tool_title(slug: str) -> str:
-    resource, _, action = slug.partition(".")
-    return f"{resource.replace('-', ' ').capitalize()}: {action.replace('-', ' ')}"
 
 
 def toolset_of(slug: str) -> str:
@@ -50,11 +51,12 @@ def toolset_of(slug: str) -> str:
 
 def hints(effect: str) -> types.ToolAnnotations:
     """What a client may assume about a call, stated only where it differs from the
-    protocol's defaults (not read-only, destructive, not idempotent, open world)."""
+    protocol's defaults (not read-only, destructive, not idempotent, open world). The open
+    world stays the default: some tools reach mail servers and accounting products."""
     if effect == "read":
-        return types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+        return types.ToolAnnotations(read_only_hint=True)
     # A write repeated may queue or change twice: not idempotent (the default).
-    return types.ToolAnnotations(destructive_hint=effect == "destructive", open_world_hint=False)
+    return types.ToolAnnotations(destructive_hint=effect == "destructive")
 
 
 class Naming:
@@ -65,11 +67,15 @@ class Naming:
     def __init__(self, registry: Registry) -> None:
         slugs = sorted((spec.slug for spec in registry), key=len, reverse=True)
         self._slug = re.compile(
-            r"(?<![\w.-])(" + "|".join(re.escape(slug) for slug in slugs) + r")(?![\w-])"
+            # Not a slug in backquotes: a value to send as it is (approvals_configure's).
+            r"(?<![\w.`-])(" + "|".join(re.escape(slug) for slug in slugs) + r")(?![\w`-])"
         )
 
     def __call__(self, text: str) -> str:
-        return self._slug.sub(lambda found: tool_name(found.group(1)), text).replace("``", "`")
+        named = self._slug.sub(lambda found: tool_name(found.group(1)), text).replace("``", "`")
+        # Docstrings wrap at 100 columns; a model reads paragraphs, so lines join (each
+        # newline escaped in JSON costs two bytes).
+        return PARAGRAPH.sub(" ", named)
 
 
 @dataclass(frozen=True)
@@ -90,12 +96,17 @@ class Entry:
 def tool_of(spec: CapabilitySpec, naming: Naming) -> types.Tool:
     output: dict[str, Any] | None = None
     if spec.slug in OUTPUT_SCHEMA_SLUGS:
-        output = compact(spec.output.model_json_schema(), naming)
+        # What the result holds as sent (Money is a JSON number), not what an input accepts.
+        output = compact(spec.output.model_json_schema(mode="serialization"), naming)
+    # No title: it would only repeat the name ("Documents: search"); clients show the name.
     return types.Tool(
         name=tool_name(spec.slug),
-        title=tool_title(spec.slug),
         description=naming(spec.description),
-        input_schema=compact(spec.input.model_json_schema(), naming),
+        input_schema=compact(
+            spec.input.model_json_schema(),
+            naming,
+            null_is_absent=NULL_SAID.search(spec.description) is None,
+        ),
         output_schema=output,
         annotations=hints(spec.effect),
     )
