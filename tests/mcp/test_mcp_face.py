@@ -84,7 +84,7 @@ async def test_tools_call_without_a_token_is_401_with_discovery(
     wrong = await rpc(http, "tools/call", {"name": "documents_search"}, token="fat_nope")
     assert wrong.status_code == 401
     assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
-    # An API key is for REST and the CLI: MCP wants an OAuth token (spec §5).
+    # Streamable HTTP without sessions: no GET stream, nothing to DELETE.
     assert (await http.get("/mcp")).status_code == 405
     assert (await http.delete("/mcp")).headers["allow"] == "POST"
 
