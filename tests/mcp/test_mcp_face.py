@@ -4,9 +4,11 @@ calls through the same ``invoke()`` as REST."""
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from typing import Any
 
 import httpx
+import pytest
 
 from app.mcp.server import INSUFFICIENT_SCOPE, tool_name
 from resolvers.registry import Registry
@@ -129,3 +131,24 @@ async def test_tools_call_runs_invoke_in_the_tokens_workspace(
     assert context["scopes"] == ["read_documents", "write_documents"]
     assert context["clientId"] == tokens["client_id"]
     assert context["tokenExpiresAt"] > 0
+
+
+@pytest.mark.parametrize("protocol", ["2025-06-18", "2025-11-25"])
+async def test_the_server_introduces_itself(http: httpx.AsyncClient, protocol: str) -> None:
+    init = await rpc(http, "initialize", {
+        "protocolVersion": protocol, "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    })  # fmt: skip
+    result = init.json()["result"]
+    assert result["protocolVersion"] == protocol
+    info = result["serverInfo"]
+    # The installed package's version, as /healthz shows it (it was empty).
+    assert info["name"] == "fincap" and info["version"] == version("fincap") != ""
+    assert (await http.get("/healthz")).json()["version"] == info["version"]
+    assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
+    # Short instructions: what fincap is, how the workspace is chosen, where to start.
+    instructions = result["instructions"]
+    assert len(instructions) < 1500
+    assert "receipts and invoices" in instructions
+    assert "X-Service-Org-Id" in instructions and "workspace_get_context" in instructions
+    assert "YYYY-MM-DD" in instructions and "ISO 4217" in instructions
