@@ -15,6 +15,7 @@ from mongomock_motor import AsyncMongoMockClient
 
 from app.config import Settings
 from app.main import create_app
+from persistence.client import connect
 from persistence.store import Store
 from resolvers import accounts, build_registry
 from resolvers.oauth import set_password
@@ -39,7 +40,9 @@ class Live:
 
 
 @contextmanager
-def live_server() -> Iterator[Live]:
+def live_server(mongo_uri: str | None = None) -> Iterator[Live]:
+    """The app on a socket; its store in memory, or on ``mongo_uri`` (the embedded server of
+    the wire tests: originals live in GridFS, which the in-memory store lacks)."""
     # Bound now and handed to uvicorn: no other process can take the port in between.
     sock = bound_socket()
     port = sock.getsockname()[1]
@@ -48,7 +51,14 @@ def live_server() -> Iterator[Live]:
 
     async def serve() -> None:
         try:
-            store = Store(AsyncMongoMockClient(tz_aware=True)[f"fincap_{uuid.uuid4().hex[:8]}"])
+            name = f"fincap_{uuid.uuid4().hex[:8]}"
+            # The client is made here, on the server's loop, which motor binds it to.
+            database = (
+                connect(mongo_uri, name)[1]
+                if mongo_uri
+                else AsyncMongoMockClient(tz_aware=True)[name]
+            )
+            store = Store(database)
             await store.ensure_indexes()
             tenant = await accounts.bootstrap(store, EMAIL, "Live Co")
             await set_password(store, EMAIL, PASSWORD)
