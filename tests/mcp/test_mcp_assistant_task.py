@@ -13,17 +13,14 @@ from typing import Any
 
 import httpx2
 import pytest
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
 from persistence.embedded import EmbeddedServer
 from persistence.ids import new_id
 from persistence.store import Store
-from tests.mcp import oauth_client as oc
 from tests.mcp.live import Live, live_server
-from tests.mcp.test_mcp_socket import MemoryStorage, Person, structured
+from tests.mcp.test_mcp_socket import MemoryStorage, Person, signing_in, structured
 from tests.sources.conftest import fixture
 
 pytestmark = pytest.mark.wire
@@ -75,20 +72,7 @@ async def test_an_assistant_totals_last_months_spend_and_reads_an_original(live:
     document_id = live.run(plant(live.store, live.org_id, receipt))
     person = Person(live.base, live.org_id)
     storage = MemoryStorage()
-    auth = OAuthClientProvider(
-        server_url=f"{live.base}/mcp",
-        client_metadata=OAuthClientMetadata(
-            client_name="Assistant",
-            redirect_uris=[oc.REDIRECT_URI],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            scope="read_documents",
-            token_endpoint_auth_method="none",
-        ),
-        storage=storage,
-        redirect_handler=person.open,
-        callback_handler=person.callback,
-    )
+    auth = signing_in(live, person, storage, "Assistant")
     async with (
         httpx2.AsyncClient(auth=auth, timeout=30) as http,
         streamable_http_client(f"{live.base}/mcp", http_client=http) as (read, write),
