@@ -83,17 +83,20 @@ def result_of(value: dict[str, Any]) -> types.CallToolResult:
     )
 
 
-APPROVAL_TOOLS = ("approvals_get", "approvals_approve", "approvals_reject")
+# The capabilities that review a gated call, named as tools the way every tool is named.
+APPROVAL_SLUGS = ("approvals.get", "approvals.approve", "approvals.reject")
+APPROVAL_TOOLS = tuple(tool_name(slug) for slug in APPROVAL_SLUGS)
 
 
 def approval_result(value: dict[str, Any]) -> types.CallToolResult:
     """A gated call's answer, naming the tools that review it (decisions.md, MCP)."""
     value = {**value, "nextTools": list(APPROVAL_TOOLS)}
     request_id = value.get("approvalRequestId")
+    show, run, drop = APPROVAL_TOOLS
     note = (
         "Nothing ran yet: this call needs approval by an owner or admin of the workspace. "
-        f"Show it with approvals_get, run it with approvals_approve or drop it with "
-        f'approvals_reject, each with {{"approvalRequestId": "{request_id}"}}.'
+        f"Show it with {show}, run it with {run} or drop it with "
+        f'{drop}, each with {{"approvalRequestId": "{request_id}"}}.'
     )
     result = result_of(value)
     result.content.append(types.TextContent(type="text", text=note))
@@ -129,6 +132,11 @@ def signed_in(request: Request) -> Caller:
 def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
     """The SDK server with fincap's tools, resources and prompts (built once per app)."""
     catalog = Catalog(registry, [CONTEXT])
+    if any(spec.approval for spec in registry):
+        # A gated call's answer names these tools; they must be tools of this server.
+        missing = [slug for slug in APPROVAL_SLUGS if registry.get(slug) is None]
+        if missing:
+            raise ValueError(f"gated capabilities, but no {', '.join(missing)} to review them")
     documents = DocumentResources(registry) if registry.get("documents.get") else None
 
     async def list_tools(
