@@ -2,14 +2,19 @@
 
 The registry's models give pydantic's JSON Schema (draft 2020-12), which every face shares.
 An assistant pays for every byte of it in every conversation, so the MCP face writes the same
-schema more tightly. It never accepts less than the capability does; it accepts more only
-where the capability's own 400 names the field and the reason (the first three points):
+schema more tightly. Where the tool schema accepts more than the capability, the capability's
+own 400 names the field and the reason; it accepts less only where a call loses nothing (null
+where null means leaving the argument out):
 
 - no length bound a sensible call never nears: a minimum of 1 (an empty string or list) and a
   maximum of ``LONG`` characters or items or more (ids, names, free text); shorter bounds stay;
 - no ``additionalProperties: false`` on the call's own arguments: an unknown argument is
-  refused by name (nested objects keep it: there it tells what the object holds);
-
+  refused naming the known ones (nested objects keep it: there it tells what the object holds);
+- a decimal (a bounded number or a string of digits) is one ``[number, string]`` schema with
+  the strings' pattern, without the number's bounds;
+- null goes where it means what leaving the argument out means: in every tool whose
+  capability does not say what null does (documents_update says "null clears a field",
+  integrations_configure "null removes a mapping": theirs stay);
 - ``title`` goes where it only repeats a name: pydantic titles each property after its key
   (``limit`` gets ``"Limit"``) and each model after its class; the schema's own description
   goes too (``"Input of documents.search."``: the tool's description describes the call);
@@ -17,14 +22,11 @@ where the capability's own 400 names the field and the reason (the first three p
 - a named value type (a subschema titled by its type, such as ``Money``) used more than once
   moves to ``$defs`` and each use becomes a ``$ref``, as pydantic already does for models;
   used once, it stays inline, untitled;
-- a decimal (a bounded number or a string of digits) is one ``[number, string]`` schema with
-  the strings' pattern, without the number's bounds (a capability's 400 names the field);
 - a definition in ``$defs`` has no description of its own: each place using it has one;
 - ``anyOf: [{type: T, …}, {type: null}]`` becomes ``{type: [T, "null"], …}``, and an enum
-  lists its values without a ``type``;
-- null goes altogether where it means what leaving the argument out means: in every tool
-  whose capability does not say what null does (documents_update says "null clears a field";
-  integrations_configure "null removes a mapping": theirs stay).
+  lists its values (null among them) without a ``type``;
+- "one of these must be set" branches keep only ``required`` (the types are stated where the
+  properties are).
 
 ``$ref``/``$defs`` are first-class in tool schemas from the 2026-07-28 specification (JSON
 Schema 2020-12 is the default dialect, as in 2025-11-25); the official Python client validates
