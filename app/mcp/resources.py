@@ -122,8 +122,14 @@ class DocumentResources:
                 ctx = await authorize(
                     credentials, services, ("read_documents",), needs_workspace=True
                 )
-                file_ref, chunks = await open_original(ctx, document_id)
-                content = await self._blob(uri, document_id, file_ref, chunks, services.base_url)
+                # An original is held in memory while it is encoded (up to 5 MB, a third more
+                # as base64): one at a time per key, as expensive capabilities run, so parallel
+                # reads cannot add up (429 for the second meanwhile). No budget is spent.
+                with services.expensive_calls.slot(ctx.principal.key_id, ORIGINAL, cost=0):
+                    file_ref, chunks = await open_original(ctx, document_id)
+                    content = await self._blob(
+                        uri, document_id, file_ref, chunks, services.base_url
+                    )
                 return types.ReadResourceResult(contents=[content])
             result = await invoke(
                 self.registry, "documents.get", {"id": document_id}, credentials, services

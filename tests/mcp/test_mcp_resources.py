@@ -135,3 +135,18 @@ async def test_prompts_are_written_out_for_their_arguments(
     assert "documentId" in needs.json()["error"]["message"]
     unknown = await post(http, "prompts/get", {"name": "taxes", "arguments": {}})
     assert "review_spend" in unknown.json()["error"]["message"]
+
+
+async def test_one_original_at_a_time_per_key(
+    http: httpx.AsyncClient, wire_store: Store, alice: Tenant
+) -> None:
+    """A second read while one runs is refused at once (memory: an original is held whole)."""
+    document_id = await plant(wire_store, alice)
+    key = await wire_store.api_keys.find_active(alice.api_key)
+    assert key is not None
+    gate = http._transport.app.state.services.expensive_calls  # type: ignore[attr-defined]
+    with gate.slot(key["_id"], "a read already running", cost=0):
+        busy = (await read(http, alice, f"fincap://documents/{document_id}/original"))["error"]
+    assert "already running" in busy["message"]
+    done = (await read(http, alice, f"fincap://documents/{document_id}/original"))["result"]
+    assert base64.b64decode(done["contents"][0]["blob"]) == PNG
