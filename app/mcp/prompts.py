@@ -18,6 +18,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+DOCUMENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 
 def call(tool: str, arguments: dict[str, Any]) -> str:
@@ -110,6 +111,11 @@ def unexported_receipts(arguments: dict[str, str], today: date) -> str:
 
 def check_document(arguments: dict[str, str], today: date) -> str:
     document = arguments.get("documentId") or ""
+    if DOCUMENT_ID.match(document) is None:  # it is written into the text: an id, not prose
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"documentId is a document id such as doc_…; got {document[:40]!r}",
+        )
     return "\n".join(
         [
             f"Check how well document {document} was read.",

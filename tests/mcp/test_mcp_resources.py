@@ -133,6 +133,10 @@ async def test_prompts_are_written_out_for_their_arguments(
     assert bad.json()["error"]["code"] == -32602 and "YYYY-MM" in bad.json()["error"]["message"]
     needs = await post(http, "prompts/get", {"name": "check_document", "arguments": {}})
     assert "documentId" in needs.json()["error"]["message"]
+    prose = {"name": "check_document", "arguments": {"documentId": "x" * 5000}}
+    assert "document id" in (await post(http, "prompts/get", prose)).json()["error"]["message"]
+    fine = {"name": "check_document", "arguments": {"documentId": "doc_1"}}
+    assert "documents_get" in (await post(http, "prompts/get", fine)).text
     unknown = await post(http, "prompts/get", {"name": "taxes", "arguments": {}})
     assert "review_spend" in unknown.json()["error"]["message"]
 
