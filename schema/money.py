@@ -26,11 +26,9 @@ _as_json_number = PlainSerializer(
 )
 
 
-def decimal_input(name: str, integer_digits: int, places: int) -> tuple[Any, ...]:
+def decimal_input(integer_digits: int, places: int) -> tuple[Any, ...]:
     """Validation and JSON Schema of an input decimal with at most ``integer_digits`` before
-    the point and ``places`` after: a JSON number, or a string matching the schema's pattern.
-    ``name`` titles the schema, so a schema that uses the type more than once can define it
-    once (the MCP face does)."""
+    the point and ``places`` after: a JSON number, or a string matching the schema's pattern."""
     pattern = rf"^-?[0-9]{{1,{integer_digits}}}(\.[0-9]{{1,{places}}})?$"
     matcher = re.compile(pattern)
     largest = float(Decimal(10) ** integer_digits - Decimal(1).scaleb(-places))
@@ -47,7 +45,6 @@ def decimal_input(name: str, integer_digits: int, places: int) -> tuple[Any, ...
         return value
 
     schema = {
-        "title": name,
         "anyOf": [
             {
                 "type": "number",
@@ -56,7 +53,7 @@ def decimal_input(name: str, integer_digits: int, places: int) -> tuple[Any, ...
                 "description": f"at most {places} decimal places",
             },
             {"type": "string", "pattern": pattern},
-        ],
+        ]
     }
     return (
         Field(max_digits=integer_digits + places, decimal_places=places, allow_inf_nan=False),
@@ -66,7 +63,7 @@ def decimal_input(name: str, integer_digits: int, places: int) -> tuple[Any, ...
     )
 
 
-Money = Annotated[Decimal, *decimal_input("Money", 13, 2)]
+Money = Annotated[Decimal, *decimal_input(13, 2)]
 """An amount of money: up to 13 integer digits and 2 decimals."""
 
 ConvertedMoney = Annotated[
@@ -80,5 +77,5 @@ ConvertedMoney = Annotated[
 number, digits beyond the 15th significant one are those of the nearest binary float; GraphQL
 returns the exact decimal as a string."""
 
-Quantity = Annotated[Decimal, *decimal_input("Quantity", 11, 4)]
+Quantity = Annotated[Decimal, *decimal_input(11, 4)]
 """A quantity or unit price: up to 4 decimals (fuel prices, weights)."""

@@ -15,14 +15,13 @@ where null means leaving the argument out):
 - null goes where it means what leaving the argument out means: in every tool whose
   capability does not say what null does (documents_update says "null clears a field",
   integrations_configure "null removes a mapping": theirs stay);
-- ``title`` goes where it only repeats a name: pydantic titles each property after its key
-  (``limit`` gets ``"Limit"``) and each model after its class; the schema's own description
-  goes too (``"Input of documents.search."``: the tool's description describes the call);
+- ``title`` goes: pydantic titles each property after its key (``limit`` gets ``"Limit"``) and
+  each model after its class; the schema's own description goes too (``"Input of
+  documents.search."``: the tool's description describes the call);
 - ``default: null`` goes (a field not sent is left as it is: absent is not null);
-- a named value type (a subschema titled by its type, such as ``Money``) used more than once
-  moves to ``$defs`` and each use becomes a ``$ref``, as pydantic already does for models;
-  used once, it stays inline, untitled;
-- a definition in ``$defs`` has no description of its own: each place using it has one;
+- a model used by the input (a where condition, a line item) stays defined once in ``$defs``
+  and referred to by ``$ref``, as pydantic writes it; its definition has no description of
+  its own: each place using it has one;
 - ``anyOf: [{type: T, …}, {type: null}]`` becomes ``{type: [T, "null"], …}``, and an enum
   lists its values (null among them) without a ``type``;
 - "one of these must be set" branches keep only ``required`` (the types are stated where the
@@ -35,7 +34,6 @@ with ``jsonschema``, and the MCP Inspector lists and calls such tools (tests/mcp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -66,9 +64,7 @@ def compact(
                 del out[low]
             if isinstance(out.get(high), int) and out[high] >= LONG:
                 del out[high]
-        title = out.get("title")
-        if "properties" in out or (key is not None and title == key.replace("_", " ").title()):
-            out.pop("title", None)
+        out.pop("title", None)  # pydantic's: a property's key title-cased, a model's class
         if isinstance(out.get("description"), str):
             out["description"] = describe(out["description"])
         return out
@@ -79,7 +75,6 @@ def compact(
         del top["additionalProperties"]
     if top.get("properties") == {}:  # a call without arguments: {"type": "object"} says it
         del top["properties"]
-    top = hoist_named_types(top)
     for name, shared in top.get("$defs", {}).items():
         # Each use is a property, described where it is used (tests/mcp hold every property
         # to having a description); the definition's own docstring would say it again.
@@ -105,51 +100,6 @@ def walk(node: Any, rewrite: Rewrite, key: str | None = None) -> Any:
     return rewrite(out, key)
 
 
-def named(node: Schema) -> str | None:
-    """The name of a named value type (its title), for a subschema that is one."""
-    title = node.get("title")
-    return title if isinstance(title, str) and "properties" not in node else None
-
-
-def definition(node: Schema) -> Schema:
-    """A named type's definition: the subschema without its title and the description of the
-    place it is used in."""
-    return {k: v for k, v in node.items() if k not in ("title", "description")}
-
-
-def hoist_named_types(top: Schema) -> Schema:
-    """Named types used more than once become ``$defs`` entries; every title left goes."""
-    forms: dict[str, list[str]] = {}
-
-    def collect(node: Schema, key: str | None) -> Schema:
-        if (name := named(node)) is not None:
-            forms.setdefault(name, []).append(json.dumps(definition(node), sort_keys=True))
-        return node
-
-    walk(top, collect)
-    # Two different types under one title stay inline: a $ref would say they were the same.
-    shared = {name for name, seen in forms.items() if len(seen) > 1 and len(set(seen)) == 1}
-    shared -= set(top.get("$defs", {}))
-    hoisted: dict[str, Schema] = {}
-
-    def swap(node: Schema, key: str | None) -> Schema:
-        name = named(node)
-        if name is None:
-            return node
-        if name not in shared:
-            return {k: v for k, v in node.items() if k != "title"}
-        hoisted.setdefault(name, definition(node))
-        ref: Schema = {"$ref": REF.format(name=name)}
-        if "description" in node:
-            ref["description"] = node["description"]
-        return ref
-
-    out = walk(top, swap)
-    if hoisted:
-        out["$defs"] = {**out.get("$defs", {}), **hoisted}
-    return out
-
-
 def nullable(node: Schema, null_is_absent: bool) -> Schema:
     """``anyOf: [{type: T, …}, {type: null}]`` → ``{type: [T, "null"], …}`` when the branch
     is a plain typed schema (``minLength`` and the like do not apply to null); an enum takes
@@ -170,8 +120,7 @@ def nullable(node: Schema, null_is_absent: bool) -> Schema:
         if not isinstance(other.get("type"), str):
             return node
         return {**rest, **other, "type": [other["type"], "null"]}
-    if (decimal := as_decimal(node)) is not None:
-        return decimal
+    node = as_decimal(node) or node
     if null_is_absent and isinstance(node.get("anyOf"), list):
         # "one of these must be set" branches ({properties: {x: {type: string}}, required:
         # [x]}): with null not sent, required says it; x's type is stated where x is.
@@ -194,25 +143,24 @@ def presence(branch: Any) -> Any:
 
 
 def as_decimal(node: Schema) -> Schema | None:
-    """A decimal input (``schema.money.decimal_input``: a bounded number, or a string of digits)
-    as one schema: ``{type: [number, string], pattern, description}``. The pattern still
-    holds strings to their digits; a number past the bounds is refused by the capability,
-    naming the field."""
+    """A decimal input (``schema.money.decimal_input``: a bounded number, or a string of
+    digits; maybe null) as one schema: ``{type: [number, string(, null)], pattern}``. The
+    pattern still holds strings to their digits; a number past the bounds or with too many
+    places is refused by the capability, naming the field."""
     branches = node.get("anyOf")
-    if not isinstance(branches, list) or len(branches) != 2:
+    if not isinstance(branches, list) or len(branches) not in (2, 3):
         return None
-    number, text = branches
-    if (
-        number.get("type") != "number"
-        or set(text) != {"type", "pattern"}
-        or text["type"] != "string"
-    ):
+    null = {"type": "null"}
+    number, text, *rest_branches = branches
+    if rest_branches not in ([], [null]):
         return None
+    if number.get("type") != "number" or set(text) != {"type", "pattern"}:
+        return None
+    if text["type"] != "string":
+        return None
+    kinds = ["number", "string", *(["null"] if rest_branches else [])]
     rest = {k: v for k, v in node.items() if k != "anyOf"}
-    merged: Schema = {"type": ["number", "string"], "pattern": text["pattern"]}
-    if "description" in number and "description" not in rest:
-        merged["description"] = number["description"]
-    return {**rest, **merged}
+    return {**rest, "type": kinds, "pattern": text["pattern"]}
 
 
 __all__ = ["compact", "walk"]
