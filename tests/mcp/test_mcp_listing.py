@@ -144,3 +144,23 @@ async def test_where_descriptions_list_fields_types_and_operators(
     assert "docType (receipt|invoice|other)" in text
     assert "gt gte lt lte in nin on money/date" in text and "regex on string" in text
     assert ("paymentStatus" in text) is (slug == "documents.search")  # count's set is narrower
+
+
+async def test_every_call_a_prompt_writes_out_is_valid(http: httpx.AsyncClient) -> None:
+    """The prompts spell out tool calls; each must pass its tool's listed schema (a renamed
+    argument or a changed enum would otherwise leave a prompt teaching a wrong call)."""
+    tools = {tool["name"]: tool for tool in (await listed(http))["result"]["tools"]}
+    prompts = (await rpc(http, "prompts/list")).json()["result"]["prompts"]
+    arguments = {"review_spend": {"month": "2026-02"}, "unexported_receipts": {},
+                 "check_document": {"documentId": "doc_1"}}  # fmt: skip
+    assert {prompt["name"] for prompt in prompts} == set(arguments)
+    seen = 0
+    for name, given in arguments.items():
+        got = await rpc(http, "prompts/get", {"name": name, "arguments": given})
+        text = got.json()["result"]["messages"][0]["content"]["text"]
+        for tool, call in re.findall(r"\b([a-z]+_[a-z_]+) (\{.*?\})(?=[ .\n]|$)", text):
+            schema = tools[tool]["inputSchema"]
+            errors = list(Draft202012Validator(schema).iter_errors(json.loads(call)))
+            assert errors == [], (name, tool, call, errors)
+            seen += 1
+    assert seen >= 7  # every call of the three prompts was found and checked
