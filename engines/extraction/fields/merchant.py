@@ -329,7 +329,7 @@ def is_name_like(name: str) -> bool:
 
 
 def _is_place(name: str) -> bool:
-    """A postcode and a listed city or state, or a listed city alone ("47200 Subang Jaya")."""
+    """A postcode and a listed city or state, or a listed city alone ("10115 Berlin")."""
     words = re.sub(r"^\W*\d{4,6}\b", " ", name).upper()
     if words.strip() == name.upper().strip() and not re.match(r"^\W*\d", name):
         # No postcode: only a listed city's name and nothing else counts.
