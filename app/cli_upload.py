@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import click
 from rich.console import Console
@@ -25,10 +25,9 @@ from app.cli_commands import common_options, fail
 from app.cli_config import resolve
 from app.cli_http import EXIT_FAILED_ITEMS, EXIT_OK, CallFailed, Client
 from app.cli_output import print_json, table, wants_json
+from domain.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXT, UPLOAD_MIME_TYPES
 from engines.sniff import sniff_mime
-from schema.files import MAX_FILE_BYTES, UploadMimeType
 
-ACCEPTED = frozenset(get_args(UploadMimeType))
 TERMINAL = frozenset({"processed", "warning", "skipped", "failed"})
 SHOWN_FIELDS = ("merchant", "amount", "currency", "docDate", "category", "docType")
 
@@ -75,11 +74,12 @@ def expand(paths: tuple[str, ...]) -> list[Path]:
 def upload_one(client: Client, path: Path) -> Outcome:
     data = path.read_bytes()
     mime = sniff_mime(data)
-    if mime not in ACCEPTED:
+    if mime not in UPLOAD_MIME_TYPES:
         what = f"a {mime} file" if mime else "not a recognised file type"
         return Outcome(str(path), "skipped", reason=f"{what}; fincap takes PDF and images")
-    if len(data) > MAX_FILE_BYTES:
-        return Outcome(str(path), "rejected", reason=f"{len(data):,} bytes; the limit is 10 MB")
+    if len(data) > MAX_UPLOAD_BYTES:
+        reason = f"{len(data):,} bytes; the limit is {MAX_UPLOAD_TEXT}"
+        return Outcome(str(path), "rejected", reason=reason)
     body = {
         "fileName": path.name,
         "mimeType": mime,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import get_args
 
+from domain.documents import DocType, LocationKind, PaymentStatus, RecurringType
 from persistence.where import FieldSpec
-from schema.documents import DocType, LocationKind, PaymentStatus, RecurringType
 
 _STRING = FieldSpec("string")
 _MONEY = FieldSpec("money")

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from domain.documents import ArchiveFilter, CountGroupBy, ExportFilter
+from domain.where import WhereClause
 from engines.text import tokenize
 from persistence.document_fields import SEARCH_FIELDS
 from persistence.pagination import after
 from persistence.where import FieldSpec, compile_where
-from schema.documents import ArchiveFilter, CountGroupBy, ExportFilter
-from schema.where import WhereClause
 
 WordsMatch = Literal["all", "any"]
 

@@ -24,6 +24,7 @@ from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.errors import BulkWriteError, ExecutionTimeout
 
+from domain.documents import ArchiveFilter, CountGroupBy
 from persistence.document_edits import DocumentEdits, EditEntry
 from persistence.document_query import (
     ARCHIVE_FILTERS,
@@ -70,7 +71,6 @@ from persistence.durability import journaled
 from persistence.errors import QueryTimeout
 from persistence.ids import utcnow
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
-from schema.documents import ArchiveFilter, CountGroupBy
 
 log = logging.getLogger("fincap.documents")
 

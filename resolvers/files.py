@@ -6,8 +6,8 @@ import base64
 import binascii
 import re
 from collections.abc import AsyncIterator
-from typing import get_args
 
+from domain.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXT, UPLOAD_MIME_TYPES
 from engines.extraction import OverBudget, check_image_bytes
 from engines.sniff import sniff_mime
 from persistence.document_records import StoredFile
@@ -15,32 +15,32 @@ from resolvers.context import Context
 from resolvers.errors import BadRequest, NotFound
 from resolvers.pipeline import receive
 from resolvers.registry import MEMBERS, capability
-from schema.files import MAX_FILE_BYTES, UploadAccepted, UploadFile, UploadMimeType
+from schema.files import UploadAccepted, UploadFile
 
 _DATA_URL = re.compile(r"^data:[\w.+/-]+;base64,", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 # Base64 of 10 MB is ~13.4 MB; anything longer cannot decode to an acceptable size.
-MAX_BASE64_CHARS = (MAX_FILE_BYTES + 2) // 3 * 4
-ACCEPTED_MIME_TYPES = frozenset(get_args(UploadMimeType))
+MAX_BASE64_CHARS = (MAX_UPLOAD_BYTES + 2) // 3 * 4
 
 
 def decode_upload(args: UploadFile) -> tuple[bytes, str]:
     """The file's bytes and its MIME type, or a 400 that says what is wrong."""
     text = _WHITESPACE.sub("", _DATA_URL.sub("", args.base64Data, count=1))
     if len(text) > MAX_BASE64_CHARS:
-        raise BadRequest("Invalid request: base64Data: the file is larger than 10 MB")
+        raise BadRequest(f"Invalid request: base64Data: the file is larger than {MAX_UPLOAD_TEXT}")
     try:
         data = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
         raise BadRequest("Invalid request: base64Data: not valid base64") from None
     if not data:
         raise BadRequest("Invalid request: base64Data: the file is empty")
-    if len(data) > MAX_FILE_BYTES:
+    if len(data) > MAX_UPLOAD_BYTES:
         raise BadRequest(
-            f"Invalid request: base64Data: the file is {len(data):,} bytes; the limit is 10 MB"
+            f"Invalid request: base64Data: the file is {len(data):,} bytes; "
+            f"the limit is {MAX_UPLOAD_TEXT}"
         )
     actual = sniff_mime(data)
-    if actual is None or actual not in ACCEPTED_MIME_TYPES:
+    if actual is None or actual not in UPLOAD_MIME_TYPES:
         raise BadRequest(
             "Invalid request: base64Data: the content is not a JPEG, PNG, GIF, WebP, BMP, "
             "TIFF or PDF file" + (f" (it looks like {actual})" if actual else "")

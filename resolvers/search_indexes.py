@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from domain.documents import ArchiveFilter, ExportFilter
 from engines.ranking import embeddings
 from engines.ranking.embeddings import dequantize
 from engines.ranking.search_index import RowState, SearchIndex, limit_blas_threads
@@ -37,7 +38,6 @@ from persistence.document_vectors import Vectorize, embedding_text, from_stored,
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.errors import BadRequest
-from schema.documents import ArchiveFilter, ExportFilter
 
 log = logging.getLogger("fincap.search")
 

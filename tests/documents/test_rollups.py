@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mongomock_motor import AsyncMongoMockClient
 
+from domain.where import WhereClause
 from persistence.document_fields import COUNT_FIELDS
 from persistence.document_query import DocumentQuery
 from persistence.document_rollups import SHAPES
 from persistence.documents import FieldUpdate, Totals
 from persistence.store import Store
 from resolvers import accounts
-from schema.where import WhereClause
 from tests.conftest import Tenant
 
 WS = "org_rollups"

@@ -18,6 +18,7 @@ import httpx
 import numpy as np
 import pytest
 
+from domain.where import WhereClause
 from persistence import documents as documents_module
 from persistence.document_query import DocumentQuery
 from persistence.documents import FieldUpdate
@@ -25,7 +26,6 @@ from persistence.store import Store
 from resolvers import search_indexes
 from resolvers.registry import Registry
 from resolvers.search_indexes import SearchIndexes, candidates
-from schema.where import WhereClause
 from tests.clock import ManualClock
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result

@@ -15,6 +15,7 @@ import httpx
 import numpy as np
 import pytest
 
+from domain.where import WhereClause
 from engines.ranking import embeddings
 from persistence.document_query import DocumentQuery
 from persistence.documents import vector_index_definition, vector_search_pipeline
@@ -26,7 +27,6 @@ from resolvers.pipeline_contract import Intake, StepContext
 from resolvers.pipeline_steps import Embed, SaveFields
 from resolvers.registry import Registry
 from resolvers.search_indexes import model_vectorizer, reindex
-from schema.where import WhereClause
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
 from tests.test_pipeline import received
