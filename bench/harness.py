@@ -24,7 +24,7 @@ from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
 
 from engines.demo import demo_documents
 from persistence.client import connect
-from persistence.document_rollups import deltas
+from persistence.documents.rollups import deltas
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import accounts

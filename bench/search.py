@@ -64,9 +64,9 @@ from engines.ranking.search_index import (
     top,
     weighted_sum,
 )
-from persistence.document_query import DocumentQuery
-from persistence.document_records import searchable_texts
-from persistence.document_vectors import embedding_text, stored_fields
+from persistence.documents.query import DocumentQuery
+from persistence.documents.records import searchable_texts
+from persistence.documents.vectors import embedding_text, stored_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "bench" / "search_queries.json"

@@ -1,7 +1,7 @@
 """The value types of a document: its kinds, states and the filters over them.
 
 The contract (``schema.documents``) uses them in its models, storage
-(``persistence.document_fields``, ``persistence.document_query``) to check and compile
+(``persistence.documents.fields``, ``persistence.documents.query``) to check and compile
 filters: one declaration for both.
 """
 

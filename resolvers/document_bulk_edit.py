@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from persistence.document_query import DocumentQuery
-from persistence.document_records import StoredDocument, from_record
 from persistence.documents import FieldUpdate
+from persistence.documents.query import DocumentQuery
+from persistence.documents.records import StoredDocument, from_record
 from persistence.ids import utcnow
 from resolvers.context import Context
 from resolvers.document_edits import edit_entries

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from persistence.document_edits import EditEntry
+from persistence.documents.edits import EditEntry
 from resolvers.document_views import jsonable
 
 

@@ -10,8 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from engines.ranking.search_index import SearchIndex, diversify, fused_top
-from persistence.document_query import DocumentQuery, Keyset
-from persistence.document_records import StoredDocument, stored_path
+from persistence.documents.query import DocumentQuery, Keyset
+from persistence.documents.records import StoredDocument, stored_path
 from resolvers import cursors, search_indexes
 from resolvers.context import Context
 from resolvers.document_views import complete_documents, projected_documents, projected_fields

@@ -7,8 +7,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from persistence.document_edits import EditEntry
-from persistence.document_records import StoredDocument, from_record
+from persistence.documents.edits import EditEntry
+from persistence.documents.records import StoredDocument, from_record
 from resolvers.context import Context
 from resolvers.errors import store_errors
 from schema.documents import COMPACT_FIELDS, Document

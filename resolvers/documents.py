@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from persistence.document_fields import COUNT_FIELDS
-from persistence.document_query import DocumentQuery
-from persistence.document_records import StoredDocument
 from persistence.documents import CurrencyTotal as StoredTotal
 from persistence.documents import PreferredTotal as StoredPreferredTotal
+from persistence.documents.fields import COUNT_FIELDS
+from persistence.documents.query import DocumentQuery
+from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.context import Context

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from persistence.document_records import StoredFile
+from persistence.documents.records import StoredFile
 from persistence.ids import new_id, utcnow
 from persistence.jobs import JobRecord
 from resolvers.job_kinds import job_kind

@@ -10,7 +10,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from engines.analysis import Analysis
-from persistence.document_records import StoredDocument, StoredFile
+from persistence.documents.records import StoredDocument, StoredFile
 
 if TYPE_CHECKING:
     from resolvers.context import Services

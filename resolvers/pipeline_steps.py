@@ -12,9 +12,9 @@ from typing import ClassVar
 
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
-from persistence.document_query import arrival, duplicate_rules
-from persistence.document_records import from_record, midnight
-from persistence.document_vectors import embedding_text
+from persistence.documents.query import arrival, duplicate_rules
+from persistence.documents.records import from_record, midnight
+from persistence.documents.vectors import embedding_text
 from persistence.money import to_cents
 from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.preferences import DEFAULT_CURRENCY, preferred_currency

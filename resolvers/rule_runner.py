@@ -27,9 +27,9 @@ from typing import Any
 
 from engines.rules.notify import NotifyError, post_webhook, send_email
 from persistence.approvals import new_request_id
-from persistence.document_edits import EditEntry
-from persistence.document_fields import SEARCH_FIELDS
-from persistence.document_records import StoredDocument
+from persistence.documents.edits import EditEntry
+from persistence.documents.fields import SEARCH_FIELDS
+from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
 from persistence.where import WhereError, compile_where
 from resolvers.approval_gate import requester_of

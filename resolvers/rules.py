@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from engines.rules.llm import RuleModel, RuleModelError
 from engines.rules.parser import read_rule
-from persistence.document_fields import SEARCH_FIELDS
-from persistence.document_query import DocumentQuery
+from persistence.documents.fields import SEARCH_FIELDS
+from persistence.documents.query import DocumentQuery
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from persistence.rules import MAX_RULES_PER_WORKSPACE

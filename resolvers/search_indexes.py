@@ -6,8 +6,9 @@ previous refresh began, less ``OVERLAP`` (for writes of other processes whose cl
 commits land a little after they stamped the time), through the ``workspace_indexed`` index:
 nothing when nothing changed in the last seconds. Every write that changes a searchable field,
 an embedding, or the state the scope filters read (archived, export and processing status:
-``persistence.documents.INDEX_STATE``) sets ``indexedAt``, so an edit made by another process
-(a worker, another API replica) is seen by the next search, and a search filtered by nothing but
+``persistence.documents.stamp.INDEX_STATE``) sets ``indexedAt`` (one helper stamps every
+write), so an edit made by another process (a worker, another API replica) is seen by the next
+search, and a search filtered by nothing but
 the workspace, archive and export state takes its candidates from the index (``candidates``).
 
 Memory is bounded by ``SearchConfig.max_documents`` over all workspaces (2 kB per document for
@@ -32,9 +33,9 @@ from domain.documents import ArchiveFilter, ExportFilter
 from engines.ranking import embeddings
 from engines.ranking.embeddings import dequantize
 from engines.ranking.search_index import RowState, SearchIndex, limit_blas_threads
-from persistence.document_query import DocumentQuery
-from persistence.document_records import StoredDocument, from_record, searchable_texts
-from persistence.document_vectors import Vectorize, embedding_text, from_stored, stored_fields
+from persistence.documents.query import DocumentQuery
+from persistence.documents.records import StoredDocument, from_record, searchable_texts
+from persistence.documents.vectors import Vectorize, embedding_text, from_stored, stored_fields
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.errors import BadRequest

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from engines.thumbnail import placeholder
-from persistence.document_records import StoredFile
+from persistence.documents.records import StoredFile
 from persistence.jobs import JobRecord
 from resolvers.context import Context
 from resolvers.errors import NotFound

@@ -3,7 +3,7 @@ input and output.
 
 Field names are the wire names. ``Document`` is what leaves the service; the stored record has
 more (workspace id, search terms, integer cents) and is mapped in
-``persistence/document_records.py``.
+``persistence/documents/records.py``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 
 from domain.where import WhereClause
 from engines.demo import demo_documents
-from persistence.document_query import DocumentQuery, Keyset
+from persistence.documents.query import DocumentQuery, Keyset
 from persistence.store import Store
 
 pytestmark = pytest.mark.wire

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from mongomock_motor import AsyncMongoMockClient
 
 from domain.where import WhereClause
-from persistence.document_fields import COUNT_FIELDS
-from persistence.document_query import DocumentQuery
-from persistence.document_rollups import SHAPES
 from persistence.documents import FieldUpdate, Totals
+from persistence.documents.fields import COUNT_FIELDS
+from persistence.documents.query import DocumentQuery
+from persistence.documents.rollups import SHAPES
 from persistence.store import Store
 from resolvers import accounts
 from tests.conftest import Tenant
@@ -332,7 +332,7 @@ async def test_a_write_that_loses_a_race_moves_the_rows_from_what_it_replaced(
         WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
     )
     documents = store.documents
-    col = documents._col
+    col = documents._docs
     read = col.find_one
     reads = 0
 

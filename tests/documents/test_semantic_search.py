@@ -17,8 +17,8 @@ import pytest
 
 from domain.where import WhereClause
 from engines.ranking import embeddings
-from persistence.document_query import DocumentQuery
 from persistence.documents import vector_index_definition, vector_search_pipeline
+from persistence.documents.query import DocumentQuery
 from persistence.store import Store
 from resolvers import pipeline
 from resolvers.context import Services

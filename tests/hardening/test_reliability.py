@@ -28,7 +28,7 @@ from app.config import Settings
 from app.main import create_app
 from app.openapi import build_openapi
 from persistence.client import connect
-from persistence.document_fields import COUNT_FIELDS, SEARCH_FIELDS
+from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from engines.rules.parser import merchant_pattern, read_rule, tokenize
-from persistence.document_fields import SEARCH_FIELDS
+from persistence.documents.fields import SEARCH_FIELDS
 from persistence.where import compile_where
 from schema.rules import RuleDefinition
 from tests.conftest import Tenant

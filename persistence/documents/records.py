@@ -30,7 +30,7 @@ STORED_ONLY = (
     "searchTerms",
     "preferredCents",
     # The embedding, its model and when a search index must re-read the document
-    # (``persistence/document_vectors.py``).
+    # (``persistence/documents/vectors.py``).
     "embedding",
     "embeddingModel",
     "indexedAt",
@@ -110,7 +110,7 @@ class StoredDocument(TypedDict, total=False):
     # Only on documents written before the history moved to ``document_edits``.
     editHistory: list[dict[str, Any]]
     searchTerms: list[str]
-    embedding: Any  # a BSON int8 vector (persistence/document_vectors.py), or None
+    embedding: Any  # a BSON int8 vector (persistence/documents/vectors.py), or None
     embeddingModel: str | None
     indexedAt: datetime  # the last change a search index must re-read
     preferredCents: int | None  # amount × conversionRate, in cents of preferredCurrency

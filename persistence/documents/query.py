@@ -17,7 +17,7 @@ from typing import Any, Literal
 from domain.documents import ArchiveFilter, CountGroupBy, ExportFilter
 from domain.where import WhereClause
 from engines.text import tokenize
-from persistence.document_fields import SEARCH_FIELDS
+from persistence.documents.fields import SEARCH_FIELDS
 from persistence.pagination import after
 from persistence.where import FieldSpec, compile_where
 
