@@ -8,6 +8,7 @@ file (and in the README): the only deviations allowed from the checks' expectati
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer, free_port
 from persistence.store import Store
 from resolvers import accounts, build_registry
+from resolvers.throttle import ExpensiveCallGate
 from tests.live import wait_until_healthy
 
 pytestmark = pytest.mark.wire
@@ -50,6 +52,13 @@ def live_server(mongodb_uri: str) -> Iterator[tuple[str, dict[str, str]]]:
         await store.ensure_indexes()
         tenant.update(await accounts.bootstrap(store, "st@example.com", "Schemathesis"))
         app = create_app(Settings(port=port), store=store, registry=build_registry())
+        # The budget of expensive calls per key (rules.prepare, rules.execute: 10 a minute)
+        # would answer most of the fuzzer's cases 429 and leave the logic behind them
+        # untested; the budget has tests of its own (tests/rules/test_reading_limits.py).
+        app.state.services = dataclasses.replace(
+            app.state.services,
+            expensive_calls=ExpensiveCallGate(burst=100_000, per_minute=100_000),
+        )
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
         ready.set()
         try:
