@@ -14,9 +14,13 @@ from schema.files import UploadFile
 ROOT = Path(__file__).resolve().parents[1]
 SERVICE = ("app", "resolvers", "schema", "persistence", "engines", "domain")
 HOME = ROOT / "domain" / "uploads.py"
-# Extraction reads more than uploads accept (text, PDF and image aliases): its own list, on
-# purpose, not a copy of the upload types.
-WIDER_ON_PURPOSE = {ROOT / "engines" / "extraction" / "text_extraction.py"}
+# Lists that hold the upload types for another reason, on purpose: what extraction can read
+# (text and type aliases too), and what a browser may show inline (a type uploads accept later
+# must not become inline by accident).
+WIDER_ON_PURPOSE = {
+    ROOT / "engines/extraction/text_extraction.py",
+    ROOT / "app/security_headers.py",
+}
 
 
 def test_the_contract_lists_the_domain_types() -> None:
