@@ -39,9 +39,9 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
 from app.graphql_graph import CONTEXT_KEY, GraphSession, document_graph
-from app.json_body import MalformedJson, parse_json
-from app.request_context import credentials_of, services_of
-from app.security_headers import PLAIN_CSP, graphiql_csp, page_headers
+from app.http.json_body import MalformedJson, parse_json
+from app.http.request_context import credentials_of, services_of
+from app.http.security_headers import PLAIN_CSP, graphiql_csp, page_headers
 from resolvers.errors import CapabilityError, PayloadTooLarge, TooManyRequests
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
@@ -214,7 +214,7 @@ class GraphQLFace(GraphQL):
         media = negotiate(request.headers.get("accept", ""))
         try:
             response: Response = await super().run(request, context, root_value)
-        except PayloadTooLarge as exc:  # raised while the body streams in (app.body_limit)
+        except PayloadTooLarge as exc:  # raised while the body streams in (app.http.body_limit)
             return self._error_response(exc.status, exc.message, media)
         except HTTPException as exc:
             response = self._error_response(exc.status_code, exc.reason, media)

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from app.security_headers import page_headers
+from app.http.security_headers import page_headers
 from engines.help_center import HelpCenter, default_help_center
 from engines.help_center.articles import render_html
 from engines.help_center.fulltext import MARK_OPEN

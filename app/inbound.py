@@ -16,9 +16,9 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from app.config import Settings
-from app.json_body import MalformedJson, parse_json
-from app.request_context import services_of
-from app.rest import EnvelopeResponse, failure
+from app.http.envelope import EnvelopeResponse, failure
+from app.http.json_body import MalformedJson, parse_json
+from app.http.request_context import services_of
 from engines.connectors.whatsapp import MalformedWebhook, signature_valid
 from resolvers.inbound_email import InboundRejected, accept_email
 from resolvers.whatsapp import receive_webhook

@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.request_context import services_of, workspace_context
-from app.rest import EnvelopeResponse, render_error
-from app.security_headers import page_headers
+from app.http.envelope import EnvelopeResponse, render_error
+from app.http.request_context import services_of, workspace_context
+from app.http.security_headers import page_headers
 from resolvers import integration_connections
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">

@@ -13,12 +13,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.body_limit import BodySizeLimit
 from app.config import Settings
 from app.connectors import connectors_from
 from app.database import open_store
 from app.graphql import graphql_routes
 from app.help_pages import help_routes
+from app.http.body_limit import BodySizeLimit
+from app.http.envelope import failure
 from app.inbound import inbound_routes
 from app.integrations import integration_routes
 from app.mcp import mcp_routes
@@ -27,7 +28,7 @@ from app.oauth import oauth_routes
 from app.observability import RequestIdMiddleware
 from app.openapi import build_openapi
 from app.processing import automation_config, running_workers
-from app.rest import failure, rest_routes
+from app.rest import rest_routes
 from app.secret_key import load_keyring
 from app.smtp import start_smtp_server
 from app.web import web_routes

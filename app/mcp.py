@@ -26,10 +26,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app.credentials import api_key_from_headers
-from app.json_body import MalformedJson, parse_json
+from app.http.credentials import api_key_from_headers
+from app.http.json_body import MalformedJson, parse_json
+from app.http.request_context import replay, services_of
 from app.oauth import MCP_PATH, resource_metadata_url
-from app.request_context import replay, services_of
 from resolvers.context import MCP_AUDIENCE, Credentials
 from resolvers.errors import CapabilityError, MissingScope
 from resolvers.invoke import invoke

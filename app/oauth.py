@@ -41,10 +41,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.json_body import MalformedJson, parse_json
+from app.http.json_body import MalformedJson, parse_json
+from app.http.request_context import bounded_body, client_address, replay, services_of
+from app.http.security_headers import page_headers
 from app.oauth_pages import consent_page, destination_of, problem_page, sign_in_page
-from app.request_context import bounded_body, client_address, replay, services_of
-from app.security_headers import page_headers
 from engines.keyring import InvalidToken, Keyring
 from resolvers.oauth import (
     AuthorizationServer,

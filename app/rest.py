@@ -5,62 +5,24 @@ A face only parses, calls ``invoke()`` and renders; behaviour lives in the resol
 
 from __future__ import annotations
 
-import json
-import logging
 from typing import Any
 
-from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from app.json_body import MalformedJson, parse_json
-from app.request_context import credentials_of, services_of, workspace_context
-from app.security_headers import file_headers
-from resolvers.errors import BadRequest, CapabilityError, TooManyRequests
+from app.http.envelope import EnvelopeResponse, render_error, success
+from app.http.json_body import MalformedJson, parse_json
+from app.http.request_context import credentials_of, services_of, workspace_context
+from app.http.security_headers import file_headers
+from resolvers.errors import BadRequest
 from resolvers.files import open_original
 from resolvers.invoke import invoke, lookup
 from resolvers.registry import Registry
 
-log = logging.getLogger("fincap.rest")
-
-
-class EnvelopeResponse(JSONResponse):
-    """JSON without spaces, dates as ISO strings (``render`` receives already dumped data)."""
-
-    def render(self, content: Any) -> bytes:
-        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str)
-        # A message may quote client text holding a lone surrogate (a bad URL, say); written as
-        # its JSON escape it stays valid JSON instead of failing to encode.
-        return text.encode("utf-8", "backslashreplace")
-
-
-def success(result: BaseModel) -> Response:
-    # Absent is not null: a field the handler did not set (a compact projection) is omitted.
-    data = {"result": result.model_dump(mode="json", exclude_unset=True)}
-    return EnvelopeResponse({"success": True, "code": 200, "data": data})
-
-
-def failure(status: int, message: str) -> Response:
-    return EnvelopeResponse(
-        {"success": False, "code": status, "error": {"errorCode": status, "errorMessage": message}},
-        status_code=status,
-    )
-
-
-def render_error(exc: Exception) -> Response:
-    """A capability error as its envelope; anything else as a 500 that reveals nothing."""
-    if isinstance(exc, CapabilityError) and exc.exposed:
-        response = failure(exc.status, exc.message)
-        if isinstance(exc, TooManyRequests):
-            response.headers["Retry-After"] = str(exc.retry_after)
-        return response
-    log.error("unhandled error", exc_info=exc)
-    return failure(500, "Internal server error")
-
 
 async def read_json_body(request: Request) -> Any:
-    """The request's JSON body. Its size is bounded while it arrives (``app.body_limit``)."""
+    """The request's JSON body. Its size is bounded while it arrives (``app.http.body_limit``)."""
     raw = await request.body()
     if not raw.strip():
         raise BadRequest("Request body is required; send {} for a capability without parameters")

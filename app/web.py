@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.request_context import workspace_context
-from app.rest import render_error
-from app.security_headers import file_headers, page_headers
+from app.http.envelope import render_error
+from app.http.request_context import workspace_context
+from app.http.security_headers import file_headers, page_headers
 from app.web_pages import api_reference_page, landing_page
 from resolvers.registry import Registry
 from resolvers.thumbnails import thumbnail_of

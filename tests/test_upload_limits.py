@@ -19,7 +19,7 @@ HOME = ROOT / "domain" / "uploads.py"
 # must not become inline by accident).
 WIDER_ON_PURPOSE = {
     ROOT / "engines/extraction/text_extraction.py",
-    ROOT / "app/security_headers.py",
+    ROOT / "app/http/security_headers.py",
 }
 
 

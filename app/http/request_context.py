@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import HTTPConnection, Request
 from starlette.types import Message, Receive
 
-from app.credentials import org_id, take_api_key
+from app.http.credentials import org_id, take_api_key
 from resolvers.client_addresses import address_key
 from resolvers.context import Context, Credentials, Services
 from resolvers.invoke import authorize

@@ -1,0 +1,52 @@
+"""The envelope every JSON answer of the HTTP faces is sent in (spec §4.1 and §7).
+
+Success ``{success: true, code: 200, data: {result}}``; failure ``{success: false, code,
+error: {errorCode, errorMessage}}`` with ``code`` and ``errorCode`` equal to the HTTP status.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from pydantic import BaseModel
+from starlette.responses import JSONResponse, Response
+
+from resolvers.errors import CapabilityError, TooManyRequests
+
+log = logging.getLogger("fincap.http")
+
+
+class EnvelopeResponse(JSONResponse):
+    """JSON without spaces, dates as ISO strings (``render`` receives already dumped data)."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str)
+        # A message may quote client text holding a lone surrogate (a bad URL, say); written as
+        # its JSON escape it stays valid JSON instead of failing to encode.
+        return text.encode("utf-8", "backslashreplace")
+
+
+def success(result: BaseModel) -> Response:
+    # Absent is not null: a field the handler did not set (a compact projection) is omitted.
+    data = {"result": result.model_dump(mode="json", exclude_unset=True)}
+    return EnvelopeResponse({"success": True, "code": 200, "data": data})
+
+
+def failure(status: int, message: str) -> Response:
+    return EnvelopeResponse(
+        {"success": False, "code": status, "error": {"errorCode": status, "errorMessage": message}},
+        status_code=status,
+    )
+
+
+def render_error(exc: Exception) -> Response:
+    """A capability error as its envelope; anything else as a 500 that reveals nothing."""
+    if isinstance(exc, CapabilityError) and exc.exposed:
+        response = failure(exc.status, exc.message)
+        if isinstance(exc, TooManyRequests):
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+    log.error("unhandled error", exc_info=exc)
+    return failure(500, "Internal server error")
