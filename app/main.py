@@ -21,14 +21,12 @@ from app.help_pages import help_routes
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import failure
 from app.inbound import inbound_routes
-from app.integrations import integration_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
 from app.observability import RequestIdMiddleware
-from app.openapi import build_openapi
 from app.processing import automation_config, running_workers
-from app.rest import rest_routes
+from app.rest import build_openapi, rest_routes
 from app.secret_key import load_keyring
 from app.smtp import start_smtp_server
 from app.web import web_routes
@@ -63,9 +61,6 @@ def create_app(
     registry = registry or build_registry()
     openapi = build_openapi(registry, settings.base_url)
     metrics = Metrics(frozenset(spec.slug for spec in registry))
-
-    async def openapi_json(request: Request) -> Response:
-        return JSONResponse(openapi)
 
     health = {"status": "ok", "version": package_version(), "ocr": list(installed_ocr_engines())}
 
@@ -161,9 +156,8 @@ def create_app(
     # The router tries routes in order (a regex match each): capability calls and GraphQL,
     # the bulk of the traffic, come first. No two paths overlap, so the order decides nothing.
     routes = [
-        *rest_routes(registry),
+        *rest_routes(registry, openapi),
         *graphql_routes(registry),
-        Route("/openapi.json", openapi_json, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics.endpoint, methods=["GET"]),
@@ -171,7 +165,6 @@ def create_app(
         *oauth_routes(),
         *inbound_routes(settings),
         *help_routes(),
-        *integration_routes(),
         *web_routes(registry, openapi),
     ]
     app = Starlette(

@@ -1,4 +1,4 @@
-"""The face for people: the landing page, the API reference, the dashboard and thumbnails.
+"""The face for people: the landing page, the API reference and the dashboard.
 
 The dashboard (``/app/``) is a single-page app of plain JavaScript modules in
 ``app/static/dashboard`` (no build step, nothing fetched from elsewhere at run time). It talks
@@ -16,12 +16,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.http.envelope import render_error
-from app.http.request_context import workspace_context
-from app.http.security_headers import file_headers, page_headers
+from app.http.security_headers import page_headers
 from app.web_pages import api_reference_page, landing_page
 from resolvers.registry import Registry
-from resolvers.thumbnails import thumbnail_of
 
 DASHBOARD_DIR = Path(__file__).parent / "static" / "dashboard"
 ASSET_TYPES = {
@@ -37,12 +34,6 @@ CSP = (
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = page_headers(CSP)
-
-
-def ascii_header(text: str, limit: int = 300) -> str:
-    """``text`` as a header value: ASCII, one line, bounded."""
-    plain = " ".join(text.replace("×", "x").split())
-    return plain.encode("ascii", "replace").decode("ascii")[:limit]
 
 
 def secured(response: Response) -> Response:
@@ -61,7 +52,7 @@ def dashboard_assets(directory: Path = DASHBOARD_DIR) -> dict[str, Path]:
 
 
 def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
-    """``/``, ``/api``, ``/app/`` with its assets, and ``/v1/files/{id}/thumbnail``."""
+    """``/``, ``/api``, ``/app/`` with its assets."""
     landing = landing_page(len(list(registry)))
     reference = api_reference_page(openapi)
     assets = dashboard_assets()
@@ -93,26 +84,6 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
             )
         )
 
-    async def thumbnail(request: Request) -> Response:
-        """A JPEG preview of a document's original (authenticated, workspace-scoped), read from
-        storage: 200 with the preview, 200 with a placeholder saying why there is none
-        (``X-Thumbnail: unavailable`` and the reason), or 202 with a placeholder while it is
-        being made (``Retry-After``)."""
-        try:
-            ctx = await workspace_context(request, ("read_documents",))
-            answer = await thumbnail_of(ctx, request.path_params["document_id"])
-        except Exception as exc:
-            return render_error(exc)
-        media_type, headers = file_headers("thumbnail.jpg", "image/jpeg")
-        headers["X-Thumbnail"] = answer.status
-        if answer.reason is not None:
-            headers["X-Thumbnail-Reason"] = ascii_header(answer.reason)
-        if answer.status == "pending":
-            headers.update({"Retry-After": "2", "Cache-Control": "no-store"})
-            return Response(answer.jpeg, status_code=202, media_type=media_type, headers=headers)
-        headers.update({"ETag": f'"thumb-{answer.etag}"', "Cache-Control": "private, max-age=3600"})
-        return Response(answer.jpeg, media_type=media_type, headers=headers)
-
     routes = [
         Route("/", home, methods=["GET"]),
         Route("/api", api_reference, methods=["GET"]),
@@ -120,8 +91,4 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
         Route("/app/", dashboard, methods=["GET"]),
         Route("/app/assets/{name}", asset, methods=["GET"]),
     ]
-    if registry.get("documents.get") is not None:
-        routes.append(
-            Route("/v1/files/{document_id}/thumbnail", thumbnail, methods=["GET"]),
-        )
     return routes

@@ -1,6 +1,6 @@
 """Previews of originals: made once in an analysis process, stored, served from storage.
 
-``GET /v1/files/{id}/thumbnail`` (``app/web.py``) calls ``thumbnail_of``, which only reads: the
+``GET /v1/files/{id}/thumbnail`` (``app/rest/files.py``) calls ``thumbnail_of``, which only reads: the
 stored preview (``ready``), or the stored placeholder of an original that has none
 (``unavailable``: over the pixel budget, not drawable, not a picture, with the reason). A
 document processed before previews were stored has none yet: the first request queues one

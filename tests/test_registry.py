@@ -169,8 +169,8 @@ def test_a_role_declaration_is_checked_when_declared() -> None:
 
 
 def test_discovery_and_openapi_show_the_roles() -> None:
-    from app.openapi import build_openapi
-    from app.rest import discovery_item
+    from app.rest.capabilities import discovery_item
+    from app.rest.openapi import build_openapi
 
     registry = build_registry()
     spec = registry.get("whatsapp.remove-sender")

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from app.cli_commands import COMMON_OPTIONS, LISTING_FILE, kebab, params_of, shipped_listing
-from app.rest import discovery_item
+from app.rest.capabilities import discovery_item
 from resolvers import build_registry
 
 UPDATE_ENV = "FINCAP_UPDATE_CLI_SNAPSHOT"

@@ -99,7 +99,7 @@ async def test_money_as_documented_is_accepted(client: httpx.AsyncClient, seeded
 
 
 def test_one_schema_name_per_model(client: httpx.AsyncClient) -> None:
-    from app.openapi import build_openapi
+    from app.rest.openapi import build_openapi
     from resolvers import build_registry
 
     text = json.dumps(build_openapi(build_registry(), "http://x"))
@@ -159,7 +159,7 @@ async def test_a_generated_python_client_calls_a_capability(
 
 
 def test_every_status_the_faces_answer_is_documented() -> None:
-    from app.openapi import build_openapi
+    from app.rest.openapi import build_openapi
     from resolvers import build_registry
 
     registry = build_registry()

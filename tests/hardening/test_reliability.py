@@ -26,7 +26,7 @@ from schemathesis import GenerationMode, openapi
 
 from app.config import Settings
 from app.main import create_app
-from app.openapi import build_openapi
+from app.rest.openapi import build_openapi
 from persistence.client import connect
 from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.embedded import EmbeddedServer

@@ -1,4 +1,5 @@
-"""The REST face: discovery, ``POST /v1/capabilities/{slug}``, ``GET /v1/workspaces``.
+"""Capability calls over HTTP: discovery, ``POST /v1/capabilities/{slug}``, ``GET
+/v1/workspaces`` and ``GET /v1/documents/{id}`` (documents.get by path).
 
 A face only parses, calls ``invoke()`` and renders; behaviour lives in the resolvers.
 """
@@ -8,15 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from app.http.envelope import EnvelopeResponse, render_error, success
 from app.http.json_body import MalformedJson, parse_json
-from app.http.request_context import credentials_of, services_of, workspace_context
-from app.http.security_headers import file_headers
+from app.http.request_context import credentials_of, services_of
 from resolvers.errors import BadRequest
-from resolvers.files import open_original
 from resolvers.invoke import invoke, lookup
 from resolvers.registry import Registry
 
@@ -45,8 +44,8 @@ def discovery_item(spec: Any) -> dict[str, Any]:
     }
 
 
-def rest_routes(registry: Registry) -> list[Route]:
-    """Routes of the REST face for one frozen registry."""
+def capability_routes(registry: Registry) -> list[Route]:
+    """Discovery, capability calls, ``GET /v1/workspaces`` and ``GET /v1/documents/{id}``."""
     listing = {"success": True, "capabilities": [discovery_item(spec) for spec in registry]}
 
     async def list_capabilities(request: Request) -> Response:
@@ -81,25 +80,6 @@ def rest_routes(registry: Registry) -> list[Route]:
         """The target of a document's ``link``: documents.get by path."""
         return await respond(request, "documents.get", {"id": request.path_params["document_id"]})
 
-    async def get_original(request: Request) -> Response:
-        """The original upload of a document, streamed (authenticated, workspace-scoped)."""
-        try:
-            ctx = await workspace_context(request, ("read_documents",))
-            file_ref, chunks = await open_original(ctx, request.path_params["document_id"])
-        except Exception as exc:
-            return render_error(exc)
-        media_type, headers = file_headers(file_ref["fileName"], file_ref["mimeType"])
-        return StreamingResponse(
-            chunks,
-            media_type=media_type,
-            headers={
-                **headers,
-                "Content-Length": str(file_ref["size"]),
-                "ETag": f'"{file_ref["sha256"]}"',
-                "Cache-Control": "private, max-age=3600",
-            },
-        )
-
     routes = [
         # First: the most called route (the router tries them in order).
         Route("/v1/capabilities/{slug}", call_capability, methods=["POST"]),
@@ -108,5 +88,4 @@ def rest_routes(registry: Registry) -> list[Route]:
     ]
     if registry.get("documents.get") is not None:
         routes.append(Route("/v1/documents/{document_id}", get_document, methods=["GET"]))
-        routes.append(Route("/v1/files/{document_id}", get_original, methods=["GET"]))
     return routes
