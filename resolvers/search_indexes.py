@@ -1,15 +1,15 @@
 """The process's in-memory search indexes (one per workspace) and its query embeddings.
 
-An index is built from the workspace's documents on its first ranked search, then kept fresh:
-before every search it re-reads the documents whose ``indexedAt`` is at or after the moment its
-previous refresh began, less ``OVERLAP`` (for writes of other processes whose clocks lag or whose
-commits land a little after they stamped the time), through the ``workspace_indexed`` index:
-nothing when nothing changed in the last seconds. Every write that changes a searchable field,
-an embedding, or the state the scope filters read (archived, export and processing status:
-``persistence.documents.stamp.INDEX_STATE``) sets ``indexedAt`` (one helper stamps every
-write), so an edit made by another process (a worker, another API replica) is seen by the next
-search, and a search filtered by nothing but
-the workspace, archive and export state takes its candidates from the index (``candidates``).
+An index is built from the workspace's documents on its first ranked search, then kept fresh: before
+every search it re-reads the documents whose ``indexedAt`` is at or after the moment its previous
+refresh began, less ``OVERLAP`` (for writes of other processes whose clocks lag or whose commits
+land a little after they stamped the time), through the ``workspace_indexed`` index: nothing when
+nothing changed in the last seconds. Every write that changes a searchable field, an embedding, or
+the state the scope filters read (archived, export and processing status:
+``persistence.documents.stamp.INDEX_STATE``) sets ``indexedAt`` (one helper stamps every write), so
+an edit made by another process (a worker, another API replica) is seen by the next search, and a
+search filtered by nothing but the workspace, archive and export state takes its candidates from the
+index (``candidates``).
 
 Memory is bounded by ``SearchConfig.max_documents`` over all workspaces (2 kB per document for
 the vectors, a little more for postings): the least recently searched workspaces are dropped

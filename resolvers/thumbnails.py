@@ -1,13 +1,12 @@
 """Previews of originals: made once in an analysis process, stored, served from storage.
 
-``GET /v1/files/{id}/thumbnail`` (``app/rest/files.py``) calls ``thumbnail_of``, which only reads: the
-stored preview (``ready``), or the stored placeholder of an original that has none
-(``unavailable``: over the pixel budget, not drawable, not a picture, with the reason). A
-document processed before previews were stored has none yet: the first request queues one
-``make-thumbnail`` job (a worker reads the original and has the analysis process draw it) and is
-answered ``pending`` with a placeholder; a document still being processed gets its preview from
-the pipeline (``resolvers.pipeline``'s ``MakePreview`` step). No image is ever decoded in the
-API process.
+``GET /v1/files/{id}/thumbnail`` (``app/rest/files.py``) calls ``thumbnail_of``, which only reads:
+the stored preview (``ready``), or the stored placeholder of an original that has none
+(``unavailable``: over the pixel budget, not drawable, not a picture, with the reason). A document
+processed before previews were stored has none yet: the first request queues one ``make-thumbnail``
+job (a worker reads the original and has the analysis process draw it) and is answered ``pending``
+with a placeholder; a document still being processed gets its preview from the pipeline
+(``resolvers.pipeline``'s ``MakePreview`` step). No image is ever decoded in the API process.
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ import httpx
 import pytest
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.graphql_graph import GraphSession, document_graph
+from app.graphql.builder import build_schema
+from app.graphql.graph import GraphSession, document_graph
 from persistence.errors import QueryTimeout
 from persistence.store import Store
 from resolvers.context import Credentials, Services
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
-from schema.graphql import build_schema
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import doc
 from tests.documents.conftest import seeded as seeded  # a fixture

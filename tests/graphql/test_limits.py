@@ -7,7 +7,7 @@ import time
 import httpx
 from graphql import parse
 
-from schema.graphql import Limits, build_schema, expanded_size
+from app.graphql.builder import Limits, build_schema, expanded_size
 from tests.graphql.helpers import GRAPHQL, test_registry
 
 LIMITS = Limits()

@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from app.config import Settings
+from app.graphql.builder import Limits
 from app.main import create_app
 from persistence.store import Store
 from resolvers.registry import Registry
-from schema.graphql import Limits
 
 LIMIT = 256 * 1024
 CHUNK = 16 * 1024

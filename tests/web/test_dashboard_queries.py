@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from graphql import parse, validate
 
-from app.graphql import service_schema
+from app.graphql.face import service_schema
 from persistence.store import Store
 from resolvers import accounts, build_registry
 from tests.conftest import Tenant

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from PIL import Image
 
-from app.graphql import EXAMPLE_QUERY
+from app.graphql.face import EXAMPLE_QUERY
 from app.web import CSP, dashboard_assets
 from engines.thumbnail import NotPreviewable, thumbnail
 from tests.browser import needs_chromium, start_chromium

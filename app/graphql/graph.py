@@ -2,7 +2,7 @@
 
 Part of the GraphQL face. Capability fields mirror the registry one to one. Dashboards also
 want to walk from a document to its duplicates and from a workspace to its documents and counts
-in one request; this module declares those links (``schema.graphql.Link``) and the per-request
+in one request; this module declares those links (``app.graphql.builder.Link``) and the per-request
 ``GraphSession`` that resolves them. Every read goes through a DataLoader created per request,
 so a list of 5 or 50 documents asking for their duplicates costs the same batched reads. The
 data comes from resolver functions (``resolvers.documents.documents_by_id``, …) that run under
@@ -27,6 +27,7 @@ import strawberry
 from pydantic import BaseModel
 from strawberry.dataloader import DataLoader
 
+from app.graphql.builder import Graph, Link
 from resolvers.context import Context, Credentials, Services
 from resolvers.documents import document_tallies, documents_by_id
 from resolvers.invoke import authorize, invoke
@@ -41,7 +42,6 @@ from schema.documents import (
     EditRecord,
     SearchDocuments,
 )
-from schema.graphql import Graph, Link
 from schema.workspaces import Workspace, WorkspaceSummary
 
 READ_DOCUMENTS = ("read_documents",)

@@ -67,7 +67,7 @@ from strawberry.types.execution import ExecutionContext
 from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
 
-from schema.graphql_execution import FastExecutionContext
+from app.graphql.execution import FastExecutionContext
 
 log = logging.getLogger("fincap.graphql")
 

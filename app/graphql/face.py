@@ -1,9 +1,9 @@
 """The GraphQL face: ``/v1/graphql`` (POST JSON, GET for queries, GraphiQL for browsers).
 
-The schema is generated from the registry (``schema.graphql.build_schema``); each field calls the
-same ``invoke()`` as REST, with the same credentials (every API-key form, ``X-Service-Org-Id``).
-Capability errors become ``errors[].extensions`` ``{code, status}``; anything unexpected shows
-only "Internal server error".
+The schema is generated from the registry (``app.graphql.builder.build_schema``); each field calls
+the same ``invoke()`` as REST, with the same credentials (every API-key form, ``X-Service-Org-Id``).
+Capability errors become ``errors[].extensions`` ``{code, status}``; anything unexpected shows only
+"Internal server error".
 
 GraphQL over HTTP (graphql-http's audit passes every MUST and SHOULD): the response media type
 follows ``Accept`` (``application/graphql-response+json`` or ``application/json``, the default);
@@ -11,7 +11,7 @@ a request error (bad JSON, syntax, validation, limits, variables) omits ``data``
 under ``application/graphql-response+json`` and 200 under ``application/json``, as the spec asks.
 Malformed HTTP requests answer with a GraphQL-shaped JSON error, never plain text.
 
-GraphiQL is strawberry's own page, with its CDN assets served from ``app/static/graphiql`` so it
+GraphiQL is strawberry's own page, with its CDN assets served from ``app/graphql/graphiql`` so it
 works offline (see the README there).
 """
 
@@ -38,18 +38,18 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
-from app.graphql_graph import CONTEXT_KEY, GraphSession, document_graph
+from app.graphql.builder import CapabilityLike, Graph, Limits, Link, build_schema
+from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, graphiql_csp, page_headers
 from resolvers.errors import CapabilityError, PayloadTooLarge, TooManyRequests
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
-from schema.graphql import CapabilityLike, Graph, Limits, Link, build_schema
 
 PATH = "/v1/graphql"
 ASSETS_PATH = PATH + "/assets"
-ASSETS_DIR = Path(__file__).parent / "static" / "graphiql"
+ASSETS_DIR = Path(__file__).parent / "graphiql"
 CDN = "https://unpkg.com/"
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON_MEDIA = "application/json"
@@ -158,7 +158,7 @@ def graphiql_html(assets: dict[str, Path]) -> str:
     headers = json.dumps(json.dumps(EXAMPLE_HEADERS, indent=2, ensure_ascii=False))
     if found != 1 or _TEMPLATE_HEADERS not in html:
         # strawberry changed its template: fail at start-up rather than serve the generic page.
-        raise RuntimeError("GraphiQL template changed: update app.graphql.graphiql_html")
+        raise RuntimeError("GraphiQL template changed: update app.graphql.face.graphiql_html")
     return html.replace(_TEMPLATE_HEADERS, f"React.useState(parameters.headers || {headers})")
 
 
