@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from app.mcp import INSUFFICIENT_SCOPE, tool_name
+from app.mcp.server import INSUFFICIENT_SCOPE, tool_name
 from resolvers.registry import Registry
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
