@@ -217,7 +217,7 @@ class AuthorizationServer:
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         """Store a client whose redirect URIs are allowed (``redirect_uri_problem``); it is
         removed unless a user consents to it within a day. The bounds on its size and the
-        rate limit were applied before the SDK parsed it (``app.oauth.register``)."""
+        rate limit were applied before the SDK parsed it (``app.oauth.endpoints.register``)."""
         if client_info.client_id is None:
             raise RegistrationError("invalid_client_metadata", "client_id is missing")
         for uri in client_info.redirect_uris or ():

@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 from app.http.credentials import api_key_from_headers
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import replay, services_of
-from app.oauth import MCP_PATH, resource_metadata_url
+from app.oauth.metadata import MCP_PATH, resource_metadata_url
 from resolvers.context import MCP_AUDIENCE, Credentials
 from resolvers.errors import CapabilityError, MissingScope
 from resolvers.invoke import invoke

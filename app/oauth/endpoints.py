@@ -8,23 +8,18 @@ model; an invalid one shows a page and never redirects, RFC 9700 §4.11.2), the 
 grant is for (RFC 8707), revocation for public clients, and the pages a person sees between
 the client's redirect and the code: sign in (throttled), choose the workspace, consent.
 
-Forms are protected against cross-site requests by a random cookie whose value a signed
-token in the form must name (with the pending request it was made for); the signed-in user is
-a short-lived signed cookie scoped to ``/v1/oauth``.
+The forms' protection is ``app.oauth.forms``; the paths and metadata are
+``app.oauth.metadata``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import time
-from typing import Any
-from urllib.parse import urlparse
 
 from mcp.server.auth.errors import stringify_pydantic_error
 from mcp.server.auth.handlers.authorize import AuthorizationRequest
-from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
@@ -33,8 +28,6 @@ from mcp.server.auth.settings import ClientRegistrationOptions
 from mcp.shared.auth import (
     InvalidRedirectUriError,
     InvalidScopeError,
-    OAuthMetadata,
-    ProtectedResourceMetadata,
 )
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -43,9 +36,30 @@ from starlette.routing import Route
 
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import bounded_body, client_address, replay, services_of
-from app.http.security_headers import page_headers
-from app.oauth_pages import consent_page, destination_of, problem_page, sign_in_page
-from engines.keyring import InvalidToken, Keyring
+from app.oauth.forms import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    cookie_options,
+    csrf_ok,
+    csrf_token,
+    form_fields,
+    html,
+    session_user,
+)
+from app.oauth.metadata import (
+    AUTHORIZE_PATH,
+    CONSENT_PATH,
+    MCP_PATH,
+    REGISTER_PATH,
+    REVOKE_PATH,
+    SIGN_IN_PATH,
+    TOKEN_PATH,
+    authorization_server_metadata,
+    issuer,
+    protected_resource_metadata,
+)
+from app.oauth.pages import consent_page, destination_of, problem_page, sign_in_page
 from resolvers.oauth import (
     AuthorizationServer,
     FincapAccessToken,
@@ -65,21 +79,6 @@ from resolvers.oauth_registration import (
 from resolvers.registry import SCOPES
 from resolvers.sign_in_throttle import SignInThrottled
 
-OAUTH = "/v1/oauth"
-AUTHORIZE_PATH = f"{OAUTH}/authorize"
-SIGN_IN_PATH = f"{OAUTH}/sign-in"
-CONSENT_PATH = f"{OAUTH}/consent"
-TOKEN_PATH = f"{OAUTH}/token"
-REGISTER_PATH = f"{OAUTH}/register"
-REVOKE_PATH = f"{OAUTH}/revoke"
-MCP_PATH = "/mcp"
-
-SESSION_COOKIE = "fincap_oauth_session"
-CSRF_COOKIE = "fincap_oauth_csrf"
-SESSION_SECONDS = 30 * 60
-MAX_FORM_FIELD = 8192
-
-
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
@@ -88,119 +87,6 @@ def authorization_server(request: Request) -> AuthorizationServer:
     return AuthorizationServer(
         services.store, services.keyring, SIGN_IN_PATH, client_address=client_address(request)
     )
-
-
-def issuer(request: Request) -> str:
-    return str(request.app.state.settings.base_url)
-
-
-def resource_metadata_url(base: str) -> str:
-    """RFC 9728 §3.1: the well-known path inserted before the resource's path."""
-    return f"{base}/.well-known/oauth-protected-resource{MCP_PATH}"
-
-
-def server_metadata(base: str) -> OAuthMetadata:
-    # Validated from plain strings: the models keep an empty path as is, and RFC 8414
-    # compares the issuer as an exact string (no trailing slash added).
-    return OAuthMetadata.model_validate(
-        {
-            "issuer": base,
-            "authorization_endpoint": base + AUTHORIZE_PATH,
-            "token_endpoint": base + TOKEN_PATH,
-            "registration_endpoint": base + REGISTER_PATH,
-            "revocation_endpoint": base + REVOKE_PATH,
-            "revocation_endpoint_auth_methods_supported": [
-                "client_secret_post",
-                "client_secret_basic",
-            ],
-            "scopes_supported": list(SCOPES),
-            "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
-            "token_endpoint_auth_methods_supported": [
-                "none",
-                "client_secret_post",
-                "client_secret_basic",
-            ],
-            "code_challenge_methods_supported": ["S256"],
-        }
-    )
-
-
-def resource_metadata(base: str) -> ProtectedResourceMetadata:
-    return ProtectedResourceMetadata.model_validate(
-        {
-            "resource": base + MCP_PATH,
-            "authorization_servers": [base],
-            "scopes_supported": list(SCOPES),
-            "resource_name": "fincap",
-        }
-    )
-
-
-# -- cookies and CSRF ---------------------------------------------------------------------
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def csrf_token(keyring: Keyring, cookie: str, sealed_request: str) -> str:
-    return keyring.sign("oauth-form", f"{cookie}|{_digest(sealed_request)}".encode())
-
-
-def csrf_ok(keyring: Keyring, request: Request, token: str, sealed_request: str) -> bool:
-    cookie = request.cookies.get(CSRF_COOKIE, "")
-    if not cookie:
-        return False
-    try:
-        payload = keyring.verify("oauth-form", token).decode()
-    except (InvalidToken, UnicodeDecodeError):
-        return False
-    return secrets.compare_digest(payload, f"{cookie}|{_digest(sealed_request)}")
-
-
-def session_user(keyring: Keyring, request: Request) -> str | None:
-    try:
-        payload = json.loads(keyring.verify("oauth-session", request.cookies[SESSION_COOKIE]))
-    except (KeyError, InvalidToken, ValueError):
-        return None
-    if not isinstance(payload, dict) or payload.get("exp", 0) < time.time():
-        return None
-    user = payload.get("user")
-    return user if isinstance(user, str) else None
-
-
-def _cookie_options(request: Request) -> dict[str, Any]:
-    return {
-        "path": OAUTH,
-        "httponly": True,
-        "samesite": "lax",
-        "secure": request.url.scheme == "https",
-    }
-
-
-def html(text: str, status: int = 200, redirect_to: str | None = None) -> HTMLResponse:
-    """A page that is never framed (clickjacking of the consent button) nor cached.
-
-    ``redirect_to``: the client's redirect URI, when a form on the page ends there. Browsers
-    apply CSP ``form-action`` to the redirect after a submission too, so its origin is allowed.
-    """
-    targets = "'self'"
-    if redirect_to:
-        parsed = urlparse(redirect_to)
-        targets += f" {parsed.scheme}://{parsed.netloc}"
-    csp = (
-        f"default-src 'none'; style-src 'unsafe-inline'; form-action {targets}; "
-        "frame-ancestors 'none'; base-uri 'none'"
-    )
-    return HTMLResponse(
-        text, status_code=status, headers={**page_headers(csp), "Cache-Control": "no-store"}
-    )
-
-
-async def form_fields(request: Request) -> dict[str, str]:
-    form = await request.form()
-    return {key: value[:MAX_FORM_FIELD] for key, value in form.items() if isinstance(value, str)}
 
 
 # -- pages --------------------------------------------------------------------------------
@@ -226,7 +112,7 @@ async def show_sign_in(request: Request) -> Response:
                 client=client_label(pending),
             )
         )
-    response.set_cookie(CSRF_COOKIE, cookie, max_age=SESSION_SECONDS, **_cookie_options(request))
+    response.set_cookie(CSRF_COOKIE, cookie, max_age=SESSION_SECONDS, **cookie_options(request))
     return response
 
 
@@ -298,7 +184,7 @@ async def submit_sign_in(request: Request) -> Response:
         SESSION_COOKIE,
         server.keyring.sign("oauth-session", session.encode()),
         max_age=SESSION_SECONDS,
-        **_cookie_options(request),
+        **cookie_options(request),
     )
     return response
 
@@ -526,15 +412,6 @@ async def revoke(request: Request) -> Response:
     if found is not None and found.client_id == client.client_id:
         await server.revoke_token(found)
     return Response(status_code=200, headers=no_store)
-
-
-async def authorization_server_metadata(request: Request) -> Response:
-    return await MetadataHandler(server_metadata(issuer(request))).handle(request)
-
-
-async def protected_resource_metadata(request: Request) -> Response:
-    handler = ProtectedResourceMetadataHandler(resource_metadata(issuer(request)))
-    return await handler.handle(request)
 
 
 async def sign_in_endpoint(request: Request) -> Response:

@@ -1,7 +1,7 @@
 """The authorization pages people see: sign in, then choose a workspace and consent.
 
 Plain HTML forms (no JavaScript), labelled fields, one heading per page, and every value
-escaped. The forms carry the signed pending request and a CSRF token (``app.oauth``).
+escaped. The forms carry the signed pending request and a CSRF token (``app.oauth.endpoints``).
 """
 
 from __future__ import annotations
