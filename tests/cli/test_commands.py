@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from app import cli_commands
+from app.cli import commands as cli_commands
 from app.cli import main
 from tests.cli.fake_server import FakeServer, running_fake
 

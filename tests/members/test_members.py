@@ -371,11 +371,11 @@ async def test_members_through_graphql(client: httpx.AsyncClient, store: Store, 
 
 async def test_every_face_offers_the_members_capabilities(client: httpx.AsyncClient) -> None:
     """MCP lists them as tools and the CLI has a command for each (both come from the
-    registry; their snapshots are tests/graphql/service.graphql and app/cli_discovery.json)."""
+    registry; their snapshots are tests/graphql/service.graphql and app/cli/discovery.json)."""
     from click.testing import CliRunner
 
     from app.cli import main
-    from app.cli_commands import shipped_listing
+    from app.cli.commands import shipped_listing
     from tests.mcp.test_mcp_face import rpc
 
     slugs = sorted(s.slug for s in build_registry() if s.slug.startswith("members."))

@@ -1,7 +1,7 @@
 """``fincap <resource> <action>``: one command per capability, built from its input schema.
 
 The commands are generated from a discovery listing (the items of ``GET /v1/capabilities``:
-slug, description, inputSchema). The listing shipped with the CLI, ``app/cli_discovery.json``,
+slug, description, inputSchema). The listing shipped with the CLI, ``app/cli/discovery.json``,
 is the installed registry's own discovery (a test keeps it equal), so ``--help`` works offline
 and instantly (building the registry itself would import every engine: ~1 s per command). A
 command the shipped listing does not know — a newer server's capability — is looked up in that
@@ -28,11 +28,11 @@ from typing import Any
 
 import click
 
-from app.cli_config import resolve
-from app.cli_http import CallFailed, Client
-from app.cli_output import print_json, print_result, wants_json
+from app.cli.client import CallFailed, Client
+from app.cli.config import resolve
+from app.cli.output import print_json, print_result, wants_json
 
-LISTING_FILE = "cli_discovery.json"
+LISTING_FILE = "discovery.json"
 ORG_REQUIRED = "Organization context required"
 # Options every capability command has; a capability parameter may not take these names.
 COMMON_OPTIONS = ("host", "org", "json", "raw", "timeout")
@@ -45,8 +45,8 @@ def kebab(name: str) -> str:
 
 @functools.cache
 def shipped_listing() -> tuple[dict[str, Any], ...]:
-    """The discovery items of the installed registry (``app/cli_discovery.json``)."""
-    text = resources.files("app").joinpath(LISTING_FILE).read_text()
+    """The discovery items of the installed registry (``app/cli/discovery.json``)."""
+    text = resources.files("app.cli").joinpath(LISTING_FILE).read_text()
     return tuple(json.loads(text)["capabilities"])
 
 

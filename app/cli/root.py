@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli_account import auth, doctor, workspace
-from app.cli_commands import CapabilityGroup
-from app.cli_upload import upload
+from app.cli.account import auth, doctor, workspace
+from app.cli.commands import CapabilityGroup
+from app.cli.upload import upload
 from app.config import ConfigError, Settings
 
 # The server side (store, resolvers, extraction engines) is imported inside the commands that
@@ -268,6 +268,3 @@ main.add_command(auth)
 main.add_command(workspace)
 main.add_command(doctor)
 main.custom_actions = {"files": {"upload": upload}}
-
-if __name__ == "__main__":
-    main()

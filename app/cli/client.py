@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from app.cli_config import Target
+from app.cli.config import Target
 
 # Exit codes (documented in the README).
 EXIT_OK = 0

@@ -21,10 +21,10 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from app.cli_commands import common_options, fail
-from app.cli_config import resolve
-from app.cli_http import EXIT_FAILED_ITEMS, EXIT_OK, CallFailed, Client
-from app.cli_output import print_json, table, wants_json
+from app.cli.client import EXIT_FAILED_ITEMS, EXIT_OK, CallFailed, Client
+from app.cli.commands import common_options, fail
+from app.cli.config import resolve
+from app.cli.output import print_json, table, wants_json
 from domain.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXT, UPLOAD_MIME_TYPES
 from engines.sniff import sniff_mime
 

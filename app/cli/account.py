@@ -13,10 +13,10 @@ from typing import Any
 import click
 from rich.console import Console
 
-from app.cli_commands import common_options, fail
-from app.cli_config import config_path, normalize_host, read_config, resolve, write_config
-from app.cli_http import EXIT_AUTH, EXIT_FAILED_ITEMS, EXIT_OK, CallFailed, Client
-from app.cli_output import print_json, table, wants_json
+from app.cli.client import EXIT_AUTH, EXIT_FAILED_ITEMS, EXIT_OK, CallFailed, Client
+from app.cli.commands import common_options, fail
+from app.cli.config import config_path, normalize_host, read_config, resolve, write_config
+from app.cli.output import print_json, table, wants_json
 
 
 class SpelledGroup(click.Group):
