@@ -17,7 +17,6 @@ from app.config import Settings
 from app.connectors import connectors_from
 from app.database import open_store
 from app.graphql import graphql_routes
-from app.help_pages import help_routes
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import failure
 from app.inbound import inbound_routes
@@ -29,7 +28,7 @@ from app.processing import automation_config, running_workers
 from app.rest import build_openapi, rest_routes
 from app.secret_key import load_keyring
 from app.smtp import start_smtp_server
-from app.web import web_routes
+from app.web import help_routes, web_routes
 from engines.help_center import index_at_start_up, use_vector_cache
 from engines.keyring import Keyring
 from engines.ocr_availability import installed_ocr_engines

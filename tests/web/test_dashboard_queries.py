@@ -15,7 +15,7 @@ from persistence.store import Store
 from resolvers import accounts, build_registry
 from tests.conftest import Tenant
 
-DASHBOARD = Path(__file__).parents[2] / "app" / "static" / "dashboard"
+DASHBOARD = Path(__file__).parents[2] / "app" / "web" / "dashboard"
 # A template literal that starts a GraphQL operation.
 OPERATION = re.compile(r"`\s*((?:query|mutation)\b[^`]*)`", re.DOTALL)
 # Named fragments of text the modules splice into their operations.

@@ -1,7 +1,7 @@
 """The face for people: the landing page, the API reference and the dashboard.
 
 The dashboard (``/app/``) is a single-page app of plain JavaScript modules in
-``app/static/dashboard`` (no build step, nothing fetched from elsewhere at run time). It talks
+``app/web/dashboard`` (no build step, nothing fetched from elsewhere at run time). It talks
 only to the public API: GraphQL for everything it shows and changes, and the OAuth endpoints to
 sign in. Every page here is sent with a Content-Security-Policy that allows scripts and styles
 from this server only (no inline script), so an injected value can never run.
@@ -17,10 +17,10 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from app.http.security_headers import page_headers
-from app.web_pages import api_reference_page, landing_page
+from app.web.pages import api_reference_page, landing_page
 from resolvers.registry import Registry
 
-DASHBOARD_DIR = Path(__file__).parent / "static" / "dashboard"
+DASHBOARD_DIR = Path(__file__).parent / "dashboard"
 ASSET_TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
