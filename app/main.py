@@ -19,7 +19,7 @@ from app.database import open_store
 from app.graphql import graphql_routes
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import failure
-from app.inbound import inbound_routes
+from app.inbound import inbound_routes, start_smtp_server
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
@@ -27,7 +27,6 @@ from app.observability import RequestIdMiddleware
 from app.processing import automation_config, running_workers
 from app.rest import build_openapi, rest_routes
 from app.secret_key import load_keyring
-from app.smtp import start_smtp_server
 from app.web import help_routes, web_routes
 from engines.help_center import index_at_start_up, use_vector_cache
 from engines.keyring import Keyring

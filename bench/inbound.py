@@ -32,8 +32,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
+from app.inbound.smtp import start_smtp_server
 from app.main import create_app
-from app.smtp import start_smtp_server
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.client import connect

@@ -1,15 +1,15 @@
 """Inbound email: a message sent to a workspace's alias becomes an activity item and documents.
 
-Both doors, the SMTP receiver (``app/smtp.py``) and ``POST /v1/inbound/email`` (``app/inbound.py``),
-call ``accept_email``. Everything is checked before anything is stored: an unknown alias, a
-message over the size limit, a malformed one, an attachment over 10 MB, or a message over what
-reading may cost (``engines.mail_limits``: header sizes, recipients, parts, depth) is
-``InboundRejected`` (with its SMTP reply and HTTP status) and leaves no trace. Parsing runs in a
-thread, never on the event loop, and is given ``READ_TIMEOUT_S`` (``read_off_loop``, also used
-by connected mailboxes). An accepted message is one
-``inbound-email`` activity item; each PDF or image attachment is a document through the same
-pipeline as files.upload; without one, a body that reads as a receipt (an order confirmation)
-is processed from its text, and anything else is ``skipped`` with the reason.
+Both doors, the SMTP receiver (``app/inbound/smtp.py``) and ``POST /v1/inbound/email``
+(``app/inbound/webhooks.py``), call ``accept_email``. Everything is checked before anything is
+stored: an unknown alias, a message over the size limit, a malformed one, an attachment over 10 MB,
+or a message over what reading may cost (``engines.mail_limits``: header sizes, recipients, parts,
+depth) is ``InboundRejected`` (with its SMTP reply and HTTP status) and leaves no trace. Parsing
+runs in a thread, never on the event loop, and is given ``READ_TIMEOUT_S`` (``read_off_loop``, also
+used by connected mailboxes). An accepted message is one ``inbound-email`` activity item; each PDF
+or image attachment is a document through the same pipeline as files.upload; without one, a body
+that reads as a receipt (an order confirmation) is processed from its text, and anything else is
+``skipped`` with the reason.
 """
 
 from __future__ import annotations

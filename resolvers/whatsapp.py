@@ -6,14 +6,14 @@ must send it as a WhatsApp message to the business number, where the webhook con
 registers the number (``persistence.whatsapp_senders``). A number registered in one workspace
 cannot be claimed by another: that workspace's owner or admin must remove it first.
 
-The webhook (``app/inbound.py``) hands a verified delivery to ``receive_webhook``: each message
-from a registered number becomes a ``whatsapp`` activity item at once (so Meta gets its 200
-quickly), and a durable ``fetch-whatsapp-media`` job downloads the media through Graph and hands
-it to the same pipeline as files.upload. Messages from a pending number land nowhere: each
-claiming workspace gets a ``skipped`` item saying why, with none of the message's content (the
-claim may be a stranger's). Messages from unknown numbers are dropped with a log line: there is
-no workspace to keep them in. With ``FINCAP_WHATSAPP_REPLY`` the sender gets the extracted
-total back once the document is processed (``notify-source`` job).
+The webhook (``app/inbound/webhooks.py``) hands a verified delivery to ``receive_webhook``: each
+message from a registered number becomes a ``whatsapp`` activity item at once (so Meta gets its 200
+quickly), and a durable ``fetch-whatsapp-media`` job downloads the media through Graph and hands it
+to the same pipeline as files.upload. Messages from a pending number land nowhere: each claiming
+workspace gets a ``skipped`` item saying why, with none of the message's content (the claim may be a
+stranger's). Messages from unknown numbers are dropped with a log line: there is no workspace to
+keep them in. With ``FINCAP_WHATSAPP_REPLY`` the sender gets the extracted total back once the
+document is processed (``notify-source`` job).
 """
 
 from __future__ import annotations
