@@ -21,14 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
+from starlette.applications import Starlette
 
+from app.config import Settings
+from app.main import create_app
+from app.services import build_services
 from engines.demo import demo_documents
 from persistence.client import connect
 from persistence.documents.rollups import deltas
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts
+from resolvers import accounts, build_registry
 from resolvers.accounts import DEMO_BATCH
+from resolvers.registry import Registry
 
 # From this many documents a workspace is loaded in bulk (``bulk_load``): the service's own
 # inserts move rollup rows batch by batch, which took over an hour for 100k on the shared
@@ -154,3 +159,12 @@ def run_sizes(
             server.stop()
 
     asyncio.run(main())
+
+
+def serving_app(
+    settings: Settings, store: Store, registry: Registry | None = None, **parts: Any
+) -> Starlette:
+    """The service over ``store``, its services built by the server's own factory
+    (``app.services.build_services``); ``parts`` replace some of them."""
+    services = build_services(settings, store, registry=registry or build_registry(), **parts)
+    return create_app(settings, services=services)

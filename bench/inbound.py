@@ -33,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
 from app.inbound.smtp import start_smtp_server
-from app.main import create_app
+from app.services import build_services
 from app.workers import WorkerPool
+from bench.harness import serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
@@ -75,7 +76,7 @@ async def one_run(server: EmbeddedServer, count: int) -> tuple[float, float, flo
     try:
         boot = await accounts.bootstrap(store, "bench@example.com", "Bench")
         settings = Settings(inbound_domain="in.bench.test", inbound_secret=SECRET)
-        app = create_app(settings, store=store, registry=build_registry())
+        app = serving_app(settings, store, registry=build_registry())
         services: Services = app.state.services
         alias = (await store.inbound_addresses.get_or_create(boot["orgId"]))["alias"]
         address = f"{alias}@in.bench.test"
@@ -103,8 +104,9 @@ async def one_run(server: EmbeddedServer, count: int) -> tuple[float, float, flo
             http_s = time.perf_counter() - started
 
         pool = WorkerPool(
-            Services(
-                store=store,
+            build_services(
+                Settings(),
+                store,
                 rates=default_rate_book(),
                 analyzer=Analyzer(),
                 sources=services.sources,

@@ -397,7 +397,7 @@ class Refused(Exception):
 
 async def end_to_end(sizes: Sequence[int], runs: int) -> None:
     from app.config import Settings
-    from app.main import create_app
+    from bench.harness import serving_app
     from persistence.client import connect
     from persistence.embedded import EmbeddedServer
     from persistence.ids import utcnow
@@ -434,7 +434,7 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
             for start in range(0, size, 2000):
                 await db["documents"].insert_many(records[start : start + 2000])
             load_s = time.perf_counter() - started
-            app = create_app(Settings(), store=store, registry=build_registry())
+            app = serving_app(Settings(), store, registry=build_registry())
             headers = {
                 "Authorization": f"Bearer {tenant['apiKey']}",
                 "X-Service-Org-Id": tenant["orgId"],

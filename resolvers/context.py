@@ -7,12 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from engines.billing.plans import PlanCatalog, default_catalog
-from engines.connectors.catalog import Connectors, unconfigured
+from engines.billing.plans import PlanCatalog
+from engines.connectors.catalog import Connectors
 from engines.keyring import Keyring
 from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
-from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
@@ -72,39 +71,42 @@ class Principal:
 
 @dataclass(frozen=True)
 class Services:
-    """Long-lived dependencies built by the app factory and shared by every request."""
+    """Long-lived dependencies shared by every request and job of a process.
+
+    Built in one place, ``app.services.build_services``, from the settings (the API process,
+    the workers and the tests alike); the fields that may be absent say so.
+    """
 
     store: Store
-    base_url: str = "http://127.0.0.1:8000"
+    base_url: str
+    # Signs cursors, CSRF and OAuth state, and encrypts secrets at rest.
+    keyring: Keyring
+    auth_cache: AuthCache
+    expensive_calls: ExpensiveCallGate
+    automation: AutomationConfig
+    # Inbound sources: receiving domain, WhatsApp Graph, mailbox polling.
+    sources: SourceConfig
+    # Ranked search: per-workspace indexes in memory and query embeddings.
+    search: SearchIndexes
+    # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
+    # and the clock billing periods are measured with (tests move it).
+    plans: PlanCatalog
+    api_calls: ApiCallMeter
+    clock: Callable[[], datetime]
+    # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
+    connectors: Connectors
+    # Every connection opened on a tenant's behalf goes through it (FINCAP_OUTBOUND_ALLOW).
+    outbound: OutboundPolicy
+    # Addresses whose OAuth client registrations are refused for now (oauth_registration).
+    registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
+    # None: made on first use (``rate_book``, ``get_analyzer``).
     rates: RateBook | None = None
     analyzer: Analyzer | None = None
-    # Called after a job is queued, so in-process workers start at once instead of polling.
-    wake_workers: Callable[[], None] = _nothing
-    # Signs cursors (and later CSRF/OAuth state) and encrypts secrets at rest. The default, a
-    # random key per Services, suits tests; the app factory hands in the server's keyring.
-    keyring: Keyring = field(default_factory=Keyring.generate)
-    expensive_calls: ExpensiveCallGate = field(default_factory=ExpensiveCallGate)
-    auth_cache: AuthCache = field(default_factory=AuthCache)
     # The capabilities, for work that calls one on a user's behalf (automation rules send
     # documents through integrations.send); None where no registry was built.
     registry: Registry | None = None
-    automation: AutomationConfig = field(default_factory=AutomationConfig)
-    # Inbound sources: receiving domain, WhatsApp Graph, mailbox polling.
-    sources: SourceConfig = field(default_factory=SourceConfig)
-    # Ranked search: per-workspace indexes in memory and query embeddings.
-    search: SearchIndexes = field(default_factory=SearchIndexes)
-    # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
-    # and the clock billing periods are measured with (tests move it).
-    plans: PlanCatalog = field(default_factory=default_catalog)
-    api_calls: ApiCallMeter = field(default_factory=ApiCallMeter)
-    clock: Callable[[], datetime] = utcnow
-    # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
-    connectors: Connectors = field(default_factory=unconfigured)
-    # Every connection opened on a tenant's behalf goes through it (FINCAP_OUTBOUND_ALLOW);
-    # the default admits public addresses only.
-    outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
-    # Addresses whose OAuth client registrations are refused for now (oauth_registration).
-    registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
+    # Called after a job is queued, so in-process workers start at once instead of polling.
+    wake_workers: Callable[[], None] = _nothing
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from resolvers.errors import CapabilityError, TooManyRequests
@@ -50,3 +52,28 @@ def render_error(exc: Exception) -> Response:
         return response
     log.error("unhandled error", exc_info=exc)
     return failure(500, "Internal server error")
+
+
+async def _no_route(request: Request, exc: Exception) -> Response:
+    return failure(404, f"No route for {request.method} {request.url.path}")
+
+
+async def _method_not_allowed(request: Request, exc: Exception) -> Response:
+    response = failure(405, f"Method {request.method} not allowed on {request.url.path}")
+    # The router's exception names the route's methods (RFC 9110: a 405 carries Allow).
+    response.headers.update(getattr(exc, "headers", None) or {})
+    return response
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    log.error("unhandled error", exc_info=exc)
+    return failure(500, "Internal server error")
+
+
+# The app's own answers for a path no route takes, a method it does not take, and anything
+# unexpected: the envelope, like every other answer.
+EXCEPTION_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+    404: _no_route,
+    405: _method_not_allowed,
+    500: _server_error,
+}

@@ -15,12 +15,12 @@ import uvicorn
 from mongomock_motor import AsyncMongoMockClient
 
 from app.config import Settings
-from app.main import create_app
 from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import accounts, workspaces
 from resolvers.registry import Registry
 from tests import probe_resource
+from tests.conftest import app_on
 from tests.graphql import sample_resource
 from tests.live import wait_until_healthy
 
@@ -72,7 +72,7 @@ def live_server() -> Iterator[LiveServer]:
         store = Store(AsyncMongoMockClient(tz_aware=True)[f"fincap_{uuid.uuid4().hex[:8]}"])
         await store.ensure_indexes()
         tenant.update(await accounts.bootstrap(store, "live@example.com", "Live Co"))
-        app = create_app(Settings(port=port), store=store, registry=test_registry())
+        app = app_on(store, test_registry(), Settings(port=port))
         config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
         server = uvicorn.Server(config)
         ready.set()

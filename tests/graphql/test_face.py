@@ -9,7 +9,7 @@ import pytest
 
 from persistence.store import Store
 from resolvers import accounts
-from tests.conftest import Tenant
+from tests.conftest import Tenant, app_on
 from tests.graphql.helpers import GRAPHQL, gql
 
 AUTH_REQUIRED = "API key authentication required"
@@ -330,10 +330,9 @@ async def test_malformed_requests_are_400_with_json_errors(
 
 async def test_body_limit(store: Store) -> None:
     from app.config import Settings
-    from app.main import create_app
     from tests.graphql.helpers import test_registry
 
-    app = create_app(Settings(max_body_bytes=100), store=store, registry=test_registry())
+    app = app_on(store, test_registry(), Settings(max_body_bytes=100))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as client:
         small = await client.post(GRAPHQL, json={"query": "{ __typename }"})

@@ -10,11 +10,13 @@ import httpx
 import pytest
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from app.config import Settings
 from app.graphql.builder import build_schema
 from app.graphql.graph import GraphSession, document_graph
+from app.services import build_services
 from persistence.errors import QueryTimeout
 from persistence.store import Store
-from resolvers.context import Credentials, Services
+from resolvers.context import Credentials
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
 from tests.conftest import Tenant, asgi_client, make_tenant
@@ -258,7 +260,7 @@ async def test_fast_path_matches_graphql_core(
     }
     """
     credentials = Credentials(api_key=seeded.api_key, org_id=seeded.org_id)
-    services = Services(store=store)
+    services = build_services(Settings(), store)
 
     async def execute(spec: Any, arguments: dict[str, Any], info: Any) -> Any:
         return await invoke(registry, spec.slug, arguments, credentials, services)

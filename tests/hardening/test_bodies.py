@@ -10,9 +10,9 @@ import pytest
 
 from app.config import Settings
 from app.graphql.builder import Limits
-from app.main import create_app
 from persistence.store import Store
 from resolvers.registry import Registry
+from tests.conftest import app_on
 
 LIMIT = 256 * 1024
 CHUNK = 16 * 1024
@@ -21,7 +21,7 @@ GRAPHQL = "/v1/graphql"
 
 @pytest.fixture
 async def small_limit(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(max_body_bytes=LIMIT), store=store, registry=registry)
+    app = app_on(store, registry, Settings(max_body_bytes=LIMIT))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http

@@ -14,11 +14,9 @@ import httpx
 import pytest
 from starlette.routing import Route
 
-from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
 from resolvers.registry import Registry
-from tests.conftest import Tenant
+from tests.conftest import Tenant, app_on
 from tests.documents.conftest import call, result
 
 
@@ -39,7 +37,7 @@ async def test_invented_methods_share_one_label_and_get_405(client: httpx.AsyncC
 async def test_every_route_names_its_methods_on_405(
     client: httpx.AsyncClient, store: Store, registry: Registry
 ) -> None:
-    app = create_app(Settings(), store=store, registry=registry)
+    app = app_on(store, registry)
     checked = 0
     for route in app.routes:
         assert isinstance(route, Route)

@@ -22,12 +22,12 @@ import pytest
 import uvicorn
 
 from app.config import Settings
-from app.main import create_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer, free_port
 from persistence.store import Store
 from resolvers import accounts, build_registry
 from resolvers.throttle import ExpensiveCallGate
+from tests.conftest import app_on
 from tests.live import wait_until_healthy
 
 pytestmark = pytest.mark.wire
@@ -51,7 +51,7 @@ def live_server(mongodb_uri: str) -> Iterator[tuple[str, dict[str, str]]]:
         store = Store(db)
         await store.ensure_indexes()
         tenant.update(await accounts.bootstrap(store, "st@example.com", "Schemathesis"))
-        app = create_app(Settings(port=port), store=store, registry=build_registry())
+        app = app_on(store, build_registry(), Settings(port=port))
         # The budget of expensive calls per key (rules.prepare, rules.execute: 10 a minute)
         # would answer most of the fuzzer's cases 429 and leave the logic behind them
         # untested; the budget has tests of its own (tests/rules/test_reading_limits.py).

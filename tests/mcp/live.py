@@ -14,10 +14,10 @@ import uvicorn
 from mongomock_motor import AsyncMongoMockClient
 
 from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
 from resolvers import accounts, build_registry
 from resolvers.oauth import set_password
+from tests.conftest import app_on
 from tests.live import READY_DEADLINE_S, STOP_GRACE_S, bound_socket, wait_until_healthy
 
 EMAIL = "live@example.com"
@@ -52,7 +52,7 @@ def live_server() -> Iterator[Live]:
             await store.ensure_indexes()
             tenant = await accounts.bootstrap(store, EMAIL, "Live Co")
             await set_password(store, EMAIL, PASSWORD)
-            app = create_app(Settings(port=port), store=store, registry=build_registry())
+            app = app_on(store, build_registry(), Settings(port=port))
             # Keep-alive well past the clients' own idle limit (Node's fetch: 4 s): with
             # uvicorn's 5 s, a stalled server could close a connection the client was reusing.
             config = uvicorn.Config(

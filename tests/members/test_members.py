@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.main import create_app
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.api_keys import digest
@@ -20,7 +19,7 @@ from resolvers import accounts, build_registry
 from resolvers.auth import new_api_key_secret
 from resolvers.errors import BadRequest
 from resolvers.registry import Registry
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.graphql.helpers import gql
 from tests.members.conftest import Team, call, ok, refused
 from tests.outbound import LOOPBACK_FAKES
@@ -156,7 +155,7 @@ async def test_the_code_is_emailed_through_the_relay_when_configured(
 ) -> None:
     inbox, port = smtp
     # The relay is a fake on loopback: the outbound policy lets it through explicitly.
-    app = create_app(Settings(outbound_allow=LOOPBACK_FAKES), store=store, registry=registry)
+    app = app_on(store, registry, Settings(outbound_allow=LOOPBACK_FAKES))
     relay = SmtpConfig(host="127.0.0.1", port=port, sender="fincap@fincap.test", starttls=False)
     object.__setattr__(app.state.services, "automation", AutomationConfig(smtp=relay))
     async with httpx.AsyncClient(
@@ -304,8 +303,8 @@ async def test_a_lowered_role_is_refused_at_once_on_another_process(
     """Two API processes over one store, each with its own auth cache (30 s). A change made
     through one is refused for writes on the other at once; reads there may see the old role
     for at most FINCAP_AUTH_CACHE_SECONDS."""
-    first = create_app(Settings(auth_cache_seconds=30), store=store, registry=registry)
-    second = create_app(Settings(auth_cache_seconds=30), store=store, registry=registry)
+    first = app_on(store, registry, Settings(auth_cache_seconds=30))
+    second = app_on(store, registry, Settings(auth_cache_seconds=30))
     admin = team.admin
     transport_one = httpx.ASGITransport(app=first)
     transport_two = httpx.ASGITransport(app=second)

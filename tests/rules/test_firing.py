@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import Settings
+from app.services import build_services
 from persistence.store import Store
 from resolvers import build_registry, documents, files, rules, workspaces
 from resolvers.context import Services
@@ -45,7 +47,7 @@ def with_stand_ins() -> Registry:
 
 def services(store: Store, registry: Registry | None = None) -> Services:
     """The services a rule runs with (the real registry unless ``registry``)."""
-    return Services(store=store, registry=registry or build_registry())
+    return build_services(Settings(), store, registry=registry or build_registry())
 
 
 def aws_invoice(doc_id: str, merchant: str = "Amazon Web Services", **fields: Any) -> Any:

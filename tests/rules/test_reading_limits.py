@@ -16,15 +16,13 @@ import httpx
 import psutil
 import pytest
 
-from app.config import Settings
-from app.main import create_app
 from engines.rules.parser import RuleDraft, read_rule
 from persistence.store import Store
 from resolvers import rule_reading
 from resolvers.registry import Registry
 from resolvers.rule_reading import RuleReader
 from resolvers.throttle import BURST, PER_MINUTE, ExpensiveCallGate
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call
 
 SENTENCE = "Categorize all Uber and Bolt receipts as Travel"
@@ -46,7 +44,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def http(store: Store, registry: Registry, clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(), store=store, registry=registry)
+    app = app_on(store, registry)
     app.state.services = dataclasses.replace(
         app.state.services, expensive_calls=ExpensiveCallGate(clock=clock)
     )
