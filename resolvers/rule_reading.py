@@ -77,7 +77,9 @@ def use_reading_process(new_executor: Callable[[], Executor] | None) -> None:
 
 
 def stop_reading_process() -> None:
-    _reader.shutdown()
+    """Stop the child and read in the thread again: a process that served (a test's server, a
+    CLI command) leaves no child and no process executor behind for what runs after it."""
+    _reader.use_process(None)
 
 
 async def read_sentence_off_loop(sentence: str) -> RuleDraft:

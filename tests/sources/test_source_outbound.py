@@ -32,7 +32,7 @@ from tests.sources.dovecot import Imap, dovecot_binary
 from tests.sources.fake_graph import VERSION, GraphState, document_message, fake_graph, webhook
 from tests.sources.mail import message
 from tests.sources.test_mailboxes import PASSWORD, USER, imap
-from tests.sources.test_whatsapp import ALICE_PHONE, deliver
+from tests.sources.test_whatsapp import ALICE_PHONE, deliver, register_verified
 
 pytestmark = [
     pytest.mark.wire,
@@ -199,7 +199,7 @@ async def test_a_media_url_inside_the_network_is_not_fetched(
     alice, _ = tenants
     settings = source_settings(whatsapp_graph_url=f"{graph.base}/{VERSION}")
     async for app in open_source_app(wire_store, registry, settings):
-        await call(app.http, alice, "whatsapp.register-sender", {"phoneNumber": ALICE_PHONE})
+        await register_verified(app, alice, ALICE_PHONE)
         graph.media["m-in"] = (fixture("text-layer.pdf"), "application/pdf")
         graph.urls["m-in"] = f"http://{internal_service}/latest/meta-data/"
         await deliver(app, webhook([document_message("wamid.I1", ALICE_PHONE, "m-in", "x.pdf")]))

@@ -15,7 +15,7 @@ import pytest
 
 from persistence.store import Store
 from resolvers.registry import Registry
-from tests.conftest import Tenant, asgi_client, make_tenant
+from tests.conftest import Tenant, asgi_client, make_tenant, worker_pool
 from tests.documents.conftest import doc
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "extraction"
@@ -137,6 +137,10 @@ async def test_thumbnails_are_never_sniffed(
     await stored_original(
         wire_store, alice, "doc_t", (FIXTURES / "receipt.png").read_bytes(), "r.png", "image/png"
     )
+    # The first request queues the preview (202 with a placeholder); a worker makes it.
+    pending = await wire_client.get("/v1/files/doc_t/thumbnail", headers=alice.headers())
+    assert pending.status_code == 202 and pending.headers["x-content-type-options"] == "nosniff"
+    assert await worker_pool(wire_store).run_until_idle() == 1
     response = await wire_client.get("/v1/files/doc_t/thumbnail", headers=alice.headers())
     assert response.status_code == 200 and response.headers["content-type"] == "image/jpeg"
     assert response.headers["x-content-type-options"] == "nosniff"
