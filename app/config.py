@@ -29,8 +29,8 @@ from engines.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
-    from resolvers.search_indexes import SearchConfig
-    from resolvers.sources_config import SourceConfig
+    from resolvers.services.search_indexes import SearchConfig
+    from resolvers.services.sources_config import SourceConfig
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -491,7 +491,7 @@ class Settings(_FromNamedVariables):
 
     def search_config(self) -> SearchConfig:
         """How ranked search finds meaning, from these settings."""
-        from resolvers.search_indexes import SearchConfig
+        from resolvers.services.search_indexes import SearchConfig
 
         return SearchConfig(
             semantic=self.embeddings,
@@ -506,7 +506,7 @@ class Settings(_FromNamedVariables):
         # Imported here, as search_config's: importing the resolvers package would make every
         # importer of the settings (the CLI, the analysis and rule-reading processes, which
         # start by importing the entry point) load the whole server.
-        from resolvers.sources_config import SourceConfig
+        from resolvers.services.sources_config import SourceConfig
 
         return SourceConfig(
             inbound_domain=self.inbound_domain.lower(),

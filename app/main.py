@@ -25,8 +25,8 @@ from app.rest import build_openapi, rest_routes
 from app.serving import serving
 from app.web import help_routes, web_routes
 from resolvers import build_registry
-from resolvers.context import Services
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services.container import Services
 
 
 def create_app(

@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from app.metrics import Metrics
 from engines.ocr_availability import installed_ocr_engines
-from resolvers.context import Services
+from resolvers.services.container import Services
 
 
 def package_version() -> str:

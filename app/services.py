@@ -25,14 +25,14 @@ from engines.rules.llm import RuleModelConfig
 from engines.rules.notify import SmtpConfig
 from persistence.ids import utcnow
 from persistence.store import Store
-from resolvers.auth_cache import AuthCache
-from resolvers.context import Services
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
-from resolvers.search_indexes import SearchIndexes
-from resolvers.sources_config import SourceConfig
-from resolvers.throttle import ExpensiveCallGate
-from resolvers.usage_meter import ApiCallMeter
+from resolvers.framework.auth_cache import AuthCache
+from resolvers.framework.registry import Registry
+from resolvers.framework.throttle import ExpensiveCallGate
+from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services.container import Services
+from resolvers.services.processing import Analyzer
+from resolvers.services.search_indexes import SearchIndexes
+from resolvers.services.sources_config import SourceConfig
 
 
 def build_services(

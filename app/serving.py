@@ -19,9 +19,9 @@ from app.processing import running_workers
 from app.secret_key import load_keyring
 from engines.help_center import index_at_start_up, use_vector_cache
 from engines.keyring import Keyring
-from resolvers.registry import Registry
-from resolvers.subscriptions import schedule_period_closes
-from resolvers.usage_meter import flushing
+from resolvers.framework.registry import Registry
+from resolvers.framework.usage_meter import flushing
+from resolvers.services.subscriptions import schedule_period_closes
 
 log = logging.getLogger("fincap.app")
 

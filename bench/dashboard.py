@@ -26,8 +26,8 @@ from app.services import build_services
 from bench.harness import Loaded, Workspace, load_average, loaded, run_sizes, serving_app, timed
 from persistence.embedded import EmbeddedServer
 from resolvers import build_registry
-from resolvers.context import Credentials
-from resolvers.invoke import invoke
+from resolvers.framework.context import Credentials
+from resolvers.framework.invoke import invoke
 
 SMALL = 1_000
 SINCE = (date.today() - timedelta(days=90)).isoformat()

@@ -25,8 +25,8 @@ from app.services import build_services
 from bench.harness import Workspace, loaded, run_sizes
 from persistence.embedded import EmbeddedServer
 from resolvers import build_registry
-from resolvers.context import Credentials
-from resolvers.invoke import invoke
+from resolvers.framework.context import Credentials
+from resolvers.framework.invoke import invoke
 
 
 class ReplyCounter(monitoring.CommandListener):

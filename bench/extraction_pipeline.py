@@ -40,8 +40,9 @@ from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_job_kinds, build_registry
-from resolvers.processing import Analyzer
+from resolvers import build_job_kinds, build_registry
+from resolvers.services import accounts
+from resolvers.services.processing import Analyzer
 
 
 async def run(samples: list[Sample]) -> None:

@@ -32,7 +32,7 @@ from app.config import Settings
 from bench.harness import serving_app
 from engines.demo import demo_documents
 from persistence.store import Store
-from resolvers import accounts
+from resolvers.services import accounts
 
 DOCUMENTS = 100
 SEARCH: dict[str, Any] = {"limit": 100, "outputMode": "complete", "useSearch": False}

@@ -38,7 +38,7 @@ from engines.help_center.fulltext import FullTextIndex
 from engines.help_center.search import HelpCenter
 from engines.ranking.embeddings import load_embedder
 from persistence.store import Store
-from resolvers import accounts
+from resolvers.services import accounts
 
 QUERIES = Path(__file__).with_name("help_center_queries.tsv")
 UNRELATED = (

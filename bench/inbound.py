@@ -40,9 +40,10 @@ from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_job_kinds, build_registry
-from resolvers.context import Services
-from resolvers.processing import Analyzer
+from resolvers import build_job_kinds, build_registry
+from resolvers.services import accounts
+from resolvers.services.container import Services
+from resolvers.services.processing import Analyzer
 
 PDF = (
     Path(__file__).resolve().parent.parent / "tests/fixtures/extraction/text-layer.pdf"

@@ -44,8 +44,9 @@ from engines.extraction.fields.field_types import ParsedFields
 from engines.extraction.fields.scoring import FieldEvidence
 from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
-from resolvers import build_job_kinds, pipeline
-from resolvers.processing import Analyzer
+from resolvers import build_job_kinds
+from resolvers.services import pipeline
+from resolvers.services.processing import Analyzer
 
 SURE = FieldEvidence(confidence=0.99)
 

@@ -39,10 +39,11 @@ from bench.harness import load_average, percentile, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts
-from resolvers.context import Credentials, Services
-from resolvers.invoke import authorize
-from resolvers.usage_meter import ApiCallMeter, flushing
+from resolvers.framework.context import Credentials
+from resolvers.framework.invoke import authorize
+from resolvers.framework.usage_meter import ApiCallMeter, flushing
+from resolvers.services import accounts
+from resolvers.services.container import Services
 
 
 class NoMeter(ApiCallMeter):

@@ -30,9 +30,9 @@ from engines.rules.parser import read_rule
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts
-from resolvers.rule_runner import RuleEvent, run_document_rules
-from resolvers.rules import validated
+from resolvers.resources.rules import validated
+from resolvers.services import accounts
+from resolvers.services.rule_runner import RuleEvent, run_document_rules
 from tests.rules.test_language import CASES
 
 

@@ -402,8 +402,9 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
     from persistence.embedded import EmbeddedServer
     from persistence.ids import utcnow
     from persistence.store import Store
-    from resolvers import accounts, build_registry
-    from resolvers.search_indexes import OVERLAP, model_vectorizer
+    from resolvers import build_registry
+    from resolvers.services import accounts
+    from resolvers.services.search_indexes import OVERLAP, model_vectorizer
 
     print(
         "\nend to end: POST /v1/capabilities/documents.search (limit 5, mmr) through the ASGI "

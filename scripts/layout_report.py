@@ -84,7 +84,7 @@ def imports_of(path: Path) -> Iterator[tuple[str, bool]]:
                 names = [f"{prefix}.{node.module}" if node.module else prefix]
             else:
                 names = [node.module or ""]
-            # ``from resolvers import documents`` names the module resolvers.documents.
+            # ``from resolvers import documents`` names the module resolvers.resources.documents.
             names = [
                 f"{names[0]}.{alias.name}"
                 if (ROOT / Path(*f"{names[0]}.{alias.name}".split("."))).with_suffix(".py").exists()

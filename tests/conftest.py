@@ -24,10 +24,11 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from persistence.workspaces import Role
-from resolvers import accounts, build_job_kinds, build_registry
-from resolvers.job_kinds import JobKinds
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
+from resolvers import build_job_kinds, build_registry
+from resolvers.framework.job_kinds import JobKinds
+from resolvers.framework.registry import Registry
+from resolvers.services import accounts
+from resolvers.services.processing import Analyzer
 
 
 @pytest.fixture(scope="session")

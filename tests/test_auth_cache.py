@@ -9,9 +9,9 @@ import pytest
 
 from app.config import Settings
 from persistence.store import Store
-from resolvers.auth_cache import AuthCache
-from resolvers.context import Principal
-from resolvers.registry import Registry
+from resolvers.framework.auth_cache import AuthCache
+from resolvers.framework.context import Principal
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on
 
 

@@ -8,13 +8,13 @@ The same contracts run as ``lint-imports``; here they run with the unit tests, o
 from __future__ import annotations
 
 import copy
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import grimp
 import pytest
 from importlinter import configuration
+from importlinter.application.use_cases import read_user_options
 from importlinter.contracts.forbidden import ForbiddenContract
 from importlinter.contracts.independence import IndependenceContract
 from importlinter.contracts.layers import LayersContract
@@ -22,20 +22,24 @@ from importlinter.domain.contract import Contract
 
 configuration.configure()  # the library's own settings (its contracts time their checks)
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"][
-    "importlinter"
-]
-SESSION = {key: value for key, value in CONFIG.items() if key != "contracts"}
+# Read by the library's own reader, so the options mean here what they mean to lint-imports.
+OPTIONS = read_user_options(str(ROOT / "pyproject.toml"))
+SESSION: dict[str, Any] = OPTIONS.session_options
 CONTRACT_TYPES: dict[str, type[Contract]] = {
     "layers": LayersContract,
     "forbidden": ForbiddenContract,
     "independence": IndependenceContract,
 }
-CONTRACTS = {options["id"]: options for options in CONFIG["contracts"]}
+CONTRACTS = {options["id"]: options for options in OPTIONS.contracts_options}
 
 # One import the wrong way per contract: each must break exactly the contract it names.
 WRONG_WAY = {
     "layers": ("persistence.documents", "schema.documents"),
+    "resolvers-rooms": ("resolvers.framework.invoke", "resolvers.services.pipeline"),
+    "resources-apart": ("resolvers.resources.integrations", "resolvers.resources.exports"),
+    "faces-apart": ("app.rest.capabilities", "app.graphql.face"),
+    "cli-client-light": ("app.cli.commands", "resolvers.framework.registry"),
+    "faces-below-the-root": ("app.http.envelope", "app.main"),
     "schema-alone": ("schema.documents", "engines.currency"),
 }
 
@@ -43,7 +47,7 @@ WRONG_WAY = {
 def graph() -> grimp.ImportGraph:
     return grimp.build_graph(
         *SESSION["root_packages"],
-        exclude_type_checking_imports=SESSION.get("exclude_type_checking_imports", False),
+        exclude_type_checking_imports=SESSION.get("exclude_type_checking_imports") == "True",
         cache_dir=None,
     )
 

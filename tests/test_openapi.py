@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 from openapi_spec_validator import validate
 
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 
 
 def refs_in(node: Any) -> list[str]:

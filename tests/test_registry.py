@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from resolvers import build_registry, workspaces
-from resolvers.registry import (
+from resolvers import build_registry
+from resolvers.framework.registry import (
     MANAGERS,
     MEMBERS,
     OWNERS,
@@ -16,6 +16,7 @@ from resolvers.registry import (
     camel_name,
     capability,
 )
+from resolvers.resources import workspaces
 from schema.base import CapabilityInput, CapabilityOutput
 from tests import probe_resource
 
@@ -97,8 +98,8 @@ def test_an_internal_capability_is_registered_but_listed_by_no_face() -> None:
     """rules.resume runs only from an approval: get() finds it for the approvals resource,
     iteration (what REST discovery, GraphQL, MCP, the CLI and OpenAPI are built from) does not,
     and the faces' lookup answers it like an unknown slug."""
-    from resolvers.errors import NotFound
-    from resolvers.invoke import lookup
+    from resolvers.framework.errors import NotFound
+    from resolvers.framework.invoke import lookup
 
     registry = build_registry()
     spec = registry.get("rules.resume")
@@ -129,7 +130,7 @@ def test_every_change_declares_who_may_call_it(spec: CapabilitySpec) -> None:
 
 
 def test_roles_are_checked_before_the_handler_with_a_403_naming_them() -> None:
-    from resolvers.errors import Forbidden
+    from resolvers.framework.errors import Forbidden
 
     spec = build_registry().get("members.remove")
     assert spec is not None and spec.allowed_roles == MANAGERS

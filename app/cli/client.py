@@ -26,11 +26,16 @@ DEFAULT_TIMEOUT_S = 60.0
 class CallFailed(Exception):
     """A call that did not succeed: the message to print and the exit code to end with."""
 
-    def __init__(self, message: str, exit_code: int, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, exit_code: int, status: int | None = None, reason: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
         self.status = status
+        # The server's ``error.reason`` (``workspace_required``, …): what the CLI branches on,
+        # never the message text. None when the answer carried none (not a fincap server).
+        self.reason = reason
         self.envelope: dict[str, Any] | None = None
 
 
@@ -95,8 +100,13 @@ class Client:
                 response.status_code,
             ) from None
         if response.status_code >= 400 or not isinstance(body, dict) or not body.get("success"):
-            message = _error_message(body) or f"HTTP {response.status_code}"
-            failed = CallFailed(message, exit_code_of(response.status_code), response.status_code)
+            message, reason = _error_of(body)
+            failed = CallFailed(
+                message or f"HTTP {response.status_code}",
+                exit_code_of(response.status_code),
+                response.status_code,
+                reason,
+            )
             failed.envelope = body if isinstance(body, dict) else None
             raise failed
         return body
@@ -116,9 +126,13 @@ class Client:
         return capabilities if isinstance(capabilities, list) else []
 
 
-def _error_message(body: Any) -> str | None:
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("errorMessage"), str):
-            return str(error["errorMessage"])
-    return None
+def _error_of(body: Any) -> tuple[str | None, str | None]:
+    """The failure envelope's ``errorMessage`` and ``reason`` (None where absent)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return None, None
+    message, reason = error.get("errorMessage"), error.get("reason")
+    return (
+        message if isinstance(message, str) else None,
+        reason if isinstance(reason, str) else None,
+    )

@@ -33,7 +33,8 @@ from app.cli.config import resolve
 from app.cli.output import print_json, print_result, wants_json
 
 LISTING_FILE = "discovery.json"
-ORG_REQUIRED = "Organization context required"
+# The server's error.reason of a call that needs a workspace and named none.
+WORKSPACE_REQUIRED = "workspace_required"
 # Options every capability command has; a capability parameter may not take these names.
 COMMON_OPTIONS = ("host", "org", "json", "raw", "timeout")
 
@@ -261,7 +262,7 @@ def fail(failed: CallFailed, raw: bool = False) -> None:
     if raw and failed.envelope is not None:
         print_json(failed.envelope)
     message = failed.message
-    if message == ORG_REQUIRED:
+    if failed.reason == WORKSPACE_REQUIRED:
         message += " (choose one: --org org_…, FINCAP_ORG_ID, or `fincap workspace use org_…`)"
     click.echo(f"error: {message}", err=True)
     sys.exit(failed.exit_code)

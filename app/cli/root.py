@@ -30,8 +30,8 @@ def settings_from_env(**overrides: Any) -> Settings:
 
 
 def accounts() -> Any:
-    """``resolvers.accounts``, imported when an admin or demo command runs."""
-    from resolvers import accounts as module
+    """``resolvers.services.accounts``, imported when an admin or demo command runs."""
+    from resolvers.services import accounts as module
 
     return module
 
@@ -44,7 +44,7 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     """
 
     from app.database import open_store
-    from resolvers.errors import CapabilityError
+    from resolvers.framework.errors import CapabilityError
 
     settings = settings_from_env()
 
@@ -212,7 +212,7 @@ def reindex(orgs: tuple[str, ...], redo_all: bool) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from resolvers.search_indexes import reindex as embed_documents
+    from resolvers.services.search_indexes import reindex as embed_documents
 
     console = Console(stderr=True, highlight=False)
     with Progress(
@@ -244,7 +244,7 @@ def set_password(email: str) -> None:
         password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
     else:
         password = sys.stdin.readline().rstrip("\r\n")
-    from resolvers import oauth
+    from resolvers.services import oauth
 
     run_on_store(lambda store: oauth.set_password(store, email, password))
 

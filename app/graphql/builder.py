@@ -72,6 +72,9 @@ from app.graphql.execution import FastExecutionContext
 log = logging.getLogger("fincap.graphql")
 
 INTERNAL_ERROR = "Internal server error"
+# The reason of an error nobody expected, as every face names it (``CapabilityError.reason``;
+# this module imports no resolvers, tests/graphql/test_face.py keeps the two equal).
+INTERNAL_REASON = "internal_error"
 WIRE_NAMES_ATTR = "__fincap_wire_names__"
 # Scalars and root types the schema may contain besides the generated ones.
 BUILT_IN_NAMES = (
@@ -101,7 +104,8 @@ GRAPHQL_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
 
 
 class CapabilityLike(Protocol):
-    """What the builder needs of a capability (``resolvers.registry.CapabilitySpec`` fits)."""
+    """What the builder needs of a capability (``resolvers.framework.registry.CapabilitySpec``
+    fits)."""
 
     @property
     def slug(self) -> str: ...
@@ -213,7 +217,7 @@ class MaskUnexpectedErrors(MaskErrors):
             INTERNAL_ERROR,
             nodes=error.nodes,
             path=error.path,
-            extensions={"code": "INTERNAL_SERVER_ERROR", "status": 500},
+            extensions={"code": "INTERNAL_SERVER_ERROR", "status": 500, "reason": INTERNAL_REASON},
         )
 
 

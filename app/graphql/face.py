@@ -2,8 +2,8 @@
 
 The schema is generated from the registry (``app.graphql.builder.build_schema``); each field calls
 the same ``invoke()`` as REST, with the same credentials (every API-key form, ``X-Service-Org-Id``).
-Capability errors become ``errors[].extensions`` ``{code, status}``; anything unexpected shows only
-"Internal server error".
+Capability errors become ``errors[].extensions`` ``{code, status, reason}``; anything unexpected
+shows only "Internal server error".
 
 GraphQL over HTTP (graphql-http's audit passes every MUST and SHOULD): the response media type
 follows ``Accept`` (``application/graphql-response+json`` or ``application/json``, the default);
@@ -43,9 +43,14 @@ from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, graphiql_csp, page_headers
-from resolvers.errors import CapabilityError, PayloadTooLarge, TooManyRequests
-from resolvers.invoke import invoke
-from resolvers.registry import Registry
+from resolvers.framework.errors import (
+    CapabilityError,
+    PayloadTooLarge,
+    TooManyRequests,
+    reason_for_status,
+)
+from resolvers.framework.invoke import invoke
+from resolvers.framework.registry import Registry
 
 PATH = "/v1/graphql"
 ASSETS_PATH = PATH + "/assets"
@@ -239,7 +244,8 @@ class GraphQLFace(GraphQL):
 
     def _error_response(self, status: int, message: str, media: str) -> Response:
         code = HTTP_CODES.get(status, "BAD_REQUEST")
-        body = {"errors": [{"message": message, "extensions": {"code": code, "status": status}}]}
+        extensions = {"code": code, "status": status, "reason": reason_for_status(status)}
+        body = {"errors": [{"message": message, "extensions": extensions}]}
         return Response(
             json.dumps(body, separators=(",", ":")),
             status_code=status,
@@ -248,11 +254,11 @@ class GraphQLFace(GraphQL):
 
 
 def as_graphql_error(exc: CapabilityError) -> Exception:
-    """A capability error as GraphQL shows it (``extensions.code``/``status``); 5xx unchanged,
-    so that the schema masks it as "Internal server error" and logs it."""
+    """A capability error as GraphQL shows it (``extensions.code``/``status``/``reason``); 5xx
+    unchanged, so that the schema masks it as "Internal server error" and logs it."""
     if not exc.exposed:
         return exc
-    extensions: dict[str, Any] = {"code": exc.code, "status": exc.status}
+    extensions: dict[str, Any] = {"code": exc.code, "status": exc.status, "reason": exc.reason}
     if isinstance(exc, TooManyRequests):
         extensions["retryAfter"] = exc.retry_after
     return GraphQLError(exc.message, extensions=extensions)

@@ -1,15 +1,15 @@
 """The GraphQL graph beyond the capabilities: links between results, read through DataLoaders.
 
-Part of the GraphQL face. Capability fields mirror the registry one to one. Dashboards also
-want to walk from a document to its duplicates and from a workspace to its documents and counts
-in one request; this module declares those links (``app.graphql.builder.Link``) and the per-request
-``GraphSession`` that resolves them. Every read goes through a DataLoader created per request,
-so a list of 5 or 50 documents asking for their duplicates costs the same batched reads. The
-data comes from resolver functions (``resolvers.documents.documents_by_id``, …) that run under
-a ``Context`` obtained from ``authorize`` with the request's own credentials (cached per request
-and workspace); they own workspace scoping and map store errors to capability errors, exactly
-as ``invoke`` does. Capability-backed links (``Workspace.documents``, ``Workspace.counts``) go
-through ``invoke`` itself, so validation, scopes and workspace scoping are those of REST.
+Part of the GraphQL face. Capability fields mirror the registry one to one. Dashboards also want to
+walk from a document to its duplicates and from a workspace to its documents and counts in one
+request; this module declares those links (``app.graphql.builder.Link``) and the per-request
+``GraphSession`` that resolves them. Every read goes through a DataLoader created per request, so a
+list of 5 or 50 documents asking for their duplicates costs the same batched reads. The data comes
+from resolver functions (``resolvers.resources.documents.documents_by_id``, …) that run under a
+``Context`` obtained from ``authorize`` with the request's own credentials (cached per request and
+workspace); they own workspace scoping and map store errors to capability errors, exactly as
+``invoke`` does. Capability-backed links (``Workspace.documents``, ``Workspace.counts``) go through
+``invoke`` itself, so validation, scopes and workspace scoping are those of REST.
 
 Documents carry no workspace id on the wire; the session remembers in which workspace each one
 was found (document ids are unique across workspaces), and the request's workspace otherwise.
@@ -28,12 +28,13 @@ from pydantic import BaseModel
 from strawberry.dataloader import DataLoader
 
 from app.graphql.builder import Graph, Link
-from resolvers.context import Context, Credentials, Services
-from resolvers.documents import document_tallies, documents_by_id
-from resolvers.invoke import authorize, invoke
-from resolvers.preferences import preferred_currency
-from resolvers.registry import Registry
-from resolvers.workspaces import current_workspace as workspace_of_context
+from resolvers.framework.context import Context, Credentials
+from resolvers.framework.invoke import authorize, invoke
+from resolvers.framework.registry import Registry
+from resolvers.resources.documents import document_tallies, documents_by_id
+from resolvers.resources.workspaces import current_workspace as workspace_of_context
+from resolvers.services.container import Services
+from resolvers.services.preferences import preferred_currency
 from schema.documents import (
     CountDocuments,
     Document,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from resolvers.errors import PayloadTooLarge
+from resolvers.framework.errors import PayloadTooLarge
 
 
 class BodySizeLimit:

@@ -1,7 +1,8 @@
 """The envelope every JSON answer of the HTTP faces is sent in (spec §4.1 and §7).
 
 Success ``{success: true, code: 200, data: {result}}``; failure ``{success: false, code,
-error: {errorCode, errorMessage}}`` with ``code`` and ``errorCode`` equal to the HTTP status.
+error: {errorCode, errorMessage, reason}}`` with ``code`` and ``errorCode`` equal to the HTTP
+status and ``reason`` the stable, machine-readable name of the error (a fincap extension).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from resolvers.errors import CapabilityError, TooManyRequests
+from resolvers.framework.errors import CapabilityError, TooManyRequests, reason_for_status
 
 log = logging.getLogger("fincap.http")
 
@@ -36,22 +37,26 @@ def success(result: BaseModel) -> Response:
     return EnvelopeResponse({"success": True, "code": 200, "data": data})
 
 
-def failure(status: int, message: str) -> Response:
-    return EnvelopeResponse(
-        {"success": False, "code": status, "error": {"errorCode": status, "errorMessage": message}},
-        status_code=status,
-    )
+def failure(status: int, message: str, reason: str | None = None) -> Response:
+    """The failure envelope: the spec's fields, and ``reason`` beside them (the error class's
+    stable name; by default the one of ``status``, ``resolvers.framework.errors``)."""
+    error = {
+        "errorCode": status,
+        "errorMessage": message,
+        "reason": reason or reason_for_status(status),
+    }
+    return EnvelopeResponse({"success": False, "code": status, "error": error}, status_code=status)
 
 
 def render_error(exc: Exception) -> Response:
     """A capability error as its envelope; anything else as a 500 that reveals nothing."""
     if isinstance(exc, CapabilityError) and exc.exposed:
-        response = failure(exc.status, exc.message)
+        response = failure(exc.status, exc.message, exc.reason)
         if isinstance(exc, TooManyRequests):
             response.headers["Retry-After"] = str(exc.retry_after)
         return response
     log.error("unhandled error", exc_info=exc)
-    return failure(500, "Internal server error")
+    return failure(500, "Internal server error", CapabilityError.reason)
 
 
 async def _no_route(request: Request, exc: Exception) -> Response:

@@ -14,9 +14,10 @@ from starlette.requests import HTTPConnection, Request
 from starlette.types import Message, Receive
 
 from app.http.credentials import org_id, take_api_key
-from resolvers.client_addresses import address_key
-from resolvers.context import Context, Credentials, Services
-from resolvers.invoke import authorize
+from resolvers.framework.context import Context, Credentials
+from resolvers.framework.invoke import authorize
+from resolvers.services.client_addresses import address_key
+from resolvers.services.container import Services
 
 
 def credentials_of(conn: HTTPConnection, body: Any = None) -> Credentials:

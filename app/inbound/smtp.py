@@ -3,7 +3,7 @@
 
 aiosmtpd is the maintained asyncio SMTP server (the stdlib's ``smtpd`` is gone since Python
 3.12); it runs on the service's own event loop, so a message is handed to
-``resolvers.inbound_email.accept_email`` with no thread in between. Unknown recipients are
+``resolvers.services.inbound_email.accept_email`` with no thread in between. Unknown recipients are
 refused at ``RCPT TO`` (550 5.1.1), recipients beyond the limit too (452 4.5.3: the sender
 tries them again in another transaction), a message over the size limit at ``DATA`` by aiosmtpd
 itself (552), and the rest by ``accept_email``'s rejection, whose SMTP reply says why. The
@@ -19,8 +19,8 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from resolvers.context import Services
-from resolvers.inbound_email import InboundRejected, accept_email, workspace_for
+from resolvers.services.container import Services
+from resolvers.services.inbound_email import InboundRejected, accept_email, workspace_for
 
 log = logging.getLogger("fincap.smtp")
 

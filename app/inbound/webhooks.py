@@ -20,8 +20,8 @@ from app.http.envelope import EnvelopeResponse, failure
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import services_of
 from engines.connectors.whatsapp import MalformedWebhook, signature_valid
-from resolvers.inbound_email import InboundRejected, accept_email
-from resolvers.whatsapp import receive_webhook
+from resolvers.resources.whatsapp import receive_webhook
+from resolvers.services.inbound_email import InboundRejected, accept_email
 
 log = logging.getLogger("fincap.inbound")
 

@@ -30,11 +30,11 @@ from app.http.credentials import api_key_from_headers
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import replay, services_of
 from app.oauth.metadata import MCP_PATH, resource_metadata_url
-from resolvers.context import MCP_AUDIENCE, Credentials
-from resolvers.errors import CapabilityError, MissingScope
-from resolvers.invoke import invoke
-from resolvers.oauth import find_access_token, resource_covers
-from resolvers.registry import CapabilitySpec, Registry
+from resolvers.framework.access_tokens import find_access_token, resource_covers
+from resolvers.framework.context import MCP_AUDIENCE, Credentials
+from resolvers.framework.errors import CapabilityError, MissingScope
+from resolvers.framework.invoke import invoke
+from resolvers.framework.registry import CapabilitySpec, Registry
 from schema.approvals import APPROVAL_REQUIRED
 
 # JSON-RPC error code of a call the token's scopes do not cover (implementation-defined range).
@@ -134,9 +134,20 @@ def approval_result(value: dict[str, Any]) -> types.CallToolResult:
     return result
 
 
-def failed(message: str) -> types.CallToolResult:
+def failed(exc: CapabilityError) -> types.CallToolResult:
+    """A capability's failure as a tool error: the message as text, and the REST envelope's
+    error (status, message, ``reason``) as structured content for clients that branch on it."""
+    status, message, reason = (
+        (exc.status, exc.message, exc.reason)
+        if exc.exposed
+        else (500, "Internal server error", CapabilityError.reason)
+    )
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=message)], is_error=True
+        content=[types.TextContent(type="text", text=message)],
+        structured_content={
+            "error": {"errorCode": status, "errorMessage": message, "reason": reason}
+        },
+        is_error=True,
     )
 
 
@@ -172,10 +183,14 @@ def build_server(registry: Registry) -> Server[Any]:
                 INSUFFICIENT_SCOPE,
                 f"insufficient_scope: this token lacks the scope {', '.join(exc.scopes)}; "
                 "authorize again asking for it",
-                {"error": "insufficient_scope", "scope": " ".join(exc.scopes)},
+                {
+                    "error": "insufficient_scope",
+                    "scope": " ".join(exc.scopes),
+                    "reason": exc.reason,
+                },
             ) from None
         except CapabilityError as exc:
-            return failed(exc.message if exc.exposed else "Internal server error")
+            return failed(exc)
         value = result.model_dump(mode="json", exclude_unset=True)
         if value.get("status") == APPROVAL_REQUIRED:
             return approval_result(value)

@@ -1,12 +1,12 @@
 """The OAuth 2.1 face: metadata, registration, authorization pages, token and revocation.
 
 The MCP SDK's handlers serve registration (RFC 7591) and the token endpoint, each mounted on
-fincap's own paths under ``/v1/oauth``; ``resolvers.oauth.AuthorizationServer`` is the provider
-behind them. fincap's part: the bounds and rate limit in front of registration
-(``resolvers.oauth_registration``), the authorization request (checked with the SDK's request
-model; an invalid one shows a page and never redirects, RFC 9700 §4.11.2), the resource a
-grant is for (RFC 8707), revocation for public clients, and the pages a person sees between
-the client's redirect and the code: sign in (throttled), choose the workspace, consent.
+fincap's own paths under ``/v1/oauth``; ``resolvers.services.oauth.AuthorizationServer`` is the
+provider behind them. fincap's part: the bounds and rate limit in front of registration
+(``resolvers.services.oauth_registration``), the authorization request (checked with the SDK's
+request model; an invalid one shows a page and never redirects, RFC 9700 §4.11.2), the resource a
+grant is for (RFC 8707), revocation for public clients, and the pages a person sees between the
+client's redirect and the code: sign in (throttled), choose the workspace, consent.
 
 The forms' protection is ``app.oauth.forms``; the paths and metadata are
 ``app.oauth.metadata``.
@@ -60,24 +60,22 @@ from app.oauth.metadata import (
     protected_resource_metadata,
 )
 from app.oauth.pages import consent_page, destination_of, problem_page, sign_in_page
-from resolvers.oauth import (
+from resolvers.framework.access_tokens import FincapAccessToken, FincapRefreshToken, resource_covers
+from resolvers.framework.registry import SCOPES
+from resolvers.services.oauth import (
     AuthorizationServer,
-    FincapAccessToken,
-    FincapRefreshToken,
     PendingRequest,
     canonical_resource,
-    resource_covers,
     sign_in,
 )
-from resolvers.oauth_registration import (
+from resolvers.services.oauth_registration import (
     MAX_REGISTRATION_BYTES,
     RegistrationRefused,
     RegistrationThrottled,
     admit_registration,
     check_metadata,
 )
-from resolvers.registry import SCOPES
-from resolvers.sign_in_throttle import SignInThrottled
+from resolvers.services.sign_in_throttle import SignInThrottled
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 

@@ -9,7 +9,7 @@ from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from starlette.requests import Request
 from starlette.responses import Response
 
-from resolvers.registry import SCOPES
+from resolvers.framework.registry import SCOPES
 
 OAUTH = "/v1/oauth"
 

@@ -18,7 +18,7 @@ from app.rest.capabilities import capability_routes
 from app.rest.files import file_routes
 from app.rest.integrations import integration_routes
 from app.rest.openapi import build_openapi
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 
 __all__ = ["build_openapi", "rest_routes"]
 

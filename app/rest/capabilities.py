@@ -15,9 +15,9 @@ from starlette.routing import Route
 from app.http.envelope import EnvelopeResponse, render_error, success
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
-from resolvers.errors import BadRequest
-from resolvers.invoke import invoke, lookup
-from resolvers.registry import Registry
+from resolvers.framework.errors import BadRequest
+from resolvers.framework.invoke import invoke, lookup
+from resolvers.framework.registry import Registry
 
 
 async def read_json_body(request: Request) -> Any:

@@ -10,9 +10,9 @@ from starlette.routing import Route
 from app.http.envelope import render_error
 from app.http.request_context import workspace_context
 from app.http.security_headers import file_headers
-from resolvers.files import open_original
-from resolvers.registry import Registry
-from resolvers.thumbnails import thumbnail_of
+from resolvers.framework.registry import Registry
+from resolvers.resources.files import open_original
+from resolvers.services.thumbnails import thumbnail_of
 
 
 def ascii_header(text: str, limit: int = 300) -> str:

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from app.http.envelope import EnvelopeResponse, render_error
 from app.http.request_context import services_of, workspace_context
 from app.http.security_headers import page_headers
-from resolvers import integration_connections
+from resolvers.services import integration_connections
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>{title}</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"""

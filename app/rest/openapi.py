@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from resolvers.registry import CapabilitySpec, Registry
+from resolvers.framework.errors import every_reason
+from resolvers.framework.registry import CapabilitySpec, Registry
 
 REF = "#/components/schemas/{model}"
 ERROR_STATUSES = {
@@ -59,10 +60,16 @@ def _error_envelope() -> dict[str, Any]:
             "code": {"type": "integer", "description": "Equals the HTTP status"},
             "error": {
                 "type": "object",
-                "required": ["errorCode", "errorMessage"],
+                "required": ["errorCode", "errorMessage", "reason"],
                 "properties": {
                     "errorCode": {"type": "integer", "description": "Equals the HTTP status"},
                     "errorMessage": {"type": "string"},
+                    "reason": {
+                        "type": "string",
+                        "enum": every_reason(),
+                        "description": "The error's stable, machine-readable name (the same "
+                        "on every face); branch on it, not on the message",
+                    },
                 },
             },
         },

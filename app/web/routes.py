@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from app.http.security_headers import page_headers
 from app.web.pages import api_reference_page, landing_page
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 
 DASHBOARD_DIR = Path(__file__).parent / "dashboard"
 ASSET_TYPES = {

@@ -1,6 +1,6 @@
 """The one stamp of ``indexedAt``: search indexes re-read what changed since they last looked.
 
-A search index (``resolvers.search_indexes``) keeps, per document, ``INDEXED_PATHS``: the
+A search index (``resolvers.services.search_indexes``) keeps, per document, ``INDEXED_PATHS``: the
 searchable text, the search terms, the embedding and ``INDEX_STATE``. It re-reads the documents
 whose ``indexedAt`` is at or after its last look, so a write that changes one of those paths
 and does not move ``indexedAt`` leaves every index of every process wrong until restart.

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from resolvers import approvals, documents, members
-from resolvers.auth import new_api_key_secret
-from resolvers.registry import Registry
+from resolvers.framework.auth import new_api_key_secret
+from resolvers.framework.registry import Registry
+from resolvers.resources import approvals, documents, members
 from schema.secrets import REDACTED
 from tests.approvals import secret_stand_in
 from tests.approvals.test_approvals import EDIT, category_of, message

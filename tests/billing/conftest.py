@@ -14,10 +14,10 @@ from mongomock_motor import AsyncMongoMockClient
 
 from engines.billing.plans import default_catalog
 from persistence.store import Store
-from resolvers import subscriptions
-from resolvers.context import Services
-from resolvers.registry import Registry
-from resolvers.usage_meter import ApiCallMeter
+from resolvers.framework.registry import Registry
+from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services import subscriptions
+from resolvers.services.container import Services
 from tests.clock import ManualClock
 from tests.conftest import Tenant, app_on, make_tenant
 

@@ -13,10 +13,16 @@ from app.services import build_services
 from app.workers import WorkerPool
 from engines.billing.plans import default_catalog
 from persistence.store import Store
-from resolvers import build_job_kinds, pipeline, subscriptions
-from resolvers.pipeline import process_document
-from resolvers.subscriptions import CLOSE_DELAY, CLOSE_JOB, SWEEP_EVERY, schedule_period_closes
-from resolvers.usage_meter import ApiCallMeter
+from resolvers import build_job_kinds
+from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services import pipeline, subscriptions
+from resolvers.services.pipeline import process_document
+from resolvers.services.subscriptions import (
+    CLOSE_DELAY,
+    CLOSE_JOB,
+    SWEEP_EVERY,
+    schedule_period_closes,
+)
 from tests.billing.conftest import Billed
 from tests.clock import ManualClock
 from tests.conftest import Tenant

@@ -26,7 +26,7 @@ from persistence.documents.fields import COUNT_FIELDS
 from persistence.documents.query import DocumentQuery
 from persistence.documents.rollups import SHAPES
 from persistence.store import Store
-from resolvers import accounts
+from resolvers.services import accounts
 from tests.conftest import Tenant
 
 WS = "org_rollups"

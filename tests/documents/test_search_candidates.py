@@ -23,9 +23,9 @@ from persistence.documents import FieldUpdate
 from persistence.documents import collection as documents_clock
 from persistence.documents.query import DocumentQuery
 from persistence.store import Store
-from resolvers import search_indexes
-from resolvers.registry import Registry
-from resolvers.search_indexes import SearchIndexes, candidates
+from resolvers.framework.registry import Registry
+from resolvers.services import search_indexes
+from resolvers.services.search_indexes import SearchIndexes, candidates
 from tests.clock import ManualClock
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result

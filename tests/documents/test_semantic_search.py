@@ -22,12 +22,12 @@ from engines.ranking import embeddings
 from persistence.documents import vector_index_definition, vector_search_pipeline
 from persistence.documents.query import DocumentQuery
 from persistence.store import Store
-from resolvers import pipeline
-from resolvers.pipeline import process_document
-from resolvers.pipeline_contract import Intake, StepContext
-from resolvers.pipeline_steps import Embed, SaveFields
-from resolvers.registry import Registry
-from resolvers.search_indexes import model_vectorizer, reindex
+from resolvers.framework.registry import Registry
+from resolvers.services import pipeline
+from resolvers.services.pipeline import process_document
+from resolvers.services.pipeline_contract import Intake, StepContext
+from resolvers.services.pipeline_steps import Embed, SaveFields
+from resolvers.services.search_indexes import model_vectorizer, reindex
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
 from tests.test_pipeline import received

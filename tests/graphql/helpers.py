@@ -17,8 +17,9 @@ from mongomock_motor import AsyncMongoMockClient
 from app.config import Settings
 from persistence.embedded import free_port
 from persistence.store import Store
-from resolvers import accounts, workspaces
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.resources import workspaces
+from resolvers.services import accounts
 from tests import probe_resource
 from tests.conftest import app_on
 from tests.graphql import sample_resource

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from app.graphql.builder import GraphQLNameClash, GraphQLSchemaBuildError, build_schema
 from resolvers import build_registry
-from resolvers.registry import CapabilitySpec, Effect
+from resolvers.framework.registry import CapabilitySpec, Effect
 from tests.graphql.helpers import test_registry
 
 SNAPSHOT = Path(__file__).with_name("schema.graphql")

@@ -24,9 +24,9 @@ from engines.currency import default_rate_book
 from engines.extraction.budget import MAX_RENDER_PIXELS, render_scale
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.pipeline import receive
-from resolvers.processing import Analyzer, PermanentFailure
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services.pipeline import receive
+from resolvers.services.processing import Analyzer, PermanentFailure
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call, result
 from tests.hardening.bombs import blank_pdf, png_bomb

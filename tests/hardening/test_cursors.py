@@ -13,7 +13,7 @@ import pytest
 from app.config import Settings
 from engines.keyring import Keyring
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import call, result
 

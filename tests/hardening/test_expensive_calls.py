@@ -13,8 +13,8 @@ import pytest
 
 from engines.analysis import Analysis, analyze
 from persistence.store import Store
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services.processing import Analyzer
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call
 
@@ -130,6 +130,11 @@ async def test_a_concurrent_graphql_inspect_is_a_too_many_requests_error(
         headers=alice.headers(),
     )
     [error] = response.json()["errors"]
-    assert error["extensions"] == {"code": "TOO_MANY_REQUESTS", "status": 429, "retryAfter": 1}
+    assert error["extensions"] == {
+        "code": "TOO_MANY_REQUESTS",
+        "status": 429,
+        "reason": "too_many_requests",
+        "retryAfter": 1,
+    }
     release.set()
     assert (await first).status_code == 200

@@ -15,7 +15,7 @@ import pytest
 from starlette.routing import Route
 
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import call, result
 

@@ -30,7 +30,7 @@ from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry
-from resolvers.registry import CapabilitySpec
+from resolvers.framework.registry import CapabilitySpec
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import KNOWN
 

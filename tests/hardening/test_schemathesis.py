@@ -25,8 +25,9 @@ from app.config import Settings
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer, free_port
 from persistence.store import Store
-from resolvers import accounts, build_registry
-from resolvers.throttle import ExpensiveCallGate
+from resolvers import build_registry
+from resolvers.framework.throttle import ExpensiveCallGate
+from resolvers.services import accounts
 from tests.conftest import app_on
 from tests.live import wait_until_healthy
 

@@ -11,8 +11,8 @@ from starlette.applications import Starlette
 
 from app.config import Settings
 from persistence.store import Store
-from resolvers.oauth import set_password
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services.oauth import set_password
 from tests.conftest import Tenant, app_on
 
 PASSWORD = "correct horse battery"

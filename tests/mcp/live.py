@@ -15,8 +15,9 @@ from mongomock_motor import AsyncMongoMockClient
 
 from app.config import Settings
 from persistence.store import Store
-from resolvers import accounts, build_registry
-from resolvers.oauth import set_password
+from resolvers import build_registry
+from resolvers.services import accounts
+from resolvers.services.oauth import set_password
 from tests.conftest import app_on
 from tests.live import READY_DEADLINE_S, STOP_GRACE_S, bound_socket, wait_until_healthy
 

@@ -19,14 +19,14 @@ from app.config import Settings
 from persistence.ids import utcnow
 from persistence.oauth import as_utc
 from persistence.store import Store
-from resolvers import oauth
-from resolvers.oauth_registration import (
+from resolvers.framework.registry import Registry
+from resolvers.services import oauth
+from resolvers.services.oauth_registration import (
     MAX_REGISTRATION_BYTES,
     REGISTRATIONS_PER_ADDRESS,
     UNUSED_CLIENT_TTL,
 )
-from resolvers.registry import Registry
-from resolvers.sign_in_throttle import ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES
+from resolvers.services.sign_in_throttle import ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES
 from tests.conftest import Tenant, app_on
 from tests.mcp import oauth_client as oc
 from tests.mcp.conftest import PASSWORD

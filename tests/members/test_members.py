@@ -15,10 +15,11 @@ from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.api_keys import digest
 from persistence.store import Store
-from resolvers import accounts, build_registry
-from resolvers.auth import new_api_key_secret
-from resolvers.errors import BadRequest
-from resolvers.registry import Registry
+from resolvers import build_registry
+from resolvers.framework.auth import new_api_key_secret
+from resolvers.framework.errors import BadRequest
+from resolvers.framework.registry import Registry
+from resolvers.services import accounts
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.graphql.helpers import gql
 from tests.members.conftest import Team, call, ok, refused

@@ -14,10 +14,11 @@ import pytest
 from app.config import Settings
 from app.services import build_services
 from persistence.store import Store
-from resolvers import build_registry, documents, files, rules, workspaces
-from resolvers.context import Services
-from resolvers.registry import Registry
-from resolvers.rule_runner import RuleEvent, run_document_rules
+from resolvers import build_registry
+from resolvers.framework.registry import Registry
+from resolvers.resources import documents, files, rules, workspaces
+from resolvers.services.container import Services
+from resolvers.services.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.rules import stand_ins

@@ -12,7 +12,7 @@ import pytest
 
 from app.config import ConfigError, Settings
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import call, result
 from tests.outbound import LOOPBACK_FAKES

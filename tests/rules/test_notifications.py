@@ -20,8 +20,8 @@ from engines.rules.notify import SIGNATURE_HEADER, SmtpConfig, signature
 from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import build_registry
-from resolvers.registry import Registry
-from resolvers.rule_runner import RuleEvent, run_document_rules
+from resolvers.framework.registry import Registry
+from resolvers.services.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import doc
 from tests.outbound import LOOPBACK_FAKES, loopback_fakes

@@ -15,12 +15,13 @@ import pytest
 from app.config import Settings
 from app.services import build_services
 from persistence.store import Store
-from resolvers import RESOURCES, integrations
-from resolvers.context import Credentials
-from resolvers.errors import Forbidden
-from resolvers.invoke import authorize, run
-from resolvers.registry import Registry
-from resolvers.rule_runner import run_document_rules
+from resolvers import RESOURCES
+from resolvers.framework.context import Credentials
+from resolvers.framework.errors import Forbidden
+from resolvers.framework.invoke import authorize, run
+from resolvers.framework.registry import Registry
+from resolvers.resources import integrations
+from resolvers.services.rule_runner import run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.rules import gated_stand_ins

@@ -13,7 +13,7 @@ from app.services import build_services
 from app.workers import WorkerPool
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.rules import next_run
+from resolvers.resources.rules import next_run
 from schema.rules import RuleSchedule
 from tests.clock import ManualClock
 from tests.conftest import Tenant

@@ -19,8 +19,8 @@ from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services.processing import Analyzer
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, result
 from tests.rules.conftest import ungated_tenant

@@ -18,9 +18,9 @@ from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.context import Services
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services.container import Services
+from resolvers.services.processing import Analyzer
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.outbound import LOOPBACK_FAKES
 

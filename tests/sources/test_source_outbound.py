@@ -15,8 +15,8 @@ import pytest
 from app.config import Settings
 from app.services import build_services
 from persistence.store import Store
-from resolvers.mailboxes import poll_mailbox
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.resources.mailboxes import poll_mailbox
 from tests.conftest import Tenant
 from tests.outbound import target
 from tests.sources.conftest import (

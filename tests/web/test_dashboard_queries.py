@@ -12,7 +12,8 @@ from graphql import parse, validate
 
 from app.graphql.face import service_schema
 from persistence.store import Store
-from resolvers import accounts, build_registry
+from resolvers import build_registry
+from resolvers.services import accounts
 from tests.conftest import Tenant
 
 DASHBOARD = Path(__file__).parents[2] / "app" / "web" / "dashboard"
