@@ -45,8 +45,9 @@ from schema.documents import (
 )
 from schema.workspaces import Workspace, WorkspaceSummary
 
-READ_DOCUMENTS = ("read_documents",)
-READ_WORKSPACES = ("read_workspaces",)
+# The links read what these capabilities read, so they need the scopes those declare.
+READS_DOCUMENTS = "documents.get"
+READS_WORKSPACES = "workspaces.list"
 CONTEXT_KEY = "graph"
 
 
@@ -70,6 +71,13 @@ class GraphSession:
         )
         self._authorized: dict[tuple[str | None, tuple[str, ...]], asyncio.Task[Context]] = {}
         self._workspace_of: dict[str, str] = {}
+
+    def permissions_of(self, slug: str) -> tuple[str, ...]:
+        """The scopes capability ``slug`` declares (a link reading what it reads needs them)."""
+        spec = self.registry.get(slug)
+        if spec is None:
+            raise LookupError(f"the graph reads like {slug}, which this registry lacks")
+        return spec.permissions
 
     # -- authorization --------------------------------------------------------------------
 
@@ -114,7 +122,7 @@ class GraphSession:
     async def workspace_of(self, document: Document) -> str:
         """The workspace ``document`` was read in, authorized for reading documents."""
         org_id = self._workspace_of.get(document.id)
-        ctx = await self.authorized(org_id, READ_DOCUMENTS)
+        ctx = await self.authorized(org_id, self.permissions_of(READS_DOCUMENTS))
         return ctx.require_workspace()
 
     async def stored(self, document: Document, field: str) -> Any:
@@ -140,7 +148,9 @@ class GraphSession:
         for workspace_id, document_id in keys:
             by_workspace[workspace_id].append(document_id)
         # One batch per workspace (usually one in all): the reads never follow the list size.
-        contexts = [await self.authorized(ws, READ_DOCUMENTS) for ws in by_workspace]
+        contexts = [
+            await self.authorized(ws, self.permissions_of(READS_DOCUMENTS)) for ws in by_workspace
+        ]
         batches = await asyncio.gather(
             *(
                 documents_by_id(ctx, ids)
@@ -157,11 +167,16 @@ class GraphSession:
     # -- workspaces -----------------------------------------------------------------------
 
     async def _load_counts(self, workspace_ids: list[str]) -> list[dict[str, int]]:
-        contexts = [await self.authorized(ws, READ_DOCUMENTS) for ws in workspace_ids]
+        contexts = [
+            await self.authorized(ws, self.permissions_of(READS_DOCUMENTS)) for ws in workspace_ids
+        ]
         return await document_tallies(contexts)
 
     async def _load_workspaces(self, org_ids: list[str | None]) -> list[Workspace | None]:
-        contexts = [await self.authorized(org_id, READ_WORKSPACES) for org_id in org_ids]
+        contexts = [
+            await self.authorized(org_id, self.permissions_of(READS_WORKSPACES))
+            for org_id in org_ids
+        ]
         return list(await asyncio.gather(*(workspace_of_context(ctx) for ctx in contexts)))
 
 
@@ -241,14 +256,15 @@ async def workspace_preferred_currency(
     root: Workspace, info: strawberry.Info, _: dict[str, Any] | None
 ) -> str:
     """The currency this workspace's totals are shown in."""
-    ctx = await session_of(info).authorized(root.id, READ_WORKSPACES)
+    session = session_of(info)
+    ctx = await session.authorized(root.id, session.permissions_of(READS_WORKSPACES))
     return await preferred_currency(ctx.store, root.id, ctx.user_id)
 
 
 def _workspace_count(kind: str) -> Callable[..., Awaitable[int]]:
     async def resolve(root: Workspace, info: strawberry.Info, _: dict[str, Any] | None) -> int:
         session = session_of(info)
-        await session.authorized(root.id, READ_DOCUMENTS)
+        await session.authorized(root.id, session.permissions_of(READS_DOCUMENTS))
         counts = await session.counts.load(root.id)
         return counts[kind]
 

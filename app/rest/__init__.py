@@ -14,13 +14,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.rest.capabilities import capability_routes
+from app.rest.capabilities import capability_gets, capability_routes
 from app.rest.files import file_routes
 from app.rest.integrations import integration_routes
 from app.rest.openapi import build_openapi
+from app.rest.routes import PlainRoute
 from resolvers.framework.registry import Registry
 
-__all__ = ["build_openapi", "rest_routes"]
+__all__ = ["build_openapi", "plain_routes", "rest_routes"]
+
+
+def plain_routes(registry: Registry) -> list[PlainRoute]:
+    """The declared ``GET`` routes of the API (mounted and described from the declarations)."""
+    return [*capability_gets(registry), *file_routes(registry), *integration_routes()]
 
 
 def rest_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
@@ -31,7 +37,6 @@ def rest_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
 
     return [
         *capability_routes(registry),
+        *(plain.route() for plain in plain_routes(registry)),
         Route("/openapi.json", openapi_json, methods=["GET"]),
-        *file_routes(registry),
-        *integration_routes(),
     ]

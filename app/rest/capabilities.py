@@ -15,6 +15,7 @@ from starlette.routing import Route
 from app.http.envelope import EnvelopeResponse, render_error, success
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
+from app.rest.routes import PlainRoute, permissions_of
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.invoke import invoke, lookup
 from resolvers.framework.registry import Registry
@@ -45,11 +46,8 @@ def discovery_item(spec: Any) -> dict[str, Any]:
 
 
 def capability_routes(registry: Registry) -> list[Route]:
-    """Discovery, capability calls, ``GET /v1/workspaces`` and ``GET /v1/documents/{id}``."""
-    listing = {"success": True, "capabilities": [discovery_item(spec) for spec in registry]}
-
-    async def list_capabilities(request: Request) -> Response:
-        return EnvelopeResponse(listing)
+    """``POST /v1/capabilities/{slug}``: every capability (described by ``app.rest.openapi``
+    from the registry)."""
 
     async def call_capability(request: Request) -> Response:
         slug = request.path_params["slug"]
@@ -62,6 +60,17 @@ def capability_routes(registry: Registry) -> list[Route]:
         except Exception as exc:
             return render_error(exc)
         return success(result)
+
+    return [Route("/v1/capabilities/{slug}", call_capability, methods=["POST"])]
+
+
+def capability_gets(registry: Registry) -> list[PlainRoute]:
+    """Discovery, ``GET /v1/workspaces`` and ``GET /v1/documents/{id}`` (fixed capability
+    calls)."""
+    listing = {"success": True, "capabilities": [discovery_item(spec) for spec in registry]}
+
+    async def list_capabilities(request: Request) -> Response:
+        return EnvelopeResponse(listing)
 
     async def respond(request: Request, slug: str, arguments: dict[str, Any]) -> Response:
         """A GET route that is a fixed capability call."""
@@ -81,11 +90,40 @@ def capability_routes(registry: Registry) -> list[Route]:
         return await respond(request, "documents.get", {"id": request.path_params["document_id"]})
 
     routes = [
-        # First: the most called route (the router tries them in order).
-        Route("/v1/capabilities/{slug}", call_capability, methods=["POST"]),
-        Route("/v1/capabilities", list_capabilities, methods=["GET"]),
-        Route("/v1/workspaces", list_workspaces, methods=["GET"]),
+        PlainRoute(
+            "/v1/capabilities",
+            list_capabilities,
+            operation_id="listCapabilities",
+            summary="Lists every capability with its JSON Schema input (no auth)",
+            tag="discovery",
+            public=True,
+            needs_workspace=False,
+            responses={"200": {"description": "The capability list"}},
+        ),
     ]
+    if registry.get("workspaces.list") is not None:
+        routes.append(
+            PlainRoute(
+                "/v1/workspaces",
+                list_workspaces,
+                operation_id="listWorkspacesForKey",
+                summary="Lists the workspaces allowed for the API key (workspaces.list)",
+                tag="workspaces",
+                capability="workspaces.list",
+                permissions=permissions_of(registry, "workspaces.list"),
+                needs_workspace=False,
+            )
+        )
     if registry.get("documents.get") is not None:
-        routes.append(Route("/v1/documents/{document_id}", get_document, methods=["GET"]))
+        routes.append(
+            PlainRoute(
+                "/v1/documents/{document_id}",
+                get_document,
+                operation_id="getDocumentByPath",
+                summary="One document with full details: documents.get by path (a link's target)",
+                tag="documents",
+                capability="documents.get",
+                permissions=permissions_of(registry, "documents.get"),
+            )
+        )
     return routes

@@ -13,11 +13,11 @@ import html
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
 
 from app.http.envelope import EnvelopeResponse, render_error
 from app.http.request_context import services_of, workspace_context
 from app.http.security_headers import page_headers
+from app.rest.routes import HTML, PlainRoute
 from resolvers.services import integration_connections
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -28,10 +28,14 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
 
+# Connecting changes the workspace's integrations (owners and admins, checked by the service).
+CONNECT_PERMISSIONS = ("write_integrations",)
+
+
 async def connect(request: Request) -> Response:
     integration_id = request.path_params["integration_id"]
     try:
-        ctx = await workspace_context(request, ("write_integrations",))
+        ctx = await workspace_context(request, CONNECT_PERMISSIONS)
         url = integration_connections.start(ctx, integration_id)
     except Exception as exc:
         return render_error(exc)
@@ -71,8 +75,54 @@ async def callback(request: Request) -> Response:
     )
 
 
-def integration_routes() -> list[Route]:
+def integration_routes() -> list[PlainRoute]:
+    json_or_page = {
+        "application/json": {
+            "schema": {"type": "object", "description": "The success envelope (Accept: JSON)"}
+        },
+        **HTML,
+    }
     return [
-        Route("/v1/integrations/{integration_id}/connect", connect, methods=["GET"]),
-        Route("/v1/integrations/{integration_id}/callback", callback, methods=["GET"]),
+        PlainRoute(
+            "/v1/integrations/{integration_id}/connect",
+            connect,
+            operation_id="connectIntegration",
+            summary="Starts connecting an accounting integration: a redirect to the provider's "
+            "consent page (JSON with its authorizationUrl when Accept asks for JSON)",
+            tag="integrations",
+            permissions=CONNECT_PERMISSIONS,
+            responses={
+                "200": {
+                    "description": "{authorizationUrl} (Accept: application/json)",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+                "302": {
+                    "description": "To the provider's consent page",
+                    "headers": {"Location": {"schema": {"type": "string", "format": "uri"}}},
+                },
+            },
+        ),
+        PlainRoute(
+            "/v1/integrations/{integration_id}/callback",
+            callback,
+            operation_id="integrationCallback",
+            summary="Where the provider sends the browser back; the signed state names the "
+            "workspace and user, so no API key is needed",
+            tag="integrations",
+            public=True,
+            needs_workspace=False,
+            query=(
+                ("code", "The provider's authorization code"),
+                ("state", "The signed state the connect step sent"),
+                ("error", "The provider's refusal, when the user declined"),
+                ("realmId", "QuickBooks: the company chosen"),
+            ),
+            responses={
+                "200": {"description": "Connected (a page, or JSON)", "content": json_or_page},
+            },
+            error_content={
+                "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}},
+                **HTML,
+            },
+        ),
     ]

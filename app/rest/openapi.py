@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from app.rest.routes import PlainRoute
 from resolvers.framework.errors import every_reason
 from resolvers.framework.registry import CapabilitySpec, Registry
 
 REF = "#/components/schemas/{model}"
+PATH_PARAMETER = re.compile(r"{(\w+)}")
 ERROR_STATUSES = {
     "400": "Invalid request: the message names the field and the reason",
     "401": "Missing or invalid API key",
@@ -168,8 +171,66 @@ def _one_name_per_model(
     return {key: renamed(value) for key, value in refs.items()}, result
 
 
-def build_openapi(registry: Registry, base_url: str) -> dict[str, Any]:
-    """OpenAPI 3.1 for every capability; paths are relative to the one server ``…/v1``."""
+def _plain_operation(
+    route: PlainRoute, registry: Registry, refs: Mapping[Any, Any]
+) -> dict[str, Any]:
+    """A declared GET route as an operation: its parameters, its answers, the error envelopes
+    (or the route's own error content: a page for a browser), its scopes."""
+    responses: dict[str, Any] = {}
+    if route.capability is not None:
+        spec = registry.get(route.capability)
+        assert spec is not None  # a route names a capability only where the registry has it
+        ok = _success_envelope(refs[(spec.output, "serialization")])
+        responses["200"] = {
+            "description": "Success",
+            "content": {"application/json": {"schema": ok}},
+        }
+    responses.update({status: dict(answer) for status, answer in route.responses.items()})
+    errors = {"400", "404", "500"} if route.public else set(ERROR_STATUSES) - {"413"}
+    envelope = {"application/json": {"schema": {"$ref": REF.format(model="ErrorEnvelope")}}}
+    for status in sorted(errors - set(responses)):
+        responses[status] = {
+            "description": ERROR_STATUSES[status],
+            "content": route.error_content or envelope,
+        }
+    parameters: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        for name in PATH_PARAMETER.findall(route.path)
+    ]
+    parameters += [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "description": text,
+            "schema": {"type": "string"},
+        }
+        for name, text in route.query
+    ]
+    if route.needs_workspace:
+        parameters.append(ORG_PARAMETER)
+    operation: dict[str, Any] = {
+        "operationId": route.operation_id,
+        "summary": route.summary,
+        "tags": [route.tag],
+        "parameters": parameters,
+        "responses": dict(sorted(responses.items())),
+        "x-permissions": list(route.permissions),
+    }
+    if route.public:
+        operation["security"] = []
+    return operation
+
+
+def build_openapi(
+    registry: Registry, base_url: str, routes: Sequence[PlainRoute] | None = None
+) -> dict[str, Any]:
+    """OpenAPI 3.1 for every capability and every declared GET route (``routes``; by default
+    the REST face's, ``app.rest.plain_routes``); paths are relative to the one server ``…/v1``."""
+    if routes is None:
+        from app.rest import plain_routes  # the package imports this module first
+
+        routes = plain_routes(registry)
     pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = []
     for spec in registry:
         pairs += [(spec.input, "validation"), (spec.output, "serialization")]
@@ -178,40 +239,7 @@ def build_openapi(registry: Registry, base_url: str) -> dict[str, Any]:
     schemas["ErrorEnvelope"] = _error_envelope()
 
     paths: dict[str, Any] = {
-        "/capabilities": {
-            "get": {
-                "operationId": "listCapabilities",
-                "summary": "Lists every capability with its JSON Schema input (no auth)",
-                "security": [],
-                "responses": {"200": {"description": "The capability list"}},
-            }
-        },
-        "/workspaces": {
-            "get": {
-                "operationId": "listWorkspacesForKey",
-                "summary": "Lists the workspaces allowed for the API key",
-                "responses": {
-                    "200": {
-                        "description": "Success",
-                        "content": {
-                            "application/json": {
-                                "schema": _success_envelope(
-                                    {"$ref": REF.format(model="WorkspaceList")}
-                                )
-                            }
-                        },
-                    },
-                    "401": {
-                        "description": ERROR_STATUSES["401"],
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": REF.format(model="ErrorEnvelope")}
-                            }
-                        },
-                    },
-                },
-            }
-        },
+        route.described_path: {"get": _plain_operation(route, registry, refs)} for route in routes
     }
     for spec in registry:
         paths[f"/capabilities/{spec.slug}"] = {"post": _operation(spec, refs)}
