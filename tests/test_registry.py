@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -179,3 +180,25 @@ def test_discovery_and_openapi_show_the_roles() -> None:
     assert discovery_item(spec)["roles"] == ["owner", "admin"]
     operation = build_openapi(registry, "http://x")["paths"]["/capabilities/whatsapp.remove-sender"]
     assert operation["post"]["x-roles"] == ["owner", "admin"]
+
+
+def test_each_scope_is_declared_once_with_the_text_the_consent_page_shows() -> None:
+    from app.oauth.pages import consent_page
+    from resolvers.framework.registry import CONSENT_TEXT, SCOPE_TABLE, SCOPES
+
+    assert len(set(SCOPES)) == len(SCOPE_TABLE) and all(s.consent for s in SCOPE_TABLE)
+    used = {scope for spec in build_registry() for scope in spec.permissions}
+    assert used <= set(SCOPES)
+    page = consent_page(
+        action="/v1/oauth/consent",
+        request="sealed",
+        csrf="token",
+        client="Claude",
+        destination="https://claude.example",
+        email="alice@example.com",
+        workspaces=[{"id": "org_1", "name": "Alice Co", "role": "owner"}],
+        scopes=list(SCOPES),
+    )
+    for scope in SCOPE_TABLE:
+        assert f"{html.escape(scope.consent)} <code>{scope.name}</code>" in page
+    assert CONSENT_TEXT["write_documents"] == "Upload, correct, archive and restore documents"

@@ -10,22 +10,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlsplit
 
-SCOPE_TEXT = {
-    "all": "Everything below, now and in future",
-    "read_documents": "Read your receipts, invoices and their files",
-    "write_documents": "Upload, correct, archive and restore documents",
-    "read_time_capsules": "Read time capsules",
-    "write_time_capsules": "Change time capsules",
-    "read_currency": "Convert currencies",
-    "read_integrations": "See your accounting connections",
-    "write_integrations": "Send documents to accounting systems",
-    "read_rules": "Read your rules",
-    "write_rules": "Create and run rules",
-    "read_workspaces": "List your workspaces and their members",
-    "read_api_keys": "See your API keys for this workspace",
-    "write_api_keys": "Create and revoke your API keys for this workspace",
-    "write_workspaces": "Invite, change and remove members, and change workspace settings",
-}
+from resolvers.framework.registry import CONSENT_TEXT
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;
@@ -113,7 +98,7 @@ def consent_page(
         for i, w in enumerate(workspaces)
     )
     allowed = "".join(
-        f"<li>{escape(SCOPE_TEXT.get(s, s))} <code>{escape(s)}</code></li>" for s in scopes
+        f"<li>{escape(CONSENT_TEXT.get(s, s))} <code>{escape(s)}</code></li>" for s in scopes
     )
     return page(
         "Allow access",
