@@ -27,6 +27,7 @@ from resolvers.context import Services
 from resolvers.job_kinds import JobKinds
 from resolvers.processing import Analyzer
 from resolvers.registry import Registry
+from tests import hypothesis_profiles  # noqa: F401  (loads the ci or full profile for every test)
 
 
 @pytest.fixture(scope="session")
