@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
 .PHONY: install install-test install-docs system-deps browser-deps imap-deps node-deps model \
-	run test lint docs docs-serve clean
+	run test fuzz lint docs docs-serve clean
 
 # OCR needs the tesseract binary and its English and German data (Debian packages).
 TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu
@@ -91,8 +91,18 @@ install-docs: $(VENV)/.installed-docs
 run: install
 	$(BIN)/fincap serve --host $(HOST) --port $(PORT)
 
+# Three worker processes (pytest-xdist): the suite mostly waits on servers, subprocesses and
+# sockets, so three share the two cores well (TEST_WORKERS=0 runs it in one process). A module
+# stays on one worker (--dist loadscope), so its module-scoped server starts once.
+TEST_WORKERS ?= 3
+
 test: install-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+
+# The second, slower fuzzer (schemathesis over /openapi.json, every check), which the normal run
+# leaves out: run it before a release and after changing a capability's schema.
+fuzz: install-test
+	$(BIN)/python -m pytest -m scheduled
 
 lint: install-test
 	$(BIN)/ruff check .

@@ -27,7 +27,10 @@ from persistence.store import Store
 from resolvers import accounts, build_registry
 from tests.live import app_in_thread
 
-pytestmark = pytest.mark.wire
+# The second fuzzer over the same schemas: tests/hardening/test_reliability.py fuzzes every
+# capability in each run (no 5xx, nothing stored on a rejected call); this one adds the
+# response-conformance checks and runs on demand (`make fuzz`), not in every CI run.
+pytestmark = [pytest.mark.wire, pytest.mark.scheduled]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 # Cases per operation: enough for every operation's coverage phase plus a fuzzing sample; the
 # whole run stays around a quarter of a minute.
