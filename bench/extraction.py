@@ -1,36 +1,45 @@
-"""Extraction accuracy (whole set and cross-validated), calibration, and time per document.
+"""Extraction accuracy (cross-validated and on the held-out part), confidence, time.
 
     .venv/bin/python bench/extraction.py [DATASET_DIR] [--folds 5] [--synthetic 120]
-        [--fit] [--timing] [--repeat 3] [--engine rapidocr] [--folder sroie] [--verbose]
+        [--fit] [--today YYYY-MM-DD] [--timing] [--repeat 3] [--engine rapidocr]
+        [--folder sroie] [--verbose]
 
-Needs the bench extra: ``pip install -e '.[test,bench]'`` (scikit-learn fits the models).
+Needs the bench extra: ``pip install -e '.[test,bench]'`` (scikit-learn fits the models; the
+extra pins every library the figures depend on).
 
 Documents: the dev set (DATASET_DIR, default ``shared/datasets/receipts-dev`` beside the
 repository: photographed Malaysian receipts, German scans, real invoice PDFs) and
-``--synthetic`` invoice PDFs made by ``tests/extraction/synthetic`` (several layouts, six
-languages). OCR results are cached in ``bench/.cache`` for the accuracy runs.
+``--synthetic`` invoice PDFs made by ``tests/extraction/synthetic`` (several layouts, seven
+languages). The dev set is split once, by merchant, into a *tuning* part and a *held-out*
+part (``extraction_data.held_out_groups``, recorded in ``extraction_holdout.json``): no
+rule, word list or weight is tuned on the held-out documents. OCR results are cached in
+``bench/.cache`` for the accuracy runs.
 
 It prints, per folder and field, correct / labelled:
 
-1. *whole set*: the shipped models (``engines/extraction/fields/model.json``) on every
-   document — the figure you get on documents the models were fitted on;
-2. *cross-validated*: ``--folds`` folds by merchant (``extraction_data.merchant_group``):
-   for each fold the models are fitted on the other folds only, so no merchant is in both
-   the fitting and the scoring documents — the honest estimate for unseen merchants;
-3. *calibration* of the cross-validated confidences: accuracy of fields at or above the
-   warning threshold and below it, per confidence band, and the Brier score.
+1. *cross-validated*: ``--folds`` folds by merchant over the tuning part (and the generated
+   invoices): for each fold the models are fitted on the other folds only;
+2. *held-out*: the models fitted on the whole tuning part, on the held-out documents —
+   the honest estimate for merchants and layouts nobody looked at;
+3. per field, the share of wrong values whose confidence is under the warning threshold
+   (flagged for a person to check) and the share of right values flagged (the cost), and
+   the calibration bands and Brier score.
 
-``--fit`` refits the shipped models on all documents and writes ``model.json``.
-``--timing`` reads every document afresh (no cache) through ``engines.analysis.analyze``
-(text or OCR, fields, category), ``--repeat`` times, and prints p50 / p95 per folder of the
-per-document median, in CPU seconds of this process (``time.process_time``: one core,
-robust to other load) and in wall seconds (meaningful only on a quiet machine).
+``--fit`` refits the shipped models on the tuning part and the generated invoices and
+writes ``model.json`` with its provenance (commit, OCR engine, library versions, a hash of
+the training data); the same command on the same commit, dataset and ``--today`` writes the
+same file. ``--timing`` reads every document afresh (no cache) through
+``engines.analysis.analyze`` (text or OCR, fields, category), ``--repeat`` times, and
+prints p50 / p95 per folder of the per-document median, in CPU seconds of this process
+(``time.process_time``: one core, robust to other load) and in wall seconds (meaningful
+only on a quiet machine), with the load average.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -45,29 +54,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from extraction_data import (
     DEFAULT_DATASET,
+    DEV_FOLDERS,
     FIELDS,
     Sample,
+    is_held_out,
     labelled,
     load_dev,
     matches,
     read_text,
+    recorded_split,
+    split_record,
     synthetic_samples,
 )
 from extraction_fit import LABEL_OF, Prepared, fit_models, out_of_fold_models
+from extraction_provenance import provenance
 
 from engines.analysis import analyze
 from engines.extraction import build_plan, parse_fields
+from engines.extraction.fields.decide import SCORED_FIELDS, decide
 from engines.extraction.fields.field_types import ParsedFields, ParseHints
-from engines.extraction.fields.parser import (
-    SCORED_FIELDS,
-    assemble,
-    field_candidates,
-    read_context,
-)
+from engines.extraction.fields.parser import assemble, field_candidates, read_context
 from engines.extraction.fields.scoring import (
     MODEL_FILE,
     FieldModel,
-    choose,
     load_models,
     model_to_json,
 )
@@ -76,6 +85,7 @@ from engines.extraction.review import WARNING_CONFIDENCE
 
 FOLDERS = ("sroie", "de", "invoices", "synthetic")
 BANDS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.8), (0.8, 0.95), (0.95, 1.01))
+Result = tuple[ParsedFields, dict[str, bool]]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,25 +96,42 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--synthetic", type=int, default=120, help="generated invoices")
     parser.add_argument("--folder", action="append", help="limit to these folders")
     parser.add_argument("--fit", action="store_true", help="refit and write model.json")
+    parser.add_argument(
+        "--today",
+        type=date.fromisoformat,
+        default=date.today(),
+        help="the parser's today (dates after it are not the document's)",
+    )
     parser.add_argument("--timing", action="store_true", help="time documents, no cache")
     parser.add_argument("--repeat", type=int, default=3, help="timing runs per document")
     parser.add_argument("--verbose", action="store_true", help="print each document's misses")
     args = parser.parse_args(argv)
     folders = args.folder or list(FOLDERS)
+    if args.fit and set(folders) != set(FOLDERS):
+        parser.error("--fit fits on every folder: leave out --folder")
     samples = load_samples(args.dataset, folders, args.synthetic)
-    print(f"engine={args.engine} documents={len(samples)} today={date.today()}")
+    print(f"engine={args.engine} documents={len(samples)} today={args.today} load={_load()}")
     if args.timing:
         timing(samples, args.engine, args.repeat)
         return
+    split = checked_split(samples, folders)
     plan = build_plan(args.engine)
-    docs = prepare(samples, plan)
+    docs = prepare(samples, plan, args.today)
+    tuning = [doc for doc in docs if not is_held_out(doc.sample, split)]
+    held = [doc for doc in docs if is_held_out(doc.sample, split)]
+    print(
+        f"tuning part: {len(tuning)} documents; held out: {len(held)} "
+        f"({', '.join(f'{n} {f}' for f, n in _count(held).items())})"
+    )
+    fitted = fit_models(tuning)
     if args.fit:
-        models = fit_models(docs)
         MODEL_FILE.write_text(
             json.dumps(
                 {
-                    "fitted_on": summary_of(samples),
-                    "fields": {name: model_to_json(models[name]) for name in SCORED_FIELDS},
+                    "provenance": provenance(
+                        [doc.sample for doc in tuning], args, summary_of(tuning)
+                    ),
+                    "fields": {name: model_to_json(fitted[name]) for name in SCORED_FIELDS},
                 },
                 indent=1,
             )
@@ -112,15 +139,24 @@ def main(argv: list[str] | None = None) -> None:
         )
         load_models.cache_clear()
         print(f"wrote {MODEL_FILE}")
-    shipped = load_models()
-    whole = [evaluate(doc, shipped) for doc in docs]
-    report("whole set, shipped models", docs, whole, args.verbose)
-    held_out: list[Any] = [None] * len(docs)
-    for indexes, models in out_of_fold_models(docs, args.folds):
+    crossed: list[Any] = [None] * len(tuning)
+    for indexes, models in out_of_fold_models(tuning, args.folds):
         for index in indexes:
-            held_out[index] = evaluate(docs[index], models)
-    report(f"cross-validated, {args.folds} folds by merchant", docs, held_out, args.verbose)
-    calibration(docs, held_out)
+            crossed[index] = evaluate(tuning[index], models)
+    report(
+        f"cross-validated: tuning part, {args.folds} folds by merchant",
+        tuning,
+        crossed,
+        args.verbose,
+    )
+    held_results = [evaluate(doc, fitted) for doc in held]
+    report("held out: models fitted on the tuning part", held, held_results, args.verbose)
+    shipped = load_models()
+    pairs = zip(held, held_results, strict=True)
+    if any(evaluate(doc, shipped)[0] != result[0] for doc, result in pairs):
+        print("  (the shipped model.json differs from a fit on the tuning part: run --fit)")
+    flagged("cross-validated", tuning, crossed)
+    flagged("held out", held, held_results)
 
 
 def load_samples(root: Path, folders: Sequence[str], synthetic: int) -> list[Sample]:
@@ -133,16 +169,34 @@ def load_samples(root: Path, folders: Sequence[str], synthetic: int) -> list[Sam
     return samples
 
 
-def summary_of(samples: Sequence[Sample]) -> dict[str, int]:
+def checked_split(samples: Sequence[Sample], folders: Sequence[str]) -> dict[str, Any]:
+    """The recorded held-out split, after checking the rule still gives it."""
+    recorded = recorded_split()
+    drawn = split_record([s for s in samples if s.folder in DEV_FOLDERS])
+    for folder in drawn["folders"]:
+        if drawn["folders"][folder] != recorded["folders"].get(folder):
+            raise SystemExit(
+                f"the held-out rule no longer gives the split recorded for {folder!r} "
+                "(bench/extraction_holdout.json): the dev set changed. Record a new split "
+                "deliberately, never to move a figure."
+            )
+    return recorded
+
+
+def summary_of(docs: Sequence[Prepared]) -> dict[str, int]:
+    return _count(docs)
+
+
+def _count(docs: Sequence[Prepared]) -> dict[str, int]:
     counts: dict[str, int] = defaultdict(int)
-    for sample in samples:
-        counts[sample.folder] += 1
+    for doc in docs:
+        counts[doc.sample.folder] += 1
     return dict(counts)
 
 
-def prepare(samples: Sequence[Sample], plan: Any) -> list[Prepared]:
+def prepare(samples: Sequence[Sample], plan: Any, today: date) -> list[Prepared]:
     docs = []
-    hints = ParseHints(today=date.today())
+    hints = ParseHints(today=today)
     for sample in samples:
         text = read_text(sample, plan)
         context = read_context(text.layouts, hints)
@@ -150,8 +204,8 @@ def prepare(samples: Sequence[Sample], plan: Any) -> list[Prepared]:
     return docs
 
 
-def evaluate(doc: Prepared, models: dict[str, FieldModel]) -> tuple[ParsedFields, dict[str, bool]]:
-    choices = {name: choose(models[name], doc.candidates[name]) for name in SCORED_FIELDS}
+def evaluate(doc: Prepared, models: dict[str, FieldModel]) -> Result:
+    choices = decide(models, doc.candidates, doc.context.cells, doc.context.today)
     fields = assemble(doc.context, choices)
     verdicts = {
         name: matches(name, expected, getattr(fields, FIELDS[name]))
@@ -163,7 +217,7 @@ def evaluate(doc: Prepared, models: dict[str, FieldModel]) -> tuple[ParsedFields
 def report(
     title: str,
     docs: Sequence[Prepared],
-    results: Sequence[tuple[ParsedFields, dict[str, bool]]],
+    results: Sequence[Result],
     verbose: bool,
 ) -> None:
     print(f"\n{title}")
@@ -182,13 +236,21 @@ def report(
                     totals[name][1] += 1
             misses = [
                 f"{name}: want {doc.sample.expected[name]!s} got {getattr(fields, FIELDS[name])!s}"
+                f" ({_confidence(fields, name)})"
                 for name, ok in verdicts.items()
                 if not ok
             ]
             if verbose and misses:
                 print(f"    {doc.sample.name}: " + "; ".join(misses))
         print(f"  {folder:9} n={len(rows):3}  " + _figures(counts))
-    print(f"  {'dev total':9} {'':5}  " + _figures(totals))
+    if totals:
+        print(f"  {'dev total':9} {'':5}  " + _figures(totals))
+
+
+def _confidence(fields: ParsedFields, label: str) -> str:
+    name = next((n for n, lab in LABEL_OF.items() if lab == label), None)
+    confidence = fields.confidence(name) if name else None
+    return "-" if confidence is None else f"{confidence:.2f}"
 
 
 def _figures(counts: dict[str, list[int]]) -> str:
@@ -200,8 +262,10 @@ def _percent(right: int, total: int) -> str:
     return f"{right}/{total} ({100 * right / total:.1f}%)"
 
 
-def calibration(docs: Sequence[Prepared], results: Sequence[Any]) -> None:
-    print(f"\ncalibration of cross-validated confidences (warning below {WARNING_CONFIDENCE})")
+def flagged(title: str, docs: Sequence[Prepared], results: Sequence[Result]) -> None:
+    """Per scored field of the dev documents: wrong values flagged (confidence under the
+    warning threshold, or no value), right values flagged, calibration bands, Brier."""
+    print(f"\nconfidence, {title} (flagged: under {WARNING_CONFIDENCE} or missing)")
     for name in SCORED_FIELDS:
         label = LABEL_OF[name]
         pairs = []
@@ -212,21 +276,28 @@ def calibration(docs: Sequence[Prepared], results: Sequence[Any]) -> None:
             pairs.append((0.0 if confidence is None else confidence, verdicts[label]))
         if not pairs:
             continue
-        above = [ok for c, ok in pairs if c >= WARNING_CONFIDENCE]
-        below = [ok for c, ok in pairs if c < WARNING_CONFIDENCE]
+        wrong = [c < WARNING_CONFIDENCE for c, ok in pairs if not ok]
+        right = [c < WARNING_CONFIDENCE for c, ok in pairs if ok]
         brier = statistics.fmean((c - ok) ** 2 for c, ok in pairs)
         bands = "  ".join(
             f"[{low:.2f},{min(high, 1):.2f}) {sum(ok for c, ok in pairs if low <= c < high)}/"
             f"{sum(1 for c, _ in pairs if low <= c < high)}"
             for low, high in BANDS
         )
-        print(f"  {label:9} ≥thr {_share(above)}  <thr {_share(below)}  brier {brier:.3f}  {bands}")
+        print(
+            f"  {label:9} wrong flagged {_share(wrong)}  right flagged {_share(right)}  "
+            f"brier {brier:.3f}  {bands}"
+        )
 
 
 def _share(flags: list[bool]) -> str:
     if not flags:
-        return "0 docs"
-    return f"{sum(flags)}/{len(flags)} right ({100 * sum(flags) / len(flags):.1f}%)"
+        return "0/0"
+    return f"{sum(flags)}/{len(flags)} ({100 * sum(flags) / len(flags):.0f}%)"
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def timing(samples: Sequence[Sample], engine: str, repeat: int) -> None:
@@ -243,6 +314,7 @@ def timing(samples: Sequence[Sample], engine: str, repeat: int) -> None:
             cpu_runs.append(time.process_time() - started_cpu)
             wall_runs.append(time.perf_counter() - started_wall)
         by_folder[sample.folder].append((statistics.median(cpu_runs), statistics.median(wall_runs)))
+    print(f"load average after timing: {_load()}")
     for folder, runs in by_folder.items():
         cpu = [c for c, _ in runs]
         wall = [w for _, w in runs]

@@ -1,9 +1,17 @@
 """Labelled documents for the extraction bench: the dev set and generated invoices.
 
 Each sample has its bytes, its MIME type, the expected field values, and a *group*: the
-merchant, reduced to what stays the same across its branches ("MR. D.I.Y. (KUCHAI) SDN
-BHD" and "MR. D.I.Y. (M) SDN BHD" are one group), so cross-validation never scores a
-merchant the model was fitted on.
+merchant, reduced to what stays the same across its branches ("Acme (Northside) Sdn Bhd"
+and "Acme (M) Sdn Bhd" are one group), so cross-validation never scores a merchant the
+model was fitted on.
+
+The held-out part of the dev set (``held_out_groups``): in each folder, the merchant
+groups are ordered by the SHA-256 of ``HOLDOUT_SALT`` + folder + group, and the first
+quarter of them (rounded up, so at least one per folder) is held out. No rule, word list
+or weight is tuned on those documents: ``--fit`` leaves them out and the bench scores them
+apart. The split is recorded in ``extraction_holdout.json``; the bench refuses to run when
+the rule no longer gives the recorded split (the dev set changed), so it is never redrawn
+silently.
 
 Matching rules:
 - amount: exact to the cent (labels like "RM 29.70" or "$8.20" are parsed to 29.70, 8.20);
@@ -19,6 +27,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import pickle
 import re
 import sys
@@ -35,6 +44,11 @@ from engines.extraction import ExtractedText, OcrPlan, extract_text
 from engines.extraction.fields.dates import numeric_date, textual_date
 
 DEFAULT_DATASET = Path(__file__).resolve().parents[2] / "shared/datasets/receipts-dev"
+HOLDOUT_FILE = Path(__file__).resolve().parent / "extraction_holdout.json"
+# Changing the salt or the share draws another split: never do it to flatter a figure.
+HOLDOUT_SALT = "fincap-extraction-holdout-1"
+HOLDOUT_SHARE = 0.25
+DEV_FOLDERS = ("sroie", "de", "invoices")
 CACHE = Path(__file__).resolve().parent / ".cache"
 # Bump when text extraction changes what it returns, so cached layouts are read again.
 CACHE_VERSION = "layout-3"
@@ -129,15 +143,64 @@ def load_dev(root: Path, folder: str) -> list[Sample]:
     raise ValueError(f"unknown folder {folder}")
 
 
-def synthetic_samples(count: int) -> list[Sample]:
-    """Generated invoice PDFs (``tests/extraction/synthetic``); each issuer is its own group."""
-    from tests.extraction.synthetic import generate
+def held_out_groups(samples: list[Sample]) -> dict[str, list[str]]:
+    """Per dev folder, the merchant groups held out by the rule (module docstring)."""
+    split: dict[str, list[str]] = {}
+    for folder in DEV_FOLDERS:
+        groups = sorted({s.group for s in samples if s.folder == folder})
+        if not groups:
+            continue
+        groups.sort(key=lambda g: hashlib.sha256(f"{HOLDOUT_SALT}|{folder}|{g}".encode()).digest())
+        split[folder] = sorted(groups[: math.ceil(HOLDOUT_SHARE * len(groups))])
+    return split
+
+
+def recorded_split() -> dict[str, Any]:
+    """The split as recorded in the repository (``extraction_holdout.json``)."""
+    recorded: dict[str, Any] = json.loads(HOLDOUT_FILE.read_text())
+    return recorded
+
+
+def split_record(samples: list[Sample]) -> dict[str, Any]:
+    """What ``extraction_holdout.json`` holds for these samples: the rule, the held-out
+    groups and documents per folder."""
+    groups = held_out_groups(samples)
+    return {
+        "rule": (
+            f"per folder, merchant groups ordered by sha256('{HOLDOUT_SALT}|<folder>|<group>'); "
+            f"the first ceil({HOLDOUT_SHARE} x groups) are held out"
+        ),
+        "folders": {
+            folder: {
+                "groups": held,
+                "documents": sorted(
+                    s.name for s in samples if s.folder == folder and s.group in held
+                ),
+                "of_groups": len({s.group for s in samples if s.folder == folder}),
+                "of_documents": sum(1 for s in samples if s.folder == folder),
+            }
+            for folder, held in groups.items()
+        },
+    }
+
+
+def is_held_out(sample: Sample, split: dict[str, Any]) -> bool:
+    """Whether a sample is in the recorded held-out part (generated invoices never are)."""
+    folder = split["folders"].get(sample.folder)
+    return folder is not None and sample.name in folder["documents"]
+
+
+def synthetic_samples(count: int, render: bool = True) -> list[Sample]:
+    """Generated invoice PDFs (``tests/extraction/synthetic``); each issuer is its own group.
+    Without ``render`` the samples carry their truth but no PDF (for ``data_fingerprint``)."""
+    from tests.extraction.synthetic import GeneratedInvoice, plan
+    from tests.extraction.synthetic.pdf import render as draw
 
     samples = []
-    for made in generate(count):
-        invoice = made.invoice
+    for invoice, layout in plan(count):
+        made = GeneratedInvoice(invoice, layout, draw(invoice, layout) if render else b"")
         expected = {
-            "amount": invoice.total,
+            "amount": invoice.payable,
             "date": invoice.invoice_date,
             "merchant": invoice.issuer.name,
             "currency": invoice.language.currency,
@@ -154,6 +217,23 @@ def synthetic_samples(count: int) -> list[Sample]:
             )
         )
     return samples
+
+
+def data_fingerprint(samples: list[Sample]) -> str:
+    """SHA-256 of what models are fitted on: per document its folder, name, content (the
+    file's SHA-256; a generated invoice is fixed by its name and truth) and labels."""
+    rows = sorted(
+        "\t".join(
+            (
+                sample.folder,
+                sample.name,
+                "" if sample.folder == "synthetic" else hashlib.sha256(sample.data).hexdigest(),
+                json.dumps(sample.expected, sort_keys=True, default=str),
+            )
+        )
+        for sample in samples
+    )
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
 def money(text: str) -> Decimal | None:
@@ -199,8 +279,7 @@ def matches(name: str, expected: Any, found: Any) -> bool:
 def read_text(sample: Sample, plan: OcrPlan, fresh: bool = False) -> ExtractedText:
     """The sample's extracted text; OCR results are cached on disk between runs (the
     cache is only for accuracy work: timing runs read every document afresh)."""
-    digest = hashlib.sha256(sample.data + CACHE_VERSION.encode() + plan.primary.name.encode())
-    target = CACHE / f"{digest.hexdigest()[:24]}.pickle"
+    target = CACHE / f"{cache_key(sample, plan)}.pickle"
     if not fresh and target.exists():
         cached: ExtractedText = pickle.loads(target.read_bytes())
         return cached
@@ -209,6 +288,24 @@ def read_text(sample: Sample, plan: OcrPlan, fresh: bool = False) -> ExtractedTe
         CACHE.mkdir(exist_ok=True)
         target.write_bytes(pickle.dumps(text))
     return text
+
+
+def cache_key(sample: Sample, plan: OcrPlan) -> str:
+    """The document, the layout code's version and the OCR engine with its version: an
+    upgraded engine reads again."""
+    engine = plan.primary.name
+    version = _engine_version(engine)
+    digest = hashlib.sha256(sample.data + f"{CACHE_VERSION}|{engine}|{version}".encode())
+    return digest.hexdigest()[:24]
+
+
+def _engine_version(engine: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(engine)
+    except metadata.PackageNotFoundError:
+        return "system"
 
 
 def labelled(sample: Sample) -> Iterator[tuple[str, Any]]:

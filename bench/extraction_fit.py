@@ -21,8 +21,9 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from engines.extraction.fields.parser import SCORED_FIELDS, Context
-from engines.extraction.fields.scoring import MAX_MARGIN, Candidate, FieldModel, choose
+from engines.extraction.fields.decide import SCORED_FIELDS, decide
+from engines.extraction.fields.parser import Context
+from engines.extraction.fields.scoring import MAX_MARGIN, Candidate, FieldModel
 
 # ParsedFields name → bench (label) name.
 LABEL_OF = {
@@ -103,49 +104,51 @@ def _difference(first: dict[str, float], second: dict[str, float]) -> dict[str, 
     return {k: first.get(k, 0.0) - second.get(k, 0.0) for k in first.keys() | second.keys()}
 
 
-def choice_rows(
-    docs: Sequence[Prepared], models: dict[str, FieldModel], name: str
-) -> list[tuple[float, float, float, int]]:
-    """(score, margin, ocr, correct) of each document's chosen candidate."""
+Row = tuple[float, float, float, float, int]
+
+
+def choice_rows(docs: Sequence[Prepared], models: dict[str, FieldModel], name: str) -> list[Row]:
+    """(score, margin, ocr, contested, correct) of each document's chosen candidate."""
     rows = []
     for doc in docs:
         truth = doc.truth(name)
         if truth is None:
             continue
-        choice = choose(models[name], doc.candidates[name])
+        # The final decision (model and rules), so the confidence is calibrated on what
+        # the parser answers.
+        choice = decide(models, doc.candidates, doc.context.cells, doc.context.today)[name]
         if choice is None:
             continue
-        index = next(i for i, c in enumerate(doc.candidates[name]) if c is choice.candidate)
+        right = matches(LABEL_OF[name], doc.sample.expected[LABEL_OF[name]], choice.candidate.value)
         rows.append(
             (
                 choice.score,
                 min(choice.margin, MAX_MARGIN),
                 choice.candidate.ocr_confidence,
-                int(truth[index]),
+                choice.contested,
+                int(right),
             )
         )
     return rows
 
 
-def fit_calibration(
-    rows: list[tuple[float, float, float, int]],
-) -> tuple[float, float, float, float]:
-    if len({row[3] for row in rows}) < 2:
+def fit_calibration(rows: list[Row]) -> tuple[float, float, float, float, float]:
+    if len({row[-1] for row in rows}) < 2:
         # All right (or all wrong): a constant probability, slightly below certainty.
-        share = sum(row[3] for row in rows) / max(1, len(rows))
+        share = sum(row[-1] for row in rows) / max(1, len(rows))
         logit = float(numpy.log(max(0.02, min(0.98, share)) / (1 - max(0.02, min(0.98, share)))))
-        return (0.0, 0.0, 0.0, logit)
-    matrix = numpy.array([row[:3] for row in rows])
+        return (0.0, 0.0, 0.0, logit, 0.0)
+    matrix = numpy.array([row[:-1] for row in rows])
     regression = LogisticRegression(C=C, max_iter=2000)
-    regression.fit(matrix, numpy.array([row[3] for row in rows]))
-    a, b, c = (float(v) for v in regression.coef_[0])
-    return (a, b, c, float(regression.intercept_[0]))
+    regression.fit(matrix, numpy.array([row[-1] for row in rows]))
+    a, b, c, e = (float(v) for v in regression.coef_[0])
+    return (a, b, c, float(regression.intercept_[0]), e)
 
 
 def fit_models(docs: Sequence[Prepared]) -> dict[str, FieldModel]:
     """Rankers fitted on all ``docs``, calibrated on inner out-of-fold choices."""
     rankers = fit_rankers(docs)
-    rows: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name in SCORED_FIELDS}
+    rows: dict[str, list[Row]] = {name: [] for name in SCORED_FIELDS}
     groups = [doc.sample.group for doc in docs]
     folds = min(INNER_FOLDS, len(set(groups)))
     if folds >= 2:

@@ -9,7 +9,7 @@ process, converted, checked for duplicates, saved. The store is an embedded Seca
 TCP. Printed per folder: p50 / p95 wall seconds from the upload request to the processed
 document, and the statuses. Queue waiting is left out (the worker runs the job as soon as
 the upload answers; a polling worker adds up to its poll interval, 1 s by default).
-Wall time: run it on a quiet machine.
+Wall time: run it on a quiet machine; the load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import dataclasses
 import multiprocessing
+import os
 import statistics
 import sys
 import time
@@ -38,7 +40,7 @@ from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_registry
+from resolvers import accounts, build_job_kinds, build_registry
 from resolvers.processing import Analyzer
 
 
@@ -55,7 +57,11 @@ async def run(samples: list[Sample]) -> None:
             "X-Service-Org-Id": tenant["orgId"],
         }
         app = create_app(Settings(), store=store, registry=build_registry())
-        pool = WorkerPool(store, Analyzer(executor), default_rate_book(), count=1)
+        # The app's services with the production analyzer (the spawn pool) and rates.
+        services = dataclasses.replace(
+            app.state.services, analyzer=Analyzer(executor), rates=default_rate_book()
+        )
+        pool = WorkerPool(services, build_job_kinds(), count=1)
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://fincap.bench"
         ) as http:
@@ -110,7 +116,13 @@ def main() -> None:
     for folder in ("sroie", "de", "invoices"):
         samples.extend(load_dev(args.dataset, folder)[: args.limit])
     samples.extend(synthetic_samples(args.synthetic))
+    print(f"load average before: {_load()}")
     asyncio.run(run(samples))
+    print(f"load average after: {_load()}")
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -255,7 +255,7 @@ def category_of(path: str) -> str | None:
 
 
 def brand_rows(index: dict[str, dict]) -> list[tuple[str, ...]]:
-    """One row per brand name. A brand listed under several kinds of place (IKEA as a
+    """One row per brand name. A brand listed under several kinds of place (a furniture chain as a
     furniture shop, a café and a food market) keeps the kind it has in the most countries,
     the worldwide listing ("001") counting as fifty."""
     found: dict[str, list[tuple[int, int, str, str, str, list[str], set[str]]]] = {}

@@ -98,7 +98,7 @@ class BrandIndex:
                 key = tuple(" ".join(w for _, _, w in window).split())
                 brand = self._by_words.get(key)
                 if brand is None and size > 1:
-                    # "A.B.C." and "ABC", "Media Markt" and "MediaMarkt".
+                    # "A.B.C." and "ABC", "Leroy Merlin" and "LeroyMerlin".
                     brand = self._by_compact.get("".join(key))
                 if brand is None:
                     continue
@@ -109,7 +109,7 @@ class BrandIndex:
         return sorted(matches, key=lambda match: -(match.end - match.start))
 
     def brand_for_domain(self, label: str) -> Brand | None:
-        """The brand a domain label names ("lidl" in lidl.de, "mediamarkt" in mediamarkt.de)."""
+        """The brand a domain label names ("kaufland" in kaufland.de, "obi" in obi.de)."""
         compact = "".join(normalize(label).split())
         if len(compact) < 3 or compact in RECEIPT_WORDS:
             return None

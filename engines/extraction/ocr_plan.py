@@ -98,13 +98,17 @@ def build_plan(name: str = DEFAULT_ENGINE) -> OcrPlan:
     )
 
 
-def ocr_page(image: Image, plan: OcrPlan, number: int = 1) -> PageReading:
+def ocr_page(image: Image, plan: OcrPlan, number: int = 1, turn: int = 0) -> PageReading:
     """OCR one page image, fixing rotation and noise only when the first reading is poor.
 
-    The page is cropped to the paper and resized first; the boxes are mapped back through
-    those steps, so the layout's ``to_page`` points into the image as uploaded.
+    The page is turned clockwise by ``turn`` degrees (a second reading of a page where
+    nothing was found), cropped to the paper and resized first; the boxes are mapped back
+    through those steps, so the layout's ``to_page`` points into the image as uploaded.
     """
     back = page_fraction(image.width, image.height)
+    if turn % 360:
+        back = compose(back, unrotate(image.width, image.height, turn))
+        image = rotate_upright(image, turn)
     box = paper_box(image)
     if box is not None:
         image = image.crop(box)

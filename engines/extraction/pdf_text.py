@@ -24,9 +24,10 @@ MIN_TEXT_LAYER_CHARS = 16
 
 
 def read_pdf(
-    data: bytes, max_pages: int | None, plan: Callable[[], OcrPlan]
+    data: bytes, max_pages: int | None, plan: Callable[[], OcrPlan], turn: int = 0
 ) -> tuple[list[PageText], int, list[str]]:
-    """Return (pages, page count, warnings); ``plan`` is only built if a page needs OCR."""
+    """Return (pages, page count, warnings); ``plan`` is only built if a page needs OCR;
+    scanned pages are turned by ``turn`` degrees before it."""
     try:
         document = pypdfium2.PdfDocument(data)
     except pypdfium2.PdfiumError as exc:
@@ -41,7 +42,7 @@ def read_pdf(
                 pages.append(PageText(index + 1, layout, "pdf-text", ocr=False))
                 continue
             image = page.render(scale=render_scale(*page.get_size())).to_pil()
-            reading = ocr_page(image, plan(), index + 1)
+            reading = ocr_page(image, plan(), index + 1, turn)
             pages.append(PageText(index + 1, reading.layout, reading.engine, ocr=True))
         return pages, count, []
     finally:

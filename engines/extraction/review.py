@@ -1,10 +1,13 @@
 """Which extracted fields a person should check, and why.
 
+A page read a second time because the first reading found nothing says so first.
+
 A document whose amount or date was read with a confidence below ``WARNING_CONFIDENCE``
 (or not found at all) ends processing with status ``warning`` and this reason, so people
-know what to look at. The threshold sits where the cross-validated confidences of the dev
-set separate right from wrong readings: about 98 % of amounts at or above it are right,
-about three in four below it (``bench/extraction.py`` prints the figures).
+know what to look at. Confidences are calibrated probabilities of being right, so the
+threshold is a policy, not a fit: a value with more than a one-in-five chance of being
+wrong is worth a person's look. ``bench/extraction.py`` prints how many wrong values it
+catches and how many right ones it flags.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ def review_reason(fields: ParsedFields) -> str | None:
             where = f" from '{evidence.text}'" if evidence.text else ""
             value = fields.amount if name == "amount" else fields.doc_date
             problems.append(f"{label} {value} read with low confidence ({confidence:.2f}){where}")
+    note = f"{fields.reading_note} " if fields.reading_note else ""
     if not problems:
-        return None
-    return "Please check: " + "; ".join(problems) + "."
+        # A page that needed a second reading is worth a look even when it then read well.
+        return note.strip() or None
+    return note + "Please check: " + "; ".join(problems) + "."

@@ -29,6 +29,7 @@ def extract_text(
     mime: str,
     max_pages: int | None = None,
     engine: str | OcrPlan = DEFAULT_ENGINE,
+    turn: int = 0,
 ) -> ExtractedText:
     """Extract the text of a document.
 
@@ -36,6 +37,7 @@ def extract_text(
     one, and images, are OCR'd with ``engine`` (a plan name from ``available_engines()``
     or a ready ``OcrPlan``).
     ``max_pages`` bounds the pages read (the page count still reports the whole document).
+    ``turn`` (degrees clockwise) turns images and scanned pages before OCR.
     """
     kind = mime.split(";", 1)[0].strip().lower()
 
@@ -43,12 +45,12 @@ def extract_text(
         return engine if isinstance(engine, OcrPlan) else build_plan(engine)
 
     if kind in PDF_TYPES:
-        pages, count, warnings = read_pdf(data, max_pages, plan)
+        pages, count, warnings = read_pdf(data, max_pages, plan, turn)
         return ExtractedText(tuple(pages), count, tuple(warnings))
     if kind in IMAGE_TYPES:
         if max_pages == 0:
             return ExtractedText((), 1)
-        reading = ocr_page(load_image(data), plan())
+        reading = ocr_page(load_image(data), plan(), turn=turn)
         return ExtractedText((PageText(1, reading.layout, reading.engine, ocr=True),), 1)
     if kind in TEXT_TYPES:
         text = data.decode("utf-8", errors="replace")

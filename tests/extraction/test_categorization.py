@@ -16,7 +16,7 @@ def test_workspace_override_wins_for_the_normalized_merchant() -> None:
 
 
 def test_known_brand_and_keywords() -> None:
-    assert categorize("ALDI SÜD", (), "")[0] == "Groceries"
+    assert categorize("EDEKA", (), "")[0] == "Groceries"
     items = (LineItem("Printer paper A4", amount=Decimal("5.00")),)
     category, confidence = categorize("Some Shop", items, "")
     assert category == "Office Supplies"

@@ -19,8 +19,9 @@ LEADING_BRAND_COVERAGE = 0.25
 # Forms only a registered company name carries.
 STRONG_LEGAL_FORM = re.compile(
     r"\b(?:sdn\.?\s*bhd\.?|s/b|bhd|berhad|gmbh|mbh|ag|kg|ohg|e\.\s?k\.|ug|ltd\.?|limited|llc|"
-    r"llp|plc|inc\.?|corp\.?|pte|pvt|plt|pty|b\.\s?v\.?|n\.\s?v\.?|bv|nv|vof|s\.\s?a\.?|"
-    r"s\.\s?a\.\s?s\.?|sas|sarl|s\.\s?r\.\s?l\.?|srl|s\.\s?l\.?|s\.\s?p\.\s?a\.?|spa|snc|sasu|eurl|"
+    r"llp|plc|inc\.?|corp\.?|pte|pvt|plt|pty|b\.\s?v\.?|n\.\s?v\.?|bv|nv|vof|"
+    # The longer form first: "S.a.s." is not "S.a" and a stray "s.".
+    r"s\.\s?a\.\s?s\.?|s\.\s?a\.?|s\.\s?l\.\s?u\.?|sas|sarl|s\.\s?r\.\s?l\.?|srl|s\.\s?l\.?|s\.\s?p\.\s?a\.?|spa|snc|sasu|eurl|"
     r"s\.\s?coop|gbr|e\.\s?v\.|oy|ab|a/s|as)(?![\w])",
     re.I,
 )

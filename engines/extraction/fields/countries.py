@@ -2,12 +2,15 @@
 
 It covers the countries fincap's users file most receipts from; anything else falls back
 to hints and to neutral defaults. Tell-tale words are legal forms, tax names and state
-names that identify a country on a receipt without a country line.
+names that identify a country on a receipt without a country line. The cities of each
+country come from GeoNames (``places``), not from a hand-made list.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .places import place_index
 
 DateOrder = str  # "DMY", "MDY" or "YMD"
 
@@ -21,7 +24,11 @@ class Country:
     names: tuple[str, ...]  # how the country is written on documents (upper case)
     telltales: tuple[str, ...] = ()  # upper-case words that point to this country
     states: tuple[str, ...] = ()  # states / provinces, upper case
-    cities: tuple[str, ...] = ()  # large cities, upper case
+
+    @property
+    def cities(self) -> tuple[str, ...]:
+        """Cities of at least 100,000 inhabitants, largest first (upper case)."""
+        return place_index().names(self.code)
 
 
 COUNTRIES: tuple[Country, ...] = (
@@ -46,18 +53,6 @@ COUNTRIES: tuple[Country, ...] = (
             "GEORGIA",
             "VIRGINIA",
         ),
-        (
-            "NEW YORK",
-            "SAN FRANCISCO",
-            "LOS ANGELES",
-            "SEATTLE",
-            "CHICAGO",
-            "BOSTON",
-            "AUSTIN",
-            "DENVER",
-            "MIAMI",
-            "PORTLAND",
-        ),
     ),
     Country(
         "CA",
@@ -67,7 +62,6 @@ COUNTRIES: tuple[Country, ...] = (
         ("CANADA",),
         ("GST/HST", "HST", "PST", "QST"),
         ("ONTARIO", "QUEBEC", "BRITISH COLUMBIA", "ALBERTA"),
-        ("TORONTO", "MONTREAL", "VANCOUVER", "OTTAWA", "CALGARY"),
     ),
     Country(
         "GB",
@@ -77,7 +71,6 @@ COUNTRIES: tuple[Country, ...] = (
         ("UNITED KINGDOM", "UK", "ENGLAND", "SCOTLAND"),
         ("LTD", "PLC", "VAT REG"),
         (),
-        ("LONDON", "MANCHESTER", "EDINBURGH", "BIRMINGHAM"),
     ),
     Country(
         "DE",
@@ -87,98 +80,18 @@ COUNTRIES: tuple[Country, ...] = (
         ("DEUTSCHLAND", "GERMANY"),
         ("GMBH", "MWST", "UST-ID", "UST.", "STEUER-NR", "SUMME", "RÜCKGELD", "E.K.", "BONSUMME"),
         ("BAYERN", "HESSEN", "NORDRHEIN-WESTFALEN", "BADEN-WÜRTTEMBERG", "SACHSEN"),
-        (
-            "BERLIN",
-            "HAMBURG",
-            "MÜNCHEN",
-            "MUENCHEN",
-            "KÖLN",
-            "FRANKFURT",
-            "STUTTGART",
-            "DÜSSELDORF",
-            "LEIPZIG",
-            "DORTMUND",
-            "ESSEN",
-            "BREMEN",
-            "HANNOVER",
-            "NÜRNBERG",
-            "REGENSBURG",
-            "AUGSBURG",
-            "MANNHEIM",
-            "KARLSRUHE",
-            "BONN",
-        ),
+    ),
+    Country("AT", "Austria", "EUR", "DMY", ("ÖSTERREICH", "AUSTRIA"), (), ()),
+    Country("CH", "Switzerland", "CHF", "DMY", ("SCHWEIZ", "SUISSE", "SWITZERLAND"), ("CHF",), ()),
+    Country(
+        "FR", "France", "EUR", "DMY", ("FRANCE",), ("TVA", "TTC", "SIREN", "SIRET", "SARL"), ()
     ),
     Country(
-        "AT",
-        "Austria",
-        "EUR",
-        "DMY",
-        ("ÖSTERREICH", "AUSTRIA"),
-        (),
-        (),
-        ("WIEN", "GRAZ", "LINZ", "SALZBURG", "INNSBRUCK"),
+        "NL", "Netherlands", "EUR", "DMY", ("NEDERLAND", "NETHERLANDS"), ("BTW", "B.V.", "KVK"), ()
     ),
-    Country(
-        "CH",
-        "Switzerland",
-        "CHF",
-        "DMY",
-        ("SCHWEIZ", "SUISSE", "SWITZERLAND"),
-        ("CHF",),
-        (),
-        ("ZÜRICH", "ZURICH", "GENÈVE", "GENEVA", "BASEL", "BERN", "LAUSANNE"),
-    ),
-    Country(
-        "FR",
-        "France",
-        "EUR",
-        "DMY",
-        ("FRANCE",),
-        ("TVA", "TTC", "SIREN", "SIRET", "SARL"),
-        (),
-        ("PARIS", "LYON", "MARSEILLE", "TOULOUSE", "NICE", "BORDEAUX", "LILLE"),
-    ),
-    Country(
-        "NL",
-        "Netherlands",
-        "EUR",
-        "DMY",
-        ("NEDERLAND", "NETHERLANDS"),
-        ("BTW", "B.V.", "KVK"),
-        (),
-        ("AMSTERDAM", "ROTTERDAM", "UTRECHT", "DEN HAAG", "EINDHOVEN"),
-    ),
-    Country(
-        "BE",
-        "Belgium",
-        "EUR",
-        "DMY",
-        ("BELGIQUE", "BELGIË", "BELGIUM"),
-        (),
-        (),
-        ("BRUXELLES", "BRUSSEL", "ANTWERPEN", "GENT", "LIÈGE"),
-    ),
-    Country(
-        "ES",
-        "Spain",
-        "EUR",
-        "DMY",
-        ("ESPAÑA", "SPAIN"),
-        ("IVA", "S.L."),
-        (),
-        ("MADRID", "BARCELONA", "VALENCIA", "SEVILLA"),
-    ),
-    Country(
-        "IT",
-        "Italy",
-        "EUR",
-        "DMY",
-        ("ITALIA", "ITALY"),
-        ("S.R.L.", "S.P.A."),
-        (),
-        ("ROMA", "MILANO", "NAPOLI", "TORINO", "FIRENZE"),
-    ),
+    Country("BE", "Belgium", "EUR", "DMY", ("BELGIQUE", "BELGIË", "BELGIUM"), (), ()),
+    Country("ES", "Spain", "EUR", "DMY", ("ESPAÑA", "SPAIN"), ("IVA", "S.L."), ()),
+    Country("IT", "Italy", "EUR", "DMY", ("ITALIA", "ITALY"), ("S.R.L.", "S.P.A."), ()),
     Country(
         "MY",
         "Malaysia",
@@ -205,30 +118,8 @@ COUNTRIES: tuple[Country, ...] = (
             "LABUAN",
             "PERLIS",
         ),
-        (
-            "KUALA LUMPUR",
-            "JOHOR BAHRU",
-            "PETALING JAYA",
-            "SHAH ALAM",
-            "SUBANG JAYA",
-            "KLANG",
-            "IPOH",
-            "GEORGE TOWN",
-            "PUCHONG",
-            "CHERAS",
-            "SERI KEMBANGAN",
-            "KAJANG",
-            "SEREMBAN",
-            "MELAKA",
-            "KOTA KINABALU",
-            "KUCHING",
-            "RAWANG",
-            "SETIA ALAM",
-        ),
     ),
-    Country(
-        "SG", "Singapore", "SGD", "DMY", ("SINGAPORE",), ("PTE LTD", "PTE. LTD"), (), ("SINGAPORE",)
-    ),
+    Country("SG", "Singapore", "SGD", "DMY", ("SINGAPORE",), ("PTE LTD", "PTE. LTD"), ()),
     Country(
         "IN",
         "India",
@@ -237,7 +128,6 @@ COUNTRIES: tuple[Country, ...] = (
         ("INDIA",),
         ("GSTIN", "PVT LTD", "PVT. LTD", "CGST", "SGST", "IGST"),
         ("KARNATAKA", "MAHARASHTRA", "TAMIL NADU", "DELHI", "TELANGANA"),
-        ("BANGALORE", "BENGALURU", "MUMBAI", "NEW DELHI", "CHENNAI", "HYDERABAD", "PUNE"),
     ),
     Country(
         "AU",
@@ -247,10 +137,9 @@ COUNTRIES: tuple[Country, ...] = (
         ("AUSTRALIA",),
         ("ABN", "PTY LTD"),
         ("NEW SOUTH WALES", "VICTORIA", "QUEENSLAND"),
-        ("SYDNEY", "MELBOURNE", "BRISBANE", "PERTH", "ADELAIDE"),
     ),
-    Country("JP", "Japan", "JPY", "YMD", ("JAPAN",), (), (), ("TOKYO", "OSAKA", "KYOTO")),
-    Country("CN", "China", "CNY", "YMD", ("CHINA",), (), (), ("BEIJING", "SHANGHAI")),
+    Country("JP", "Japan", "JPY", "YMD", ("JAPAN",), (), ()),
+    Country("CN", "China", "CNY", "YMD", ("CHINA",), (), ()),
 )
 
 BY_CODE = {country.code: country for country in COUNTRIES}

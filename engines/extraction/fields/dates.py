@@ -208,6 +208,18 @@ def _label_features(view: DocView, item: _Found) -> dict[str, float]:
         if kind:
             features[f"above_{kind}"] = 1.0
             return features
+        # A form whose cells are not level: the label in the cell to the left, on the row
+        # above ("Invoice date" | "12/06/2025" set lower in its cell).
+        left = item.line.box_at(item.start, item.end)[0]
+        beside = [
+            above.text[s:e]
+            for box, (s, e) in zip(above.boxes, above.spans, strict=True)
+            if box.x1 <= left + view.text_height and item.line.y0 - above.y1 < view.text_height
+        ]
+        kind = _label_kind(beside[-1]) if beside else None
+        if kind:
+            features[f"beside_{kind}"] = 1.0
+            return features
     features["label_none"] = 1.0
     return features
 

@@ -75,6 +75,8 @@ class ParsedFields:
     # The known brand the merchant is, and the category of that brand.
     brand: str | None = None
     brand_category: str | None = None
+    # Set when the page was read a second time because the first reading found nothing.
+    reading_note: str | None = None
 
     def confidence(self, name: str) -> float | None:
         """The confidence of a field, None when it was not found."""

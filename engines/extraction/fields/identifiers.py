@@ -49,13 +49,18 @@ def invoice_number_candidates(view: DocView) -> list[Candidate]:
             if token is not None:
                 found.append(_candidate(view, line, token, f"label_{kind}", label_end))
                 continue
-            below = view.following(line)
-            if below is None:
-                continue
             left = line.box_at(label_start, label_start + 1)[0]
             right = line.box_at(max(label_start, label_end - 1), label_end)[2]
-            for start, end in _tokens_under(view, below, left, right):
+            below = view.following(line)
+            under = list(_tokens_under(view, below, left, right)) if below is not None else []
+            for start, end in under:
+                assert below is not None
                 found.append(_candidate(view, below, (start, end), f"above_{kind}", start))
+            if not under:
+                # A table whose cells are not level: the value in the next cell to the
+                # right, half a row up or down ("Invoice No." | "INV-7734").
+                for other, (start, end) in _tokens_beside(view, line, right):
+                    found.append(_candidate(view, other, (start, end), f"beside_{kind}", start))
     counts = Counter(candidate.value for candidate in found)
     texts = "\n".join(view.texts)
     for candidate in found:
@@ -112,6 +117,29 @@ def _tokens_under(
         slack = view.text_height
         if x0 < right + slack and x1 > left - slack and _looks_like_id(match.group("id")):
             yield start, end
+            return
+
+
+def _tokens_beside(
+    view: DocView, line: TextLine, right: float
+) -> Iterator[tuple[TextLine, tuple[int, int]]]:
+    """The first id token right of a label on the rows just above or below it, when its
+    box overlaps the label's band vertically by a text height (the cell beside it)."""
+    slack = view.text_height
+    band = (line.y0 - slack, line.y1 + slack)
+    # Below first: a value set lower in its cell than its label is the common case.
+    for other in (view.following(line), view.previous(line)):
+        if other is None:
+            continue
+        for match in ID_TOKEN.finditer(other.text):
+            start, end = match.span("id")
+            x0, y0, _, y1 = other.box_at(start, end)
+            if x0 < right or y1 < band[0] or y0 > band[1] or not _looks_like_id(match.group("id")):
+                continue
+            own = next(seg for seg in view.segments(other) if seg.start <= start < seg.end)
+            if other.text[own.start : start].strip(" :.#-–|"):
+                break  # the token has a label of its own
+            yield other, (start, end)
             return
 
 

@@ -62,8 +62,9 @@ AMOUNT_LABELS: dict[str, str] = {
         r"\b(?:change|r[üu]ckgeld|zur[üu]ck|wechselgeld|baki|rendu|monnaie|cambio|vuelto|"
         r"wisselgeld|resto)\b"
     ),
-    "rounding": r"round(?:ing)?\s*(?:adj(?:ustment)?)?|rundung|arrondi|redondeo|afronding|"
-    r"arrotondamento|pembundaran",
+    # Cash rounding to five cents, as tills print it ("RND ADJ", "Rdg", "Round off").
+    "rounding": r"round(?:ing)?\s*(?:off|adj(?:ustment)?)?|\brnd\b|\brdg\b|rundung|arrondi|"
+    r"redondeo|afronding|arrotondamento|pembundaran|bundar",
     # Amounts that are never the total even though a total word may be near.
     "not_total": (
         _TOTAL + r"\s*(?:qty|quantity|items?|discount|savings?|saved|number|no\b|pcs|weight|"
@@ -166,7 +167,10 @@ INVOICE_NUMBER_LABEL = re.compile(
     r"factuur[\s-]*(?:nummer|nr\.?|no\.?)|factuurnr|"
     r"numero\s*(?:della\s*)?fattura|n(?:[°ºo]|\.)\s*(?:della\s*)?fattura|fattura" + _NO + r"|"
     r"r[ée]f(?:[ée]rence)?\.?\s*(?:de\s*(?:la\s*)?)?facture|invoice\s*ref(?:erence)?\.?|"
-    r"num[ée]ro\s*(?:de\s*|del\s*)?documento?|document" + _NO + r"|doc" + _NO,
+    r"num[ée]ro\s*(?:de\s*|del\s*)?documento?|document" + _NO + r"|doc" + _NO + r"|"
+    # Abbreviations: "Rg.-Nr.", "Re.-Nr." (Rechnung), "Fra. nº" (factura), "Fact. n°",
+    # "Fatt. n." (fattura).
+    r"\b(?:rg|re)\.?[\s-]*nr\.?|\b(?:fra|fact|fatt|fakt)\.\s*" + _NO,
     re.I,
 )
 # A bare number label at the start of a segment ("Nr.: RE-1001", "No. 2024-17", "# 1042"):

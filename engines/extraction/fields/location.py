@@ -7,24 +7,29 @@ from functools import lru_cache
 
 from .countries import BY_CODE, COUNTRIES, Country
 from .field_types import ExpenseLocation, ParseHints
+from .places import Place, place_index
 
 
 def detect_country(upper_text: str, hints: ParseHints) -> Country | None:
     """The country the text points to most, else the hinted one, else None.
 
-    Country names weigh most, then states and legal forms or tax names, then cities; the
-    first 40 % of the document (the merchant's header) counts double, because the buyer's
-    address on an invoice sits lower down.
+    Country names weigh most, then states and legal forms or tax names, then cities (each
+    city once); the first 40 % of the document (the merchant's header) counts double,
+    because the buyer's address on an invoice sits lower down.
     """
-    head = upper_text[: max(200, len(upper_text) * 2 // 5)]
+    head_end = max(200, len(upper_text) * 2 // 5)
+    head = upper_text[:head_end]
+    city_scores: dict[str, float] = {}
+    for place in _distinct(place_index().find(upper_text)):
+        weight = 2.0 if place.start < head_end else 1.0
+        city_scores[place.country] = city_scores.get(place.country, 0.0) + weight
     best: tuple[float, Country] | None = None
     for country in COUNTRIES:
-        score = 0.0
+        score = city_scores.get(country.code, 0.0)
         for words, weight in (
             (country.names, 3.0),
             (country.states, 2.0),
             (country.telltales, 2.0),
-            (country.cities, 1.0),
         ):
             for word in words:
                 if _word(word).search(upper_text):
@@ -42,12 +47,21 @@ def detect_location(upper_text: str, country: Country | None) -> ExpenseLocation
     """Country, first state and first city mentioned (the merchant's address comes first)."""
     if country is None:
         return ExpenseLocation()
+    city = next((p.name for p in place_index().find(upper_text) if p.country == country.code), None)
     return ExpenseLocation(
         country_code=country.code,
         country=country.name,
-        city=_first_found(upper_text, country.cities),
+        city=city.title() if city else None,
         state_or_province=_first_found(upper_text, country.states),
     )
+
+
+def _distinct(places: list[Place]) -> list[Place]:
+    """Each city name once, at its first mention."""
+    seen: dict[str, Place] = {}
+    for place in places:
+        seen.setdefault(place.name, place)
+    return list(seen.values())
 
 
 def _first_found(upper_text: str, names: tuple[str, ...]) -> str | None:

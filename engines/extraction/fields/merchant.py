@@ -25,7 +25,9 @@ from .company_names import (
     STRONG_LEGAL_FORM,
     brand_in_name,
 )
+from .countries import COUNTRIES
 from .labels import BUYER_LABEL, INVOICE_NUMBER_LABEL, ISSUER_MARKER
+from .places import place_index
 from .scoring import Candidate
 from .view import DocView, Segment
 
@@ -87,6 +89,32 @@ QUANTITY_OR_PRICE = re.compile(
     re.I,
 )
 LABEL_VALUE = re.compile(r"^[^\d:]{2,30}:\s*\S")
+# Lines that name nobody: who served ("Es bediente Sie", "Served by", "Cashier"), the
+# returns policy ("Goods sold are not returnable", "Umtausch nur mit Bon"), what to keep
+# ("Bitte Bon aufbewahren", "Keep this receipt"). They sit in the header of many tills.
+NOT_A_NAME = re.compile(
+    r"\bes\s*bediente|\bbediente\s*sie|\bbedient\s*(?:von|durch)|\bsie\s*wurden\s*bedient|"
+    r"\bkassierer(?:in)?\b|\bbediener(?:in)?\b|\bserved\s*by|\byour\s*(?:server|cashier|host)|"
+    r"\bcashier\b|\boperator\b|\bsalesperson\b|\bvous\s*a\s*servi|\bcaissi[eè]re?\b|"
+    r"\ble\s*atendi[óo]|\bcajer[oa]\b|\bu\s*werd\s*geholpen|\bkassa(?:medewerker)?\b|"
+    r"\bla\s*servito|\bcassiere\b|"
+    r"\breturnable|\brefundable|\bno\s*refund|\bexchange|\bumtausch|\br[üu]ckgabe|"
+    r"\berstattung|\bremboursement|\b[ée]change|\bdevoluci[óo]n|\bcambio|\bruilen|"
+    r"\bgoods\s*sold|\bkeep\s*(?:the|this|your)\s*(?:receipt|invoice)|\baufbewahren|"
+    r"\bconserv(?:ez|er)\s*(?:votre|ce)\s*ticket|\bcome\s*again|\bsch[öo]nen\s*tag|"
+    r"\bbis\s*zum\s*n[äa]chsten|\bhave\s*a\s*nice|\bauf\s*wiedersehen",
+    re.I,
+)
+# The sender line over a letter's address window ("Kestrel Print Ltd · 8 Church Lane ·
+# Bristol BS1 4XX"): parts set apart by middle dots, bullets or bars.
+SENDER_PARTS = re.compile(r"\s+[·•|]\s+")
+# A house number or lot at the start: an address line, not a name ("No. 12, Jalan …",
+# "Lot 5", "Unit 3").
+ADDRESS_START = re.compile(
+    r"^\W*(?:no|lot|unit|suite|blk|block|level|flat)\b\.?\s*[:#]?\s*\d", re.I
+)
+# An identifier on its own: one token of letters and digits ("JM0725755-U", "CS00018751").
+IDENTIFIER = re.compile(r"^\W*(?=[\w/-]*\d[\w/-]*\d[\w/-]*\d)[\w/-]+\W*$")
 SELLER_LABEL = re.compile(
     r"^\W*(?:welcome\s*to|willkommen\s*(?:bei|im|in)|bienvenue\s*(?:chez|[àa])|"
     r"bienvenidos?\s*a|welkom\s*bij|benvenuti\s*(?:da|a|in)|selamat\s*datang\s*ke|"
@@ -98,7 +126,8 @@ SELLER_LABEL = re.compile(
     re.I,
 )
 PAYEE = re.compile(
-    r"(?:titulaire\s*(?:du\s*compte)?|kontoinhaber(?:in)?|account\s*(?:holder|name)|"
+    # Word-initial: "Empfänger:" is the payee, "Rechnungsempfänger:" the buyer.
+    r"\b(?:titulaire\s*(?:du\s*compte)?|kontoinhaber(?:in)?|account\s*(?:holder|name)|"
     r"beneficiary|payee|empf[äa]nger|titular(?:\s*de\s*la\s*cuenta)?|begunstigde|"
     r"intestatario|beneficiario|rekeninghouder|ten\s*name\s*van)\s*:\s*"
     r"(?P<name>[^\d,;:]{3,60}?)\s*(?:$|[,;]|\s-\s|\s–\s|\biban\b|\bbic\b)",
@@ -229,12 +258,20 @@ def _segment_candidate(
     raw = segment.text
     seller = SELLER_LABEL.match(raw)
     start = segment.start + (seller.end() if seller else 0)
-    text = segment.line.text[start : segment.end]
+    end = segment.end
+    sender = is_sender_line(raw)
+    if sender:
+        # The name is the first part; the rest is the sender's address.
+        first = SENDER_PARTS.search(segment.line.text, start)
+        end = first.start() if first is not None and first.start() < end else end
+    text = segment.line.text[start:end]
     name = company_name(text)
     if _letters(name) < 2 or QUANTITY_OR_PRICE.search(text):
         return None
-    if seller is None and GREETING.search(text):
-        return None  # "Thank you, please come again" names nobody
+    if seller is None and (GREETING.search(text) or NOT_A_NAME.search(text)):
+        return None  # "Thank you, please come again", "Es bediente Sie …" name nobody
+    if not is_name_like(name):
+        return None
     line = segment.line
     features: dict[str, float] = {
         "source_header": 1.0,
@@ -255,6 +292,7 @@ def _segment_candidate(
         "title": float(bool(TITLE.search(text))),
         "greeting": float(bool(GREETING.search(text))),
         "label_value": float(bool(LABEL_VALUE.match(text)) and seller is None),
+        "sender_line": float(sender),
         "legal_mention": float(bool(LEGAL_MENTION.search(text))),
         "digits": _share(text, str.isdigit),
         "letters": math.log1p(_letters(name)) / 4,
@@ -270,7 +308,38 @@ def _segment_candidate(
             for d in (domain.name for domain in domains)
         )
     )
-    return Candidate(name, line, start, segment.end, features, "header", compact, brand)
+    return Candidate(name, line, start, end, features, "header", compact, brand)
+
+
+def is_sender_line(text: str) -> bool:
+    """A name and its address in one line, parts set apart by dots or bars: the sender
+    line of a letter (above the recipient's address) or a letterhead's."""
+    parts = SENDER_PARTS.split(text)
+    return len(parts) >= 3 and any(ADDRESS.search(part) for part in parts[1:])
+
+
+def is_name_like(name: str) -> bool:
+    """False for what a header holds besides names: a title alone ("TAX INVOICE"), an
+    identifier, an address line that starts with a house number, a postcode and a city."""
+    if _letters(TITLE.sub(" ", name)) < 2:
+        return False
+    if IDENTIFIER.match(name) or ADDRESS_START.match(name):
+        return False
+    return not _is_place(name)
+
+
+def _is_place(name: str) -> bool:
+    """A postcode and a listed city or state, or a listed city alone ("10115 Berlin")."""
+    words = re.sub(r"^\W*\d{4,6}\b", " ", name).upper()
+    if words.strip() == name.upper().strip() and not re.match(r"^\W*\d", name):
+        # No postcode: only a listed city's name and nothing else counts.
+        places = place_index().find(words)
+        return len(places) == 1 and places[0].name == " ".join(re.findall(r"[^\W_]+", words))
+    rest = " ".join(re.findall(r"[^\W_]+", words))
+    return bool(rest) and (
+        any(p.name == rest for p in place_index().find(rest))
+        or any(rest == state for country in COUNTRIES for state in country.states)
+    )
 
 
 def _named(
@@ -347,14 +416,19 @@ def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
     """(row index, segment start) of every segment in a buyer's block.
 
     The block is the segment that holds a buyer label ("Bill to: ACME") and the segments
-    below it that overlap its column, down to the first blank band.
+    below it that overlap its column, down to the first blank band; or the address under a
+    letter's sender line (the window of a business letter: sender small on top, the
+    recipient below).
     """
     rows: set[tuple[int, int]] = set()
     for line in view.lines:
         for segment in view.segments(line):
-            if not BUYER_LABEL.search(segment.text):
+            labelled = bool(BUYER_LABEL.search(segment.text))
+            window = is_sender_line(segment.text) and _small(view, line)
+            if not labelled and not window:
                 continue
-            rows.add((line.index, segment.start))
+            if labelled:
+                rows.add((line.index, segment.start))
             left = segment.x0 - view.text_height
             right = max(segment.x1, segment.x0 + 12 * view.text_height)
             current = line
@@ -370,6 +444,11 @@ def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
                 rows.update((below.index, seg.start) for seg in overlapping)
                 current = below
     return rows
+
+
+def _small(view: DocView, line: TextLine) -> bool:
+    """Smaller than the document's usual text (a sender line is printed small)."""
+    return line.height < 0.9 * view.text_height
 
 
 def _domains(view: DocView) -> list[Domain]:

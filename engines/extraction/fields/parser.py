@@ -19,6 +19,7 @@ from ..layout import PageLayout, layout_text, text_layout
 from .countries import Country
 from .currency import detect_currency
 from .dates import date_candidates
+from .decide import OTHER_NUMBER, decide
 from .doc_type import classify, non_financial_reason
 from .field_types import ParsedFields, ParseHints
 from .identifiers import find_receipt_id, invoice_number_candidates
@@ -26,15 +27,16 @@ from .line_items import find_line_items
 from .location import detect_country, detect_location
 from .merchant import merchant_candidates
 from .payment import find_card_ending, find_payment_method
-from .scoring import Candidate, Choice, FieldEvidence, choose, load_models
+from .scoring import Candidate, Choice, FieldEvidence, load_models
 from .totals import Cell, read_cells, settle_totals, total_candidates
 from .view import DocView
 
-SCORED_FIELDS = ("amount", "doc_date", "merchant", "invoice_id")
 # Labels that name an invoice number as such ("Invoice No.", "Rechnungsnummer", an INVOICE
 # title over "# 1042"). On a till slip only these make a number the invoice's: "Nr.",
 # "Doc No" or "Beleg-Nr." there number the receipt.
-INVOICE_LABELS = frozenset({"label_invoice", "above_invoice", "label_title", "above_title"})
+INVOICE_LABELS = frozenset(
+    f"{where}_{kind}" for where in ("label", "above", "beside") for kind in ("invoice", "title")
+)
 TOTAL_FEATURES = frozenset(
     f"{where}_{kind}" for where in ("cell", "row", "above") for kind in ("total_strong", "total")
 )
@@ -78,8 +80,7 @@ def parse_document(
     """Parse the fields of a receipt or invoice from its page layouts."""
     context = read_context(pages, _hints(hints))
     candidates = field_candidates(context)
-    models = load_models()
-    choices = {name: choose(models[name], candidates[name]) for name in SCORED_FIELDS}
+    choices = decide(load_models(), candidates, context.cells, context.today)
     return assemble(context, choices)
 
 
@@ -90,7 +91,9 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
     evidence: dict[str, FieldEvidence] = {}
     values: dict[str, Any] = {}
     for name, choice in choices.items():
-        if choice is None or (name == "invoice_id" and "label_other" in choice.candidate.features):
+        if choice is None or (
+            name == "invoice_id" and OTHER_NUMBER & choice.candidate.features.keys()
+        ):
             continue
         values[name] = choice.candidate.value
         evidence[name] = choice.candidate.evidence(view, choice.confidence)

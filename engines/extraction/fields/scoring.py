@@ -3,8 +3,9 @@
 Every field finder proposes candidates: a value, where it was read, and features that say
 why it might be the field (a total label on its row, its position, its text height, whether
 it equals subtotal + tax, ...). A linear model per field turns the features into a score;
-the best-scored value wins, and a calibration turns its score, its lead over the runner-up
-and the OCR's own confidence into a probability of being right.
+the best-scored value wins, and a calibration turns its score, its lead over the runner-up,
+the OCR's own confidence and whether the document contests the value (``decide``) into a
+probability of being right.
 
 The weights are fitted, not hand-set: ``bench/extraction.py --fit`` fits them on the dev
 set and on generated invoices and writes ``model.json`` beside this module; its
@@ -84,17 +85,17 @@ class FieldModel:
 
     weights: Mapping[str, float]
     bias: float = 0.0
-    # confidence = sigmoid(c[0]·score + c[1]·margin + c[2]·ocr_confidence + c[3])
-    calibration: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+    # confidence = sigmoid(c[0]·score + c[1]·margin + c[2]·ocr + c[3] + c[4]·contested)
+    calibration: tuple[float, float, float, float, float] = (1.0, 0.0, 0.0, 0.0, 0.0)
 
     def score(self, features: Mapping[str, float]) -> float:
         return self.bias + sum(
             self.weights.get(name, 0.0) * value for name, value in features.items()
         )
 
-    def confidence(self, score: float, margin: float, ocr: float) -> float:
-        a, b, c, d = self.calibration
-        return sigmoid(a * score + b * min(margin, MAX_MARGIN) + c * ocr + d)
+    def confidence(self, score: float, margin: float, ocr: float, contested: float = 0.0) -> float:
+        a, b, c, d, e = self.calibration
+        return sigmoid(a * score + b * min(margin, MAX_MARGIN) + c * ocr + d + e * contested)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ class Choice:
     score: float
     margin: float
     confidence: float
+    contested: float = 0.0  # another reading of the document disputes the value (decide)
 
 
 def choose(model: FieldModel, candidates: Iterable[Candidate]) -> Choice | None:
@@ -139,11 +141,19 @@ def load_models(path: Path = MODEL_FILE) -> dict[str, FieldModel]:
 
 
 def model_from_json(spec: Mapping[str, Any]) -> FieldModel:
-    calibration = tuple(float(v) for v in spec.get("calibration", (1.0, 0.0, 0.0, 0.0)))
+    # Four numbers: a model fitted before the "contested" input (it weighs nothing).
+    calibration = [float(v) for v in spec.get("calibration", (1.0, 0.0, 0.0, 0.0))]
+    calibration += [0.0] * (5 - len(calibration))
     return FieldModel(
         weights={str(k): float(v) for k, v in spec["weights"].items()},
         bias=float(spec.get("bias", 0.0)),
-        calibration=(calibration[0], calibration[1], calibration[2], calibration[3]),
+        calibration=(
+            calibration[0],
+            calibration[1],
+            calibration[2],
+            calibration[3],
+            calibration[4],
+        ),
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import pairwise
@@ -55,6 +56,38 @@ class Cell:
     @property
     def value(self) -> Decimal:
         return self.token.value
+
+
+@dataclass(frozen=True)
+class CashFacts:
+    """What the payment rows say: amounts tendered, change given, tendered − change, and
+    the cash-rounding adjustments printed (under five cents)."""
+
+    tendered: frozenset[Decimal]
+    change: frozenset[Decimal]
+    handed: frozenset[Decimal]
+    rounding: frozenset[Decimal]
+
+
+def cash_facts(cells: Sequence[Cell]) -> CashFacts:
+    """The payment rows' amounts, by the labels that govern them (their cell's or their
+    row's: "CASH 50.00", "Change 26.60", "Rounding Adj -0.02", "Pembundaran 0.01")."""
+    by_kind: dict[str, set[Decimal]] = {"paid": set(), "change": set(), "rounding": set()}
+    for cell in cells:
+        # Any label of the cell counts: "Amount Tendered", "TOTAL CASH" hand money over.
+        kinds = {label.kind for label in cell.labels}
+        kinds.add(cell.row_first.kind if cell.row_first else "none")
+        if "change" in kinds:
+            kinds.discard("paid")  # "Change due", "Cash back" give money back
+        for kind in kinds & by_kind.keys():
+            by_kind[kind].add(abs(cell.value))
+    tendered = frozenset(v for v in by_kind["paid"] if v > 0)
+    # Only real change counts: with "Change 0.00" the tendered amount already is the total
+    # (paid_elsewhere), and a misread "$8.20" → "58.20" would pose as one.
+    change = frozenset(v for v in by_kind["change"] if v > 0)
+    handed = frozenset(paid - back for paid in tendered for back in change if paid > back)
+    rounding = frozenset(v for v in by_kind["rounding"] if 0 < v < FIVE_CENTS)
+    return CashFacts(tendered, change, handed, rounding)
 
 
 @dataclass(frozen=True)
@@ -118,6 +151,7 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
         for kind in {cell.kind, cell.row_first.kind if cell.row_first else "none"}:
             if kind in by_kind:
                 by_kind[kind].add(abs(cell.value))
+    facts = cash_facts(cells)
     rounding = {abs(v) for v in by_kind["rounding"] if 0 < abs(v) < ONE}
     sums = {
         sub + tax + step
@@ -135,11 +169,7 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
         and cell.row_first is not None
         and 0 < other.value < cell.value
     }
-    tendered = {v for v in by_kind["paid"] if v > 0}
-    change = {v for v in by_kind["change"]}
-    # Only real change counts: with "Change 0.00" the tendered amount already is the total
-    # (paid_elsewhere), and a misread "$8.20" → "58.20" would pose as one.
-    handed = {paid - back for paid in tendered for back in change if back > 0 and paid > back}
+    tendered, handed = facts.tendered, facts.handed
     labelled_totals = [c.value for c in positives if _total_kind(c) in TOTAL_KINDS]
     adjusted = {t + s for t in labelled_totals for s in (*rounding, *(-r for r in rounding))}
     # How often a value is printed on rows that carry a money label (a total is repeated

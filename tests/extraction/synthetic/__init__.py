@@ -27,14 +27,30 @@ class GeneratedInvoice:
 
 def generate(count: int, seed: int = 0) -> list[GeneratedInvoice]:
     """``count`` invoices, languages and layouts in turn, from ``seed``."""
+    return [
+        GeneratedInvoice(invoice, layout, render(invoice, layout))
+        for invoice, layout in plan(count, seed)
+    ]
+
+
+def plan(count: int, seed: int = 0) -> list[tuple[Invoice, str]]:
+    """What ``generate`` draws, without drawing it: each invoice and its layout."""
     layouts = sorted(LAYOUTS)
-    made = []
-    for index in range(count):
-        language = LANGUAGES[index % len(LANGUAGES)]
-        layout = layouts[(index // len(LANGUAGES)) % len(layouts)]
-        invoice = make_invoice(seed * 100_000 + index, language)
-        made.append(GeneratedInvoice(invoice, layout, render(invoice, layout)))
-    return made
+    return [
+        (
+            make_invoice(seed * 100_000 + index, LANGUAGES[index % len(LANGUAGES)]),
+            layouts[(index // len(LANGUAGES)) % len(layouts)],
+        )
+        for index in range(count)
+    ]
 
 
-__all__ = ["LANGUAGES", "LAYOUTS", "GeneratedInvoice", "Invoice", "generate", "make_invoice"]
+__all__ = [
+    "LANGUAGES",
+    "LAYOUTS",
+    "GeneratedInvoice",
+    "Invoice",
+    "generate",
+    "make_invoice",
+    "plan",
+]

@@ -9,14 +9,17 @@ dates and amounts in its language. ``pdf.render`` draws it in one of several lay
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
+from .conventions import CONVENTIONS
 from .vocabulary import FIRST_NAMES, LANGUAGES, LAST_NAMES, Language
 
 CENT = Decimal("0.01")
+FIVE_CENTS = Decimal("0.05")
 # Invoices are dated up to five years before this day (a fixed day: the same seed gives
 # the same invoice every time, and no date lies in the future).
 ANCHOR = date(2025, 10, 31)
@@ -66,6 +69,11 @@ class Invoice:
     space_groups: bool = False  # "1 280,00" (French usage) instead of "1.280,00"
     untaxed: bool = False  # a VAT-exempt small business: no tax lines, one total
     paid_rows: bool = False  # "Amount paid" and "Balance due" under the total
+    # The total rounded to five cents for payment in cash ("Rounding -0.02", "Please pay");
+    # 0 when not rounded.
+    rounding: Decimal = Decimal(0)
+    tendered: Decimal | None = None  # a cash sale: the money handed over (change given back)
+    ship_to: Party | None = None  # a delivery address beside the billing one
 
     @property
     def subtotal(self) -> Decimal:
@@ -90,6 +98,15 @@ class Invoice:
     @property
     def total(self) -> Decimal:
         return self.subtotal + self.tax
+
+    @property
+    def payable(self) -> Decimal:
+        """What is to be paid: the total after any cash rounding (the field to read)."""
+        return self.total + self.rounding
+
+    @property
+    def change(self) -> Decimal | None:
+        return None if self.tendered is None else self.tendered - self.payable
 
     def money(self, value: Decimal, mark: bool = True) -> str:
         """An amount as this invoice prints it ("1.234,56 €", "£1,234.56", "$1,234.56")."""
@@ -165,13 +182,15 @@ def make_invoice(seed: int, language: Language | None = None) -> Invoice:
     if rng.random() < 0.4:
         other_numbers.append((rng.choice(language.order_no_label), _order_number(rng)))
     items = tuple(_items(rng, language))
+    ways = CONVENTIONS[language.code]
+    rounds, cash = rng.random() < 0.15, rng.random() < 0.12
     month_first = language.code == "en-us"
     mark = {
         "EUR": rng.choice(("€", "€", "EUR")),
         "GBP": rng.choice(("£", "GBP")),
         "USD": rng.choice(("$", "$", "USD")),
     }[language.currency]
-    return Invoice(
+    invoice = Invoice(
         seed=seed,
         language=language,
         issuer=issuer,
@@ -187,8 +206,13 @@ def make_invoice(seed: int, language: Language | None = None) -> Invoice:
         email=_email(rng, issuer.name, language),
         labels={
             "title": rng.choice(language.title),
-            "number": rng.choice(language.number_label),
-            "date": rng.choice(language.date_label),
+            "number": rng.choice(language.number_label + ways.number),
+            "date": rng.choice(language.date_label + ways.date),
+            "payable": rng.choice(ways.payable),
+            "ship_to": rng.choice(ways.ship_to),
+            "rounding": rng.choice(ways.rounding),
+            "tendered": rng.choice(ways.tendered),
+            "change": rng.choice(ways.change),
             "buyer": rng.choice(language.buyer_label),
             "subtotal": rng.choice(language.subtotal_label),
             "total": rng.choice(language.total_label),
@@ -203,7 +227,24 @@ def make_invoice(seed: int, language: Language | None = None) -> Invoice:
         and rng.random() < (0.6 if language.code == "fr" else 0.15),
         untaxed=rng.random() < 0.1,
         paid_rows=rng.random() < 0.2,
+        ship_to=_buyer(rng, language) if rng.random() < 0.3 else None,
     )
+    if rounds:
+        # Rounded to five cents for payment in cash (no line when already even).
+        even = (invoice.total / FIVE_CENTS).quantize(Decimal(1), ROUND_HALF_UP) * FIVE_CENTS
+        invoice = dataclasses.replace(invoice, rounding=even - invoice.total)
+    if cash:
+        invoice = dataclasses.replace(invoice, tendered=_banknotes(invoice.payable))
+    return invoice
+
+
+def _banknotes(bill: Decimal) -> Decimal:
+    """A plausible amount handed over: the bill rounded up to the next note of the size of
+    a fifth of it (5, 10, 20, 50, … units)."""
+    for note in (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000):
+        if note * 5 >= bill:
+            break
+    return Decimal(note) * (bill // note + 1)
 
 
 def _issuer(rng: random.Random, language: Language) -> Party:

@@ -1,4 +1,4 @@
-"""Drawing an ``Invoice`` as a text-layer PDF (reportlab), in one of five layouts.
+"""Drawing an ``Invoice`` as a text-layer PDF (reportlab), in one of six layouts.
 
 - ``classic``: issuer top left in large type, title and "label: value" lines top right,
   the buyer under its label, items, totals, a legal footer;
@@ -9,7 +9,12 @@
   and customer number as a row of column titles over a row of values;
 - ``buyer_first``: the buyer's address is the first text on the page and the issuer
   only appears in a smaller block at the right, the payment details and the footer;
-- ``compact``: one narrow column: name, number and date on one row, a billing period.
+- ``compact``: one narrow column: name, number and date on one row, a billing period;
+- ``cells``: a form whose header is a grid of bordered label and value cells that are not
+  level, and billing and delivery addresses side by side.
+
+Any layout may close with a cash rounding ("Rounding -0.02" and what is to be paid) and
+the tendered and change rows of a cash sale, worded as in ``conventions``.
 """
 
 from __future__ import annotations
@@ -194,13 +199,31 @@ def _items_and_totals(
     total_size = size + rng.choice((0, 1, 2, 3))
     sheet.text(label_x, y, invoice.labels["total"], total_size, bold=True)
     sheet.text(x1, y, invoice.money(invoice.total), total_size, bold=True, align="right")
+    labels = invoice.labels
+    if invoice.rounding:
+        # Cash rounding to five cents: the adjustment, then what is to be paid.
+        y += size + 5
+        sheet.text(label_x, y, labels["rounding"], size)
+        sheet.text(x1, y, invoice.money(invoice.rounding), size, align="right")
+        y += size + 6
+        sheet.text(label_x, y, labels["payable"], total_size, bold=True)
+        sheet.text(x1, y, invoice.money(invoice.payable), total_size, bold=True, align="right")
     if invoice.paid_rows:
         # "Amount paid 0.00 / Balance due 1,234.56" under the total.
         for label, value in PAID_ROWS[language.code]:
             y += size + 6
             sheet.text(label_x, y, label, size)
-            shown = invoice.total if value == "total" else Decimal(0)
+            shown = invoice.payable if value == "total" else Decimal(0)
             sheet.text(x1, y, invoice.money(shown), size, align="right")
+    if invoice.tendered is not None and invoice.change is not None:
+        # A cash sale: the money handed over and the change given back.
+        for label, value in (
+            (labels["tendered"], invoice.tendered),
+            (labels["change"], invoice.change),
+        ):
+            y += size + 6
+            sheet.text(label_x, y, label, size)
+            sheet.text(x1, y, invoice.money(value), size, align="right")
     return y + total_size + 12
 
 
@@ -392,7 +415,48 @@ def compact(sheet: Sheet, invoice: Invoice, rng: random.Random) -> None:
     _terms(sheet, invoice, y + 10, rng)
 
 
+def cells(sheet: Sheet, invoice: Invoice, rng: random.Random) -> None:
+    """A form: the header as a grid of bordered cells, label left and value right, the
+    value set lower in its cell than the label (cells that are not level); the billing and
+    delivery addresses side by side under their own titles."""
+    issuer, buyer = invoice.issuer, invoice.buyer
+    sheet.text(50, 60, issuer.name, rng.choice((14, 16)), bold=True)
+    y = 76.0
+    for line in (*issuer.lines, f"{invoice.labels['vat']} {invoice.vat_id}", invoice.email):
+        sheet.text(50, y, line, 8)
+        y += 10
+    sheet.text(WIDTH - 50, 62, invoice.labels["title"], 18, bold=True, align="right")
+    grid_x, label_w, value_w, row_h = WIDTH - 300.0, 110.0, 140.0, 22.0
+    grid_y = 90.0
+    rows = _meta(invoice, rng)[:5]
+    canvas = sheet.canvas
+    canvas.setLineWidth(0.5)
+    for index, (label, value) in enumerate(rows):
+        top = grid_y + index * row_h
+        canvas.rect(grid_x, HEIGHT - top - row_h, label_w, row_h)
+        canvas.rect(grid_x + label_w, HEIGHT - top - row_h, value_w, row_h)
+        sheet.text(grid_x + 4, top + 8, label, 8, bold=True)
+        sheet.text(grid_x + label_w + 4, top + 19, value, 9)
+    y = max(y, grid_y + len(rows) * row_h) + 25
+    blocks = [(invoice.labels["buyer"], buyer)]
+    if invoice.ship_to is not None:
+        blocks.append((invoice.labels["ship_to"], invoice.ship_to))
+    bottom = y
+    for column, (title, party) in enumerate(blocks):
+        x = 50 + column * 250
+        sheet.text(x, y, _colon(title), 9, bold=True)
+        line_y = y + 12
+        for text in (party.name, *party.lines):
+            sheet.text(x, line_y, text, 9)
+            line_y += 11
+        bottom = max(bottom, line_y)
+    y = _items_and_totals(sheet, invoice, bottom + 30, rng)
+    _terms(sheet, invoice, y + 10, rng)
+    _footer_line(sheet, invoice)
+
+
 LAYOUTS: dict[str, Callable[[Sheet, Invoice, random.Random], None]] = {
+    "cells": cells,
     "classic": classic,
     "letter": letter,
     "header_table": header_table,
