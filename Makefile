@@ -112,10 +112,10 @@ lint: install-test
 # The documentation site (docs/, mkdocs.yml) into site/; --strict fails on a broken link or a
 # page missing from the navigation.
 docs: install-docs
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 docs-serve: install-docs
-	$(BIN)/mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site \

@@ -50,9 +50,7 @@ def rows() -> list[tuple[str, str, str]]:
     for declaration in DECLARATIONS:
         for field in declaration.model_fields.values():
             if isinstance(field.validation_alias, str):
-                found.append(
-                    (field.validation_alias, default_text(field), field.description or "")
-                )
+                found.append((field.validation_alias, default_text(field), field.description or ""))
     return found
 
 

@@ -2,7 +2,7 @@
 server on the embedded store (so files.upload reaches GridFS).
 
 What the schema cannot say is documented, per operation, in ``schemathesis.toml`` beside this
-file (and in the README): the only deviations allowed from the checks' expectations.
+file: the only deviations allowed from the checks' expectations.
 """
 
 from __future__ import annotations
