@@ -135,3 +135,13 @@ def spawn_worker(server: EmbeddedServer, store: Store, lease_s: int) -> subproce
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+@pytest.fixture(scope="session")
+def graphql_live() -> Iterator[Any]:
+    """The app with the GraphQL test registry on a real socket (in-memory store, one tenant),
+    shared by the tests that drive it from outside ASGI (node's audit, Chromium's GraphiQL)."""
+    from tests.graphql.helpers import live_server
+
+    with live_server() as server:
+        yield server

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +13,16 @@ import httpx
 import pytest
 
 from tests.mcp import oauth_client as oc
-from tests.mcp.live import EMAIL, PASSWORD, Live, live_server
+from tests.mcp.live import EMAIL, PASSWORD, Live
 from tests.node_tools import node_running
 
 HERE = Path(__file__).parent / "inspector"
 CLI = HERE / "node_modules" / "@modelcontextprotocol" / "inspector" / "cli" / "build" / "index.js"
 
 
-@pytest.fixture(scope="module")
-def live() -> Iterator[Live]:
+@pytest.fixture(autouse=True)
+def inspector_installed() -> None:
     node_running(CLI)
-    with live_server() as server:
-        yield server
 
 
 def inspector(live: Live, *args: str) -> subprocess.CompletedProcess[str]:
