@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -24,11 +25,12 @@ from pydantic_settings import (
 from engines.connectors.quickbooks import QuickBooksSettings
 from engines.connectors.xero import XeroSettings
 from engines.mail_limits import MailLimits
-from resolvers.sources_config import SourceConfig
+from engines.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
     from resolvers.search_indexes import SearchConfig
+    from resolvers.sources_config import SourceConfig
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
 
@@ -110,8 +112,8 @@ class Settings(_FromNamedVariables):
     extraction_executor: Literal["process", "thread"] = variable(
         "FINCAP_EXTRACTION_EXECUTOR",
         "process",
-        description="where OCR and field parsing run: a `spawn` process pool, or one thread "
-        "(no memory limit)",
+        description="where OCR and field parsing run, and rule sentences are read: `spawn` "
+        "processes, or one thread (no memory limit)",
     )
     job_lease_s: float = variable(
         "FINCAP_JOB_LEASE_SECONDS",
@@ -199,6 +201,14 @@ class Settings(_FromNamedVariables):
         True,
         description="upgrade the relay connection with STARTTLS (false: plain, for a relay "
         "on localhost)",
+    )
+    outbound_allow: str | None = variable(
+        "FINCAP_OUTBOUND_ALLOW",
+        None,
+        description="networks (`10.0.0.0/8`, `127.0.0.1`, `fd00::/8`) and host names "
+        "(`mail.internal`, `localhost`), separated by commas, that outbound connections may "
+        "reach although they are not public (see Outbound connections); unset: public "
+        "addresses only",
     )
     webhook_timeout_s: float = variable(
         "FINCAP_WEBHOOK_TIMEOUT_SECONDS",
@@ -402,6 +412,40 @@ class Settings(_FromNamedVariables):
             raise ValueError("FINCAP_RULES_LLM_MODEL is required with FINCAP_RULES_LLM_URL")
         return self
 
+    @field_validator("outbound_allow")
+    @classmethod
+    def _allow_list_valid(cls, value: str | None) -> str | None:
+        OutboundPolicy.from_setting(value)  # a ValueError names the entry that does not fit
+        return value
+
+    def outbound_policy(self) -> OutboundPolicy:
+        """The policy every outbound connection goes through (``FINCAP_OUTBOUND_ALLOW``)."""
+        return OutboundPolicy.from_setting(self.outbound_allow)
+
+    def refused_endpoints(self) -> list[str]:
+        """The operator's configured endpoints the outbound policy can never reach (a private
+        address or ``localhost`` not in ``FINCAP_OUTBOUND_ALLOW``), as warnings to log."""
+        policy = self.outbound_policy()
+        endpoints = {
+            "FINCAP_SMTP_HOST": self.smtp_host,
+            "FINCAP_RULES_LLM_URL": self.rules_llm_url,
+            "FINCAP_WHATSAPP_GRAPH_URL": self.whatsapp_graph_url,
+            "FINCAP_XERO_TOKEN_URL": self.xero_token_url,
+            "FINCAP_XERO_API_URL": self.xero_api_url,
+            "FINCAP_QUICKBOOKS_TOKEN_URL": self.quickbooks_token_url,
+            "FINCAP_QUICKBOOKS_REVOKE_URL": self.quickbooks_revoke_url,
+            "FINCAP_QUICKBOOKS_API_URL": self.quickbooks_api_url,
+        }
+        warnings = []
+        for name, value in endpoints.items():
+            host = (urlsplit(value).hostname or "") if value and "://" in value else value
+            if host and (why := policy.literal_refusal(host)) is not None:
+                warnings.append(
+                    f"{name} names {host} ({why}), which outbound connections may not reach: "
+                    "add it to FINCAP_OUTBOUND_ALLOW"
+                )
+        return warnings
+
     @field_validator("billing_plans")
     @classmethod
     def _plans_file_valid(cls, value: Path | None) -> Path | None:
@@ -460,6 +504,11 @@ class Settings(_FromNamedVariables):
     @property
     def sources(self) -> SourceConfig:
         """What the inbound sources need, as the resolvers see it."""
+        # Imported here, as search_config's: importing the resolvers package would make every
+        # importer of the settings (the CLI, the analysis and rule-reading processes, which
+        # start by importing the entry point) load the whole server.
+        from resolvers.sources_config import SourceConfig
+
         return SourceConfig(
             inbound_domain=self.inbound_domain.lower(),
             inbound_max_bytes=self.inbound_max_mb * 1024 * 1024,

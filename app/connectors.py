@@ -31,4 +31,6 @@ def connectors_from(settings: Settings) -> Connectors:
             revoke_url=settings.quickbooks_revoke_url,
             api_url=settings.quickbooks_api_url.rstrip("/"),
         ),
+        # The configured URLs pass the policy like any other (README, Outbound connections).
+        settings.outbound_policy(),
     )

@@ -41,7 +41,8 @@ from strawberry.types.unset import UNSET
 from app.graphql_graph import CONTEXT_KEY, GraphSession, document_graph
 from app.json_body import MalformedJson, parse_json
 from app.request_context import credentials_of, services_of
-from resolvers.errors import CapabilityError, PayloadTooLarge
+from app.security_headers import PLAIN_CSP, graphiql_csp, page_headers
+from resolvers.errors import CapabilityError, PayloadTooLarge, TooManyRequests
 from resolvers.invoke import invoke
 from resolvers.registry import Registry
 from schema.graphql import CapabilityLike, Graph, Limits, Link, build_schema
@@ -164,9 +165,12 @@ def graphiql_html(assets: dict[str, Path]) -> str:
 class GraphQLFace(GraphQL):
     """Strawberry's ASGI view with fincap's HTTP behaviour (negotiation, errors, body limit)."""
 
-    def __init__(self, schema: Any, ide_html: str, registry: Registry) -> None:
+    def __init__(
+        self, schema: Any, ide_html: str, registry: Registry, ide_csp: str = PLAIN_CSP
+    ) -> None:
         super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
         self._ide_html = ide_html
+        self._ide_headers = page_headers(ide_csp)
         self._registry = registry
 
     async def get_context(  # type: ignore[override]  # HTTP only; the context is a dict
@@ -181,7 +185,7 @@ class GraphQLFace(GraphQL):
         return self._ide_html
 
     async def render_graphql_ide(self, request: Request) -> Response:
-        return HTMLResponse(self._ide_html)
+        return HTMLResponse(self._ide_html, headers=self._ide_headers)
 
     async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
         try:
@@ -248,7 +252,10 @@ def as_graphql_error(exc: CapabilityError) -> Exception:
     so that the schema masks it as "Internal server error" and logs it."""
     if not exc.exposed:
         return exc
-    return GraphQLError(exc.message, extensions={"code": exc.code, "status": exc.status})
+    extensions: dict[str, Any] = {"code": exc.code, "status": exc.status}
+    if isinstance(exc, TooManyRequests):
+        extensions["retryAfter"] = exc.retry_after
+    return GraphQLError(exc.message, extensions=extensions)
 
 
 def capability_executor(registry: Registry) -> Any:
@@ -291,7 +298,10 @@ def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Rou
     """The GraphQL endpoint and GraphiQL's assets, for one frozen registry."""
     schema = service_schema(registry, limits)
     assets = local_assets()
-    face = GraphQLFace(schema, graphiql_html(assets), registry)
+    page = graphiql_html(assets)
+    # An asset not held locally (strawberry upgraded GraphiQL) still loads from the CDN.
+    cdn = [CDN.rstrip("/")] if CDN in page else []
+    face = GraphQLFace(schema, page, registry, graphiql_csp(page, cdn))
     served = {f"{ASSETS_PATH}/{cdn_path}": path for cdn_path, path in assets.items()}
 
     async def asset(request: Request) -> Response:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from app.security_headers import page_headers
 from engines.help_center import HelpCenter, default_help_center
 from engines.help_center.articles import render_html
 from engines.help_center.fulltext import MARK_OPEN
@@ -50,10 +51,7 @@ def page(title: str, body: str, status: int = 200) -> HTMLResponse:
         text,
         status_code=status,
         headers={
-            "Content-Security-Policy": CSP,
-            "X-Frame-Options": "DENY",
-            "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "no-referrer",
+            **page_headers(CSP),
             # Articles change only with a release: a short shared cache is safe.
             "Cache-Control": "public, max-age=300" if status == 200 else "no-store",
         },

@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from app.request_context import services_of, workspace_context
 from app.rest import EnvelopeResponse, render_error
+from app.security_headers import page_headers
 from resolvers import integration_connections
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -54,6 +55,7 @@ async def callback(request: Request) -> Response:
         return HTMLResponse(
             PAGE.format(title="Connection failed", text=html.escape(text)),
             status_code=failed.status_code,
+            headers=page_headers(),
         )
     tenants = [{"id": t["id"], "name": t["name"]} for t in connection["tenants"]]
     if _wants_json(request):
@@ -64,7 +66,8 @@ async def callback(request: Request) -> Response:
         PAGE.format(
             title="Connected",
             text=html.escape(f"{integration_id} is connected ({names}). You can close this page."),
-        )
+        ),
+        headers=page_headers(),
     )
 
 

@@ -203,6 +203,7 @@ def create_app(
             search=SearchIndexes(settings.search_config()),
             plans=settings.plan_catalog(),
             connectors=connectors_from(settings),
+            outbound=settings.outbound_policy(),
         )
     app.state.settings = settings
     return app

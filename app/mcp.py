@@ -24,15 +24,16 @@ from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.credentials import api_key_from_headers
+from app.json_body import MalformedJson, parse_json
 from app.oauth import MCP_PATH, resource_metadata_url
-from app.request_context import services_of
-from resolvers.context import Credentials
+from app.request_context import replay, services_of
+from resolvers.context import MCP_AUDIENCE, Credentials
 from resolvers.errors import CapabilityError, MissingScope
 from resolvers.invoke import invoke
-from resolvers.oauth import find_access_token
+from resolvers.oauth import find_access_token, resource_covers
 from resolvers.registry import CapabilitySpec, Registry
 from schema.approvals import APPROVAL_REQUIRED
 
@@ -158,7 +159,9 @@ def build_server(registry: Registry) -> Server[Any]:
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         credentials = Credentials(
-            api_key=token, request_id=request.scope.get("state", {}).get("request_id", "")
+            api_key=token,
+            request_id=request.scope.get("state", {}).get("request_id", ""),
+            audience=MCP_AUDIENCE,
         )
         try:
             result = await invoke(
@@ -219,13 +222,9 @@ def unauthorized(base: str, error: str | None, description: str, scopes: list[st
     )
 
 
-def protected_calls(body: bytes) -> list[dict[str, Any]] | None:
-    """The ``params`` of each protected call in a JSON-RPC body (one message or a batch);
-    None when the body holds none (or is not JSON: the SDK answers the parse error)."""
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return None
+def protected_calls(parsed: Any) -> list[dict[str, Any]] | None:
+    """The ``params`` of each protected call in a parsed JSON-RPC body (one message or a
+    batch); None when the body holds none."""
     messages: list[Any] = parsed if isinstance(parsed, list) else [parsed]
     calls: list[dict[str, Any]] = []
     for message in messages:
@@ -233,6 +232,15 @@ def protected_calls(body: bytes) -> list[dict[str, Any]] | None:
             params = message.get("params")
             calls.append(params if isinstance(params, dict) else {})
     return calls or None
+
+
+def parse_error(message: str) -> Response:
+    """JSON-RPC's parse error (-32700) with HTTP 400, as REST and GraphQL answer a body that is
+    not JSON or nests too deep."""
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}},
+        status_code=400,
+    )
 
 
 class McpEndpoint:
@@ -262,17 +270,33 @@ class McpEndpoint:
             await response(scope, receive, send)
             return
         body = await request.body()  # bounded by the app's body-size middleware
-        calls = protected_calls(body)
+        try:
+            # The shared guard: the standard parser recurses per level, so a body nested a
+            # thousand deep would otherwise be a RecursionError (a 500) here or in the SDK.
+            parsed = parse_json(body)
+        except MalformedJson as exc:
+            await parse_error(str(exc).replace("Malformed JSON body", "Parse error"))(
+                scope, receive, send
+            )
+            return
+        calls = protected_calls(parsed)
         if calls is not None:
             token = api_key_from_headers(request)
             base = str(request.app.state.settings.base_url)
             needed = self.scopes_of(calls)
             refusal = None
+            access = await find_access_token(services_of(request).store, token) if token else None
             if not token:
                 refusal = unauthorized(base, None, "tools/call needs an OAuth access token", needed)
-            elif await find_access_token(services_of(request).store, token) is None:
+            elif access is None:
                 refusal = unauthorized(
                     base, "invalid_token", "the token is invalid or expired", needed
+                )
+            elif not resource_covers(access.resource, base + MCP_PATH):
+                # RFC 8707: a token granted for another resource of this service (the REST
+                # API, say) is not one for MCP.
+                refusal = unauthorized(
+                    base, "invalid_token", "the token was issued for another resource", needed
                 )
             if refusal is not None:
                 await refusal(scope, receive, send)
@@ -280,21 +304,6 @@ class McpEndpoint:
         manager = StreamableHTTPSessionManager(self.server, json_response=True, stateless=True)
         async with manager.run():
             await manager.handle_request(scope, replay(body, receive), send)
-
-
-def replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that hands the already-read body to the SDK, then the connection's own
-    messages (a client disconnect still reaches the SDK)."""
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
 
 
 def mcp_routes(registry: Registry) -> list[Route]:

@@ -1,10 +1,12 @@
 """The OAuth 2.1 face: metadata, registration, authorization pages, token and revocation.
 
-The MCP SDK's handlers serve registration (RFC 7591), the authorization request (PKCE S256
-only, exact redirect URIs), the token endpoint and revocation (RFC 7009), each mounted on
+The MCP SDK's handlers serve registration (RFC 7591) and the token endpoint, each mounted on
 fincap's own paths under ``/v1/oauth``; ``resolvers.oauth.AuthorizationServer`` is the provider
-behind them. fincap's part is the pages a person sees between the client's redirect and the
-code: sign in, choose the workspace, consent.
+behind them. fincap's part: the bounds and rate limit in front of registration
+(``resolvers.oauth_registration``), the authorization request (checked with the SDK's request
+model; an invalid one shows a page and never redirects, RFC 9700 §4.11.2), the resource a
+grant is for (RFC 8707), revocation for public clients, and the pages a person sees between
+the client's redirect and the code: sign in (throttled), choose the workspace, consent.
 
 Forms are protected against cross-site requests by a random cookie whose value a signed
 token in the form must name (with the pending request it was made for); the signed-in user is
@@ -20,29 +22,48 @@ import time
 from typing import Any
 from urllib.parse import urlparse
 
-from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.errors import stringify_pydantic_error
+from mcp.server.auth.handlers.authorize import AuthorizationRequest
 from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
-from mcp.server.auth.provider import construct_redirect_uri
+from mcp.server.auth.provider import AuthorizationParams, construct_redirect_uri
 from mcp.server.auth.settings import ClientRegistrationOptions
-from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+from mcp.shared.auth import (
+    InvalidRedirectUriError,
+    InvalidScopeError,
+    OAuthMetadata,
+    ProtectedResourceMetadata,
+)
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.oauth_pages import consent_page, problem_page, sign_in_page
-from app.request_context import services_of
+from app.json_body import MalformedJson, parse_json
+from app.oauth_pages import consent_page, destination_of, problem_page, sign_in_page
+from app.request_context import bounded_body, client_address, replay, services_of
+from app.security_headers import page_headers
 from engines.keyring import InvalidToken, Keyring
 from resolvers.oauth import (
     AuthorizationServer,
     FincapAccessToken,
     FincapRefreshToken,
     PendingRequest,
+    canonical_resource,
+    resource_covers,
     sign_in,
 )
+from resolvers.oauth_registration import (
+    MAX_REGISTRATION_BYTES,
+    RegistrationRefused,
+    RegistrationThrottled,
+    admit_registration,
+    check_metadata,
+)
 from resolvers.registry import SCOPES
+from resolvers.sign_in_throttle import SignInThrottled
 
 OAUTH = "/v1/oauth"
 AUTHORIZE_PATH = f"{OAUTH}/authorize"
@@ -59,9 +80,14 @@ SESSION_SECONDS = 30 * 60
 MAX_FORM_FIELD = 8192
 
 
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
 def authorization_server(request: Request) -> AuthorizationServer:
     services = services_of(request)
-    return AuthorizationServer(services.store, services.keyring, SIGN_IN_PATH)
+    return AuthorizationServer(
+        services.store, services.keyring, SIGN_IN_PATH, client_address=client_address(request)
+    )
 
 
 def issuer(request: Request) -> str:
@@ -163,16 +189,12 @@ def html(text: str, status: int = 200, redirect_to: str | None = None) -> HTMLRe
     if redirect_to:
         parsed = urlparse(redirect_to)
         targets += f" {parsed.scheme}://{parsed.netloc}"
+    csp = (
+        f"default-src 'none'; style-src 'unsafe-inline'; form-action {targets}; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    )
     return HTMLResponse(
-        text,
-        status_code=status,
-        headers={
-            "X-Frame-Options": "DENY",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-            f"form-action {targets}; frame-ancestors 'none'",
-            "Cache-Control": "no-store",
-            "Referrer-Policy": "no-referrer",
-        },
+        text, status_code=status, headers={**page_headers(csp), "Cache-Control": "no-store"}
     )
 
 
@@ -242,8 +264,8 @@ async def submit_sign_in(request: Request) -> Response:
     fields, sealed, pending = form
     cookie = request.cookies[CSRF_COOKIE]
     email = fields.get("email", "").strip()
-    user = await sign_in(services_of(request).store, email, fields.get("password", ""))
-    if user is None:
+
+    def again(error: str, status: int) -> HTMLResponse:
         return html(
             sign_in_page(
                 action=SIGN_IN_PATH,
@@ -251,10 +273,25 @@ async def submit_sign_in(request: Request) -> Response:
                 csrf=csrf_token(server.keyring, cookie, sealed),
                 client=client_label(pending),
                 email=email,
-                error="That email and password do not match an account.",
+                error=error,
             ),
-            401,
+            status,
         )
+
+    try:
+        user = await sign_in(
+            services_of(request).store, email, fields.get("password", ""), client_address(request)
+        )
+    except SignInThrottled as exc:
+        response = again(
+            f"Too many failed sign-ins. Try again in {exc.retry_after} seconds "
+            f"(after {exc.until:%H:%M:%S} UTC).",
+            429,
+        )
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+    if user is None:
+        return again("That email and password do not match an account.", 401)
     response = await render_consent(request, server, pending, sealed, cookie, user["_id"])
     session = json.dumps({"user": user["_id"], "exp": int(time.time()) + SESSION_SECONDS})
     response.set_cookie(
@@ -284,6 +321,7 @@ async def render_consent(
             request=sealed,
             csrf=csrf_token(server.keyring, cookie, sealed),
             client=client_label(pending),
+            destination=destination_of(str(pending.redirect_uri)),
             email=(user or {}).get("email", ""),
             scopes=list(pending.scopes or []),
             workspaces=[
@@ -328,30 +366,145 @@ async def submit_consent(request: Request) -> Response:
     )
 
 
-# -- the SDK's handlers on fincap's paths -------------------------------------------------
+# -- authorization, registration, token ------------------------------------------------
+
+
+def refused_authorization(error: str, description: str) -> HTMLResponse:
+    """An invalid authorization request: a page, never a redirect (RFC 9700 §4.11.2; RFC 6749
+    §4.1.2.1 for an unknown client or redirect URI). Whoever sent the browser here learns
+    nothing, and the browser goes nowhere it was not going already."""
+    return html(
+        problem_page(
+            "This sign-in link cannot be used",
+            f"The application asked for something this server does not grant ({error}: "
+            f"{description}). Nothing was shared. Go back to the application and connect "
+            "again, or tell its makers.",
+        ),
+        400,
+    )
 
 
 async def authorize(request: Request) -> Response:
-    return await AuthorizationHandler(authorization_server(request)).handle(request)
+    """RFC 6749 §4.1.1 with PKCE S256 (the SDK's request model and client checks): a valid
+    request goes on to the sign-in page, carrying its parameters sealed."""
+    params = request.query_params if request.method == "GET" else await request.form()
+    repeated = sorted({key for key, _ in params.multi_items() if len(params.getlist(key)) > 1})
+    if repeated:
+        return refused_authorization("invalid_request", f"{', '.join(repeated)} sent twice")
+    try:
+        parsed = AuthorizationRequest.model_validate(dict(params))
+    except ValidationError as exc:
+        return refused_authorization("invalid_request", stringify_pydantic_error(exc))
+    server = authorization_server(request)
+    client = await server.get_client(parsed.client_id)
+    if client is None:
+        return refused_authorization("invalid_request", "this application is not registered")
+    try:
+        redirect_uri = client.validate_redirect_uri(parsed.redirect_uri)
+        scopes = client.validate_scope(parsed.scope)
+    except (InvalidRedirectUriError, InvalidScopeError) as exc:
+        kind = "invalid_scope" if isinstance(exc, InvalidScopeError) else "invalid_request"
+        return refused_authorization(kind, exc.message)
+    base = issuer(request)
+    resource = canonical_resource(parsed.resource or base)
+    if not resource_covers(canonical_resource(base), resource):
+        return refused_authorization(
+            "invalid_target", f"this server grants access to {base} only, not {parsed.resource}"
+        )
+    target = await server.authorize(
+        client,
+        AuthorizationParams(
+            state=parsed.state,
+            scopes=scopes,
+            code_challenge=parsed.code_challenge,
+            redirect_uri=redirect_uri,
+            redirect_uri_provided_explicitly=parsed.redirect_uri is not None,
+            resource=resource,
+        ),
+    )
+    return RedirectResponse(target, status_code=302, headers={"Cache-Control": "no-store"})
 
 
 async def register(request: Request) -> Response:
+    """RFC 7591 behind fincap's bounds: the rate limit per address (429), the body size before
+    parsing (413), the metadata's sizes (400); then the SDK's handler."""
+    services = services_of(request)
+    try:
+        await admit_registration(
+            services.store, client_address(request), services.registration_holds
+        )
+    except RegistrationThrottled as exc:
+        return JSONResponse(
+            {"error": "too_many_requests", "error_description": str(exc)},
+            429,
+            {**NO_STORE, "Retry-After": str(exc.retry_after)},
+        )
+    body = await bounded_body(request, MAX_REGISTRATION_BYTES)
+    if body is None:
+        return JSONResponse(
+            {
+                "error": "invalid_client_metadata",
+                "error_description": f"a registration is at most {MAX_REGISTRATION_BYTES} bytes",
+            },
+            413,
+            NO_STORE,
+        )
+    try:
+        check_metadata(parse_json(body))
+    except MalformedJson:
+        pass  # the SDK answers invalid_client_metadata
+    except RegistrationRefused as exc:
+        return JSONResponse(
+            {"error": "invalid_client_metadata", "error_description": str(exc)}, 400, NO_STORE
+        )
     options = ClientRegistrationOptions(
         enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)
     )
-    return await RegistrationHandler(authorization_server(request), options).handle(request)
+    replayed = Request(request.scope, replay(body, request.receive))
+    return await RegistrationHandler(authorization_server(request), options).handle(replayed)
 
 
 async def token(request: Request) -> Response:
+    """The SDK's token endpoint, after RFC 8707: a ``resource`` sent here must be the one the
+    grant (code or refresh token) is for; tokens stay bound to the grant's resource."""
     server = authorization_server(request)
+    fields = await form_fields(request)
+    if fields.get("resource"):
+        granted = await grant_resource(server, fields, issuer(request))
+        requested = canonical_resource(fields["resource"])
+        if granted is not None and requested != granted:
+            return JSONResponse(
+                {
+                    "error": "invalid_target",
+                    "error_description": f"this grant is for {granted}, not {requested}",
+                },
+                400,
+                NO_STORE,
+            )
     return await TokenHandler(server, ClientAuthenticator(server)).handle(request)
+
+
+async def grant_resource(
+    server: AuthorizationServer, fields: dict[str, str], base: str
+) -> str | None:
+    """The resource of the grant a token request presents (a grant from before resources
+    were recorded: the whole service at ``base``); None when the grant is unknown (the SDK
+    answers ``invalid_grant`` for it)."""
+    record = None
+    if fields.get("grant_type") == "authorization_code":
+        record = await server.store.oauth_codes.get(fields.get("code", ""))
+    elif fields.get("grant_type") == "refresh_token":
+        record = await server.store.oauth_tokens.find(fields.get("refresh_token", ""), "refresh")
+    if record is None:
+        return None
+    return str(record.get("resource") or canonical_resource(base))
 
 
 async def revoke(request: Request) -> Response:
     """RFC 7009. Not the SDK's handler: its form model requires ``client_secret``, which a
     public client (``token_endpoint_auth_method: none``, as MCP clients register) never has."""
     server = authorization_server(request)
-    no_store = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+    no_store = NO_STORE
     try:
         client = await ClientAuthenticator(server).authenticate_request(request)
     except AuthenticationError as exc:

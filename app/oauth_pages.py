@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from html import escape
 from typing import Any
+from urllib.parse import urlsplit
 
 SCOPE_TEXT = {
     "all": "Everything below, now and in future",
@@ -73,12 +74,25 @@ def sign_in_page(
     )
 
 
+def destination_of(redirect_uri: str) -> str:
+    """Where the browser goes after the consent page, as a person reads it: the host (and a
+    port that is not the scheme's own) of a web address, the scheme of an app's own URI."""
+    parts = urlsplit(redirect_uri)
+    if parts.scheme in ("http", "https") and parts.hostname:
+        default = 443 if parts.scheme == "https" else 80
+        port = f":{parts.port}" if parts.port and parts.port != default else ""
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        return f"{host}{port}"
+    return f"the app that opens {parts.scheme}: links"
+
+
 def consent_page(
     *,
     action: str,
     request: str,
     csrf: str,
     client: str,
+    destination: str,
     email: str,
     scopes: list[str],
     workspaces: list[dict[str, Any]],
@@ -110,6 +124,8 @@ def consent_page(
         f"<fieldset><legend>Workspace it may act in</legend>{choices}</fieldset>"
         f"<p>It will be able to:</p><ul>{allowed}</ul>"
         "<p>To act in another workspace later, it must ask you again.</p>"
+        f'<p>Allow or deny, you go back to <strong class="destination">{escape(destination)}'
+        "</strong>. If that is not the application you were using, deny.</p>"
         '<button type="submit" name="decision" value="allow">Allow</button>'
         '<button type="submit" name="decision" value="deny">Deny</button></form>',
     )

@@ -21,8 +21,10 @@ ERROR_STATUSES = {
 }
 # Statuses only capabilities that declare a cost (they analyse a stored original) answer.
 EXPENSIVE_STATUSES = {
-    "422": "The stored original cannot be analysed (unreadable, missing, or over a budget)",
-    "429": "This API key already runs this expensive capability; retry when it has finished",
+    "422": "The input cannot be analysed (an unreadable or missing original, or work over its "
+    "budget); repeating the call will not help",
+    "429": "This API key already runs this expensive capability, or spent its budget of "
+    "expensive calls; Retry-After says in how many seconds to try again",
 }
 SECURITY_SCHEMES = {
     "bearerAuth": {

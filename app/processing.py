@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import os
 from collections.abc import AsyncIterator, Callable
@@ -24,7 +25,10 @@ from resolvers.context import Services
 from resolvers.processing import Analyzer
 from resolvers.recovery import recover_at_start_up
 from resolvers.registry import Registry
+from resolvers.rule_reading import stop_reading_process, use_reading_process
 from resolvers.search_indexes import SearchIndexes
+
+log = logging.getLogger("fincap.outbound")
 
 
 def automation_config(settings: Settings) -> AutomationConfig:
@@ -89,6 +93,11 @@ async def running_workers(
     ``keyring`` and a wake-up for the pool) are the process's services. ``on_job(kind,
     outcome)`` is told of every job run (metrics). Before the workers start, the start-up
     check (``resolvers.recovery``) queues again what a killed process left behind."""
+    for warning in settings.refused_endpoints():
+        log.warning(warning)
+    # Rule sentences are read in an analysis-like child process of their own (one worker):
+    # parsing never takes the interpreter lock the API serves with (resolvers.rule_reading).
+    use_reading_process(lambda: make_executor(settings, 1))
     analyzer = Analyzer(
         new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
     )
@@ -105,6 +114,7 @@ async def running_workers(
         search=SearchIndexes(settings.search_config()),
         plans=settings.plan_catalog(),
         connectors=connectors_from(settings),
+        outbound=settings.outbound_policy(),
     )
     pool = WorkerPool(
         services,
@@ -124,3 +134,4 @@ async def running_workers(
         await pool.stop()
         await services.connectors.aclose()
         analyzer.shutdown()
+        stop_reading_process()

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.requests import HTTPConnection
+from starlette.requests import HTTPConnection, Request
+from starlette.types import Message, Receive
 
 from app.credentials import org_id, take_api_key
+from resolvers.client_addresses import address_key
 from resolvers.context import Context, Credentials, Services
 from resolvers.invoke import authorize
 
@@ -38,3 +40,38 @@ async def workspace_context(conn: HTTPConnection, permissions: tuple[str, ...]) 
     return await authorize(
         credentials_of(conn), services_of(conn), permissions, needs_workspace=True
     )
+
+
+def client_address(conn: HTTPConnection) -> str:
+    """The digest the throttles count this request's client address under (the address the
+    server sees: behind a proxy, run uvicorn with ``--proxy-headers`` and its
+    ``--forwarded-allow-ips``)."""
+    return address_key(conn.client.host if conn.client else None)
+
+
+async def bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as more than ``limit`` bytes arrived (the rest is
+    never read into memory)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands an already-read body to the next reader, then the
+    connection's own messages (a client disconnect still reaches it)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed

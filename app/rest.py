@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
-from urllib.parse import quote
 
 from pydantic import BaseModel
 from starlette.requests import Request
@@ -17,7 +16,8 @@ from starlette.routing import Route
 
 from app.json_body import MalformedJson, parse_json
 from app.request_context import credentials_of, services_of, workspace_context
-from resolvers.errors import BadRequest, CapabilityError
+from app.security_headers import file_headers
+from resolvers.errors import BadRequest, CapabilityError, TooManyRequests
 from resolvers.files import open_original
 from resolvers.invoke import invoke, lookup
 from resolvers.registry import Registry
@@ -51,7 +51,10 @@ def failure(status: int, message: str) -> Response:
 def render_error(exc: Exception) -> Response:
     """A capability error as its envelope; anything else as a 500 that reveals nothing."""
     if isinstance(exc, CapabilityError) and exc.exposed:
-        return failure(exc.status, exc.message)
+        response = failure(exc.status, exc.message)
+        if isinstance(exc, TooManyRequests):
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
     log.error("unhandled error", exc_info=exc)
     return failure(500, "Internal server error")
 
@@ -123,13 +126,13 @@ def rest_routes(registry: Registry) -> list[Route]:
             file_ref, chunks = await open_original(ctx, request.path_params["document_id"])
         except Exception as exc:
             return render_error(exc)
-        disposition = f"inline; filename*=UTF-8''{quote(file_ref['fileName'])}"
+        media_type, headers = file_headers(file_ref["fileName"], file_ref["mimeType"])
         return StreamingResponse(
             chunks,
-            media_type=file_ref["mimeType"],
+            media_type=media_type,
             headers={
+                **headers,
                 "Content-Length": str(file_ref["size"]),
-                "Content-Disposition": disposition,
                 "ETag": f'"{file_ref["sha256"]}"',
                 "Cache-Control": "private, max-age=3600",
             },

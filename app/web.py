@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from app.request_context import workspace_context
 from app.rest import render_error
+from app.security_headers import file_headers, page_headers
 from app.web_pages import api_reference_page, landing_page
 from resolvers.registry import Registry
 from resolvers.thumbnails import thumbnail_of
@@ -35,11 +36,7 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
+SECURITY_HEADERS = page_headers(CSP)
 
 
 def ascii_header(text: str, limit: int = 300) -> str:
@@ -106,14 +103,15 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
             answer = await thumbnail_of(ctx, request.path_params["document_id"])
         except Exception as exc:
             return render_error(exc)
-        headers: dict[str, str] = {"X-Thumbnail": answer.status}
+        media_type, headers = file_headers("thumbnail.jpg", "image/jpeg")
+        headers["X-Thumbnail"] = answer.status
         if answer.reason is not None:
             headers["X-Thumbnail-Reason"] = ascii_header(answer.reason)
         if answer.status == "pending":
             headers.update({"Retry-After": "2", "Cache-Control": "no-store"})
-            return Response(answer.jpeg, status_code=202, media_type="image/jpeg", headers=headers)
+            return Response(answer.jpeg, status_code=202, media_type=media_type, headers=headers)
         headers.update({"ETag": f'"thumb-{answer.etag}"', "Cache-Control": "private, max-age=3600"})
-        return Response(answer.jpeg, media_type="image/jpeg", headers=headers)
+        return Response(answer.jpeg, media_type=media_type, headers=headers)
 
     routes = [
         Route("/", home, methods=["GET"]),

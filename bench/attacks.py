@@ -17,8 +17,10 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import html
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -405,8 +407,11 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp) / "data")
         try:
-            attacks = make_attacks(server)
-            attacks.update(availability_attacks(server))
+            attacks = {
+                **make_attacks(server),
+                **availability_attacks(server),
+                **trust_attacks(server),
+            }
             print("preparing the attacker's documents …", flush=True)
             await attacks.pop("_prepare")()
             rest = await measure(server, lambda: asyncio.sleep(3, result={}))
@@ -416,11 +421,11 @@ async def main() -> None:
                 f"serve tree at rest: {idle_rss:.0f} MB; victim documents.search "
                 f"p50 {percentile(rest.victim_ms, 0.5):.0f} ms, "
                 f"p95 {percentile(rest.victim_ms, 0.95):.0f} ms, "
-                f"max {max(rest.victim_ms):.0f} ms\n"
+                f"max {max(rest.victim_ms):.0f} ms; load {os.getloadavg()[0]:.2f}\n"
             )
             header = (
                 f"{'attack':40} {'seconds':>8} {'peak MB':>8} {'+MB':>6} "
-                f"{'victim p50':>10} {'p95':>6} {'max':>6}  other"
+                f"{'victim p50':>10} {'p95':>6} {'max':>6} {'load1':>5}  other"
             )
             print(header)
             print("-" * len(header))
@@ -441,7 +446,7 @@ async def main() -> None:
                 other += f"; load {os.getloadavg()[0]:.2f}"
                 print(
                     f"{name:40} {seconds:8.2f} {peak:8.0f} {peak - idle_rss:6.0f} "
-                    f"{p50:10.0f} {p95:6.0f} {worst:6.0f}  {other}",
+                    f"{p50:10.0f} {p95:6.0f} {worst:6.0f} {os.getloadavg()[0]:5.2f}  {other}",
                     flush=True,
                 )
             print(f"\n(median of {options.runs} runs; victim latencies in ms)")
@@ -629,6 +634,191 @@ def availability_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dic
         ),
         "thumbnail: 13000² PNG stored, 2 GETs": thumbnail_bomb,
         "upload: victim's receipt behind 500 attachments": attachments_then_victim,
+    }
+
+
+# Issue 25, part B: outbound connections, OAuth registration and sign-in, rules.prepare -------
+#
+# Appended to the table by main(). Each attack is measured like the others (victim latency and
+# the serve tree's memory while it runs); the extra columns say what the attacker got.
+
+
+def data_dir_of(server: Server) -> Path:
+    return Path(psutil.Process(server.process.pid).environ()["FINCAP_DATA_DIR"])
+
+
+def stored_mb(server: Server) -> float:
+    """The embedded store's files on disk, in MB."""
+    root = data_dir_of(server) / "db"
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / MB
+
+
+def registration(client_name: str) -> dict[str, Any]:
+    return {
+        "client_name": client_name,
+        "redirect_uris": ["http://127.0.0.1:33418/callback"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
+
+
+def trust_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, float]]]]:
+    base = server.base
+
+    async def registration_flood_big() -> dict[str, float]:
+        before = stored_mb(server)
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            codes = [
+                (
+                    await http.post("/v1/oauth/register", json=registration("x" * 10 * MB))
+                ).status_code
+                for _ in range(20)
+            ]
+        return {"accepted": float(codes.count(201)), "stored_mb": stored_mb(server) - before}
+
+    async def registration_flood_small() -> dict[str, float]:
+        limits = httpx.Limits(max_connections=10)
+        async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
+            answers = await asyncio.gather(
+                *(http.post("/v1/oauth/register", json=registration(f"c{n}")) for n in range(200))
+            )
+        codes = [a.status_code for a in answers]
+        return {"accepted": float(codes.count(201)), "refused_429": float(codes.count(429))}
+
+    async def healthz_burst() -> dict[str, float]:
+        """The floor for a burst: the cheapest request there is, at the registration floods'
+        rate (200 requests over 10 connections)."""
+        limits = httpx.Limits(max_connections=10)
+        async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
+            answers = await asyncio.gather(*(http.get("/healthz") for _ in range(200)))
+        return {"ok": float(sum(a.status_code == 200 for a in answers))}
+
+    async def sign_in_guessing() -> dict[str, float]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+            client = await http.post("/v1/oauth/register", json=registration("guesser"))
+            if client.status_code != 201:  # the registration limit of an earlier attack
+                return {"guesses": 0.0}
+            params = {
+                "response_type": "code",
+                "client_id": client.json()["client_id"],
+                "redirect_uri": "http://127.0.0.1:33418/callback",
+                "code_challenge": "x" * 43,
+                "code_challenge_method": "S256",
+                "scope": "read_documents",
+            }
+            start = await http.get("/v1/oauth/authorize", params=params)
+            page = await http.get(start.headers["location"])
+            fields = dict(re.findall(r'name="(request|csrf)" value="([^"]*)"', page.text))
+            codes = []
+            started = time.perf_counter()
+            for n in range(199):
+                form = {**{k: html.unescape(v) for k, v in fields.items()}}
+                form |= {"email": "victor@example.com", "password": f"guess-{n}"}
+                codes.append((await http.post("/v1/oauth/sign-in", data=form)).status_code)
+            seconds = time.perf_counter() - started
+        return {
+            "wrong_401": float(codes.count(401)),
+            "held_429": float(codes.count(429)),
+            "checked_per_s": codes.count(401) / seconds,
+        }
+
+    sentence = (
+        "When an invoice from Acme or Globex or Initech or Umbrella or Hooli or Stark or Wayne "
+        "arrives over 100 EUR between monday and friday in Germany or France or Spain, set the "
+        "category to Office and notify ops@example.com and archive it "
+    )
+
+    async def prepare_flood() -> dict[str, float]:
+        """Six keys of the attacker's (five minted with api-keys.create), each reading new
+        sentences back to back for 10 s."""
+        codes: list[int] = []
+        stop_at = time.monotonic() + 10
+
+        async def keep_parsing(worker: int, key: str, http: httpx.AsyncClient) -> None:
+            n = 0
+            while time.monotonic() < stop_at:
+                n += 1  # a new sentence each time: no cached reading
+                text = f"{sentence} {worker} {n} " + sentence
+                answer = await http.post(
+                    "/v1/capabilities/rules.prepare",
+                    json={"naturalLanguageRule": text[:1000]},
+                    headers={"Authorization": f"Bearer {key}", "X-Service-Org-Id": org},
+                )
+                codes.append(answer.status_code)
+                if answer.status_code == 429:
+                    await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
+
+        org = server.attacker["orgId"]
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            keys = [server.attacker["apiKey"]]
+            for n in range(5):
+                minted = await http.post(
+                    "/v1/capabilities/api-keys.create",
+                    json={"name": f"flood-{n}-{time.time_ns()}"},
+                    headers=headers(server.attacker),
+                )
+                keys.append(minted.json()["data"]["result"]["apiKey"])
+            await asyncio.gather(*(keep_parsing(w, k, http) for w, k in enumerate(keys)))
+        return {"parsed": float(codes.count(200)), "refused_429": float(codes.count(429))}
+
+    async def ssrf_probes() -> dict[str, float]:
+        state = json.loads((data_dir_of(server) / "server.json").read_text())
+        store_port = int(state["uri"].rsplit(":", 1)[1].split("/")[0].split("?")[0])
+        api_port = int(base.rsplit(":", 1)[1])
+        targets = [
+            ("127.0.0.1", store_port),  # the database: another service's bytes
+            ("127.1", api_port),  # the API itself: an HTTP banner
+            ("2130706433", free_port()),  # a closed port: refused
+            ("0", 22),
+            ("localhost", 25),
+            ("10.255.255.1", 143),  # nothing answers: a timeout
+        ]
+        texts = set()
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            for host, port in targets:
+                answer = await http.post(
+                    "/v1/capabilities/mailboxes.connect",
+                    json={
+                        "server": host,
+                        "port": port,
+                        "security": "none",
+                        "username": "u",
+                        "password": "p",
+                    },
+                    headers=headers(server.attacker),
+                )
+                failure = answer.json().get("error", {})
+                message = failure.get("errorMessage", str(answer.status_code))
+                texts.add(message.replace(f"{host}:{port}", "H:P").replace(host, "H"))
+            # As a workspace may: saving rules does not wait for approval (else the rule's
+            # webhook is checked only when an owner approves it).
+            await http.post(
+                "/v1/capabilities/approvals.configure",
+                json={"capabilitySlug": "rules.execute", "gated": False},
+                headers=headers(server.attacker),
+            )
+            hook = await http.post(
+                "/v1/capabilities/rules.execute",
+                json={
+                    "naturalLanguageRule": f"Post to http://127.1:{store_port}/x when a receipt "
+                    "arrives",
+                    "confirm": True,
+                },
+                headers=headers(server.attacker),
+            )
+        saved = hook.is_success and hook.json()["data"]["result"].get("status") == "created"
+        return {"distinct_errors": float(len(texts)), "webhook_saved": float(saved)}
+
+    # In this order: the registration floods last, since what they leave behind (stored
+    # clients, the address's spent registrations) would change the attacks after them.
+    return {
+        "ssrf: mailbox probes, loopback webhook": ssrf_probes,
+        "rules.prepare: 6 keys, 10 s": prepare_flood,
+        "oauth: 199 sign-in guesses": sign_in_guessing,
+        "control: 200 × GET /healthz, 10 at once": healthz_burst,
+        "oauth: 200 registrations, one address": registration_flood_small,
+        "oauth: 20 registrations, 10 MB names": registration_flood_big,
     }
 
 

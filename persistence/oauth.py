@@ -20,7 +20,13 @@ from persistence.ids import utcnow
 
 TokenKind = Literal["access", "refresh"]
 
-CLIENT_INDEXES: list[IndexModel] = []  # looked up by _id only
+CLIENT_INDEXES = [
+    # Registrations per address in a window (the registration rate limit counts with it).
+    IndexModel([("registeredFrom", ASCENDING), ("createdAt", ASCENDING)], name="registered_from"),
+    # A client no one has used by then goes away (MongoDB's and the embedded store's TTL
+    # monitors run every 60 s); a used client has the field removed and stays.
+    IndexModel([("unusedUntil", ASCENDING)], expireAfterSeconds=0, name="unused_ttl"),
+]
 CODE_INDEXES = [
     # Expired codes go away by themselves (a real MongoDB's TTL monitor; harmless elsewhere).
     IndexModel([("expiresAt", ASCENDING)], expireAfterSeconds=3600, name="code_ttl"),
@@ -33,25 +39,72 @@ TOKEN_INDEXES = [
 
 
 class OAuthClients:
-    """The ``oauth_clients`` collection: dynamically registered clients (RFC 7591)."""
+    """The ``oauth_clients`` collection: dynamically registered clients (RFC 7591).
+
+    Each record keeps where it was registered from (a digest of the address) and, until the
+    client is first used (a user consents to it), ``unusedUntil``: a TTL index removes the
+    client then, and reads treat it as gone from that moment.
+    """
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
         self._col = db["oauth_clients"]
 
     async def ensure_indexes(self) -> None:
-        if CLIENT_INDEXES:
-            await self._col.create_indexes(CLIENT_INDEXES)
+        await self._col.create_indexes(CLIENT_INDEXES)
 
-    async def create(self, client_id: str, metadata: dict[str, Any]) -> None:
-        """Store a client's registered metadata (its secret, if any, only as a digest)."""
-        await self._col.insert_one({"_id": client_id, "metadata": metadata, "createdAt": utcnow()})
+    async def create(
+        self,
+        client_id: str,
+        metadata: dict[str, Any],
+        *,
+        registered_from: str,
+        unused_until: datetime,
+    ) -> None:
+        """Store a client's registered metadata."""
+        await self._col.insert_one(
+            {
+                "_id": client_id,
+                "metadata": metadata,
+                "registeredFrom": registered_from,
+                "createdAt": utcnow(),
+                "unusedUntil": unused_until,
+            }
+        )
 
     async def get(self, client_id: str) -> dict[str, Any] | None:
+        """The client's metadata; None when unknown or expired unused (the TTL monitor may
+        not have removed it yet)."""
         record = await self._col.find_one({"_id": client_id})
-        return None if record is None else dict(record["metadata"])
+        if record is None:
+            return None
+        unused_until = record.get("unusedUntil")
+        if unused_until is not None and as_utc(unused_until) <= utcnow():
+            return None
+        return dict(record["metadata"])
 
-    async def count(self) -> int:
-        return int(await self._col.count_documents({}))
+    async def mark_used(self, client_id: str) -> None:
+        """A user consented to the client: it no longer expires unused."""
+        await self._col.update_one({"_id": client_id}, {"$unset": {"unusedUntil": ""}})
+
+    async def registered_since(
+        self, registered_from: str, since: datetime, limit: int
+    ) -> list[datetime]:
+        """When the clients registered from this address since ``since`` were made, oldest
+        first, at most ``limit`` (an index range: never the whole collection)."""
+        cursor = (
+            self._col.find(
+                {"registeredFrom": registered_from, "createdAt": {"$gte": since}},
+                {"createdAt": 1},
+            )
+            .sort("createdAt", ASCENDING)
+            .limit(limit)
+        )
+        return [as_utc(row["createdAt"]) for row in await cursor.to_list(None)]
+
+    async def unused_count(self, limit: int) -> int:
+        """How many registered clients are still waiting for a first use (counted up to
+        ``limit``, over the TTL index's range)."""
+        return int(await self._col.count_documents({"unusedUntil": {"$gt": utcnow()}}, limit=limit))
 
 
 class OAuthCodes:

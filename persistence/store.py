@@ -22,6 +22,7 @@ from persistence.jobs import Clock, Jobs
 from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
 from persistence.rules import Rules
+from persistence.sign_in_failures import SignInFailures
 from persistence.thumbnails import Thumbnails
 from persistence.usage import Usage
 from persistence.used_nonces import UsedNonces
@@ -59,6 +60,7 @@ class Store:
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
+        self.sign_in_failures = SignInFailures(db)
         self.rules = Rules(db)
         self.inbound_addresses = InboundAddresses(db)
         self.mailboxes = Mailboxes(db)

@@ -8,6 +8,7 @@ request is read (``resolvers.approvals``).
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -63,11 +64,13 @@ def open_input(
     return opened
 
 
-def describe_call(spec: CapabilitySpec, gate: ApprovalGate, args: BaseModel) -> str:
+async def describe_call(spec: CapabilitySpec, gate: ApprovalGate, args: BaseModel) -> str:
     """What a reviewer reads. The default writes the input with its secrets redacted; a
     gate's own ``describe`` must not print a secret field either (resolvers/THREATS.md)."""
     if gate.describe is not None:
-        return gate.describe(args)
+        described = gate.describe(args)
+        # A description that costs work (reading a rule's sentence) is a coroutine.
+        return await described if inspect.isawaitable(described) else described
     shown = redact(spec.input, args.model_dump(mode="json", exclude_unset=True))
     body = json.dumps(shown, sort_keys=True)
     return f"{spec.slug} with {body[:1000]}"
@@ -97,7 +100,7 @@ async def gate_call(
         slug=spec.slug,
         input=stored_input,
         title=gate.title,
-        description=describe_call(spec, gate, args),
+        description=await describe_call(spec, gate, args),
         requester=requester_of(ctx),
         request_id=request_id,
     )

@@ -90,6 +90,7 @@ async def authenticate_token(store: Store, secret: str) -> Principal:
         client_id=token.client_id,
         expires_at=token.expires_at,
         grant_id=token.family_id,
+        resource=token.resource,
     )
 
 

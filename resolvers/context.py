@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Literal
 from engines.billing.plans import PlanCatalog, default_catalog
 from engines.connectors.catalog import Connectors, unconfigured
 from engines.keyring import Keyring
+from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.auth_cache import AuthCache
 from resolvers.errors import ORG_REQUIRED, BadRequest
+from resolvers.oauth_registration import HeldAddresses
 from resolvers.search_indexes import SearchIndexes
 from resolvers.sources_config import SourceConfig
 from resolvers.throttle import ExpensiveCallGate
@@ -31,6 +33,12 @@ def _nothing() -> None:
     return None
 
 
+# Where on this service a credential is presented (the path under its base URL): an OAuth
+# token bound to another resource (RFC 8707) is refused there. The MCP face is ``/mcp``.
+API_AUDIENCE = "/v1"
+MCP_AUDIENCE = "/mcp"
+
+
 @dataclass(frozen=True)
 class Credentials:
     """What a face extracted from the request, before anything is checked."""
@@ -38,6 +46,7 @@ class Credentials:
     api_key: str | None = None
     org_id: str | None = None
     request_id: str = ""
+    audience: str = API_AUDIENCE
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,7 @@ class Principal:
     # The OAuth grant (token family) this credential depends on: a token's own, or the grant an
     # API key was made through (the key ends with it).
     grant_id: str | None = None
+    resource: str | None = None  # an OAuth token's resource (RFC 8707); None: the service
 
     def allows(self, permissions: tuple[str, ...]) -> bool:
         """``all`` satisfies every scope; otherwise every listed scope must be granted."""
@@ -90,6 +100,11 @@ class Services:
     clock: Callable[[], datetime] = utcnow
     # Accounting connectors (Xero, QuickBooks Online) configured from the settings.
     connectors: Connectors = field(default_factory=unconfigured)
+    # Every connection opened on a tenant's behalf goes through it (FINCAP_OUTBOUND_ALLOW);
+    # the default admits public addresses only.
+    outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
+    # Addresses whose OAuth client registrations are refused for now (oauth_registration).
+    registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
 
     def __post_init__(self) -> None:
         # Revocations written through this process reach the cache at once.

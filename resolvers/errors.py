@@ -8,8 +8,8 @@
     ├── NotFound                 404  unknown capability or resource (foreign ids look unknown)
     ├── Conflict                 409  the record kept changing under a compare-and-set; retry
     ├── PayloadTooLarge          413  body above the service's limit
-    ├── Unprocessable            422  a stored original cannot be analysed (unreadable, too big)
-    ├── TooManyRequests          429  this key already runs an expensive call
+    ├── Unprocessable            422  cannot be analysed (an unreadable original or sentence)
+    ├── TooManyRequests          429  this key already runs an expensive call, or spent its budget
     └── BadGateway               502  an accounting provider refused or failed (message shown)
 
 REST renders them as the failure envelope with the HTTP status equal to ``status``; GraphQL puts
@@ -104,10 +104,15 @@ class Unprocessable(CapabilityError):
 
 
 class TooManyRequests(CapabilityError):
-    """The key already has an expensive call running; retry when it has finished."""
+    """The key already has an expensive call running, or spent its budget of expensive work;
+    ``retry_after`` says in how many seconds to try again (faces send it as ``Retry-After``)."""
 
     status = 429
     code = "TOO_MANY_REQUESTS"
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class BadGateway(CapabilityError):

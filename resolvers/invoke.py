@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any
 
@@ -10,7 +11,15 @@ from pydantic import BaseModel, ValidationError
 from resolvers.approval_gate import gate_call, needs_approval
 from resolvers.auth import authenticate, resolve_workspace
 from resolvers.context import Context, Credentials, Services
-from resolvers.errors import BadRequest, CapabilityError, MissingScope, NotFound, store_errors
+from resolvers.errors import (
+    BadRequest,
+    CapabilityError,
+    MissingScope,
+    NotFound,
+    Unauthenticated,
+    store_errors,
+)
+from resolvers.oauth import resource_covers
 from resolvers.registry import CapabilitySpec, Registry
 from resolvers.validation import describe_validation_error, unpaired_surrogate
 
@@ -66,17 +75,21 @@ async def run(
         # Metered for billing: a dictionary increment here, written in batches (usage_meter).
         # A reviewed call run by approvals.approve was metered when it was requested.
         ctx.services.api_calls.count(ctx.workspace_id)
-    with store_errors():
+    # An expensive call holds its key's slot and spends its budget from before the approval
+    # gate on: describing a gated call may cost as much as running it (rules.execute reads
+    # its sentence for the reviewer).
+    expensive = (
+        ctx.services.expensive_calls.slot(ctx.principal.key_id, spec.slug, spec.cost)
+        if spec.cost
+        else contextlib.nullcontext()
+    )
+    with store_errors(), expensive:
         gate = None if approved else needs_approval(spec, args)
         if gate is not None:
             waiting = await gate_call(ctx, spec, gate, args)
             if waiting is not None:
                 return spec.output.model_validate(waiting.model_dump())
-        if spec.cost:
-            with ctx.services.expensive_calls.slot(ctx.principal.key_id, spec.slug):
-                result = await spec.handler(ctx, args)
-        else:
-            result = await spec.handler(ctx, args)
+        result = await spec.handler(ctx, args)
     # The output model filters what leaves: a handler cannot leak a stored-only field.
     checked = spec.result.model_validate(result, from_attributes=True)
     if spec.output is spec.result:
@@ -119,6 +132,12 @@ async def authorize(
     """
     cache = services.auth_cache
     principal = await authenticate(services.store, credentials, cache, fresh=fresh)
+    presented_to = services.base_url + credentials.audience
+    if not resource_covers(principal.resource, presented_to):
+        raise Unauthenticated(
+            f"This token was issued for {principal.resource}, not {presented_to} (RFC 8707); "
+            "authorize again for this resource"
+        )
     workspace_id, role = await resolve_workspace(
         services.store,
         principal,

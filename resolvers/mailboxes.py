@@ -22,6 +22,7 @@ from engines.connectors.imap import SIGN_IN_CHECK_TIMEOUT_S, ImapMailbox
 from engines.keyring import InvalidToken
 from engines.mail import body_is_receipt
 from engines.mail_limits import MessageRefused
+from engines.outbound import unreachable_text
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from resolvers.context import Context
@@ -73,6 +74,7 @@ def connector_for(services: Services, row: dict[str, Any]) -> ImapMailbox:
         username=row["username"],
         password=password,
         folder=row["folder"],
+        outbound=services.outbound,
     )
 
 
@@ -99,10 +101,16 @@ async def connect(ctx: Context, args: ConnectMailbox) -> Mailbox:
         password=args.password,
         folder=args.folder,
         timeout_s=SIGN_IN_CHECK_TIMEOUT_S,
+        outbound=ctx.services.outbound,
     )
     try:
         await probe.check()
     except ConnectorError as exc:
+        if exc.message == unreachable_text(args.server, args.port):
+            # The outbound policy's one text for every unreachable server (refused by the
+            # policy, closed, timed out, not an IMAP server): nothing about the network.
+            raise BadRequest(f"Invalid request: server: {exc.message}") from None
+        # What the IMAP server itself answered once connected (a refused sign-in, a folder).
         raise BadRequest(f"Could not connect to {probe.describe()}: {exc.message}") from None
     mailbox_id = ctx.store.mailboxes.new_id()
     since = args.importSince or first_read_since(None)

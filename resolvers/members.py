@@ -140,6 +140,7 @@ async def _email_invitation(
                 '{"code": "…"}. If you did not expect this, ignore it.',
             ]
         ),
+        outbound=services.outbound,
     )
 
 

@@ -10,7 +10,13 @@ it. Decisions (docs/api/mcp.md):
   the membership again, so removing a member ends their tokens' access at once;
 - a refresh token is rotated on use; presenting a rotated one again (a stolen copy, or a
   replay) revokes its whole family, as does a second exchange of one code;
-- revoking either token of a family (RFC 7009) ends the whole family.
+- revoking either token of a family (RFC 7009) ends the whole family;
+- a grant is bound to the resource the client named (RFC 8707 ``resource``: this service, or
+  a path under it such as ``/mcp``; the whole service when none is named), and a token is
+  refused where it is presented outside that resource (``resource_covers``);
+- registration is bounded (``resolvers.oauth_registration``) and sign-in throttled
+  (``resolvers.sign_in_throttle``); password hashes are checked one at a time in a thread
+  of their own (argon2 takes ~0.1 s of CPU and 64 MB each).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,13 +40,16 @@ from mcp.server.auth.provider import (
     TokenError,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from pydantic import AnyUrl, ValidationError
 
 from engines.keyring import InvalidToken, Keyring
 from persistence.ids import new_id, utcnow
 from persistence.oauth import as_utc
 from persistence.store import Store
+from resolvers import sign_in_throttle
 from resolvers.errors import BadRequest, NotFound
+from resolvers.oauth_registration import redirect_uri_problem, unused_until
 
 ACCESS_PREFIX = "fat_"
 REFRESH_PREFIX = "frt_"
@@ -48,10 +58,12 @@ ACCESS_TOKEN_TTL = timedelta(hours=1)
 REFRESH_TOKEN_TTL = timedelta(days=30)
 CODE_TTL = timedelta(minutes=5)
 PENDING_TTL = timedelta(minutes=15)  # from the client's redirect to the user's consent
-MAX_CLIENTS = 10_000  # dynamic registration is open: bound what anyone can make us store
 REQUEST_PURPOSE = "oauth-authorization-request"
 
 _hasher = PasswordHasher()
+# One password check at a time per process: each takes 64 MB and ~0.1 s of a core, so a burst
+# of sign-ins queues here instead of growing memory or taking every core from the API.
+_hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argon2")
 
 
 def hash_password(password: str) -> str:
@@ -83,14 +95,34 @@ async def set_password(store: Store, email: str, password: str) -> dict[str, Any
     return {"userId": user["_id"], "passwordSet": True}
 
 
-async def sign_in(store: Store, email: str, password: str) -> dict[str, Any] | None:
-    """The user whose email and password these are, or None."""
+async def sign_in(store: Store, email: str, password: str, address: str) -> dict[str, Any] | None:
+    """The user whose email and password these are, or None. ``SignInThrottled`` (before any
+    hashing) while the account or the client ``address`` (``client_addresses``) must wait."""
+    await sign_in_throttle.check(store, email, address)
     user = await store.users.find_by_email(email)
-    # argon2 takes tens of milliseconds of CPU by design: off the event loop.
-    matches = await asyncio.to_thread(
-        password_matches, user.get("passwordHash") if user else None, password
+    # argon2 takes ~0.1 s of CPU by design: off the event loop, in the one hashing thread.
+    # An unknown account costs the same hashing, so timing does not tell accounts apart.
+    matches = await asyncio.get_running_loop().run_in_executor(
+        _hashing, password_matches, user.get("passwordHash") if user else None, password
     )
-    return user if matches else None
+    if not matches:
+        await sign_in_throttle.failed(store, email, address)
+        return None
+    await sign_in_throttle.succeeded(store, email)
+    return user
+
+
+def resource_covers(granted: str | None, presented_to: str) -> bool:
+    """Whether a token granted for ``granted`` may be used at ``presented_to`` (RFC 8707):
+    the same resource or one under it. Tokens granted before resources were recorded
+    (``None``) cover the whole service."""
+    return granted is None or check_resource_allowed(presented_to, granted)
+
+
+def canonical_resource(resource: str) -> str:
+    """A resource indicator as compared and stored (lower-case scheme and host, no fragment,
+    no trailing slash)."""
+    return resource_url_from_server_url(resource).rstrip("/")
 
 
 class FincapCode(AuthorizationCode):
@@ -158,10 +190,14 @@ async def find_access_token(store: Store, token: str) -> FincapAccessToken | Non
 class AuthorizationServer:
     """The SDK's ``OAuthAuthorizationServerProvider`` over fincap's store."""
 
-    def __init__(self, store: Store, keyring: Keyring, sign_in_path: str) -> None:
+    def __init__(
+        self, store: Store, keyring: Keyring, sign_in_path: str, *, client_address: str = ""
+    ) -> None:
         self.store = store
         self.keyring = keyring
         self.sign_in_path = sign_in_path
+        # The digest of the address a registration comes from (``client_addresses``).
+        self.client_address = client_address
 
     async def revoke_family(self, family_id: str) -> None:
         """End every token of one authorization (the auth cache hears of it from the store)."""
@@ -179,24 +215,20 @@ class AuthorizationServer:
             return None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        if await self.store.oauth_clients.count() >= MAX_CLIENTS:
-            raise RegistrationError(
-                "invalid_client_metadata", "this server has too many registered clients"
-            )
+        """Store a client whose redirect URIs are allowed (``redirect_uri_problem``); it is
+        removed unless a user consents to it within a day. The bounds on its size and the
+        rate limit were applied before the SDK parsed it (``app.oauth.register``)."""
         if client_info.client_id is None:
             raise RegistrationError("invalid_client_metadata", "client_id is missing")
         for uri in client_info.redirect_uris or ():
-            if uri.fragment:
-                raise RegistrationError(
-                    "invalid_redirect_uri", f"{uri}: a redirect URI must not have a fragment"
-                )
-            if uri.scheme == "http" and uri.host not in ("localhost", "127.0.0.1", "[::1]"):
-                raise RegistrationError(
-                    "invalid_redirect_uri",
-                    f"{uri}: use https (plain http only for localhost)",
-                )
+            problem = redirect_uri_problem(uri)
+            if problem is not None:
+                raise RegistrationError("invalid_redirect_uri", f"{uri}: {problem}")
         await self.store.oauth_clients.create(
-            client_info.client_id, client_info.model_dump(mode="json", exclude_none=True)
+            client_info.client_id,
+            client_info.model_dump(mode="json", exclude_none=True),
+            registered_from=self.client_address,
+            unused_until=unused_until(),
         )
 
     # Authorization requests ----------------------------------------------------------------
@@ -247,6 +279,7 @@ class AuthorizationServer:
             },
             expires_at,
         )
+        await self.store.oauth_clients.mark_used(pending.client_id)
         return code
 
     # Codes ---------------------------------------------------------------------------------

@@ -98,7 +98,8 @@ class ApprovalGate:
 
     title: str
     applies: Callable[[BaseModel], bool] = executing
-    describe: Callable[[Any], str] | None = None  # receives the validated input model
+    # Receives the validated input model; may be a coroutine function (costly descriptions).
+    describe: Callable[[Any], str | Awaitable[str]] | None = None
     preflight: bool = True
 
 

@@ -592,8 +592,8 @@ async def notify_webhook(
             str(action.url),
             _payload(services, workspace_id, rule, record, event),
             secret,
+            outbound=services.outbound,
             timeout_s=config.webhook_timeout_s,
-            client=config.http,
         )
     except NotifyError as exc:
         raise ActionFailed(str(exc)) from None
@@ -622,7 +622,7 @@ async def notify_email(
         ]
     )
     try:
-        await send_email(smtp, str(action.email), subject[:200], text)
+        await send_email(smtp, str(action.email), subject[:200], text, outbound=services.outbound)
     except NotifyError as exc:
         raise ActionFailed(str(exc)) from None
     return f"e-mailed {action.email}", True

@@ -10,7 +10,6 @@ their schedule (one ``run-scheduled-rule`` job per rule, queued again after each
 
 from __future__ import annotations
 
-import asyncio
 import calendar
 import json
 import logging
@@ -19,10 +18,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 from pydantic import ValidationError
 
 from engines.rules.llm import RuleModel, RuleModelError
-from engines.rules.parser import read_rule
 from persistence.document_fields import SEARCH_FIELDS
 from persistence.document_query import DocumentQuery
 from persistence.ids import utcnow
@@ -33,6 +32,7 @@ from resolvers.context import Context, Services
 from resolvers.errors import BadRequest, Forbidden, NotFound
 from resolvers.job_kinds import RunAgain, job_kind
 from resolvers.registry import MANAGERS, MEMBERS, ApprovalGate, capability
+from resolvers.rule_reading import read_sentence_off_loop
 from resolvers.rule_runner import (
     RESUME_CAPABILITY,
     RUN_UPDATE_RULES,
@@ -116,8 +116,9 @@ async def read_sentence(ctx: Context, text: str) -> SentenceReading:
     """The grammar's reading of ``text``, or the language model's where the grammar fell short."""
     user = await ctx.store.users.get(ctx.user_id)
     email = (user or {}).get("email")
-    # Parsing is CPU work of up to a second (``parser.PARSE_BUDGET_S``): off the event loop.
-    draft = await asyncio.to_thread(read_rule, text)
+    # Parsing is CPU work of up to a second (``parser.PARSE_BUDGET_S``): off the event loop,
+    # one sentence at a time in this process (``rule_reading``).
+    draft = await read_sentence_off_loop(text)
     reading = SentenceReading(None, list(draft.not_understood), "grammar", list(draft.warnings))
     if draft.rule is not None:
         try:
@@ -128,7 +129,7 @@ async def read_sentence(ctx: Context, text: str) -> SentenceReading:
     if config is None or (reading.rule is not None and not reading.not_understood):
         return reading
     try:
-        answer = await RuleModel(config, ctx.services.automation.http).read(
+        answer = await RuleModel(config, ctx.services.outbound).read(
             text, RuleDefinition.model_json_schema(), sorted(SEARCH_FIELDS)
         )
         candidate = answer.get("rule")
@@ -145,6 +146,27 @@ async def read_sentence(ctx: Context, text: str) -> SentenceReading:
         "llm",
         [w for w in reading.warnings if "valid rule" not in w],
     )
+
+
+def webhook_refusals(services: Services, rule: RuleDefinition) -> list[str]:
+    """Why each webhook of ``rule`` can never be delivered: its URL names an address (in any
+    notation) or a local name the outbound policy refuses. No DNS is asked here (that would
+    tell which names resolve inside); delivery checks the resolved addresses again."""
+    refusals = []
+    for action in rule.actions:
+        if action.type != "notify-webhook" or not action.url:
+            continue
+        try:
+            host = httpx.URL(action.url).host
+        except httpx.InvalidURL:
+            refusals.append(f"the webhook URL {action.url} is not a valid URL")
+            continue
+        if (why := services.outbound.literal_refusal(host)) is not None:
+            refusals.append(
+                f"the webhook URL {action.url} names {why}; webhooks go to public addresses "
+                "(or to those FINCAP_OUTBOUND_ALLOW admits)"
+            )
+    return refusals
 
 
 # -- schedules -------------------------------------------------------------------------------
@@ -204,6 +226,7 @@ async def _matching_count(ctx: Context, rule: RuleDefinition) -> int:
     output=RulePreview,
     permissions=["read_rules"],
     effect="read",
+    cost=1,  # up to a second of parsing: one at a time per key, within a budget (throttle)
 )
 async def prepare(ctx: Context, args: PrepareRule) -> RulePreview:
     """Converts a plain-language rule into a structured rule and returns it as a preview
@@ -219,6 +242,8 @@ async def prepare(ctx: Context, args: PrepareRule) -> RulePreview:
     """
     ctx.require_workspace()
     reading = await read_sentence(ctx, args.naturalLanguageRule)
+    if reading.rule is not None:
+        reading.warnings.extend(webhook_refusals(ctx.services, reading.rule))
     return RulePreview(
         rule=reading.rule,
         notUnderstood=reading.not_understood,
@@ -233,9 +258,9 @@ def _saving(args: ExecuteRule) -> bool:
     return args.confirm is True
 
 
-def describe_rule(args: ExecuteRule) -> str:
+async def describe_rule(args: ExecuteRule) -> str:
     """What a reviewer reads: the sentence and the grammar's reading of it."""
-    draft = read_rule(args.naturalLanguageRule)
+    draft = await read_sentence_off_loop(args.naturalLanguageRule)
     reading = (
         json.dumps(
             {k: draft.rule[k] for k in ("trigger", "conditions", "actions")}, sort_keys=True
@@ -253,6 +278,7 @@ def describe_rule(args: ExecuteRule) -> str:
     permissions=["write_rules"],
     effect="write",
     roles=MEMBERS,
+    cost=1,  # reads the sentence as rules.prepare does (and for the reviewer, when gated)
     approval=ApprovalGate(
         "Save an automation rule",
         applies=_saving,  # type: ignore[arg-type]
@@ -283,6 +309,8 @@ async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
             f"Invalid request: naturalLanguageRule: no rule could be read from it (not "
             f"understood: {unread})"
         )
+    if refusals := webhook_refusals(ctx.services, reading.rule):
+        raise BadRequest("Invalid request: naturalLanguageRule: " + "; ".join(refusals))
     if await ctx.store.rules.count(workspace_id) >= MAX_RULES_PER_WORKSPACE:
         raise BadRequest(
             f"A workspace has at most {MAX_RULES_PER_WORKSPACE} rules; delete one first"

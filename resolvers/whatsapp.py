@@ -383,7 +383,9 @@ async def fetch_media(services: Services, job: JobRecord) -> None:
     if item is None or item["documentIds"] or item["status"] != "queued":
         return  # gone, or handled by an earlier attempt that died before completing the job
     details = item["details"]
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as client:
+    # Through the outbound policy: Graph answers the media's URL, which is dialed only if it
+    # is public (or admitted by the allow-list).
+    async with services.outbound.http_client(timeout=HTTP_TIMEOUT) as client:
         try:
             data, declared = await graph(services, client).fetch_media(details["mediaId"])
         except ConnectorError as exc:
@@ -455,7 +457,7 @@ async def notify_source(services: Services, job: JobRecord) -> None:
     if item is None or notify.get("channel") != SOURCE or notify.get("sentId"):
         return
     body = await reply_text(services, item)
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as client:
+    async with services.outbound.http_client(timeout=HTTP_TIMEOUT) as client:
         try:
             sent = await graph(services, client).send_text(
                 notify["phoneNumberId"], notify["to"], body, notify.get("replyTo")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StrictBool
+from pydantic_core import PydanticCustomError
 
 
 class CapabilityInput(BaseModel):
@@ -43,4 +44,17 @@ Boolean = StrictBool
 NotBoolean = BeforeValidator(_not_a_boolean)
 """For ``Literal`` numbers (``Literal[1, -1]``), where ``Strict()`` does not apply."""
 
-__all__ = ["Boolean", "CapabilityInput", "CapabilityOutput", "Integer", "NotBoolean"]
+
+def _one_line(value: str) -> str:
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise PydanticCustomError(
+            "control_characters", "must not contain control characters (such as CR or LF)"
+        )
+    return value
+
+
+# Text that ends up inside a line of a protocol (an IMAP command, a header): a CR or LF in it
+# would end the line and start a command of the sender's choosing.
+OneLine = Annotated[str, AfterValidator(_one_line)]
+
+__all__ = ["Boolean", "CapabilityInput", "CapabilityOutput", "Integer", "NotBoolean", "OneLine"]

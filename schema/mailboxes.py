@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from schema.base import CapabilityInput, CapabilityOutput, Integer
-from schema.secrets import SecretText
+from schema.base import CapabilityInput, CapabilityOutput, Integer, OneLine
+from schema.secrets import SECRET
 
 MailboxSecurity = Literal["tls", "starttls", "none"]
 MailboxStatus = Literal["active", "error"]
@@ -18,7 +18,7 @@ class ConnectMailbox(CapabilityInput):
     """An IMAP mailbox to read receipts from; the service signs in once before saving it."""
 
     # "server", not "host": the CLI's --host names the fincap server to call.
-    server: str = Field(
+    server: OneLine = Field(
         min_length=1,
         max_length=253,
         # DNS labels of 1 to 63 letters, digits and inner hyphens (or an IPv4 address).
@@ -32,13 +32,13 @@ class ConnectMailbox(CapabilityInput):
         description="tls: TLS from the start (port 993); starttls: upgrade a plain connection "
         "(port 143); none: unencrypted (test servers and local relays only)",
     )
-    username: str = Field(min_length=1, max_length=320, description="Sign-in name")
-    password: SecretText = Field(
+    username: OneLine = Field(min_length=1, max_length=320, description="Sign-in name")
+    password: Annotated[OneLine, SECRET] = Field(
         min_length=1,
         max_length=1024,
         description="App password; stored encrypted, never returned",
     )
-    folder: str = Field(default="INBOX", min_length=1, max_length=200, description="Folder")
+    folder: OneLine = Field(default="INBOX", min_length=1, max_length=200, description="Folder")
     importSince: date | None = Field(
         default=None,
         description="On the first read, import messages from this date on (YYYY-MM-DD); "

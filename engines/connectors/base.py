@@ -4,7 +4,8 @@ A connector knows one provider's protocol: its OAuth 2.0 authorization-code flow
 the tenants (organisations, companies) a grant reaches, how a bill is written in its API, and
 how to read, void or delete it again. It holds no state and touches no database: the resolvers
 hand it tokens and a ``Bill`` and store what it returns. HTTP goes through an ``httpx`` client
-made by ``client()``, so tests point the base URLs at local fake servers.
+made by ``client()`` under the outbound policy (``engines.outbound``), so tests point the base
+URLs at local fake servers and admit them with the policy's allow-list.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from urllib.parse import urlencode
 import httpx
 
 from engines.connectors.errors import ConnectorError
+from engines.outbound import OutboundPolicy
 
 ClientFactory = Callable[[], contextlib.AbstractAsyncContextManager[httpx.AsyncClient]]
 # Saves delivery progress (remote ids) as soon as a step succeeds, so a retry resumes there.
@@ -36,10 +38,11 @@ class SharedClient:
     Making a client costs an SSL context (measured: 0.2-0.9 s on a busy 2-core machine) and
     a fresh connection each time; reusing one keeps connections to the provider alive. A client
     belongs to the event loop it was made on, so another loop (tests run one per test) gets its
-    own. ``aclose()`` at shutdown.
+    own. ``aclose()`` at shutdown. Every connection goes through ``policy``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, policy: OutboundPolicy) -> None:
+        self._policy = policy
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -47,7 +50,7 @@ class SharedClient:
     async def __call__(self) -> AsyncIterator[httpx.AsyncClient]:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop or self._client.is_closed:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0))
+            self._client = self._policy.http_client(timeout=httpx.Timeout(30.0, connect=10.0))
             self._loop = loop
         yield self._client
 
@@ -320,7 +323,8 @@ async def token_request(
                 url, data=form, headers={"Authorization": auth, "Accept": "application/json"}
             )
     except httpx.HTTPError as exc:
-        raise ConnectorError(f"token endpoint unreachable: {exc}", retryable=True) from None
+        # The policy's text ("could not connect to host:port") whatever went wrong.
+        raise ConnectorError(f"token request: {exc}", retryable=True) from None
     if response.status_code == 400 and "invalid_grant" in response.text:
         raise GrantRevoked("the provider refused the grant (invalid_grant); connect again")
     raise_for(response, "token request")
@@ -334,6 +338,6 @@ async def send(
     try:
         response = await client.request(method, url, **options)
     except httpx.HTTPError as exc:
-        raise ConnectorError(f"{what}: {type(exc).__name__}: {exc}", retryable=True) from None
+        raise ConnectorError(f"{what}: {exc}", retryable=True) from None
     raise_for(response, what)
     return response

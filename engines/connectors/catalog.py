@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from engines.connectors.base import AccountingConnector, SharedClient
 from engines.connectors.quickbooks import QuickBooksConnector, QuickBooksSettings
 from engines.connectors.xero import XeroConnector, XeroSettings
+from engines.outbound import OutboundPolicy
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,11 @@ class Connectors:
         await self.client.aclose()
 
 
-def build_connectors(xero: XeroSettings, quickbooks: QuickBooksSettings) -> Connectors:
-    client = SharedClient()
+def build_connectors(
+    xero: XeroSettings, quickbooks: QuickBooksSettings, policy: OutboundPolicy
+) -> Connectors:
+    """The connectors with these app settings; their HTTP goes through ``policy``."""
+    client = SharedClient(policy)
     return Connectors(
         {
             "xero": XeroConnector(xero, client),
@@ -50,4 +54,6 @@ def build_connectors(xero: XeroSettings, quickbooks: QuickBooksSettings) -> Conn
 
 def unconfigured() -> Connectors:
     """Connectors with no client ids (tests and servers that export nowhere)."""
-    return build_connectors(XeroSettings(None, None), QuickBooksSettings(None, None))
+    return build_connectors(
+        XeroSettings(None, None), QuickBooksSettings(None, None), OutboundPolicy()
+    )

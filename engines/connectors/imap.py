@@ -5,6 +5,12 @@ extra dependency), speaks every command we need (LOGIN, SELECT, UID SEARCH, UID 
 mailbox work is a few short sessions a minute: each call here opens a session in a worker
 thread (``asyncio.to_thread``), does its work and logs out, so nothing blocks the event loop
 and no connection is left open between polls.
+
+The socket is opened by the outbound policy (``engines.outbound``) to an address it checked;
+``imaplib`` then speaks TLS over it naming the server as configured (SNI and certificate).
+Anything that goes wrong before the server has greeted and accepted TLS reads the same,
+``could not connect to <host>:<port>``: a closed port, a timeout and another service's banner
+are told apart in the server log only.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import imaplib
+import logging
 import re
+import socket
 import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -25,6 +33,9 @@ from typing import ClassVar, Literal
 
 from engines.connectors.errors import ConnectorError
 from engines.mail import body_text
+from engines.outbound import OutboundPolicy, unreachable_text
+
+log = logging.getLogger("fincap.outbound")
 
 Security = Literal["tls", "starttls", "none"]
 TIMEOUT_S = 20.0
@@ -67,6 +78,8 @@ class ImapMailbox:
     password: str
     folder: str = "INBOX"
     timeout_s: float = TIMEOUT_S
+    # Where connections may go; the default admits public addresses only.
+    outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
     # Tests of a TLS server with a self-signed certificate hand in their own context.
     ssl_context: ssl.SSLContext | None = None
 
@@ -95,17 +108,8 @@ class ImapMailbox:
 
     @contextmanager
     def _session(self) -> Iterator[tuple[imaplib.IMAP4, int]]:
-        client: imaplib.IMAP4 | None = None
+        client = self._open()
         try:
-            context = self.ssl_context or ssl.create_default_context()
-            if self.security == "tls":
-                client = imaplib.IMAP4_SSL(
-                    self.host, self.port, ssl_context=context, timeout=self.timeout_s
-                )
-            else:
-                client = imaplib.IMAP4(self.host, self.port, timeout=self.timeout_s)
-                if self.security == "starttls":
-                    client.starttls(ssl_context=context)
             client.login(self.username, self.password)
             status, _ = client.select(_quote(self.folder), readonly=True)
             if status != "OK":
@@ -116,36 +120,54 @@ class ImapMailbox:
         except ConnectorError:
             _logout(client)
             raise
+        except imaplib.IMAP4.abort as exc:  # the connection broke mid-command
+            _logout(client)
+            raise self._unreachable(exc) from None
         except imaplib.IMAP4.error as exc:
             _logout(client)
             text = _text(exc)
             retryable = "AUTHENTICATIONFAILED" not in text.upper() and "LOGIN" not in text.upper()
             raise ConnectorError(f"the IMAP server refused: {text}", retryable=retryable) from None
-        except ssl.SSLError as exc:
+        except OSError as exc:
             _logout(client)
-            raise ConnectorError(
-                f"TLS with {self.host}:{self.port} failed: {exc}", retryable=True
-            ) from None
-        except (TimeoutError, OSError) as exc:
-            _logout(client)
-            raise ConnectorError(
-                f"cannot reach {self.host}:{self.port}: {exc.strerror or exc}", retryable=True
-            ) from None
-        except UnicodeError:  # a host name the resolver cannot encode (a label over 63)
-            _logout(client)
-            raise ConnectorError(
-                f"{self.host!r} is not a valid server name", retryable=False
-            ) from None
+            raise self._unreachable(exc) from None
         try:
             yield client, validity
+        except imaplib.IMAP4.abort as exc:
+            raise self._unreachable(exc) from None
         except imaplib.IMAP4.error as exc:
             raise ConnectorError(f"the IMAP server refused: {_text(exc)}", retryable=True) from None
         except OSError as exc:
-            raise ConnectorError(
-                f"the connection to {self.host} broke: {exc}", retryable=True
-            ) from None
+            raise self._unreachable(exc) from None
         finally:
             _logout(client)
+
+    def _open(self) -> imaplib.IMAP4:
+        """A greeted connection (TLS up when configured), or the uniform ``ConnectorError``."""
+        client: imaplib.IMAP4 | None = None
+        try:
+            context = self.ssl_context or ssl.create_default_context()
+            if self.security == "tls":
+                client = _PolicyIMAP4SSL(
+                    self.outbound, self.host, self.port, context, self.timeout_s
+                )
+            else:
+                client = _PolicyIMAP4(self.outbound, self.host, self.port, self.timeout_s)
+                if self.security == "starttls":
+                    client.starttls(ssl_context=context)
+            return client
+        except (OSError, EOFError, imaplib.IMAP4.error, UnicodeError, ValueError) as exc:
+            # Refused by the policy, closed port, timeout, TLS failure, or a greeting that is
+            # not IMAP's: one text for all (the reason is logged).
+            _logout(client)
+            raise self._unreachable(exc) from None
+
+    def _unreachable(self, exc: BaseException) -> ConnectorError:
+        log.warning(
+            "IMAP connection failed",
+            extra={"host": self.host, "port": self.port, "reason": repr(exc)},
+        )
+        return ConnectorError(unreachable_text(self.host, self.port), retryable=True)
 
     def _check(self) -> int:
         with self._session() as (_, validity):
@@ -189,6 +211,36 @@ class ImapMailbox:
                     continue
                 hits.append(_hit(uid, data, with_details))
             return hits
+
+
+class _PolicyIMAP4(imaplib.IMAP4):
+    """``imaplib.IMAP4`` whose socket the outbound policy opens (to a checked address)."""
+
+    def __init__(self, outbound: OutboundPolicy, host: str, port: int, timeout: float) -> None:
+        self._outbound = outbound
+        super().__init__(host, port, timeout=timeout)
+
+    def _create_socket(self, timeout: float | None) -> socket.socket:
+        return self._outbound.connect(self.host, self.port, timeout)
+
+
+class _PolicyIMAP4SSL(imaplib.IMAP4_SSL):
+    """``imaplib.IMAP4_SSL`` over a policy socket; TLS names the configured host."""
+
+    def __init__(
+        self,
+        outbound: OutboundPolicy,
+        host: str,
+        port: int,
+        context: ssl.SSLContext,
+        timeout: float,
+    ) -> None:
+        self._outbound = outbound
+        super().__init__(host, port, ssl_context=context, timeout=timeout)
+
+    def _create_socket(self, timeout: float | None) -> socket.socket:
+        raw = self._outbound.connect(self.host, self.port, timeout)
+        return self.ssl_context.wrap_socket(raw, server_hostname=self.host)
 
 
 def _quote(text: str) -> str:

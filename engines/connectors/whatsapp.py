@@ -144,8 +144,13 @@ class WhatsAppGraph:
                         )
                     chunks.append(chunk)
         except httpx.HTTPError as exc:
+            # The outbound policy's text ("could not connect to host:port") for any failure.
             raise ConnectorError(
                 f"downloading media {media_id} failed: {exc}", retryable=True
+            ) from None
+        except httpx.InvalidURL:
+            raise ConnectorError(
+                f"Graph returned an invalid url for media {media_id}", retryable=False
             ) from None
         return b"".join(chunks), mime
 

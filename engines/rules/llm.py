@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from engines.outbound import OutboundPolicy
+
 
 class RuleModelError(Exception):
     """The endpoint failed or answered something that is not a JSON object."""
@@ -46,11 +48,11 @@ JSON schema of a rule:
 
 
 class RuleModel:
-    """Calls one chat-completions endpoint; ``client`` may be injected (tests, proxies)."""
+    """Calls one chat-completions endpoint through the outbound policy."""
 
-    def __init__(self, config: RuleModelConfig, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: RuleModelConfig, outbound: OutboundPolicy) -> None:
         self.config = config
-        self._client = client
+        self._outbound = outbound
 
     async def read(
         self, sentence: str, schema: dict[str, Any], fields: list[str]
@@ -74,15 +76,10 @@ class RuleModel:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         url = self.config.url.rstrip("/") + "/chat/completions"
         try:
-            if self._client is not None:
-                response = await self._client.post(
-                    url, json=body, headers=headers, timeout=self.config.timeout_s
-                )
-            else:
-                async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
-                    response = await client.post(url, json=body, headers=headers)
+            async with self._outbound.http_client(timeout=self.config.timeout_s) as client:
+                response = await client.post(url, json=body, headers=headers)
         except httpx.HTTPError as exc:
-            raise RuleModelError(f"the language model could not be reached: {exc!r}") from exc
+            raise RuleModelError(f"the language model could not be reached: {exc}") from None
         if response.status_code != 200:
             raise RuleModelError(
                 f"the language model answered HTTP {response.status_code}: {response.text[:200]}"

@@ -29,8 +29,18 @@ def test_graphiql_renders_and_runs_a_query(tmp_path: Path, graphql_live: LiveSer
     page = server.url + "?" + urlencode(parameters, quote_via=quote)
     process, devtools = start_chromium(tmp_path / "profile")
     try:
-        target = devtools.call("Target.createTarget", url=page)["targetId"]
+        target = devtools.call("Target.createTarget", url="about:blank")["targetId"]
         session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        # Anything the page's Content-Security-Policy blocks is recorded from the start.
+        devtools.call("Page.enable", session)
+        devtools.call(
+            "Page.addScriptToEvaluateOnNewDocument",
+            session,
+            source="window.__blocked = []; document.addEventListener("
+            "'securitypolicyviolation', e => __blocked.push(e.violatedDirective + ' ' + "
+            "e.blockedURI));",
+        )
+        devtools.call("Page.navigate", session, url=page)
         # The page rendered GraphiQL (its scripts came from this server: there is no CDN).
         devtools.wait_for(session, "!!document.querySelector('.graphiql-execute-button')")
         editor = devtools.wait_for(
@@ -46,6 +56,8 @@ def test_graphiql_renders_and_runs_a_query(tmp_path: Path, graphql_live: LiveSer
         # The result pane is a code editor (its text has gutters), so compare the lines.
         lines = [line.strip() for line in result.splitlines()]
         assert '"name": "Live Co",' in lines and '"role": "owner"' in lines, result
+        # The policy (script hashes, this server only) blocked nothing GraphiQL needs.
+        assert devtools.evaluate(session, "JSON.stringify(window.__blocked)") == "[]"
         shot = devtools.call("Page.captureScreenshot", session, format="png")["data"]
         png = base64.b64decode(shot)
         (tmp_path / "graphiql.png").write_bytes(png)

@@ -119,6 +119,40 @@ async def test_deeply_nested_json_is_a_graphql_shaped_400(
     assert got.status_code == 400 and "nest more than 64" in got.json()["errors"][0]["message"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 1000 + b"]" * 1000,  # valid JSON a thousand levels deep
+        b"[" * 100_000,
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + b"[" * 1000,
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":'
+        + b"[" * 1000
+        + b"]" * 1000
+        + b"}}",
+    ],
+)
+async def test_deeply_nested_json_is_a_json_rpc_400_on_mcp(
+    client: httpx.AsyncClient, body: bytes
+) -> None:
+    response = await client.post(
+        "/mcp",
+        content=body,
+        headers={
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        },
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32700,
+            "message": "Parse error: arrays and objects nest more than 64 levels deep",
+        },
+    }
+
+
 async def test_json_at_the_depth_limit_reaches_validation(client: httpx.AsyncClient) -> None:
     nested = b'{"x":' * 63 + b"1" + b"}" * 63
     response = await client.post(

@@ -134,6 +134,6 @@ async def test_a_concurrent_graphql_inspect_is_a_too_many_requests_error(
         headers=alice.headers(),
     )
     [error] = response.json()["errors"]
-    assert error["extensions"] == {"code": "TOO_MANY_REQUESTS", "status": 429}
+    assert error["extensions"] == {"code": "TOO_MANY_REQUESTS", "status": 429, "retryAfter": 1}
     release.set()
     assert (await first).status_code == 200

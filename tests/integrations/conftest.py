@@ -35,6 +35,7 @@ from tests.integrations.fakes import (
     FakeXero,
     serving,
 )
+from tests.outbound import LOOPBACK_FAKES
 
 pytestmark = pytest.mark.wire
 ORIGINAL = b"%PDF-1.4 a receipt's original bytes\n%%EOF\n"
@@ -73,6 +74,8 @@ def fake_settings(xero: FakeXero, quickbooks: FakeQuickBooks) -> Settings:
         quickbooks_token_url=f"{quickbooks.url}/token",
         quickbooks_revoke_url=f"{quickbooks.url}/revoke",
         quickbooks_api_url=quickbooks.url,
+        # The fake providers listen on loopback: admitted explicitly, as an operator would.
+        outbound_allow=LOOPBACK_FAKES,
     )
 
 
@@ -109,6 +112,7 @@ def workers(store: Store, settings: Settings) -> WorkerPool:
         base_url=settings.base_url,
         keyring=Keyring.from_text(secret.get_secret_value()),
         connectors=connectors_from(settings),
+        outbound=settings.outbound_policy(),
     )
     return WorkerPool(services, build_job_kinds())
 

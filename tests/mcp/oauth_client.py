@@ -53,9 +53,14 @@ async def register(http: httpx.AsyncClient, **metadata: Any) -> Registered:
 
 
 async def start(
-    http: httpx.AsyncClient, client_id: str, scope: str | None, state: str = "st-1"
+    http: httpx.AsyncClient,
+    client_id: str,
+    scope: str | None,
+    state: str = "st-1",
+    **extra: str,
 ) -> tuple[httpx.Response, str]:
-    """GET the authorization endpoint; the response and the PKCE verifier."""
+    """GET the authorization endpoint (``extra``: more parameters, e.g. ``resource``); the
+    response and the PKCE verifier."""
     verifier, challenge = pkce_pair()
     params = {
         "response_type": "code",
@@ -67,6 +72,7 @@ async def start(
     }
     if scope is not None:
         params["scope"] = scope
+    params.update(extra)
     return await http.get(f"/v1/oauth/authorize?{urlencode(params)}"), verifier
 
 
@@ -111,7 +117,7 @@ async def consent(
 
 
 async def exchange(
-    http: httpx.AsyncClient, client_id: str, code: str, verifier: str
+    http: httpx.AsyncClient, client_id: str, code: str, verifier: str, **extra: str
 ) -> httpx.Response:
     return await http.post(
         "/v1/oauth/token",
@@ -121,6 +127,7 @@ async def exchange(
             "redirect_uri": REDIRECT_URI,
             "client_id": client_id,
             "code_verifier": verifier,
+            **extra,
         },
     )
 
@@ -138,10 +145,12 @@ async def whole_flow(
     password: str,
     workspace: str,
     scope: str | None = "read_documents write_documents",
+    **extra: str,
 ) -> dict[str, Any]:
-    """Registration → authorization → sign-in → consent → token; the token response."""
+    """Registration → authorization (``extra`` parameters, e.g. ``resource``) → sign-in →
+    consent → token; the token response."""
     client = await register(http)
-    started, verifier = await start(http, client.client_id, scope)
+    started, verifier = await start(http, client.client_id, scope, **extra)
     page = await sign_in_page(http, started)
     consent_page = await submit_sign_in(http, page, email, password)
     assert consent_page.status_code == 200, consent_page.text

@@ -47,8 +47,9 @@ def test_set_password_from_stdin(tmp_path: Path) -> None:
             store = Store(db)
             user = await store.users.find_by_email("pat@example.com")
             assert user is not None and user["passwordHash"].startswith("$argon2id$")
-            assert await sign_in(store, "PAT@example.com", "long enough password") is not None
-            assert await sign_in(store, "pat@example.com", "wrong password!!") is None
+            signed_in = await sign_in(store, "PAT@example.com", "long enough password", "cli")
+            assert signed_in is not None
+            assert await sign_in(store, "pat@example.com", "wrong password!!", "cli-test") is None
             client.close()
         finally:
             server.stop()

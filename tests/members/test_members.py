@@ -23,6 +23,7 @@ from resolvers.registry import Registry
 from tests.conftest import Tenant, make_tenant
 from tests.graphql.helpers import gql
 from tests.members.conftest import Team, call, ok, refused
+from tests.outbound import LOOPBACK_FAKES
 from tests.rules.test_notifications import Inbox, smtp  # noqa: F401  (the SMTP fixture)
 
 
@@ -154,7 +155,8 @@ async def test_the_code_is_emailed_through_the_relay_when_configured(
     smtp: tuple[Inbox, int],  # noqa: F811
 ) -> None:
     inbox, port = smtp
-    app = create_app(Settings(), store=store, registry=registry)
+    # The relay is a fake on loopback: the outbound policy lets it through explicitly.
+    app = create_app(Settings(outbound_allow=LOOPBACK_FAKES), store=store, registry=registry)
     relay = SmtpConfig(host="127.0.0.1", port=port, sender="fincap@fincap.test", starttls=False)
     object.__setattr__(app.state.services, "automation", AutomationConfig(smtp=relay))
     async with httpx.AsyncClient(

@@ -16,6 +16,7 @@ from persistence.store import Store
 from resolvers.registry import Registry
 from tests.conftest import Tenant
 from tests.documents.conftest import call, result
+from tests.outbound import LOOPBACK_FAKES
 from tests.rules.local_servers import Recorder, chat_completion, serve
 
 OLDER = "Archive receipts in GBP older than 90 days"
@@ -50,7 +51,10 @@ async def llm_client(
     store: Store, registry: Registry, model: tuple[Recorder, str]
 ) -> AsyncIterator[httpx.AsyncClient]:
     settings = Settings(
-        rules_llm_url=f"{model[1]}/v1", rules_llm_model="test-model", rules_llm_api_key="sk-test"
+        rules_llm_url=f"{model[1]}/v1",
+        rules_llm_model="test-model",
+        rules_llm_api_key="sk-test",
+        outbound_allow=LOOPBACK_FAKES,
     )
     app = create_app(settings, store=store, registry=registry)
     transport = httpx.ASGITransport(app=app)
@@ -169,6 +173,7 @@ async def test_an_unreachable_model_falls_back_to_the_grammar(
         rules_llm_url=f"http://127.0.0.1:{free_port()}/v1",
         rules_llm_model="m",
         rules_llm_timeout_s=2,
+        outbound_allow=LOOPBACK_FAKES,
     )
     app = create_app(settings, store=store, registry=registry)
     async with httpx.AsyncClient(

@@ -4,7 +4,7 @@ local SMTP server (aiosmtpd); failures land in the rule's stats."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from decimal import Decimal
 from email import message_from_bytes, policy
 from typing import Any
@@ -13,15 +13,19 @@ import httpx
 import pytest
 from aiosmtpd.controller import Controller
 
+from app.config import Settings
+from app.main import create_app
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SIGNATURE_HEADER, SmtpConfig, signature
 from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.context import Services
+from resolvers.registry import Registry
 from resolvers.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import doc
+from tests.outbound import LOOPBACK_FAKES, loopback_fakes
 from tests.rules.local_servers import Recorder, serve
 from tests.rules.test_firing import rule_stats
 
@@ -37,6 +41,16 @@ async def execute(client: httpx.AsyncClient, tenant: Tenant, sentence: str) -> d
     assert response.status_code == 200, response.text
     saved: dict[str, Any] = response.json()["data"]["result"]
     return saved
+
+
+@pytest.fixture
+async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
+    """The app admitting the tests' loopback receivers (rules.execute refuses a webhook on a
+    loopback address unless FINCAP_OUTBOUND_ALLOW admits it)."""
+    app = create_app(Settings(outbound_allow=LOOPBACK_FAKES), store=store, registry=registry)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
+        yield http
 
 
 @pytest.fixture
@@ -66,7 +80,9 @@ async def test_a_webhook_gets_a_signed_post(
     saved = await execute(
         client, alice, f"Post to {base}/hooks/fincap whenever an invoice over $2,500 arrives"
     )
-    services = Services(store=store, registry=build_registry(), keyring=_keyring(client))
+    services = Services(
+        store=store, registry=build_registry(), keyring=_keyring(client), outbound=loopback_fakes()
+    )
     said = await run_document_rules(services, alice.org_id, "doc_inv", PROCESSED)
     assert said == [f"Rule '{saved['rule']['name']}': webhook notified (HTTP 204)."]
 
@@ -89,7 +105,9 @@ async def test_a_failing_webhook_is_an_error_in_the_stats(
     recorder.answer = lambda request: (500, "down")
     await store.documents.insert_many(alice.org_id, [doc("doc_r", merchant="Acme")])
     saved = await execute(client, alice, f"Notify {base}/hooks/fincap when a receipt arrives")
-    services = Services(store=store, registry=build_registry(), keyring=_keyring(client))
+    services = Services(
+        store=store, registry=build_registry(), keyring=_keyring(client), outbound=loopback_fakes()
+    )
     said = await run_document_rules(services, alice.org_id, "doc_r", PROCESSED)
     assert said == [
         f"Rule '{saved['rule']['name']}': notify-webhook failed: webhook "
@@ -144,7 +162,10 @@ async def test_an_email_goes_through_the_relay(
     assert saved["rule"]["definition"]["actions"][0]["email"] == "alice@example.com"
     relay = SmtpConfig(host="127.0.0.1", port=port, sender="rules@fincap.test", starttls=False)
     services = Services(
-        store=store, registry=build_registry(), automation=AutomationConfig(smtp=relay)
+        store=store,
+        registry=build_registry(),
+        automation=AutomationConfig(smtp=relay),
+        outbound=loopback_fakes(),
     )
     said = await run_document_rules(services, alice.org_id, "doc_de", PROCESSED)
     assert said == [f"Rule '{saved['rule']['name']}': e-mailed alice@example.com."]

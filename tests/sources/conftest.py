@@ -22,6 +22,7 @@ from resolvers.context import Services
 from resolvers.processing import Analyzer
 from resolvers.registry import Registry
 from tests.conftest import Tenant, make_tenant
+from tests.outbound import LOOPBACK_FAKES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "extraction"
 INBOUND_SECRET = "relay-secret-for-tests"
@@ -41,6 +42,8 @@ def source_settings(**overrides: Any) -> Settings:
         "whatsapp_verify_token": VERIFY_TOKEN,
         "whatsapp_app_secret": APP_SECRET,
         "whatsapp_access_token": ACCESS_TOKEN,
+        # The fakes (Dovecot, Graph) listen on loopback, which the policy admits only so.
+        "outbound_allow": LOOPBACK_FAKES,
         **overrides,
     }
     return Settings(**values)
@@ -68,6 +71,7 @@ class SourceApp:
             analyzer=Analyzer(),
             keyring=base.keyring,
             sources=base.sources,
+            outbound=base.outbound,
         )
         return WorkerPool(services, build_job_kinds(), count=1, lease_s=30)
 

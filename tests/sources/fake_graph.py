@@ -29,6 +29,8 @@ class GraphState:
     base: str = ""
     # Path → (status, body, content type): answers that are not the API's documented shapes.
     canned: dict[str, tuple[int, bytes, str]] = field(default_factory=dict)
+    # A download url Graph answers for a media id instead of its own (where media "live").
+    urls: dict[str, str] = field(default_factory=dict)
 
 
 def _handler(state: GraphState) -> type[BaseHTTPRequestHandler]:
@@ -78,7 +80,7 @@ def _handler(state: GraphState) -> type[BaseHTTPRequestHandler]:
                     200,
                     {
                         "messaging_product": "whatsapp",
-                        "url": f"{state.base}/download/{parts[1]}",
+                        "url": state.urls.get(parts[1], f"{state.base}/download/{parts[1]}"),
                         "mime_type": mime,
                         "sha256": hashlib.sha256(data).hexdigest(),
                         "file_size": len(data),

@@ -399,5 +399,13 @@ async function openOriginal(doc) {
   const response = await fetch(`/v1/files/${encodeURIComponent(doc.id)}`, { headers: api.headers() });
   if (!response.ok) return;
   const url = URL.createObjectURL(await response.blob());
+  // A blob: URL belongs to this page's origin: a type the server sends as an attachment
+  // (one that could run script, such as SVG or HTML) is saved, never opened here.
+  if ((response.headers.get("Content-Disposition") || "").startsWith("attachment")) {
+    const link = h("a", { href: url, download: doc.file?.fileName || "original" });
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    return;
+  }
   window.open(url, "_blank", "noopener");
 }

@@ -1,0 +1,78 @@
+"""The sign-in throttle: password guessing slows down per account and per address.
+
+Failures are counted per account (the e-mail typed, whether or not such an account exists, so
+the answer does not tell) and per client address (``client_addresses``). Up to
+``ACCOUNT_FREE_FAILURES`` (account) or ``ADDRESS_FREE_FAILURES`` (address; shared offices sit
+behind one address) failures in a row cost nothing; each further one makes the key wait twice
+as long as the last, from 1 second up to ``MAX_WAIT``. While a key waits, a sign-in is answered
+429 with the time to try again, before any password is hashed. A successful sign-in ends the
+account's run; a run also ends ``RUN_FORGOTTEN_AFTER`` after its last failure. An address's run
+is not ended by one success (an attacker's own account would otherwise reset it).
+
+The cost for a guesser: 5 free guesses, then 1 + 2 + 4 + … seconds; after 15 failures one
+guess per quarter of an hour. The cost for the account's owner under such an attack: at most a
+quarter of an hour's wait, never a lock-out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from datetime import datetime, timedelta
+
+from persistence.ids import utcnow
+from persistence.store import Store
+
+ACCOUNT_FREE_FAILURES = 5
+ADDRESS_FREE_FAILURES = 20
+MAX_WAIT = timedelta(minutes=15)
+RUN_FORGOTTEN_AFTER = timedelta(hours=1)
+
+
+class SignInThrottled(Exception):
+    """Too many failed sign-ins: wait until ``until`` (``retry_after`` seconds from now)."""
+
+    def __init__(self, until: datetime) -> None:
+        self.until = until
+        self.retry_after = max(1, math.ceil((until - utcnow()).total_seconds()))
+        super().__init__(f"too many failed sign-ins; try again in {self.retry_after} seconds")
+
+
+def account_key(email: str) -> str:
+    return "account:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+
+
+def address_key(address: str) -> str:
+    return "address:" + address
+
+
+def wait_after(failures: int, free: int) -> timedelta | None:
+    """How long a key waits after its ``failures``-th failure in a row."""
+    if failures < free:
+        return None
+    return min(MAX_WAIT, timedelta(seconds=2 ** (failures - free)))
+
+
+async def check(store: Store, email: str, address: str) -> None:
+    """``SignInThrottled`` while the account or the address must wait."""
+    until = await store.sign_in_failures.locked_until([account_key(email), address_key(address)])
+    if until is not None:
+        raise SignInThrottled(until)
+
+
+async def failed(store: Store, email: str, address: str) -> None:
+    """Count a failed sign-in against the account and the address."""
+    now = utcnow()
+    for key, free in (
+        (account_key(email), ACCOUNT_FREE_FAILURES),
+        (address_key(address), ADDRESS_FREE_FAILURES),
+    ):
+        failures = await store.sign_in_failures.add_failure(key, RUN_FORGOTTEN_AFTER)
+        wait = wait_after(failures, free)
+        if wait is not None:
+            await store.sign_in_failures.lock(key, now + wait)
+
+
+async def succeeded(store: Store, email: str) -> None:
+    """The account's owner signed in: its run of failures ends."""
+    await store.sign_in_failures.forget(account_key(email))
