@@ -190,12 +190,14 @@ class Threaded(Generic[T]):
 def app_in_thread(
     setup: Callable[[int], Awaitable[tuple[ASGIApp, T]]],
     teardown: Callable[[], Awaitable[None]] | None = None,
+    ready_path: str | None = "/healthz",
     **config: Any,
 ) -> Iterator[Threaded[T]]:
     """Serve the app that ``setup(port)`` builds (on the server's own loop, so its store is
     bound there) from a thread, until the block ends; ``teardown`` runs on that loop after the
     server stops. The port is bound before the setup runs and handed to uvicorn, so no other
-    process can take it in between; ``config`` goes to ``uvicorn.Config``."""
+    process can take it in between; ``config`` goes to ``uvicorn.Config``. Ready once
+    ``ready_path`` answers 200 (None, for a fake without one: once uvicorn has started)."""
     sock = bound_socket()
     port = sock.getsockname()[1]
     ready = threading.Event()
@@ -221,7 +223,14 @@ def app_in_thread(
         assert ready.wait(READY_DEADLINE_S), "server thread did not start"
         assert "server" in holder, "setting up the server failed (see the thread's traceback)"
         base = f"http://127.0.0.1:{port}"
-        wait_until_healthy(base)
+        if ready_path is not None:
+            poll_until_ok(f"{base}{ready_path}")
+        else:
+            deadline = time.monotonic() + READY_DEADLINE_S
+            while not holder["server"].started:
+                assert thread.is_alive(), "the server thread ended before it started serving"
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.01)
         yield Threaded(base, holder["made"], holder["loop"])
     finally:
         server = holder.get("server")
