@@ -29,6 +29,33 @@ from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
 from resolvers.services import accounts
 from resolvers.services.processing import Analyzer
+from tests import hypothesis_profiles  # noqa: F401  (loads the ci or full profile for every test)
+
+# The modules that take longest (each a minute or so of waiting on servers, processes and
+# browsers; measured with --durations), run first: `make test` hands whole modules to its
+# workers in collection order, and a long module dealt out last would run alone at the end.
+# The order only changes how long the run takes, never what it checks.
+LONG_MODULES = (
+    "tests/cli/test_live.py",
+    "tests/hardening/test_orphans.py",
+    "tests/hardening/test_crash_recovery.py",
+    "tests/web/test_dashboard_browser.py",
+    "tests/hardening/test_analysis.py",
+    "tests/sources/test_mailboxes.py",
+    "tests/test_cli_serve.py",
+    "tests/documents/test_semantic_search.py",
+    "tests/documents/test_edit_history_wire.py",
+    "tests/mcp/test_set_password.py",
+    "tests/hardening/test_reliability.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONG_MODULES.index(path) if path in LONG_MODULES else len(LONG_MODULES)
+
+    items.sort(key=rank)  # stable: every module keeps its own order
 
 
 @pytest.fixture(scope="session")
@@ -149,3 +176,13 @@ def spawn_worker(server: EmbeddedServer, store: Store, lease_s: int) -> subproce
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+@pytest.fixture(scope="session")
+def graphql_live() -> Iterator[Any]:
+    """The app with the GraphQL test registry on a real socket (in-memory store, one tenant),
+    shared by the tests that drive it from outside ASGI (node's audit, Chromium's GraphiQL)."""
+    from tests.graphql.helpers import live_server
+
+    with live_server() as server:
+        yield server

@@ -12,7 +12,7 @@ import httpx
 
 from app.cli.config import Target
 
-# Exit codes (documented in the README).
+# Exit codes (documented in docs/api/cli.md).
 EXIT_OK = 0
 EXIT_FAILED_ITEMS = 1  # a batch finished, but some of its items failed (files upload)
 EXIT_USAGE = 2  # bad options or a request the server rejected as invalid (400, 413, 422)

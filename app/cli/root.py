@@ -44,6 +44,7 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     """
 
     from app.database import open_store
+    from persistence.embedded import EmbeddedServerMissing
     from resolvers.framework.errors import CapabilityError
 
     settings = settings_from_env()
@@ -54,6 +55,8 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
 
     try:
         result = asyncio.run(main())
+    except EmbeddedServerMissing as exc:
+        raise click.ClickException(str(exc)) from None
     except CapabilityError as exc:
         click.echo(f"error: {exc.message}", err=True)
         sys.exit(2 if exc.status < 500 else 1)
@@ -82,6 +85,14 @@ def serve(host: str, port: int) -> None:
     from app.observability import configure_logging
 
     settings = settings_from_env(host=host, port=port)
+    if not settings.mongodb_uri:
+        # Before anything binds or loads: the install line, not a traceback from the lifespan.
+        from persistence.embedded import EmbeddedServerMissing, require_embedded_server
+
+        try:
+            require_embedded_server()
+        except EmbeddedServerMissing as exc:
+            raise click.ClickException(str(exc)) from None
     configure_logging(settings.log_level)
     uvicorn.run(
         create_app(settings), host=host, port=port, log_config=None, timeout_graceful_shutdown=20

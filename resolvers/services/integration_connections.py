@@ -89,7 +89,7 @@ def start(ctx: Context, integration_id: str) -> str:
     if not connector.configured():
         raise BadRequest(
             f"{connector.name} is not configured on this server: set its client id and secret "
-            "(see the README, accounting integrations)"
+            "(see the docs: guide/integrations.md)"
         )
     payload = {
         "w": workspace_id,

@@ -2,7 +2,7 @@
 
 ``AuthorizationServer`` implements the MCP SDK's provider interface; the SDK's handlers parse
 and check the HTTP requests (PKCE S256, exact redirect URIs, client authentication) and call
-it. Decisions (README, "MCP and OAuth"):
+it. Decisions (docs/api/mcp.md):
 
 - access tokens ``fat_…`` live 1 hour, refresh tokens ``frt_…`` 30 days, codes ``fac_…`` 5
   minutes; all carry 256 random bits and are stored as SHA-256 digests only;

@@ -6,21 +6,19 @@ receives, and answers each slug as the test tells it to (result or error status)
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from persistence.embedded import free_port
 from resolvers.framework.errors import reason_for_status
+from tests.live import app_in_thread
 
 GADGET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -90,19 +88,10 @@ class FakeServer:
 @contextmanager
 def running_fake() -> Iterator[FakeServer]:
     fake = FakeServer()
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(fake.app(), host="127.0.0.1", port=port, log_level="error")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "fake server did not start"
-        time.sleep(0.01)
-    fake.url = f"http://127.0.0.1:{port}"
-    try:
+
+    async def setup(port: int) -> tuple[ASGIApp, None]:
+        return fake.app(), None
+
+    with app_in_thread(setup, ready_path=None, log_level="error") as served:
+        fake.url = served.base
         yield fake
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)

@@ -28,6 +28,7 @@ from persistence.documents.rollups import SHAPES
 from persistence.store import Store
 from resolvers.services import accounts
 from tests.conftest import Tenant
+from tests.hypothesis_profiles import examples
 
 WS = "org_rollups"
 MERCHANTS = ["Shell", "shell", "REWE", None]
@@ -204,7 +205,7 @@ async def rows(store: Store) -> list[dict[str, Any]]:
 
 
 @settings(
-    max_examples=100,
+    max_examples=examples(100),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

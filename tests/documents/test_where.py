@@ -23,6 +23,7 @@ from persistence.documents.records import to_record
 from persistence.embedded import EmbeddedServer
 from persistence.where import WhereError, compile_where
 from tests.documents.where_oracle import matches
+from tests.hypothesis_profiles import examples
 
 
 def compile_(clause: dict[str, Any], fields: dict[str, Any] = SEARCH_FIELDS) -> dict[str, Any]:
@@ -310,7 +311,9 @@ def check_store(
         assert found == expected, (clause, compiled)
 
 
-PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @PROPERTY

@@ -33,13 +33,14 @@ from resolvers import build_registry
 from resolvers.framework.registry import CapabilitySpec
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import KNOWN
+from tests.hypothesis_profiles import examples
 
 REGISTRY = build_registry()
 WHERE_FIELDS = {"documents.search": SEARCH_FIELDS, "documents.count": COUNT_FIELDS}
 OPENAPI = openapi.from_dict(build_openapi(REGISTRY, "http://fincap.test"))
 KNOWN_IDS = [document["_id"] for document in KNOWN]
-EXAMPLES = 40
-WIRE_EXAMPLES = 30
+EXAMPLES = examples(40)
+WIRE_EXAMPLES = examples(30)
 
 json_values = st.recursive(
     st.none()

@@ -3,7 +3,7 @@ sign in."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -14,6 +14,7 @@ from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.services.oauth import set_password
 from tests.conftest import Tenant, app_on
+from tests.mcp.live import Live, live_server
 
 PASSWORD = "correct horse battery"
 
@@ -36,3 +37,11 @@ async def person(store: Store, alice: Tenant) -> Tenant:
     """Alice, with a password for the sign-in page."""
     await set_password(store, "alice@example.com", PASSWORD)
     return alice
+
+
+@pytest.fixture(scope="session")
+def live() -> Iterator[Live]:
+    """fincap on a real socket (in-memory store, one tenant with a password), shared by the
+    modules that drive it from outside ASGI: each test signs in and registers its own client."""
+    with live_server() as server:
+        yield server
