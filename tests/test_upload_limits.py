@@ -6,9 +6,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from app.config import Settings
 from domain.uploads import MAX_UPLOAD_BYTES, UPLOAD_MIME_TYPES
 from engines import mail
 from engines.connectors import whatsapp
+from resolvers.resources.files import MAX_BASE64_CHARS
 from schema.files import UploadFile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +35,14 @@ def test_other_doors_take_the_same_types_and_size() -> None:
     assert mail.RECEIPT_TYPES == UPLOAD_MIME_TYPES
     assert mail.MAX_ATTACHMENT_BYTES == MAX_UPLOAD_BYTES
     assert whatsapp.MAX_MEDIA_BYTES == MAX_UPLOAD_BYTES
+
+
+def test_the_default_request_limit_holds_the_largest_upload() -> None:
+    """files.upload sends the file in base64 inside JSON: a larger upload limit without a larger
+    request limit would answer the largest files 413 before the limit's own message."""
+    json_around = 64 * 1024  # the other fields, the names, the braces: far less than this
+    assert MAX_BASE64_CHARS >= MAX_UPLOAD_BYTES * 4 // 3
+    assert Settings().max_body_bytes >= MAX_BASE64_CHARS + json_around
 
 
 def copies_in(path: Path) -> list[str]:
