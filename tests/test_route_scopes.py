@@ -1,6 +1,7 @@
 """Routes that serve what a capability serves need the scopes that capability declares, read
 from its spec, not written again beside the route: the file and preview routes and the GraphQL
-links and counts follow documents.get (here declaring ``read_rules``)."""
+links and counts follow documents.get (here declaring ``read_rules``), connecting an integration
+follows integrations.configure (here declaring ``read_currency``)."""
 
 from __future__ import annotations
 
@@ -14,17 +15,18 @@ import pytest
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from resolvers.framework.registry import Registry
-from resolvers.resources import documents, workspaces
+from resolvers.resources import documents, integrations, workspaces
 from tests.conftest import Tenant, asgi_client
 from tests.graphql.helpers import gql
 
 
 def stand_in_registry() -> Registry:
-    """The real workspaces and documents, with documents.get declaring ``read_rules``."""
+    """The real workspaces, documents and integrations, with other scopes declared."""
+    declared = {"documents.get": ("read_rules",), "integrations.configure": ("read_currency",)}
     registry = Registry()
-    for spec in Registry.from_modules([workspaces, documents]):
-        if spec.slug == "documents.get":
-            spec = dataclasses.replace(spec, permissions=("read_rules",))
+    for spec in Registry.from_modules([workspaces, documents, integrations]):
+        if spec.slug in declared:
+            spec = dataclasses.replace(spec, permissions=declared[spec.slug])
         registry.add(spec)
     return registry.freeze()
 
@@ -76,3 +78,18 @@ async def test_graph_counts_need_what_documents_get_declares(
     [error] = body["errors"]
     assert error["extensions"]["reason"] == "missing_scope"
     assert error["path"] == ["workspace", "documentCount"]
+
+
+async def test_connecting_needs_what_integrations_configure_declares(
+    api: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    path = "/v1/integrations/nowhere/connect"
+    declared = await key_with(store, alice, "read_currency")
+    assert reason(await api.get(path, headers=declared)) == "not_found"
+    habitual = await key_with(store, alice, "write_integrations")
+    refused = await api.get(path, headers=habitual)
+    assert refused.status_code == 403 and reason(refused) == "missing_scope"
+    described = (await api.get("/openapi.json")).json()["paths"]
+    assert described["/integrations/{integration_id}/connect"]["get"]["x-permissions"] == [
+        "read_currency"
+    ]

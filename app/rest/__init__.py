@@ -26,7 +26,7 @@ __all__ = ["build_openapi", "plain_routes", "rest_routes"]
 
 def plain_routes(registry: Registry) -> list[PlainRoute]:
     """The declared ``GET`` routes of the API (mounted and described from the declarations)."""
-    return [*capability_gets(registry), *file_routes(registry), *integration_routes()]
+    return [*capability_gets(registry), *file_routes(registry), *integration_routes(registry)]
 
 
 def rest_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:

@@ -17,7 +17,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from app.http.envelope import EnvelopeResponse, render_error
 from app.http.request_context import services_of, workspace_context
 from app.http.security_headers import page_headers
-from app.rest.routes import HTML, PlainRoute
+from app.rest.routes import HTML, PlainRoute, permissions_of
+from resolvers.framework.registry import Registry
 from resolvers.services import integration_connections
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -26,23 +27,6 @@ PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 
 def _wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
-
-
-# Connecting changes the workspace's integrations (owners and admins, checked by the service).
-CONNECT_PERMISSIONS = ("write_integrations",)
-
-
-async def connect(request: Request) -> Response:
-    integration_id = request.path_params["integration_id"]
-    try:
-        ctx = await workspace_context(request, CONNECT_PERMISSIONS)
-        url = integration_connections.start(ctx, integration_id)
-    except Exception as exc:
-        return render_error(exc)
-    if _wants_json(request):
-        body = {"success": True, "code": 200, "data": {"result": {"authorizationUrl": url}}}
-        return EnvelopeResponse(body)
-    return RedirectResponse(url, status_code=302)
 
 
 async def callback(request: Request) -> Response:
@@ -75,7 +59,29 @@ async def callback(request: Request) -> Response:
     )
 
 
-def integration_routes() -> list[PlainRoute]:
+# Connecting sets up a workspace's integration as integrations.configure does: it needs that
+# capability's scopes (owners and admins, checked by the service like the capability's roles).
+CONFIGURES_LIKE = "integrations.configure"
+
+
+def integration_routes(registry: Registry) -> list[PlainRoute]:
+    """Connect and callback, where the registry has integrations at all."""
+    if registry.get(CONFIGURES_LIKE) is None:
+        return []
+    permissions = permissions_of(registry, CONFIGURES_LIKE)
+
+    async def connect(request: Request) -> Response:
+        integration_id = request.path_params["integration_id"]
+        try:
+            ctx = await workspace_context(request, permissions)
+            url = integration_connections.start(ctx, integration_id)
+        except Exception as exc:
+            return render_error(exc)
+        if _wants_json(request):
+            body = {"success": True, "code": 200, "data": {"result": {"authorizationUrl": url}}}
+            return EnvelopeResponse(body)
+        return RedirectResponse(url, status_code=302)
+
     json_or_page = {
         "application/json": {
             "schema": {"type": "object", "description": "The success envelope (Accept: JSON)"}
@@ -90,7 +96,7 @@ def integration_routes() -> list[PlainRoute]:
             summary="Starts connecting an accounting integration: a redirect to the provider's "
             "consent page (JSON with its authorizationUrl when Accept asks for JSON)",
             tag="integrations",
-            permissions=CONNECT_PERMISSIONS,
+            permissions=permissions,
             responses={
                 "200": {
                     "description": "{authorizationUrl} (Accept: application/json)",
