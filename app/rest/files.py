@@ -11,6 +11,7 @@ from app.http.envelope import render_error
 from app.http.request_context import workspace_context
 from app.http.security_headers import file_headers
 from app.rest.routes import BINARY, PlainRoute, permissions_of
+from domain.uploads import UPLOAD_MIME_TYPES
 from resolvers.framework.registry import Registry
 from resolvers.resources.files import open_original
 from resolvers.services.thumbnails import thumbnail_of
@@ -91,9 +92,9 @@ def file_routes(registry: Registry) -> list[PlainRoute]:
             permissions=permissions,
             responses={
                 "200": {
-                    "description": "The file; images, PDF and text inline, anything else as an "
-                    "attachment (nosniff either way)",
-                    "content": {"*/*": BINARY},
+                    "description": "The file as stored, in the type it was uploaded with; images "
+                    "and PDF inline, anything else as an attachment (nosniff either way)",
+                    "content": {mime: BINARY for mime in sorted(UPLOAD_MIME_TYPES)},
                 }
             },
         ),

@@ -112,9 +112,27 @@ async def test_a_generated_python_client_calls_a_capability(
     client: httpx.AsyncClient, alice: Tenant, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = tmp_path / "openapi.json"
-    spec.write_text((await client.get("/openapi.json")).text)
+    document = (await client.get("/openapi.json")).json()
+    spec.write_text(json.dumps(document))
+    # The generator reads JSON, text and application/octet-stream bodies; the file routes send
+    # images and PDF in their own types, which its configuration maps to bytes.
+    binary = sorted(
+        {
+            mime
+            for item in document["paths"].values()
+            for operation in item.values()
+            for answer in operation["responses"].values()
+            for mime, body in answer.get("content", {}).items()
+            if body.get("schema") == {"type": "string", "format": "binary"}
+        }
+    )
+    assert {"image/jpeg", "application/pdf"} <= set(binary)
+    overrides = "".join(f'  "{mime}": application/octet-stream\n' for mime in binary)
     config = tmp_path / "config.yaml"
-    config.write_text("post_hooks: []\nproject_name_override: fincap_client\n")
+    config.write_text(
+        "post_hooks: []\nproject_name_override: fincap_client\n"
+        f"content_type_overrides:\n{overrides}"
+    )
     generated = subprocess.run(
         [
             sys.executable,
