@@ -22,6 +22,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from domain.uploads import MAX_UPLOAD_TEXT
 from engines.connectors.quickbooks import QuickBooksSettings
 from engines.connectors.xero import XeroSettings
 from engines.mail_limits import MailLimits
@@ -29,10 +30,12 @@ from engines.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
-    from resolvers.search_indexes import SearchConfig
-    from resolvers.sources_config import SourceConfig
+    from resolvers.services.search_indexes import SearchConfig
+    from resolvers.services.sources_config import SourceConfig
 
-DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MB file is ~13.4 MB in base64, plus JSON
+# The largest upload (domain.uploads) is ~13.4 MB in base64, plus JSON: tests/test_upload_limits.py
+# checks that it fits.
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -237,7 +240,8 @@ class Settings(_FromNamedVariables):
         ge=1,
         le=100,
         description="largest inbound message accepted (MB, whole message; each attachment "
-        "stays within files.upload's 10 MB; HTTP posts also within the 16 MB request limit)",
+        f"stays within files.upload's {MAX_UPLOAD_TEXT}; HTTP posts also within the 16 MB "
+        "request limit)",
     )
     inbound_max_header_kb: int = variable(
         "FINCAP_INBOUND_MAX_HEADER_KB",
@@ -492,7 +496,7 @@ class Settings(_FromNamedVariables):
 
     def search_config(self) -> SearchConfig:
         """How ranked search finds meaning, from these settings."""
-        from resolvers.search_indexes import SearchConfig
+        from resolvers.services.search_indexes import SearchConfig
 
         return SearchConfig(
             semantic=self.embeddings,
@@ -507,7 +511,7 @@ class Settings(_FromNamedVariables):
         # Imported here, as search_config's: importing the resolvers package would make every
         # importer of the settings (the CLI, the analysis and rule-reading processes, which
         # start by importing the entry point) load the whole server.
-        from resolvers.sources_config import SourceConfig
+        from resolvers.services.sources_config import SourceConfig
 
         return SourceConfig(
             inbound_domain=self.inbound_domain.lower(),

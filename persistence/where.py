@@ -17,9 +17,9 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
+from domain.where import WhereClause, WhereCondition
 from persistence.money import to_cents
 from persistence.safe_regex import UnsafePattern, check_pattern
-from schema.where import WhereClause, WhereCondition
 
 FieldType = Literal["string", "number", "money", "date", "boolean", "enum"]
 

@@ -3,7 +3,7 @@ input and output.
 
 Field names are the wire names. ``Document`` is what leaves the service; the stored record has
 more (workspace id, search terms, integer cents) and is mapped in
-``persistence/document_records.py``.
+``persistence/documents/records.py``.
 """
 
 from __future__ import annotations
@@ -14,20 +14,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
+from domain.documents import (
+    ArchiveFilter,
+    CountGroupBy,
+    DocType,
+    DocumentSource,
+    ExportFilter,
+    ExportStatus,
+    LocationKind,
+    PaymentStatus,
+    ProcessingStatus,
+    RecurringType,
+)
+from domain.where import WhereClause
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
-from schema.where import WhereClause
-
-DocType = Literal["receipt", "invoice", "other"]
-DocumentSource = Literal["upload", "email", "whatsapp", "inbound-email"]
-ProcessingStatus = Literal["queued", "processing", "processed", "skipped", "failed", "warning"]
-PaymentStatus = Literal["paid", "unpaid", "partially-paid", "refunded"]
-RecurringType = Literal["weekly", "monthly", "quarterly", "yearly"]
-ExportStatus = Literal["exported", "not-exported"]
-LocationKind = Literal["in-store", "online", "travel"]
-ArchiveFilter = Literal["exclude", "only", "include"]
-ExportFilter = Literal["all", "exported", "not-exported"]
-CurrencyCode = str  # ISO 4217, validated where it is written
 
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
 
@@ -320,20 +321,6 @@ class UpdateDocument(CapabilityInput):
     @classmethod
     def _upper_currency(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
-
-
-CountGroupBy = Literal[
-    "merchant",
-    "category",
-    "docType",
-    "currency",
-    "paymentMethod",
-    "entityId",
-    "day",
-    "month",
-    "year",
-    "date",
-]
 
 
 class CountDocuments(CapabilityInput):

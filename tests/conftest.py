@@ -13,20 +13,22 @@ from typing import Any
 import httpx
 import pytest
 from mongomock_motor import AsyncMongoMockClient
+from starlette.applications import Starlette
 
 from app.config import Settings
 from app.main import create_app
+from app.services import build_services
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from persistence.workspaces import Role
-from resolvers import accounts, build_job_kinds, build_registry
-from resolvers.context import Services
-from resolvers.job_kinds import JobKinds
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
+from resolvers import build_job_kinds, build_registry
+from resolvers.framework.job_kinds import JobKinds
+from resolvers.framework.registry import Registry
+from resolvers.services import accounts
+from resolvers.services.processing import Analyzer
 from tests import hypothesis_profiles  # noqa: F401  (loads the ci or full profile for every test)
 
 # The modules that take longest (each a minute or so of waiting on servers, processes and
@@ -128,8 +130,21 @@ async def bob(store: Store) -> Tenant:
     return await make_tenant(store, "bob@example.com", "Bob Ltd")
 
 
+def app_on(
+    store: Store,
+    registry: Registry | None = None,
+    settings: Settings | None = None,
+    **parts: Any,
+) -> Starlette:
+    """The service over ``store``, its services built by the server's own factory
+    (``app.services.build_services``; ``parts`` replace some of them, e.g. an analyzer)."""
+    settings = settings or Settings()
+    services = build_services(settings, store, registry=registry or build_registry(), **parts)
+    return create_app(settings, services=services)
+
+
 def asgi_client(store: Store, registry: Registry) -> httpx.AsyncClient:
-    app = create_app(Settings(), store=store, registry=registry)
+    app = app_on(store, registry)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://fincap.test")
 
 
@@ -141,7 +156,7 @@ async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncC
 
 def worker_pool(store: Store, kinds: JobKinds | None = None, **options: Any) -> WorkerPool:
     """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR."""
-    services = Services(store=store, rates=default_rate_book(), analyzer=Analyzer())
+    services = build_services(Settings(), store, rates=default_rate_book(), analyzer=Analyzer())
     return WorkerPool(services, kinds or build_job_kinds(), **options)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.mcp import approval_result
+from app.mcp.server import approval_result
 from persistence.store import Store
 from tests.conftest import Tenant, make_tenant
 from tests.documents.conftest import KNOWN, call, doc, result

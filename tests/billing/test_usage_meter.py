@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from persistence.store import Store
-from resolvers.usage_meter import ApiCallMeter, flushing
+from resolvers.framework.usage_meter import ApiCallMeter, flushing
 from tests.billing.conftest import Billed
 from tests.clock import ManualClock
 from tests.conftest import Tenant

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from resolvers.framework.errors import reason_for_status
 from tests.live import app_in_thread
 
 GADGET_SCHEMA: dict[str, Any] = {
@@ -55,7 +56,9 @@ class FakeServer:
 
     url: str = ""
     bodies: list[tuple[str, Any, dict[str, str]]] = field(default_factory=list)
-    answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    # slug → (status, result or error message[, error.reason]); the reason defaults to the
+    # status's, as the service names it.
+    answers: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def app(self) -> Starlette:
         async def capabilities(request: Request) -> JSONResponse:
@@ -65,10 +68,11 @@ class FakeServer:
             slug = request.path_params["slug"]
             body = await request.json()
             self.bodies.append((slug, body, dict(request.headers)))
-            status, answer = self.answers.get(slug, (200, {"echo": body}))
+            status, answer, *named = self.answers.get(slug, (200, {"echo": body}))
             if status == 200:
                 return JSONResponse({"success": True, "code": 200, "data": {"result": answer}})
-            error = {"errorCode": status, "errorMessage": answer}
+            reason = named[0] if named else reason_for_status(status)
+            error = {"errorCode": status, "errorMessage": answer, "reason": reason}
             return JSONResponse(
                 {"success": False, "code": status, "error": error}, status_code=status
             )

@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mongomock_motor import AsyncMongoMockClient
 
-from persistence.document_fields import COUNT_FIELDS
-from persistence.document_query import DocumentQuery
-from persistence.document_rollups import SHAPES
+from domain.where import WhereClause
 from persistence.documents import FieldUpdate, Totals
+from persistence.documents.fields import COUNT_FIELDS
+from persistence.documents.query import DocumentQuery
+from persistence.documents.rollups import SHAPES
 from persistence.store import Store
-from resolvers import accounts
-from schema.where import WhereClause
+from resolvers.services import accounts
 from tests.conftest import Tenant
 from tests.hypothesis_profiles import examples
 
@@ -333,7 +333,7 @@ async def test_a_write_that_loses_a_race_moves_the_rows_from_what_it_replaced(
         WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
     )
     documents = store.documents
-    col = documents._col
+    col = documents._docs
     read = col.find_one
     reads = 0
 

@@ -13,11 +13,12 @@ from mongomock_motor import AsyncMongoMockClient
 from starlette.types import ASGIApp
 
 from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
-from resolvers import accounts, workspaces
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.resources import workspaces
+from resolvers.services import accounts
 from tests import probe_resource
+from tests.conftest import app_on
 from tests.graphql import sample_resource
 from tests.live import app_in_thread
 
@@ -64,7 +65,7 @@ def live_server() -> Iterator[LiveServer]:
         store = Store(AsyncMongoMockClient(tz_aware=True)[f"fincap_{uuid.uuid4().hex[:8]}"])
         await store.ensure_indexes()
         tenant = await accounts.bootstrap(store, "live@example.com", "Live Co")
-        return create_app(Settings(port=port), store=store, registry=test_registry()), tenant
+        return app_on(store, test_registry(), Settings(port=port)), tenant
 
     with app_in_thread(setup) as served:
         tenant = served.setup

@@ -10,9 +10,9 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
+from app.graphql.builder import GraphQLNameClash, GraphQLSchemaBuildError, build_schema
 from resolvers import build_registry
-from resolvers.registry import CapabilitySpec, Effect
-from schema.graphql import GraphQLNameClash, GraphQLSchemaBuildError, build_schema
+from resolvers.framework.registry import CapabilitySpec, Effect
 from tests.graphql.helpers import test_registry
 
 SNAPSHOT = Path(__file__).with_name("schema.graphql")
@@ -53,7 +53,7 @@ SERVICE_SNAPSHOT = Path(__file__).with_name("service.graphql")
 
 def test_service_sdl_snapshot() -> None:
     """The service's whole GraphQL contract (capabilities and graph): a change shows in review."""
-    from app.graphql import service_schema
+    from app.graphql.face import service_schema
 
     sdl = service_schema(build_registry()).as_str() + "\n"
     if os.environ.get(UPDATE_ENV):

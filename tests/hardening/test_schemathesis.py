@@ -21,12 +21,13 @@ import pytest
 from starlette.types import ASGIApp
 
 from app.config import Settings
-from app.main import create_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_registry
-from resolvers.throttle import ExpensiveCallGate
+from resolvers import build_registry
+from resolvers.framework.throttle import ExpensiveCallGate
+from resolvers.services import accounts
+from tests.conftest import app_on
 from tests.live import app_in_thread
 
 # The second fuzzer over the same schemas: tests/hardening/test_reliability.py fuzzes every
@@ -50,7 +51,7 @@ def live_server(mongodb_uri: str) -> Iterator[tuple[str, dict[str, str]]]:
         store = Store(opened["db"])
         await store.ensure_indexes()
         tenant = await accounts.bootstrap(store, "st@example.com", "Schemathesis")
-        app = create_app(Settings(port=port), store=store, registry=build_registry())
+        app = app_on(store, build_registry(), Settings(port=port))
         # The budget of expensive calls per key (rules.prepare, rules.execute: 10 a minute)
         # would answer most of the fuzzer's cases 429 and leave the logic behind them
         # untested; the budget has tests of its own (tests/rules/test_reading_limits.py).

@@ -10,11 +10,10 @@ import pytest
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
-from resolvers.oauth import set_password
-from resolvers.registry import Registry
-from tests.conftest import Tenant
+from resolvers.framework.registry import Registry
+from resolvers.services.oauth import set_password
+from tests.conftest import Tenant, app_on
 from tests.mcp.live import Live, live_server
 
 PASSWORD = "correct horse battery"
@@ -22,7 +21,7 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture
 def app(store: Store, registry: Registry) -> Starlette:
-    return create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
+    return app_on(store, registry, Settings(public_url="https://fincap.test"))
 
 
 @pytest.fixture

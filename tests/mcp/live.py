@@ -13,10 +13,11 @@ from mongomock_motor import AsyncMongoMockClient
 from starlette.types import ASGIApp
 
 from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
-from resolvers import accounts, build_registry
-from resolvers.oauth import set_password
+from resolvers import build_registry
+from resolvers.services import accounts
+from resolvers.services.oauth import set_password
+from tests.conftest import app_on
 from tests.live import READY_DEADLINE_S, app_in_thread
 
 EMAIL = "live@example.com"
@@ -44,7 +45,7 @@ def live_server() -> Iterator[Live]:
         await store.ensure_indexes()
         tenant = await accounts.bootstrap(store, EMAIL, "Live Co")
         await set_password(store, EMAIL, PASSWORD)
-        return create_app(Settings(port=port), store=store, registry=build_registry()), (
+        return app_on(store, build_registry(), Settings(port=port)), (
             store,
             tenant,
         )

@@ -16,7 +16,7 @@ from engines.rules.parser import (
     segments,
     tokenize,
 )
-from persistence.document_fields import SEARCH_FIELDS
+from persistence.documents.fields import SEARCH_FIELDS
 from persistence.where import compile_where
 from schema.rules import RuleDefinition
 from tests.clock import TickingClock

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from PIL import Image
 
-from app.graphql import EXAMPLE_QUERY
-from app.web import CSP, dashboard_assets
+from app.graphql.face import EXAMPLE_QUERY
+from app.web.routes import CSP, dashboard_assets
 from engines.thumbnail import NotPreviewable, thumbnail
 from tests.browser import needs_chromium, start_chromium
 from tests.conftest import Tenant
@@ -70,7 +70,7 @@ def test_every_module_the_dashboard_imports_is_served() -> None:
     served = set(dashboard_assets())
     for name in served:
         if name.endswith(".js"):
-            text = (Path("app/static/dashboard") / name).read_text()
+            text = (Path("app/web/dashboard") / name).read_text()
             for line in text.splitlines():
                 if line.startswith("import ") and ' from "./' in line:
                     target = line.split(' from "./', 1)[1].split('"', 1)[0]
