@@ -27,7 +27,6 @@ place, and GraphQL reports exactly the messages REST does. This module does not 
 
 import copy
 import enum
-import keyword
 import logging
 import re
 import types
@@ -456,12 +455,24 @@ def _json_schema_type(annotation: Any) -> str | None:
 
 
 def _enum_member_name(value: str) -> str:
-    """A GraphQL-legal enum value name for a Literal string: ``not-in`` → ``not_in``."""
-    name = re.sub(r"[^_0-9A-Za-z]", "_", value) or "_"
-    if name[0].isdigit():
+    """The GraphQL enum value for a Literal string: the REST word itself where GraphQL allows it.
+
+    One rule, documented on the docs site's GraphQL page: a character GraphQL names cannot hold
+    (``-``, ``.``, a space) becomes ``_`` (``not-in`` → ``not_in``). Python keywords (``and``,
+    ``or``, ``in``) are legal GraphQL names and stay as they are: the enum is built with the
+    functional API, whose member names need not be identifiers. A leading digit gets a leading
+    ``_`` (``1st-reminder`` → ``_1st_reminder``). The three names GraphQL reserves (``true``,
+    ``false``, ``null``) have no spelling that keeps the word, so the builder refuses them and the
+    model must choose another value.
+    """
+    name = re.sub(r"[^_0-9A-Za-z]", "_", value)
+    if name[:1].isdigit():
         name = "_" + name
-    if name in ("true", "false", "null") or keyword.iskeyword(name):
-        name += "_"
+    if not name or name in ("true", "false", "null"):
+        raise GraphQLSchemaBuildError(
+            f"the value {value!r} has no GraphQL enum spelling; choose another than true, false "
+            "or null"
+        )
     return name
 
 

@@ -39,7 +39,7 @@ function listInput(cursor) {
     sortOrder: -1,
     outputMode: "complete",
     archived: listState.archived,
-    where: conditions.length ? { logic: "and_", conditions } : null,
+    where: conditions.length ? { logic: "and", conditions } : null,
     cursor,
   };
 }

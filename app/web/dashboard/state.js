@@ -38,7 +38,7 @@ export function whereClause(filters = state.filters) {
   if (filters.merchant) {
     conditions.push({ field: "merchant", op: "regex", value: escapeRegex(filters.merchant) });
   }
-  return conditions.length ? { logic: "and_", conditions } : null;
+  return conditions.length ? { logic: "and", conditions } : null;
 }
 
 export const DOC_TYPES = ["receipt", "invoice", "other"];
