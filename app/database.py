@@ -10,7 +10,7 @@ from engines.ranking import embeddings
 from persistence.client import connect
 from persistence.embedded import shared_embedded_store
 from persistence.store import Store
-from resolvers.search_indexes import model_vectorizer
+from resolvers.services.search_indexes import model_vectorizer
 
 
 @contextlib.asynccontextmanager

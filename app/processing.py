@@ -1,4 +1,5 @@
-"""Wiring of the processing machinery from settings: executor, analyzer, worker pool."""
+"""The processing machinery of a process: the analysis executor, and the worker pool over the
+services ``app.services`` builds."""
 
 from __future__ import annotations
 
@@ -11,52 +12,18 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 from app.analysis_child import prepare_analysis_process
 from app.config import Settings
-from app.connectors import connectors_from
+from app.services import build_services
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from engines.keyring import Keyring
-from engines.rules.config import AutomationConfig
-from engines.rules.llm import RuleModelConfig
-from engines.rules.notify import SmtpConfig
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.auth_cache import AuthCache
-from resolvers.context import Services
-from resolvers.processing import Analyzer
-from resolvers.recovery import recover_at_start_up
-from resolvers.registry import Registry
-from resolvers.rule_reading import stop_reading_process, use_reading_process
-from resolvers.search_indexes import SearchIndexes
+from resolvers.framework.registry import Registry
+from resolvers.services.processing import Analyzer
+from resolvers.services.recovery import recover_at_start_up
+from resolvers.services.rule_reading import stop_reading_process, use_reading_process
 
 log = logging.getLogger("fincap.outbound")
-
-
-def automation_config(settings: Settings) -> AutomationConfig:
-    """What automation rules may reach, from the ``FINCAP_RULES_LLM_*``/``FINCAP_SMTP_*``
-    settings."""
-    model = None
-    if settings.rules_llm_url and settings.rules_llm_model:
-        key = settings.rules_llm_api_key
-        model = RuleModelConfig(
-            url=settings.rules_llm_url,
-            model=settings.rules_llm_model,
-            api_key=key.get_secret_value() if key else None,
-            timeout_s=settings.rules_llm_timeout_s,
-        )
-    smtp = None
-    if settings.smtp_host:
-        password = settings.smtp_password
-        smtp = SmtpConfig(
-            host=settings.smtp_host,
-            port=settings.smtp_port,
-            sender=settings.smtp_from,
-            username=settings.smtp_username,
-            password=password.get_secret_value() if password else None,
-            starttls=settings.smtp_starttls,
-        )
-    return AutomationConfig(
-        rule_model=model, smtp=smtp, webhook_timeout_s=settings.webhook_timeout_s
-    )
 
 
 def make_executor(settings: Settings, size: int | None = None) -> Executor:
@@ -92,29 +59,22 @@ async def running_workers(
     The pool's ``services`` (store, analyzer over the analysis processes, rates, the server's
     ``keyring`` and a wake-up for the pool) are the process's services. ``on_job(kind,
     outcome)`` is told of every job run (metrics). Before the workers start, the start-up
-    check (``resolvers.recovery``) queues again what a killed process left behind."""
+    check (``resolvers.services.recovery``) queues again what a killed process left behind."""
     for warning in settings.refused_endpoints():
         log.warning(warning)
-    # Rule sentences are read in an analysis-like child process of their own (one worker):
-    # parsing never takes the interpreter lock the API serves with (resolvers.rule_reading).
+    # Rule sentences are read in an analysis-like child process of their own (one worker): parsing
+    # never takes the interpreter lock the API serves with (resolvers.services.rule_reading).
     use_reading_process(lambda: make_executor(settings, 1))
     analyzer = Analyzer(
         new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)
     )
-    services = Services(
-        store=store,
-        base_url=settings.base_url,
-        rates=default_rate_book(),
-        analyzer=analyzer,
+    services = build_services(
+        settings,
+        store,
         keyring=keyring,
-        auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         registry=registry or build_registry(),
-        automation=automation_config(settings),
-        sources=settings.sources,
-        search=SearchIndexes(settings.search_config()),
-        plans=settings.plan_catalog(),
-        connectors=connectors_from(settings),
-        outbound=settings.outbound_policy(),
+        analyzer=analyzer,
+        rates=default_rate_book(),
     )
     pool = WorkerPool(
         services,

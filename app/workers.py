@@ -1,13 +1,13 @@
 """Job workers: inside ``fincap serve`` (a few asyncio tasks) or as ``fincap worker`` processes.
 
 Each worker loops: claim a job (an atomic lease in MongoDB, fair between workspaces, at most
-``per_workspace`` running per workspace), run its kind's handler (``resolvers.job_kinds``) while
-renewing the lease, then complete it (or queue it again when the handler asks to run again
+``per_workspace`` running per workspace), run its kind's handler (``resolvers.framework.job_kinds``)
+while renewing the lease, then complete it (or queue it again when the handler asks to run again
 later), or fail it so it is retried with backoff; after the last attempt the kind's give-up hook
-runs. A worker that dies leaves its lease behind: a process starting on the same host takes it
-back at once (``resolvers.recovery``), any other worker once it expires. A job whose workers
-died more often than its attempts allow is given up without running it again, so a file that
-kills its worker cannot do so forever.
+runs. A worker that dies leaves its lease behind: a process starting on the same host takes it back
+at once (``resolvers.services.recovery``), any other worker once it expires. A job whose workers
+died more often than its attempts allow is given up without running it again, so a file that kills
+its worker cannot do so forever.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from app.observability import request_id_scope
 from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
-from resolvers.context import Services
-from resolvers.job_kinds import JobKinds, RunAgain
+from resolvers.framework.job_kinds import JobKinds, RunAgain
+from resolvers.services.container import Services
 
 log = logging.getLogger("fincap.workers")
 

@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 
 from app.config import Settings
-from app.main import create_app
-from bench.harness import Loaded, Workspace, load_average, loaded, run_sizes, timed
+from app.services import build_services
+from bench.harness import Loaded, Workspace, load_average, loaded, run_sizes, serving_app, timed
 from persistence.embedded import EmbeddedServer
 from resolvers import build_registry
-from resolvers.context import Credentials, Services
-from resolvers.invoke import invoke
+from resolvers.framework.context import Credentials
+from resolvers.framework.invoke import invoke
 
 SMALL = 1_000
 SINCE = (date.today() - timedelta(days=90)).isoformat()
@@ -72,8 +72,8 @@ async def measure_loaded(size: int, runs: int, data: Loaded) -> None:
     big, small = data.tenants
     store, db = data.store, data.db
     registry = build_registry()
-    services = Services(store=store)
-    app = create_app(Settings(), store=store, registry=registry)
+    services = build_services(Settings(), store)
+    app = serving_app(Settings(), store, registry=registry)
     print(
         f"{size:>7} documents beside {SMALL} (loaded in {data.load_seconds:.1f} s); median / p95 ms"
         f" ({load_average()})"

@@ -20,11 +20,13 @@ from pymongo import monitoring
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.config import Settings
+from app.services import build_services
 from bench.harness import Workspace, loaded, run_sizes
 from persistence.embedded import EmbeddedServer
 from resolvers import build_registry
-from resolvers.context import Credentials, Services
-from resolvers.invoke import invoke
+from resolvers.framework.context import Credentials
+from resolvers.framework.invoke import invoke
 
 
 class ReplyCounter(monitoring.CommandListener):
@@ -66,7 +68,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
     async with loaded(server, f"bench_{size}", [workspace], [counter]) as data:
         tenant = data.tenants[0]
         registry = build_registry()
-        services = Services(store=data.store)
+        services = build_services(Settings(), data.store)
         credentials = Credentials(api_key=tenant["apiKey"], org_id=tenant["orgId"])
 
         async def timed(slug: str, body: dict[str, Any]) -> tuple[float, int]:

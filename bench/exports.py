@@ -30,15 +30,14 @@ import httpx
 
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from app.connectors import connectors_from
-from app.main import create_app
+
+from app.services import build_services
 from app.workers import WorkerPool
-from engines.keyring import Keyring
+from bench.harness import serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.context import Services
 from tests.conftest import make_tenant
 from tests.integrations.conftest import Api, add_document, fake_settings
 from tests.integrations.fakes import FakeQuickBooks, FakeXero, serving
@@ -55,18 +54,9 @@ async def one_run(
     tenant = await make_tenant(store, "bench@example.com", "Bench")
     for i in range(documents):
         await add_document(store, tenant, f"doc_{i}", receiptId=f"R-{i}")
-    app = create_app(settings, store=store, registry=build_registry())
-    secret = settings.secret_key
-    assert secret is not None
-    workers = WorkerPool(
-        Services(
-            store=store,
-            base_url=settings.base_url,
-            keyring=Keyring.from_text(secret.get_secret_value()),
-            connectors=connectors_from(settings),
-        ),
-        build_job_kinds(),
-    )
+    app = serving_app(settings, store, registry=build_registry())
+    assert settings.secret_key is not None  # the app's keyring, so its tokens open here
+    workers = WorkerPool(build_services(settings, store), build_job_kinds())
     transport = httpx.ASGITransport(app=app)
     figures: dict[str, float] = {}
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:

@@ -34,14 +34,15 @@ import httpx
 from extraction_data import DEFAULT_DATASET, Sample, load_dev, synthetic_samples
 
 from app.config import Settings
-from app.main import create_app
 from app.workers import WorkerPool
+from bench.harness import serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_job_kinds, build_registry
-from resolvers.processing import Analyzer
+from resolvers import build_job_kinds, build_registry
+from resolvers.services import accounts
+from resolvers.services.processing import Analyzer
 
 
 async def run(samples: list[Sample]) -> None:
@@ -56,7 +57,7 @@ async def run(samples: list[Sample]) -> None:
             "Authorization": f"Bearer {tenant['apiKey']}",
             "X-Service-Org-Id": tenant["orgId"],
         }
-        app = create_app(Settings(), store=store, registry=build_registry())
+        app = serving_app(Settings(), store, registry=build_registry())
         # The app's services with the production analyzer (the spawn pool) and rates.
         services = dataclasses.replace(
             app.state.services, analyzer=Analyzer(executor), rates=default_rate_book()

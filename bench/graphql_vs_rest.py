@@ -29,10 +29,10 @@ from mongomock_motor import AsyncMongoMockClient
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.config import Settings
-from app.main import create_app
+from bench.harness import serving_app
 from engines.demo import demo_documents
 from persistence.store import Store
-from resolvers import accounts
+from resolvers.services import accounts
 
 DOCUMENTS = 100
 SEARCH: dict[str, Any] = {"limit": 100, "outputMode": "complete", "useSearch": False}
@@ -111,7 +111,7 @@ async def main(calls: int, runs: int) -> None:
     tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
     await store.documents.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
     headers = {"Authorization": f"Bearer {tenant['apiKey']}", "X-Service-Org-Id": tenant["orgId"]}
-    app = create_app(Settings(), store=store)
+    app = serving_app(Settings(), store)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as client:
 

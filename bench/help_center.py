@@ -32,13 +32,13 @@ import httpx
 from mongomock_motor import AsyncMongoMockClient
 
 from app.config import Settings
-from app.main import create_app
+from bench.harness import serving_app
 from engines.help_center.articles import shipped_articles
 from engines.help_center.fulltext import FullTextIndex
 from engines.help_center.search import HelpCenter
 from engines.ranking.embeddings import load_embedder
 from persistence.store import Store
-from resolvers import accounts
+from resolvers.services import accounts
 
 QUERIES = Path(__file__).with_name("help_center_queries.tsv")
 UNRELATED = (
@@ -197,7 +197,7 @@ async def rest_latency(rows: list[tuple[str, str, str]], runs: int) -> list[floa
     store = Store(AsyncMongoMockClient()["bench_help"])
     await store.ensure_indexes()
     created = await accounts.bootstrap(store, "bench@example.com", "Bench")
-    app = create_app(Settings(), store=store)
+    app = serving_app(Settings(), store)
     headers = {"Authorization": f"Bearer {created['apiKey']}"}
     samples = []
     transport = httpx.ASGITransport(app=app)

@@ -32,16 +32,18 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
-from app.main import create_app
-from app.smtp import start_smtp_server
+from app.inbound.smtp import start_smtp_server
+from app.services import build_services
 from app.workers import WorkerPool
+from bench.harness import serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_job_kinds, build_registry
-from resolvers.context import Services
-from resolvers.processing import Analyzer
+from resolvers import build_job_kinds, build_registry
+from resolvers.services import accounts
+from resolvers.services.container import Services
+from resolvers.services.processing import Analyzer
 
 PDF = (
     Path(__file__).resolve().parent.parent / "tests/fixtures/extraction/text-layer.pdf"
@@ -75,7 +77,7 @@ async def one_run(server: EmbeddedServer, count: int) -> tuple[float, float, flo
     try:
         boot = await accounts.bootstrap(store, "bench@example.com", "Bench")
         settings = Settings(inbound_domain="in.bench.test", inbound_secret=SECRET)
-        app = create_app(settings, store=store, registry=build_registry())
+        app = serving_app(settings, store, registry=build_registry())
         services: Services = app.state.services
         alias = (await store.inbound_addresses.get_or_create(boot["orgId"]))["alias"]
         address = f"{alias}@in.bench.test"
@@ -103,8 +105,9 @@ async def one_run(server: EmbeddedServer, count: int) -> tuple[float, float, flo
             http_s = time.perf_counter() - started
 
         pool = WorkerPool(
-            Services(
-                store=store,
+            build_services(
+                Settings(),
+                store,
                 rates=default_rate_book(),
                 analyzer=Analyzer(),
                 sources=services.sources,

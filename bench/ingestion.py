@@ -34,6 +34,8 @@ from pymongo import monitoring
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.config import Settings
+from app.services import build_services
 from app.workers import WorkerPool
 from bench.harness import Loaded, Workspace, load_average, loaded, percentile
 from engines.analysis import Analysis
@@ -42,9 +44,9 @@ from engines.extraction.fields.field_types import ParsedFields
 from engines.extraction.fields.scoring import FieldEvidence
 from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
-from resolvers import build_job_kinds, pipeline
-from resolvers.context import Services
-from resolvers.processing import Analyzer
+from resolvers import build_job_kinds
+from resolvers.services import pipeline
+from resolvers.services.processing import Analyzer
 
 SURE = FieldEvidence(confidence=0.99)
 
@@ -100,7 +102,7 @@ class Ingest:
         def analyze(raw: bytes, mime: str, **hints: Any) -> Analysis:
             return analyses[raw]
 
-        services = Services(store=data.store, analyzer=Analyzer(function=analyze))
+        services = build_services(Settings(), data.store, analyzer=Analyzer(function=analyze))
         self.services = services
         self.worker = WorkerPool(services, build_job_kinds())
         self.receive_ms: list[float] = []

@@ -26,11 +26,11 @@ from mongomock_motor import AsyncMongoMockClient
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.config import Settings
-from app.main import create_app
 from bench.graphql_vs_rest import DOCUMENTS, SEARCH, bench_documents, time_calls
+from bench.harness import serving_app
 from persistence.store import Store
-from resolvers import accounts
-from resolvers.oauth import set_password
+from resolvers.services import accounts
+from resolvers.services.oauth import set_password
 from tests.mcp.oauth_client import whole_flow
 
 PASSWORD = "bench password 1"
@@ -42,7 +42,7 @@ async def main(calls: int, runs: int) -> None:
     tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
     await set_password(store, "bench@example.com", PASSWORD)
     await store.documents.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
-    app = create_app(Settings(), store=store)
+    app = serving_app(Settings(), store)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as client:
         tokens = await whole_flow(

@@ -35,15 +35,15 @@ from starlette.routing import Route
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
-from app.main import create_app
-from bench.harness import load_average, percentile
+from bench.harness import load_average, percentile, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts
-from resolvers.context import Credentials, Services
-from resolvers.invoke import authorize
-from resolvers.usage_meter import ApiCallMeter, flushing
+from resolvers.framework.context import Credentials
+from resolvers.framework.invoke import authorize
+from resolvers.framework.usage_meter import ApiCallMeter, flushing
+from resolvers.services import accounts
+from resolvers.services.container import Services
 
 
 class NoMeter(ApiCallMeter):
@@ -108,12 +108,12 @@ async def main(calls: int, runs: int) -> None:
         store = Store(db)
         await store.ensure_indexes()
         tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
-        metered_app = create_app(Settings(), store=store)
+        metered_app = serving_app(Settings(), store)
         meter = metered_app.state.services.api_calls
         full = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=metered_app), base_url="http://fincap.bench"
         )
-        unmetered_app = create_app(Settings(), store=store)
+        unmetered_app = serving_app(Settings(), store)
         unmetered_app.state.services = dataclasses.replace(
             unmetered_app.state.services, api_calls=NoMeter()
         )

@@ -23,15 +23,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.config import Settings
+from app.services import build_services
 from engines.rules import parser as rules_parser
 from engines.rules.parser import read_rule
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts
-from resolvers.context import Services
-from resolvers.rule_runner import RuleEvent, run_document_rules
-from resolvers.rules import validated
+from resolvers.resources.rules import validated
+from resolvers.services import accounts
+from resolvers.services.rule_runner import RuleEvent, run_document_rules
 from tests.rules.test_language import CASES
 
 
@@ -67,7 +68,7 @@ async def rules_step(store: Store, rules: int, docs: int, runs: int) -> tuple[fl
             webhook_secret=None,
             next_run_at=None,
         )
-    services = Services(store=store)
+    services = build_services(Settings(), store)
     results = []
     for matching in (False, True):
         per_run = []

@@ -64,9 +64,9 @@ from engines.ranking.search_index import (
     top,
     weighted_sum,
 )
-from persistence.document_query import DocumentQuery
-from persistence.document_records import searchable_texts
-from persistence.document_vectors import embedding_text, stored_fields
+from persistence.documents.query import DocumentQuery
+from persistence.documents.records import searchable_texts
+from persistence.documents.vectors import embedding_text, stored_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "bench" / "search_queries.json"
@@ -397,13 +397,14 @@ class Refused(Exception):
 
 async def end_to_end(sizes: Sequence[int], runs: int) -> None:
     from app.config import Settings
-    from app.main import create_app
+    from bench.harness import serving_app
     from persistence.client import connect
     from persistence.embedded import EmbeddedServer
     from persistence.ids import utcnow
     from persistence.store import Store
-    from resolvers import accounts, build_registry
-    from resolvers.search_indexes import OVERLAP, model_vectorizer
+    from resolvers import build_registry
+    from resolvers.services import accounts
+    from resolvers.services.search_indexes import OVERLAP, model_vectorizer
 
     print(
         "\nend to end: POST /v1/capabilities/documents.search (limit 5, mmr) through the ASGI "
@@ -434,7 +435,7 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
             for start in range(0, size, 2000):
                 await db["documents"].insert_many(records[start : start + 2000])
             load_s = time.perf_counter() - started
-            app = create_app(Settings(), store=store, registry=build_registry())
+            app = serving_app(Settings(), store, registry=build_registry())
             headers = {
                 "Authorization": f"Bearer {tenant['apiKey']}",
                 "X-Service-Org-Id": tenant["orgId"],

@@ -23,23 +23,14 @@ from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
 
+from domain.uploads import MAX_UPLOAD_BYTES, UPLOAD_MIME_TYPES
 from engines.extraction import OverBudget, check_image_bytes, parse_fields
 from engines.mail_limits import MailLimits, MessageRefused, TooComplex, check_structure
 from engines.sniff import sniff_mime
 
 # The types files.upload accepts; anything else attached (a .docx, a calendar invite) is ignored.
-RECEIPT_TYPES = frozenset(
-    {
-        "image/jpeg",
-        "image/png",
-        "image/gif",
-        "image/webp",
-        "image/bmp",
-        "image/tiff",
-        "application/pdf",
-    }
-)
-MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024  # files.upload's limit, per attachment
+RECEIPT_TYPES = UPLOAD_MIME_TYPES
+MAX_ATTACHMENT_BYTES = MAX_UPLOAD_BYTES  # files.upload's limit, per attachment
 SNIPPET_CHARS = 200
 # Damage that means parts are missing or cut: the message is refused rather than half-read.
 FATAL_DEFECTS: tuple[type[mail_errors.MessageDefect], ...] = (

@@ -1,7 +1,10 @@
 """The embedded store: a SecantusDB child process speaking the MongoDB wire protocol.
 
 With no ``MONGODB_URI`` the service starts SecantusDB on ``<data dir>/db`` and connects motor to
-it. SecantusDB is GPL-2.0, so it runs as a separate process and is never imported.
+it. SecantusDB is GPL-2.0, so it runs as a separate process and is never imported; it comes with
+the optional ``embedded`` extra (``pip install 'fincap[embedded]'``; ``make run`` and ``make test``
+install it, the MongoDB image leaves it out), and starting it without the extra fails with that
+install line.
 
 Several fincap processes may share one data directory (``fincap serve`` plus ``fincap admin …``
 or ``fincap demo load``), but only one process may open the storage. The first to need it starts
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import signal
@@ -40,8 +44,26 @@ LOCK_FILE = "embedded.lock"
 START_TIMEOUT_S = 30.0
 
 
+INSTALL_HINT = "pip install 'fincap[embedded]'"
+# Checked once: located, never imported (a GPL-2.0 program we only run as a child process).
+SERVER_INSTALLED = importlib.util.find_spec("secantus") is not None
+
+
 class EmbeddedStoreError(RuntimeError):
     """The embedded server could not be started or reached."""
+
+
+class EmbeddedServerMissing(EmbeddedStoreError):
+    """The embedded server's package (the ``embedded`` extra) is not installed."""
+
+
+def require_embedded_server() -> None:
+    """``EmbeddedServerMissing`` with the install line unless SecantusDB is installed."""
+    if not SERVER_INSTALLED:
+        raise EmbeddedServerMissing(
+            "MONGODB_URI is not set and the embedded database server is not installed: "
+            f"{INSTALL_HINT} (or set MONGODB_URI to a MongoDB deployment)"
+        )
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -78,6 +100,7 @@ class EmbeddedServer:
         return f"mongodb://{self.host}:{self.port}/?directConnection=true"
 
     def start(self) -> EmbeddedServer:
+        require_embedded_server()
         self.port = self.port or free_port(self.host)
         if self.storage != ":memory:":
             Path(self.storage).mkdir(parents=True, exist_ok=True)

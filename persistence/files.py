@@ -13,7 +13,7 @@ from typing import Any
 from gridfs.errors import NoFile
 from motor.motor_asyncio import AsyncIOMotorDatabase, AsyncIOMotorGridFSBucket
 
-from persistence.document_records import StoredFile
+from persistence.documents.records import StoredFile
 from persistence.durability import JOURNALED
 
 BUCKET = "originals"

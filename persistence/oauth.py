@@ -204,7 +204,8 @@ class OAuthTokens:
 
     async def family_alive(self, family_id: str) -> bool:
         """Whether the grant ``family_id`` still stands: a token of it is neither revoked nor
-        expired (an API key minted through the grant lives as long, see ``resolvers.auth``)."""
+        expired (an API key minted through the grant lives as long, see
+        ``resolvers.framework.auth``)."""
         found = await self._col.find_one(
             {"familyId": family_id, "revokedAt": None, "expiresAt": {"$gt": utcnow()}},
             {"_id": 1},

@@ -17,9 +17,9 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from domain.where import OPS_BY_TYPE, FieldType, WhereClause, WhereCondition
 from persistence.money import to_cents
 from persistence.safe_regex import UnsafePattern, check_pattern
-from schema.where import OPS_BY_TYPE, FieldType, WhereClause, WhereCondition
 
 MAX_REGEX_LENGTH = 200
 MAX_LIST_VALUES = 100

@@ -7,7 +7,9 @@ app factory and the worker pool (and by tests), never at import time.
 
 from __future__ import annotations
 
-from resolvers import (
+from resolvers.framework.job_kinds import JobKinds
+from resolvers.framework.registry import Registry
+from resolvers.resources import (
     activity,
     api_keys,
     approvals,
@@ -20,15 +22,11 @@ from resolvers import (
     integrations,
     mailboxes,
     members,
-    pipeline,
     rules,
-    subscriptions,
-    thumbnails,
     whatsapp,
     workspaces,
 )
-from resolvers.job_kinds import JobKinds
-from resolvers.registry import Registry
+from resolvers.services import export_delivery, pipeline, subscriptions, thumbnails
 
 RESOURCES = (
     activity,
@@ -47,7 +45,7 @@ RESOURCES = (
     whatsapp,
     workspaces,
 )
-JOB_MODULES = (exports, mailboxes, pipeline, rules, subscriptions, thumbnails, whatsapp)
+JOB_MODULES = (export_delivery, mailboxes, pipeline, rules, subscriptions, thumbnails, whatsapp)
 
 
 def build_registry() -> Registry:

@@ -3,31 +3,34 @@ input and output.
 
 Field names are the wire names. ``Document`` is what leaves the service; the stored record has
 more (workspace id, search terms, integer cents) and is mapped in
-``persistence/document_records.py``.
+``persistence/documents/records.py``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
+from domain.documents import (
+    COUNT_FILTERS,
+    SEARCH_FILTERS,
+    ArchiveFilter,
+    CountGroupBy,
+    DocType,
+    DocumentSource,
+    ExportFilter,
+    ExportStatus,
+    LocationKind,
+    PaymentStatus,
+    ProcessingStatus,
+    RecurringType,
+)
+from domain.where import WhereClause, describe_where
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
-from schema.where import Filterable, WhereClause, describe_where
-
-DocType = Literal["receipt", "invoice", "other"]
-DocumentSource = Literal["upload", "email", "whatsapp", "inbound-email"]
-ProcessingStatus = Literal["queued", "processing", "processed", "skipped", "failed", "warning"]
-PaymentStatus = Literal["paid", "unpaid", "partially-paid", "refunded"]
-RecurringType = Literal["weekly", "monthly", "quarterly", "yearly"]
-ExportStatus = Literal["exported", "not-exported"]
-LocationKind = Literal["in-store", "online", "travel"]
-ArchiveFilter = Literal["exclude", "only", "include"]
-ExportFilter = Literal["all", "exported", "not-exported"]
-CurrencyCode = str  # ISO 4217, validated where it is written
 
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
 
@@ -211,50 +214,6 @@ SortField = Literal[
 ]
 
 
-_TEXT = Filterable("string")
-_MONEY = Filterable("money")
-_CODE = Filterable("string", upper=True)
-
-
-def _choice(literal: object) -> Filterable:
-    return Filterable("enum", values=get_args(literal))
-
-
-# The fields a where clause may test, per capability (spec §4.4: documents.count has the
-# narrower set). persistence/document_fields.py compiles conditions against these.
-COUNT_FILTERS: dict[str, Filterable] = {
-    "amount": _MONEY,
-    "docDate": Filterable("date"),
-    "merchant": _TEXT,
-    "category": _TEXT,
-    "docType": _choice(DocType),
-    "invoiceId": _TEXT,
-    "receiptId": _TEXT,
-    "preferredCurrency": _CODE,
-    "currency": _CODE,
-    "paymentMethod": _TEXT,
-    "paymentMethodEnding": _TEXT,
-    "fromEmail": _TEXT,
-    "toEmail": _TEXT,
-    "summary": _TEXT,
-    "taxAmount": _MONEY,
-    "subtotal": _MONEY,
-    "isRecurring": Filterable("boolean"),
-    "recurringType": _choice(RecurringType),
-}
-SEARCH_FILTERS: dict[str, Filterable] = {
-    **COUNT_FILTERS,
-    "id": _TEXT,
-    "paymentStatus": _choice(PaymentStatus),
-    "entityId": _TEXT,
-    # The original a document duplicates (exists: true lists the possible duplicates).
-    "duplicateOf": _TEXT,
-    "expenseLocation.primary.countryCode": _CODE,
-    "expenseLocation.primary.country": _TEXT,
-    "expenseLocation.primary.city": _TEXT,
-    "expenseLocation.primary.stateOrProvince": _TEXT,
-    "expenseLocation.primary.kind": _choice(LocationKind),
-}
 SEARCH_WHERE = describe_where(
     SEARCH_FILTERS,
     {
@@ -412,20 +371,6 @@ class UpdateDocument(CapabilityInput):
     @classmethod
     def _upper_currency(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
-
-
-CountGroupBy = Literal[
-    "merchant",
-    "category",
-    "docType",
-    "currency",
-    "paymentMethod",
-    "entityId",
-    "day",
-    "month",
-    "year",
-    "date",
-]
 
 
 class CountDocuments(CapabilityInput):

@@ -6,18 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from domain.uploads import MAX_UPLOAD_TEXT, UploadMimeType
 from schema.base import CapabilityInput, CapabilityOutput
-
-UploadMimeType = Literal[
-    "image/jpeg",
-    "image/png",
-    "image/gif",
-    "image/webp",
-    "image/bmp",
-    "image/tiff",
-    "application/pdf",
-]
-MAX_FILE_BYTES = 10 * 1024 * 1024
 
 
 class UploadFile(CapabilityInput):
@@ -31,7 +21,7 @@ class UploadFile(CapabilityInput):
         description="Must agree with the content; default: taken from it",
     )
     base64Data: str = Field(
-        min_length=1, description="Base64-encoded file content, at most 10 MB decoded"
+        min_length=1, description=f"Base64-encoded file content, at most {MAX_UPLOAD_TEXT} decoded"
     )
 
 

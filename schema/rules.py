@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from domain.documents import RecurringType
+from domain.where import WhereClause
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
-from schema.documents import RecurringType
 from schema.secrets import SecretText
-from schema.where import WhereClause
 
 MAX_RULE_TEXT = 1000
 

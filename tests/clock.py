@@ -19,3 +19,18 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self.now += timedelta(seconds=seconds)
+
+
+class TickingClock:
+    """Seconds on a monotonic clock where every reading costs ``step``: the code under test
+    sees time pass exactly as fast as it looks at the clock, on any machine."""
+
+    def __init__(self, step: float, start: float = 0.0) -> None:
+        self.now = start
+        self.step = step
+        self.readings = 0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        self.readings += 1
+        return self.now

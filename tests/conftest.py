@@ -13,20 +13,49 @@ from typing import Any
 import httpx
 import pytest
 from mongomock_motor import AsyncMongoMockClient
+from starlette.applications import Starlette
 
 from app.config import Settings
 from app.main import create_app
+from app.services import build_services
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from persistence.workspaces import Role
-from resolvers import accounts, build_job_kinds, build_registry
-from resolvers.context import Services
-from resolvers.job_kinds import JobKinds
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
+from resolvers import build_job_kinds, build_registry
+from resolvers.framework.job_kinds import JobKinds
+from resolvers.framework.registry import Registry
+from resolvers.services import accounts
+from resolvers.services.processing import Analyzer
+from tests import hypothesis_profiles  # noqa: F401  (loads the ci or full profile for every test)
+
+# The modules that take longest (each a minute or so of waiting on servers, processes and
+# browsers; measured with --durations), run first: `make test` hands whole modules to its
+# workers in collection order, and a long module dealt out last would run alone at the end.
+# The order only changes how long the run takes, never what it checks.
+LONG_MODULES = (
+    "tests/cli/test_live.py",
+    "tests/hardening/test_orphans.py",
+    "tests/hardening/test_crash_recovery.py",
+    "tests/web/test_dashboard_browser.py",
+    "tests/hardening/test_analysis.py",
+    "tests/sources/test_mailboxes.py",
+    "tests/test_cli_serve.py",
+    "tests/documents/test_semantic_search.py",
+    "tests/documents/test_edit_history_wire.py",
+    "tests/mcp/test_set_password.py",
+    "tests/hardening/test_reliability.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONG_MODULES.index(path) if path in LONG_MODULES else len(LONG_MODULES)
+
+    items.sort(key=rank)  # stable: every module keeps its own order
 
 
 @pytest.fixture(scope="session")
@@ -101,8 +130,21 @@ async def bob(store: Store) -> Tenant:
     return await make_tenant(store, "bob@example.com", "Bob Ltd")
 
 
+def app_on(
+    store: Store,
+    registry: Registry | None = None,
+    settings: Settings | None = None,
+    **parts: Any,
+) -> Starlette:
+    """The service over ``store``, its services built by the server's own factory
+    (``app.services.build_services``; ``parts`` replace some of them, e.g. an analyzer)."""
+    settings = settings or Settings()
+    services = build_services(settings, store, registry=registry or build_registry(), **parts)
+    return create_app(settings, services=services)
+
+
 def asgi_client(store: Store, registry: Registry) -> httpx.AsyncClient:
-    app = create_app(Settings(), store=store, registry=registry)
+    app = app_on(store, registry)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://fincap.test")
 
 
@@ -114,7 +156,7 @@ async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncC
 
 def worker_pool(store: Store, kinds: JobKinds | None = None, **options: Any) -> WorkerPool:
     """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR."""
-    services = Services(store=store, rates=default_rate_book(), analyzer=Analyzer())
+    services = build_services(Settings(), store, rates=default_rate_book(), analyzer=Analyzer())
     return WorkerPool(services, kinds or build_job_kinds(), **options)
 
 
@@ -134,3 +176,13 @@ def spawn_worker(server: EmbeddedServer, store: Store, lease_s: int) -> subproce
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+@pytest.fixture(scope="session")
+def graphql_live() -> Iterator[Any]:
+    """The app with the GraphQL test registry on a real socket (in-memory store, one tenant),
+    shared by the tests that drive it from outside ASGI (node's audit, Chromium's GraphiQL)."""
+    from tests.graphql.helpers import live_server
+
+    with live_server() as server:
+        yield server

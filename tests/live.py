@@ -1,5 +1,6 @@
-"""Helpers for tests that talk to fincap over a real socket: uvicorn in a thread of the test, or
-``fincap serve`` as a subprocess.
+"""Helpers for tests that talk to fincap over a real socket: uvicorn in a thread of the test
+(``app_in_thread``), or ``fincap serve`` as a subprocess (``start_serve``). Every live server in
+the suite is started by one of the two.
 
 They are written for a loaded machine (two cores shared by several test runs): readiness is
 polled on the server's own endpoint with a generous deadline rather than guessed with sleeps,
@@ -9,17 +10,22 @@ every process a test starts is stopped, its children included, whatever the test
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import socket
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import httpx
 import psutil
+import uvicorn
+from starlette.types import ASGIApp
 
 from persistence.embedded import free_port
 
@@ -108,21 +114,27 @@ class Served:
 
 
 def start_serve(
-    command: Sequence[str], env: Mapping[str, str], log: Path, attempts: int = 3
+    command: Sequence[str],
+    env: Mapping[str, str] | Callable[[str], Mapping[str, str]],
+    log: Path,
+    attempts: int = 3,
 ) -> Served:
     """Start ``command`` (``fincap serve``, the port appended) on a free port and wait until it
-    is ready. ``fincap serve`` binds the port itself, so another process can take a port
-    between our choosing it and the server binding it: that start fails with "address already
-    in use" and the next attempt takes another port. On any failure the process is stopped
+    is ready. ``env`` is the process's environment, or a function of the server's root URL
+    that returns it (for ``FINCAP_PUBLIC_URL``). ``fincap serve`` binds the port itself, so
+    another process can take a port between our choosing it and the server binding it: that
+    start fails with "address already in use" and the next attempt takes another port. On any
+    failure the process is stopped
     and the error names the end of its log."""
     for attempt in range(1, attempts + 1):
         port = free_port()
         offset = log.stat().st_size if log.exists() else 0
+        base = f"http://127.0.0.1:{port}"
+        environment = env(base) if callable(env) else env
         with log.open("ab") as out:
             process = subprocess.Popen(
-                [*command, "--port", str(port)], env=dict(env), stdout=out, stderr=out
+                [*command, "--port", str(port)], env=dict(environment), stdout=out, stderr=out
             )
-        base = f"http://127.0.0.1:{port}"
         try:
             wait_ready(base, process)
         except AssertionError as exc:  # exited early, or not ready by the deadline
@@ -155,3 +167,74 @@ def bound_socket() -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     return sock
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class Threaded(Generic[T]):
+    """An app served by uvicorn from a thread: its root URL, what its setup returned, and the
+    server's event loop (stores made in the setup belong to it: use ``run``)."""
+
+    base: str
+    setup: T
+    loop: asyncio.AbstractEventLoop
+
+    def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """Run a coroutine on the server's loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(READY_DEADLINE_S)
+
+
+@contextlib.contextmanager
+def app_in_thread(
+    setup: Callable[[int], Awaitable[tuple[ASGIApp, T]]],
+    teardown: Callable[[], Awaitable[None]] | None = None,
+    ready_path: str | None = "/healthz",
+    **config: Any,
+) -> Iterator[Threaded[T]]:
+    """Serve the app that ``setup(port)`` builds (on the server's own loop, so its store is
+    bound there) from a thread, until the block ends; ``teardown`` runs on that loop after the
+    server stops. The port is bound before the setup runs and handed to uvicorn, so no other
+    process can take it in between; ``config`` goes to ``uvicorn.Config``. Ready once
+    ``ready_path`` answers 200 (None, for a fake without one: once uvicorn has started)."""
+    sock = bound_socket()
+    port = sock.getsockname()[1]
+    ready = threading.Event()
+    holder: dict[str, Any] = {}
+
+    async def serve() -> None:
+        try:
+            app, made = await setup(port)
+            options = {"log_level": "warning", **config}
+            server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
+            holder.update(server=server, made=made, loop=asyncio.get_running_loop())
+        finally:
+            ready.set()  # also when the setup failed: the test fails at once, not at a deadline
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            if teardown is not None:
+                await teardown()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(READY_DEADLINE_S), "server thread did not start"
+        assert "server" in holder, "setting up the server failed (see the thread's traceback)"
+        base = f"http://127.0.0.1:{port}"
+        if ready_path is not None:
+            poll_until_ok(f"{base}{ready_path}")
+        else:
+            deadline = time.monotonic() + READY_DEADLINE_S
+            while not holder["server"].started:
+                assert thread.is_alive(), "the server thread ended before it started serving"
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.01)
+        yield Threaded(base, holder["made"], holder["loop"])
+    finally:
+        server = holder.get("server")
+        if isinstance(server, uvicorn.Server):
+            server.should_exit = True
+        thread.join(STOP_GRACE_S)
+        sock.close()

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from resolvers.context import Context
-from resolvers.registry import capability
+from resolvers.framework.context import Context
+from resolvers.framework.registry import capability
 from schema.base import CapabilityInput, CapabilityOutput
 
 

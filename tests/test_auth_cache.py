@@ -8,12 +8,11 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
-from resolvers.auth_cache import AuthCache
-from resolvers.context import Principal
-from resolvers.registry import Registry
-from tests.conftest import Tenant
+from resolvers.framework.auth_cache import AuthCache
+from resolvers.framework.context import Principal
+from resolvers.framework.registry import Registry
+from tests.conftest import Tenant, app_on
 
 
 class Clock:
@@ -67,7 +66,7 @@ async def test_repeated_calls_skip_the_credential_reads(
     ttl: float, store: Store, registry: Registry, alice: Tenant
 ) -> None:
     """A second call reads neither the key nor the membership while they are cached."""
-    app = create_app(Settings(auth_cache_seconds=ttl), store=store, registry=registry)
+    app = app_on(store, registry, Settings(auth_cache_seconds=ttl))
     services = app.state.services
     body = {"amount": 1, "fromCurrency": "EUR", "toCurrency": "USD"}
     store = services.store

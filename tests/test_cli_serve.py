@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from persistence.embedded import STATE_FILE, free_port
-from tests.live import wait_ready
+from persistence.embedded import STATE_FILE
+from tests.live import start_serve
 
 pytestmark = pytest.mark.wire
 
@@ -41,17 +40,11 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
     assert boot["apiKey"].startswith("sk_") and boot["orgId"].startswith("org_")
     assert not (data_dir / STATE_FILE).exists()
 
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    log = tmp_path / "serve.log"
+    served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log)
+    server, base = served.process, served.base
     try:
-        wait_ready(base, server)
         state = json.loads((data_dir / STATE_FILE).read_text())
         # 2. Data written before the server started is served by it.
         auth = {"Authorization": f"Bearer {boot['apiKey']}"}
@@ -85,7 +78,8 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
         assert counted["data"]["result"]["count"] == 40
     finally:
         server.send_signal(signal.SIGTERM)
-        output = server.communicate(timeout=60)[0].decode()
+        server.wait(timeout=60)
+    output = log.read_text()
     # 5. Graceful shutdown: the embedded server is gone and the state file removed.
     # uvicorn re-raises the signal it handled once shutdown is complete: -SIGTERM is clean.
     assert server.returncode in (0, -signal.SIGTERM), output

@@ -1,4 +1,5 @@
-"""Every environment variable the service reads is a settings field documented in the README."""
+"""Every environment variable the service reads is a settings field, documented in the
+configuration reference generated from the declaration (docs/operating/configuration.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic_settings import BaseSettings
 
+from app import config_reference
 from app.config import ConfigError, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,11 +27,9 @@ NOT_CONFIGURATION = {
 ROW = re.compile(r"^\| `(?P<name>[A-Z][A-Z0-9_]*)` \| (?P<default>[^|]*) \| (?P<meaning>.*) \|$")
 
 
-def readme_configuration() -> dict[str, str]:
-    """Variable → meaning, from the table of the README's Configuration section."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    rows = (ROW.match(line) for line in section.splitlines())
+def documented_configuration() -> dict[str, str]:
+    """Variable → meaning, from the table of the docs' configuration page."""
+    rows = (ROW.match(line) for line in config_reference.PAGE.read_text().splitlines())
     return {row["name"]: row["meaning"].strip() for row in rows if row}
 
 
@@ -68,13 +68,21 @@ def test_every_variable_read_is_documented_and_every_documented_one_is_read() ->
     read: dict[str, str] = {}
     for cls in settings_classes():
         read |= variables_of(cls)
-    documented = readme_configuration()
+    documented = documented_configuration()
     assert {"MONGODB_URI", "FINCAP_WORKERS", "FINCAP_JOB_LEASE_SECONDS"} <= set(read)
-    assert sorted(set(read) - set(documented)) == [], "read but missing from the README's table"
-    assert sorted(set(documented) - set(read)) == [], "in the README's table but never read"
+    assert sorted(set(read) - set(documented)) == [], "read but missing from the configuration page"
+    assert sorted(set(documented) - set(read)) == [], "on the configuration page but never read"
     for name, description in read.items():
-        # The field's description is the README's text (one source, told the same way).
+        # The field's description is the page's text (one source, told the same way).
         assert documented[name] == description, name
+
+
+def test_the_configuration_page_is_generated_from_the_declaration() -> None:
+    """Names, defaults and meanings as the code declares them; regenerate with
+    `python -m app.config_reference` after changing a setting."""
+    page = config_reference.PAGE.read_text()
+    assert config_reference.with_table(page) == page, "run: python -m app.config_reference"
+    assert "| `FINCAP_JOB_LEASE_SECONDS` | `60` |" in page
 
 
 def environment_reads(path: Path) -> list[tuple[int, str]]:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from persistence.store import Store
-from resolvers.job_kinds import JobKinds
+from resolvers.framework.job_kinds import JobKinds
 from tests import probe_jobs
 from tests.clock import ManualClock
 from tests.conftest import worker_pool

@@ -11,7 +11,7 @@ import pytest
 
 from engines.currency import default_rate_book
 from persistence.store import Store
-from resolvers.job_kinds import JobKinds
+from resolvers.framework.job_kinds import JobKinds
 from tests import probe_jobs
 from tests.clock import ManualClock
 from tests.conftest import Tenant, worker_pool

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from persistence.store import Store
-from resolvers.job_kinds import JobKinds
+from resolvers.framework.job_kinds import JobKinds
 from tests import probe_jobs
 from tests.conftest import Tenant, worker_pool
 

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 from openapi_spec_validator import validate
 
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 
 
 def refs_in(node: Any) -> list[str]:
@@ -57,6 +57,36 @@ async def test_openapi_is_valid_and_complete(client: httpx.AsyncClient, registry
         for status in ("400", "401", "404"):
             error = operation["responses"][status]["content"]["application/json"]["schema"]
             assert error == {"$ref": "#/components/schemas/ErrorEnvelope"}
+
+
+async def test_every_route_of_the_api_is_described(
+    client: httpx.AsyncClient, registry: Registry
+) -> None:
+    """What the app serves under /v1 (besides GraphQL and the OAuth and inbound doors) is in
+    /openapi.json, with the scopes the route checks."""
+    app = client._transport.app  # type: ignore[attr-defined]
+    document = (await client.get("/openapi.json")).json()
+    described = {f"/v1{path}": set(item) for path, item in document["paths"].items()}
+    served = {
+        route.path: {method.lower() for method in route.methods or ()} - {"head"}
+        for route in app.routes
+        if route.path.startswith("/v1/")
+        and not route.path.startswith(("/v1/graphql", "/v1/oauth", "/v1/inbound", "/v1/webhooks"))
+        and route.path != "/v1/capabilities/{slug}"
+    }
+    for path, methods in served.items():
+        assert path in described and methods <= described[path], path
+    for path in (
+        "/v1/documents/{document_id}",
+        "/v1/files/{document_id}",
+        "/v1/files/{document_id}/thumbnail",
+        "/v1/integrations/{integration_id}/connect",
+        "/v1/integrations/{integration_id}/callback",
+    ):
+        assert path in served and path in described, path
+    original = document["paths"]["/files/{document_id}"]["get"]
+    assert original["x-permissions"] == list(registry.get("documents.get").permissions)  # type: ignore[union-attr]
+    assert document["paths"]["/integrations/{integration_id}/callback"]["get"]["security"] == []
 
     schemes = document["components"]["securitySchemes"]
     assert {(s.get("in"), s.get("name") or s.get("scheme")) for s in schemes.values()} == {

@@ -8,11 +8,12 @@ from typing import ClassVar
 
 import pytest
 
+from app.config import Settings
+from app.services import build_services
 from persistence.store import Store
-from resolvers import pipeline
-from resolvers.context import Services
-from resolvers.pipeline import STEPS, process_document
-from resolvers.pipeline_contract import Intake, StepContext, StopPipeline
+from resolvers.services import pipeline
+from resolvers.services.pipeline import STEPS, process_document
+from resolvers.services.pipeline_contract import Intake, StepContext, StopPipeline
 from tests.conftest import Tenant
 from tests.documents.conftest import doc
 
@@ -61,7 +62,7 @@ async def test_steps_run_in_order_and_their_notes_make_a_warning(
     store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pipeline, "STEPS", (Skip(), Note()))
-    services = Services(store=store)
+    services = build_services(Settings(), store)
     kept = await received(store, alice, "doc_kept", "a receipt")
     await process_document(services, alice.org_id, "doc_kept", kept)
     record = await store.documents.get(alice.org_id, "doc_kept")
@@ -87,6 +88,6 @@ async def test_a_finished_document_is_not_processed_again(
     monkeypatch.setattr(pipeline, "STEPS", (Note(),))
     activity = await received(store, alice, "doc_done", "x")
     await store.documents.set_processing(alice.org_id, "doc_done", "processed", "done before")
-    await process_document(Services(store=store), alice.org_id, "doc_done", activity)
+    await process_document(build_services(Settings(), store), alice.org_id, "doc_done", activity)
     record = await store.documents.get(alice.org_id, "doc_done")
     assert record is not None and record["processingReason"] == "done before"

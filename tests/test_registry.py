@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 
-from resolvers import build_registry, workspaces
-from resolvers.registry import (
+from resolvers import build_registry
+from resolvers.framework.registry import (
     MANAGERS,
     MEMBERS,
     OWNERS,
@@ -16,6 +17,7 @@ from resolvers.registry import (
     camel_name,
     capability,
 )
+from resolvers.resources import workspaces
 from schema.base import CapabilityInput, CapabilityOutput
 from tests import probe_resource
 
@@ -97,8 +99,8 @@ def test_an_internal_capability_is_registered_but_listed_by_no_face() -> None:
     """rules.resume runs only from an approval: get() finds it for the approvals resource,
     iteration (what REST discovery, GraphQL, MCP, the CLI and OpenAPI are built from) does not,
     and the faces' lookup answers it like an unknown slug."""
-    from resolvers.errors import NotFound
-    from resolvers.invoke import lookup
+    from resolvers.framework.errors import NotFound
+    from resolvers.framework.invoke import lookup
 
     registry = build_registry()
     spec = registry.get("rules.resume")
@@ -129,7 +131,7 @@ def test_every_change_declares_who_may_call_it(spec: CapabilitySpec) -> None:
 
 
 def test_roles_are_checked_before_the_handler_with_a_403_naming_them() -> None:
-    from resolvers.errors import Forbidden
+    from resolvers.framework.errors import Forbidden
 
     spec = build_registry().get("members.remove")
     assert spec is not None and spec.allowed_roles == MANAGERS
@@ -169,8 +171,8 @@ def test_a_role_declaration_is_checked_when_declared() -> None:
 
 
 def test_discovery_and_openapi_show_the_roles() -> None:
-    from app.openapi import build_openapi
-    from app.rest import discovery_item
+    from app.rest.capabilities import discovery_item
+    from app.rest.openapi import build_openapi
 
     registry = build_registry()
     spec = registry.get("whatsapp.remove-sender")
@@ -178,3 +180,25 @@ def test_discovery_and_openapi_show_the_roles() -> None:
     assert discovery_item(spec)["roles"] == ["owner", "admin"]
     operation = build_openapi(registry, "http://x")["paths"]["/capabilities/whatsapp.remove-sender"]
     assert operation["post"]["x-roles"] == ["owner", "admin"]
+
+
+def test_each_scope_is_declared_once_with_the_text_the_consent_page_shows() -> None:
+    from app.oauth.pages import consent_page
+    from resolvers.framework.registry import CONSENT_TEXT, SCOPE_TABLE, SCOPES
+
+    assert len(set(SCOPES)) == len(SCOPE_TABLE) and all(s.consent for s in SCOPE_TABLE)
+    used = {scope for spec in build_registry() for scope in spec.permissions}
+    assert used <= set(SCOPES)
+    page = consent_page(
+        action="/v1/oauth/consent",
+        request="sealed",
+        csrf="token",
+        client="Claude",
+        destination="https://claude.example",
+        email="alice@example.com",
+        workspaces=[{"id": "org_1", "name": "Alice Co", "role": "owner"}],
+        scopes=list(SCOPES),
+    )
+    for scope in SCOPE_TABLE:
+        assert f"{html.escape(scope.consent)} <code>{scope.name}</code>" in page
+    assert CONSENT_TEXT["write_documents"] == "Upload, correct, archive and restore documents"

@@ -10,8 +10,9 @@ import pytest
 
 from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
-from resolvers import accounts, workspaces
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.resources import workspaces
+from resolvers.services import accounts
 from tests import probe_resource
 from tests.conftest import Tenant, asgi_client
 

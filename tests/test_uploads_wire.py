@@ -20,7 +20,7 @@ from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.clock import ManualClock
 from tests.conftest import Tenant, asgi_client, make_tenant, spawn_worker, worker_pool
 from tests.documents.conftest import call, result

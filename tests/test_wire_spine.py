@@ -6,8 +6,8 @@ import pymongo
 import pytest
 
 from persistence.store import Store
-from resolvers import accounts
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services import accounts
 from tests.conftest import asgi_client, make_tenant
 
 pytestmark = pytest.mark.wire

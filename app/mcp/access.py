@@ -17,12 +17,12 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
-from app.credentials import api_key_from_headers, org_id
-from app.request_context import services_of
-from resolvers.auth import authenticate, resolve_workspace
-from resolvers.context import MCP_AUDIENCE, Credentials, Principal
-from resolvers.errors import ORG_REQUIRED, CapabilityError, Unauthenticated
-from resolvers.oauth import resource_covers
+from app.http.credentials import api_key_from_headers, org_id
+from app.http.request_context import services_of
+from resolvers.framework.access_tokens import resource_covers
+from resolvers.framework.auth import authenticate, resolve_workspace
+from resolvers.framework.context import MCP_AUDIENCE, Credentials, Principal
+from resolvers.framework.errors import ORG_REQUIRED, CapabilityError, Unauthenticated
 
 # Where the gate leaves what it found, for the handlers of the same request.
 STATE_KEY = "mcp_caller"

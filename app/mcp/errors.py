@@ -6,7 +6,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from app.mcp.access import Caller, explain
-from resolvers.errors import CapabilityError, MissingScope, NotFound
+from resolvers.framework.errors import CapabilityError, MissingScope, NotFound
 
 # JSON-RPC error code of a call the token's scopes do not cover (implementation-defined range).
 INSUFFICIENT_SCOPE = -32003
@@ -18,7 +18,7 @@ def missing_scope(exc: MissingScope) -> MCPError:
         INSUFFICIENT_SCOPE,
         f"insufficient_scope: this token lacks the scope {', '.join(exc.scopes)}; "
         "authorize again asking for it",
-        {"error": "insufficient_scope", "scope": " ".join(exc.scopes)},
+        {"error": "insufficient_scope", "scope": " ".join(exc.scopes), "reason": exc.reason},
     )
 
 

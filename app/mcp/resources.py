@@ -22,13 +22,13 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from starlette.requests import HTTPConnection
 
+from app.http.request_context import services_of
 from app.mcp.access import Caller, only_workspace
 from app.mcp.errors import protocol_error
-from app.request_context import services_of
-from resolvers.errors import CapabilityError, PayloadTooLarge
-from resolvers.files import open_original
-from resolvers.invoke import authorize, invoke
-from resolvers.registry import Registry
+from resolvers.framework.errors import CapabilityError, PayloadTooLarge
+from resolvers.framework.invoke import authorize, invoke
+from resolvers.framework.registry import Registry
+from resolvers.resources.files import open_original
 
 SCHEME = "fincap://documents/"
 DOCUMENT = SCHEME + "{id}"

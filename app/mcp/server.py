@@ -29,7 +29,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app.json_body import MalformedJson, parse_json
+from app.http.json_body import MalformedJson, parse_json
+from app.http.request_context import replay, services_of
 from app.mcp import identity
 from app.mcp.access import (
     STATE_KEY,
@@ -46,11 +47,10 @@ from app.mcp.prompts import PROMPTS, get_prompt
 from app.mcp.resources import TEMPLATES, DocumentResources
 from app.mcp.tools import CONTEXT_TOOL, Catalog, Entry, tool_name
 from app.mcp.toolsets import BadSelection, Selection, selection_of
-from app.oauth import MCP_PATH, resource_metadata_url
-from app.request_context import replay, services_of
-from resolvers.errors import CapabilityError, MissingScope
-from resolvers.invoke import invoke
-from resolvers.registry import Registry
+from app.oauth.metadata import MCP_PATH, resource_metadata_url
+from resolvers.framework.errors import CapabilityError, MissingScope
+from resolvers.framework.invoke import invoke
+from resolvers.framework.registry import Registry
 from schema.approvals import APPROVAL_REQUIRED
 
 PROTECTED_METHODS = frozenset({"tools/call", "resources/list", "resources/read"})
@@ -103,9 +103,18 @@ def approval_result(value: dict[str, Any]) -> types.CallToolResult:
     return result
 
 
-def failed(message: str) -> types.CallToolResult:
+def failed(exc: CapabilityError, caller: Caller) -> types.CallToolResult:
+    """A capability's failure as a tool error: the message as text (saying how to fix the
+    call), and the REST envelope's error (status, message, ``reason``) as structured content
+    for clients that branch on it."""
+    message = explain(exc, caller)
+    status, reason = (exc.status, exc.reason) if exc.exposed else (500, CapabilityError.reason)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=message)], is_error=True
+        content=[types.TextContent(type="text", text=message)],
+        structured_content={
+            "error": {"errorCode": status, "errorMessage": message, "reason": reason}
+        },
+        is_error=True,
     )
 
 
@@ -159,7 +168,7 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
             try:
                 return result_of(await context_of(request, caller))
             except CapabilityError as exc:
-                return failed(explain(exc, caller))
+                return failed(exc, caller)
         workspace = await only_workspace(request, caller) if entry.spec.needs_workspace else None
         try:
             result = await invoke(
@@ -172,7 +181,7 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
         except MissingScope as exc:
             raise missing_scope(exc) from None
         except CapabilityError as exc:
-            return failed(explain(exc, caller))
+            return failed(exc, caller)
         value = result.model_dump(mode="json", exclude_unset=True)
         if value.get("status") == APPROVAL_REQUIRED:
             return approval_result(value)

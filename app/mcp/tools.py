@@ -27,7 +27,7 @@ from typing import Any
 import mcp_types as types
 
 from app.mcp.schemas import compact
-from resolvers.registry import CapabilitySpec, Registry
+from resolvers.framework.registry import CapabilitySpec, Registry
 
 CONTEXT_TOOL = "workspace_get_context"
 # A line break inside a paragraph (not a blank line between two).

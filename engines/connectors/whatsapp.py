@@ -17,9 +17,10 @@ from typing import Any, ClassVar
 
 import httpx
 
+from domain.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXT
 from engines.connectors.errors import ConnectorError
 
-MAX_MEDIA_BYTES = 10 * 1024 * 1024
+MAX_MEDIA_BYTES = MAX_UPLOAD_BYTES  # files.upload's limit
 MEDIA_TYPES = ("image", "document")
 
 
@@ -125,7 +126,8 @@ class WhatsAppGraph:
         size = info.get("file_size")
         if isinstance(size, int) and size > MAX_MEDIA_BYTES:
             raise ConnectorError(
-                f"media {media_id} is {size:,} bytes; the limit is 10 MB", retryable=False
+                f"media {media_id} is {size:,} bytes; the limit is {MAX_UPLOAD_TEXT}",
+                retryable=False,
             )
         try:
             async with self._client.stream("GET", url, headers=self._headers) as response:
@@ -140,7 +142,7 @@ class WhatsAppGraph:
                     total += len(chunk)
                     if total > MAX_MEDIA_BYTES:
                         raise ConnectorError(
-                            f"media {media_id} is larger than 10 MB", retryable=False
+                            f"media {media_id} is larger than {MAX_UPLOAD_TEXT}", retryable=False
                         )
                     chunks.append(chunk)
         except httpx.HTTPError as exc:

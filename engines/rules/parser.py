@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -247,19 +247,23 @@ def segments(pieces: list[Piece]) -> list[list[int]]:
     return [part for part in parts if part]
 
 
-def parse_pieces(pieces: list[Piece], budget_s: float = PARSE_BUDGET_S) -> Parsed:
+def parse_pieces(
+    pieces: list[Piece],
+    budget_s: float = PARSE_BUDGET_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> Parsed:
     """Parse each segment; a piece where the grammar cannot go on is set aside and the segment
     parsed again. Beyond ``MAX_SEGMENT_PIECES`` pieces a segment's rest, and every segment once
-    ``budget_s`` seconds have passed, are set aside unread."""
+    ``budget_s`` seconds have passed on ``clock``, are set aside unread."""
     parsed = Parsed()
-    deadline = time.monotonic() + budget_s
+    deadline = clock() + budget_s
     for part in segments(pieces):
         keep = part[:MAX_SEGMENT_PIECES]
         if len(part) > len(keep):
             parsed.dropped.extend(part[len(keep) :])
             parsed.cut_short = True
         while keep:
-            if time.monotonic() > deadline:
+            if clock() > deadline:
                 parsed.dropped.extend(keep)
                 parsed.cut_short = True
                 break

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from resolvers.context import Context
-from resolvers.registry import MANAGERS, ApprovalGate, capability
+from resolvers.framework.context import Context
+from resolvers.framework.registry import MANAGERS, ApprovalGate, capability
 from schema.base import Boolean, CapabilityInput, CapabilityOutput
 from schema.secrets import SecretText
 

@@ -9,16 +9,14 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
-from resolvers import approvals, documents, members
-from resolvers.auth import new_api_key_secret
-from resolvers.registry import Registry
+from resolvers.framework.auth import new_api_key_secret
+from resolvers.framework.registry import Registry
+from resolvers.resources import approvals, documents, members
 from schema.secrets import REDACTED
 from tests.approvals import secret_stand_in
 from tests.approvals.test_approvals import EDIT, category_of, message
-from tests.conftest import Tenant, member_of
+from tests.conftest import Tenant, app_on, member_of
 from tests.documents.conftest import KNOWN, call, result
 from tests.rules.test_notifications import _keyring
 
@@ -105,7 +103,7 @@ def vault_registry() -> Registry:
 
 @pytest.fixture
 async def vault_client(store: Store, vault_registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(), store=store, registry=vault_registry)
+    app = app_on(store, vault_registry)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http

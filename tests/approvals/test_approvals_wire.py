@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import asgi_client, make_tenant
 from tests.documents.conftest import KNOWN, call, result
 

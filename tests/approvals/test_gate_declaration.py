@@ -8,7 +8,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from resolvers.registry import ApprovalGate, Registry, capability
+from resolvers.framework.registry import ApprovalGate, Registry, capability
 from schema.approvals import with_approval
 from schema.base import CapabilityInput, CapabilityOutput
 from schema.integrations import SendResult

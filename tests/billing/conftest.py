@@ -12,16 +12,14 @@ import httpx
 import pytest
 from mongomock_motor import AsyncMongoMockClient
 
-from app.config import Settings
-from app.main import create_app
 from engines.billing.plans import default_catalog
 from persistence.store import Store
-from resolvers import subscriptions
-from resolvers.context import Services
-from resolvers.registry import Registry
-from resolvers.usage_meter import ApiCallMeter
+from resolvers.framework.registry import Registry
+from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services import subscriptions
+from resolvers.services.container import Services
 from tests.clock import ManualClock
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import Tenant, app_on, make_tenant
 
 START = datetime(2024, 1, 31, 9, 30, tzinfo=UTC)  # a 31st, in a leap year
 
@@ -92,7 +90,7 @@ class Billed:
 
 @pytest.fixture
 async def billed(store: Store, registry: Registry, clock: ManualClock) -> AsyncIterator[Billed]:
-    app = create_app(Settings(), store=store, registry=registry)
+    app = app_on(store, registry)
     services = dataclasses.replace(app.state.services, clock=clock, api_calls=ApiCallMeter(clock))
     app.state.services = services
     transport = httpx.ASGITransport(app=app)

@@ -10,8 +10,8 @@ import pytest
 
 from engines.billing.plans import default_catalog
 from persistence.store import Store
-from resolvers import subscriptions
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services import subscriptions
 from tests.conftest import asgi_client, make_tenant, worker_pool
 from tests.test_uploads_wire import b64, fixture
 

@@ -8,14 +8,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.config import Settings
+from app.services import build_services
 from app.workers import WorkerPool
 from engines.billing.plans import default_catalog
 from persistence.store import Store
-from resolvers import build_job_kinds, pipeline, subscriptions
-from resolvers.context import Services
-from resolvers.pipeline import process_document
-from resolvers.subscriptions import CLOSE_DELAY, CLOSE_JOB, SWEEP_EVERY, schedule_period_closes
-from resolvers.usage_meter import ApiCallMeter
+from resolvers import build_job_kinds
+from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services import pipeline, subscriptions
+from resolvers.services.pipeline import process_document
+from resolvers.services.subscriptions import (
+    CLOSE_DELAY,
+    CLOSE_JOB,
+    SWEEP_EVERY,
+    schedule_period_closes,
+)
 from tests.billing.conftest import Billed
 from tests.clock import ManualClock
 from tests.conftest import Tenant
@@ -26,7 +33,7 @@ FEB_END = datetime(2024, 2, 29, tzinfo=UTC)
 
 
 def pool(store: Store, clock: ManualClock) -> WorkerPool:
-    services = Services(store=store, clock=clock, api_calls=ApiCallMeter(clock))
+    services = build_services(Settings(), store, clock=clock, api_calls=ApiCallMeter(clock))
     return WorkerPool(services, build_job_kinds(), lease_s=60)
 
 
@@ -176,7 +183,7 @@ async def test_documents_are_counted_once_when_they_finish_processing(
     store: Store, clock: ManualClock, alice: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pipeline, "STEPS", (Skip(), Note()))
-    services = Services(store=store, clock=clock)
+    services = build_services(Settings(), store, clock=clock)
     kept = await received(store, alice, "doc_kept", "a receipt")
     skipped = await received(store, alice, "doc_skip", "skip this")
     await process_document(services, alice.org_id, "doc_kept", kept)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from persistence.store import Store
-from resolvers.usage_meter import ApiCallMeter, flushing
+from resolvers.framework.usage_meter import ApiCallMeter, flushing
 from tests.billing.conftest import Billed
 from tests.clock import ManualClock
 from tests.conftest import Tenant
@@ -41,14 +41,28 @@ async def test_counts_are_written_per_day_and_kept_when_a_write_fails(
     assert (await store.usage.totals("org_b", day, date.max))["apiCalls"] == 1
 
 
-async def test_flushing_writes_periodically_and_once_more_at_the_end(store: Store) -> None:
+async def test_flushing_writes_periodically_and_once_more_at_the_end(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Waits for the periodic write itself, never for an amount of time: the loop is seen
+    writing while the block runs, and the final flush writes what came after."""
     meter = ApiCallMeter()
+    writes: list[int] = []
+    wrote = asyncio.Event()
+    add_many = store.usage.add_many
+
+    async def observed(counts: Any) -> None:
+        await add_many(counts)
+        writes.append(sum(n for row in counts.values() for n in row.values()))
+        wrote.set()
+
+    monkeypatch.setattr(store.usage, "add_many", observed)
     async with flushing(meter, store.usage, 0.01):
         meter.count("org_a")
-        await asyncio.sleep(0.05)
-        assert meter.pending() == 0  # the loop wrote it
+        await asyncio.wait_for(wrote.wait(), timeout=60)  # a hang guard, not a time limit
+        assert meter.pending() == 0 and writes == [1]  # the loop wrote it
         meter.count("org_a")
-    assert meter.pending() == 0  # the final flush
+    assert meter.pending() == 0 and sum(writes) == 2  # the final flush
     assert (await store.usage.totals("org_a", date.min, date.max))["apiCalls"] == 2
 
 

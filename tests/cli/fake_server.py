@@ -6,20 +6,19 @@ receives, and answers each slug as the test tells it to (result or error status)
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from persistence.embedded import free_port
+from resolvers.framework.errors import reason_for_status
+from tests.live import app_in_thread
 
 GADGET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -57,7 +56,9 @@ class FakeServer:
 
     url: str = ""
     bodies: list[tuple[str, Any, dict[str, str]]] = field(default_factory=list)
-    answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    # slug → (status, result or error message[, error.reason]); the reason defaults to the
+    # status's, as the service names it.
+    answers: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def app(self) -> Starlette:
         async def capabilities(request: Request) -> JSONResponse:
@@ -67,10 +68,11 @@ class FakeServer:
             slug = request.path_params["slug"]
             body = await request.json()
             self.bodies.append((slug, body, dict(request.headers)))
-            status, answer = self.answers.get(slug, (200, {"echo": body}))
+            status, answer, *named = self.answers.get(slug, (200, {"echo": body}))
             if status == 200:
                 return JSONResponse({"success": True, "code": 200, "data": {"result": answer}})
-            error = {"errorCode": status, "errorMessage": answer}
+            reason = named[0] if named else reason_for_status(status)
+            error = {"errorCode": status, "errorMessage": answer, "reason": reason}
             return JSONResponse(
                 {"success": False, "code": status, "error": error}, status_code=status
             )
@@ -86,19 +88,10 @@ class FakeServer:
 @contextmanager
 def running_fake() -> Iterator[FakeServer]:
     fake = FakeServer()
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(fake.app(), host="127.0.0.1", port=port, log_level="error")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "fake server did not start"
-        time.sleep(0.01)
-    fake.url = f"http://127.0.0.1:{port}"
-    try:
+
+    async def setup(port: int) -> tuple[ASGIApp, None]:
+        return fake.app(), None
+
+    with app_in_thread(setup, ready_path=None, log_level="error") as served:
+        fake.url = served.base
         yield fake
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)

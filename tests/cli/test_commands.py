@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from app import cli_commands
+from app.cli import commands as cli_commands
 from app.cli import main
 from tests.cli.fake_server import FakeServer, running_fake
 
@@ -146,7 +146,27 @@ def test_raw_prints_the_error_envelope_too(fake: FakeServer) -> None:
     assert json.loads(result.stdout)["error"] == {
         "errorCode": 404,
         "errorMessage": "Document not found",
+        "reason": "not_found",
     }
+
+
+def test_the_workspace_hint_follows_the_reason_not_the_message(fake: FakeServer) -> None:
+    """The CLI branches on ``error.reason``: the hint comes with ``workspace_required``
+    whatever the message says, and not with the same message under another reason."""
+    hint = "(choose one: --org org_…, FINCAP_ORG_ID, or `fincap workspace use org_…`)"
+    cases = {
+        "workspace_required": ("Choose a workspace first", True),
+        "invalid_request": ("Organization context required", False),
+    }
+    for reason, (message, hinted) in cases.items():
+        fake.answers["gadgets.frobnicate"] = (400, message, reason)
+        try:
+            result = run(fake, "gadgets", "frobnicate", "--name", "x")
+        finally:
+            fake.answers.clear()
+        assert result.exit_code == 2
+        assert (hint in result.stderr) is hinted, reason
+        assert result.stderr.startswith(f"error: {message}")
 
 
 def test_unreachable_server_exits_5(fake: FakeServer) -> None:

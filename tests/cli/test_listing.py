@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.cli_commands import COMMON_OPTIONS, LISTING_FILE, kebab, params_of, shipped_listing
-from app.rest import discovery_item
+from app.cli.commands import COMMON_OPTIONS, LISTING_FILE, kebab, params_of, shipped_listing
+from app.rest.capabilities import discovery_item
 from resolvers import build_registry
 
 UPDATE_ENV = "FINCAP_UPDATE_CLI_SNAPSHOT"
@@ -25,7 +25,7 @@ def registry_listing_text() -> str:
 def test_shipped_listing_is_the_registry_discovery() -> None:
     """Regenerate with FINCAP_UPDATE_CLI_SNAPSHOT=1 after a capability changes."""
     text = registry_listing_text()
-    target = resources.files("app").joinpath(LISTING_FILE)
+    target = resources.files("app.cli").joinpath(LISTING_FILE)
     if os.environ.get(UPDATE_ENV):
         with resources.as_file(target) as path:
             path.write_text(text, encoding="utf-8")

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from persistence.document_edits import EditEntry
 from persistence.documents import Documents
+from persistence.documents.edits import EditEntry
 from persistence.store import Store
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
@@ -59,7 +59,7 @@ async def test_a_failed_document_write_takes_its_history_back(
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the write failed")
 
-    monkeypatch.setattr(store.documents._col, "update_one", broken)
+    monkeypatch.setattr(store.documents._docs, "update_one", broken)
     with pytest.raises(RuntimeError):
         await store.documents.update_fields(
             alice.org_id, record, {"merchant": "X"}, [entry("merchant", "X", now)]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from domain.where import WhereClause
 from engines.demo import demo_documents
-from persistence.document_query import DocumentQuery, Keyset
+from persistence.documents.query import DocumentQuery, Keyset
 from persistence.store import Store
-from schema.where import WhereClause
 
 pytestmark = pytest.mark.wire
 

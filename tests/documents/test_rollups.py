@@ -20,14 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mongomock_motor import AsyncMongoMockClient
 
-from persistence.document_fields import COUNT_FIELDS
-from persistence.document_query import DocumentQuery
-from persistence.document_rollups import SHAPES
+from domain.where import WhereClause
 from persistence.documents import FieldUpdate, Totals
+from persistence.documents.fields import COUNT_FIELDS
+from persistence.documents.query import DocumentQuery
+from persistence.documents.rollups import SHAPES
 from persistence.store import Store
-from resolvers import accounts
-from schema.where import WhereClause
+from resolvers.services import accounts
 from tests.conftest import Tenant
+from tests.hypothesis_profiles import examples
 
 WS = "org_rollups"
 MERCHANTS = ["Shell", "shell", "REWE", None]
@@ -204,7 +205,7 @@ async def rows(store: Store) -> list[dict[str, Any]]:
 
 
 @settings(
-    max_examples=100,
+    max_examples=examples(100),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -332,7 +333,7 @@ async def test_a_write_that_loses_a_race_moves_the_rows_from_what_it_replaced(
         WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
     )
     documents = store.documents
-    col = documents._col
+    col = documents._docs
     read = col.find_one
     reads = 0
 

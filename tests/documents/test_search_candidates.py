@@ -18,14 +18,14 @@ import httpx
 import numpy as np
 import pytest
 
-from persistence import documents as documents_module
-from persistence.document_query import DocumentQuery
+from domain.where import WhereClause
 from persistence.documents import FieldUpdate
+from persistence.documents import collection as documents_clock
+from persistence.documents.query import DocumentQuery
 from persistence.store import Store
-from resolvers import search_indexes
-from resolvers.registry import Registry
-from resolvers.search_indexes import SearchIndexes, candidates
-from schema.where import WhereClause
+from resolvers.framework.registry import Registry
+from resolvers.services import search_indexes
+from resolvers.services.search_indexes import SearchIndexes, candidates
 from tests.clock import ManualClock
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
@@ -137,7 +137,7 @@ async def test_index_candidates_equal_the_stores_over_random_writes(
     store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     clock = ManualClock()
-    monkeypatch.setattr(documents_module, "utcnow", clock)
+    monkeypatch.setattr(documents_clock, "utcnow", clock)
     monkeypatch.setattr(search_indexes, "utcnow", clock)
     rng = random.Random(seed)
     writes = Writes(store, alice.org_id, rng)
@@ -159,7 +159,7 @@ async def test_a_write_that_does_not_stamp_indexed_at_is_missed(
 ) -> None:
     """The property above can fail: archiving behind the repository's back goes unseen."""
     clock = ManualClock()
-    monkeypatch.setattr(documents_module, "utcnow", clock)
+    monkeypatch.setattr(documents_clock, "utcnow", clock)
     monkeypatch.setattr(search_indexes, "utcnow", clock)
     await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2")])
     indexes = SearchIndexes()

@@ -15,6 +15,7 @@ from engines.ranking.search_index import (
     fusion_depth,
     top,
 )
+from tests.hypothesis_profiles import examples
 
 WORDS = ["shell", "fuel", "diesel", "starbucks", "latte", "coffee", "rewe", "milk", "bread"]
 texts = st.fixed_dictionaries(
@@ -34,7 +35,7 @@ def build(docs: list[dict[str, str | None]]) -> tuple[SearchIndex, np.ndarray]:
     return index, index.rows_of([f"d{i}" for i in range(len(docs))])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(texts, min_size=1, max_size=25), st.lists(st.sampled_from(WORDS), min_size=1))
 def test_exact_words_score_as_the_reference_bm25(docs: list, words: list[str]) -> None:
     query = " ".join(words)
@@ -90,7 +91,7 @@ scores_of = st.integers(min_value=1, max_value=400).flatmap(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(scores_of, st.integers(min_value=1, max_value=60), st.sampled_from(["both", "words"]))
 def test_fusing_the_heads_gives_what_fusing_every_candidate_gives(
     lists: tuple[list[float], list[float], list[bool]], k: int, signals: str

@@ -15,18 +15,19 @@ import httpx
 import numpy as np
 import pytest
 
+from app.config import Settings
+from app.services import build_services
+from domain.where import WhereClause
 from engines.ranking import embeddings
-from persistence.document_query import DocumentQuery
 from persistence.documents import vector_index_definition, vector_search_pipeline
+from persistence.documents.query import DocumentQuery
 from persistence.store import Store
-from resolvers import pipeline
-from resolvers.context import Services
-from resolvers.pipeline import process_document
-from resolvers.pipeline_contract import Intake, StepContext
-from resolvers.pipeline_steps import Embed, SaveFields
-from resolvers.registry import Registry
-from resolvers.search_indexes import model_vectorizer, reindex
-from schema.where import WhereClause
+from resolvers.framework.registry import Registry
+from resolvers.services import pipeline
+from resolvers.services.pipeline import process_document
+from resolvers.services.pipeline_contract import Intake, StepContext
+from resolvers.services.pipeline_steps import Embed, SaveFields
+from resolvers.services.search_indexes import model_vectorizer, reindex
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
 from tests.test_pipeline import received
@@ -326,7 +327,7 @@ async def test_the_pipeline_embeds_before_saving(
     activity = await received(store, alice, "doc_new", "queued")
     queued = await store.db["documents"].find_one({"_id": "doc_new"})
     assert queued is not None
-    await process_document(Services(store=store), alice.org_id, "doc_new", activity)
+    await process_document(build_services(Settings(), store), alice.org_id, "doc_new", activity)
     raw = await store.db["documents"].find_one({"_id": "doc_new"})
     assert raw is not None and raw["embeddingModel"] == "use-multilingual-3-q8"
     assert bytes(raw["embedding"]) != bytes(queued["embedding"])  # the Shell stand-in's

@@ -16,13 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from persistence.document_fields import COUNT_FIELDS, SEARCH_FIELDS
-from persistence.document_query import match_stages
-from persistence.document_records import to_record
+from domain.where import WhereClause
+from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
+from persistence.documents.query import match_stages
+from persistence.documents.records import to_record
 from persistence.embedded import EmbeddedServer
 from persistence.where import WhereError, compile_where
-from schema.where import WhereClause
 from tests.documents.where_oracle import matches
+from tests.hypothesis_profiles import examples
 
 
 def compile_(clause: dict[str, Any], fields: dict[str, Any] = SEARCH_FIELDS) -> dict[str, Any]:
@@ -317,7 +318,9 @@ def check_store(
         assert found == expected, (clause, compiled)
 
 
-PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @PROPERTY

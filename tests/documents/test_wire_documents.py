@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import asgi_client, make_tenant
 from tests.documents.conftest import KNOWN, call, doc, result
 

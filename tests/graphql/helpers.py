@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,18 +9,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import uvicorn
 from mongomock_motor import AsyncMongoMockClient
+from starlette.types import ASGIApp
 
 from app.config import Settings
-from app.main import create_app
-from persistence.embedded import free_port
 from persistence.store import Store
-from resolvers import accounts, workspaces
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.resources import workspaces
+from resolvers.services import accounts
 from tests import probe_resource
+from tests.conftest import app_on
 from tests.graphql import sample_resource
-from tests.live import wait_until_healthy
+from tests.live import app_in_thread
 
 GRAPHQL = "/v1/graphql"
 
@@ -62,30 +60,13 @@ class LiveServer:
 @contextmanager
 def live_server() -> Iterator[LiveServer]:
     """Serve the app (in-memory store) from a thread for tools outside Python (node, chromium)."""
-    port = free_port()
-    ready = threading.Event()
-    tenant: dict[str, str] = {}
-    server: uvicorn.Server | None = None
 
-    async def serve() -> None:
-        nonlocal server
+    async def setup(port: int) -> tuple[ASGIApp, dict[str, str]]:
         store = Store(AsyncMongoMockClient(tz_aware=True)[f"fincap_{uuid.uuid4().hex[:8]}"])
         await store.ensure_indexes()
-        tenant.update(await accounts.bootstrap(store, "live@example.com", "Live Co"))
-        app = create_app(Settings(port=port), store=store, registry=test_registry())
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-        server = uvicorn.Server(config)
-        ready.set()
-        await server.serve()
+        tenant = await accounts.bootstrap(store, "live@example.com", "Live Co")
+        return app_on(store, test_registry(), Settings(port=port)), tenant
 
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10), "server thread did not start"
-    base = f"http://127.0.0.1:{port}"
-    wait_until_healthy(base, timeout=10)
-    try:
-        yield LiveServer(f"{base}{GRAPHQL}", tenant["apiKey"], tenant["orgId"])
-    finally:
-        assert server is not None
-        server.should_exit = True
-        thread.join(10)
+    with app_in_thread(setup) as served:
+        tenant = served.setup
+        yield LiveServer(f"{served.base}{GRAPHQL}", tenant["apiKey"], tenant["orgId"])

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from resolvers.context import Context
-from resolvers.registry import capability
+from resolvers.framework.context import Context
+from resolvers.framework.registry import capability
 from schema.base import CapabilityInput, CapabilityOutput
 
 SampleStatus = Literal["paid", "not-paid", "1st-reminder"]

@@ -3,45 +3,25 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from tests.graphql.helpers import live_server
+from tests.graphql.helpers import LiveServer
+from tests.node_tools import node_running
 
 HERE = Path(__file__).parent
-NODE, NPM = shutil.which("node"), shutil.which("npm")
-
-pytestmark = pytest.mark.skipif(
-    NODE is None or NPM is None, reason="node and npm are needed for graphql-http's audit"
-)
+AUDIT = HERE / "node_modules" / "graphql-http" / "package.json"
 
 
-def install_audit_tools() -> None:
-    """Install the pinned graphql-http into tests/graphql/node_modules (once; gitignored)."""
-    if (HERE / "node_modules" / "graphql-http" / "package.json").is_file():
-        return
-    command = "ci" if (HERE / "package-lock.json").is_file() else "install"
-    subprocess.run(
-        [str(NPM), command, "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=HERE,
-        check=True,
+def test_graphql_over_http_audit_passes(graphql_live: LiveServer) -> None:
+    node = node_running(AUDIT)
+    server = graphql_live
+    completed = subprocess.run(
+        [node, str(HERE / "audit.mjs"), server.url],
         capture_output=True,
-        timeout=300,
+        text=True,
+        timeout=120,
     )
-
-
-def test_graphql_over_http_audit_passes() -> None:
-    install_audit_tools()
-    with live_server() as server:
-        completed = subprocess.run(
-            [str(NODE), str(HERE / "audit.mjs"), server.url],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
     results = json.loads(completed.stdout)["results"]
     failed = [r for r in results if r["status"] == "error"]
     assert failed == [], failed  # every MUST

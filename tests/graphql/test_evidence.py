@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, result
 from tests.documents.conftest import seeded as seeded  # a fixture

@@ -8,8 +8,9 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from resolvers import accounts
-from tests.conftest import Tenant
+from resolvers.framework.errors import CapabilityError
+from resolvers.services import accounts
+from tests.conftest import Tenant, app_on
 from tests.graphql.helpers import GRAPHQL, gql
 
 AUTH_REQUIRED = "API key authentication required"
@@ -92,7 +93,11 @@ async def test_validation_errors_name_the_field_path(
     body = await gql(api, ECHO, {"input": arguments}, alice.headers())
     error = only_error(body)
     assert error["message"] == f"Invalid request: {expected}"  # the REST face's exact text
-    assert error["extensions"] == {"code": "BAD_REQUEST", "status": 400}
+    assert error["extensions"] == {
+        "code": "BAD_REQUEST",
+        "status": 400,
+        "reason": "invalid_request",
+    }
     assert error["path"] == ["probeEcho"]
 
 
@@ -191,7 +196,11 @@ async def test_missing_or_bad_key_is_unauthenticated(
     }  # a field error: execution ran, the field failed
     error = only_error(body)
     assert error["message"] == AUTH_REQUIRED
-    assert error["extensions"] == {"code": "UNAUTHENTICATED", "status": 401}
+    assert error["extensions"] == {
+        "code": "UNAUTHENTICATED",
+        "status": 401,
+        "reason": "unauthenticated",
+    }
 
 
 async def test_revoked_key(api: httpx.AsyncClient, store: Store, alice: Tenant) -> None:
@@ -200,19 +209,27 @@ async def test_revoked_key(api: httpx.AsyncClient, store: Store, alice: Tenant) 
     assert "errors" not in await gql(api, WORKSPACES, headers=headers)
     assert await store.api_keys.revoke(alice.user_id, created["keyId"])
     error = only_error(await gql(api, WORKSPACES, headers=headers))
-    assert error["extensions"] == {"code": "UNAUTHENTICATED", "status": 401}
+    assert error["extensions"] == {
+        "code": "UNAUTHENTICATED",
+        "status": 401,
+        "reason": "unauthenticated",
+    }
 
 
 async def test_missing_org_is_bad_request(api: httpx.AsyncClient, alice: Tenant) -> None:
     error = only_error(await gql(api, ECHO, {"input": {}}, alice.headers(None)))
     assert error["message"] == "Organization context required"
-    assert error["extensions"] == {"code": "BAD_REQUEST", "status": 400}
+    assert error["extensions"] == {
+        "code": "BAD_REQUEST",
+        "status": 400,
+        "reason": "workspace_required",
+    }
 
 
 async def test_foreign_org_is_forbidden(api: httpx.AsyncClient, alice: Tenant, bob: Tenant) -> None:
     body = await gql(api, ECHO, {"input": {}}, alice.headers(bob.org_id))
     error = only_error(body)
-    assert error["extensions"] == {"code": "FORBIDDEN", "status": 403}
+    assert error["extensions"] == {"code": "FORBIDDEN", "status": 403, "reason": "not_a_member"}
     assert bob.org_id not in str(body) and "Bob" not in str(body)
 
 
@@ -227,7 +244,11 @@ async def test_restricted_key_in_other_workspace(
     }
     error = only_error(await gql(api, ECHO, {"input": {}}, headers))
     assert error["message"] == "This API key is restricted to a different workspace"
-    assert error["extensions"] == {"code": "FORBIDDEN", "status": 403}
+    assert error["extensions"] == {
+        "code": "FORBIDDEN",
+        "status": 403,
+        "reason": "workspace_restricted",
+    }
 
 
 async def test_one_failing_field_leaves_the_others(api: httpx.AsyncClient, alice: Tenant) -> None:
@@ -248,7 +269,11 @@ async def test_unexpected_error_reveals_nothing(api: httpx.AsyncClient, alice: T
     assert response.status_code == 200
     error = only_error(response.json())
     assert error["message"] == "Internal server error"
-    assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR", "status": 500}
+    assert error["extensions"] == {
+        "code": "INTERNAL_SERVER_ERROR",
+        "status": 500,
+        "reason": CapabilityError.reason,
+    }
     assert "secret-host" not in response.text and "RuntimeError" not in response.text
 
 
@@ -325,15 +350,18 @@ async def test_malformed_requests_are_400_with_json_errors(
     assert response.status_code == 400
     [error] = response.json()["errors"]
     assert fragment in error["message"]
-    assert error["extensions"] == {"code": "BAD_REQUEST", "status": 400}
+    assert error["extensions"] == {
+        "code": "BAD_REQUEST",
+        "status": 400,
+        "reason": "invalid_request",
+    }
 
 
 async def test_body_limit(store: Store) -> None:
     from app.config import Settings
-    from app.main import create_app
     from tests.graphql.helpers import test_registry
 
-    app = create_app(Settings(max_body_bytes=100), store=store, registry=test_registry())
+    app = app_on(store, test_registry(), Settings(max_body_bytes=100))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as client:
         small = await client.post(GRAPHQL, json={"query": "{ __typename }"})

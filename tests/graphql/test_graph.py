@@ -10,13 +10,15 @@ import httpx
 import pytest
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.graphql_graph import GraphSession, document_graph
+from app.config import Settings
+from app.graphql.builder import build_schema
+from app.graphql.graph import GraphSession, document_graph
+from app.services import build_services
 from persistence.errors import QueryTimeout
 from persistence.store import Store
-from resolvers.context import Credentials, Services
-from resolvers.invoke import invoke
-from resolvers.registry import Registry
-from schema.graphql import build_schema
+from resolvers.framework.context import Credentials
+from resolvers.framework.invoke import invoke
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import doc
 from tests.documents.conftest import seeded as seeded  # a fixture
@@ -176,7 +178,11 @@ async def test_workspace_documents_validate_like_rest(
     body = await gql(service, query, headers=seeded.headers())
     [error] = body["errors"]
     assert error["message"] == "Invalid request: limit: Input should be greater than or equal to 1"
-    assert error["extensions"] == {"code": "BAD_REQUEST", "status": 400}
+    assert error["extensions"] == {
+        "code": "BAD_REQUEST",
+        "status": 400,
+        "reason": "invalid_request",
+    }
     assert error["path"] == ["workspace", "documents"]
     assert body["data"]["workspace"] == {"id": seeded.org_id, "documents": None}
 
@@ -258,7 +264,7 @@ async def test_fast_path_matches_graphql_core(
     }
     """
     credentials = Credentials(api_key=seeded.api_key, org_id=seeded.org_id)
-    services = Services(store=store)
+    services = build_services(Settings(), store)
 
     async def execute(spec: Any, arguments: dict[str, Any], info: Any) -> Any:
         return await invoke(registry, spec.slug, arguments, credentials, services)

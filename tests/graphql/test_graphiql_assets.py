@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from strawberry.http.ides import get_graphql_ide_html
 
-from app.graphql import ASSET_TAG, ASSETS_DIR, local_assets
+from app.graphql.face import ASSET_TAG, ASSETS_DIR, local_assets
 from tests.graphql.helpers import GRAPHQL
 
 
@@ -13,7 +13,7 @@ def test_every_asset_of_the_page_is_vendored_with_its_pinned_hash() -> None:
     pinned = {match["path"] for match in ASSET_TAG.finditer(get_graphql_ide_html("graphiql"))}
     assert len(pinned) == 7  # react, react-dom, js-cookie, graphiql js+css, explorer js+css
     # local_assets keeps only files whose sha384 equals the page's integrity attribute; after a
-    # strawberry upgrade this fails until app/static/graphiql is re-vendored (see its README).
+    # strawberry upgrade this fails until app/graphql/graphiql is re-vendored (see its README).
     assert set(local_assets()) == pinned
 
 

@@ -16,7 +16,7 @@ from pymongo import monitoring
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import asgi_client, make_tenant
 from tests.documents.conftest import doc
 from tests.graphql.helpers import gql

@@ -10,9 +10,9 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
+from app.graphql.builder import GraphQLNameClash, GraphQLSchemaBuildError, build_schema
 from resolvers import build_registry
-from resolvers.registry import CapabilitySpec, Effect
-from schema.graphql import GraphQLNameClash, GraphQLSchemaBuildError, build_schema
+from resolvers.framework.registry import CapabilitySpec, Effect
 from tests.graphql.helpers import test_registry
 
 SNAPSHOT = Path(__file__).with_name("schema.graphql")
@@ -53,7 +53,7 @@ SERVICE_SNAPSHOT = Path(__file__).with_name("service.graphql")
 
 def test_service_sdl_snapshot() -> None:
     """The service's whole GraphQL contract (capabilities and graph): a change shows in review."""
-    from app.graphql import service_schema
+    from app.graphql.face import service_schema
 
     sdl = service_schema(build_registry()).as_str() + "\n"
     if os.environ.get(UPDATE_ENV):
@@ -151,3 +151,44 @@ async def test_recursive_models_become_recursive_types() -> None:
 def test_a_registry_without_reads_fails() -> None:
     with pytest.raises(GraphQLSchemaBuildError, match="at least one Query field"):
         build_schema([spec("a.one", Clash, Out, effect="write")], never)
+
+
+def test_no_schema_name_leaks_python_spelling() -> None:
+    """Types, fields, arguments, input fields and enum values use the REST words: ``and``, ``in``,
+    never a keyword-dodging ``and_`` / ``in_`` a GraphQL author would have to learn."""
+    from graphql import (
+        GraphQLEnumType,
+        GraphQLInputObjectType,
+        GraphQLInterfaceType,
+        GraphQLObjectType,
+    )
+
+    from app.graphql.face import service_schema
+
+    schema = service_schema(build_registry())._schema
+    names: list[str] = []
+    for type_name, graphql_type in schema.type_map.items():
+        if type_name.startswith("__"):
+            continue
+        names.append(type_name)
+        if isinstance(graphql_type, GraphQLEnumType):
+            names += [f"{type_name}.{value}" for value in graphql_type.values]
+        if isinstance(graphql_type, (GraphQLObjectType, GraphQLInterfaceType)):
+            for field_name, field in graphql_type.fields.items():
+                names.append(f"{type_name}.{field_name}")
+                names += [f"{type_name}.{field_name}({arg})" for arg in field.args]
+        if isinstance(graphql_type, GraphQLInputObjectType):
+            names += [f"{type_name}.{field_name}" for field_name in graphql_type.fields]
+    assert len(names) > 500  # the walk saw the whole schema
+    leaked = [name for name in names if name.rstrip(")").endswith("_")]
+    assert leaked == []
+    logic = schema.type_map["WhereClauseLogic"]
+    assert isinstance(logic, GraphQLEnumType) and set(logic.values) == {"and", "or"}
+
+
+def test_a_value_graphql_cannot_spell_is_refused_at_build() -> None:
+    class Odd(BaseModel):
+        flag: Literal["null", "set"]
+
+    with pytest.raises(GraphQLSchemaBuildError, match="no GraphQL enum spelling"):
+        build_schema([spec("a.one", Odd, Out)], never)

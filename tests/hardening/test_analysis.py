@@ -16,19 +16,18 @@ import psutil
 import pytest
 
 from app.config import Settings
-from app.main import create_app
 from app.processing import make_executor
+from app.services import build_services
 from app.workers import WorkerPool
 from engines.analysis import Analysis, analyze
 from engines.currency import default_rate_book
 from engines.extraction.budget import MAX_RENDER_PIXELS, render_scale
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.context import Services
-from resolvers.pipeline import receive
-from resolvers.processing import Analyzer, PermanentFailure
-from resolvers.registry import Registry
-from tests.conftest import Tenant, make_tenant
+from resolvers.framework.registry import Registry
+from resolvers.services.pipeline import receive
+from resolvers.services.processing import Analyzer, PermanentFailure
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call, result
 from tests.hardening.bombs import blank_pdf, png_bomb
 
@@ -181,8 +180,7 @@ async def test_readiness_is_503_when_no_analysis_pool_can_be_made(
 
     before = existing()
     analyzer = analyzers(new_executor=first_pool_only)
-    app = create_app(Settings(), store=store, registry=registry)
-    app.state.services = Services(store=store, analyzer=analyzer)
+    app = app_on(store, registry, analyzer=analyzer)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         assert (await http.get("/readyz")).status_code == 200  # starts the analysis process
@@ -205,8 +203,7 @@ async def wire_http(
     wire_store: Store, registry: Registry, analyzers: Callable[..., Analyzer]
 ) -> AsyncIterator[tuple[httpx.AsyncClient, Tenant, Analyzer]]:
     analyzer = analyzers()
-    app = create_app(Settings(), store=wire_store, registry=registry)
-    app.state.services = Services(store=wire_store, analyzer=analyzer)
+    app = app_on(wire_store, registry, analyzer=analyzer)
     tenant = await make_tenant(wire_store, "alice@example.com", "Alice Co")
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
@@ -218,7 +215,7 @@ async def test_bombs_are_permanent_failures_and_inspect_says_422(
     wire_http: tuple[httpx.AsyncClient, Tenant, Analyzer], wire_store: Store
 ) -> None:
     http, alice, analyzer = wire_http
-    services = Services(store=wire_store, rates=default_rate_book(), analyzer=analyzer)
+    services = build_services(Settings(), wire_store, rates=default_rate_book(), analyzer=analyzer)
     body = {
         "fileName": "damaged.png",
         "base64Data": base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64).decode(),

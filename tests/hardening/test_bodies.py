@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.main import create_app
+from app.graphql.builder import Limits
 from persistence.store import Store
-from resolvers.registry import Registry
-from schema.graphql import Limits
+from resolvers.framework.registry import Registry
+from tests.conftest import app_on
 
 LIMIT = 256 * 1024
 CHUNK = 16 * 1024
@@ -21,7 +21,7 @@ GRAPHQL = "/v1/graphql"
 
 @pytest.fixture
 async def small_limit(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(max_body_bytes=LIMIT), store=store, registry=registry)
+    app = app_on(store, registry, Settings(max_body_bytes=LIMIT))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http
@@ -56,11 +56,13 @@ async def test_a_chunked_body_is_cut_off_at_the_limit(
         assert response.json()["errors"][0]["extensions"] == {
             "code": "PAYLOAD_TOO_LARGE",
             "status": 413,
+            "reason": "payload_too_large",
         }
     else:
         assert response.json()["error"] == {
             "errorCode": 413,
             "errorMessage": f"Request body exceeds {LIMIT} bytes",
+            "reason": "payload_too_large",
         }
 
 
@@ -113,7 +115,11 @@ async def test_deeply_nested_json_is_a_graphql_shaped_400(
     assert "success" not in body and "data" not in body  # not the REST envelope
     [error] = body["errors"]
     assert "nest more than 64 levels" in error["message"]
-    assert error["extensions"] == {"code": "BAD_REQUEST", "status": 400}
+    assert error["extensions"] == {
+        "code": "BAD_REQUEST",
+        "status": 400,
+        "reason": "invalid_request",
+    }
     # The same through GET's variables parameter.
     got = await client.get(GRAPHQL, params={"query": "{ __typename }", "variables": "[" * 10_000})
     assert got.status_code == 400 and "nest more than 64" in got.json()["errors"][0]["message"]

@@ -23,9 +23,9 @@ from engines.keyring import Keyring
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.context import Services
-from resolvers.pipeline import Original, receive_item
-from resolvers.recovery import recover_at_start_up
+from resolvers.services.container import Services
+from resolvers.services.pipeline import Original, receive_item
+from resolvers.services.recovery import recover_at_start_up
 from tests.conftest import make_tenant, spawn_worker, worker_pool
 from tests.sources.conftest import fixture
 

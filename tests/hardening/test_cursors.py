@@ -11,11 +11,10 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.main import create_app
 from engines.keyring import Keyring
 from persistence.store import Store
-from resolvers.registry import Registry
-from tests.conftest import Tenant
+from resolvers.framework.registry import Registry
+from tests.conftest import Tenant, app_on
 from tests.documents.conftest import call, result
 
 SECRET = base64.b64encode(b"s" * 32).decode()
@@ -24,7 +23,7 @@ OPERATORS = [{"$foo": 1}, {"$where": "sleep(1000)"}, {"$expr": {"$eq": [1, 1]}},
 
 @pytest.fixture
 async def keyed_client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(secret_key=SECRET), store=store, registry=registry)
+    app = app_on(store, registry, Settings(secret_key=SECRET))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http
@@ -87,7 +86,7 @@ async def test_signed_cursors_page_and_survive_a_restart(
     other's cursors; an instance with another secret refuses them."""
 
     def client_with(secret: str | None) -> httpx.AsyncClient:
-        app = create_app(Settings(secret_key=secret), store=store, registry=registry)
+        app = app_on(store, registry, Settings(secret_key=secret))
         return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
 
     async with (

@@ -11,14 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.main import create_app
 from engines.analysis import Analysis, analyze
 from persistence.store import Store
-from resolvers.context import Services
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
-from tests.conftest import Tenant, make_tenant
+from resolvers.framework.registry import Registry
+from resolvers.services.processing import Analyzer
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call
 
 PDF = (Path(__file__).parents[1] / "fixtures" / "extraction" / "text-layer.pdf").read_bytes()
@@ -54,8 +51,7 @@ async def inspecting(
             tenant.org_id,
             [{"_id": document_id, "file": file_ref, "processingStatus": "processed"}],
         )
-    app = create_app(Settings(), store=store, registry=registry)
-    app.state.services = Services(store=store, analyzer=Analyzer(function=held_analysis))
+    app = app_on(store, registry, analyzer=Analyzer(function=held_analysis))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http, alice, bob
@@ -134,6 +130,11 @@ async def test_a_concurrent_graphql_inspect_is_a_too_many_requests_error(
         headers=alice.headers(),
     )
     [error] = response.json()["errors"]
-    assert error["extensions"] == {"code": "TOO_MANY_REQUESTS", "status": 429, "retryAfter": 1}
+    assert error["extensions"] == {
+        "code": "TOO_MANY_REQUESTS",
+        "status": 429,
+        "reason": "too_many_requests",
+        "retryAfter": 1,
+    }
     release.set()
     assert (await first).status_code == 200

@@ -24,24 +24,23 @@ from hypothesis import strategies as st
 from mongomock_motor import AsyncMongoMockClient
 from schemathesis import GenerationMode, openapi
 
-from app.config import Settings
-from app.main import create_app
-from app.openapi import build_openapi
+from app.rest.openapi import build_openapi
 from persistence.client import connect
-from persistence.document_fields import COUNT_FIELDS, SEARCH_FIELDS
+from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry
-from resolvers.registry import CapabilitySpec
-from tests.conftest import Tenant, make_tenant
+from resolvers.framework.registry import CapabilitySpec
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import KNOWN
+from tests.hypothesis_profiles import examples
 
 REGISTRY = build_registry()
 WHERE_FIELDS = {"documents.search": SEARCH_FIELDS, "documents.count": COUNT_FIELDS}
 OPENAPI = openapi.from_dict(build_openapi(REGISTRY, "http://fincap.test"))
 KNOWN_IDS = [document["_id"] for document in KNOWN]
-EXAMPLES = 40
-WIRE_EXAMPLES = 30
+EXAMPLES = examples(40)
+WIRE_EXAMPLES = examples(30)
 
 json_values = st.recursive(
     st.none()
@@ -169,7 +168,7 @@ class Harness:
             make_tenant(self.store, f"fuzz-{uuid.uuid4().hex[:6]}@example.com", "Fuzz Co")
         )
         self.runner.run(self.store.documents.insert_many(self.tenant.org_id, KNOWN))
-        app = create_app(Settings(), store=self.store, registry=REGISTRY)
+        app = app_on(self.store, REGISTRY)
         self.http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"
         )

@@ -2,35 +2,38 @@
 server on the embedded store (so files.upload reaches GridFS).
 
 What the schema cannot say is documented, per operation, in ``schemathesis.toml`` beside this
-file (and in the README): the only deviations allowed from the checks' expectations.
+file: the only deviations allowed from the checks' expectations.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-import uvicorn
+from starlette.types import ASGIApp
 
 from app.config import Settings
-from app.main import create_app
 from persistence.client import connect
-from persistence.embedded import EmbeddedServer, free_port
+from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import accounts, build_registry
-from resolvers.throttle import ExpensiveCallGate
-from tests.live import wait_until_healthy
+from resolvers import build_registry
+from resolvers.framework.throttle import ExpensiveCallGate
+from resolvers.services import accounts
+from tests.conftest import app_on
+from tests.live import app_in_thread
 
-pytestmark = pytest.mark.wire
+# The second fuzzer over the same schemas: tests/hardening/test_reliability.py fuzzes every
+# capability in each run (no 5xx, nothing stored on a rejected call); this one adds the
+# response-conformance checks and runs on demand (`make fuzz`), not in every CI run.
+pytestmark = [pytest.mark.wire, pytest.mark.scheduled]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 # Cases per operation: enough for every operation's coverage phase plus a fuzzing sample; the
 # whole run stays around a quarter of a minute.
@@ -40,18 +43,15 @@ EXAMPLES = 10
 @contextmanager
 def live_server(mongodb_uri: str) -> Iterator[tuple[str, dict[str, str]]]:
     """The app on a free port, from a thread, on a fresh database; yields (base, tenant)."""
-    port = free_port()
-    ready = threading.Event()
-    tenant: dict[str, str] = {}
-    server: uvicorn.Server | None = None
+    opened: dict[str, Any] = {}
 
-    async def serve() -> None:
-        nonlocal server
-        client, db = connect(mongodb_uri, f"st_{uuid.uuid4().hex[:8]}")
-        store = Store(db)
+    async def setup(port: int) -> tuple[ASGIApp, dict[str, str]]:
+        # Connected on the server's loop, which the client then belongs to.
+        opened["client"], opened["db"] = connect(mongodb_uri, f"st_{uuid.uuid4().hex[:8]}")
+        store = Store(opened["db"])
         await store.ensure_indexes()
-        tenant.update(await accounts.bootstrap(store, "st@example.com", "Schemathesis"))
-        app = create_app(Settings(port=port), store=store, registry=build_registry())
+        tenant = await accounts.bootstrap(store, "st@example.com", "Schemathesis")
+        app = app_on(store, build_registry(), Settings(port=port))
         # The budget of expensive calls per key (rules.prepare, rules.execute: 10 a minute)
         # would answer most of the fuzzer's cases 429 and leave the logic behind them
         # untested; the budget has tests of its own (tests/rules/test_reading_limits.py).
@@ -59,25 +59,14 @@ def live_server(mongodb_uri: str) -> Iterator[tuple[str, dict[str, str]]]:
             app.state.services,
             expensive_calls=ExpensiveCallGate(burst=100_000, per_minute=100_000),
         )
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-        ready.set()
-        try:
-            await server.serve()
-        finally:
-            await client.drop_database(db.name)
-            client.close()
+        return app, tenant
 
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(30), "server thread did not start"
-    base = f"http://127.0.0.1:{port}"
-    wait_until_healthy(base, timeout=30)
-    try:
-        yield base, tenant
-    finally:
-        assert server is not None
-        server.should_exit = True
-        thread.join(30)
+    async def teardown() -> None:
+        await opened["client"].drop_database(opened["db"].name)
+        opened["client"].close()
+
+    with app_in_thread(setup, teardown, log_level="error") as served:
+        yield served.base, served.setup
 
 
 def test_schemathesis_all_checks_positive_and_negative(

@@ -247,7 +247,7 @@ def _section(article_id: str, heading: str) -> str:
 
 
 def test_the_mcp_article_lists_every_scope_there_is() -> None:
-    from resolvers.registry import SCOPES
+    from resolvers.framework.registry import SCOPES
 
     listed = set(re.findall(r"`([a-z_]+)`", _section("mcp-and-oauth", "Scopes")))
     assert listed - {"insufficient_scope", "invalid_scope", "permissions"} == set(SCOPES)

@@ -16,17 +16,15 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.connectors import connectors_from
-from app.main import create_app
+from app.services import build_services
 from app.workers import WorkerPool
-from engines.keyring import Keyring, new_secret_text
+from engines.keyring import new_secret_text
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.context import Services
 from tests.clock import ManualClock
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import doc
 from tests.integrations.fakes import (
     CLIENT_ID,
@@ -97,7 +95,7 @@ async def store(embedded_server: EmbeddedServer, clock: ManualClock) -> AsyncIte
 
 @pytest.fixture
 async def client(store: Store, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, store=store, registry=build_registry())
+    app = app_on(store, build_registry(), settings)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http
@@ -105,16 +103,8 @@ async def client(store: Store, settings: Settings) -> AsyncIterator[httpx.AsyncC
 
 @pytest.fixture
 def workers(store: Store, settings: Settings) -> WorkerPool:
-    secret = settings.secret_key
-    assert secret is not None
-    services = Services(
-        store=store,
-        base_url=settings.base_url,
-        keyring=Keyring.from_text(secret.get_secret_value()),
-        connectors=connectors_from(settings),
-        outbound=settings.outbound_policy(),
-    )
-    return WorkerPool(services, build_job_kinds())
+    assert settings.secret_key is not None  # the app's keyring, so its tokens open here
+    return WorkerPool(build_services(settings, store), build_job_kinds())
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import base64
 import json
 import re
 import secrets
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,13 +25,13 @@ from datetime import date
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from persistence.embedded import free_port
+from tests.live import app_in_thread
 
 CLIENT_ID = "fincap-test-client"
 CLIENT_SECRET = "fincap-test-secret"
@@ -582,18 +581,10 @@ class FakeQuickBooks(FakeProvider):
 @contextmanager
 def serving(provider: FakeProvider) -> Iterator[FakeProvider]:
     """Serve ``provider`` on a free loopback port from a thread."""
-    port = free_port()
-    app = provider.app()  # type: ignore[attr-defined]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, f"fake {provider.name} did not start"
-        time.sleep(0.01)
-    provider.url = f"http://127.0.0.1:{port}"
-    try:
+
+    async def setup(port: int) -> tuple[ASGIApp, None]:
+        return provider.app(), None  # type: ignore[attr-defined]
+
+    with app_in_thread(setup, ready_path=None, log_level="error") as served:
+        provider.url = served.base
         yield provider
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)

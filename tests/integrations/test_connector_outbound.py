@@ -10,10 +10,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.main import create_app
 from persistence.store import Store
 from resolvers import build_registry
-from tests.conftest import Tenant
+from tests.conftest import Tenant, app_on
 from tests.integrations.conftest import fake_settings
 from tests.integrations.fakes import FakeQuickBooks, FakeXero
 
@@ -24,7 +23,7 @@ async def test_a_provider_the_policy_does_not_admit_is_never_called(
     store: Store, alice: Tenant, xero: FakeXero, quickbooks: FakeQuickBooks
 ) -> None:
     settings = fake_settings(xero, quickbooks).model_copy(update={"outbound_allow": None})
-    app = create_app(settings, store=store, registry=build_registry())
+    app = app_on(store, build_registry(), settings)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"
     ) as http:

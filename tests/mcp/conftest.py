@@ -3,25 +3,25 @@ sign in."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.main import create_app
 from persistence.store import Store
-from resolvers.oauth import set_password
-from resolvers.registry import Registry
-from tests.conftest import Tenant
+from resolvers.framework.registry import Registry
+from resolvers.services.oauth import set_password
+from tests.conftest import Tenant, app_on
+from tests.mcp.live import Live, live_server
 
 PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
 def app(store: Store, registry: Registry) -> Starlette:
-    return create_app(Settings(public_url="https://fincap.test"), store=store, registry=registry)
+    return app_on(store, registry, Settings(public_url="https://fincap.test"))
 
 
 @pytest.fixture
@@ -37,3 +37,11 @@ async def person(store: Store, alice: Tenant) -> Tenant:
     """Alice, with a password for the sign-in page."""
     await set_password(store, "alice@example.com", PASSWORD)
     return alice
+
+
+@pytest.fixture(scope="session")
+def live() -> Iterator[Live]:
+    """fincap on a real socket (in-memory store, one tenant with a password), shared by the
+    modules that drive it from outside ASGI: each test signs in and registers its own client."""
+    with live_server() as server:
+        yield server

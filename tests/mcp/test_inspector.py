@@ -1,13 +1,11 @@
 """The MCP Inspector CLI (npm ``@modelcontextprotocol/inspector``, pinned in
 tests/mcp/inspector/package.json) against a live server: tools/list without a token, tools/call
-with one. Runs when node and npm are present, like the GraphQL-over-HTTP audit."""
+with one. `make install-test` installs it (tests/node_tools.py)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,40 +13,21 @@ import httpx
 import pytest
 
 from tests.mcp import oauth_client as oc
-from tests.mcp.live import EMAIL, PASSWORD, Live, live_server
+from tests.mcp.live import EMAIL, PASSWORD, Live
+from tests.node_tools import node_running
 
 HERE = Path(__file__).parent / "inspector"
 CLI = HERE / "node_modules" / "@modelcontextprotocol" / "inspector" / "cli" / "build" / "index.js"
-NODE, NPM = shutil.which("node"), shutil.which("npm")
-
-pytestmark = pytest.mark.skipif(
-    NODE is None or NPM is None, reason="node and npm are needed for the MCP Inspector"
-)
 
 
-def install_inspector() -> None:
-    """``npm ci`` into tests/mcp/inspector/node_modules (once; gitignored)."""
-    if CLI.is_file():
-        return
-    subprocess.run(
-        [str(NPM), "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=HERE,
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
+@pytest.fixture(autouse=True)
+def inspector_installed() -> None:
+    node_running(CLI)
 
 
-@pytest.fixture(scope="module")
-def live() -> Iterator[Live]:
-    install_inspector()
-    with live_server() as server:
-        yield server
-
-
-def inspector(live: Live, *args: str) -> subprocess.CompletedProcess[str]:
+def inspector(live: Live, *args: str, path: str = "/mcp") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(NODE), str(CLI), f"{live.base}/mcp", "--transport", "http", *args],
+        [node_running(CLI), str(CLI), f"{live.base}{path}", "--transport", "http", *args],
         capture_output=True,
         text=True,
         timeout=300,  # a hang guard: Node starting on a loaded machine is slow, not stuck
@@ -99,11 +78,7 @@ def test_inspector_calls_a_tool_with_refs_and_an_api_key(live: Live) -> None:
     result = json.loads(counted.stdout)
     assert result.get("isError") in (None, False), result
     assert result["structuredContent"]["count"] == 0
-    listed = subprocess.run(
-        [str(NODE), str(CLI), f"{live.base}/mcp?toolsets=files", "--transport", "http",
-         "--method", "tools/list"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    listed = inspector(live, "--method", "tools/list", path="/mcp?toolsets=files")
     assert listed.returncode == 0, listed.stderr
     names = {tool["name"] for tool in json.loads(listed.stdout)["tools"]}
     assert names == {"files_upload", "workspace_get_context"}

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from app.mcp.server import INSUFFICIENT_SCOPE, tool_name
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
 from tests.mcp.conftest import PASSWORD
@@ -111,15 +111,23 @@ async def test_tools_call_runs_invoke_in_the_tokens_workspace(
         headers={"Authorization": f"Bearer {token}"},
     )  # fmt: skip
     assert missing["content"][0]["text"] == rest.json()["error"]["errorMessage"]
+    # … and the REST envelope's error, reason included, for clients that branch on it.
+    assert missing["structuredContent"] == {"error": rest.json()["error"]}
+    assert missing["structuredContent"]["error"]["reason"] == "not_found"
     invalid = (await call(http, token, "documents_search", limit=1000))["result"]
     assert invalid["isError"] is True and "limit" in invalid["content"][0]["text"]
+    assert invalid["structuredContent"]["error"]["reason"] == "invalid_request"
 
     # A scope the token lacks: a JSON-RPC error carrying insufficient_scope and the scope.
     convert = await call(http, token, "currency_convert", amount=1, fromCurrency="EUR",
                          toCurrency="USD")  # fmt: skip
     assert convert["error"]["code"] == INSUFFICIENT_SCOPE
     assert "insufficient_scope" in convert["error"]["message"]
-    assert convert["error"]["data"] == {"error": "insufficient_scope", "scope": "read_currency"}
+    assert convert["error"]["data"] == {
+        "error": "insufficient_scope",
+        "scope": "read_currency",
+        "reason": "missing_scope",
+    }
 
     unknown = await call(http, token, "documents_explode")
     assert unknown["error"]["code"] == -32602  # invalid params

@@ -86,7 +86,11 @@ async def test_a_scoped_key_meets_insufficient_scope(
     await store.api_keys.create(alice.user_id, secret, scopes=["read_documents"])
     refused = await call(http, "documents_delete", {"id": "doc_x"},
                          Authorization=f"Bearer {secret}")  # fmt: skip
-    assert refused["error"]["data"] == {"error": "insufficient_scope", "scope": "write_documents"}
+    assert refused["error"]["data"] == {
+        "error": "insufficient_scope",
+        "scope": "write_documents",
+        "reason": "missing_scope",
+    }
 
 
 async def test_bad_keys_are_401_pointing_at_oauth(

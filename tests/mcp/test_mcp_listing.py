@@ -15,7 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from app.mcp.tools import OUTPUT_SCHEMA_SLUGS, tool_name
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.mcp.test_mcp_face import rpc
 
 # Issue 28: the default listing at most 40 KB (about 10k tokens), the median tool at most 1 KB.

@@ -13,12 +13,11 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.main import create_app
 from app.mcp import resources
 from persistence.ids import new_id
 from persistence.store import Store
-from resolvers.registry import Registry
-from tests.conftest import Tenant, make_tenant
+from resolvers.framework.registry import Registry
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.mcp.test_mcp_toolsets import post
 
 pytestmark = pytest.mark.wire
@@ -27,8 +26,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
 @pytest.fixture
 async def http(wire_store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(public_url="https://fincap.test"), store=wire_store,
-                     registry=registry)  # fmt: skip
+    app = app_on(wire_store, registry, Settings(public_url="https://fincap.test"))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="https://fincap.test") as client:
         yield client

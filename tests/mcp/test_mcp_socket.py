@@ -4,7 +4,6 @@ the sign-in and consent pages (driven like a person here), then lists and calls 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urljoin
 
@@ -23,13 +22,7 @@ from mcp.shared.auth import (
 from mcp.shared.exceptions import MCPError
 
 from tests.mcp import oauth_client as oc
-from tests.mcp.live import EMAIL, PASSWORD, Live, live_server
-
-
-@pytest.fixture(scope="module")
-def live() -> Iterator[Live]:
-    with live_server() as server:
-        yield server
+from tests.mcp.live import EMAIL, PASSWORD, Live
 
 
 class MemoryStorage:

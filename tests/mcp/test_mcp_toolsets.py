@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
 from tests.mcp.conftest import PASSWORD

@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from persistence.ids import utcnow
 from persistence.oauth import digest
 from persistence.store import Store
-from resolvers.registry import SCOPES
+from resolvers.framework.registry import SCOPES
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
 from tests.mcp.conftest import PASSWORD

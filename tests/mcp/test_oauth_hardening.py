@@ -16,19 +16,18 @@ import pytest
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.main import create_app
 from persistence.ids import utcnow
 from persistence.oauth import as_utc
 from persistence.store import Store
-from resolvers import oauth
-from resolvers.oauth_registration import (
+from resolvers.framework.registry import Registry
+from resolvers.services import oauth
+from resolvers.services.oauth_registration import (
     MAX_REGISTRATION_BYTES,
     REGISTRATIONS_PER_ADDRESS,
     UNUSED_CLIENT_TTL,
 )
-from resolvers.registry import Registry
-from resolvers.sign_in_throttle import ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES
-from tests.conftest import Tenant
+from resolvers.services.sign_in_throttle import ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES
+from tests.conftest import Tenant, app_on
 from tests.mcp import oauth_client as oc
 from tests.mcp.conftest import PASSWORD
 from tests.mcp.test_mcp_face import rpc
@@ -422,7 +421,7 @@ async def test_registration_limits_hold_on_the_embedded_store(
 ) -> None:
     """The same counting, expiry and bounds over the real protocol (SecantusDB): the index
     range count of one address, the TTL index, the unused client treated as gone."""
-    app = create_app(Settings(public_url=BASE), store=wire_store, registry=registry)
+    app = app_on(wire_store, registry, Settings(public_url=BASE))
     async with client_at(app, "198.51.100.40") as flooding:
         for _ in range(REGISTRATIONS_PER_ADDRESS):
             assert (await flooding.post("/v1/oauth/register", json=registration())).is_success

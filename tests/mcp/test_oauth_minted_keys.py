@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from persistence.store import Store
-from resolvers.auth import GRANT_ENDED
+from resolvers.framework.auth import GRANT_ENDED
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
 from tests.mcp.conftest import PASSWORD

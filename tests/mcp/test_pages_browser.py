@@ -17,15 +17,9 @@ import pytest
 from persistence.embedded import free_port
 from tests.browser import DevTools, needs_chromium, start_chromium
 from tests.mcp import oauth_client as oc
-from tests.mcp.live import EMAIL, PASSWORD, Live, live_server
+from tests.mcp.live import EMAIL, PASSWORD, Live
 
 pytestmark = needs_chromium
-
-
-@pytest.fixture(scope="module")
-def live() -> Iterator[Live]:
-    with live_server() as server:
-        yield server
 
 
 @pytest.fixture

@@ -11,16 +11,16 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.main import create_app
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.api_keys import digest
 from persistence.store import Store
-from resolvers import accounts, build_registry
-from resolvers.auth import new_api_key_secret
-from resolvers.errors import BadRequest
-from resolvers.registry import Registry
-from tests.conftest import Tenant, make_tenant
+from resolvers import build_registry
+from resolvers.framework.auth import new_api_key_secret
+from resolvers.framework.errors import BadRequest
+from resolvers.framework.registry import Registry
+from resolvers.services import accounts
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.graphql.helpers import gql
 from tests.members.conftest import Team, call, ok, refused
 from tests.outbound import LOOPBACK_FAKES
@@ -156,7 +156,7 @@ async def test_the_code_is_emailed_through_the_relay_when_configured(
 ) -> None:
     inbox, port = smtp
     # The relay is a fake on loopback: the outbound policy lets it through explicitly.
-    app = create_app(Settings(outbound_allow=LOOPBACK_FAKES), store=store, registry=registry)
+    app = app_on(store, registry, Settings(outbound_allow=LOOPBACK_FAKES))
     relay = SmtpConfig(host="127.0.0.1", port=port, sender="fincap@fincap.test", starttls=False)
     object.__setattr__(app.state.services, "automation", AutomationConfig(smtp=relay))
     async with httpx.AsyncClient(
@@ -304,8 +304,8 @@ async def test_a_lowered_role_is_refused_at_once_on_another_process(
     """Two API processes over one store, each with its own auth cache (30 s). A change made
     through one is refused for writes on the other at once; reads there may see the old role
     for at most FINCAP_AUTH_CACHE_SECONDS."""
-    first = create_app(Settings(auth_cache_seconds=30), store=store, registry=registry)
-    second = create_app(Settings(auth_cache_seconds=30), store=store, registry=registry)
+    first = app_on(store, registry, Settings(auth_cache_seconds=30))
+    second = app_on(store, registry, Settings(auth_cache_seconds=30))
     admin = team.admin
     transport_one = httpx.ASGITransport(app=first)
     transport_two = httpx.ASGITransport(app=second)
@@ -371,11 +371,11 @@ async def test_members_through_graphql(client: httpx.AsyncClient, store: Store, 
 
 async def test_every_face_offers_the_members_capabilities(client: httpx.AsyncClient) -> None:
     """MCP lists them as tools and the CLI has a command for each (both come from the
-    registry; their snapshots are tests/graphql/service.graphql and app/cli_discovery.json)."""
+    registry; their snapshots are tests/graphql/service.graphql and app/cli/discovery.json)."""
     from click.testing import CliRunner
 
     from app.cli import main
-    from app.cli_commands import shipped_listing
+    from app.cli.commands import shipped_listing
     from tests.mcp.test_mcp_face import rpc
 
     slugs = sorted(s.slug for s in build_registry() if s.slug.startswith("members."))

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import asgi_client, make_tenant, member_of
 from tests.members.conftest import call, ok
 

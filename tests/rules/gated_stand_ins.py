@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from resolvers.context import Context
-from resolvers.registry import ApprovalGate, capability
+from resolvers.framework.context import Context
+from resolvers.framework.registry import ApprovalGate, capability
 from schema.base import CapabilityOutput
 from tests.rules.stand_ins import Calls, StandInSend, list_integrations
 

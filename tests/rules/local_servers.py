@@ -3,22 +3,19 @@ chat-completions API and a webhook receiver, each recording what it received."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from persistence.embedded import free_port
-from tests.live import wait_until_healthy
+from tests.live import app_in_thread
 
 
 @dataclass
@@ -58,18 +55,12 @@ def serve(recorder: Recorder, path: str) -> Iterator[str]:
     app = Starlette(
         routes=[Route(path, handle, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])]
     )
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=asyncio.run, args=(server.serve(),), daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    wait_until_healthy(base, timeout=10)
-    try:
-        yield base
-    finally:
-        server.should_exit = True
-        thread.join(10)
+
+    async def setup(port: int) -> tuple[ASGIApp, None]:
+        return app, None
+
+    with app_in_thread(setup) as served:
+        yield served.base
 
 
 def chat_completion(content: str) -> dict[str, Any]:

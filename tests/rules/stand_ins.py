@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from resolvers.context import Context
-from resolvers.registry import capability
+from resolvers.framework.context import Context
+from resolvers.framework.registry import capability
 from schema.base import Boolean, CapabilityInput, CapabilityOutput
 
 

@@ -11,11 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import Settings
+from app.services import build_services
 from persistence.store import Store
-from resolvers import build_registry, documents, files, rules, workspaces
-from resolvers.context import Services
-from resolvers.registry import Registry
-from resolvers.rule_runner import RuleEvent, run_document_rules
+from resolvers import build_registry
+from resolvers.framework.registry import Registry
+from resolvers.resources import documents, files, rules, workspaces
+from resolvers.services.container import Services
+from resolvers.services.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.rules import stand_ins
@@ -45,7 +48,7 @@ def with_stand_ins() -> Registry:
 
 def services(store: Store, registry: Registry | None = None) -> Services:
     """The services a rule runs with (the real registry unless ``registry``)."""
-    return Services(store=store, registry=registry or build_registry())
+    return build_services(Settings(), store, registry=registry or build_registry())
 
 
 def aws_invoice(doc_id: str, merchant: str = "Amazon Web Services", **fields: Any) -> Any:

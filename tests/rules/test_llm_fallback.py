@@ -11,10 +11,9 @@ import httpx
 import pytest
 
 from app.config import ConfigError, Settings
-from app.main import create_app
 from persistence.store import Store
-from resolvers.registry import Registry
-from tests.conftest import Tenant
+from resolvers.framework.registry import Registry
+from tests.conftest import Tenant, app_on
 from tests.documents.conftest import call, result
 from tests.outbound import LOOPBACK_FAKES
 from tests.rules.local_servers import Recorder, chat_completion, serve
@@ -56,7 +55,7 @@ async def llm_client(
         rules_llm_api_key="sk-test",
         outbound_allow=LOOPBACK_FAKES,
     )
-    app = create_app(settings, store=store, registry=registry)
+    app = app_on(store, registry, settings)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as client:
         yield client
@@ -175,7 +174,7 @@ async def test_an_unreachable_model_falls_back_to_the_grammar(
         rules_llm_timeout_s=2,
         outbound_allow=LOOPBACK_FAKES,
     )
-    app = create_app(settings, store=store, registry=registry)
+    app = app_on(store, registry, settings)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"
     ) as client:

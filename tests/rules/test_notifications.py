@@ -14,16 +14,15 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from app.config import Settings
-from app.main import create_app
+from app.services import build_services
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SIGNATURE_HEADER, SmtpConfig, signature
 from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import build_registry
-from resolvers.context import Services
-from resolvers.registry import Registry
-from resolvers.rule_runner import RuleEvent, run_document_rules
-from tests.conftest import Tenant
+from resolvers.framework.registry import Registry
+from resolvers.services.rule_runner import RuleEvent, run_document_rules
+from tests.conftest import Tenant, app_on
 from tests.documents.conftest import doc
 from tests.outbound import LOOPBACK_FAKES, loopback_fakes
 from tests.rules.local_servers import Recorder, serve
@@ -47,7 +46,7 @@ async def execute(client: httpx.AsyncClient, tenant: Tenant, sentence: str) -> d
 async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
     """The app admitting the tests' loopback receivers (rules.execute refuses a webhook on a
     loopback address unless FINCAP_OUTBOUND_ALLOW admits it)."""
-    app = create_app(Settings(outbound_allow=LOOPBACK_FAKES), store=store, registry=registry)
+    app = app_on(store, registry, Settings(outbound_allow=LOOPBACK_FAKES))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http
@@ -80,8 +79,12 @@ async def test_a_webhook_gets_a_signed_post(
     saved = await execute(
         client, alice, f"Post to {base}/hooks/fincap whenever an invoice over $2,500 arrives"
     )
-    services = Services(
-        store=store, registry=build_registry(), keyring=_keyring(client), outbound=loopback_fakes()
+    services = build_services(
+        Settings(),
+        store,
+        registry=build_registry(),
+        keyring=_keyring(client),
+        outbound=loopback_fakes(),
     )
     said = await run_document_rules(services, alice.org_id, "doc_inv", PROCESSED)
     assert said == [f"Rule '{saved['rule']['name']}': webhook notified (HTTP 204)."]
@@ -105,8 +108,12 @@ async def test_a_failing_webhook_is_an_error_in_the_stats(
     recorder.answer = lambda request: (500, "down")
     await store.documents.insert_many(alice.org_id, [doc("doc_r", merchant="Acme")])
     saved = await execute(client, alice, f"Notify {base}/hooks/fincap when a receipt arrives")
-    services = Services(
-        store=store, registry=build_registry(), keyring=_keyring(client), outbound=loopback_fakes()
+    services = build_services(
+        Settings(),
+        store,
+        registry=build_registry(),
+        keyring=_keyring(client),
+        outbound=loopback_fakes(),
     )
     said = await run_document_rules(services, alice.org_id, "doc_r", PROCESSED)
     assert said == [
@@ -161,8 +168,9 @@ async def test_an_email_goes_through_the_relay(
     )
     assert saved["rule"]["definition"]["actions"][0]["email"] == "alice@example.com"
     relay = SmtpConfig(host="127.0.0.1", port=port, sender="rules@fincap.test", starttls=False)
-    services = Services(
-        store=store,
+    services = build_services(
+        Settings(),
+        store,
         registry=build_registry(),
         automation=AutomationConfig(smtp=relay),
         outbound=loopback_fakes(),
@@ -181,7 +189,7 @@ async def test_without_a_relay_the_email_action_fails_with_the_reason(
 ) -> None:
     await store.documents.insert_many(alice.org_id, [doc("doc_x", merchant="Acme")])
     saved = await execute(client, alice, "Email finance@example.com when a receipt arrives")
-    services = Services(store=store, registry=build_registry())
+    services = build_services(Settings(), store, registry=build_registry())
     await run_document_rules(services, alice.org_id, "doc_x", PROCESSED)
     stats = await rule_stats(client, alice, saved["rule"]["id"])
     assert stats["lastError"] == (

@@ -16,15 +16,13 @@ import httpx
 import psutil
 import pytest
 
-from app.config import Settings
-from app.main import create_app
 from engines.rules.parser import RuleDraft, read_rule
 from persistence.store import Store
-from resolvers import rule_reading
-from resolvers.registry import Registry
-from resolvers.rule_reading import RuleReader
-from resolvers.throttle import BURST, PER_MINUTE, ExpensiveCallGate
-from tests.conftest import Tenant, make_tenant
+from resolvers.framework.registry import Registry
+from resolvers.framework.throttle import BURST, PER_MINUTE, ExpensiveCallGate
+from resolvers.services import rule_reading
+from resolvers.services.rule_reading import RuleReader
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call
 
 SENTENCE = "Categorize all Uber and Bolt receipts as Travel"
@@ -46,7 +44,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def http(store: Store, registry: Registry, clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(), store=store, registry=registry)
+    app = app_on(store, registry)
     app.state.services = dataclasses.replace(
         app.state.services, expensive_calls=ExpensiveCallGate(clock=clock)
     )
@@ -126,7 +124,12 @@ async def test_a_key_that_spent_its_budget_is_told_when_to_come_back(
         headers=alice.headers(),
     )
     [error] = graph.json()["errors"]
-    assert error["extensions"] == {"code": "TOO_MANY_REQUESTS", "status": 429, "retryAfter": wait}
+    assert error["extensions"] == {
+        "code": "TOO_MANY_REQUESTS",
+        "status": 429,
+        "reason": "too_many_requests",
+        "retryAfter": wait,
+    }
     # Another key is not held back; the first is served again once a reading is earned back.
     assert (await call(http, bob, "rules.prepare", {"naturalLanguageRule": SENTENCE})).is_success
     clock.now += wait

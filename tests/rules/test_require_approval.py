@@ -12,13 +12,16 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import Settings
+from app.services import build_services
 from persistence.store import Store
-from resolvers import RESOURCES, integrations
-from resolvers.context import Credentials, Services
-from resolvers.errors import Forbidden
-from resolvers.invoke import authorize, run
-from resolvers.registry import Registry
-from resolvers.rule_runner import run_document_rules
+from resolvers import RESOURCES
+from resolvers.framework.context import Credentials
+from resolvers.framework.errors import Forbidden
+from resolvers.framework.invoke import authorize, run
+from resolvers.framework.registry import Registry
+from resolvers.resources import integrations
+from resolvers.services.rule_runner import run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.rules import gated_stand_ins
@@ -308,7 +311,7 @@ async def test_resume_refuses_any_run_but_the_approval_of_its_request(
     assert spec is not None and spec.internal and spec not in list(registry)
     owner = await authorize(
         Credentials(api_key=alice.api_key, org_id=alice.org_id),
-        Services(store=store),
+        build_services(Settings(), store),
         spec.permissions,
         needs_workspace=True,
     )

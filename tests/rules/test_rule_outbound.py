@@ -11,16 +11,15 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.main import create_app
+from app.services import build_services
 from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.store import Store
 from resolvers import build_registry
-from resolvers.context import Services
-from resolvers.registry import Registry
-from resolvers.rule_runner import run_document_rules
-from tests.conftest import Tenant
+from resolvers.framework.registry import Registry
+from resolvers.services.rule_runner import run_document_rules
+from tests.conftest import Tenant, app_on
 from tests.documents.conftest import doc
 from tests.outbound import resolving
 from tests.rules.local_servers import Recorder, chat_completion, serve
@@ -76,10 +75,11 @@ async def test_a_webhook_whose_name_leads_inside_is_not_called(
     await store.documents.insert_many(alice.org_id, [doc("doc_w", merchant="Acme")])
     url = f"http://hooks.example.test:{port}/hooks/fincap"
     saved = await execute(client, alice, f"Notify {url} when a receipt arrives")
-    services = Services(
-        store=store,
+    services = build_services(
+        Settings(),
+        store,
         registry=registry,
-        keyring=client._transport.app.state.services.keyring,  # type: ignore[attr-defined]
+        keyring=client._transport.app.state.services.keyring,
         outbound=OutboundPolicy(resolver=resolving({"hooks.example.test": ["127.0.0.1"]})),
     )
     said = await run_document_rules(services, alice.org_id, "doc_w", PROCESSED)
@@ -100,8 +100,8 @@ async def test_the_relay_is_reached_only_when_the_policy_admits_it(
     await store.documents.insert_many(alice.org_id, [doc("doc_m", merchant="Acme")])
     saved = await execute(client, alice, "Email finance@example.com when a receipt arrives")
     relay = SmtpConfig(host="127.0.0.1", port=port, starttls=False)
-    strict = Services(
-        store=store, registry=build_registry(), automation=AutomationConfig(smtp=relay)
+    strict = build_services(
+        Settings(), store, registry=build_registry(), automation=AutomationConfig(smtp=relay)
     )
     await run_document_rules(strict, alice.org_id, "doc_m", PROCESSED)
     assert inbox.messages == []
@@ -109,8 +109,9 @@ async def test_the_relay_is_reached_only_when_the_policy_admits_it(
         f"notify-email: e-mail to finance@example.com was not sent: "
         f"could not connect to 127.0.0.1:{port}"
     )
-    admitted = Services(
-        store=store,
+    admitted = build_services(
+        Settings(),
+        store,
         registry=build_registry(),
         automation=AutomationConfig(smtp=relay),
         outbound=OutboundPolicy.allowing(["127.0.0.1"]),
@@ -127,7 +128,7 @@ async def test_the_language_model_on_this_machine_needs_the_allow_list(
     recorder.answer = lambda request: (200, chat_completion("{}"))
     with serve(recorder, "/v1/chat/completions") as base:
         settings = Settings(rules_llm_url=f"{base}/v1", rules_llm_model="m")
-        app = create_app(settings, store=store, registry=registry)
+        app = app_on(store, registry, settings)
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"
         ) as http:

@@ -8,11 +8,12 @@ from typing import Any
 
 import httpx
 
+from app.config import Settings
+from app.services import build_services
 from app.workers import WorkerPool
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.context import Services
-from resolvers.rules import next_run
+from resolvers.resources.rules import next_run
 from schema.rules import RuleSchedule
 from tests.clock import ManualClock
 from tests.conftest import Tenant
@@ -22,7 +23,9 @@ from tests.rules.test_firing import document, rule_stats, save, with_stand_ins
 
 
 def pool(store: Store) -> WorkerPool:
-    return WorkerPool(Services(store=store, registry=with_stand_ins()), build_job_kinds())
+    return WorkerPool(
+        build_services(Settings(), store, registry=with_stand_ins()), build_job_kinds()
+    )
 
 
 async def queued(store: Store, kind: str) -> list[dict[str, Any]]:

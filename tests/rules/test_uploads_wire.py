@@ -13,13 +13,14 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import Settings
+from app.services import build_services
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.context import Services
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services.processing import Analyzer
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, result
 from tests.rules.conftest import ungated_tenant
@@ -73,8 +74,8 @@ async def http(wire_store: Store, registry: Registry) -> AsyncIterator[httpx.Asy
 
 
 def workers(store: Store) -> WorkerPool:
-    services = Services(
-        store=store, rates=default_rate_book(), analyzer=Analyzer(), registry=with_stand_ins()
+    services = build_services(
+        Settings(), store, rates=default_rate_book(), analyzer=Analyzer(), registry=with_stand_ins()
     )
     return WorkerPool(services, build_job_kinds(), count=1, lease_s=30)
 

@@ -13,15 +13,15 @@ import pytest
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.main import create_app
+from app.services import build_services
 from app.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds
-from resolvers.context import Services
-from resolvers.processing import Analyzer
-from resolvers.registry import Registry
-from tests.conftest import Tenant, make_tenant
+from resolvers.framework.registry import Registry
+from resolvers.services.container import Services
+from resolvers.services.processing import Analyzer
+from tests.conftest import Tenant, app_on, make_tenant
 from tests.outbound import LOOPBACK_FAKES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "extraction"
@@ -65,8 +65,9 @@ class SourceApp:
     def workers(self) -> WorkerPool:
         """In-process workers with the same services (sources configured), OCR in a thread."""
         base = self.services
-        services = Services(
-            store=self.store,
+        services = build_services(
+            Settings(),
+            self.store,
             rates=default_rate_book(),
             analyzer=Analyzer(),
             keyring=base.keyring,
@@ -79,7 +80,7 @@ class SourceApp:
 async def open_source_app(
     store: Store, registry: Registry, settings: Settings
 ) -> AsyncIterator[SourceApp]:
-    app = create_app(settings, store=store, registry=registry)
+    app = app_on(store, registry, settings)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"
     ) as http:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.smtp import start_smtp_server
+from app.inbound.smtp import start_smtp_server
 from tests.conftest import Tenant
 from tests.graphql.helpers import gql
 from tests.sources.conftest import (

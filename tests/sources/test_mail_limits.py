@@ -21,8 +21,8 @@ from engines.mail_limits import (
     check_structure,
 )
 from persistence.store import Store
-from resolvers import inbound_email
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.services import inbound_email
 from tests.conftest import Tenant
 from tests.hardening.bombs import many_recipients_mail, nested_mail, png_bomb
 from tests.sources import test_inbound_email, test_mailboxes

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from persistence.store import Store
-from resolvers.mailboxes import POLL_MAILBOX
+from resolvers.resources.mailboxes import POLL_MAILBOX
 from tests.clock import ManualClock
 from tests.conftest import Tenant, worker_pool
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant
 from tests.graphql.helpers import gql
 from tests.sources.conftest import (

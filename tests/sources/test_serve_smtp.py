@@ -4,9 +4,7 @@ takes a message from smtplib and its workers turn the attachment into a processe
 from __future__ import annotations
 
 import os
-import signal
 import smtplib
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,7 +13,7 @@ import httpx
 import pytest
 
 from persistence.embedded import free_port
-from tests.live import wait_ready
+from tests.live import start_serve, stop
 from tests.sources.conftest import fixture
 from tests.sources.mail import message
 from tests.test_cli_serve import admin
@@ -26,8 +24,7 @@ pytestmark = pytest.mark.wire
 def test_fincap_serve_receives_mail_over_smtp(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
-    port, smtp_port = free_port(), free_port()
-    base = f"http://127.0.0.1:{port}"
+    smtp_port = free_port()
     env = {
         **os.environ,
         "FINCAP_DATA_DIR": str(data_dir),
@@ -36,15 +33,11 @@ def test_fincap_serve_receives_mail_over_smtp(tmp_path: Path) -> None:
         "FINCAP_INBOUND_DOMAIN": "in.ops.test",
         "FINCAP_EXTRACTION_EXECUTOR": "thread",
     }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    log = tmp_path / "serve.log"
+    served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log)
+    server, base = served.process, served.base
     headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
     try:
-        wait_ready(base, server)
         address = httpx.post(
             f"{base}/v1/capabilities/workspaces.get-inbound-address", json={}, headers=headers
         ).json()["data"]["result"]["address"]
@@ -72,6 +65,5 @@ def test_fincap_serve_receives_mail_over_smtp(tmp_path: Path) -> None:
         assert items and items[0]["status"] == "processed", items
         assert "Northwind" in items[0]["reasoning"]
     finally:
-        server.send_signal(signal.SIGTERM)
-        output = server.communicate(timeout=60)[0].decode()
-    assert "SMTP receiver listening" in output
+        stop(server)
+    assert "SMTP receiver listening" in log.read_text()

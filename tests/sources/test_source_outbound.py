@@ -12,10 +12,11 @@ from typing import Any, ClassVar
 
 import pytest
 
+from app.config import Settings
+from app.services import build_services
 from persistence.store import Store
-from resolvers.context import Services
-from resolvers.mailboxes import poll_mailbox
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
+from resolvers.resources.mailboxes import poll_mailbox
 from tests.conftest import Tenant
 from tests.outbound import target
 from tests.sources.conftest import (
@@ -137,8 +138,11 @@ async def test_the_poll_asks_the_policy_every_time(
     alice, _ = tenants
     mailbox = await call(wire_app.http, alice, "mailboxes.connect", body("127.0.0.1", imap.port))
     imap.append(USER, message(to=USER, subject="Invoice", text="Total 12.00 EUR"))
-    strict = Services(
-        store=wire_app.store, keyring=wire_app.services.keyring, sources=wire_app.services.sources
+    strict = build_services(
+        Settings(),
+        wire_app.store,
+        keyring=wire_app.services.keyring,
+        sources=wire_app.services.sources,
     )
     taken = await poll_mailbox(strict, alice.org_id, mailbox["id"])
     assert taken == []

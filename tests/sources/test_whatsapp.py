@@ -13,7 +13,7 @@ import pytest
 
 from engines.connectors.whatsapp import sign
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant
 from tests.graphql.helpers import gql
 from tests.sources.conftest import (

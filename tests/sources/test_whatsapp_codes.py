@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resolvers.whatsapp import CODE_ALPHABET, codes_in, new_code
+from resolvers.resources.whatsapp import CODE_ALPHABET, codes_in, new_code
 
 
 def test_codes_are_read_as_people_type_them() -> None:

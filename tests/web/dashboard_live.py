@@ -7,9 +7,7 @@ import base64
 import io
 import json
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,8 +18,8 @@ import httpx
 from click.testing import CliRunner
 
 from app.cli import main
-from persistence.embedded import free_port
 from tests.browser import DevTools, start_chromium
+from tests.live import start_serve, stop
 
 FINCAP = str(Path(sys.executable).with_name("fincap"))
 EMAIL = "owner@example.com"
@@ -68,35 +66,19 @@ def prepare(data_dir: Path, documents: int) -> dict[str, Any]:
 
 @contextmanager
 def serving(data_dir: Path, boot: dict[str, Any]) -> Iterator[LiveDashboard]:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "FINCAP_DATA_DIR": str(data_dir),
-        "MONGODB_URI": "",
-        "FINCAP_PUBLIC_URL": base,
-    }
-    server = subprocess.Popen(
-        [FINCAP, "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    def env(base: str) -> dict[str, str]:
+        return {
+            **os.environ,
+            "FINCAP_DATA_DIR": str(data_dir),
+            "MONGODB_URI": "",
+            "FINCAP_PUBLIC_URL": base,
+        }
+
+    server = start_serve([FINCAP, "serve"], env, data_dir / "serve.log")
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert server.poll() is None, "fincap serve exited early"
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "fincap serve did not become ready"
-            time.sleep(0.2)
-        yield LiveDashboard(base, boot["apiKey"], boot["orgId"], data_dir)
+        yield LiveDashboard(server.base, boot["apiKey"], boot["orgId"], data_dir)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop(server.process)
 
 
 class Page:

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from persistence.store import Store
-from resolvers import accounts
+from resolvers.services import accounts
 from tests.conftest import Tenant
 
 
@@ -128,7 +128,7 @@ async def test_through_graphql(client: httpx.AsyncClient, alice: Tenant) -> None
 async def test_a_scoped_oauth_like_key_creates_keys_no_wider_than_itself(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    from resolvers.auth import new_api_key_secret
+    from resolvers.framework.auth import new_api_key_secret
 
     secret = new_api_key_secret()
     await store.api_keys.create(

@@ -10,12 +10,13 @@ from typing import Any
 import httpx
 from graphql import parse, validate
 
-from app.graphql import service_schema
+from app.graphql.face import service_schema
 from persistence.store import Store
-from resolvers import accounts, build_registry
+from resolvers import build_registry
+from resolvers.services import accounts
 from tests.conftest import Tenant
 
-DASHBOARD = Path(__file__).parents[2] / "app" / "static" / "dashboard"
+DASHBOARD = Path(__file__).parents[2] / "app" / "web" / "dashboard"
 # A template literal that starts a GraphQL operation.
 OPERATION = re.compile(r"`\s*((?:query|mutation)\b[^`]*)`", re.DOTALL)
 # Named fragments of text the modules splice into their operations.

@@ -11,12 +11,12 @@ import httpx
 import pytest
 from PIL import Image
 
-from app.graphql import EXAMPLE_QUERY
-from app.web import CSP, dashboard_assets
+from app.graphql.face import EXAMPLE_QUERY
+from app.web.routes import CSP, dashboard_assets
 from engines.thumbnail import NotPreviewable, thumbnail
 from tests.browser import needs_chromium, start_chromium
 from tests.conftest import Tenant
-from tests.graphql.helpers import live_server
+from tests.graphql.helpers import LiveServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 
@@ -70,7 +70,7 @@ def test_every_module_the_dashboard_imports_is_served() -> None:
     served = set(dashboard_assets())
     for name in served:
         if name.endswith(".js"):
-            text = (Path("app/static/dashboard") / name).read_text()
+            text = (Path("app/web/dashboard") / name).read_text()
             for line in text.splitlines():
                 if line.startswith("import ") and ' from "./' in line:
                     target = line.split(' from "./', 1)[1].split('"', 1)[0]
@@ -108,33 +108,31 @@ async def test_graphiql_page_carries_the_example_and_the_header_names(
 
 
 @needs_chromium
-def test_graphiql_opens_on_the_example_query(tmp_path: Path) -> None:
-    with live_server() as server:
-        process, devtools = start_chromium(tmp_path / "profile")
-        try:
-            target = devtools.call("Target.createTarget", url=server.url)["targetId"]
-            session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)[
-                "sessionId"
-            ]
-            editor = devtools.wait_for(
-                session,
-                "(t => t.includes('query Dashboard') && t)"
-                "(document.querySelector('.graphiql-query-editor')?.innerText || '')",
-            )
-            assert "byMonth: counts" in editor and "latest: documents" in editor
-            # The headers editor is open with the header names to fill in.
-            devtools.evaluate(
-                session,
-                "[...document.querySelectorAll('button')].find(b "
-                "=> b.innerText.trim() === 'Headers')?.click()",
-            )
-            headers = devtools.wait_for(
-                session,
-                "(t => t.includes('X-Service-Org-Id') && t)"
-                "([...document.querySelectorAll('.graphiql-editor-tool .graphiql-editor')]"
-                ".map(e => e.innerText).join(' '))",
-            )
-            assert "Authorization" in headers and "Bearer sk_" in headers
-        finally:
-            process.terminate()
-            process.wait(10)
+def test_graphiql_opens_on_the_example_query(tmp_path: Path, graphql_live: LiveServer) -> None:
+    server = graphql_live
+    process, devtools = start_chromium(tmp_path / "profile")
+    try:
+        target = devtools.call("Target.createTarget", url=server.url)["targetId"]
+        session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        editor = devtools.wait_for(
+            session,
+            "(t => t.includes('query Dashboard') && t)"
+            "(document.querySelector('.graphiql-query-editor')?.innerText || '')",
+        )
+        assert "byMonth: counts" in editor and "latest: documents" in editor
+        # The headers editor is open with the header names to fill in.
+        devtools.evaluate(
+            session,
+            "[...document.querySelectorAll('button')].find(b "
+            "=> b.innerText.trim() === 'Headers')?.click()",
+        )
+        headers = devtools.wait_for(
+            session,
+            "(t => t.includes('X-Service-Org-Id') && t)"
+            "([...document.querySelectorAll('.graphiql-editor-tool .graphiql-editor')]"
+            ".map(e => e.innerText).join(' '))",
+        )
+        assert "Authorization" in headers and "Bearer sk_" in headers
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, asgi_client, make_tenant, worker_pool
 from tests.documents.conftest import doc
 

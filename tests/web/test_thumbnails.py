@@ -16,7 +16,7 @@ from PIL import Image, ImageFile
 
 from persistence.ids import new_id, utcnow
 from persistence.store import Store
-from resolvers.registry import Registry
+from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, asgi_client, make_tenant, worker_pool
 from tests.hardening.bombs import png_bomb
 from tests.sources.conftest import fixture

@@ -1,0 +1,15 @@
+"""The GraphQL face: ``/v1/graphql`` and GraphiQL.
+
+face       the routes: GraphQL over HTTP, GraphiQL with its files served from here
+builder    the schema built from the registry (no ``resolvers`` import: it is handed the
+           registry object and the ``execute`` callable)
+execution  graphql-core's executor, faster for wide selections
+graph      the links between types (a document's workspace, a workspace's documents)
+graphiql/  GraphiQL's vendored browser files
+"""
+
+from __future__ import annotations
+
+from app.graphql.face import graphql_routes
+
+__all__ = ["graphql_routes"]

@@ -1,0 +1,753 @@
+"""The GraphQL schema, generated from the capability registry at start-up.
+
+Every ``read`` capability becomes a Query field and every ``write``/``destructive`` one a
+Mutation field, named ``spec.name`` (``workspaces.list`` → ``workspacesList``) and taking one
+argument ``input: <InputModel>Input!`` and returning the output type (nullable: a failed field
+nulls only itself, its error says why). Types are converted from the pydantic models, never
+written twice by hand:
+
+========================  =============================================================
+pydantic                  GraphQL
+========================  =============================================================
+``str int float bool``    ``String Int Float Boolean``
+``datetime`` / ``date``   ``DateTime`` / ``Date`` (ISO 8601 strings)
+``Decimal``               ``Decimal``: a string on the wire, so no amount passes through a
+                          binary float (inputs also accept a JSON number)
+``Any``, ``dict``         ``JSON``
+``Literal["a", "b"]``     an enum named model + field, e.g. ``WorkspaceSummaryRole``
+nested ``BaseModel``      a nested object type (output) or ``<Model>Input`` (input)
+``X | None``              a nullable field; on inputs "absent" stays distinct from ``null``
+========================  =============================================================
+
+Inputs are converted back to a plain dict with the wire names and handed to ``execute``, which
+re-validates them with the pydantic model: constraints (``ge``, ``max_length`` …) live in one
+place, and GraphQL reports exactly the messages REST does. This module does not import
+``resolvers`` (see ARCHITECTURE.md): it receives the registry and the ``execute`` callable.
+"""
+
+import copy
+import enum
+import logging
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal, Optional, Protocol
+
+import strawberry
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+)
+from pydantic import BaseModel, TypeAdapter
+from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+from strawberry.exceptions import StrawberryGraphQLError
+from strawberry.extensions import (
+    MaskErrors,
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    QueryDepthLimiter,
+    SchemaExtension,
+)
+from strawberry.scalars import JSON
+from strawberry.schema.config import StrawberryConfig
+from strawberry.types.execution import ExecutionContext
+from strawberry.types.lazy_type import LazyType
+from strawberry.types.unset import UNSET
+
+from app.graphql.execution import FastExecutionContext
+
+log = logging.getLogger("fincap.graphql")
+
+INTERNAL_ERROR = "Internal server error"
+# The reason of an error nobody expected, as every face names it (``CapabilityError.reason``;
+# this module imports no resolvers, tests/graphql/test_face.py keeps the two equal).
+INTERNAL_REASON = "internal_error"
+WIRE_NAMES_ATTR = "__fincap_wire_names__"
+# Scalars and root types the schema may contain besides the generated ones.
+BUILT_IN_NAMES = (
+    "Query",
+    "Mutation",
+    "Subscription",
+    "String",
+    "Int",
+    "Float",
+    "Boolean",
+    "ID",
+    "DateTime",
+    "Date",
+    "Decimal",
+    "JSON",
+)
+SCALARS: dict[Any, Any] = {
+    str: str,
+    int: int,
+    float: float,
+    bool: bool,
+    datetime: datetime,
+    date: date,
+    Decimal: Decimal,
+}
+GRAPHQL_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
+
+
+class CapabilityLike(Protocol):
+    """What the builder needs of a capability (``resolvers.framework.registry.CapabilitySpec``
+    fits)."""
+
+    @property
+    def slug(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def input(self) -> type[BaseModel]: ...
+    @property
+    def output(self) -> type[BaseModel]: ...
+    @property
+    def effect(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def cost(self) -> int: ...
+
+
+Execute = Callable[[CapabilityLike, dict[str, Any], strawberry.Info], Awaitable[BaseModel]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one GraphQL document, checked before anything runs (the size before parsing).
+
+    Sized for generous clients: our deepest type (a document with line items) needs ~5 levels,
+    GraphiQL's introspection query is ~300 tokens (introspection fields do not count towards
+    depth), and no legitimate query needs more than a few aliases. An alias bomb, a fragment
+    cycle of nested selections or a megabyte of tokens fails validation with a 4xx.
+    """
+
+    max_depth: int = 10
+    max_tokens: int = 2000
+    max_aliases: int = 30
+    # Field selections after expanding every fragment spread; GraphiQL's introspection query
+    # expands to ~200, a wide real query to a few hundred.
+    max_selections: int = 2000
+    # Checked before parsing: comments and whitespace are not tokens, but the lexer reads every
+    # byte (15 MB of comments held the event loop for seconds). GraphiQL's introspection query
+    # is ~3 KB; 64 KB lex in a few milliseconds.
+    max_document_bytes: int = 64 * 1024
+    # Sum of the ``cost`` of the capability fields selected (fragments expanded, every alias
+    # counted): expensive capabilities (documents.inspect reads the original with OCR) declare
+    # a cost, so one request cannot run five of them at once.
+    max_cost: int = 1
+
+
+@dataclass(frozen=True)
+class Link:
+    """A field the graph adds to a generated type (or to Query), resolved by ``resolve``.
+
+    Capability fields mirror the registry; links connect the results into a graph for clients
+    such as dashboards (a document's duplicates as documents, a workspace's documents). The
+    return type is written as a pydantic annotation (``list[Document]``, ``Workspace | None``,
+    ``int``) and converted like any model field. ``argument``, when set, is the input model of
+    an optional ``input`` argument; ``resolve(root, info, arguments)`` receives the argument as
+    plain wire-named data (None when omitted) and re-validates it through ``invoke``.
+
+    A link named like a model field replaces it in GraphQL; ``keep_as`` keeps the model's own
+    value under another name (``duplicates`` ids stay readable as ``duplicateIds``).
+    """
+
+    name: str
+    returns: Any
+    resolve: Callable[[Any, strawberry.Info, dict[str, Any] | None], Awaitable[Any]]
+    model: type[BaseModel] | None = None  # None: a Query field
+    argument: type[BaseModel] | None = None
+    description: str | None = None
+    keep_as: str | None = None
+
+
+@dataclass(frozen=True)
+class Graph:
+    """The links of a schema; models not in the schema simply get none."""
+
+    links: Sequence[Link] = ()
+
+    def of(self, model: type[BaseModel] | None) -> list[Link]:
+        return [link for link in self.links if link.model is model]
+
+
+class GraphQLSchemaBuildError(Exception):
+    """The registry cannot be turned into a GraphQL schema; the message says how to fix it."""
+
+
+class GraphQLNameClash(GraphQLSchemaBuildError):
+    """Two different things would get the same GraphQL type name."""
+
+
+def is_safe_error(error: GraphQLError) -> bool:
+    """Whether ``error`` may be shown as it is.
+
+    Safe: errors of the request itself (syntax, validation, variables: no original exception),
+    errors a resolver raised on purpose as ``GraphQLError`` (capability errors carry their
+    ``extensions.code``) and strawberry's scalar coercion messages. Anything else comes from an
+    exception nobody expected, and its text may carry internals (hosts, paths, queries).
+    """
+    original = error.original_error
+    return original is None or isinstance(original, (GraphQLError, StrawberryGraphQLError))
+
+
+class MaskUnexpectedErrors(MaskErrors):
+    """Replace unexpected errors by "Internal server error" with code INTERNAL_SERVER_ERROR."""
+
+    def __init__(self) -> None:
+        super().__init__(should_mask_error=lambda e: not is_safe_error(e), error_message="")
+
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
+        return GraphQLError(
+            INTERNAL_ERROR,
+            nodes=error.nodes,
+            path=error.path,
+            extensions={"code": "INTERNAL_SERVER_ERROR", "status": 500, "reason": INTERNAL_REASON},
+        )
+
+
+def expanded_size(document: DocumentNode) -> tuple[int, int]:
+    """(field selections, aliases) of every operation with fragment spreads expanded."""
+    fields, aliases, _ = expanded_counts(document, {})
+    return fields, aliases
+
+
+def expanded_counts(document: DocumentNode, costs: Mapping[str, int]) -> tuple[int, int, int]:
+    """(field selections, aliases, cost) of every operation with fragment spreads expanded;
+    ``costs`` gives the cost of a field by name (capability fields; others cost nothing).
+
+    One memo entry per fragment keeps this linear in the document's size, whereas the expanded
+    size itself may be exponential (a fragment spreading another ten times, and so on).
+    Undefined or cyclic spreads count zero: validation reports them.
+    """
+    fragments = {
+        definition.name.value: definition
+        for definition in document.definitions
+        if isinstance(definition, FragmentDefinitionNode)
+    }
+    memo: dict[str, tuple[int, int, int]] = {}
+    in_progress: set[str] = set()
+
+    def count(selection_set: SelectionSetNode | None) -> tuple[int, int, int]:
+        fields = aliases = cost = 0
+        for selection in selection_set.selections if selection_set else ():
+            inner = (0, 0, 0)
+            if isinstance(selection, FieldNode):
+                inner = count(selection.selection_set)
+                fields += 1
+                aliases += selection.alias is not None
+                cost += costs.get(selection.name.value, 0)
+            elif isinstance(selection, InlineFragmentNode):
+                inner = count(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                if name not in memo and name in fragments and name not in in_progress:
+                    in_progress.add(name)
+                    memo[name] = count(fragments[name].selection_set)
+                    in_progress.discard(name)
+                inner = memo.get(name, (0, 0, 0))
+            fields, aliases, cost = fields + inner[0], aliases + inner[1], cost + inner[2]
+        return fields, aliases, cost
+
+    totals = [
+        count(definition.selection_set)
+        for definition in document.definitions
+        if isinstance(definition, OperationDefinitionNode)
+    ]
+    return (
+        sum(t[0] for t in totals),
+        sum(t[1] for t in totals),
+        sum(t[2] for t in totals),
+    )
+
+
+class DocumentSizeLimiter(SchemaExtension):
+    """Refuses a document over ``max_document_bytes`` before the parser reads it."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    def on_parse(self) -> Iterator[None]:
+        query = self.execution_context.query or ""
+        # A character is at most four bytes: only long documents pay for the exact count.
+        if len(query) * 4 > self.limits.max_document_bytes:
+            size = len(query.encode("utf-8", "surrogatepass"))
+            if size > self.limits.max_document_bytes:
+                # Raised before parsing starts, it becomes the request's only error.
+                raise GraphQLError(
+                    f"The GraphQL document has {size} bytes. "
+                    f"Allowed: {self.limits.max_document_bytes}"
+                )
+        yield
+
+
+class ExpansionLimiter(SchemaExtension):
+    """Rejects a document whose expanded size is over the limits before validation runs.
+
+    Strawberry's alias and depth limiters walk every fragment spread again, so a few hundred
+    tokens of nested fragments (an alias bomb) would take them exponential time. This check is
+    linear; when it fails it sets the request's errors, which makes strawberry skip the other
+    validation rules.
+    """
+
+    def __init__(self, limits: Limits, costs: Mapping[str, int]) -> None:
+        self.limits = limits
+        self.costs = costs
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.graphql_document is not None and context.pre_execution_errors is None:
+            selections, aliases, cost = expanded_counts(context.graphql_document, self.costs)
+            if aliases > self.limits.max_aliases:
+                message = f"{aliases} aliases found. Allowed: {self.limits.max_aliases}"
+                context.pre_execution_errors = [GraphQLError(message)]
+            elif selections > self.limits.max_selections:
+                message = (
+                    f"{selections} field selections after expanding fragments. "
+                    f"Allowed: {self.limits.max_selections}"
+                )
+                context.pre_execution_errors = [GraphQLError(message)]
+            elif cost > self.limits.max_cost:
+                priced = ", ".join(f"{name} costs {c}" for name, c in sorted(self.costs.items()))
+                message = (
+                    f"The operation costs {cost}. Allowed: {self.limits.max_cost} "
+                    f"({priced}; send expensive fields in separate requests)"
+                )
+                context.pre_execution_errors = [GraphQLError(message)]
+        yield
+
+
+class CapabilitySchema(strawberry.Schema):
+    """A strawberry schema that logs only the errors worth an operator's attention."""
+
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        # Capability errors (401, 404 …) and invalid queries are the client's business; an
+        # unexpected exception is logged with its traceback before the mask hides it.
+        for error in errors:
+            if not is_safe_error(error):
+                log.error("unhandled error in a GraphQL resolver", exc_info=error.original_error)
+
+
+def build_schema(
+    registry: Iterable[CapabilityLike],
+    execute: Execute,
+    limits: Limits | None = None,
+    graph: Graph | None = None,
+) -> strawberry.Schema:
+    """The GraphQL schema of ``registry``; each field calls ``execute(spec, arguments, info)``.
+
+    ``graph`` adds links between the generated types (see ``Link``).
+
+    Raises ``GraphQLSchemaBuildError`` (with the fix in its message) when a model cannot be
+    expressed in GraphQL or two generated names clash.
+    """
+    limits = limits or Limits()
+    specs = list(registry)
+    costs = {spec.name: spec.cost for spec in specs if spec.cost}
+    converter = _Converter(graph or Graph())
+    query: dict[str, Any] = {}
+    mutation: dict[str, Any] = {}
+    for spec in specs:
+        target = query if spec.effect == "read" else mutation
+        target[spec.name] = converter.root_field(spec, execute)
+    for link in converter.graph.of(None):
+        if link.name in query:
+            raise GraphQLNameClash(f"Query field {link.name!r} is both a capability and a link")
+        query[link.name] = converter.link_field(link)
+    if not query:
+        raise GraphQLSchemaBuildError(
+            "GraphQL needs at least one Query field: the registry has no read capability"
+        )
+    extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
+        lambda: DocumentSizeLimiter(limits),
+        # First of the validation rules, so that a bomb is refused before the limiters below
+        # walk it.
+        lambda: ExpansionLimiter(limits, costs),
+        lambda: QueryDepthLimiter(max_depth=limits.max_depth),
+        lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
+        lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
+        MaskUnexpectedErrors,
+    ]
+    return CapabilitySchema(
+        query=_root_type("Query", query),
+        mutation=_root_type("Mutation", mutation) if mutation else None,
+        extensions=extensions,
+        # Model fields already carry their wire names (camelCase); keep them exactly.
+        config=StrawberryConfig(auto_camel_case=False),
+        execution_context_class=FastExecutionContext,
+    )
+
+
+def _root_type(name: str, fields: dict[str, Any]) -> type:
+    return strawberry.type(type(name, (), dict(fields)), name=name)
+
+
+def to_arguments(value: Any) -> Any:
+    """A strawberry input value as plain data with wire names; absent (UNSET) fields dropped.
+
+    Dropping them lets the pydantic model apply its own defaults, and keeps "absent" distinct
+    from an explicit ``null``.
+    """
+    wire_names: Mapping[str, str] | None = getattr(type(value), WIRE_NAMES_ATTR, None)
+    if wire_names is not None:
+        return {
+            wire: to_arguments(field_value)
+            for python_name, wire in wire_names.items()
+            if (field_value := getattr(value, python_name)) is not UNSET
+        }
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, list):
+        return [to_arguments(item) for item in value]
+    return value
+
+
+class _LazyModelType(LazyType[str, str]):
+    """A reference to a generated type that is still being built (a recursive model).
+
+    Strawberry resolves ``LazyType`` when it assembles the schema, after every type exists;
+    this one looks the type up in the converter's table instead of importing a module.
+    """
+
+    def __init__(self, name: str, table: dict[type[BaseModel], type], model: type[BaseModel]):
+        super().__init__(type_name=name, module=__name__)
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_model", model)
+
+    def resolve_type(self) -> type[Any]:
+        return self._table[self._model]  # type: ignore[attr-defined,no-any-return]
+
+    def __call__(self) -> None:
+        """Never called: being callable lets ``typing.Optional`` accept the reference."""
+        raise TypeError("a lazy GraphQL type reference is not callable")
+
+
+def _own_doc(model: type) -> str | None:
+    """The model's own docstring (``__doc__`` of a base class would mislead)."""
+    doc = model.__dict__.get("__doc__")
+    return " ".join(doc.split()) if isinstance(doc, str) and doc.strip() else None
+
+
+def _json_schema_type(annotation: Any) -> str | None:
+    """The JSON Schema ``type`` pydantic gives ``annotation`` (None if it has none)."""
+    try:
+        schema = TypeAdapter(annotation).json_schema()
+    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema, TypeError):
+        return None
+    kind = schema.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def _enum_member_name(value: str) -> str:
+    """The GraphQL enum value for a Literal string: the REST word itself where GraphQL allows it.
+
+    One rule, documented on the docs site's GraphQL page: a character GraphQL names cannot hold
+    (``-``, ``.``, a space) becomes ``_`` (``not-in`` → ``not_in``). Python keywords (``and``,
+    ``or``, ``in``) are legal GraphQL names and stay as they are: the enum is built with the
+    functional API, whose member names need not be identifiers. A leading digit gets a leading
+    ``_`` (``1st-reminder`` → ``_1st_reminder``). The three names GraphQL reserves (``true``,
+    ``false``, ``null``) have no spelling that keeps the word, so the builder refuses them and the
+    model must choose another value.
+    """
+    name = re.sub(r"[^_0-9A-Za-z]", "_", value)
+    if name[:1].isdigit():
+        name = "_" + name
+    if not name or name in ("true", "false", "null"):
+        raise GraphQLSchemaBuildError(
+            f"the value {value!r} has no GraphQL enum spelling; choose another than true, false "
+            "or null"
+        )
+    return name
+
+
+class _Converter:
+    """Converts pydantic models to strawberry types, once each, checking names as it goes."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.names: dict[str, str] = dict.fromkeys(BUILT_IN_NAMES, "a built-in GraphQL type")
+        self.outputs: dict[type[BaseModel], type] = {}
+        self.inputs: dict[type[BaseModel], type] = {}
+        self.enums: dict[tuple[type[BaseModel], str], type[enum.Enum]] = {}
+        self.building: set[tuple[type[BaseModel], str]] = set()
+
+    def claim(self, name: str, origin: str) -> None:
+        """Reserve GraphQL type ``name`` for ``origin``, or fail naming both claimants."""
+        other = self.names.setdefault(name, origin)
+        if other != origin:
+            raise GraphQLNameClash(
+                f"GraphQL type name {name!r} would be generated for both {other} and {origin}; "
+                "rename one of the models (prefix it with its resource, e.g. DocumentLineItem)"
+            )
+
+    # -- root fields --------------------------------------------------------------------------
+
+    def root_field(self, spec: CapabilityLike, execute: Execute) -> Any:
+        """The Query/Mutation field of one capability: ``name(input: …Input!): Output``."""
+        output = self.output_type(spec.output)
+
+        if spec.input.model_fields:
+            input_type = self.input_type(spec.input)
+
+            async def resolve_input(info: strawberry.Info, input: Any) -> BaseModel:
+                return await execute(spec, to_arguments(input), info)
+
+            resolve: Callable[..., Awaitable[BaseModel]] = resolve_input
+            argument: Any = input_type
+        else:
+            # GraphQL forbids input objects without fields, so a capability without parameters
+            # takes an optional JSON object: omitted or {} runs it, anything else is rejected by
+            # the model exactly as REST rejects it ("x: unknown property").
+            async def resolve_optional(info: strawberry.Info, input: Any = UNSET) -> BaseModel:
+                absent = input is UNSET or input is None
+                return await execute(spec, {} if absent else input, info)
+
+            resolve = resolve_optional
+            argument = Optional[JSON]  # noqa: UP045 (a runtime type expression, not a hint)
+
+        # Annotations are set here, not written in the signature, because they are values
+        # computed at build time; strawberry reads them from __annotations__.
+        # The result is nullable so that a failing field (401, 404 …) nulls only itself and the
+        # other fields of the same request keep their data.
+        resolve.__annotations__ = {
+            "info": strawberry.Info,
+            "input": argument,
+            "return": Optional[output],  # noqa: UP045
+        }
+        resolve.__name__ = spec.name
+        return strawberry.field(resolver=resolve, name=spec.name, description=spec.description)
+
+    def link_field(self, link: Link) -> Any:
+        """The strawberry field of one link: ``name(input: …Input): Returns``."""
+        returns = self.convert(link.returns, link.model or BaseModel, link.name, "output")
+
+        async def resolve(root: Any, info: strawberry.Info, input: Any = UNSET) -> Any:
+            absent = input is UNSET or input is None
+            return await link.resolve(root, info, None if absent else to_arguments(input))
+
+        # ``root`` and ``info`` are reserved names: strawberry passes the parent and the info.
+        annotations: dict[str, Any] = {"root": Any, "info": strawberry.Info}
+        if link.argument is not None:
+            annotations["input"] = Optional[self.input_type(link.argument)]  # noqa: UP045
+        else:
+
+            async def resolve_plain(root: Any, info: strawberry.Info) -> Any:
+                return await link.resolve(root, info, None)
+
+            resolve = resolve_plain  # type: ignore[assignment]
+        annotations["return"] = returns
+        resolve.__annotations__ = annotations
+        resolve.__name__ = link.name
+        return strawberry.field(resolver=resolve, name=link.name, description=link.description)
+
+    def _add_link(
+        self,
+        link: Link,
+        model: type[BaseModel],
+        annotations: dict[str, Any],
+        namespace: dict[str, Any],
+    ) -> None:
+        replaced = link.name in annotations
+        if link.keep_as is not None:
+            if not replaced:
+                raise GraphQLSchemaBuildError(
+                    f"link {model.__name__}.{link.name}: keep_as needs a model field to keep"
+                )
+            # The model's value stays a plain (fast) field, published under the new name.
+            namespace[link.name] = strawberry.field(
+                name=link.keep_as, description=namespace[link.name].description
+            )
+        elif replaced:
+            del annotations[link.name], namespace[link.name]
+        attribute = f"link_{link.name}"
+        namespace[attribute] = self.link_field(link)
+        # A resolver field needs no annotation of its own; strawberry reads the resolver's.
+
+    # -- object types -------------------------------------------------------------------------
+
+    def output_type(self, model: type[BaseModel]) -> Any:
+        if model in self.outputs:
+            return self.outputs[model]
+        if (model, "output") in self.building:
+            return _LazyModelType(model.__name__, self.outputs, model)
+        self.building.add((model, "output"))
+        self.claim(model.__name__, f"output model {model.__module__}.{model.__qualname__}")
+        annotations: dict[str, Any] = {}
+        namespace: dict[str, Any] = {}
+        for python_name, info in model.model_fields.items():
+            wire = info.alias or python_name
+            annotations[python_name] = self.convert(info.annotation, model, wire, "output")
+            namespace[python_name] = strawberry.field(
+                name=wire if wire != python_name else None, description=info.description
+            )
+        for python_name, computed in model.model_computed_fields.items():
+            annotations[python_name] = self.convert(
+                computed.return_type, model, python_name, "output"
+            )
+            namespace[python_name] = strawberry.field(description=computed.description)
+        for link in self.graph.of(model):
+            self._add_link(link, model, annotations, namespace)
+        namespace["__annotations__"] = annotations
+        cls = strawberry.type(
+            type(model.__name__, (), namespace), name=model.__name__, description=_own_doc(model)
+        )
+        self.outputs[model] = cls
+        self.building.discard((model, "output"))
+        return cls
+
+    def input_type(self, model: type[BaseModel]) -> Any:
+        if model in self.inputs:
+            return self.inputs[model]
+        name = model.__name__ + "Input"
+        if (model, "input") in self.building:
+            return _LazyModelType(name, self.inputs, model)
+        self.building.add((model, "input"))
+        self.claim(name, f"input model {model.__module__}.{model.__qualname__}")
+        annotations: dict[str, Any] = {}
+        namespace: dict[str, Any] = {}
+        wire_names: dict[str, str] = {}
+        for python_name, info in model.model_fields.items():
+            wire = info.alias or python_name
+            wire_names[python_name] = wire
+            annotation = self.convert(info.annotation, model, wire, "input")
+            default = self._input_default(info, model, wire)
+            if default is UNSET and not info.is_required():
+                # The model has a default GraphQL cannot print (None, an object …): the field
+                # may be omitted and the model applies its default.
+                annotation = Optional[annotation]  # noqa: UP045
+            annotations[python_name] = annotation
+            namespace[python_name] = strawberry.field(
+                name=wire if wire != python_name else None,
+                description=info.description,
+                # Mutable defaults need a factory (dataclass rule); each call gets a copy.
+                **(
+                    {"default_factory": lambda d=default: copy.deepcopy(d)}
+                    if isinstance(default, list | dict)
+                    else {"default": default}
+                ),
+            )
+        namespace["__annotations__"] = annotations
+        cls = strawberry.input(type(name, (), namespace), name=name, description=_own_doc(model))
+        setattr(cls, WIRE_NAMES_ATTR, wire_names)
+        self.inputs[model] = cls
+        self.building.discard((model, "input"))
+        return cls
+
+    def _input_default(self, info: FieldInfo, model: type[BaseModel], wire: str) -> Any:
+        """The model's default as a GraphQL default value, or UNSET when there is none to show.
+
+        Plain values (numbers, strings, enum members, lists of them) become GraphQL defaults
+        and appear in the SDL; ``None`` does not (an omitted field stays omitted).
+        """
+        if info.is_required():
+            return UNSET
+        value = info.get_default(call_default_factory=True)
+        if value is None or value is PydanticUndefined:
+            return UNSET
+        return self._graphql_value(value, model, wire)
+
+    def _graphql_value(self, value: Any, model: type[BaseModel], wire: str) -> Any:
+        if isinstance(value, bool | int | float | Decimal) or (
+            isinstance(value, str) and (model, wire) not in self.enums
+        ):
+            return value
+        if isinstance(value, str):
+            return self.enums[(model, wire)](value)
+        if isinstance(value, list | tuple):
+            items = [self._graphql_value(item, model, wire) for item in value]
+            return UNSET if UNSET in items else items
+        if isinstance(value, dict) and not value:
+            return {}
+        return UNSET
+
+    # -- annotations ----------------------------------------------------------------------------
+
+    def convert(self, annotation: Any, model: type[BaseModel], wire: str, direction: str) -> Any:
+        """The strawberry type of one model field's annotation."""
+        where = f"{model.__qualname__}.{wire}"
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is typing.Annotated:
+            return self.convert(args[0], model, wire, direction)
+        if origin in (typing.Union, types.UnionType):
+            members = [arg for arg in args if arg is not type(None)]
+            if len(members) != 1:
+                raise GraphQLSchemaBuildError(
+                    f"{where}: union {annotation!r} has no GraphQL equivalent here; "
+                    "use one model with optional fields, or a JSON (dict) field"
+                )
+            inner = self.convert(members[0], model, wire, direction)
+            return Optional[inner] if len(members) < len(args) else inner  # noqa: UP045
+        if origin is Literal:
+            return self._literal(args, model, wire, where)
+        if origin in (list, tuple, set, frozenset, Sequence) and args:
+            if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+                raise GraphQLSchemaBuildError(f"{where}: fixed-length tuples are not supported")
+            return list[self.convert(args[0], model, wire, direction)]  # type: ignore[misc]
+        if annotation is Any or annotation is object or annotation is dict or origin is dict:
+            return JSON
+        if annotation in SCALARS:
+            return SCALARS[annotation]
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if direction == "input":
+                return self.input_type(annotation)
+            return self.output_type(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            self.claim(
+                annotation.__name__, f"enum {annotation.__module__}.{annotation.__qualname__}"
+            )
+            return strawberry.enum(annotation)
+        if _json_schema_type(annotation) == "string" and direction == "input":
+            # EmailStr, constrained strings …: a String; the model validates the format. (On
+            # outputs such values may be objects, e.g. URLs, which String cannot serialize.)
+            return str
+        raise GraphQLSchemaBuildError(
+            f"{where}: no GraphQL type for {annotation!r}; use str, int, float, bool, Decimal, "
+            "datetime, date, a Literal, a list, a nested model or dict/Any (JSON)"
+        )
+
+    def _literal(
+        self, values: tuple[Any, ...], model: type[BaseModel], wire: str, where: str
+    ) -> Any:
+        if all(isinstance(value, bool) for value in values):
+            return bool
+        if all(isinstance(value, int) and not isinstance(value, bool) for value in values):
+            return int  # pydantic still enforces the allowed numbers
+        if not all(isinstance(value, str) for value in values):
+            raise GraphQLSchemaBuildError(f"{where}: a Literal must hold only strings or ints")
+        key = (model, wire)
+        if key in self.enums:
+            return self.enums[key]
+        name = model.__name__ + wire[:1].upper() + wire[1:]
+        self.claim(name, f"the values of {where}")
+        members: dict[str, str] = {}
+        for value in values:
+            member = _enum_member_name(value)
+            if member in members:
+                raise GraphQLSchemaBuildError(
+                    f"{where}: Literal values {members[member]!r} and {value!r} both become the "
+                    f"GraphQL enum value {member!r}; rename one"
+                )
+            members[member] = value
+        python_enum = enum.Enum(name, members)  # type: ignore[misc]
+        if not all(GRAPHQL_NAME.match(member) for member in members):
+            raise GraphQLSchemaBuildError(f"{where}: cannot name the enum values {values!r}")
+        converted = strawberry.enum(python_enum, name=name, description=f"Values of {where}.")
+        self.enums[key] = converted
+        return converted

@@ -1,0 +1,325 @@
+"""The GraphQL face: ``/v1/graphql`` (POST JSON, GET for queries, GraphiQL for browsers).
+
+The schema is generated from the registry (``app.graphql.builder.build_schema``); each field calls
+the same ``invoke()`` as REST, with the same credentials (every API-key form, ``X-Service-Org-Id``).
+Capability errors become ``errors[].extensions`` ``{code, status, reason}``; anything unexpected
+shows only "Internal server error".
+
+GraphQL over HTTP (graphql-http's audit passes every MUST and SHOULD): the response media type
+follows ``Accept`` (``application/graphql-response+json`` or ``application/json``, the default);
+a request error (bad JSON, syntax, validation, limits, variables) omits ``data`` and answers 400
+under ``application/graphql-response+json`` and 200 under ``application/json``, as the spec asks.
+Malformed HTTP requests answer with a GraphQL-shaped JSON error, never plain text.
+
+GraphiQL is strawberry's own page, with its CDN assets served from ``app/graphql/graphiql`` so it
+works offline (see the README there).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from cross_web import HTTPException
+from graphql import GraphQLError
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.routing import Route
+from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.ides import get_graphql_ide_html
+from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.types import ExecutionResult
+from strawberry.types.unset import UNSET
+
+from app.graphql.builder import CapabilityLike, Graph, Limits, Link, build_schema
+from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
+from app.http.json_body import MalformedJson, parse_json
+from app.http.request_context import credentials_of, services_of
+from app.http.security_headers import PLAIN_CSP, graphiql_csp, page_headers
+from resolvers.framework.errors import (
+    CapabilityError,
+    PayloadTooLarge,
+    TooManyRequests,
+    reason_for_status,
+)
+from resolvers.framework.invoke import invoke
+from resolvers.framework.registry import Registry
+
+PATH = "/v1/graphql"
+ASSETS_PATH = PATH + "/assets"
+ASSETS_DIR = Path(__file__).parent / "graphiql"
+CDN = "https://unpkg.com/"
+GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
+JSON_MEDIA = "application/json"
+HTTP_CODES = {
+    400: "BAD_REQUEST",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+}
+# A tag of the template with a CDN URL and its SRI hash, in either attribute order.
+ASSET_TAG = re.compile(
+    r'(?:src|href)="' + re.escape(CDN) + r'(?P<path>[^"]+)"\s+integrity="(?P<sri>sha384-[^"]+)"'
+)
+
+
+def negotiate(accept: str) -> str:
+    """The response media type for an ``Accept`` header (``application/json`` by default).
+
+    The higher ``q`` wins, then the earlier entry; ``*/*``, ``application/*`` and an absent or
+    unsupported header mean ``application/json`` (the spec's choice for legacy clients).
+    """
+    candidates: list[tuple[float, int, str]] = []
+    for position, item in enumerate(accept.split(",")):
+        media, *params = (part.strip().lower() for part in item.split(";"))
+        if media == GRAPHQL_RESPONSE_JSON:
+            chosen = GRAPHQL_RESPONSE_JSON
+        elif media in (JSON_MEDIA, "*/*", "application/*"):
+            chosen = JSON_MEDIA
+        else:
+            continue
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if q > 0:
+            candidates.append((q, -position, chosen))
+    return max(candidates)[2] if candidates else JSON_MEDIA
+
+
+def is_request_error(result: ExecutionResult) -> bool:
+    """Whether the operation failed before execution (syntax, validation, limits, variables).
+
+    Field errors always carry a ``path``; errors of the request as a whole never do.
+    """
+    errors = result.errors or []
+    return result.data is None and bool(errors) and all(error.path is None for error in errors)
+
+
+def local_assets(directory: Path = ASSETS_DIR) -> dict[str, Path]:
+    """CDN paths of the GraphiQL template that ``directory`` holds with the pinned SRI hash.
+
+    A file whose hash differs (strawberry upgraded GraphiQL) is skipped: the browser would
+    refuse it, so that asset stays on the CDN.
+    """
+    found: dict[str, Path] = {}
+    for match in ASSET_TAG.finditer(get_graphql_ide_html("graphiql")):
+        candidate = directory / match["path"]
+        if not candidate.is_file():
+            continue
+        digest = base64.b64encode(hashlib.sha384(candidate.read_bytes()).digest()).decode()
+        if f"sha384-{digest}" == match["sri"]:
+            found[match["path"]] = candidate
+    return found
+
+
+# What GraphiQL opens on: the dashboard's own query (a workspace's spend by month and its
+# latest documents), and the headers editor filled with the header names to use.
+EXAMPLE_QUERY = """# fincap GraphQL. Put your API key in the Headers tab below
+# (no key yet? see /#api-keys), then run this with Ctrl-Enter. X-Service-Org-Id picks
+# the workspace (workspacesList names them); a key restricted to one workspace may leave
+# it out.
+query Dashboard {
+  workspace {
+    name
+    preferredCurrency
+    documentCount
+    byMonth: counts(input: {groupBy: month}) {
+      preferredTotal { amount currency }
+      groups { key count preferredTotal { amount currency } }
+    }
+    latest: documents(input: {limit: 10, sortBy: docDate, sortOrder: -1, useSearch: false}) {
+      documents { id merchant amount currency docDate category }
+      nextCursor
+    }
+  }
+}
+"""
+EXAMPLE_HEADERS = {"Authorization": "Bearer sk_…", "X-Service-Org-Id": "org_…"}
+# The template's own welcome text, and its headers state (empty unless the URL names some).
+_TEMPLATE_EXAMPLE = re.compile(r"const EXAMPLE_QUERY = `.*?`;", re.DOTALL)
+_TEMPLATE_HEADERS = "React.useState(parameters.headers)"
+
+
+def graphiql_html(assets: dict[str, Path]) -> str:
+    """Strawberry's GraphiQL page with the locally held assets pointed at ``ASSETS_PATH``,
+    opening on fincap's example query with the headers editor pre-filled."""
+    html = get_graphql_ide_html("graphiql")
+    for cdn_path in assets:
+        html = html.replace(f'"{CDN}{cdn_path}"', f'"{ASSETS_PATH}/{cdn_path}"')
+    example = json.dumps(EXAMPLE_QUERY)
+    html, found = _TEMPLATE_EXAMPLE.subn(lambda _: f"const EXAMPLE_QUERY = {example};", html)
+    headers = json.dumps(json.dumps(EXAMPLE_HEADERS, indent=2, ensure_ascii=False))
+    if found != 1 or _TEMPLATE_HEADERS not in html:
+        # strawberry changed its template: fail at start-up rather than serve the generic page.
+        raise RuntimeError("GraphiQL template changed: update app.graphql.face.graphiql_html")
+    return html.replace(_TEMPLATE_HEADERS, f"React.useState(parameters.headers || {headers})")
+
+
+class GraphQLFace(GraphQL):
+    """Strawberry's ASGI view with fincap's HTTP behaviour (negotiation, errors, body limit)."""
+
+    def __init__(
+        self, schema: Any, ide_html: str, registry: Registry, ide_csp: str = PLAIN_CSP
+    ) -> None:
+        super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
+        self._ide_html = ide_html
+        self._ide_headers = page_headers(ide_csp)
+        self._registry = registry
+
+    async def get_context(  # type: ignore[override]  # HTTP only; the context is a dict
+        self, request: Request, response: Any
+    ) -> dict[str, Any]:
+        # A fresh graph session per request: its DataLoaders cache only within the request.
+        session = GraphSession(self._registry, credentials_of(request), services_of(request))
+        return {"request": request, "response": response, CONTEXT_KEY: session}
+
+    @property
+    def graphql_ide_html(self) -> str:
+        return self._ide_html
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return HTMLResponse(self._ide_html, headers=self._ide_headers)
+
+    async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        try:
+            result: ExecutionResult = await super().execute_single(*args, **kwargs)
+        except HTTPException as exc:
+            # GraphQL over HTTP: a mutation sent with GET is 405 Method Not Allowed (strawberry
+            # says 400).
+            if isinstance(exc.__cause__, InvalidOperationTypeError):
+                raise HTTPException(405, exc.reason) from exc
+            raise
+        return result
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        response = await super().process_result(request, result)
+        if is_request_error(result):
+            # No execution happened, so there is no data entry at all (GraphQL spec, 7.1.2).
+            response.pop("data", None)
+            request.state.graphql_request_error = True
+        return response
+
+    async def run(  # type: ignore[override]  # HTTP only: the route serves no websockets
+        self, request: Request, context: Any = UNSET, root_value: Any = UNSET
+    ) -> Response:
+        media = negotiate(request.headers.get("accept", ""))
+        try:
+            response: Response = await super().run(request, context, root_value)
+        except PayloadTooLarge as exc:  # raised while the body streams in (app.http.body_limit)
+            return self._error_response(exc.status, exc.message, media)
+        except HTTPException as exc:
+            response = self._error_response(exc.status_code, exc.reason, media)
+            if exc.status_code == 405:
+                response.headers["allow"] = "POST" if request.method == "GET" else "GET, POST"
+            return response
+        if response.media_type == JSON_MEDIA:
+            response.headers["content-type"] = f"{media}; charset=utf-8"
+            if media == GRAPHQL_RESPONSE_JSON and getattr(
+                request.state, "graphql_request_error", False
+            ):
+                response.status_code = 400
+        return response
+
+    def parse_json(self, data: str | bytes) -> Any:
+        # Bodies and the ``variables``/``extensions`` query parameters: one JSON reader for
+        # every face, so 100,000 nested brackets are a GraphQL-shaped 400 like any bad JSON.
+        try:
+            return parse_json(data)
+        except MalformedJson as exc:
+            raise HTTPException(400, str(exc)) from None
+
+    def _error_response(self, status: int, message: str, media: str) -> Response:
+        code = HTTP_CODES.get(status, "BAD_REQUEST")
+        extensions = {"code": code, "status": status, "reason": reason_for_status(status)}
+        body = {"errors": [{"message": message, "extensions": extensions}]}
+        return Response(
+            json.dumps(body, separators=(",", ":")),
+            status_code=status,
+            media_type=f"{media}; charset=utf-8",
+        )
+
+
+def as_graphql_error(exc: CapabilityError) -> Exception:
+    """A capability error as GraphQL shows it (``extensions.code``/``status``/``reason``); 5xx
+    unchanged, so that the schema masks it as "Internal server error" and logs it."""
+    if not exc.exposed:
+        return exc
+    extensions: dict[str, Any] = {"code": exc.code, "status": exc.status, "reason": exc.reason}
+    if isinstance(exc, TooManyRequests):
+        extensions["retryAfter"] = exc.retry_after
+    return GraphQLError(exc.message, extensions=extensions)
+
+
+def capability_executor(registry: Registry) -> Any:
+    """The ``execute`` callable of the schema: ``invoke()`` with the request's credentials."""
+
+    async def execute(spec: CapabilityLike, arguments: dict[str, Any], info: Any) -> BaseModel:
+        request: Request = info.context["request"]
+        try:
+            return await invoke(
+                registry, spec.slug, arguments, credentials_of(request), services_of(request)
+            )
+        except CapabilityError as exc:
+            raise as_graphql_error(exc) from None
+
+    return execute
+
+
+def with_capability_errors(graph: Graph) -> Graph:
+    """``graph`` with every link's capability errors shown as capability fields show them."""
+
+    def wrap(link: Link) -> Link:
+        async def resolve(root: Any, info: Any, arguments: dict[str, Any] | None) -> Any:
+            try:
+                return await link.resolve(root, info, arguments)
+            except CapabilityError as exc:
+                raise as_graphql_error(exc) from None
+
+        return dataclasses.replace(link, resolve=resolve)
+
+    return Graph(links=tuple(wrap(link) for link in graph.links))
+
+
+def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
+    """The service's schema: every capability plus the document graph."""
+    graph = with_capability_errors(document_graph(registry))
+    return build_schema(registry, capability_executor(registry), limits, graph)
+
+
+def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Route]:
+    """The GraphQL endpoint and GraphiQL's assets, for one frozen registry."""
+    schema = service_schema(registry, limits)
+    assets = local_assets()
+    page = graphiql_html(assets)
+    # An asset not held locally (strawberry upgraded GraphiQL) still loads from the CDN.
+    cdn = [CDN.rstrip("/")] if CDN in page else []
+    face = GraphQLFace(schema, page, registry, graphiql_csp(page, cdn))
+    served = {f"{ASSETS_PATH}/{cdn_path}": path for cdn_path, path in assets.items()}
+
+    async def asset(request: Request) -> Response:
+        # Only the files of the template are served: no path from the URL reaches the disk.
+        path = served.get(request.url.path)
+        if path is None:
+            return Response(status_code=404)
+        return FileResponse(path, headers={"cache-control": "public, max-age=86400"})
+
+    return [
+        # The view is an ASGI app, so Route passes every method to it and a PUT gets GraphQL's
+        # own 405 with ``Allow`` (a function endpoint would be limited to GET).
+        Route(PATH, face),
+        Route(ASSETS_PATH + "/{path:path}", asset, methods=["GET"]),
+    ]

@@ -1,0 +1,86 @@
+"""The SMTP receiver inside ``fincap serve`` (aiosmtpd), off unless
+``FINCAP_INBOUND_SMTP_PORT`` is set.
+
+aiosmtpd is the maintained asyncio SMTP server (the stdlib's ``smtpd`` is gone since Python
+3.12); it runs on the service's own event loop, so a message is handed to
+``resolvers.services.inbound_email.accept_email`` with no thread in between. Unknown recipients are
+refused at ``RCPT TO`` (550 5.1.1), recipients beyond the limit too (452 4.5.3: the sender
+tries them again in another transaction), a message over the size limit at ``DATA`` by aiosmtpd
+itself (552), and the rest by ``accept_email``'s rejection, whose SMTP reply says why. The
+message is parsed in a thread (``read_off_loop``): the event loop this receiver shares with the
+API never waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from aiosmtpd.smtp import SMTP, Envelope, Session
+
+from resolvers.services.container import Services
+from resolvers.services.inbound_email import InboundRejected, accept_email, workspace_for
+
+log = logging.getLogger("fincap.smtp")
+
+
+class InboundHandler:
+    """aiosmtpd handler: recipients are checked one by one, the message once at DATA."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    async def handle_RCPT(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        rcpt_options: list[str],
+    ) -> str:
+        if len(envelope.rcpt_tos) >= self.services.sources.mail_limits.recipients:
+            # The sender delivers to the rest in another transaction (RFC 5321, 4.5.3.1.10).
+            return "452 4.5.3 Too many recipients"
+        if await workspace_for(self.services, address) is None:
+            return "550 5.1.1 No workspace receives mail at this address"
+        envelope.rcpt_tos.append(address)
+        return "250 2.1.5 OK"
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        raw = envelope.original_content or envelope.content or b""
+        data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogateescape")
+        try:
+            delivered = await accept_email(self.services, data, list(envelope.rcpt_tos), via="smtp")
+        except InboundRejected as exc:
+            log.info("inbound message refused", extra={"reason": exc.message})
+            return f"{exc.smtp_code} {_one_line(exc.message)}"
+        except Exception:
+            log.exception("inbound message could not be stored")
+            return "451 4.3.0 Temporary failure; please try again later"
+        ids = ", ".join(d.activity_id for d in delivered)
+        return f"250 2.0.0 Accepted ({ids})"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:400]
+
+
+async def start_smtp_server(
+    services: Services, host: str, port: int, *, hostname: str | None = None
+) -> asyncio.Server:
+    """Listen for SMTP on ``host:port`` (port 0: any free port; read it from the server)."""
+    handler = InboundHandler(services)
+    loop = asyncio.get_running_loop()
+
+    def protocol() -> Any:
+        return SMTP(
+            handler,
+            data_size_limit=services.sources.inbound_max_bytes,
+            enable_SMTPUTF8=True,
+            hostname=hostname or services.sources.inbound_domain,
+            ident="fincap",
+            loop=loop,
+        )
+
+    return await loop.create_server(protocol, host=host, port=port)

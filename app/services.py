@@ -1,0 +1,141 @@
+"""The one services factory: ``Settings`` and a store in, the process's ``Services`` out.
+
+The API process (``app.serving``), the worker processes (``app.processing.running_workers``)
+and the tests all build their services here, so what a test runs against is wired the way a
+server is. A caller replaces a part by passing it (a test's fake connector, a worker pool's
+analyzer, the server's keyring); everything else comes from the settings. ``Services`` itself
+has no defaults to fall back on: nothing else builds one (``tests/test_services.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from app.config import Settings
+from engines.billing.plans import PlanCatalog
+from engines.connectors.catalog import Connectors, build_connectors
+from engines.connectors.quickbooks import QuickBooksSettings
+from engines.connectors.xero import XeroSettings
+from engines.currency import RateBook
+from engines.keyring import Keyring
+from engines.outbound import OutboundPolicy
+from engines.rules.config import AutomationConfig
+from engines.rules.llm import RuleModelConfig
+from engines.rules.notify import SmtpConfig
+from persistence.ids import utcnow
+from persistence.store import Store
+from resolvers.framework.auth_cache import AuthCache
+from resolvers.framework.registry import Registry
+from resolvers.framework.throttle import ExpensiveCallGate
+from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services.container import Services
+from resolvers.services.processing import Analyzer
+from resolvers.services.search_indexes import SearchIndexes
+from resolvers.services.sources_config import SourceConfig
+
+
+def build_services(
+    settings: Settings,
+    store: Store,
+    *,
+    keyring: Keyring | None = None,
+    registry: Registry | None = None,
+    analyzer: Analyzer | None = None,
+    rates: RateBook | None = None,
+    connectors: Connectors | None = None,
+    automation: AutomationConfig | None = None,
+    sources: SourceConfig | None = None,
+    outbound: OutboundPolicy | None = None,
+    search: SearchIndexes | None = None,
+    plans: PlanCatalog | None = None,
+    api_calls: ApiCallMeter | None = None,
+    expensive_calls: ExpensiveCallGate | None = None,
+    clock: Callable[[], datetime] = utcnow,
+) -> Services:
+    """The services of one process over ``store``.
+
+    ``keyring``: a server passes the one it loaded (``app.secret_key``); without it the
+    configured ``FINCAP_SECRET_KEY``, else a random key (never a file). ``analyzer`` and
+    ``rates`` left out are made on first use (in-process analysis, the shipped ECB rates).
+    """
+    return Services(
+        store=store,
+        base_url=settings.base_url,
+        keyring=keyring or keyring_of(settings),
+        registry=registry,
+        analyzer=analyzer,
+        rates=rates,
+        auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        expensive_calls=expensive_calls or ExpensiveCallGate(),
+        automation=automation or automation_config(settings),
+        sources=sources or settings.sources,
+        search=search or SearchIndexes(settings.search_config()),
+        plans=plans or settings.plan_catalog(),
+        api_calls=api_calls or ApiCallMeter(clock),
+        clock=clock,
+        connectors=connectors or connectors_from(settings),
+        outbound=outbound or settings.outbound_policy(),
+    )
+
+
+def keyring_of(settings: Settings) -> Keyring:
+    """``FINCAP_SECRET_KEY``'s keyring, else a random one (for processes that keep no secret)."""
+    secret = settings.secret_key
+    return Keyring.from_text(secret.get_secret_value()) if secret else Keyring.generate()
+
+
+def automation_config(settings: Settings) -> AutomationConfig:
+    """What automation rules may reach, from the ``FINCAP_RULES_LLM_*``/``FINCAP_SMTP_*``
+    settings."""
+    model = None
+    if settings.rules_llm_url and settings.rules_llm_model:
+        key = settings.rules_llm_api_key
+        model = RuleModelConfig(
+            url=settings.rules_llm_url,
+            model=settings.rules_llm_model,
+            api_key=key.get_secret_value() if key else None,
+            timeout_s=settings.rules_llm_timeout_s,
+        )
+    smtp = None
+    if settings.smtp_host:
+        password = settings.smtp_password
+        smtp = SmtpConfig(
+            host=settings.smtp_host,
+            port=settings.smtp_port,
+            sender=settings.smtp_from,
+            username=settings.smtp_username,
+            password=password.get_secret_value() if password else None,
+            starttls=settings.smtp_starttls,
+        )
+    return AutomationConfig(
+        rule_model=model, smtp=smtp, webhook_timeout_s=settings.webhook_timeout_s
+    )
+
+
+def _secret(value: object) -> str | None:
+    getter = getattr(value, "get_secret_value", None)
+    return getter() if getter is not None else None
+
+
+def connectors_from(settings: Settings) -> Connectors:
+    """Xero and QuickBooks Online with the configured app credentials and URLs."""
+    return build_connectors(
+        XeroSettings(
+            client_id=settings.xero_client_id,
+            client_secret=_secret(settings.xero_client_secret),
+            authorize_url=settings.xero_authorize_url,
+            token_url=settings.xero_token_url,
+            api_url=settings.xero_api_url.rstrip("/"),
+        ),
+        QuickBooksSettings(
+            client_id=settings.quickbooks_client_id,
+            client_secret=_secret(settings.quickbooks_client_secret),
+            authorize_url=settings.quickbooks_authorize_url,
+            token_url=settings.quickbooks_token_url,
+            revoke_url=settings.quickbooks_revoke_url,
+            api_url=settings.quickbooks_api_url.rstrip("/"),
+        ),
+        # The configured URLs pass the policy like any other (README, Outbound connections).
+        settings.outbound_policy(),
+    )

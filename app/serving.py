@@ -1,0 +1,94 @@
+"""What a serving process runs for as long as its app serves (the app's lifespan, ``fincap
+serve``): the server's keyring, the help center's index, the store, the services and the
+in-process workers, the usage flush, the SMTP receiver, the billing periods' closing job."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+
+from starlette.applications import Starlette
+
+from app.config import Settings
+from app.database import open_store
+from app.inbound import start_smtp_server
+from app.metrics import Metrics
+from app.processing import running_workers
+from app.secret_key import load_keyring
+from engines.help_center import index_at_start_up, use_vector_cache
+from engines.keyring import Keyring
+from resolvers.framework.registry import Registry
+from resolvers.framework.usage_meter import flushing
+from resolvers.services.subscriptions import schedule_period_closes
+
+log = logging.getLogger("fincap.app")
+
+Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
+
+
+def serving(settings: Settings, registry: Registry, metrics: Metrics) -> Lifespan:
+    """The lifespan of an app that owns its services: they exist from start-up to shutdown and
+    are ``app.state.services`` meanwhile."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        keyring = load_keyring(settings)
+        # The help center is indexed at start-up in a worker thread, beside the store's start,
+        # so that the first help search does not pay the build; readiness does not wait for it
+        # (built in the event loop it once pushed readiness past a minute on a busy machine).
+        # Its vectors are kept in the data dir, so later starts read them instead of embedding.
+        use_vector_cache(settings.data_dir / "help_center")
+        help_index = index_at_start_up()
+        try:
+            async with _running(app, settings, registry, metrics, keyring):
+                yield
+        finally:
+            await help_index  # a build still running at shutdown finishes, not cut off
+
+    return lifespan
+
+
+@contextlib.asynccontextmanager
+async def _running(
+    app: Starlette, settings: Settings, registry: Registry, metrics: Metrics, keyring: Keyring
+) -> AsyncIterator[None]:
+    """The store, the workers and the usage flush, for as long as the app serves."""
+    async with (
+        open_store(settings) as opened,
+        running_workers(
+            opened,
+            settings,
+            count=settings.workers,
+            on_job=metrics.observe_job,
+            keyring=keyring,
+            registry=registry,
+        ) as pool,
+        # Last in, first out: the final flush happens while the store is still open.
+        flushing(pool.services.api_calls, opened.usage, settings.usage_flush_s),
+    ):
+        app.state.services = pool.services
+        smtp = None
+        if settings.inbound_smtp_port is not None:
+            smtp = await start_smtp_server(
+                pool.services, settings.inbound_smtp_host, settings.inbound_smtp_port
+            )
+            log.info(
+                "SMTP receiver listening",
+                extra={"host": settings.inbound_smtp_host, "port": settings.inbound_smtp_port},
+            )
+        # Billing periods close in a durable job: queued once (dedupe key) by the API
+        # process, run by whichever worker is free, here or in `fincap worker` processes.
+        await schedule_period_closes(opened)
+        log.info(
+            "store ready",
+            extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
+        )
+        try:
+            yield
+        finally:
+            log.info("shutting down")
+            if smtp is not None:
+                smtp.close()
+                await smtp.wait_closed()

@@ -1,0 +1,68 @@
+// What the views share: the workspace list, the preferred currency, the dashboard's filters.
+
+import { graphql, setWorkspace, session, ApiError } from "./api.js";
+
+const FILTERS = "fincap.filters";
+
+export const state = {
+  workspaces: [],
+  workspace: null, // {id, name, role, preferredCurrency}
+  categories: [],
+  filters: loadFilters(),
+};
+
+function loadFilters() {
+  try {
+    return JSON.parse(sessionStorage.getItem(FILTERS)) || {};
+  } catch {
+    return {};
+  }
+}
+
+export function setFilters(filters) {
+  state.filters = Object.fromEntries(Object.entries(filters).filter(([, v]) => v));
+  sessionStorage.setItem(FILTERS, JSON.stringify(state.filters));
+}
+
+function escapeRegex(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// The filters as a where clause (the same typed clause REST and MCP callers send).
+export function whereClause(filters = state.filters) {
+  const conditions = [];
+  if (filters.from) conditions.push({ field: "docDate", op: "gte", value: filters.from });
+  if (filters.to) conditions.push({ field: "docDate", op: "lte", value: filters.to });
+  if (filters.category) conditions.push({ field: "category", op: "eq", value: filters.category });
+  if (filters.docType) conditions.push({ field: "docType", op: "eq", value: filters.docType });
+  if (filters.merchant) {
+    conditions.push({ field: "merchant", op: "regex", value: escapeRegex(filters.merchant) });
+  }
+  return conditions.length ? { logic: "and", conditions } : null;
+}
+
+export const DOC_TYPES = ["receipt", "invoice", "other"];
+
+// Run a query that selects `workspacesList { … }` and `workspace { … }` together (one
+// request). With no workspace chosen yet, choose the first one listed and ask again.
+
+export const WORKSPACES = `workspacesList { currentOrgId workspaces { id name role } }`;
+
+export async function loadWithWorkspace(query, variables) {
+  let body = await graphql(query, variables);
+  const listed = body.data?.workspacesList?.workspaces || [];
+  if (!body.data?.workspace && listed.length && !session()?.orgId) {
+    setWorkspace(listed[0].id);
+    body = await graphql(query, variables);
+  }
+  const errors = body.errors || [];
+  if (!body.data?.workspace) {
+    const first = errors[0];
+    throw new ApiError(first ? first.message : "No workspace to show", first?.extensions?.code, first?.extensions?.status);
+  }
+  state.workspaces = body.data.workspacesList?.workspaces || state.workspaces;
+  const ws = body.data.workspace;
+  state.workspace = { ...(state.workspace || {}), ...ws };
+  if (!session()?.orgId) setWorkspace(ws.id);
+  return body.data;
+}

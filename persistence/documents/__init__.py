@@ -1,0 +1,54 @@
+"""The documents repository: every read and write of a document, scoped to one workspace here.
+
+``Documents`` is one object (``store.documents``) made of one mixin per concern, each in its
+own module over the collection's write methods (``collection``):
+
+    collection   the collection, its indexes, the only methods that write (each stamps
+                 ``indexedAt`` through ``stamp``)
+    windows      newest-first reads in widening date windows
+    reads        by id, sorted pages, counts, duplicates, what a rule matches
+    writes       new documents, corrections, processing and export state, archiving
+    bulk         bulk edits (documents.bulk-edit, update rules)
+    totals       documents.count's numbers, from the rollups or the documents
+    search       index rows, embeddings, ``$vectorSearch``
+
+What a document looks like in storage is ``records``; which documents a read selects is
+``query``; the edit history (``edits``), the dashboard rollups (``rollups``), the fields each
+capability may filter on (``fields``) and what an embedding is made of (``vectors``) have
+their own modules.
+"""
+
+from __future__ import annotations
+
+from persistence.documents.bulk import DocumentBulkEdits, FieldUpdate
+from persistence.documents.search import (
+    DocumentSearchData,
+    vector_index_definition,
+    vector_search_pipeline,
+)
+from persistence.documents.stamp import INDEX_STATE
+from persistence.documents.totals import (
+    CurrencyTotal,
+    DocumentTotals,
+    PreferredTotal,
+    Totals,
+    TotalsGroup,
+)
+from persistence.documents.writes import DocumentWrites
+
+
+class Documents(DocumentWrites, DocumentBulkEdits, DocumentTotals, DocumentSearchData):
+    """The ``documents`` collection; the workspace id is the first argument of every method."""
+
+
+__all__ = [
+    "INDEX_STATE",
+    "CurrencyTotal",
+    "Documents",
+    "FieldUpdate",
+    "PreferredTotal",
+    "Totals",
+    "TotalsGroup",
+    "vector_index_definition",
+    "vector_search_pipeline",
+]

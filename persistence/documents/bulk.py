@@ -1,0 +1,85 @@
+"""Bulk edits: corrections of many documents at once (documents.bulk-edit, update rules)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from persistence.documents.collection import DocumentCollection
+from persistence.documents.edits import EditEntry
+from persistence.documents.records import StoredDocument, from_record
+from persistence.documents.rollups import ROLLUP_FIELDS
+from persistence.documents.vectors import changes_embedding
+from persistence.documents.writes import changed_fields
+
+BULK_BATCH = 50
+
+
+@dataclass(frozen=True)
+class FieldUpdate:
+    """New values for some fields of one stored document, and the edits that record them."""
+
+    record: StoredDocument  # as read: the changes are computed from it
+    changes: Mapping[str, Any]  # API-level values
+    edits: Sequence[EditEntry] = ()
+
+
+class DocumentBulkEdits(DocumentCollection):
+    """Many corrections in one call, each recorded in the edit history."""
+
+    async def bulk_update(self, workspace_id: str, updates: Sequence[FieldUpdate]) -> int:
+        """Apply ``updates`` to active documents; how many documents changed.
+
+        The history of every update is written first, in one batch; the entries of documents
+        that were archived meanwhile (and so did not change) are taken back. Updates run
+        concurrently in small batches (one ``update_one`` each: mongomock's ``bulk_write`` does
+        not accept current pymongo ops).
+        """
+        now = self._now()
+        embedding = [u for u in updates if changes_embedding(u.changes)]
+        vectors = dict(
+            zip(
+                [u.record["_id"] for u in embedding],
+                await self._embed([{**from_record(u.record), **u.changes} for u in embedding]),
+                strict=True,
+            )
+        )
+        written = await self._edits.add(
+            workspace_id, {u.record["_id"]: u.edits for u in updates if u.edits}
+        )
+        ids_by_document: dict[str, list[Any]] = {}
+        position = 0
+        for u in updates:
+            ids_by_document[u.record["_id"]] = written[position : position + len(u.edits)]
+            position += len(u.edits)
+
+        moved_from: list[Mapping[str, Any]] = []
+        moved_to: list[Mapping[str, Any]] = []
+
+        async def apply(update: FieldUpdate) -> int:
+            changes = changed_fields(update.record, update.changes, now)
+            changes |= vectors.get(update.record["_id"], {})
+            before = await self._update_before(
+                {"_id": update.record["_id"], "workspaceId": workspace_id, "archived": False},
+                changes,
+                ROLLUP_FIELDS,
+                now,
+            )
+            if before is None:
+                await self._edits.remove(workspace_id, ids_by_document[update.record["_id"]])
+                return 0
+            if ROLLUP_FIELDS & set(changes):
+                moved_from.append(before)
+                moved_to.append({**before, **changes})
+            return 1
+
+        modified = 0
+        try:
+            for start in range(0, len(updates), BULK_BATCH):
+                batch = updates[start : start + BULK_BATCH]
+                modified += sum(await asyncio.gather(*(apply(update) for update in batch)))
+        finally:
+            await self._rollups.apply(workspace_id, removed=moved_from, added=moved_to)
+        return modified

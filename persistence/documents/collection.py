@@ -1,0 +1,192 @@
+"""The documents collection itself: its indexes, and the only methods that write to it.
+
+Every write of a document passes through ``_insert``, ``_update_one``, ``_update_many``,
+``_update_before`` or ``_delete_queued`` here, and each update through ``stamped``
+(``persistence.documents.stamp``): no setter can change what a search index keeps without
+moving ``indexedAt``. The concerns built on this (reads, writes, totals, bulk edits, search
+data) are the mixins ``persistence.documents.Documents`` is made of.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo.errors import ExecutionTimeout
+
+from persistence.documents.edits import DocumentEdits
+from persistence.documents.rollups import ROLLUP_FIELDS, DocumentRollups
+from persistence.documents.stamp import stamped, stamped_record
+from persistence.documents.vectors import Vectorize, embedding_text, stored_fields
+from persistence.durability import journaled
+from persistence.errors import QueryTimeout
+from persistence.ids import utcnow
+
+log = logging.getLogger("fincap.documents")
+
+# Compare-and-set writes (``_update_before``): lost races before the atomic fallback.
+SWAP_ATTEMPTS = 3
+
+INDEXES = [
+    IndexModel(
+        [
+            ("workspaceId", ASCENDING),
+            ("archived", ASCENDING),
+            ("docDate", DESCENDING),
+            ("_id", DESCENDING),
+        ],
+        name="workspace_archived_date",
+    ),
+    IndexModel([("workspaceId", ASCENDING), ("amount", DESCENDING)], name="workspace_amount"),
+    IndexModel([("workspaceId", ASCENDING), ("merchant", ASCENDING)], name="workspace_merchant"),
+    IndexModel([("workspaceId", ASCENDING), ("category", ASCENDING)], name="workspace_category"),
+    IndexModel([("workspaceId", ASCENDING), ("searchTerms", ASCENDING)], name="workspace_terms"),
+    # Search indexes in memory re-read what changed since they last looked.
+    IndexModel([("workspaceId", ASCENDING), ("indexedAt", ASCENDING)], name="workspace_indexed"),
+    IndexModel([("workspaceId", ASCENDING), ("invoiceId", ASCENDING)], name="workspace_invoice"),
+    IndexModel([("workspaceId", ASCENDING), ("file.sha256", ASCENDING)], name="workspace_sha256"),
+    IndexModel(
+        [("workspaceId", ASCENDING), ("duplicateOf", ASCENDING)], name="workspace_duplicate_of"
+    ),
+    # Multikey: which documents list a document among their duplicates.
+    IndexModel(
+        [("workspaceId", ASCENDING), ("duplicates", ASCENDING)], name="workspace_duplicates"
+    ),
+    # Every workspace's unfinished documents, for the start-up check that each has a job.
+    IndexModel([("processingStatus", ASCENDING)], name="processing_status"),
+]
+
+
+class DocumentCollection:
+    """The ``documents`` collection; the workspace id is the first argument of every method
+    of the repository built on it."""
+
+    def __init__(self, db: AsyncIOMotorDatabase, vectorize: Vectorize | None = None) -> None:
+        self._docs = db["documents"]
+        self._durable = journaled(self._docs)
+        self._edits = DocumentEdits(db)
+        self._rollups = DocumentRollups(db)
+        # Matching documents per day near the top of each (workspace, archive filter, caller
+        # filter) read newest first, least recently used first: sizes the first date window.
+        self._densities: OrderedDict[tuple[str, str, str], float] = OrderedDict()
+        # Embeds documents as they are written (None: no embeddings; ``fincap admin reindex``
+        # adds them later).
+        self.vectorize = vectorize
+
+    async def ensure_indexes(self) -> None:
+        await self._docs.create_indexes(INDEXES)
+        await self._edits.ensure_indexes()
+        await self._rollups.ensure_indexes()
+
+    @staticmethod
+    def _now() -> datetime:
+        """The repository's clock, read in this one place (tests move it)."""
+        return utcnow()
+
+    # -- the writes (every one stamps through ``stamped``) -----------------------------------
+
+    async def _insert(self, records: Sequence[Mapping[str, Any]], now: datetime) -> Any:
+        """Insert new records, each stamped; part of an acknowledged intake
+        (``persistence.durability``): on disk when answered."""
+        stamped_records = [stamped_record(record, now) for record in records]
+        return await self._durable.insert_many(stamped_records, ordered=False)
+
+    async def _update_one(
+        self,
+        selector: Mapping[str, Any],
+        update: Mapping[str, Mapping[str, Any]],
+        now: datetime | None = None,
+    ) -> Any:
+        return await self._docs.update_one(dict(selector), stamped(update, now or self._now()))
+
+    async def _update_many(
+        self,
+        selector: Mapping[str, Any],
+        update: Mapping[str, Mapping[str, Any]],
+        now: datetime | None = None,
+    ) -> Any:
+        return await self._docs.update_many(dict(selector), stamped(update, now or self._now()))
+
+    async def _update_before(
+        self,
+        selector: Mapping[str, Any],
+        change: Mapping[str, Any],
+        fields: Iterable[str] | None,
+        now: datetime | None = None,
+    ) -> dict[str, Any] | None:
+        """``$set`` ``change`` on the document ``selector`` picks (``_id`` first); the record as
+        it was just before (only ``fields``, None: all), or None when none matched.
+
+        ``find_one_and_update`` says this in one call, but the embedded store re-checks its
+        write under a top-level ``$and``, which it cannot plan: every such write scans the
+        whole collection, every workspace (100 ms at 10k documents, against 1-3 ms for a read
+        and an ``update_one``). So the record is read, and the update applies only while the
+        fields the rollups depend on still hold the values read (compare and set): the rows
+        always move from the record the write replaced. A write that loses ``SWAP_ATTEMPTS``
+        races in a row falls back to ``find_one_and_update``.
+        """
+        update = stamped({"$set": change}, now or self._now())
+        wanted = None if fields is None else {name: 1 for name in {*fields, *ROLLUP_FIELDS}}
+        for _ in range(SWAP_ATTEMPTS):
+            before = await self._docs.find_one(selector, wanted)
+            if before is None:
+                return None
+            guard = {name: before.get(name) for name in sorted(ROLLUP_FIELDS)}
+            result = await self._docs.update_one({**selector, **guard}, update)
+            if result.matched_count:
+                return cast(dict[str, Any], before)
+        found = await self._docs.find_one_and_update(
+            selector,
+            update,
+            projection=wanted,
+            return_document=ReturnDocument.BEFORE,
+        )
+        return cast(dict[str, Any] | None, found)
+
+    async def _delete_queued(
+        self, workspace_id: str, document_id: str, fields: Iterable[str]
+    ) -> dict[str, Any] | None:
+        """Remove a still-queued document; its ``fields`` as they were (None: none matched).
+        Search indexes drop ids that no longer exist when they list candidates."""
+        removed = await self._docs.find_one_and_delete(
+            {"_id": document_id, "workspaceId": workspace_id, "processingStatus": "queued"},
+            projection={name: 1 for name in fields},
+        )
+        return cast(dict[str, Any] | None, removed)
+
+    # -- shared by the concerns --------------------------------------------------------------
+
+    async def _embed(self, documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Storage fields of the embeddings of ``documents`` (API-level fields), one per
+        document; empty ones when embedding is off or fails (the write goes on: a document is
+        never lost for want of its vector, and ``fincap admin reindex`` adds it later)."""
+        if not documents:
+            return []
+        none: dict[str, Any] = {"embedding": None, "embeddingModel": None}
+        if self.vectorize is None:
+            return [dict(none) for _ in documents]
+        texts = [embedding_text(d) for d in documents]
+        wanted = [i for i, text in enumerate(texts) if text]  # a queued upload has no text yet
+        out = [dict(none) for _ in documents]
+        if not wanted:
+            return out
+        try:
+            vectors = await self.vectorize([texts[i] for i in wanted])
+        except Exception:
+            log.exception("embedding failed; the documents are stored without vectors")
+            return out
+        for i, row in zip(wanted, vectors, strict=True):
+            out[i] = stored_fields(row)
+        return out
+
+    @staticmethod
+    async def _run(awaitable: Any) -> Any:
+        try:
+            return await awaitable
+        except ExecutionTimeout as exc:
+            raise QueryTimeout("query exceeded its time limit") from exc

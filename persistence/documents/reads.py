@@ -1,0 +1,237 @@
+"""Reading documents: by id, by query (sorted pages), counts, duplicates, what a rule matches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from pymongo import DESCENDING
+
+from persistence.documents.edits import EditEntry
+from persistence.documents.query import (
+    ARRIVAL_ORDER,
+    NOT_AN_ORIGINAL,
+    UNFINISHED,
+    DocumentQuery,
+    DuplicateRule,
+    arrival,
+    match_stages,
+)
+from persistence.documents.records import (
+    LINE_DESCRIPTIONS,
+    SEARCHABLE_FIELDS,
+    StoredDocument,
+    changes_search_terms,
+    projection,
+    stored_path,
+)
+from persistence.documents.vectors import EMBEDDED_PATHS, changes_embedding
+from persistence.documents.windows import NewestFirst
+from persistence.where import QUERY_TIME_LIMIT_MS
+
+# What the duplicate check reads of a matching document: its arrival and its standing.
+DUPLICATE_FIELDS = {
+    "createdAt": 1,
+    "intakeOrder": 1,
+    "duplicateOf": 1,
+    "processingStatus": 1,
+}
+
+
+class DocumentReads(NewestFirst):
+    """Reads of the documents collection (none writes)."""
+
+    async def get(self, workspace_id: str, document_id: str) -> StoredDocument | None:
+        found = await self._docs.find_one({"_id": document_id, "workspaceId": workspace_id})
+        return cast(StoredDocument | None, found)
+
+    async def get_many(
+        self, workspace_id: str, ids: Sequence[str], fields: Iterable[str] | None = None
+    ) -> list[StoredDocument]:
+        """Documents by id (in no particular order) with the API ``fields`` (None: all)."""
+        if not ids:
+            return []
+        cursor = self._docs.find(
+            {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
+            projection(fields),
+            max_time_ms=QUERY_TIME_LIMIT_MS,
+        )
+        return cast(list[StoredDocument], await self._run(cursor.to_list(None)))
+
+    async def find(
+        self,
+        workspace_id: str,
+        query: DocumentQuery,
+        *,
+        sort_by: str = "docDate",
+        order: int = -1,
+        limit: int = 0,
+        fields: Iterable[str] | None = None,
+    ) -> list[StoredDocument]:
+        """Documents of ``query`` sorted by the API field ``sort_by`` (ties by id).
+
+        With ``fields`` (API names) only those are read, plus the sort key (for cursors).
+        """
+        path = stored_path(sort_by)
+        sort = [(path, order)] if path == "_id" else [(path, order), ("_id", order)]
+        wanted = projection(fields)
+        if fields is not None:
+            wanted[path] = 1
+        return await self._find(workspace_id, query, wanted, sort, limit)
+
+    async def find_for_edit(
+        self, workspace_id: str, query: DocumentQuery, changing: Iterable[str], limit: int
+    ) -> list[StoredDocument]:
+        """Documents of ``query`` with the fields a change of ``changing`` reads and rewrites."""
+        names = list(changing)
+        wanted = {name: 1 for name in names}
+        if changes_search_terms(names):
+            wanted |= {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS)}
+        if changes_embedding(names):
+            wanted |= {name: 1 for name in EMBEDDED_PATHS}
+        sort = [("docDate", DESCENDING), ("_id", DESCENDING)]
+        return await self._find(workspace_id, query, wanted, sort, limit)
+
+    async def _find(
+        self,
+        workspace_id: str,
+        query: DocumentQuery,
+        wanted: Mapping[str, int],
+        sort: list[tuple[str, int]],
+        limit: int,
+    ) -> list[StoredDocument]:
+        if limit and sort[0] == ("docDate", DESCENDING) and query.archived != "include":
+            return await self._find_newest(workspace_id, query, wanted, sort, limit)
+        return await self._aggregate_page(query.stages(workspace_id), wanted, sort, limit)
+
+    async def count(self, workspace_id: str, query: DocumentQuery) -> int:
+        pipeline = [*query.stages(workspace_id), {"$count": "n"}]
+        rows = await self._run(
+            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        )
+        return int(rows[0]["n"]) if rows else 0
+
+    async def distinct_values(self, workspace_id: str, field: str, limit: int = 200) -> list[str]:
+        """Values of ``field`` in use among active documents, most used first."""
+        pipeline: list[dict[str, Any]] = [
+            *match_stages(workspace_id, "exclude", {field: {"$ne": None}}),
+            {"$group": {"_id": f"${field}", "n": {"$sum": 1}}},
+            {"$sort": {"n": -1, "_id": 1}},
+            {"$limit": limit},
+        ]
+        rows = await self._run(
+            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        )
+        return [row["_id"] for row in rows]
+
+    async def history(
+        self, workspace_id: str, records: Sequence[StoredDocument]
+    ) -> dict[str, list[EditEntry]]:
+        """The edit history of each of ``records`` (stored documents of this workspace), oldest
+        first; a document without edits maps to an empty list."""
+        kept = await self._edits.of_documents(workspace_id, [r["_id"] for r in records])
+        return {
+            record["_id"]: [
+                *cast(list[EditEntry], record.get("editHistory") or []),
+                *kept.get(record["_id"], []),
+            ]
+            for record in records
+        }
+
+    async def find_duplicates(
+        self,
+        workspace_id: str,
+        document_id: str,
+        rules: Sequence[DuplicateRule],
+        *,
+        only: Mapping[str, Any] | None = None,
+        limit: int = 1,
+    ) -> list[tuple[StoredDocument, str]]:
+        """The earliest arrivals (``limit`` per rule) among the active documents one of
+        ``rules`` matches (and ``only``, a further filter), earliest first, each with the reason
+        of the strongest rule it matches; only what arrival order needs is read. Documents
+        still queued or processing count (their file's SHA-256 is known from the start, their
+        other fields once saved), failed and skipped ones do not: which of two documents is the
+        original then depends on when they arrived, not on which was processed first."""
+        found: dict[str, tuple[StoredDocument, str]] = {}
+        for rule in rules:
+            # The rule's indexed pair first (a few documents), then everything else on those.
+            pipeline: list[dict[str, Any]] = [
+                {"$match": {"workspaceId": workspace_id, **rule.indexed}},
+                {
+                    "$match": {
+                        "archived": False,
+                        "_id": {"$ne": document_id},
+                        "processingStatus": {"$nin": list(NOT_AN_ORIGINAL)},
+                        **rule.rest,
+                        **(only or {}),
+                    }
+                },
+                {"$sort": dict(ARRIVAL_ORDER)},
+                {"$limit": limit},
+                {"$project": DUPLICATE_FIELDS},
+            ]
+            rows = await self._run(
+                self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+            )
+            for row in rows:
+                found.setdefault(row["_id"], (cast(StoredDocument, row), rule.reason))
+        return sorted(found.values(), key=lambda match: arrival(match[0]))
+
+    async def unfinished(self) -> list[StoredDocument]:
+        """Every workspace's documents still queued or processing (a start-up check)."""
+        rows: list[StoredDocument] = []
+        for status in UNFINISHED:
+            rows += await self._docs.find(
+                {"processingStatus": status},
+                {"workspaceId": 1, "activityId": 1, "processingStatus": 1, "createdAt": 1},
+            ).to_list(None)
+        return rows
+
+    async def matching(
+        self, workspace_id: str, document_id: str, filters: Mapping[str, Mapping[str, Any]]
+    ) -> set[str]:
+        """Which of ``filters`` (compiled where clauses, by name) the active document matches,
+        in one read: the document by id, then one ``$facet`` branch per filter."""
+        if not filters:
+            return set()
+        names = list(filters)
+        facets = {
+            f"f{index}": [{"$match": dict(filters[name])}, {"$project": {"_id": 1}}]
+            for index, name in enumerate(names)
+        }
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"_id": document_id, "workspaceId": workspace_id, "archived": False}},
+            {"$facet": facets},
+        ]
+        rows = await self._run(
+            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        )
+        if not rows:
+            return set()
+        return {name for index, name in enumerate(names) if rows[0].get(f"f{index}")}
+
+    async def active_duplicates_of(self, workspace_id: str, document_id: str) -> list[str]:
+        rows = await self._docs.find(
+            {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": False},
+            {"_id": 1},
+        ).to_list(None)
+        return [row["_id"] for row in rows]
+
+    async def candidate_ids(self, workspace_id: str, query: DocumentQuery) -> list[str]:
+        """Ids of every document of ``query`` (where-clause, archive and export filters): the
+        population a ranked search orders."""
+        pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
+        found = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        return [row["_id"] for row in await self._run(found)]
+
+    async def existing_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` that are still stored (by primary key: no scan)."""
+        if not ids:
+            return set()
+        cursor = self._docs.find(
+            {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
+            {"_id": 1},
+            max_time_ms=QUERY_TIME_LIMIT_MS,
+        )
+        return {row["_id"] for row in await self._run(cursor.to_list(None))}

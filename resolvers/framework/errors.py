@@ -1,0 +1,251 @@
+"""The one error hierarchy every face maps by class.
+
+                                 status  reason
+    CapabilityError              500     internal_error       never shows internals
+    ├── BadRequest               400     invalid_request      names the field and the reason
+    │   └── WorkspaceRequired    400     workspace_required   'Organization context required'
+    ├── Unauthenticated          401     unauthenticated      no, unknown or ended credential
+    ├── Forbidden                403     forbidden            not allowed here
+    │   ├── MissingScope         403     missing_scope        (MCP: insufficient_scope)
+    │   ├── WorkspaceRestricted  403     workspace_restricted a key or token bound elsewhere
+    │   ├── NotAMember           403     not_a_member         the workspace is not the caller's
+    │   ├── RoleRequired         403     role_required        the caller's role may not call it
+    │   └── RequesterRefused     403     requester_refused    an approved call's requester no
+    │                                                         longer may make it
+    ├── NotFound                 404     not_found            foreign ids look unknown too
+    ├── Conflict                 409     conflict             a compare-and-set kept losing
+    ├── PayloadTooLarge          413     payload_too_large    body above the service's limit
+    ├── Unprocessable            422     unprocessable        an unreadable original or sentence
+    ├── TooManyRequests          429     too_many_requests    an expensive call running, a budget
+    └── BadGateway               502     bad_gateway          a provider refused or failed
+
+``reason`` is the stable, machine-readable name of the class (snake_case, one per class), for
+clients to branch on instead of the message text. REST puts it beside the spec's fields in the
+failure envelope (``error.reason``), GraphQL in ``errors[].extensions`` (with ``code`` and
+``status``), MCP in the error result's structured content; the CLI reads it. The HTTP faces'
+own refusals are named by their status (``STATUS_REASONS`` below).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import ClassVar
+
+from persistence.errors import QueryTimeout
+from persistence.where import WhereError
+
+
+class CapabilityError(Exception):
+    """Base of every error a capability call may raise; its message is safe to show."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "INTERNAL_SERVER_ERROR"
+    reason: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str = "Internal server error") -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def exposed(self) -> bool:
+        """Whether faces show the message (client errors, and a provider's own answer)."""
+        return self.status < 500
+
+
+class BadRequest(CapabilityError):
+    """The request does not satisfy the capability's contract."""
+
+    status = 400
+    code = "BAD_REQUEST"
+    reason = "invalid_request"
+
+
+class Unauthenticated(CapabilityError):
+    """No credential, or one that is unknown, revoked or expired."""
+
+    status = 401
+    code = "UNAUTHENTICATED"
+    reason = "unauthenticated"
+
+    def __init__(self, message: str = "API key authentication required") -> None:
+        super().__init__(message)
+
+
+class Forbidden(CapabilityError):
+    """The caller is known but may not act here (workspace or scope)."""
+
+    status = 403
+    code = "FORBIDDEN"
+    reason = "forbidden"
+
+
+class MissingScope(Forbidden):
+    """The credential lacks a scope the capability needs (OAuth ``insufficient_scope``)."""
+
+    reason = "missing_scope"
+
+    def __init__(self, scopes: tuple[str, ...]) -> None:
+        super().__init__(f"This credential lacks the scope: {', '.join(scopes)}")
+        self.scopes = scopes
+
+
+class NotFound(CapabilityError):
+    """The capability or the resource does not exist for this caller."""
+
+    status = 404
+    code = "NOT_FOUND"
+    reason = "not_found"
+
+
+class Conflict(CapabilityError):
+    """A concurrent change won every attempt of a compare-and-set; the call may be retried."""
+
+    status = 409
+    code = "CONFLICT"
+    reason = "conflict"
+
+
+class PayloadTooLarge(CapabilityError):
+    """The request body exceeds the service's limit."""
+
+    status = 413
+    code = "PAYLOAD_TOO_LARGE"
+    reason = "payload_too_large"
+
+
+class Unprocessable(CapabilityError):
+    """The request is valid, but the stored file it names cannot be processed (for example an
+    unreadable original, or one over the analysis budgets); repeating it will not help."""
+
+    status = 422
+    code = "UNPROCESSABLE"
+    reason = "unprocessable"
+
+
+class TooManyRequests(CapabilityError):
+    """The key already has an expensive call running, or spent its budget of expensive work;
+    ``retry_after`` says in how many seconds to try again (faces send it as ``Retry-After``)."""
+
+    status = 429
+    code = "TOO_MANY_REQUESTS"
+    reason = "too_many_requests"
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class BadGateway(CapabilityError):
+    """An outside service (Xero, QuickBooks) refused or failed; the message says which and
+    how (it never carries credentials)."""
+
+    status = 502
+    code = "BAD_GATEWAY"
+    reason = "bad_gateway"
+
+    @property
+    def exposed(self) -> bool:
+        return True
+
+
+ORG_REQUIRED = "Organization context required"
+KEY_RESTRICTED = "This API key is restricted to a different workspace"
+NOT_A_MEMBER = "You are not a member of this workspace"
+TOKEN_BOUND = "This token is bound to a different workspace; authorize again to act in another one"
+
+
+class WorkspaceRequired(BadRequest):
+    """The capability acts in a workspace and the call named none (spec §5)."""
+
+    reason = "workspace_required"
+
+    def __init__(self, message: str = ORG_REQUIRED) -> None:
+        super().__init__(message)
+
+
+class WorkspaceRestricted(Forbidden):
+    """The API key is restricted to, or the OAuth token bound to, another workspace."""
+
+    reason = "workspace_restricted"
+
+
+class NotAMember(Forbidden):
+    """The caller is not a member of the workspace the call names."""
+
+    reason = "not_a_member"
+
+    def __init__(self, message: str = NOT_A_MEMBER) -> None:
+        super().__init__(message)
+
+
+class RoleRequired(Forbidden):
+    """The caller's role in the workspace may not call this capability."""
+
+    reason = "role_required"
+
+
+class RequesterRefused(Forbidden):
+    """An approved call cannot run: its requester may no longer make it; nothing ran."""
+
+    reason = "requester_refused"
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"The requester can no longer make this call: {why}; reject the request")
+
+
+# The reason of a refusal made outside any capability, by its status: an HTTP face's own (a
+# path no route takes, a method a route does not take, a body over the limit before it is
+# parsed, a webhook's missing secret) is named like the class of that status.
+STATUS_REASONS = {
+    cls.status: cls.reason
+    for cls in (
+        BadRequest,
+        Unauthenticated,
+        Forbidden,
+        NotFound,
+        Conflict,
+        PayloadTooLarge,
+        Unprocessable,
+        TooManyRequests,
+        BadGateway,
+        CapabilityError,
+    )
+} | {405: "method_not_allowed"}
+
+
+def reason_for_status(status: int) -> str:
+    """The reason of a refusal with this HTTP status that no error class raised."""
+    if status in STATUS_REASONS:
+        return STATUS_REASONS[status]
+    return CapabilityError.reason if status >= 500 else BadRequest.reason
+
+
+def every_reason() -> list[str]:
+    """Every ``reason`` a failure may carry (the OpenAPI envelope lists them): the classes of
+    this module (the one hierarchy: ``tests/test_error_reasons.py`` finds any class elsewhere)."""
+    reasons: list[str] = []
+    pending: list[type[CapabilityError]] = [CapabilityError]
+    while pending:
+        cls = pending.pop(0)
+        if cls.__module__ == __name__:
+            reasons.append(cls.reason)
+        pending += cls.__subclasses__()
+    return sorted(set(reasons) | set(STATUS_REASONS.values()))
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Map the persistence layer's errors to capability errors (400s that say why).
+
+    ``invoke()`` runs every handler inside it; resolver functions that faces call outside
+    ``invoke()`` (the GraphQL graph's batched reads) use it themselves.
+    """
+    try:
+        yield
+    except QueryTimeout:
+        raise BadRequest(
+            "The query exceeded its time limit; narrow the where clause or simplify its regex"
+        ) from None
+    except WhereError as exc:
+        raise BadRequest(f"Invalid request: {exc}") from None

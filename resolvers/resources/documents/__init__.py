@@ -1,0 +1,283 @@
+"""Capabilities of the documents resource, and the batched reads the GraphQL graph uses."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from persistence.documents import CurrencyTotal as StoredTotal
+from persistence.documents import PreferredTotal as StoredPreferredTotal
+from persistence.documents.fields import COUNT_FIELDS
+from persistence.documents.query import DocumentQuery
+from persistence.documents.records import StoredDocument
+from persistence.ids import utcnow
+from persistence.money import from_cents
+from resolvers.framework.context import Context
+from resolvers.framework.errors import BadRequest, NotFound, store_errors
+from resolvers.framework.registry import MEMBERS, ApprovalGate, capability
+from resolvers.resources.documents.bulk_edit import bulk_edit_documents, describe_bulk_edit
+from resolvers.resources.documents.inspect import inspect_document
+from resolvers.resources.documents.search import search_documents
+from resolvers.services.document_edits import edit_entries
+from resolvers.services.document_views import complete_document, complete_documents, full_view
+from resolvers.services.preferences import preferred_currency
+from resolvers.services.rule_runner import queue_update_rules
+from schema.documents import (
+    BulkEditDocuments,
+    BulkEditResult,
+    CountDocuments,
+    CountGroup,
+    CurrencyTotal,
+    DeletedDocument,
+    DeleteDocument,
+    Document,
+    DocumentCount,
+    DocumentPage,
+    DocumentResult,
+    GetDocument,
+    InspectDocument,
+    InspectionReport,
+    PreferredTotal,
+    SearchDocuments,
+    UnarchiveDocument,
+    UpdateDocument,
+)
+
+MAX_GROUPS = 500
+
+
+@capability(
+    "documents.search",
+    input=SearchDocuments,
+    output=DocumentPage,
+    permissions=["read_documents"],
+    effect="read",
+)
+async def search(ctx: Context, args: SearchDocuments) -> DocumentPage:
+    """Search, filter and retrieve documents. Filter mode (useSearch false, or no query): the
+    documents matching where, sorted by sortBy, in pages of limit with nextCursor. Search mode
+    (useSearch true with a query): the documents matching where, ranked by their words (prefixes
+    and one-letter typos count) and their meaning in any language ("coffee" finds a Starbucks
+    receipt); searchType mmr also favours variety.
+    """
+    return await search_documents(ctx, args)
+
+
+async def _load(ctx: Context, document_id: str) -> StoredDocument:
+    record = await ctx.store.documents.get(ctx.require_workspace(), document_id)
+    if record is None:
+        raise NotFound(f"Document '{document_id}' not found")
+    return record
+
+
+@capability(
+    "documents.get",
+    input=GetDocument,
+    output=DocumentResult,
+    permissions=["read_documents"],
+    effect="read",
+)
+async def get(ctx: Context, args: GetDocument) -> DocumentResult:
+    """One document with every extracted field, line items, amounts, the original file's reference
+    and URL, the source, duplicates and the edit history.
+    """
+    return DocumentResult(document=await complete_document(ctx, await _load(ctx, args.id)))
+
+
+@capability(
+    "documents.update",
+    input=UpdateDocument,
+    output=DocumentResult,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+)
+async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
+    """Corrects extracted fields of one document by id. Send only the fields to change (null clears
+    a field); id, workspace, file and processing fields cannot change. Each change is recorded
+    in the document's editHistory.
+    """
+    changes = args.model_dump(exclude_unset=True, exclude={"id"})
+    if not changes:
+        raise BadRequest("Invalid request: no fields to update; send at least one field besides id")
+    workspace_id = ctx.require_workspace()
+    record = await _load(ctx, args.id)
+    current = full_view(record, ctx.services.base_url)
+    edits = edit_entries(current, changes, by=ctx.user_id, via="documents.update", at=utcnow())
+    if not edits:
+        return DocumentResult(document=await complete_document(ctx, record))
+    changed = {entry["field"]: changes[entry["field"]] for entry in edits}
+    if record.get("evidence") and any(e.get("field") in changed for e in record["evidence"]):
+        # A person's correction replaces what extraction read: certain, nothing to point at
+        # (a cleared field has no evidence left).
+        changed["evidence"] = [
+            {"field": e["field"], "confidence": 1.0, "source": "edited"}
+            if e.get("field") in changed
+            else e
+            for e in record["evidence"]
+            if e.get("field") not in changed or changed[e["field"]] is not None
+        ]
+    merchant = changed.get("merchant", current.get("merchant"))
+    if "category" in changed and changed["category"] and merchant:
+        await ctx.store.category_overrides.remember(workspace_id, merchant, changed["category"])
+    updated = await ctx.store.documents.update_fields(workspace_id, record, changed, edits)
+    if updated is None:
+        raise NotFound(f"Document '{args.id}' not found")
+    await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
+    return DocumentResult(document=await complete_document(ctx, updated))
+
+
+@capability(
+    "documents.delete",
+    input=DeleteDocument,
+    output=DeletedDocument,
+    permissions=["write_documents"],
+    effect="destructive",
+    roles=MEMBERS,
+)
+async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
+    """Archives a document with its duplicates (soft delete; documents.unarchive restores it).
+    Deleting an archived document changes nothing.
+    """
+    workspace_id = ctx.require_workspace()
+    record = await _load(ctx, args.id)
+    archived_duplicates: list[str] = []
+    if not record.get("archived"):
+        archived_duplicates = await ctx.store.documents.active_duplicates_of(workspace_id, args.id)
+        gone = [args.id, *archived_duplicates]
+        await ctx.store.documents.set_archived(workspace_id, gone, archived=True)
+        await ctx.store.documents.remove_references(workspace_id, gone)
+        record = await _load(ctx, args.id)
+    return DeletedDocument(
+        document=await complete_document(ctx, record), archivedDuplicates=archived_duplicates
+    )
+
+
+@capability(
+    "documents.unarchive",
+    input=UnarchiveDocument,
+    output=DocumentResult,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+)
+async def unarchive(ctx: Context, args: UnarchiveDocument) -> DocumentResult:
+    """Restores an archived document to active. Restoring an active document changes nothing."""
+    workspace_id = ctx.require_workspace()
+    record = await _load(ctx, args.id)
+    if record.get("archived"):
+        await ctx.store.documents.set_archived(workspace_id, [args.id], archived=False)
+        original_id = record.get("duplicateOf")
+        if original_id:
+            original = await ctx.store.documents.get(workspace_id, original_id)
+            if original is not None and not original.get("archived"):
+                await ctx.store.documents.link_duplicate(workspace_id, original_id, args.id)
+        record = await _load(ctx, args.id)
+    return DocumentResult(document=await complete_document(ctx, record))
+
+
+def _totals(totals: list[StoredTotal]) -> list[CurrencyTotal]:
+    return [CurrencyTotal(currency=t.currency, amount=from_cents(t.cents)) for t in totals]
+
+
+def _preferred(total: StoredPreferredTotal | None, currency: str) -> PreferredTotal:
+    if total is None:
+        return PreferredTotal(currency=currency, amount=from_cents(0), converted=0)
+    return PreferredTotal(
+        currency=total.currency, amount=from_cents(total.cents), converted=total.converted
+    )
+
+
+@capability(
+    "documents.count",
+    input=CountDocuments,
+    output=DocumentCount,
+    permissions=["read_documents"],
+    effect="read",
+)
+async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
+    """Counts documents and totals their amounts per currency over ALL matching documents. groupBy
+    adds per-group counts and totals. preferredTotal is the total converted to the workspace's
+    preferred currency at each document's date.
+    """
+    workspace_id = ctx.require_workspace()
+    currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
+    query = DocumentQuery(where=args.where, where_fields=COUNT_FIELDS, archived=args.archived)
+    totals = await ctx.store.documents.totals(
+        workspace_id,
+        query,
+        group_by=args.groupBy,
+        max_groups=MAX_GROUPS,
+        preferred_currency=currency,
+    )
+    return DocumentCount(
+        count=sum(total.count for total in totals.overall),
+        totals=_totals(totals.overall),
+        preferredTotal=_preferred(totals.preferred, currency),
+        groups=[
+            CountGroup(
+                key=group.key,
+                count=group.count,
+                totals=_totals(group.by_currency),
+                preferredTotal=_preferred(group.preferred, currency),
+            )
+            for group in totals.groups
+        ],
+        groupsTruncated=totals.truncated,
+    )
+
+
+@capability(
+    "documents.bulk-edit",
+    input=BulkEditDocuments,
+    output=BulkEditResult,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+    approval=ApprovalGate("Bulk-edit documents", describe=describe_bulk_edit),
+)
+async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
+    """Changes merchant and/or category of many active documents at once, chosen by query (all its
+    words), merchant and/or category (case-insensitive, exact). dryRun true (default) previews
+    the matches and their changes; dryRun false applies them, recorded in each editHistory. At
+    most 1,000 documents per call.
+    """
+    return await bulk_edit_documents(ctx, args)
+
+
+@capability(
+    "documents.inspect",
+    input=InspectDocument,
+    output=InspectionReport,
+    permissions=["read_documents"],
+    effect="read",
+    cost=1,  # OCR of the original: one at a time per key, one per GraphQL request
+)
+async def inspect(ctx: Context, args: InspectDocument) -> InspectionReport:
+    """Reads the original again (text layer or OCR; the first maxPages pages of a PDF) and compares
+    it with the stored fields: per field the stored and visible values and whether they match.
+    Use it to check an extraction before documents.update.
+    """
+    return await inspect_document(ctx, args)
+
+
+# -- reads for faces outside invoke() (the GraphQL graph): scoped by ``ctx``, errors mapped ------
+
+
+async def documents_by_id(ctx: Context, ids: Sequence[str]) -> list[Document]:
+    """Complete documents of the caller's workspace with these ids, in no particular order;
+    ids of other workspaces or of no document are left out."""
+    with store_errors():
+        records = await ctx.store.documents.get_many(ctx.require_workspace(), ids)
+    return await complete_documents(ctx, records)
+
+
+async def document_tallies(contexts: Sequence[Context]) -> list[dict[str, int]]:
+    """Active and archived document counts of each context's workspace (one aggregation for
+    all of them); every context was authorized for its workspace by the caller."""
+    workspace_ids = [ctx.require_workspace() for ctx in contexts]
+    if not contexts:
+        return []
+    with store_errors():
+        counts = await contexts[0].store.documents.counts_by_workspace(workspace_ids)
+    empty = {"active": 0, "archived": 0}
+    return [counts.get(workspace_id, empty) for workspace_id in workspace_ids]

@@ -1,0 +1,48 @@
+"""Capabilities of the exports resource: the record of sending a document to accounting
+(delivered by ``resolvers.services.export_delivery``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from resolvers.framework.context import Context
+from resolvers.framework.errors import NotFound
+from resolvers.framework.registry import capability
+from schema.integrations import ExportRecord, ExportRemote, GetExport
+
+
+def _view(record: dict[str, Any]) -> ExportRecord:
+    return ExportRecord(
+        id=record["_id"],
+        documentId=record["documentId"],
+        integrationId=record["integrationId"],
+        tenantId=record["tenantId"],
+        status=record["status"],
+        history=record["history"],
+        remote=ExportRemote.model_validate(record.get("remote") or {}),
+        payloadSummary=record["summary"],
+        warnings=record.get("warnings") or [],
+        error=record.get("error"),
+        attempts=record.get("attempts", 0),
+        requestedBy=record["requestedBy"],
+        createdAt=record["createdAt"],
+        updatedAt=record["updatedAt"],
+    )
+
+
+@capability(
+    "exports.get",
+    input=GetExport,
+    output=ExportRecord,
+    permissions=["read_integrations"],
+    effect="read",
+)
+async def get(ctx: Context, args: GetExport) -> ExportRecord:
+    """One export record of this workspace: document, integration and tenant, status (queued,
+    sending, exported, failed, unlinked) with its history, remote ids and link, warnings and the
+    last error.
+    """
+    record = await ctx.store.exports.get(ctx.require_workspace(), args.id)
+    if record is None:
+        raise NotFound(f"Export record '{args.id}' not found")
+    return _view(record)

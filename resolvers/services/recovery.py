@@ -1,0 +1,102 @@
+"""What a process checks as it starts: nothing acknowledged is left without a way to finish.
+
+A process killed mid-work (``kill -9``, a power cut, the OOM killer) can leave three things
+behind, and each is put right here before its workers start:
+
+- **jobs leased by a process that is gone**: on this host, a lease owner whose process no longer
+  runs (``persistence.lease_owners``) gets its jobs back in the queue at once, not after the
+  lease expires;
+- **queue hints lost between two writes**: rebuilt from the queued jobs
+  (``Jobs.repair_queues``);
+- **documents without a job**: a document still ``queued`` or ``processing`` whose activity item
+  exists (its intake was acknowledged) but that no queued or running job will process gets its
+  ``process-document`` job (queued once: the job's dedupe key). A document whose activity item
+  was never written belongs to an intake that was not acknowledged (the sender retries it as a
+  new one): once older than ``ORPHAN_AGE`` it is removed with its original.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from persistence.jobs import owner_gone
+from resolvers.services.pipeline import PROCESS_DOCUMENT, enqueue_processing
+
+if TYPE_CHECKING:
+    from resolvers.services.container import Services
+
+log = logging.getLogger("fincap.recovery")
+# An intake writes its documents and then its activity item within a second: a document this old
+# without one was left by a process killed in between.
+ORPHAN_AGE = timedelta(minutes=10)
+# Every name the document-processing job has had (``resolvers.services.pipeline``).
+PROCESSING_KINDS = (PROCESS_DOCUMENT, "process-upload")
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """What the start-up check put right."""
+
+    leases_taken_back: int = 0
+    documents_requeued: int = 0
+    orphans_removed: int = 0
+
+
+async def recover_at_start_up(services: Services) -> Recovered:
+    """Take back dead processes' leases, repair queue hints, and give every acknowledged
+    unfinished document a job."""
+    store = services.store
+    taken = await store.jobs.take_back_leases(owner_gone)
+    await store.jobs.repair_queues()
+    requeued, removed = await requeue_unfinished_documents(services)
+    recovered = Recovered(taken, requeued, removed)
+    if taken or requeued or removed:
+        log.warning(
+            "recovered work left by a stopped process",
+            extra={
+                "leasesTakenBack": taken,
+                "documentsRequeued": requeued,
+                "orphansRemoved": removed,
+            },
+        )
+        services.wake_workers()
+    return recovered
+
+
+async def requeue_unfinished_documents(services: Services) -> tuple[int, int]:
+    """(documents given a job, orphans removed)."""
+    store = services.store
+    unfinished = await store.documents.unfinished()
+    if not unfinished:
+        return 0, 0
+    on_their_way = await store.jobs.live_payload_values(PROCESSING_KINDS, "documentId")
+    now = store.jobs.now()
+    requeued = removed = 0
+    for record in unfinished:
+        document_id, workspace_id = record["_id"], record["workspaceId"]
+        if document_id in on_their_way:
+            continue
+        activity_id = record.get("activityId")
+        item = await store.activity.get(workspace_id, activity_id) if activity_id else None
+        if item is not None:
+            await enqueue_processing(services, workspace_id, document_id, item["_id"])
+            requeued += 1
+        elif record.get("processingStatus") == "queued" and _older_than(record, now, ORPHAN_AGE):
+            full = await store.documents.get(workspace_id, document_id)
+            if full is not None and isinstance(full.get("file"), dict):
+                await store.files.delete(full["file"])
+            await store.documents.delete_unprocessed(workspace_id, document_id)
+            removed += 1
+    return requeued, removed
+
+
+def _older_than(record: Mapping[str, Any], now: datetime, age: timedelta) -> bool:
+    created = record.get("createdAt")
+    return isinstance(created, datetime) and now - created > age
+
+
+__all__ = ["Recovered", "recover_at_start_up", "requeue_unfinished_documents"]

@@ -1,0 +1,89 @@
+"""Imports point one way (docs/architecture/layout.md): the import-linter contracts of
+``pyproject.toml`` hold for the code, and each would fail on an arrow the wrong way.
+
+The same contracts run as ``lint-imports``; here they run with the unit tests, on one graph
+(grimp, without a cache) that the second test adds forbidden imports to.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import grimp
+import pytest
+from importlinter import configuration
+from importlinter.application.use_cases import read_user_options
+from importlinter.contracts.forbidden import ForbiddenContract
+from importlinter.contracts.independence import IndependenceContract
+from importlinter.contracts.layers import LayersContract
+from importlinter.domain.contract import Contract
+
+configuration.configure()  # the library's own settings (its contracts time their checks)
+ROOT = Path(__file__).resolve().parents[1]
+# Read by the library's own reader, so the options mean here what they mean to lint-imports.
+OPTIONS = read_user_options(str(ROOT / "pyproject.toml"))
+SESSION: dict[str, Any] = OPTIONS.session_options
+CONTRACT_TYPES: dict[str, type[Contract]] = {
+    "layers": LayersContract,
+    "forbidden": ForbiddenContract,
+    "independence": IndependenceContract,
+}
+CONTRACTS = {options["id"]: options for options in OPTIONS.contracts_options}
+
+# One import the wrong way per contract: each must break exactly the contract it names.
+WRONG_WAY = {
+    "layers": ("persistence.documents", "schema.documents"),
+    "resolvers-rooms": ("resolvers.framework.invoke", "resolvers.services.pipeline"),
+    "resources-apart": ("resolvers.resources.integrations", "resolvers.resources.exports"),
+    "faces-apart": ("app.rest.capabilities", "app.graphql.face"),
+    "cli-client-light": ("app.cli.commands", "resolvers.framework.registry"),
+    "faces-below-the-root": ("app.http.envelope", "app.main"),
+    "schema-alone": ("schema.documents", "engines.currency"),
+}
+
+
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph(
+        *SESSION["root_packages"],
+        exclude_type_checking_imports=SESSION.get("exclude_type_checking_imports") == "True",
+        cache_dir=None,
+    )
+
+
+def contract(contract_id: str) -> Contract:
+    options = CONTRACTS[contract_id]
+    return CONTRACT_TYPES[options["type"]](
+        name=options["name"], session_options=SESSION, contract_options=options
+    )
+
+
+@pytest.fixture(scope="module")
+def code_graph() -> grimp.ImportGraph:
+    return graph()
+
+
+@pytest.mark.parametrize("contract_id", sorted(CONTRACTS))
+def test_the_code_keeps_the_contract(code_graph: grimp.ImportGraph, contract_id: str) -> None:
+    check = contract(contract_id).check(copy.deepcopy(code_graph), verbose=False)
+    assert check.kept, f"{CONTRACTS[contract_id]['name']}: {check.metadata}"
+
+
+@pytest.mark.parametrize("contract_id", sorted(WRONG_WAY))
+def test_an_arrow_the_wrong_way_breaks_it(code_graph: grimp.ImportGraph, contract_id: str) -> None:
+    importer, imported = WRONG_WAY[contract_id]
+    for module in (importer, imported):
+        assert code_graph.find_modules_directly_imported_by(module) is not None  # exists
+    bent = copy.deepcopy(code_graph)
+    bent.add_import(
+        importer=importer, imported=imported, line_number=1, line_contents=f"import {imported}"
+    )
+    check = contract(contract_id).check(bent, verbose=False)
+    assert not check.kept
+    assert importer in str(check.metadata)
+
+
+def test_every_contract_has_a_wrong_way_case() -> None:
+    """A contract nobody has seen fail may check nothing: each gets its counter-example."""
+    assert set(WRONG_WAY) == set(CONTRACTS)
