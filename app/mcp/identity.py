@@ -3,7 +3,7 @@ its model at the start of a conversation."""
 
 from __future__ import annotations
 
-from importlib.metadata import version
+from app.operations import package_version
 
 NAME = "fincap"
 TITLE = "fincap"
@@ -28,8 +28,8 @@ with dryRun preview by default, and some calls wait for an owner's or admin's ap
 
 
 def server_version() -> str:
-    """The installed fincap version, as ``/healthz`` shows it."""
-    return version("fincap")
+    """The installed fincap version, the one ``/healthz`` shows."""
+    return package_version()
 
 
 __all__ = ["DESCRIPTION", "INSTRUCTIONS", "NAME", "TITLE", "server_version"]
