@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 
-from app.config import Settings
 from app.mcp import resources
 from persistence.ids import new_id
 from persistence.store import Store
-from resolvers.framework.registry import Registry
-from tests.conftest import Tenant, app_on, make_tenant
+from tests.conftest import Tenant
 from tests.mcp.test_mcp_toolsets import post
 
 pytestmark = pytest.mark.wire
@@ -25,21 +22,10 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
 
 @pytest.fixture
-async def http(wire_store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    app = app_on(wire_store, registry, Settings(public_url="https://fincap.test"))
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="https://fincap.test") as client:
-        yield client
-
-
-@pytest.fixture
-async def alice(wire_store: Store) -> Tenant:
-    return await make_tenant(wire_store, "alice@example.com", "Alice Co")
-
-
-@pytest.fixture
-async def bob(wire_store: Store) -> Tenant:
-    return await make_tenant(wire_store, "bob@example.com", "Bob Ltd")
+def store(wire_store: Store) -> Store:
+    """The wire store under every fixture of the package (the app, alice, bob): originals
+    live in GridFS, which the in-memory store lacks."""
+    return wire_store
 
 
 async def plant(store: Store, tenant: Tenant, data: bytes | None = PNG) -> str:
