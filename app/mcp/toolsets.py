@@ -4,10 +4,10 @@ As the GitHub MCP server does, a client narrows the tools it is offered, so an a
 only for what it uses: ``/mcp?toolsets=documents,files`` or the header
 ``X-MCP-Toolsets: documents,files`` (both may be sent; their toolsets add up), and
 ``?readonly=true`` or ``X-MCP-Readonly: true`` for the tools that change nothing. A toolset is a
-resource of the registry (``documents``, ``files``, ``rules``, …); ``all`` names every one, and
-so does sending none. An unknown toolset is an error naming the known ones, not a silently
-smaller list. Calls are held to the selection too: a tool the connection was not offered is
-refused with the way to add it.
+resource of the registry (``documents``, ``files``, ``api-keys``, …; written as in tool names,
+``api_keys``, it is the same); ``all`` names every one, and so does sending none. An unknown
+toolset is an error naming the known ones, not a silently smaller list. Calls are held to the
+selection too: a tool the connection was not offered is refused with the way to add it.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _values(conn: HTTPConnection, param: str, header: str) -> list[str]:
 def selection_of(conn: HTTPConnection, known: Sequence[str]) -> Selection:
     """The selection the request asks for, or ``BadSelection``."""
     names = {
-        name.strip().lower()
+        name.strip().lower().replace("_", "-")
         for value in _values(conn, TOOLSETS_PARAM, TOOLSETS_HEADER)
         for name in value.split(",")
         if name.strip()

@@ -45,6 +45,11 @@ async def test_toolsets_in_the_query_or_a_header_narrow_the_listing(
     both = await names(http, "?toolsets=rules", **{"X-MCP-Toolsets": "files"})
     assert both == {n for n in everything if n.startswith(("rules_", "files_"))} | {CONTEXT}
     assert await names(http, "?toolsets=all") == everything
+    # A toolset written as tool names write it (api_keys) is the resource (api-keys).
+    keys = {n for n in everything if n.startswith("api_keys_")} | {CONTEXT}
+    assert (
+        await names(http, "?toolsets=api_keys") == await names(http, "?toolsets=api-keys") == keys
+    )
 
 
 async def test_an_unknown_toolset_is_a_clear_error(http: httpx.AsyncClient) -> None:
