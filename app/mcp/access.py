@@ -22,7 +22,7 @@ from app.http.request_context import services_of
 from resolvers.framework.access_tokens import resource_covers
 from resolvers.framework.auth import authenticate, resolve_workspace
 from resolvers.framework.context import MCP_AUDIENCE, Credentials, Principal
-from resolvers.framework.errors import ORG_REQUIRED, CapabilityError, Unauthenticated
+from resolvers.framework.errors import CapabilityError, Unauthenticated, WorkspaceRequired
 
 # Where the gate leaves what it found, for the handlers of the same request.
 STATE_KEY = "mcp_caller"
@@ -98,9 +98,9 @@ def explain(exc: CapabilityError, caller: Caller) -> str:
     act in several workspaces and named none, how to name one."""
     if not exc.exposed:
         return "Internal server error"
-    if caller.by_key and exc.message == ORG_REQUIRED:
+    if caller.by_key and isinstance(exc, WorkspaceRequired):
         return (
-            f"{ORG_REQUIRED}: this API key may act in several workspaces. Send the header "
+            f"{exc.message}: this API key may act in several workspaces. Send the header "
             "X-Service-Org-Id: org_… with it (workspaces_list lists the ids), or use a key "
             "restricted to one workspace"
         )
