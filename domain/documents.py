@@ -7,7 +7,9 @@ filters: one declaration for both.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
+
+from domain.where import Filterable
 
 DocType = Literal["receipt", "invoice", "other"]
 DocumentSource = Literal["upload", "email", "whatsapp", "inbound-email"]
@@ -33,3 +35,49 @@ CountGroupBy = Literal[
     "year",
     "date",
 ]
+
+
+_TEXT = Filterable("string")
+_MONEY = Filterable("money")
+_CODE = Filterable("string", upper=True)
+
+
+def _choice(literal: object) -> Filterable:
+    return Filterable("enum", values=get_args(literal))
+
+
+# The fields a where clause may test, per capability (spec §4.4: documents.count has the
+# narrower set). persistence/documents/fields.py compiles conditions against these.
+COUNT_FILTERS: dict[str, Filterable] = {
+    "amount": _MONEY,
+    "docDate": Filterable("date"),
+    "merchant": _TEXT,
+    "category": _TEXT,
+    "docType": _choice(DocType),
+    "invoiceId": _TEXT,
+    "receiptId": _TEXT,
+    "preferredCurrency": _CODE,
+    "currency": _CODE,
+    "paymentMethod": _TEXT,
+    "paymentMethodEnding": _TEXT,
+    "fromEmail": _TEXT,
+    "toEmail": _TEXT,
+    "summary": _TEXT,
+    "taxAmount": _MONEY,
+    "subtotal": _MONEY,
+    "isRecurring": Filterable("boolean"),
+    "recurringType": _choice(RecurringType),
+}
+SEARCH_FILTERS: dict[str, Filterable] = {
+    **COUNT_FILTERS,
+    "id": _TEXT,
+    "paymentStatus": _choice(PaymentStatus),
+    "entityId": _TEXT,
+    # The original a document duplicates (exists: true lists the possible duplicates).
+    "duplicateOf": _TEXT,
+    "expenseLocation.primary.countryCode": _CODE,
+    "expenseLocation.primary.country": _TEXT,
+    "expenseLocation.primary.city": _TEXT,
+    "expenseLocation.primary.stateOrProvince": _TEXT,
+    "expenseLocation.primary.kind": _choice(LocationKind),
+}

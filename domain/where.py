@@ -10,12 +10,96 @@ shape expressible in every face: GraphQL input types cannot be unions.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 WhereOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "regex", "exists"]
 WhereLogic = Literal["and", "or"]
+FieldType = Literal["string", "enum", "boolean", "number", "money", "date"]
+
+# Which operators each type of field takes (the compiler checks them; descriptions list them).
+OPS_BY_TYPE: dict[FieldType, tuple[WhereOp, ...]] = {
+    "string": ("eq", "ne", "in", "nin", "regex", "exists"),
+    "enum": ("eq", "ne", "in", "nin", "exists"),
+    "boolean": ("eq", "ne", "exists"),
+    "number": ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"),
+    "money": ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"),
+    "date": ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"),
+}
+# How each type's values are written, for people and assistants composing a clause.
+VALUES_BY_TYPE: dict[FieldType, str] = {
+    "money": "decimal, 2 places",
+    "number": "number",
+    "date": "YYYY-MM-DD",
+    "string": "eq exact, regex case-insensitive",
+    "enum": "",
+    "boolean": "true|false",
+}
+
+
+@dataclass(frozen=True)
+class Filterable:
+    """A field a where clause may test: its type, its values (enums) and whether values are
+    upper-cased before comparing (currency and country codes)."""
+
+    type: FieldType
+    values: tuple[str, ...] = ()
+    upper: bool = False
+
+
+def _grouped(names: list[str]) -> list[str]:
+    """``a.b.x, a.b.y`` → ``a.b.{x,y}``: dotted names that share a parent, written once."""
+    leaves: dict[str, list[str]] = {}
+    for name in names:
+        parent, _, leaf = name.rpartition(".")
+        leaves.setdefault(parent or name, []).append(leaf if parent else "")
+    return [
+        key
+        if parts == [""]
+        else f"{key}.{parts[0]}"
+        if len(parts) == 1
+        else f"{key}.{{{','.join(parts)}}}"
+        for key, parts in leaves.items()
+    ]
+
+
+def _ops(types: list[FieldType]) -> str:
+    """``eq ne exists on all; in nin regex on string; …``: the operators every type listed
+    takes, written once, then the others with the types that take them."""
+    common = [op for op in OPS_BY_TYPE[types[0]] if all(op in OPS_BY_TYPE[t] for t in types)]
+    by_ops: dict[tuple[WhereOp, ...], list[str]] = {}
+    for kind in types:
+        extra = tuple(op for op in OPS_BY_TYPE[kind] if op not in common)
+        if extra:
+            by_ops.setdefault(extra, []).append(kind)
+    return "; ".join(
+        [f"{' '.join(common)} on all"]
+        + [f"{' '.join(ops)} on {'/'.join(kinds)}" for ops, kinds in by_ops.items()]
+    )
+
+
+def describe_where(fields: Mapping[str, Filterable], example: Mapping[str, Any]) -> str:
+    """The description of a capability's ``where`` input: every field it accepts, grouped by
+    type with how values are written, the operators each type takes, and one worked example
+    (``example``, a whole clause)."""
+    by_type: dict[FieldType, list[str]] = {}
+    for name, spec in fields.items():
+        shown = f"{name} ({'|'.join(spec.values)})" if spec.values else name
+        by_type.setdefault(spec.type, []).append(shown)
+    groups = "; ".join(
+        f"{kind}{f' ({VALUES_BY_TYPE[kind]})' if VALUES_BY_TYPE[kind] else ''}: "
+        + ", ".join(_grouped(names))
+        for kind, names in by_type.items()
+    )
+    upper = [name for name, spec in fields.items() if spec.upper]
+    return (
+        f"Filter on fields by type: {groups}. Ops: {_ops(list(by_type))}. Upper-cased for you: "
+        f"{', '.join(_grouped(upper))}. Example: {json.dumps(example, separators=(',', ':'))}"
+    )
 
 
 class WhereCondition(BaseModel):
@@ -24,17 +108,20 @@ class WhereCondition(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     field: str | None = Field(
-        default=None, min_length=1, max_length=100, description="A filterable field name"
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="A field the where description lists",
     )
-    op: WhereOp | None = None
+    op: WhereOp | None = Field(default=None, description="An operator the field's type takes")
     value: Any = Field(
         default=None,
-        description="Compared value: array for in/nin, boolean for exists, "
-        "plain pattern for regex (case-insensitive, no inline flags)",
+        description="Array for in/nin, true|false for exists, a pattern for regex (no inline "
+        "flags)",
     )
-    logic: WhereLogic | None = Field(default=None, description="Nested group only: and / or")
+    logic: WhereLogic | None = Field(default=None, description="Nested group: and|or")
     conditions: list[WhereCondition] | None = Field(
-        default=None, min_length=1, max_length=50, description="Nested group only"
+        default=None, min_length=1, max_length=50, description="Nested group: its conditions"
     )
 
     @model_validator(mode="after")
@@ -58,5 +145,7 @@ class WhereClause(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    logic: WhereLogic = "and"
-    conditions: list[WhereCondition] = Field(min_length=1, max_length=50)
+    logic: WhereLogic = Field(default="and", description="How the conditions combine")
+    conditions: list[WhereCondition] = Field(
+        min_length=1, max_length=50, description="Conditions or nested groups"
+    )

@@ -15,13 +15,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import Any
 
-from domain.where import WhereClause, WhereCondition
+from domain.where import OPS_BY_TYPE, FieldType, WhereClause, WhereCondition
 from persistence.money import to_cents
 from persistence.safe_regex import UnsafePattern, check_pattern
-
-FieldType = Literal["string", "number", "money", "date", "boolean", "enum"]
 
 MAX_REGEX_LENGTH = 200
 MAX_LIST_VALUES = 100
@@ -33,14 +31,6 @@ QUERY_TIME_LIMIT_MS = 15000
 # Aggregations over a whole workspace (documents.count) read every matching document by design.
 AGGREGATE_TIME_LIMIT_MS = 60000
 
-OPS_BY_TYPE: dict[FieldType, frozenset[str]] = {
-    "string": frozenset({"eq", "ne", "in", "nin", "regex", "exists"}),
-    "enum": frozenset({"eq", "ne", "in", "nin", "exists"}),
-    "boolean": frozenset({"eq", "ne", "exists"}),
-    "number": frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"}),
-    "money": frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"}),
-    "date": frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"}),
-}
 # Inline flags such as (?i) or (?s:…) would let a pattern change how it is matched.
 INLINE_FLAGS = re.compile(r"\(\?[aiLmsux-]+[:)]")
 
@@ -110,7 +100,9 @@ def _compile_condition(
     op, value = condition.op, condition.value
     if op not in OPS_BY_TYPE[spec.type]:
         raise WhereError(
-            location, f"op '{op}' does not apply to {spec.type} field '{condition.field}'"
+            location,
+            f"op '{op}' does not apply to {spec.type} field '{condition.field}' "
+            f"({spec.type} fields take {', '.join(OPS_BY_TYPE[spec.type])})",
         )
     path = spec.path or str(condition.field)
 

@@ -20,9 +20,8 @@ class SearchActivity(CapabilityInput):
     query: str = Field(
         min_length=2,
         max_length=200,
-        description="Words to find in the sender, subject, file name, caption, message id or "
-        "the processing reasoning; a receiving address (or its alias) finds everything that "
-        "arrived at it",
+        description="Words in the sender, subject, file name, caption, message id or reasoning; "
+        "a receiving address finds all that arrived at it",
     )
     sourceTypes: list[ActivitySource] = Field(
         default_factory=lambda: list(ALL_SOURCES),

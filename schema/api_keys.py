@@ -18,8 +18,8 @@ class CreateApiKey(CapabilityInput):
     )
     restricted: Boolean = Field(
         default=True,
-        description="true: the key acts in this workspace only; false: in every workspace of "
-        "the user (only a caller that is itself unrestricted may create one)",
+        description="true: acts in this workspace only; false: in all the user's workspaces "
+        "(an unrestricted caller only)",
     )
 
 

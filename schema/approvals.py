@@ -107,19 +107,25 @@ def _literal_values(annotation: Any) -> tuple[Any, ...] | None:
 class GetApproval(CapabilityInput):
     """Input of approvals.get."""
 
-    approvalRequestId: str = Field(min_length=1, max_length=100)
+    approvalRequestId: str = Field(
+        min_length=1, max_length=100, description="Approval request id (apr_…)"
+    )
 
 
 class ApproveRequest(CapabilityInput):
     """Input of approvals.approve."""
 
-    approvalRequestId: str = Field(min_length=1, max_length=100)
+    approvalRequestId: str = Field(
+        min_length=1, max_length=100, description="Approval request id (apr_…)"
+    )
 
 
 class RejectRequest(CapabilityInput):
     """Input of approvals.reject."""
 
-    approvalRequestId: str = Field(min_length=1, max_length=100)
+    approvalRequestId: str = Field(
+        min_length=1, max_length=100, description="Approval request id (apr_…)"
+    )
     message: str | None = Field(
         default=None, min_length=1, max_length=500, description="Why it was rejected"
     )
@@ -179,17 +185,16 @@ class ConfigureApproval(CapabilityInput):
         min_length=3,
         max_length=100,
         pattern=r"^[a-z][a-z-]*\.[a-z][a-zA-Z-]*$",
-        description="resource.action of a gateable capability, e.g. integrations.send (with gated)",
+        description="The slug of a gateable capability, e.g. `integrations.send` (with gated)",
     )
     gated: Boolean | None = Field(
         default=None,
-        description="With capabilitySlug: true, execute-mode calls wait for an owner or admin; "
-        "false, they run at once",
+        description="With capabilitySlug: true gates its execute-mode calls; false runs them at "
+        "once",
     )
     requireOtherApprover: Boolean | None = Field(
         default=None,
-        description="true: a request must be approved by an owner or admin other than its "
-        "requester; false (the default): owners and admins may approve their own requests",
+        description="true: an owner or admin other than the requester must approve",
     )
 
 

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
 from domain.documents import (
+    COUNT_FILTERS,
+    SEARCH_FILTERS,
     ArchiveFilter,
     CountGroupBy,
     DocType,
@@ -26,7 +28,7 @@ from domain.documents import (
     ProcessingStatus,
     RecurringType,
 )
-from domain.where import WhereClause
+from domain.where import WhereClause, describe_where
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
 
@@ -39,12 +41,12 @@ class LocationPlace(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     countryCode: str | None = Field(
-        default=None, pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2"
+        default=None, pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2 code, e.g. DE"
     )
-    country: str | None = Field(default=None, max_length=100)
-    city: str | None = Field(default=None, max_length=100)
-    stateOrProvince: str | None = Field(default=None, max_length=100)
-    kind: LocationKind | None = None
+    country: str | None = Field(default=None, max_length=100, description="Country name")
+    city: str | None = Field(default=None, max_length=100, description="City")
+    stateOrProvince: str | None = Field(default=None, max_length=100, description="Region")
+    kind: LocationKind | None = Field(default=None, description="How the money was spent")
 
 
 class ExpenseLocation(BaseModel):
@@ -52,7 +54,7 @@ class ExpenseLocation(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    primary: LocationPlace | None = None
+    primary: LocationPlace | None = Field(default=None, description="The place filters use")
 
 
 class LineItem(BaseModel):
@@ -60,11 +62,11 @@ class LineItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    description: str = Field(max_length=500)
-    quantity: Quantity | None = None
-    unitPrice: Quantity | None = None
-    amount: Money | None = None
-    taxAmount: Money | None = None
+    description: str = Field(max_length=500, description="What was bought")
+    quantity: Quantity | None = Field(default=None, description="How many")
+    unitPrice: Quantity | None = Field(default=None, description="Price of one")
+    amount: Money | None = Field(default=None, description="Line total")
+    taxAmount: Money | None = Field(default=None, description="Tax in the line total")
 
 
 EvidenceField = Literal[
@@ -212,6 +214,29 @@ SortField = Literal[
 ]
 
 
+SEARCH_WHERE = describe_where(
+    SEARCH_FILTERS,
+    {
+        "conditions": [
+            {"field": "category", "op": "eq", "value": "Travel"},
+            {"field": "docDate", "op": "gte", "value": "2026-10-01"},
+            {"field": "merchant", "op": "regex", "value": "uber|bolt"},
+        ]
+    },
+)
+COUNT_WHERE = describe_where(
+    COUNT_FILTERS,
+    {
+        "conditions": [
+            {"field": "docDate", "op": "gte", "value": "2026-10-01"},
+            {"field": "docDate", "op": "lt", "value": "2026-11-01"},
+            {"field": "amount", "op": "gt", "value": 100},
+        ]
+    },
+)
+ARCHIVED = "exclude: active documents only; only: archived ones; include: both"
+
+
 class SearchDocuments(CapabilityInput):
     """Input of documents.search."""
 
@@ -228,7 +253,7 @@ class SearchDocuments(CapabilityInput):
     sortOrder: Annotated[Literal[1, -1], NotBoolean] = Field(
         default=-1, description="1 ascending, -1 descending"
     )
-    where: WhereClause | None = Field(default=None, description="Typed filter clause")
+    where: WhereClause | None = Field(default=None, description=SEARCH_WHERE)
     useSearch: Boolean = Field(
         default=True, description="Rank by the query (with a query); else filter mode"
     )
@@ -236,12 +261,18 @@ class SearchDocuments(CapabilityInput):
         default="mmr",
         description="similarity: closest matches; mmr: closeness traded for diversity",
     )
-    exportStatus: ExportFilter = "all"
-    archived: ArchiveFilter = Field(
-        default="exclude", description="exclude (active), only (archived), include"
+    exportStatus: ExportFilter = Field(
+        default="all", description="Whether sent to an accounting integration"
     )
-    outputMode: Literal["compact", "complete"] = "compact"
-    requiredFields: list[RequiredField] = Field(default_factory=list, max_length=20)
+    archived: ArchiveFilter = Field(default="exclude", description=ARCHIVED)
+    outputMode: Literal["compact", "complete"] = Field(
+        default="compact",
+        description="compact: id, merchant, amount, currency, docDate, category, docType; "
+        "complete: every field",
+    )
+    requiredFields: list[RequiredField] = Field(
+        default_factory=list, max_length=20, description="Fields added to compact output"
+    )
     cursor: str | None = Field(
         default=None, min_length=1, max_length=2000, description="nextCursor of the previous page"
     )
@@ -254,10 +285,13 @@ class DocumentPage(CapabilityOutput):
     nextCursor: str | None = None
 
 
+DOCUMENT_ID = "Document id (doc_…)"
+
+
 class DocumentId(CapabilityInput):
     """A document id."""
 
-    id: str = Field(min_length=1, max_length=100)
+    id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
 
 
 class GetDocument(DocumentId):
@@ -293,29 +327,45 @@ class UpdateDocument(CapabilityInput):
 
     model_config = ConfigDict(json_schema_extra={"minProperties": 2})
 
-    id: str = Field(min_length=1, max_length=100)
-    merchant: str | None = Field(default=None, min_length=1, max_length=200)
-    amount: Money | None = None
-    currency: str | None = Field(default=None, pattern=CURRENCY_PATTERN)
-    docDate: dt.date | None = None
-    category: str | None = Field(default=None, min_length=1, max_length=100)
-    docType: DocType | None = None
-    summary: str | None = Field(default=None, max_length=1000)
-    invoiceId: str | None = Field(default=None, max_length=100)
-    receiptId: str | None = Field(default=None, max_length=100)
-    paymentStatus: PaymentStatus | None = None
-    paymentMethod: str | None = Field(default=None, max_length=50)
-    paymentMethodEnding: str | None = Field(default=None, pattern=r"^[0-9]{2,6}$")
-    fromEmail: EmailStr | None = None
-    toEmail: EmailStr | None = None
-    taxAmount: Money | None = None
-    subtotal: Money | None = None
-    isRecurring: Boolean | None = None
-    recurringType: RecurringType | None = None
-    entityId: str | None = Field(default=None, max_length=100)
-    entityName: str | None = Field(default=None, max_length=200)
-    expenseLocation: ExpenseLocation | None = None
-    lineItems: list[LineItem] | None = Field(default=None, max_length=500)
+    id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
+    merchant: str | None = Field(default=None, min_length=1, max_length=200, description="Seller")
+    amount: Money | None = Field(default=None, description="Total, in currency")
+    currency: str | None = Field(
+        default=None, pattern=CURRENCY_PATTERN, description="ISO 4217 code, e.g. EUR"
+    )
+    docDate: dt.date | None = Field(default=None, description="Document date, YYYY-MM-DD")
+    category: str | None = Field(
+        default=None, min_length=1, max_length=100, description="Spending category, e.g. Travel"
+    )
+    docType: DocType | None = Field(default=None, description="Kind of document")
+    summary: str | None = Field(default=None, max_length=1000, description="One-line summary")
+    invoiceId: str | None = Field(default=None, max_length=100, description="Invoice number")
+    receiptId: str | None = Field(default=None, max_length=100, description="Receipt number")
+    paymentStatus: PaymentStatus | None = Field(default=None, description="Paid or not")
+    paymentMethod: str | None = Field(
+        default=None, max_length=50, description="How it was paid, e.g. visa, cash"
+    )
+    paymentMethodEnding: str | None = Field(
+        default=None, pattern=r"^[0-9]{2,6}$", description="Last digits of the card"
+    )
+    fromEmail: EmailStr | None = Field(default=None, description="Sender's e-mail address")
+    toEmail: EmailStr | None = Field(default=None, description="Recipient's e-mail address")
+    taxAmount: Money | None = Field(default=None, description="Tax in the total")
+    subtotal: Money | None = Field(default=None, description="Total before tax")
+    isRecurring: Boolean | None = Field(default=None, description="A repeating charge")
+    recurringType: RecurringType | None = Field(default=None, description="How often it repeats")
+    entityId: str | None = Field(
+        default=None,
+        max_length=100,
+        description="Your own id of the entity it belongs to (company, client, project)",
+    )
+    entityName: str | None = Field(default=None, max_length=200, description="The entity's name")
+    expenseLocation: ExpenseLocation | None = Field(
+        default=None, description="Where the money was spent"
+    )
+    lineItems: list[LineItem] | None = Field(
+        default=None, max_length=500, description="Replaces every line"
+    )
 
     @field_validator("currency", mode="before")
     @classmethod
@@ -326,11 +376,11 @@ class UpdateDocument(CapabilityInput):
 class CountDocuments(CapabilityInput):
     """Input of documents.count."""
 
-    where: WhereClause | None = Field(
-        default=None, description="Typed filter clause (narrower field set)"
+    where: WhereClause | None = Field(default=None, description=COUNT_WHERE)
+    archived: ArchiveFilter = Field(default="exclude", description=ARCHIVED)
+    groupBy: CountGroupBy | None = Field(
+        default=None, description="Also count and total per group; date = day"
     )
-    archived: ArchiveFilter = "exclude"
-    groupBy: CountGroupBy | None = Field(default=None, description="Aggregation key; date = day")
 
 
 class CurrencyTotal(CapabilityOutput):
@@ -386,8 +436,12 @@ class BulkChanges(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_one_of_set("merchant", "category"))
 
-    merchant: str | None = Field(default=None, min_length=1, max_length=200)
-    category: str | None = Field(default=None, min_length=1, max_length=100)
+    merchant: str | None = Field(
+        default=None, min_length=1, max_length=200, description="New merchant"
+    )
+    category: str | None = Field(
+        default=None, min_length=1, max_length=100, description="New category"
+    )
 
 
 class BulkEditDocuments(CapabilityInput):
@@ -395,7 +449,7 @@ class BulkEditDocuments(CapabilityInput):
 
     model_config = ConfigDict(json_schema_extra=_one_of_set("query", "merchant", "category"))
 
-    changes: BulkChanges
+    changes: BulkChanges = Field(description="What to set on every matched document")
     query: str | None = Field(
         default=None, min_length=1, max_length=500, description="Words the documents must contain"
     )
@@ -472,7 +526,7 @@ CORE_INSPECT_FIELDS: tuple[InspectableField, ...] = (
 class InspectDocument(CapabilityInput):
     """Input of documents.inspect."""
 
-    id: str = Field(min_length=1, max_length=100)
+    id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
     fields: list[InspectableField] = Field(
         default_factory=lambda: list(CORE_INSPECT_FIELDS),
         min_length=1,

@@ -18,8 +18,7 @@ class UploadFile(CapabilityInput):
     )
     mimeType: UploadMimeType | None = Field(
         default=None,
-        description="Type of the file; when sent it must agree with the content. "
-        "When omitted it is taken from the content.",
+        description="Must agree with the content; default: taken from it",
     )
     base64Data: str = Field(
         min_length=1, description=f"Base64-encoded file content, at most {MAX_UPLOAD_TEXT} decoded"

@@ -17,8 +17,7 @@ class SearchHelpCenter(CapabilityInput):
     query: str = Field(
         min_length=2,
         max_length=MAX_QUERY,
-        description="A question or keywords, in any language the embedding model reads "
-        "(English and German articles' meaning; words are matched in English)",
+        description="A question or keywords, in any language",
     )
     limit: Integer = Field(default=3, ge=1, le=10, description="Articles returned at most")
     snippetsPerResult: Integer = Field(

@@ -12,7 +12,7 @@ from schema.base import Boolean, CapabilityInput, CapabilityOutput
 IntegrationCategory = Literal["email", "accounting", "storage", "social"]
 IntegrationStatus = Literal["available", "connected", "error"]
 ExportRecordStatus = Literal["queued", "sending", "exported", "failed", "unlinked"]
-Id = Field(min_length=1, max_length=100)
+Id = Field(min_length=1, max_length=100, description="integrationId from integrations.list")
 
 
 class ListIntegrations(CapabilityInput):
@@ -83,11 +83,15 @@ class ConfigureIntegration(CapabilityInput):
     accountCodes: dict[str, str | None] | None = Field(
         default=None, description="Category → account code; null removes a category's mapping"
     )
-    defaultAccountCode: str | None = Field(default=None, min_length=1, max_length=100)
+    defaultAccountCode: str | None = Field(
+        default=None, min_length=1, max_length=100, description="Account for unmapped categories"
+    )
     taxCodes: dict[str, str | None] | None = Field(
         default=None, description="Rate in percent → tax code; null removes one"
     )
-    paymentAccount: str | None = Field(default=None, min_length=1, max_length=100)
+    paymentAccount: str | None = Field(
+        default=None, min_length=1, max_length=100, description="Account purchases are paid from"
+    )
 
 
 class SendToIntegration(CapabilityInput):
@@ -134,7 +138,7 @@ class SendResult(CapabilityOutput):
 class UnlinkDocument(CapabilityInput):
     """Input of integrations.unlink."""
 
-    documentId: str = Field(min_length=1, max_length=100)
+    documentId: str = Field(min_length=1, max_length=100, description="Document to unlink")
     exportRecordId: str | None = Field(
         default=None,
         min_length=1,
@@ -170,7 +174,7 @@ class UnlinkResult(CapabilityOutput):
 class GetExport(CapabilityInput):
     """Input of exports.get."""
 
-    id: str = Field(min_length=1, max_length=100)
+    id: str = Field(min_length=1, max_length=100, description="Export record id (exp_…)")
 
 
 class ExportHistoryEntry(CapabilityOutput):

@@ -29,8 +29,7 @@ class ConnectMailbox(CapabilityInput):
     port: Integer = Field(default=993, ge=1, le=65535, description="IMAP port (993 with tls)")
     security: MailboxSecurity = Field(
         default="tls",
-        description="tls: TLS from the start (port 993); starttls: upgrade a plain connection "
-        "(port 143); none: unencrypted (test servers and local relays only)",
+        description="tls (port 993), starttls (port 143) or none (unencrypted: test servers only)",
     )
     username: OneLine = Field(min_length=1, max_length=320, description="Sign-in name")
     password: Annotated[OneLine, SECRET] = Field(
@@ -41,8 +40,8 @@ class ConnectMailbox(CapabilityInput):
     folder: OneLine = Field(default="INBOX", min_length=1, max_length=200, description="Folder")
     importSince: date | None = Field(
         default=None,
-        description="On the first read, import messages from this date on (YYYY-MM-DD); "
-        "default 7 days before connecting. Later reads take only new messages",
+        description="The first read imports messages from this date (YYYY-MM-DD; default: 7 "
+        "days ago)",
     )
 
 

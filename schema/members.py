@@ -91,11 +91,14 @@ class JoinedWorkspace(CapabilityOutput):
     role: WorkspaceRole
 
 
+MEMBER_ID = "The member's user id (usr_…), from members.list"
+
+
 class SetMemberRole(CapabilityInput):
     """Input of members.set-role."""
 
-    userId: str = Field(min_length=1, max_length=100)
-    role: WorkspaceRole
+    userId: str = Field(min_length=1, max_length=100, description=MEMBER_ID)
+    role: WorkspaceRole = Field(description="The new role")
 
 
 class MemberChanged(CapabilityOutput):
@@ -107,7 +110,7 @@ class MemberChanged(CapabilityOutput):
 class RemoveMember(CapabilityInput):
     """Input of members.remove."""
 
-    userId: str = Field(min_length=1, max_length=100)
+    userId: str = Field(min_length=1, max_length=100, description=MEMBER_ID)
 
 
 class CancelInvite(CapabilityInput):

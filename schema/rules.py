@@ -252,8 +252,8 @@ class SavedRule(CapabilityOutput):
 class ListRules(CapabilityInput):
     """Input of rules.list."""
 
-    includeDisabled: Boolean = False
-    limit: Integer = Field(default=20, ge=1, le=100)
+    includeDisabled: Boolean = Field(default=False, description="Also list disabled rules")
+    limit: Integer = Field(default=20, ge=1, le=100, description="Rules per call")
 
 
 class RuleList(CapabilityOutput):
@@ -265,7 +265,7 @@ class RuleList(CapabilityOutput):
 class RuleId(CapabilityInput):
     """A rule by id."""
 
-    id: str = Field(min_length=1, max_length=100)
+    id: str = Field(min_length=1, max_length=100, description="Rule id (rul_…)")
 
 
 class EnableRule(RuleId):

@@ -19,8 +19,7 @@ class RegisterWhatsAppSender(CapabilityInput):
 
     phoneNumber: str = Field(
         pattern=PHONE_PATTERN,
-        description="The member's WhatsApp number in international form, e.g. +49 151 2345678 "
-        "(7 to 15 digits; spaces, dots, dashes and brackets are ignored)",
+        description="International form, e.g. +49 151 2345678",
     )
     userId: str | None = Field(
         default=None,

@@ -218,7 +218,9 @@ async def test_unknown_property_is_400_naming_it(api: httpx.AsyncClient, alice: 
     response = await api.post(
         "/v1/capabilities/probe.echo", json={"limitt": 3}, headers=alice.headers()
     )
-    assert assert_error(response, 400) == "Invalid request: limitt: unknown property"
+    assert assert_error(response, 400) == (
+        "Invalid request: limitt: unknown property (known: limit, filters)"
+    )
 
 
 @pytest.mark.parametrize(

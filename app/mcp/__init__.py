@@ -1,5 +1,7 @@
-"""The MCP face: ``POST /mcp`` (streamable HTTP, JSON-RPC 2.0), one tool per capability, behind
-the OAuth face's tokens (``server``)."""
+"""The MCP face: ``POST /mcp`` (streamable HTTP, JSON-RPC 2.0), one tool per capability, with
+documents as resources and a few prompts, for OAuth tokens and API keys (``server``; the
+modules beside it: ``tools``, ``schemas``, ``toolsets``, ``access``, ``identity``,
+``resources``, ``prompts``, ``errors``)."""
 
 from __future__ import annotations
 

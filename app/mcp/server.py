@@ -1,15 +1,18 @@
 """The MCP face: ``POST /mcp`` (streamable HTTP, JSON-RPC 2.0), one tool per capability.
 
-Tools are generated from the registry when the app is built: name = slug with ``.`` and ``-``
-as ``_``, the capability's description, its discovery input schema, its output model's schema,
-and annotations from its effect. A call goes through the same ``invoke()`` as REST, with the
-OAuth access token as the credential and the token's workspace as the org context.
+Tools are generated from the registry when the app is built (``app.mcp.tools``); a call goes
+through the same ``invoke()`` as REST, with the connection's credential (an OAuth access token
+or an API key, ``app.mcp.access``) and its workspace. Documents are also resources
+(``app.mcp.resources``), and a few prompts walk an assistant through common tasks
+(``app.mcp.prompts``). A connection may ask for fewer tools (``app.mcp.toolsets``), and a
+credential sees only the tools its scopes allow.
 
 Stateless (any API process answers any request, no session kept): each request gets a fresh
-transport of the official SDK. ``initialize``, notifications, ``ping`` and ``tools/list`` need
-no token; a request holding ``tools/call`` without a live access token is answered 401 with
-``WWW-Authenticate`` pointing at the protected-resource metadata, so clients find the
-authorization server by themselves.
+transport of the official SDK. ``initialize``, notifications, ``ping``, ``tools/list``, the
+resource templates and the prompts need no credential; a request holding ``tools/call``,
+``resources/list`` or ``resources/read`` without one is answered 401 with ``WWW-Authenticate``
+pointing at the protected-resource metadata, so clients find the authorization server by
+themselves. A credential that is sent must be valid, whatever the method.
 """
 
 from __future__ import annotations
@@ -26,86 +29,49 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app.http.credentials import api_key_from_headers
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import replay, services_of
+from app.mcp import identity
+from app.mcp.access import (
+    STATE_KEY,
+    Caller,
+    Refused,
+    authenticate_request,
+    caller_of,
+    context_of,
+    explain,
+    only_workspace,
+)
+from app.mcp.errors import INSUFFICIENT_SCOPE, missing_scope
+from app.mcp.prompts import PROMPTS, get_prompt
+from app.mcp.resources import TEMPLATES, DocumentResources
+from app.mcp.tools import CONTEXT_TOOL, Catalog, Entry, tool_name
+from app.mcp.toolsets import BadSelection, Selection, selection_of
 from app.oauth.metadata import MCP_PATH, resource_metadata_url
-from resolvers.framework.access_tokens import find_access_token, resource_covers
-from resolvers.framework.context import MCP_AUDIENCE, Credentials
 from resolvers.framework.errors import CapabilityError, MissingScope
 from resolvers.framework.invoke import invoke
-from resolvers.framework.registry import CapabilitySpec, Registry
+from resolvers.framework.registry import Registry
 from schema.approvals import APPROVAL_REQUIRED
 
-# JSON-RPC error code of a call the token's scopes do not cover (implementation-defined range).
-INSUFFICIENT_SCOPE = -32003
-CONTEXT_TOOL = "workspace_get_context"
-PROTECTED_METHODS = frozenset({"tools/call"})
+PROTECTED_METHODS = frozenset({"tools/call", "resources/list", "resources/read"})
+# What the gate found about the request's selection, beside the caller.
+SELECTION_KEY = "mcp_selection"
+READ_DOCUMENTS = ("read_documents",)
 
-
-def tool_name(slug: str) -> str:
-    """``documents.bulk-edit`` → ``documents_bulk_edit``."""
-    return slug.replace(".", "_").replace("-", "_")
-
-
-def tool_title(spec: CapabilitySpec) -> str:
-    resource, _, action = spec.slug.partition(".")
-    return f"{resource.replace('-', ' ').capitalize()}: {action.replace('-', ' ')}"
-
-
-def tool_of(spec: CapabilitySpec) -> types.Tool:
-    return types.Tool(
-        name=tool_name(spec.slug),
-        title=tool_title(spec),
-        description=spec.description,
-        input_schema=spec.input.model_json_schema(),
-        output_schema=spec.output.model_json_schema(),
-        annotations=types.ToolAnnotations(
-            title=tool_title(spec),
-            read_only_hint=spec.effect == "read",
-            destructive_hint=spec.effect == "destructive",
-            # Reads can be repeated freely; a write repeated may queue or change twice.
-            idempotent_hint=spec.effect == "read",
-            open_world_hint=False,
-        ),
-    )
-
-
-CONTEXT_OUTPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "userId": {"type": "string"},
-        "email": {"type": "string"},
-        "workspace": {
-            "type": "object",
-            "properties": {
-                "id": {"type": "string"},
-                "name": {"type": "string"},
-                "role": {"type": "string"},
-            },
-        },
-        "scopes": {"type": "array", "items": {"type": "string"}},
-        "clientId": {"type": "string"},
-        "tokenExpiresAt": {"type": "integer", "description": "Unix time (seconds)"},
-    },
-    "required": ["userId", "workspace", "scopes", "tokenExpiresAt"],
-}
-
-CONTEXT = types.Tool(
-    name=CONTEXT_TOOL,
-    title="Workspace: get context",
-    description="Who and where this connection acts: the signed-in user, the workspace the "
-    "token is bound to (and the user's role there), the granted scopes and when the token "
-    "expires. To act in another workspace, the user authorizes the client again.",
-    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-    output_schema=CONTEXT_OUTPUT,
-    annotations=types.ToolAnnotations(
-        title="Workspace: get context",
-        read_only_hint=True,
-        destructive_hint=False,
-        idempotent_hint=True,
-        open_world_hint=False,
+CONTEXT = Entry(
+    types.Tool(
+        name=CONTEXT_TOOL,
+        description="Call it first: who and where this connection acts. Returns userId, email, "
+        "credential (oauth|api_key), workspace {id, name, role} (null: a key of several "
+        "workspaces naming none), scopes, and (OAuth) clientId, tokenExpiresAt. Another "
+        "workspace: authorize again (OAuth) or send X-Service-Org-Id (API key).",
+        # No output schema: the description names every field (see app.mcp.tools).
+        input_schema={"type": "object"},
+        annotations=types.ToolAnnotations(read_only_hint=True),
     ),
+    toolset="workspaces",
+    read_only=True,
+    permissions=(),
 )
 
 
@@ -117,31 +83,32 @@ def result_of(value: dict[str, Any]) -> types.CallToolResult:
     )
 
 
-APPROVAL_TOOLS = ("approvals_get", "approvals_approve", "approvals_reject")
+# The capabilities that review a gated call, named as tools the way every tool is named.
+APPROVAL_SLUGS = ("approvals.get", "approvals.approve", "approvals.reject")
+APPROVAL_TOOLS = tuple(tool_name(slug) for slug in APPROVAL_SLUGS)
 
 
 def approval_result(value: dict[str, Any]) -> types.CallToolResult:
     """A gated call's answer, naming the tools that review it (decisions.md, MCP)."""
     value = {**value, "nextTools": list(APPROVAL_TOOLS)}
     request_id = value.get("approvalRequestId")
+    show, run, drop = APPROVAL_TOOLS
     note = (
         "Nothing ran yet: this call needs approval by an owner or admin of the workspace. "
-        f"Show it with approvals_get, run it with approvals_approve or drop it with "
-        f'approvals_reject, each with {{"approvalRequestId": "{request_id}"}}.'
+        f"Show it with {show}, run it with {run} or drop it with "
+        f'{drop}, each with {{"approvalRequestId": "{request_id}"}}.'
     )
     result = result_of(value)
     result.content.append(types.TextContent(type="text", text=note))
     return result
 
 
-def failed(exc: CapabilityError) -> types.CallToolResult:
-    """A capability's failure as a tool error: the message as text, and the REST envelope's
-    error (status, message, ``reason``) as structured content for clients that branch on it."""
-    status, message, reason = (
-        (exc.status, exc.message, exc.reason)
-        if exc.exposed
-        else (500, "Internal server error", CapabilityError.reason)
-    )
+def failed(exc: CapabilityError, caller: Caller) -> types.CallToolResult:
+    """A capability's failure as a tool error: the message as text (saying how to fix the
+    call), and the REST envelope's error (status, message, ``reason``) as structured content
+    for clients that branch on it."""
+    message = explain(exc, caller)
+    status, reason = (exc.status, exc.reason) if exc.exposed else (500, CapabilityError.reason)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)],
         structured_content={
@@ -151,74 +118,127 @@ def failed(exc: CapabilityError) -> types.CallToolResult:
     )
 
 
-def build_server(registry: Registry) -> Server[Any]:
-    """The SDK server with fincap's tools (built once per app)."""
-    specs = {tool_name(spec.slug): spec for spec in registry}
-    tools = [CONTEXT, *(tool_of(spec) for spec in registry)]
+def selection_in(request: Request) -> Selection:
+    selection: Selection = request.scope.get("state", {}).get(SELECTION_KEY, Selection())
+    return selection
+
+
+def offered(request: Request, entry: Entry) -> bool:
+    """Whether the connection is offered ``entry``: selected, and allowed by its scopes."""
+    caller = caller_of(request)
+    return selection_in(request).admits(entry) and (
+        caller is None or caller.principal.allows(entry.permissions)
+    )
+
+
+def signed_in(request: Request) -> Caller:
+    caller = caller_of(request)
+    if caller is None:  # the gate answers 401 first; a guard, not a path
+        raise MCPError(types.INVALID_REQUEST, "This method needs a credential")
+    return caller
+
+
+def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
+    """The SDK server with fincap's tools, resources and prompts (built once per app)."""
+    catalog = Catalog(registry, [CONTEXT])
+    if any(spec.approval for spec in registry):
+        # A gated call's answer names these tools; they must be tools of this server.
+        missing = [slug for slug in APPROVAL_SLUGS if registry.get(slug) is None]
+        if missing:
+            raise ValueError(f"gated capabilities, but no {', '.join(missing)} to review them")
+    documents = DocumentResources(registry) if registry.get("documents.get") else None
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(
+            tools=[entry.tool for entry in catalog if offered(ctx.request, entry)]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         request: Request = ctx.request
-        token = api_key_from_headers(request) or ""
-        if params.name == CONTEXT_TOOL:
-            return result_of(await context_of(request, token))
-        spec = specs.get(params.name)
-        if spec is None:
+        entry = catalog.get(params.name)
+        if entry is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        credentials = Credentials(
-            api_key=token,
-            request_id=request.scope.get("state", {}).get("request_id", ""),
-            audience=MCP_AUDIENCE,
-        )
+        selection = selection_in(request)
+        if not selection.admits(entry):
+            raise MCPError(types.INVALID_PARAMS, selection.refusal(entry))
+        caller = signed_in(request)
+        if entry.spec is None:
+            try:
+                return result_of(await context_of(request, caller))
+            except CapabilityError as exc:
+                return failed(exc, caller)
+        workspace = await only_workspace(request, caller) if entry.spec.needs_workspace else None
         try:
             result = await invoke(
-                registry, spec.slug, dict(params.arguments or {}), credentials, services_of(request)
+                registry,
+                entry.spec.slug,
+                dict(params.arguments or {}),
+                caller.credentials(workspace),
+                services_of(request),
             )
         except MissingScope as exc:
-            raise MCPError(
-                INSUFFICIENT_SCOPE,
-                f"insufficient_scope: this token lacks the scope {', '.join(exc.scopes)}; "
-                "authorize again asking for it",
-                {
-                    "error": "insufficient_scope",
-                    "scope": " ".join(exc.scopes),
-                    "reason": exc.reason,
-                },
-            ) from None
+            raise missing_scope(exc) from None
         except CapabilityError as exc:
-            return failed(exc)
+            return failed(exc, caller)
         value = result.model_dump(mode="json", exclude_unset=True)
         if value.get("status") == APPROVAL_REQUIRED:
             return approval_result(value)
         return result_of(value)
 
-    return Server("fincap", on_list_tools=list_tools, on_call_tool=call_tool)
+    async def list_templates(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES if documents else [])
 
+    async def list_resources(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        if documents is None:
+            return types.ListResourcesResult(resources=[])
+        cursor = params.cursor if params is not None else None
+        return await documents.list(ctx.request, signed_in(ctx.request), cursor)
 
-async def context_of(request: Request, token: str) -> dict[str, Any]:
-    store = services_of(request).store
-    access = await find_access_token(store, token)
-    if access is None:  # revoked between the gate and here
-        raise MCPError(types.INVALID_REQUEST, "The access token is no longer valid")
-    user = await store.users.get(access.user_id) or {}
-    found = await store.workspaces.list_for_user(access.user_id, only=access.workspace_id)
-    workspace = found[0] if found else {"_id": access.workspace_id, "name": "", "role": ""}
-    return {
-        "userId": access.user_id,
-        "email": user.get("email", ""),
-        "workspace": {
-            "id": workspace["_id"],
-            "name": workspace.get("name", ""),
-            "role": workspace.get("role", ""),
-        },
-        "scopes": access.scopes,
-        "clientId": access.client_id,
-        "tokenExpiresAt": access.expires_at,
-    }
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if documents is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!r}")
+        return await documents.read(ctx.request, signed_in(ctx.request), str(params.uri))
+
+    def prompt_offered(request: Request, tools: tuple[str, ...]) -> bool:
+        entries = [catalog.get(name) for name in tools]
+        return all(entry is not None and offered(request, entry) for entry in entries)
+
+    async def list_prompts(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[spec.prompt for spec in PROMPTS if prompt_offered(ctx.request, spec.tools)]
+        )
+
+    async def get_prompt_text(
+        ctx: Any, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        today = services_of(ctx.request).clock().date()
+        return get_prompt(params.name, params.arguments, today)
+
+    server: Server[Any] = Server(
+        identity.NAME,
+        version=identity.server_version(),
+        title=identity.TITLE,
+        description=identity.DESCRIPTION,
+        instructions=identity.INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resource_templates=list_templates,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt_text,
+    )
+    return server, catalog
 
 
 def unauthorized(base: str, error: str | None, description: str, scopes: list[str]) -> Response:
@@ -237,41 +257,56 @@ def unauthorized(base: str, error: str | None, description: str, scopes: list[st
     )
 
 
-def protected_calls(parsed: Any) -> list[dict[str, Any]] | None:
-    """The ``params`` of each protected call in a parsed JSON-RPC body (one message or a
-    batch); None when the body holds none."""
+def messages_of(parsed: Any) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a parsed body (one message or a batch)."""
     messages: list[Any] = parsed if isinstance(parsed, list) else [parsed]
-    calls: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, dict) and message.get("method") in PROTECTED_METHODS:
+    return [message for message in messages if isinstance(message, dict)]
+
+
+def protected_calls(parsed: Any) -> list[tuple[str, dict[str, Any]]] | None:
+    """The method and ``params`` of each protected request in a parsed JSON-RPC body; None
+    when the body holds none."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for message in messages_of(parsed):
+        if message.get("method") in PROTECTED_METHODS:
             params = message.get("params")
-            calls.append(params if isinstance(params, dict) else {})
+            calls.append((str(message["method"]), params if isinstance(params, dict) else {}))
     return calls or None
 
 
-def parse_error(message: str) -> Response:
-    """JSON-RPC's parse error (-32700) with HTTP 400, as REST and GraphQL answer a body that is
-    not JSON or nests too deep."""
+def rpc_error(status: int, code: int, message: str, parsed: Any = None) -> Response:
+    """A JSON-RPC error answered by the gate itself, with the request's id when it has one."""
+    found = messages_of(parsed)
+    request_id = found[0].get("id") if len(found) == 1 and not isinstance(parsed, list) else None
     return JSONResponse(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}},
-        status_code=400,
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
+        status_code=status,
     )
 
 
+def base_of(request: Request) -> str:
+    """The service's public address (its OAuth metadata and token audience use it)."""
+    return str(request.app.state.settings.base_url)
+
+
 class McpEndpoint:
-    """The ASGI endpoint of ``/mcp``: the token gate, then a stateless SDK transport."""
+    """The ASGI endpoint of ``/mcp``: the selection, the credential gate, then a stateless SDK
+    transport."""
 
     def __init__(self, registry: Registry) -> None:
-        self.server = build_server(registry)
-        self.permissions = {tool_name(spec.slug): spec.permissions for spec in registry}
+        self.server, self.catalog = build_server(registry)
 
-    def scopes_of(self, calls: list[dict[str, Any]]) -> list[str]:
-        """The scopes the called tools need (the context tool needs none of its own)."""
+    def scopes_of(self, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """The scopes the refused calls need (resources: read_documents; the context tool
+        needs none of its own)."""
         needed: list[str] = []
-        for params in calls:
-            for scope in self.permissions.get(str(params.get("name")), ()):
-                if scope not in needed:
-                    needed.append(scope)
+        for method, params in calls:
+            if method == "tools/call":
+                entry = self.catalog.get(str(params.get("name")))
+                scopes = entry.permissions if entry is not None else ()
+            else:
+                scopes = READ_DOCUMENTS
+            needed.extend(scope for scope in scopes if scope not in needed)
         return needed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -290,32 +325,30 @@ class McpEndpoint:
             # thousand deep would otherwise be a RecursionError (a 500) here or in the SDK.
             parsed = parse_json(body)
         except MalformedJson as exc:
-            await parse_error(str(exc).replace("Malformed JSON body", "Parse error"))(
-                scope, receive, send
-            )
+            message = str(exc).replace("Malformed JSON body", "Parse error")
+            await rpc_error(400, types.PARSE_ERROR, message)(scope, receive, send)
+            return
+        try:
+            selection = selection_of(request, self.catalog.toolsets)
+        except BadSelection as exc:
+            await rpc_error(400, types.INVALID_PARAMS, str(exc), parsed)(scope, receive, send)
             return
         calls = protected_calls(parsed)
-        if calls is not None:
-            token = api_key_from_headers(request)
-            base = str(request.app.state.settings.base_url)
-            needed = self.scopes_of(calls)
-            refusal = None
-            access = await find_access_token(services_of(request).store, token) if token else None
-            if not token:
-                refusal = unauthorized(base, None, "tools/call needs an OAuth access token", needed)
-            elif access is None:
-                refusal = unauthorized(
-                    base, "invalid_token", "the token is invalid or expired", needed
-                )
-            elif not resource_covers(access.resource, base + MCP_PATH):
-                # RFC 8707: a token granted for another resource of this service (the REST
-                # API, say) is not one for MCP.
-                refusal = unauthorized(
-                    base, "invalid_token", "the token was issued for another resource", needed
-                )
-            if refusal is not None:
-                await refusal(scope, receive, send)
-                return
+        try:
+            caller = await authenticate_request(request)
+        except Refused as exc:
+            refusal = unauthorized(
+                base_of(request), "invalid_token", exc.reason, self.scopes_of(calls or [])
+            )
+            await refusal(scope, receive, send)
+            return
+        if calls is not None and caller is None:
+            description = f"{calls[0][0]} needs an OAuth access token (or an API key)"
+            refusal = unauthorized(base_of(request), None, description, self.scopes_of(calls))
+            await refusal(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        state[STATE_KEY], state[SELECTION_KEY] = caller, selection
         manager = StreamableHTTPSessionManager(self.server, json_response=True, stateless=True)
         async with manager.run():
             await manager.handle_request(scope, replay(body, receive), send)
@@ -323,3 +356,6 @@ class McpEndpoint:
 
 def mcp_routes(registry: Registry) -> list[Route]:
     return [Route(MCP_PATH, McpEndpoint(registry), methods=["GET", "POST", "DELETE"])]
+
+
+__all__ = ["INSUFFICIENT_SCOPE", "McpEndpoint", "approval_result", "mcp_routes", "tool_name"]

@@ -1,52 +1,29 @@
-"""Which document fields each capability may filter on, and their types."""
+"""Which document fields each capability may filter on, compiled from the domain's lists.
+
+``domain.documents`` (``COUNT_FILTERS``, ``SEARCH_FILTERS``) names the fields and their types,
+and the contract's descriptions list them; here each gets where it is stored.
+"""
 
 from __future__ import annotations
 
-from typing import get_args
+from collections.abc import Mapping
 
-from domain.documents import DocType, LocationKind, PaymentStatus, RecurringType
+from domain.documents import COUNT_FILTERS, SEARCH_FILTERS
+from domain.where import Filterable
 from persistence.where import FieldSpec
 
-_STRING = FieldSpec("string")
-_MONEY = FieldSpec("money")
-_CURRENCY = FieldSpec("string", upper=True)
+# Fields stored under another name than the one filters use.
+STORED_AS = {"id": "_id"}
 
 
-def _enum(literal: object) -> FieldSpec:
-    return FieldSpec("enum", values=frozenset(get_args(literal)))
+def compiled(filters: Mapping[str, Filterable]) -> dict[str, FieldSpec]:
+    return {
+        name: FieldSpec(
+            spec.type, path=STORED_AS.get(name), values=frozenset(spec.values), upper=spec.upper
+        )
+        for name, spec in filters.items()
+    }
 
 
-COUNT_FIELDS: dict[str, FieldSpec] = {
-    "amount": _MONEY,
-    "docDate": FieldSpec("date"),
-    "merchant": _STRING,
-    "category": _STRING,
-    "docType": _enum(DocType),
-    "invoiceId": _STRING,
-    "receiptId": _STRING,
-    "preferredCurrency": _CURRENCY,
-    "currency": _CURRENCY,
-    "paymentMethod": _STRING,
-    "paymentMethodEnding": _STRING,
-    "fromEmail": _STRING,
-    "toEmail": _STRING,
-    "summary": _STRING,
-    "taxAmount": _MONEY,
-    "subtotal": _MONEY,
-    "isRecurring": FieldSpec("boolean"),
-    "recurringType": _enum(RecurringType),
-}
-
-SEARCH_FIELDS: dict[str, FieldSpec] = {
-    **COUNT_FIELDS,
-    "id": FieldSpec("string", path="_id"),
-    "paymentStatus": _enum(PaymentStatus),
-    "entityId": _STRING,
-    # The original a document duplicates (exists: true lists the possible duplicates).
-    "duplicateOf": _STRING,
-    "expenseLocation.primary.countryCode": FieldSpec("string", upper=True),
-    "expenseLocation.primary.country": _STRING,
-    "expenseLocation.primary.city": _STRING,
-    "expenseLocation.primary.stateOrProvince": _STRING,
-    "expenseLocation.primary.kind": _enum(LocationKind),
-}
+COUNT_FIELDS: dict[str, FieldSpec] = compiled(COUNT_FILTERS)
+SEARCH_FIELDS: dict[str, FieldSpec] = compiled(SEARCH_FILTERS)

@@ -160,7 +160,7 @@ def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
     try:
         args = spec.input.model_validate(arguments)
     except ValidationError as exc:
-        raise BadRequest(describe_validation_error(exc)) from None
+        raise BadRequest(describe_validation_error(exc, spec.input)) from None
     # Checked on valid input only (its size is bounded by the model), for every face alike.
     if (location := unpaired_surrogate(arguments)) is not None:
         raise BadRequest(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 MAX_REPORTED = 5
 
@@ -18,7 +18,10 @@ def field_path(location: tuple[int | str, ...]) -> str:
     return path or "body"
 
 
-def describe_validation_error(exc: ValidationError) -> str:
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """``Invalid request: limit: …; where.conditions[0].op: …``. With ``model`` (the input
+    validated), an unknown top-level property lists the known ones, so a caller (an assistant
+    guessing a name, a typo) can fix the call from the message alone."""
     problems = []
     for error in exc.errors(include_url=False)[:MAX_REPORTED]:
         location = tuple(
@@ -31,6 +34,9 @@ def describe_validation_error(exc: ValidationError) -> str:
         reason = error["msg"]
         if error["type"] == "extra_forbidden":
             reason = "unknown property"
+            if model is not None and len(location) == 1:
+                known = [info.alias or name for name, info in model.model_fields.items()]
+                reason += f" (known: {', '.join(known)})" if known else " (it takes none)"
         problems.append(f"{field_path(location)}: {reason}")
     extra = exc.error_count() - MAX_REPORTED
     suffix = f" (and {extra} more)" if extra > 0 else ""

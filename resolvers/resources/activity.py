@@ -31,14 +31,9 @@ log = logging.getLogger("fincap.activity")
     effect="read",
 )
 async def search(ctx: Context, args: SearchActivity) -> ActivitySearchResult:
-    """Searches past source activity across connected email, WhatsApp, uploads and forwarded
-    inbound email, newest first, with the saved processing reasoning and the documents made.
-
-    For email it first searches the connected mailboxes (IMAP SEARCH, up to providerResultLimit
-    messages each), then cross-checks the matching message ids against stored activity; a
-    mailbox that fails is reported in providers and the search goes on. Forwarded inbound email
-    is matched by its receiving address (a query holding the workspace's alias finds everything
-    sent to it) as well as by sender and subject.
+    """Searches past source activity (connected email, WhatsApp, uploads, forwarded inbound email),
+    newest first, with the processing reasoning and the documents made. Connected mailboxes are
+    searched too (providerResultLimit messages each); one that fails is reported in providers.
     """
     workspace_id = ctx.require_workspace()
     store = ctx.store

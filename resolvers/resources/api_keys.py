@@ -65,12 +65,10 @@ def _visible(ctx: Context, record: dict[str, Any] | None) -> bool:
     roles=MEMBERS,
 )
 async def create(ctx: Context, args: CreateApiKey) -> CreatedApiKey:
-    """Creates an API key for the calling user, restricted to this workspace unless restricted
-    is false.
-
-    The secret (apiKey, sk_…) is returned this once; store it now. The key grants the same
-    scopes as the credential that created it, never more; a key created with an OAuth token
-    stops working when that authorization is revoked or ends.
+    """Creates an API key for the calling user, restricted to this workspace unless restricted is
+    false. The secret (apiKey, sk_…) is returned this once. The key has the scopes of the
+    credential creating it, never more; one created with an OAuth token ends with that
+    authorization.
     """
     workspace_id = ctx.require_workspace()
     if not args.restricted and ctx.principal.restricted_to is not None:
@@ -97,11 +95,8 @@ async def create(ctx: Context, args: CreateApiKey) -> CreatedApiKey:
     effect="read",
 )
 async def list_keys(ctx: Context, args: ListApiKeys) -> ApiKeyList:
-    """Lists the calling user's API keys that act in this workspace, newest first, without
-    their secrets (prefix shows the first characters).
-
-    Keys restricted to other workspaces are not listed; unrestricted keys are listed only to an
-    unrestricted caller.
+    """Lists the calling user's API keys that act in this workspace, newest first, without secrets
+    (prefix shows their start).
     """
     records = await ctx.store.api_keys.list_usable_in(
         ctx.user_id,
@@ -121,10 +116,9 @@ async def list_keys(ctx: Context, args: ListApiKeys) -> ApiKeyList:
     roles=MEMBERS,
 )
 async def revoke(ctx: Context, args: RevokeApiKey) -> RevokedApiKey:
-    """Revokes one of the calling user's API keys: it stops working at once on this server
-    (within FINCAP_AUTH_CACHE_SECONDS on others). Revoking a revoked key changes nothing.
-
-    A key of another user or only of another workspace is not found.
+    """Revokes one of the calling user's API keys: it stops working at once (within
+    FINCAP_AUTH_CACHE_SECONDS on other servers). A key of another user or workspace is not
+    found.
     """
     record = await ctx.store.api_keys.get(ctx.user_id, args.id)
     if not _visible(ctx, record):

@@ -141,11 +141,10 @@ async def _taken(
     effect="read",
 )
 async def get(ctx: Context, args: GetApproval) -> ApprovalRequest:
-    """Details of a pending or resolved approval request: the capability and input it would
-    run, who requested it and when, and (once resolved) who approved or rejected it, the
-    rejection message or the executed call's result. Secrets in the input or result read
-    [redacted]. The requester and owners and admins may read it, with a credential that holds
-    the read scope of the capability it gates (read_documents for documents.bulk-edit)."""
+    """One approval request: the capability and input it would run, who requested it and when, who
+    approved or rejected it, and the message or the call's result (secrets [redacted]). Readable
+    by the requester, owners and admins with the read scope of the gated capability.
+    """
     record = await _load(ctx, args.approvalRequestId)
     _require_reader(ctx, record)
     return _view(ctx, record)
@@ -223,15 +222,12 @@ def _stored_spec(ctx: Context, record: dict[str, Any]) -> CapabilitySpec:
     roles=MANAGERS,
 )
 async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
-    """Approves a pending request and runs the reviewed call, once, as its requester, and
-    returns the call's result (a secret it makes, such as a new rule's webhook secret, is
-    shown here once and stored redacted). Owners and admins approve, and their credential must
-    hold the scopes the reviewed capability needs; when the workspace requires another
-    approver, not the requester themself. The requester is authorized again now: a revoked
-    key or grant, a removed membership, or scopes or a role that no longer allow the call
-    refuse it (403, nothing runs). A request that is executed, rejected or being executed by a
-    concurrent approval is a 400. When the call fails (a 4xx) nothing ran: the request stays
-    pending with the error in lastError."""
+    """Approves a pending request and runs its call once, as the requester, returning its result (a
+    secret it makes is shown here once). Owners and admins, holding the call's scopes; not their
+    own request when the workspace requires another approver. If the requester may no longer
+    make the call, it is refused (403); a call that fails leaves the request pending with
+    lastError.
+    """
     workspace_id = ctx.require_workspace()
     record = await _load(ctx, args.approvalRequestId)
     spec = _stored_spec(ctx, record)
@@ -276,10 +272,9 @@ async def approve(ctx: Context, args: ApproveRequest) -> ApprovalExecuted:
     roles=MEMBERS,
 )
 async def reject(ctx: Context, args: RejectRequest) -> ApprovalRejected:
-    """Rejects a pending request without running the action, with an optional message (1-500
-    characters) for the requester. Owners and admins reject; a requester may also withdraw
-    their own request. A request an automation rule made is recorded in the document's
-    activity as rejected."""
+    """Rejects a pending request without running it, with an optional message for the requester.
+    Owners and admins reject; a requester may withdraw their own request.
+    """
     record = await _load(ctx, args.approvalRequestId)
     _require_reader(ctx, record)
     rejected = await _taken(
@@ -323,10 +318,10 @@ async def _settings(ctx: Context) -> ApprovalSettings:
     effect="read",
 )
 async def settings(ctx: Context, args: GetApprovalSettings) -> ApprovalSettings:
-    """The capabilities that can require approval in execute mode (dryRun false), whether they
-    do in this workspace (every one is gated until an owner or admin switches it off with
-    approvals.configure), and whether another person than the requester must approve
-    (requireOtherApprover, off by default)."""
+    """The capabilities that can require approval in execute mode (dryRun false), whether they do
+    here (each is gated until an owner or admin switches it off with approvals.configure), and
+    whether someone other than the requester must approve.
+    """
     return await _settings(ctx)
 
 
@@ -340,10 +335,9 @@ async def settings(ctx: Context, args: GetApprovalSettings) -> ApprovalSettings:
 )
 async def configure(ctx: Context, args: ConfigureApproval) -> ApprovalSettings:
     """Changes the workspace's approval settings (owners and admins): capabilitySlug with gated
-    switches approval on or off for one gated capability (off: its execute-mode calls run at
-    once; the credential must hold that capability's scopes); requireOtherApprover true means
-    nobody approves their own request (needs the scope write_workspaces). Returns the
-    workspace's settings."""
+    switches one gated capability's approval on or off (with its scopes); requireOtherApprover
+    true means nobody approves their own request (scope write_workspaces).
+    """
     workspace_id = ctx.require_workspace()
     if (args.capabilitySlug is None) != (args.gated is None):
         raise BadRequest("Invalid request: capabilitySlug and gated go together")

@@ -53,10 +53,10 @@ MEGABYTE = 1024 * 1024
     needs_workspace=False,
 )
 async def get_billing(ctx: Context, args: GetBilling) -> BillingOverview:
-    """Billing account and subscription of the active workspace (X-Service-Org-Id), with this
-    period's usage (documents processed, API calls, storage, seats), the plan's features and the
-    upcoming invoice (prorated plan lines plus documents beyond the quota). Without a workspace,
-    the caller's own billing account and every subscription it pays for."""
+    """Billing account and subscription of the active workspace: this period's usage, the plan's
+    features and the upcoming invoice. Without a workspace, the caller's own billing account and
+    every subscription it pays for.
+    """
     store, catalog, now = ctx.store, ctx.services.plans, ctx.services.clock()
     if ctx.workspace_id is None:
         account = await store.billing_accounts.get_or_create(ctx.user_id, catalog.currency)
@@ -87,10 +87,10 @@ async def get_billing(ctx: Context, args: GetBilling) -> BillingOverview:
     roles=OWNERS,
 )
 async def change_billing_plan(ctx: Context, args: ChangeBillingPlan) -> BillingOverview:
-    """Moves the active workspace to another plan of the catalog (owner only). A plan of the
-    same interval takes effect at once and the period's invoice prorates both plans by the time
-    each was in force; a move between monthly and yearly plans takes effect at the next renewal
-    (pendingPlanId). Returns the workspace's billing as billing.get does."""
+    """Moves the active workspace to another plan (owner only): at once within the same interval
+    (the invoice prorates both plans), at the next renewal between monthly and yearly
+    (pendingPlanId). Returns the billing as billing.get does.
+    """
     workspace_id = ctx.require_workspace()
     catalog = ctx.services.plans
     subscription = await change_plan(
@@ -108,10 +108,10 @@ async def change_billing_plan(ctx: Context, args: ChangeBillingPlan) -> BillingO
     needs_workspace=False,
 )
 async def list_billing_history(ctx: Context, args: ListBillingHistory) -> BillingHistory:
-    """Invoices and one-off charges of the caller's own billing account only, newest first,
-    whatever workspace is active (another owner's history is never shown, not even to members
-    of their workspaces); a key or token restricted to one workspace sees that workspace's
-    entries only. Page with startingAfter = the previous page's nextCursor."""
+    """Invoices and one-off charges of the caller's own billing account, newest first; a credential
+    restricted to one workspace sees only that workspace's. Page with startingAfter = the
+    previous nextCursor.
+    """
     keyring = ctx.services.keyring
     restricted = ctx.principal.restricted_to
     query_print = cursors.fingerprint(

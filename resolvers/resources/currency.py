@@ -18,10 +18,10 @@ from schema.currency import Conversion, ConvertCurrency
     needs_workspace=False,
 )
 async def convert(ctx: Context, args: ConvertCurrency) -> Conversion:
-    """Converts an amount between currencies with European Central Bank reference rates
-    (available offline, 1999 onwards). With a date, the rate published on that day (or the last
-    publication before it) is used; without one, the latest. The result states the rate and
-    the day it was published."""
+    """Converts an amount between currencies at European Central Bank reference rates (1999 on):
+    those of date (or the last before it), else the latest. The result states the rate and its
+    day.
+    """
     try:
         quote = ctx.services.rate_book().quote(args.fromCurrency, args.toCurrency, args.date)
     except UnknownCurrency as exc:

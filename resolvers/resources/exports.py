@@ -38,10 +38,10 @@ def _view(record: dict[str, Any]) -> ExportRecord:
     effect="read",
 )
 async def get(ctx: Context, args: GetExport) -> ExportRecord:
-    """One export record of the current workspace: the document, integration and tenant, the
-    status (queued, sending, exported, failed, unlinked) with its history, the remote ids
-    (bill, vendor, attachments, link), a summary of the payload, warnings and the last
-    error."""
+    """One export record of this workspace: document, integration and tenant, status (queued,
+    sending, exported, failed, unlinked) with its history, remote ids and link, warnings and the
+    last error.
+    """
     record = await ctx.store.exports.get(ctx.require_workspace(), args.id)
     if record is None:
         raise NotFound(f"Export record '{args.id}' not found")

@@ -68,11 +68,9 @@ def decode_upload(args: UploadFile) -> tuple[bytes, str]:
 )
 async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
     """Uploads a receipt, invoice or other financial document (JPEG, PNG, GIF, WebP, BMP, TIFF or
-    PDF, at most 10 MB; an image of at most 50 million pixels) for processing; it is extracted
-    and categorized automatically.
-
-    Returns at once with status queued; documents.get shows processingStatus moving to processed,
-    warning (e.g. a likely duplicate), skipped (not a financial document) or failed.
+    PDF; at most 10 MB and 50 megapixels) to be extracted and categorized. Returns at once,
+    queued; documents.get shows processingStatus becoming processed, warning (e.g. a likely
+    duplicate), skipped (not a financial document) or failed.
     """
     workspace_id = ctx.require_workspace()
     data, mime = decode_upload(args)

@@ -29,13 +29,11 @@ def article_url(base_url: str, article_id: str, anchor: str = "") -> str:
     needs_workspace=False,
 )
 async def search(ctx: Context, args: SearchHelpCenter) -> HelpSearchResults:
-    """Searches fincap's public help-center articles (getting started, uploads, extraction,
-    corrections, bulk edit, duplicates, currencies, where-clauses, GraphQL, API keys and
-    workspaces, MCP and OAuth, the CLI, integrations, rules, billing, troubleshooting) by their
-    words and by meaning, so questions in other words or other languages find answers too.
-    Returns articles best first, each once, with its most relevant snippets; matched words are
-    wrapped in ** in the snippets. Any valid API key or OAuth token may call it, with no
-    workspace and no scope; the articles themselves are public at GET /help/{id}."""
+    """Searches fincap's public help articles (uploads, extraction, corrections, duplicates,
+    currencies, where clauses, API keys, workspaces, MCP and OAuth, the CLI, integrations,
+    rules, billing, troubleshooting) by words and meaning, in any language: articles best first
+    with their most relevant snippets. Needs no workspace or scope.
+    """
     center = ctx.services.help_center()
     # Embedding the query is CPU work of a few milliseconds: off the event loop.
     hits = await asyncio.to_thread(

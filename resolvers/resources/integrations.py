@@ -99,11 +99,10 @@ def _entry(integration_id: str) -> CatalogEntry:
     effect="read",
 )
 async def list_integrations(ctx: Context, args: ListIntegrations) -> IntegrationList:
-    """Lists the integrations of this workspace with id (the integrationId other capabilities
-    take), name, category (email, accounting, storage, social), status (available,
-    connected, error), the connected tenants (their ids are the tenantId of
-    integrations.send) and the account mapping. Filter with `category` and `status`; `{}`
-    lists all. Connect an accounting product by opening its connectUrl with your API key."""
+    """Lists this workspace's integrations: id (the integrationId other capabilities take), name,
+    category, status, connected tenants (their ids are integrations.send's tenantId) and account
+    mapping. An accounting product is connected by opening its connectUrl with your API key.
+    """
     connections = {
         c["integrationId"]: c
         for c in await ctx.store.integrations.list_for(ctx.require_workspace())
@@ -128,11 +127,10 @@ async def list_integrations(ctx: Context, args: ListIntegrations) -> Integration
     roles=MANAGERS,
 )
 async def configure(ctx: Context, args: ConfigureIntegration) -> Integration:
-    """Sets how documents map to an accounting integration in this workspace (owners and
-    admins): accountCodes (category → account code, merged; null removes one),
-    defaultAccountCode, taxCodes (tax rate in percent such as "20" → the product's tax type)
-    and paymentAccount (QuickBooks purchases). Unset values use the defaults shown by
-    integrations.list."""
+    """Sets how documents map to an accounting integration's accounts (owners and admins):
+    accountCodes (category → account code, merged), defaultAccountCode, taxCodes (rate in
+    percent such as "20" → tax code) and paymentAccount (QuickBooks); null removes a mapping.
+    """
     entry = _entry(args.integrationId)
     workspace_id = ctx.require_workspace()
     connection = await ctx.store.integrations.get(workspace_id, entry.id)
@@ -158,9 +156,9 @@ async def configure(ctx: Context, args: ConfigureIntegration) -> Integration:
     roles=MANAGERS,
 )
 async def disconnect(ctx: Context, args: IntegrationRef) -> Integration:
-    """Disconnects an accounting integration from this workspace (owners and admins): the
-    grant is revoked at the provider and the tokens are forgotten. Exported bills stay in the
-    books; account mappings are kept for a later reconnect."""
+    """Disconnects an accounting integration from this workspace (owners and admins), revoking its
+    grant. Exported bills stay in the books; account mappings are kept for a reconnect.
+    """
     entry = _entry(args.integrationId)
     workspace_id = ctx.require_workspace()
     connector = connector_of(ctx.services, entry.id)
@@ -203,15 +201,11 @@ def describe_send(args: SendToIntegration) -> str:
     approval=ApprovalGate("Send a document to accounting", describe=describe_send),
 )
 async def send(ctx: Context, args: SendToIntegration) -> SendResult:
-    """Sends a document to an accounting integration (Xero or QuickBooks Online) as a bill.
-
-    dryRun true (default) previews the exact requests (Xero: an ACCPAY invoice with contact,
-    date, due date, currency, tax-inclusive line items with account and tax codes and the
-    reference, then the original as attachment; QuickBooks: the vendor if new, a Bill for an
-    invoice or a Purchase for a receipt, then the original as Attachable) with warnings for
-    what had to be assumed. dryRun false queues an export record (see exports.get); a worker
-    delivers it with retries, never creating a second bill, and the document's exportStatus
-    becomes exported. Requires approval by an owner or admin unless switched off.
+    """Sends a document to an accounting integration (Xero or QuickBooks Online) as a bill. dryRun
+    true (default) previews the exact requests, with warnings for what had to be assumed. dryRun
+    false queues an export record (see exports.get), delivered with retries and never twice; the
+    document's exportStatus becomes exported. Needs an owner's or admin's approval unless
+    switched off.
     """
     workspace_id = ctx.require_workspace()
     connector = connector_of(ctx.services, args.integrationId)
@@ -329,11 +323,11 @@ def describe_unlink(args: UnlinkDocument) -> str:
     approval=ApprovalGate("Unlink a document from accounting", describe=describe_unlink),
 )
 async def unlink(ctx: Context, args: UnlinkDocument) -> UnlinkResult:
-    """Unlinks a document from an accounting integration. dryRun true (default) shows the
-    remote bill as the provider has it now and the attachments that would be orphaned.
-    dryRun false voids (Xero, an approved bill) or deletes (a Xero draft; QuickBooks) the
-    remote bill and returns the document to not-exported. IRREVERSIBLE. exportRecordId
-    defaults to the document's current export. Requires approval unless switched off."""
+    """Unlinks a document from an accounting integration. dryRun true (default) shows the remote
+    bill and the attachments it would orphan. dryRun false voids or deletes the remote bill and
+    returns the document to not-exported: IRREVERSIBLE. exportRecordId defaults to the current
+    export. Needs approval unless switched off.
+    """
     workspace_id = ctx.require_workspace()
     document = await _document(ctx, args.documentId)
     export_id = args.exportRecordId or document.get("exportId")  # type: ignore[typeddict-item]

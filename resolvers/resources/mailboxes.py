@@ -63,11 +63,11 @@ def _mailbox(row: dict[str, Any]) -> Mailbox:
     roles=MANAGERS,
 )
 async def connect(ctx: Context, args: ConnectMailbox) -> Mailbox:
-    """Connects an IMAP mailbox (host, port, TLS, user name, app password) as a source of
-    receipts: new messages are read every few minutes; PDF and image attachments, and order
-    confirmations in the message text, become documents. The service signs in once first: a
-    wrong password or an unreachable server is a 400 saying so, and nothing is saved. The
-    password is stored encrypted and never returned. Owners and admins only."""
+    """Connects an IMAP mailbox as a source of receipts (owners and admins): every few minutes, new
+    messages' PDF and image attachments and order confirmations become documents. It signs in
+    first: a wrong password or unreachable server is a 400 and nothing is saved. The password is
+    stored encrypted, never returned.
+    """
     workspace_id = ctx.require_workspace()
     probe = ImapMailbox(
         host=args.server,
@@ -123,8 +123,9 @@ def _public(row: dict[str, Any]) -> Mailbox:
     effect="read",
 )
 async def list_mailboxes(ctx: Context, args: ListMailboxes) -> MailboxList:
-    """Lists the workspace's connected mailboxes with their state: active, or error with the
-    last error and when it happened, when they were last read and how many messages came in."""
+    """Lists the workspace's connected mailboxes: status (active, or error with the last error),
+    when each was last read and how many messages came in.
+    """
     rows = await ctx.store.mailboxes.list(ctx.require_workspace())
     return MailboxList(mailboxes=[_public(row) for row in rows])
 
@@ -138,9 +139,9 @@ async def list_mailboxes(ctx: Context, args: ListMailboxes) -> MailboxList:
     roles=MEMBERS,
 )
 async def poll_now(ctx: Context, args: MailboxRef) -> MailboxPollResult:
-    """Reads a connected mailbox now instead of waiting for the next scheduled read; returns
-    what it took in. A failing read is reported on the mailbox (status error), not as an error
-    of this call."""
+    """Reads a connected mailbox now rather than at the next scheduled read; returns what it took
+    in. A failing read is reported on the mailbox (status error).
+    """
     workspace_id = ctx.require_workspace()
     if await ctx.store.mailboxes.get(workspace_id, args.id) is None:
         raise NotFound(f"No mailbox '{args.id}'")

@@ -100,8 +100,9 @@ def _last_owner(user_id: str, ctx: Context) -> BadRequest:
     effect="read",
 )
 async def list_members(ctx: Context, args: ListMembers) -> MemberList:
-    """Lists the members of this workspace, oldest first, with their e-mail address and role
-    (owner, admin or member). Owners and admins also see the invitations not yet accepted."""
+    """Lists the members of this workspace, oldest first, with e-mail address and role. Owners and
+    admins also see open invitations.
+    """
     workspace_id = ctx.require_workspace()
     rows = await ctx.store.workspaces.members(workspace_id)
     emails = await ctx.store.users.emails([row["userId"] for row in rows])
@@ -155,10 +156,10 @@ async def _email_invitation(
 )
 async def invite(ctx: Context, args: InviteMember) -> InvitedMember:
     """Invites an e-mail address to this workspace as member (default), admin or (owners only)
-    owner. The invitee, signed in with the fincap account of that address, accepts with
-    members.accept-invite and the one-time code, valid 7 days. With the server's mail relay
-    configured the code is e-mailed (emailed true); otherwise it is returned here, this once,
-    to pass on. Inviting the same address again replaces its code. Owners and admins only."""
+    owner. The invitee, signed in as that address, accepts with members.accept-invite and the
+    one-time code (7 days): e-mailed when the server has a mail relay (emailed true), else
+    returned here once. Owners and admins only.
+    """
     workspace_id = ctx.require_workspace()
     if args.role == "owner" and ctx.role != "owner":
         raise Forbidden(OWNERS_ONLY)
@@ -209,9 +210,10 @@ async def invite(ctx: Context, args: InviteMember) -> InvitedMember:
     roles=SIGNED_IN,
 )
 async def accept_invite(ctx: Context, args: AcceptInvite) -> JoinedWorkspace:
-    """Joins the workspace an invitation code opens, with the role it names. The caller must be
-    signed in with the account of the invited e-mail address. A code works once and for 7
-    days. Needs no X-Service-Org-Id; use the returned workspaceId from now on."""
+    """Joins the workspace an invitation code opens, with the role it names; the caller must be
+    signed in as the invited address. A code works once, for 7 days. Use the returned
+    workspaceId from now on.
+    """
     code = args.code.strip()
     invitation = await ctx.store.invitations.find_by_code(code)
     if invitation is None:
@@ -263,9 +265,9 @@ async def cancel_invite(ctx: Context, args: CancelInvite) -> InviteCancelled:
     roles=MANAGERS,
 )
 async def set_role(ctx: Context, args: SetMemberRole) -> MemberChanged:
-    """Changes a member's role (owner, admin or member); it takes effect at once. Owners and
-    admins; only an owner makes or changes an owner. The last owner cannot be demoted: make
-    another member owner first."""
+    """Changes a member's role at once. Owners and admins; only an owner makes or changes an owner.
+    The last owner cannot be demoted: make another member owner first.
+    """
     workspace_id = ctx.require_workspace()
     current = await _role_of(ctx, args.userId)
     if ctx.role != "owner" and "owner" in (current, args.role):
@@ -313,10 +315,10 @@ async def _remove(ctx: Context, user_id: str) -> MemberRemoved:
     roles=MANAGERS,
 )
 async def remove(ctx: Context, args: RemoveMember) -> MemberRemoved:
-    """Removes a member from this workspace, at once: their API keys restricted to it and their
-    OAuth tokens for it are revoked, their WhatsApp numbers here forgotten and the invitations
-    they sent withdrawn. What they added (documents, rules) stays. Owners and admins; only an
-    owner removes an owner, and the last owner cannot be removed."""
+    """Removes a member from this workspace at once, revoking their keys restricted to it and their
+    tokens for it; what they added stays. Owners and admins; only an owner removes an owner; the
+    last owner stays.
+    """
     current = await _role_of(ctx, args.userId)
     if current == "owner" and ctx.role != "owner":
         raise Forbidden(OWNERS_ONLY)
@@ -332,7 +334,7 @@ async def remove(ctx: Context, args: RemoveMember) -> MemberRemoved:
     roles=MEMBERS,
 )
 async def leave(ctx: Context, args: LeaveWorkspace) -> MemberRemoved:
-    """Leaves this workspace, as members.remove would remove you (your keys restricted to it
-    and your tokens for it stop working). The last owner cannot leave: make another member
-    owner first."""
+    """Leaves this workspace (your keys restricted to it and your tokens for it stop working). The
+    last owner cannot leave: make another member owner first.
+    """
     return await _remove(ctx, ctx.user_id)

@@ -230,16 +230,12 @@ async def _matching_count(ctx: Context, rule: RuleDefinition) -> int:
     cost=1,  # up to a second of parsing: one at a time per key, within a budget (throttle)
 )
 async def prepare(ctx: Context, args: PrepareRule) -> RulePreview:
-    """Converts a plain-language rule into a structured rule and returns it as a preview
-    without saving it.
-
-    The rule has a name, a trigger (document-processed, document-updated or schedule),
-    conditions as a where clause (the same fields and ops as documents.search: merchant,
-    category, amount ranges, currency, country, city, docType, recurring, payment status…) and
-    actions (set-category, set-merchant, mark-recurring, archive, send-to-integration,
-    require-approval, notify-email, notify-webhook). notUnderstood lists the parts of the
-    sentence the rule does not reflect; matchingDocuments counts the active documents the
-    conditions match today. Example: "Categorize all Uber and Bolt receipts as Travel".
+    """Reads a plain-language rule (e.g. "Categorize all Uber and Bolt receipts as Travel") into a
+    structured rule and previews it, saving nothing: name, trigger (document-processed,
+    document-updated, schedule), conditions (a where clause as in documents.search) and actions
+    (set-category, set-merchant, mark-recurring, archive, send-to-integration, require-approval,
+    notify-email, notify-webhook). notUnderstood lists what it does not reflect;
+    matchingDocuments counts the documents it matches today.
     """
     ctx.require_workspace()
     reading = await read_sentence(ctx, args.naturalLanguageRule)
@@ -288,14 +284,11 @@ async def describe_rule(args: ExecuteRule) -> str:
     ),
 )
 async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
-    """Creates and saves an automation rule from a plain-language description (as
-    rules.prepare reads it); confirm must be true.
-
-    The rule is enabled at once: document-processed rules run on every document processed from
-    now on, document-updated rules after each correction, scheduled rules at their next time.
-    A rule with a webhook action gets a signing secret, returned here only. Saving waits for
-    an owner's or admin's approval (status approval_required) unless the workspace has switched
-    the approval gate of rules.execute off.
+    """Creates and enables an automation rule from a plain-language description (read as
+    rules.prepare does); confirm must be true. It runs on each newly processed document
+    (document-processed), after each correction (document-updated) or at its times (schedule). A
+    webhook action's signing secret is returned here only. Waits for an owner's or admin's
+    approval (status approval_required) unless switched off.
     """
     workspace_id = ctx.require_workspace()
     if args.confirm is not True:
@@ -357,9 +350,9 @@ async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
     effect="read",
 )
 async def list_rules(ctx: Context, args: ListRules) -> RuleList:
-    """Lists the workspace's automation rules, newest first, with name, status, trigger type
-    and execution stats (runs, documents matched, actions applied and failed, last run, last
-    error). Disabled rules are left out unless includeDisabled is true."""
+    """Lists the workspace's automation rules, newest first, with name, status, trigger type and
+    execution stats. Disabled rules only with includeDisabled true.
+    """
     records = await ctx.store.rules.listing(
         ctx.require_workspace(), include_disabled=args.includeDisabled, limit=args.limit
     )
@@ -422,9 +415,9 @@ async def enable(ctx: Context, args: EnableRule) -> RuleResult:
     roles=MEMBERS,
 )
 async def disable(ctx: Context, args: DisableRule) -> RuleResult:
-    """Disables a rule: it keeps its definition and stats but runs no more until enabled.
-    Disabled rules are listed by rules.list with includeDisabled true. Its author, or an owner
-    or admin."""
+    """Disables a rule: it keeps its definition and stats but runs no more until enabled. Its
+    author, or an owner or admin.
+    """
     return await _set_status(ctx, args.id, "disabled")
 
 
@@ -437,9 +430,9 @@ async def disable(ctx: Context, args: DisableRule) -> RuleResult:
     roles=MEMBERS,
 )
 async def delete(ctx: Context, args: DeleteRule) -> DeletedRule:
-    """Deletes a rule for good (with its stats). What it already did to documents stays, and
-    their edit history still names it. Its approval requests still pending are rejected
-    (the actions they held are not applied). Its author, or an owner or admin."""
+    """Deletes a rule for good, with its stats; what it did to documents stays. Its pending
+    approval requests are rejected. Its author, or an owner or admin.
+    """
     workspace_id = ctx.require_workspace()
     record = await ctx.store.rules.get(workspace_id, args.id)
     if record is None:

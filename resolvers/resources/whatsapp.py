@@ -111,13 +111,11 @@ def _pending(row: dict[str, Any], code: str | None = None) -> WhatsAppSender:
     roles=MANAGERS,
 )
 async def register_sender(ctx: Context, args: RegisterWhatsAppSender) -> WhatsAppSender:
-    """Registers a member's WhatsApp number (owners and admins): once verified, photos and PDFs
-    that number sends to the business number become this workspace's documents.
-
-    The registration is pending until the number proves it is the member's: send the returned
-    verificationCode (shown this once) from that number, as a WhatsApp message, to the business
-    number within 24 hours. Registering a pending number again issues a new code. A number
-    registered in another workspace is refused (its owners or admins must remove it first)."""
+    """Registers a member's WhatsApp number (owners and admins): once verified, photos and PDFs it
+    sends to the business number become documents here. To verify, send the returned
+    verificationCode (shown once) from that number to the business number within 24 hours;
+    registering again issues a new code. A number registered in another workspace is refused.
+    """
     workspace_id = ctx.require_workspace()
     user_id = args.userId or ctx.user_id
     if await ctx.store.workspaces.role_of(user_id, workspace_id) is None:
@@ -164,8 +162,9 @@ async def register_sender(ctx: Context, args: RegisterWhatsAppSender) -> WhatsAp
     roles=MANAGERS,
 )
 async def list_senders(ctx: Context, args: ListWhatsAppSenders) -> WhatsAppSenderList:
-    """Lists the WhatsApp numbers of this workspace (owners and admins): active ones, whose
-    messages become documents, and pending ones waiting for their verification code."""
+    """Lists this workspace's WhatsApp numbers (owners and admins): active ones, whose messages
+    become documents, and pending ones awaiting verification.
+    """
     workspace_id = ctx.require_workspace()
     active = [_registered(row) for row in await ctx.store.whatsapp_senders.registered(workspace_id)]
     pending = [_pending(row) for row in await ctx.store.whatsapp_senders.claims(workspace_id)]

@@ -26,9 +26,8 @@ from schema.workspaces import (
     needs_workspace=False,
 )
 async def list_workspaces(ctx: Context, args: ListWorkspaces) -> WorkspaceList:
-    """Lists the workspaces (organizations) the calling key may act in, with the caller's role.
-
-    Use the returned ids as X-Service-Org-Id. A key restricted to one workspace lists only that one.
+    """Lists the workspaces the calling credential may act in, with the caller's role. Use the ids
+    as X-Service-Org-Id.
     """
     rows = await ctx.store.workspaces.list_for_user(ctx.user_id, only=ctx.principal.restricted_to)
     return WorkspaceList(
@@ -75,8 +74,7 @@ def _address(ctx: Context, record: dict[str, Any], retired: str | None = None) -
 )
 async def get_inbound_address(ctx: Context, args: GetInboundAddress) -> InboundAddress:
     """The workspace's receiving email address: receipts and invoices forwarded or sent to it
-    become documents of this workspace (PDF and image attachments, or the message text of an
-    order confirmation). Created on first use; rotate it with workspaces.rotate-inbound-address.
+    become documents here. Created on first use; workspaces.rotate-inbound-address replaces it.
     """
     record = await ctx.store.inbound_addresses.get_or_create(ctx.require_workspace())
     return _address(ctx, record)
@@ -91,8 +89,9 @@ async def get_inbound_address(ctx: Context, args: GetInboundAddress) -> InboundA
     roles=MANAGERS,
 )
 async def rotate_inbound_address(ctx: Context, args: RotateInboundAddress) -> InboundAddress:
-    """Replaces the workspace's receiving email address with a new random one; mail to the old
-    address is refused from now on (use it when the address leaked). Owners and admins only."""
+    """Replaces the workspace's receiving email address with a new random one; mail to the old one
+    is refused (use it when the address leaked). Owners and admins only.
+    """
     workspace_id = ctx.require_workspace()
     record, retired = await ctx.store.inbound_addresses.rotate(workspace_id)
     return _address(ctx, record, retired)

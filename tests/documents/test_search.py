@@ -186,7 +186,8 @@ async def test_bad_where_is_400_naming_the_condition(
     )
     assert response.status_code == 400
     assert response.json()["error"]["errorMessage"] == (
-        "Invalid request: where.conditions[1]: op 'regex' does not apply to money field 'amount'"
+        "Invalid request: where.conditions[1]: op 'regex' does not apply to money field 'amount' "
+        "(money fields take eq, ne, gt, gte, lt, lte, in, nin, exists)"
     )
     response = await call(client, seeded, "documents.search", {"limit": 101})
     assert (

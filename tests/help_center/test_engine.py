@@ -136,7 +136,9 @@ def test_words_only_center_marks_and_ranks() -> None:
         ("Umgebungsvariablen", "self-hosting"),
         # English paraphrases whose words point elsewhere (or nowhere).
         ("I removed a receipt by mistake", "archiving-documents"),
-        ("connect Claude to my receipts", "mcp-and-oauth"),
+        # "Connect an AI assistant" (the MCP article names Claude and receipts, so an English
+        # paraphrase of it now finds it by words).
+        ("KI-Assistent verbinden", "mcp-and-oauth"),
     ],
 )
 def test_meaning_answers_what_words_cannot(query: str, expected: str) -> None:

@@ -13,6 +13,7 @@ from mongomock_motor import AsyncMongoMockClient
 from starlette.types import ASGIApp
 
 from app.config import Settings
+from persistence.client import connect
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.services import accounts
@@ -39,9 +40,17 @@ class Live:
 
 
 @contextmanager
-def live_server() -> Iterator[Live]:
+def live_server(mongo_uri: str | None = None) -> Iterator[Live]:
+    """The app on a socket; its store in memory, or on ``mongo_uri`` (the embedded server of
+    the wire tests: originals live in GridFS, which the in-memory store lacks)."""
+
     async def setup(port: int) -> tuple[ASGIApp, tuple[Store, dict[str, str]]]:
-        store = Store(AsyncMongoMockClient(tz_aware=True)[f"fincap_{uuid.uuid4().hex[:8]}"])
+        name = f"fincap_{uuid.uuid4().hex[:8]}"
+        # The client is made here, on the server's loop, which motor binds it to.
+        database = (
+            connect(mongo_uri, name)[1] if mongo_uri else AsyncMongoMockClient(tz_aware=True)[name]
+        )
+        store = Store(database)
         await store.ensure_indexes()
         tenant = await accounts.bootstrap(store, EMAIL, "Live Co")
         await set_password(store, EMAIL, PASSWORD)

@@ -25,9 +25,9 @@ def inspector_installed() -> None:
     node_running(CLI)
 
 
-def inspector(live: Live, *args: str) -> subprocess.CompletedProcess[str]:
+def inspector(live: Live, *args: str, path: str = "/mcp") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [node_running(CLI), str(CLI), f"{live.base}/mcp", "--transport", "http", *args],
+        [node_running(CLI), str(CLI), f"{live.base}{path}", "--transport", "http", *args],
         capture_output=True,
         text=True,
         timeout=300,  # a hang guard: Node starting on a loaded machine is slow, not stuck
@@ -62,3 +62,23 @@ async def test_inspector_calls_a_tool_with_a_token(live: Live) -> None:
 
     refused = inspector(live, "--method", "tools/call", "--tool-name", "documents_search")
     assert refused.returncode != 0  # no token: 401
+
+
+def test_inspector_calls_a_tool_with_refs_and_an_api_key(live: Live) -> None:
+    """documents_count's schema defines the where clause once in $defs and refers to it; the
+    Inspector validates the call against it. An API key in a header works, and ?toolsets=
+    narrows the listing."""
+    where = '{"conditions":[{"field":"docDate","op":"gte","value":"2026-01-01"}]}'
+    key = f"Authorization: Bearer {live.api_key}"
+    counted = inspector(
+        live, "--method", "tools/call", "--tool-name", "documents_count",
+        "--tool-arg", f"where={where}", "--tool-arg", "groupBy=category", "--header", key,
+    )  # fmt: skip
+    assert counted.returncode == 0, counted.stderr
+    result = json.loads(counted.stdout)
+    assert result.get("isError") in (None, False), result
+    assert result["structuredContent"]["count"] == 0
+    listed = inspector(live, "--method", "tools/list", path="/mcp?toolsets=files")
+    assert listed.returncode == 0, listed.stderr
+    names = {tool["name"] for tool in json.loads(listed.stdout)["tools"]}
+    assert names == {"files_upload", "workspace_get_context"}

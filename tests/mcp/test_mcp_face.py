@@ -3,9 +3,12 @@ calls through the same ``invoke()`` as REST."""
 
 from __future__ import annotations
 
+import json
+from importlib.metadata import version
 from typing import Any
 
 import httpx
+import pytest
 
 from app.mcp.server import INSUFFICIENT_SCOPE, tool_name
 from resolvers.framework.registry import Registry
@@ -50,13 +53,22 @@ async def test_open_methods_need_no_token(http: httpx.AsyncClient, registry: Reg
     assert "documents_bulk_edit" in by_name and "documents_search" in by_name
     search = by_name["documents_search"]
     spec = next(s for s in registry if s.slug == "documents.search")
-    assert search["description"] == spec.description
-    assert search["inputSchema"] == spec.input.model_json_schema()
-    assert search["outputSchema"] == spec.output.model_json_schema()
+    # The capability's description, naming other capabilities by their tool names.
+    assert search["description"].startswith(spec.description.split("\n")[0])
+    assert "documents.search" not in json.dumps(listed)
+    # Its input schema, compact: the same properties, no titles, the where clause defined once.
+    source = spec.input.model_json_schema()
+    assert set(search["inputSchema"]["properties"]) == set(source["properties"])
+    assert '"title"' not in json.dumps(search["inputSchema"])
+    assert set(search["inputSchema"]["$defs"]) == {"WhereClause", "WhereCondition"}
+    # Records have no output schema; computed answers (documents_count) do.
+    assert "outputSchema" not in search
+    assert "preferredTotal" in by_name["documents_count"]["outputSchema"]["properties"]
     assert search["annotations"]["readOnlyHint"] is True
-    assert search["annotations"]["idempotentHint"] is True
     delete = by_name["documents_delete"]["annotations"]
-    assert delete["destructiveHint"] is True and delete["readOnlyHint"] is False
+    # Hints only where they differ from the protocol defaults (not read-only, destructive).
+    assert delete.get("readOnlyHint", False) is False and delete.get("destructiveHint", True)
+    assert by_name["documents_update"]["annotations"]["destructiveHint"] is False
 
 
 async def test_tools_call_without_a_token_is_401_with_discovery(
@@ -74,7 +86,7 @@ async def test_tools_call_without_a_token_is_401_with_discovery(
     wrong = await rpc(http, "tools/call", {"name": "documents_search"}, token="fat_nope")
     assert wrong.status_code == 401
     assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
-    # An API key is for REST and the CLI: MCP wants an OAuth token (spec §5).
+    # Streamable HTTP without sessions: no GET stream, nothing to DELETE.
     assert (await http.get("/mcp")).status_code == 405
     assert (await http.delete("/mcp")).headers["allow"] == "POST"
 
@@ -127,3 +139,24 @@ async def test_tools_call_runs_invoke_in_the_tokens_workspace(
     assert context["scopes"] == ["read_documents", "write_documents"]
     assert context["clientId"] == tokens["client_id"]
     assert context["tokenExpiresAt"] > 0
+
+
+@pytest.mark.parametrize("protocol", ["2025-06-18", "2025-11-25"])
+async def test_the_server_introduces_itself(http: httpx.AsyncClient, protocol: str) -> None:
+    init = await rpc(http, "initialize", {
+        "protocolVersion": protocol, "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    })  # fmt: skip
+    result = init.json()["result"]
+    assert result["protocolVersion"] == protocol
+    info = result["serverInfo"]
+    # The installed package's version, as /healthz shows it (it was empty).
+    assert info["name"] == "fincap" and info["version"] == version("fincap") != ""
+    assert (await http.get("/healthz")).json()["version"] == info["version"]
+    assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
+    # Short instructions: what fincap is, how the workspace is chosen, where to start.
+    instructions = result["instructions"]
+    assert len(instructions) < 1500
+    assert "receipts and invoices" in instructions
+    assert "X-Service-Org-Id" in instructions and "workspace_get_context" in instructions
+    assert "YYYY-MM-DD" in instructions and "ISO 4217" in instructions

@@ -68,6 +68,28 @@ class Person:
         )
 
 
+def signing_in(
+    live: Live, person: Person, storage: MemoryStorage, client_name: str,
+    scope: str = "read_documents",
+) -> OAuthClientProvider:  # fmt: skip
+    """The SDK's OAuth for ``/mcp``: a public client that registers itself as ``client_name``,
+    asks for ``scope`` and lets ``person`` sign in and consent."""
+    return OAuthClientProvider(
+        server_url=f"{live.base}/mcp",
+        client_metadata=OAuthClientMetadata(
+            client_name=client_name,
+            redirect_uris=[oc.REDIRECT_URI],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            scope=scope,
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=person.open,
+        callback_handler=person.callback,
+    )
+
+
 def structured(result: Any) -> Any:
     assert result.is_error is False, result
     return result.structured_content
@@ -76,20 +98,7 @@ def structured(result: Any) -> Any:
 async def test_official_client_authorizes_lists_and_calls(live: Live) -> None:
     person = Person(live.base, live.org_id)
     storage = MemoryStorage()
-    auth = OAuthClientProvider(
-        server_url=f"{live.base}/mcp",
-        client_metadata=OAuthClientMetadata(
-            client_name="Official SDK client",
-            redirect_uris=[oc.REDIRECT_URI],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            scope="read_documents",
-            token_endpoint_auth_method="none",
-        ),
-        storage=storage,
-        redirect_handler=person.open,
-        callback_handler=person.callback,
-    )
+    auth = signing_in(live, person, storage, "Official SDK client")
     async with (
         httpx2.AsyncClient(auth=auth, timeout=30) as http,
         streamable_http_client(f"{live.base}/mcp", http_client=http) as (read, write),

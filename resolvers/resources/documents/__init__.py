@@ -53,16 +53,11 @@ MAX_GROUPS = 500
     effect="read",
 )
 async def search(ctx: Context, args: SearchDocuments) -> DocumentPage:
-    """Search, filter and retrieve documents.
-
-    Filter mode (useSearch false, or no query): the where clause, sorted by sortBy (ties by id),
-    in pages of `limit` with `nextCursor`. Search mode (useSearch true with a query): every
-    document matching the filters, ranked by its words (merchant, summary, category, invoice and
-    receipt ids, line items; prefixes and one-letter typos count) fused with its meaning (a
-    multilingual embedding: "coffee" finds a Starbucks receipt, "Tankstelle" a Shell one);
-    searchType mmr also favours variety.
-    outputMode compact returns id, merchant, amount, currency, docDate, category, docType plus
-    requiredFields; complete returns every field.
+    """Search, filter and retrieve documents. Filter mode (useSearch false, or no query): the
+    documents matching where, sorted by sortBy, in pages of limit with nextCursor. Search mode
+    (useSearch true with a query): the documents matching where, ranked by their words (prefixes
+    and one-letter typos count) and their meaning in any language ("coffee" finds a Starbucks
+    receipt); searchType mmr also favours variety.
     """
     return await search_documents(ctx, args)
 
@@ -82,8 +77,9 @@ async def _load(ctx: Context, document_id: str) -> StoredDocument:
     effect="read",
 )
 async def get(ctx: Context, args: GetDocument) -> DocumentResult:
-    """One document with full details: every extracted field, line items, amounts, the original
-    file's reference and URL, the source, duplicates and the edit history."""
+    """One document with every extracted field, line items, amounts, the original file's reference
+    and URL, the source, duplicates and the edit history.
+    """
     return DocumentResult(document=await complete_document(ctx, await _load(ctx, args.id)))
 
 
@@ -96,10 +92,9 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
     roles=MEMBERS,
 )
 async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
-    """Corrects extracted fields of one document by id.
-
-    Send only the fields to change (null clears a field). The id, workspace, file and processing
-    fields cannot be changed. Each change is recorded in the document's editHistory.
+    """Corrects extracted fields of one document by id. Send only the fields to change (null clears
+    a field); id, workspace, file and processing fields cannot change. Each change is recorded
+    in the document's editHistory.
     """
     changes = args.model_dump(exclude_unset=True, exclude={"id"})
     if not changes:
@@ -140,9 +135,7 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     roles=MEMBERS,
 )
 async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
-    """Archives a document (soft delete; documents.unarchive restores it).
-
-    Its duplicates are archived with it, and other documents stop listing them as duplicates.
+    """Archives a document with its duplicates (soft delete; documents.unarchive restores it).
     Deleting an archived document changes nothing.
     """
     workspace_id = ctx.require_workspace()
@@ -202,13 +195,9 @@ def _preferred(total: StoredPreferredTotal | None, currency: str) -> PreferredTo
     effect="read",
 )
 async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
-    """Counts documents and totals their amounts per currency over ALL matching documents.
-
-    groupBy (merchant, category, docType, currency, paymentMethod, entityId, day, month, year;
-    date = day) adds per-group counts and totals. preferredTotal sums the amounts converted
-    to the workspace's preferred currency at each document's date. Archived documents are
-    excluded unless archived is only or include. Answered from per-workspace rollups when the
-    where clause and groupBy fit them, else computed inside MongoDB over the documents.
+    """Counts documents and totals their amounts per currency over ALL matching documents. groupBy
+    adds per-group counts and totals. preferredTotal is the total converted to the workspace's
+    preferred currency at each document's date.
     """
     workspace_id = ctx.require_workspace()
     currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
@@ -247,13 +236,10 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     approval=ApprovalGate("Bulk-edit documents", describe=describe_bulk_edit),
 )
 async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
-    """Changes merchant and/or category of many active documents at once.
-
-    Documents are chosen by query (all its words must appear), merchant and/or category (both
-    case-insensitive, exact). By default (dryRun true) nothing changes: the preview lists the
-    matches with their proposed changes and the merchants and categories in use. dryRun false
-    applies the changes and records them in each document's editHistory. At most 1,000
-    documents change per call.
+    """Changes merchant and/or category of many active documents at once, chosen by query (all its
+    words), merchant and/or category (case-insensitive, exact). dryRun true (default) previews
+    the matches and their changes; dryRun false applies them, recorded in each editHistory. At
+    most 1,000 documents per call.
     """
     return await bulk_edit_documents(ctx, args)
 
@@ -267,10 +253,10 @@ async def bulk_edit(ctx: Context, args: BulkEditDocuments) -> BulkEditResult:
     cost=1,  # OCR of the original: one at a time per key, one per GraphQL request
 )
 async def inspect(ctx: Context, args: InspectDocument) -> InspectionReport:
-    """Reads the original image or PDF again (text layer or OCR; PDFs: the first maxPages pages)
-    and compares what is visible with the stored fields: per field the stored value, the visible
-    value, whether they match, and a note. Use it to check an extraction before correcting it
-    with documents.update."""
+    """Reads the original again (text layer or OCR; the first maxPages pages of a PDF) and compares
+    it with the stored fields: per field the stored and visible values and whether they match.
+    Use it to check an extraction before documents.update.
+    """
     return await inspect_document(ctx, args)
 
 

@@ -1,0 +1,118 @@
+"""Fewer tools on request (``?toolsets=``, ``X-MCP-Toolsets``, read-only) and only the tools
+a credential's scopes allow: in the listing, in the prompts offered, and in calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from resolvers.framework.registry import Registry
+from tests.conftest import Tenant
+from tests.mcp import oauth_client as oc
+from tests.mcp.conftest import PASSWORD
+from tests.mcp.test_mcp_face import ACCEPT
+
+CONTEXT = "workspace_get_context"
+
+
+async def post(
+    http: httpx.AsyncClient, method: str, params: dict[str, Any] | None = None,
+    query: str = "", **headers: str,
+) -> httpx.Response:  # fmt: skip
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 7, "method": method}
+    if params is not None:
+        message["params"] = params
+    return await http.post(f"/mcp{query}", json=message, headers={**ACCEPT, **headers})
+
+
+async def names(http: httpx.AsyncClient, query: str = "", **headers: str) -> set[str]:
+    response = await post(http, "tools/list", query=query, **headers)
+    assert response.status_code == 200, response.text
+    return {tool["name"] for tool in response.json()["result"]["tools"]}
+
+
+async def test_toolsets_in_the_query_or_a_header_narrow_the_listing(
+    http: httpx.AsyncClient, registry: Registry
+) -> None:
+    everything = await names(http)
+    chosen = await names(http, "?toolsets=documents,files")
+    assert chosen == {n for n in everything if n.startswith(("documents_", "files_"))} | {CONTEXT}
+    assert "files_upload" in chosen and "documents_count" in chosen
+    assert "rules_list" not in chosen
+    # The header (X-MCP-Toolsets, as the GitHub MCP server's) does the same; both add up.
+    assert await names(http, **{"X-MCP-Toolsets": "documents, FILES"}) == chosen
+    both = await names(http, "?toolsets=rules", **{"X-MCP-Toolsets": "files"})
+    assert both == {n for n in everything if n.startswith(("rules_", "files_"))} | {CONTEXT}
+    assert await names(http, "?toolsets=all") == everything
+    # A toolset written as tool names write it (api_keys) is the resource (api-keys).
+    keys = {n for n in everything if n.startswith("api_keys_")} | {CONTEXT}
+    assert (
+        await names(http, "?toolsets=api_keys") == await names(http, "?toolsets=api-keys") == keys
+    )
+
+
+async def test_an_unknown_toolset_is_a_clear_error(http: httpx.AsyncClient) -> None:
+    response = await post(http, "tools/list", query="?toolsets=documents,receipts")
+    assert response.status_code == 400
+    error = response.json()
+    assert error["id"] == 7 and error["error"]["code"] == -32602
+    message = error["error"]["message"]
+    assert "Unknown toolset 'receipts'" in message
+    assert "documents" in message and "files" in message and "rules" in message  # the known
+    bad_flag = await post(http, "tools/list", **{"X-MCP-Readonly": "maybe"})
+    assert bad_flag.status_code == 400 and "true or false" in bad_flag.text
+
+
+async def test_readonly_lists_only_reads(http: httpx.AsyncClient, registry: Registry) -> None:
+    reads = await names(http, "?readonly=true")
+    expected = {s.slug.replace(".", "_").replace("-", "_") for s in registry if s.read_only}
+    assert reads == expected | {CONTEXT}
+    assert "documents_search" in reads and "documents_update" not in reads
+
+
+async def test_a_call_outside_the_selection_says_how_to_add_it(
+    http: httpx.AsyncClient, alice: Tenant
+) -> None:
+    bearer = {"Authorization": f"Bearer {alice.api_key}"}
+    call = {"name": "rules_list", "arguments": {}}
+    refused = await post(http, "tools/call", call, "?toolsets=documents", **bearer)
+    assert refused.status_code == 200
+    error = refused.json()["error"]
+    assert error["code"] == -32602
+    assert "toolset 'rules'" in error["message"] and "?toolsets=" in error["message"]
+    write = {"name": "documents_delete", "arguments": {"id": "doc_x"}}
+    read_only = await post(http, "tools/call", write, "?readonly=1", **bearer)
+    assert "read-only" in read_only.json()["error"]["message"]
+    # Inside the selection, the call runs.
+    ran = await post(http, "tools/call", call, "?toolsets=rules", **bearer)
+    assert ran.json()["result"]["isError"] is False
+
+
+async def test_a_token_lists_only_the_tools_its_scopes_allow(
+    http: httpx.AsyncClient, person: Tenant
+) -> None:
+    tokens = await oc.whole_flow(http, "alice@example.com", PASSWORD, person.org_id,
+                                 scope="read_documents")  # fmt: skip
+    bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
+    allowed = await names(http, **bearer)
+    assert {"documents_search", "documents_get", "documents_count", CONTEXT} <= allowed
+    # Writes need write_documents; other areas need their own scopes.
+    assert not allowed & {"documents_update", "files_upload", "currency_convert", "rules_list"}
+    # Prompts are offered when all their tools are: review_spend reads only.
+    prompts = (await post(http, "prompts/list", **bearer)).json()["result"]["prompts"]
+    assert [prompt["name"] for prompt in prompts] == ["review_spend"]
+    # Without a credential the listing is everything a full-scope credential may call.
+    assert "currency_convert" in await names(http)
+    everyone = (await post(http, "prompts/list")).json()["result"]["prompts"]
+    assert {p["name"] for p in everyone} == {"review_spend", "unexported_receipts",
+                                              "check_document"}  # fmt: skip
+
+
+async def test_a_scoped_api_key_lists_what_its_scopes_allow(
+    http: httpx.AsyncClient, store: Any, alice: Tenant
+) -> None:
+    secret = "sk_scoped_currency_only_000000000000"
+    await store.api_keys.create(alice.user_id, secret, scopes=["read_currency"])
+    listed = await names(http, Authorization=f"Bearer {secret}")
+    assert "currency_convert" in listed and "documents_search" not in listed
