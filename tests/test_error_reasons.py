@@ -14,7 +14,7 @@ from app.config import Settings
 from persistence.store import Store
 from resolvers.framework.errors import CapabilityError, every_reason
 from resolvers.framework.registry import Registry
-from resolvers.resources import documents, members, workspaces
+from resolvers.resources import approvals, documents, members, workspaces
 from tests import probe_resource
 from tests.conftest import Tenant, app_on, member_of
 
@@ -51,7 +51,9 @@ def test_the_docs_table_lists_every_reason() -> None:
 
 @pytest.fixture
 async def api(store: Store) -> AsyncIterator[httpx.AsyncClient]:
-    registry = Registry.from_modules([workspaces, documents, members, probe_resource]).freeze()
+    registry = Registry.from_modules(
+        [workspaces, documents, members, approvals, probe_resource]
+    ).freeze()
     app = app_on(store, registry, Settings(max_body_bytes=2000))
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"

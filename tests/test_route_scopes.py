@@ -15,16 +15,17 @@ import pytest
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from resolvers.framework.registry import Registry
-from resolvers.resources import documents, integrations, workspaces
+from resolvers.resources import approvals, documents, integrations, workspaces
 from tests.conftest import Tenant, asgi_client
 from tests.graphql.helpers import gql
 
 
 def stand_in_registry() -> Registry:
-    """The real workspaces, documents and integrations, with other scopes declared."""
+    """The real workspaces, documents and integrations (with the approvals that review their gated
+    calls, as every face needs), with other scopes declared."""
     declared = {"documents.get": ("read_rules",), "integrations.configure": ("read_currency",)}
     registry = Registry()
-    for spec in Registry.from_modules([workspaces, documents, integrations]):
+    for spec in Registry.from_modules([workspaces, documents, integrations, approvals]):
         if spec.slug in declared:
             spec = dataclasses.replace(spec, permissions=declared[spec.slug])
         registry.add(spec)
