@@ -136,7 +136,5 @@ async def test_the_cache_is_bounded_least_recently_used_first(
 
 def test_the_served_schema_takes_its_size_from_the_setting() -> None:
     app = create_app(Settings(graphql_document_cache=3))
-    faces = [
-        route.endpoint for route in app.routes if getattr(route, "path", "") == "/v1/graphql"
-    ]
+    faces = [route.endpoint for route in app.routes if getattr(route, "path", "") == "/v1/graphql"]
     assert faces and faces[0].schema.documents.maxsize == 3
