@@ -157,13 +157,19 @@ class NewestFirst(DocumentCollection):
     ) -> timedelta:
         """The span below ``start`` that the workspace's documents per month say holds
         ``NEWEST_MARGIN`` pages (the caller's filter can only make it hold fewer: the next
-        window then follows the density seen); every date when the whole workspace holds
-        fewer."""
-        months = await self._rollups.month_counts(workspace_id, archived == "only")
+        window then follows the density seen). Only the months a first window may reach are
+        read; on a first page, a workspace with fewer documents in all its months is read at
+        once."""
+        low, high = NEWEST_SPAN_BOUNDS
+        # On a first page every month counts (a small workspace is read in one go); below a
+        # cursor only those the longest first window reaches.
+        since = None if upper is None else _naive_utc(start) - high - timedelta(days=31)
+        months = await self._rollups.month_counts(workspace_id, archived == "only", since)
         span = span_holding(months, start, NEWEST_MARGIN * limit, open_top=upper is None)
         if span is None:
-            return EVERY_DATE if months else NEWEST_FIRST_WINDOW
-        low, high = NEWEST_SPAN_BOUNDS
+            if not months:
+                return NEWEST_FIRST_WINDOW  # no rows (stale, or nothing dated): no guess
+            return EVERY_DATE if upper is None else high
         return min(high, max(low, span))
 
     def _first_window(self, memory: tuple[str, str, str], limit: int) -> timedelta | None:
