@@ -72,19 +72,26 @@ def _logical(key: str, inner: list[Predicate]) -> Predicate:
 
 
 def _field(path: str, test: Test) -> Predicate:
-    return lambda record: test(_values(record, path))
+    parts = path.split(".")
+    if len(parts) == 1:  # most fields: one lookup, no walk
+        return lambda record: test(_leaf(record.get(path, _MISSING)))
+    return lambda record: test(_values(record, parts))
 
 
-def _values(record: Mapping[str, Any], path: str) -> list[Any]:
-    """The values a path reaches: the value (``_MISSING`` when absent) and, for an array, each
-    of its elements too, as MongoDB compares them."""
+def _values(record: Mapping[str, Any], parts: list[str]) -> list[Any]:
+    """The values a path reaches (``_MISSING`` when it is absent)."""
     node: Any = record
-    for part in path.split("."):
+    for part in parts:
         if isinstance(node, list):
-            raise UnsupportedFilter(path)  # an array inside the path: the database reads it
+            raise UnsupportedFilter(".".join(parts))  # an array inside the path: the database's
         node = node.get(part, _MISSING) if isinstance(node, Mapping) else _MISSING
         if node is _MISSING:
             break
+    return _leaf(node)
+
+
+def _leaf(node: Any) -> list[Any]:
+    """A value as MongoDB compares it: itself and, for an array, each of its elements too."""
     if isinstance(node, list):
         return [*node, node]
     return [node]
@@ -98,14 +105,29 @@ def _field_test(condition: Any) -> Test:
             if op != "$options"  # read with $regex
         ]
         return lambda values: all(test(values) for test in tests)
-    return lambda values: any(_equal(value, condition) for value in values)
+    return _equality(condition)
+
+
+def _equality(wanted: Any) -> Test:
+    if wanted is None or isinstance(wanted, list | dict) or _comparable(wanted) is None:
+        return lambda values: any(_equal(value, wanted) for value in values)
+    want = _comparable(wanted)
+
+    def equal(values: list[Any]) -> bool:
+        for value in values:
+            if value is not None and value is not _MISSING and _comparable(value) == want:
+                return True
+        return False
+
+    return equal
 
 
 def _operator(op: str, argument: Any, condition: Mapping[str, Any]) -> Test:
     if op == "$eq":
-        return lambda values: any(_equal(value, argument) for value in values)
+        return _equality(argument)
     if op == "$ne":
-        return lambda values: not any(_equal(value, argument) for value in values)
+        equal = _equality(argument)
+        return lambda values: not equal(values)
     if op in ("$in", "$nin"):
         items = list(argument)
         if op == "$in":
