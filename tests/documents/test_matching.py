@@ -4,12 +4,9 @@ select: random where-clauses compiled by ``compile_where`` (and the words and na
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import pymongo
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,7 +14,6 @@ from hypothesis import strategies as st
 from persistence.documents.matching import UnsupportedFilter, matches
 from persistence.documents.query import DocumentQuery, combined
 from persistence.documents.records import to_record
-from persistence.embedded import EmbeddedServer
 from tests.documents.test_where import clauses, compile_, documents
 from tests.documents.where_oracle import matches as oracle
 
@@ -40,15 +36,6 @@ def test_the_evaluator_agrees_with_the_oracle(
     assert found == {f"d{i}" for i, doc in enumerate(docs) if oracle(doc, clause)}, compiled
 
 
-@pytest.fixture(scope="module")
-def secantus(embedded_server: EmbeddedServer) -> Iterator[Any]:
-    client: pymongo.MongoClient = pymongo.MongoClient(embedded_server.uri, tz_aware=True)
-    name = f"match_{uuid.uuid4().hex[:8]}"
-    yield client[name]["documents"]
-    client.drop_database(name)
-    client.close()
-
-
 WORDS = st.sampled_from(["shell", "sh", "caf", "müller", "rewe star", "x", ""])
 
 
@@ -62,7 +49,7 @@ WORDS = st.sampled_from(["shell", "sh", "caf", "müller", "rewe star", "x", ""])
     exported=st.sampled_from(["all", "exported", "not-exported"]),
 )
 def test_the_evaluator_agrees_with_the_embedded_store(
-    secantus: Any,
+    secantus_collection: Any,
     docs: list[dict[str, Any]],
     clause: dict[str, Any],
     words: str | None,
@@ -71,6 +58,7 @@ def test_the_evaluator_agrees_with_the_embedded_store(
 ) -> None:
     """The whole caller filter of a search (where-clause, words, merchant, export state) on
     stored records, exactly as the store reads them back (aware datetimes, int64 cents)."""
+    secantus = secantus_collection
     secantus.delete_many({})
     stored = records(docs)
     for i, record in enumerate(stored):
