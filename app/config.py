@@ -340,6 +340,14 @@ class Settings(_FromNamedVariables):
         description="documents a process keeps in its in-memory search indexes, over all "
         "workspaces (about 3 kB each); the least recently searched workspaces go first",
     )
+    graphql_document_cache: int = variable(
+        "FINCAP_GRAPHQL_DOCUMENT_CACHE",
+        512,
+        ge=0,
+        description="GraphQL documents a process keeps parsed and validated, by their text, "
+        "least recently used dropped first (a repeated query skips parsing, validation and the "
+        "limit checks); 0: none",
+    )
     billing_plans: Path | None = variable(
         "FINCAP_BILLING_PLANS",
         None,

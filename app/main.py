@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from app.config import Settings
-from app.graphql import graphql_routes
+from app.graphql import Limits, graphql_routes
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import EXCEPTION_HANDLERS, failure
 from app.inbound import inbound_routes
@@ -49,7 +49,7 @@ def create_app(
     # the bulk of the traffic, come first. No two paths overlap, so the order decides nothing.
     routes = [
         *rest_routes(registry, openapi),
-        *graphql_routes(registry),
+        *graphql_routes(registry, Limits(document_cache=settings.graphql_document_cache)),
         *operations_routes(metrics),
         *mcp_routes(registry),
         *oauth_routes(),

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -143,23 +144,29 @@ def run_sizes(
     *,
     sizes: Sequence[int],
     runs: int,
+    on_disk: bool = False,
 ) -> None:
     """Parse ``--sizes`` and ``--runs`` (defaults ``sizes``, ``runs``) and call
-    ``measure(size, runs, server)`` for each size on one in-memory embedded server."""
+    ``measure(size, runs, server)`` for each size on one embedded server: in memory, or
+    ``on_disk`` in a temporary directory (a server that can be restarted with its data)."""
     parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(sizes))
     parser.add_argument("--runs", type=int, default=runs)
     options = parser.parse_args()
 
-    async def main() -> None:
-        server = EmbeddedServer(storage=":memory:").start()
+    async def main(storage: str) -> None:
+        server = EmbeddedServer(storage=storage).start()
         try:
             for size in options.sizes:
                 await measure(size, options.runs, server)
         finally:
             server.stop()
 
-    asyncio.run(main())
+    if not on_disk:
+        asyncio.run(main(":memory:"))
+        return
+    with tempfile.TemporaryDirectory(prefix="fincap-bench-") as directory:
+        asyncio.run(main(directory))
 
 
 def serving_app(

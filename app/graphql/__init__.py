@@ -4,12 +4,14 @@ face       the routes: GraphQL over HTTP, GraphiQL with its files served from he
 builder    the schema built from the registry (no ``resolvers`` import: it is handed the
            registry object and the ``execute`` callable)
 execution  graphql-core's executor, faster for wide selections
+document_cache  parsed and validated documents kept by their text (bounded LRU)
 graph      the links between types (a document's workspace, a workspace's documents)
 graphiql/  GraphiQL's vendored browser files
 """
 
 from __future__ import annotations
 
+from app.graphql.builder import Limits
 from app.graphql.face import graphql_routes
 
-__all__ = ["graphql_routes"]
+__all__ = ["Limits", "graphql_routes"]

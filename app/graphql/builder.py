@@ -66,6 +66,7 @@ from strawberry.types.execution import ExecutionContext
 from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
 
+from app.graphql.document_cache import CachedDocuments, DocumentCache
 from app.graphql.execution import FastExecutionContext
 
 log = logging.getLogger("fincap.graphql")
@@ -149,6 +150,8 @@ class Limits:
     # counted): expensive capabilities (documents.inspect reads the original with OCR) declare
     # a cost, so one request cannot run five of them at once.
     max_cost: int = 1
+    # Documents kept parsed and validated, by their text (``document_cache``; 0: none).
+    document_cache: int = 512
 
 
 @dataclass(frozen=True)
@@ -332,7 +335,10 @@ class ExpansionLimiter(SchemaExtension):
 
 
 class CapabilitySchema(strawberry.Schema):
-    """A strawberry schema that logs only the errors worth an operator's attention."""
+    """A strawberry schema that logs only the errors worth an operator's attention, with
+    the documents it keeps parsed and validated (``documents``)."""
+
+    documents: DocumentCache | None = None
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -374,8 +380,11 @@ def build_schema(
         raise GraphQLSchemaBuildError(
             "GraphQL needs at least one Query field: the registry has no read capability"
         )
+    documents = DocumentCache(limits.document_cache)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         lambda: DocumentSizeLimiter(limits),
+        # Before the limits and rules: a kept document skips them all.
+        lambda: CachedDocuments(documents),
         # First of the validation rules, so that a bomb is refused before the limiters below
         # walk it.
         lambda: ExpansionLimiter(limits, costs),
@@ -384,7 +393,7 @@ def build_schema(
         lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
         MaskUnexpectedErrors,
     ]
-    return CapabilitySchema(
+    schema = CapabilitySchema(
         query=_root_type("Query", query),
         mutation=_root_type("Mutation", mutation) if mutation else None,
         extensions=extensions,
@@ -392,6 +401,8 @@ def build_schema(
         config=StrawberryConfig(auto_camel_case=False),
         execution_context_class=FastExecutionContext,
     )
+    schema.documents = documents
+    return schema
 
 
 def _root_type(name: str, fields: dict[str, Any]) -> type:

@@ -1,9 +1,10 @@
 """The one stamp of ``indexedAt``: search indexes re-read what changed since they last looked.
 
 A search index (``resolvers.services.search_indexes``) keeps, per document, ``INDEXED_PATHS``: the
-searchable text, the search terms, the embedding and ``INDEX_STATE``. It re-reads the documents
-whose ``indexedAt`` is at or after its last look, so a write that changes one of those paths
-and does not move ``indexedAt`` leaves every index of every process wrong until restart.
+searchable text, the search terms, the embedding, ``INDEX_STATE`` and the fields filters read.
+It re-reads the documents whose ``indexedAt`` is at or after its last look, so a write that
+changes one of those paths and does not move ``indexedAt`` leaves every index of every process
+wrong until restart.
 
 No writer stamps by hand: every write of the documents collection goes through
 ``DocumentCollection``'s write methods (``persistence.documents.collection``), which pass the
@@ -17,14 +18,28 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from persistence.documents.matching import FILTER_PATHS
 from persistence.documents.records import LINE_DESCRIPTIONS, SEARCHABLE_FIELDS
 
 STAMP = "indexedAt"
 # What search indexes keep of a document besides its text and vector, to list a search's
 # candidates without the database.
 INDEX_STATE = ("archived", "exportStatus", "processingStatus")
-# Every stored path a search index reads (``Documents.index_rows`` reads exactly these).
-INDEXED_PATHS = (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS, "searchTerms", "embedding", *INDEX_STATE)
+# Every stored path a search index reads (``Documents.index_rows`` reads exactly these): with
+# the fields a where-clause reads (``FILTER_PATHS``), a ranked search with one takes its
+# candidates from the index too.
+INDEXED_PATHS = tuple(
+    dict.fromkeys(
+        (
+            *SEARCHABLE_FIELDS,
+            LINE_DESCRIPTIONS,
+            "searchTerms",
+            "embedding",
+            *INDEX_STATE,
+            *FILTER_PATHS,
+        )
+    )
+)
 
 
 def touches_index(paths: Iterable[str]) -> bool:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -33,7 +34,8 @@ from domain.documents import ArchiveFilter, ExportFilter
 from engines.ranking import embeddings
 from engines.ranking.embeddings import dequantize
 from engines.ranking.search_index import RowState, SearchIndex, limit_blas_threads
-from persistence.documents.query import DocumentQuery
+from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
+from persistence.documents.query import DocumentQuery, combined
 from persistence.documents.records import StoredDocument, from_record, searchable_texts
 from persistence.documents.vectors import Vectorize, embedding_text, from_stored, stored_fields
 from persistence.ids import utcnow
@@ -43,6 +45,8 @@ from resolvers.framework.errors import BadRequest
 log = logging.getLogger("fincap.search")
 
 OVERLAP = timedelta(seconds=5)
+# The top-level fields of the stored paths filters read (a nested path's whole parent).
+FILTER_ROOTS = tuple(dict.fromkeys(path.split(".")[0] for path in FILTER_PATHS))
 QUERY_CACHE = 512
 
 VectorBackend = Literal["memory", "mongodb"]
@@ -64,6 +68,8 @@ class _Entry:
     index: SearchIndex
     checked: datetime | None = None  # when the last refresh began (this process's clock)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # By row: the fields filters read (``FILTER_PATHS``), for ``filtered``.
+    fields: list[dict[str, Any]] = field(default_factory=list)
 
 
 class SearchIndexes:
@@ -113,6 +119,21 @@ class SearchIndexes:
             vectors = dict(zip(present, unit, strict=True))
         for i, row in enumerate(rows):
             entry.index.upsert(row["_id"], searchable_texts(row), vectors.get(i), row_state(row))
+            position = entry.index.positions[row["_id"]]
+            if position == len(entry.fields):
+                entry.fields.append({})
+            entry.fields[position] = filter_fields(row)
+
+    def filtered(
+        self, workspace_id: str, rows: npt.NDArray[np.int64], selector: Mapping[str, Any]
+    ) -> npt.NDArray[np.int64]:
+        """Those of ``rows`` (of the workspace's ``fresh`` index) whose documents satisfy
+        ``selector`` (a compiled filter), evaluated on the fields the index keeps; raises
+        ``UnsupportedFilter`` for a filter only the database reads."""
+        test = predicate(selector)
+        fields = self._entries[workspace_id].fields
+        kept = [row for row in rows.tolist() if test(fields[row])]
+        return np.asarray(kept, dtype=np.int64)
 
     def _evict(self, keep: str) -> None:
         total = sum(len(e.index) for e in self._entries.values())
@@ -140,6 +161,21 @@ class SearchIndexes:
         return vector
 
 
+def filter_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What an index keeps of a document for filters: its ``FILTER_ROOTS`` that are not null,
+    strings interned (currencies, categories, merchants, countries repeat from document to
+    document: about 1.1 kB a demo document kept, 2.2 kB without)."""
+    return {name: _shared(row[name]) for name in FILTER_ROOTS if row.get(name) is not None}
+
+
+def _shared(value: Any) -> Any:
+    if isinstance(value, str):
+        return sys.intern(value)
+    if isinstance(value, dict):
+        return {sys.intern(k): _shared(v) for k, v in value.items() if v is not None}
+    return value
+
+
 def row_state(row: StoredDocument) -> RowState:
     """What the scope filters read of a stored document, as the database compares it:
     ``archived`` only a boolean matches "exclude" or "only"; "exported" only the exact string;
@@ -161,23 +197,36 @@ EXPORTED: dict[ExportFilter, bool | None] = {
 
 
 async def candidates(
-    store: Store, workspace_id: str, index: SearchIndex, query: DocumentQuery
+    store: Store,
+    workspace_id: str,
+    index: SearchIndex,
+    query: DocumentQuery,
+    indexes: SearchIndexes | None = None,
 ) -> npt.NDArray[np.int64]:
-    """Rows (ascending) of the documents a scope-only ``query`` selects
-    (``DocumentQuery.scope_only``), from a ``fresh`` index: the same documents as
-    ``Documents.candidate_ids``, without reading every id from the database. A document that
-    may have been deleted since the index read it (a queued upload) is looked up by id, and
-    dropped from the index when it is gone."""
-    rows = index.select(ARCHIVED[query.archived], EXPORTED[query.export_status])
+    """Rows (ascending) of the documents ``query`` selects, from the workspace's ``fresh``
+    index: the same documents as ``Documents.candidate_ids``, without reading every id from
+    the database. The scope (archive and export state) is the index's own; a where-clause,
+    words or name filter is evaluated on the fields ``indexes`` keeps for it (``filtered``;
+    raises ``UnsupportedFilter`` for one it cannot read). A document that may have been
+    deleted since the index read it (a queued upload) is looked up by id, and dropped from the
+    index when it is gone."""
+    rows = _scoped(index, query)
     doubtful = index.vanishing(rows)
-    if not len(doubtful):
+    if len(doubtful):
+        ids = [index.ids[int(row)] for row in doubtful]
+        present = await store.documents.existing_ids(workspace_id, ids)
+        gone = [document_id for document_id in ids if document_id not in present]
+        if gone:
+            index.drop(gone)
+            rows = _scoped(index, query)
+    if query.scope_only():
         return rows
-    ids = [index.ids[int(row)] for row in doubtful]
-    present = await store.documents.existing_ids(workspace_id, ids)
-    gone = [document_id for document_id in ids if document_id not in present]
-    if not gone:
-        return rows
-    index.drop(gone)
+    if indexes is None:
+        raise UnsupportedFilter("the index's fields were not given")
+    return indexes.filtered(workspace_id, rows, combined(query.parts()))
+
+
+def _scoped(index: SearchIndex, query: DocumentQuery) -> npt.NDArray[np.int64]:
     return index.select(ARCHIVED[query.archived], EXPORTED[query.export_status])
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
 import httpx
+import pymongo
 import pytest
 
+from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from tests.conftest import Tenant
 
@@ -110,3 +114,14 @@ async def call(
 def result(response: httpx.Response) -> Any:
     assert response.status_code == 200, response.text
     return response.json()["data"]["result"]
+
+
+@pytest.fixture(scope="module")
+def secantus_collection(embedded_server: EmbeddedServer) -> Iterator[Any]:
+    """A documents collection on the embedded server (synchronous pymongo), for the where
+    property tests; each example empties it first."""
+    client: pymongo.MongoClient = pymongo.MongoClient(embedded_server.uri, tz_aware=True)
+    name = f"prop_{uuid.uuid4().hex[:8]}"
+    yield client[name]["documents"]
+    client.drop_database(name)
+    client.close()

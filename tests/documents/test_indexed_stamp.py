@@ -115,8 +115,10 @@ def test_a_path_holding_or_inside_an_indexed_one_stamps() -> None:
 
 
 def test_other_writes_leave_the_stamp_alone() -> None:
-    update = {"$set": {"duplicateOf": "doc_1"}, "$addToSet": {"duplicates": "doc_2"}}
+    # duplicateOf is one a where-clause reads (the index keeps it); duplicates no filter reads.
+    update = {"$set": {"thumbnailAt": NOW}, "$addToSet": {"duplicates": "doc_2"}}
     assert stamped(update, NOW) == update
+    assert STAMP in stamped({"$set": {"duplicateOf": "doc_1"}}, NOW)["$set"]
     with pytest.raises(ValueError, match="stamped by the write"):
         stamped({"$set": {"merchant": "Shell", STAMP: NOW}}, NOW)
 
@@ -158,6 +160,9 @@ async def test_each_repository_write_moves_the_stamp(
         assert await stamp_of(document_id) == clock(), document_id
 
     clock.advance(10)
-    unmoved = await stamp_of("doc_2")
-    await documents.link_duplicate(workspace, "doc_1", "doc_2")  # no indexed path
-    assert await stamp_of("doc_2") == unmoved
+    unmoved = await stamp_of("doc_1")
+    # The original's list of duplicates is no indexed path; the duplicate's duplicateOf is one
+    # a where-clause reads.
+    await documents.link_duplicate(workspace, "doc_1", "doc_2")
+    assert await stamp_of("doc_1") == unmoved
+    assert await stamp_of("doc_2") == clock()

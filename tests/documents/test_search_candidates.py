@@ -21,6 +21,7 @@ import pytest
 from domain.where import WhereClause
 from persistence.documents import FieldUpdate
 from persistence.documents import collection as documents_clock
+from persistence.documents.matching import UnsupportedFilter
 from persistence.documents.query import DocumentQuery
 from persistence.store import Store
 from resolvers.framework.registry import Registry
@@ -35,15 +36,37 @@ EXPORT_FILTERS = ("all", "exported", "not-exported")
 MERCHANTS = ("Shell", "Starbucks", "Shell Select", "REWE", "Aral")
 
 
+# Where-clauses on what the writes below change: evaluated on the index's fields, they must
+# select what the database selects after any sequence of writes.
+WHERES = [
+    None,
+    {"conditions": [{"field": "merchant", "op": "eq", "value": "Shell"}]},
+    {"conditions": [{"field": "merchant", "op": "regex", "value": "^sh"}]},
+    {"conditions": [{"field": "amount", "op": "gte", "value": 3.5}]},
+    {
+        "logic": "or",
+        "conditions": [
+            {"field": "merchant", "op": "in", "value": ["REWE", "Aral"]},
+            {"field": "merchant", "op": "exists", "value": False},
+        ],
+    },
+]
+
+
 async def _check_equal(store: Store, indexes: SearchIndexes, workspace_id: str) -> None:
-    """For every archive × export filter: the index's candidates are the store's."""
-    for archived, exported in itertools.product(ARCHIVE_FILTERS, EXPORT_FILTERS):
-        query = DocumentQuery(archived=archived, export_status=exported)  # type: ignore[arg-type]
-        assert query.scope_only()
+    """For every archive × export filter and where-clause: the index's candidates are the
+    store's."""
+    for archived, exported, where in itertools.product(ARCHIVE_FILTERS, EXPORT_FILTERS, WHERES):
+        query = DocumentQuery(
+            where=WhereClause.model_validate(where) if where else None,
+            archived=archived,  # type: ignore[arg-type]
+            export_status=exported,  # type: ignore[arg-type]
+        )
+        assert query.scope_only() == (where is None)
         index = await indexes.fresh(store, workspace_id)
-        from_index = await candidates(store, workspace_id, index, query)
+        from_index = await candidates(store, workspace_id, index, query, indexes)
         ids = await store.documents.candidate_ids(workspace_id, query)
-        assert sorted(index.ids[int(r)] for r in from_index) == sorted(ids), (archived, exported)
+        assert sorted(index.ids[int(r)] for r in from_index) == sorted(ids), (archived, where)
         assert np.array_equal(from_index, np.sort(index.rows_of(ids)))
 
 
@@ -266,7 +289,7 @@ async def test_archive_in_one_process_is_seen_by_anothers_index(
         assert exported["ids"] == ["doc_4"]
         assert (await _ranked(reader, bob, query="shell"))["ids"] == ["doc_bob"]
         # The index's answer is the database's: the same search with a where-clause that
-        # every document meets goes through candidate_ids.
+        # every document meets is evaluated on the index's fields instead of the scope alone.
         where = {"conditions": [{"field": "merchant", "op": "exists", "value": True}]}
         for body in ({}, {"archived": "include"}, {"exportStatus": "not-exported"}):
             indexed = await _ranked(reader, alice, query="shell fuel", limit=4, **body)
@@ -274,9 +297,12 @@ async def test_archive_in_one_process_is_seen_by_anothers_index(
             assert indexed == read
 
 
-async def test_a_scope_only_search_reads_no_candidate_ids(
+async def test_a_ranked_search_reads_no_candidate_ids(
     client: httpx.AsyncClient, store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Neither a scope-only search nor one with a where-clause reads every candidate's id (the
+    clause is evaluated on the index's fields); a filter the index cannot evaluate is left to
+    the database."""
     await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2", merchant="REWE")])
     read: list[DocumentQuery] = []
     original = store.documents.candidate_ids
@@ -289,5 +315,14 @@ async def test_a_scope_only_search_reads_no_candidate_ids(
     assert (await _ranked(client, alice, query="shell", archived="include"))["ids"] == ["doc_1"]
     assert read == []
     where = {"conditions": [{"field": "currency", "op": "eq", "value": "EUR"}]}
+    assert (await _ranked(client, alice, query="rewe", where=where))["ids"] == ["doc_2"]
+    assert read == []
+    usd = {"conditions": [{"field": "currency", "op": "eq", "value": "USD"}]}
+    assert (await _ranked(client, alice, query="rewe", where=usd))["ids"] == []
+
+    def unreadable(selector: Any) -> Any:
+        raise UnsupportedFilter("not this one")
+
+    monkeypatch.setattr(search_indexes, "predicate", unreadable)
     assert (await _ranked(client, alice, query="rewe", where=where))["ids"] == ["doc_2"]
     assert len(read) == 1

@@ -4,14 +4,11 @@ compares mongomock and SecantusDB with an independent evaluator."""
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
 import mongomock
-import pymongo
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,7 +17,6 @@ from domain.where import WhereClause
 from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.documents.query import match_stages
 from persistence.documents.records import to_record
-from persistence.embedded import EmbeddedServer
 from persistence.where import WhereError, compile_where
 from tests.documents.where_oracle import matches
 from tests.hypothesis_profiles import examples
@@ -332,15 +328,6 @@ def test_property_mongomock_agrees_with_oracle(
 ) -> None:
     collection = mongomock.MongoClient(tz_aware=True)["p"]["documents"]
     check_store(collection, docs, clause_list)
-
-
-@pytest.fixture(scope="module")
-def secantus_collection(embedded_server: EmbeddedServer) -> Iterator[Any]:
-    client: pymongo.MongoClient = pymongo.MongoClient(embedded_server.uri, tz_aware=True)
-    name = f"prop_{uuid.uuid4().hex[:8]}"
-    yield client[name]["documents"]
-    client.drop_database(name)
-    client.close()
 
 
 @pytest.mark.wire

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engines.ranking.search_index import SearchIndex, diversify, fused_top
+from persistence.documents.matching import UnsupportedFilter
 from persistence.documents.query import DocumentQuery, Keyset
 from persistence.documents.records import StoredDocument, stored_path
 from resolvers.framework import cursors
@@ -174,11 +175,12 @@ async def rank_documents(
 ) -> RankedIds:
     """The ``k`` best documents of ``query`` for ``text``.
 
-    The candidates are every document the filters select, not the newest few: with a
-    where-clause the database lists them; with only the archive and export filters the
-    workspace's in-memory index does (it knows each document's state, fresh as its text), which
-    spares reading every id (seconds at 10k documents on the embedded store). Either way they
-    are ranked in the index's row order, so ties rank alike on both paths. The index scores
+    The candidates are every document the filters select, not the newest few: the
+    workspace's in-memory index lists them (it knows each document's state and the fields
+    filters read, fresh as its text; ``search_indexes.candidates``), which spares reading every
+    id (seconds at 10k documents on the embedded store); a filter it cannot evaluate is left to
+    the database. Either way they are ranked in the index's row order, so ties rank alike on
+    both paths. The index scores
     them by words (BM25) and by meaning (cosine of embeddings, in memory or by
     ``$vectorSearch``), and the two rankings are fused (``engines.ranking.search_index.fuse``,
     computed for the ``k`` best only by ``fused_top``, which reads the head of each ranking).
@@ -187,10 +189,12 @@ async def rank_documents(
     ``mode`` ranks by one signal only (``bench/search.py`` compares them).
     """
     services = ctx.services
-    if query.scope_only():
-        index = await services.search.fresh(ctx.store, workspace_id)
-        rows = await search_indexes.candidates(ctx.store, workspace_id, index, query)
-    else:
+    index = await services.search.fresh(ctx.store, workspace_id)
+    try:
+        rows = await search_indexes.candidates(
+            ctx.store, workspace_id, index, query, services.search
+        )
+    except UnsupportedFilter:
         # Candidates first, then the index: a document the filter returns was written before
         # the index looks for changes, so the index has it.
         ids = await ctx.store.documents.candidate_ids(workspace_id, query)
