@@ -16,8 +16,11 @@ from persistence.documents.query import DocumentQuery, combined
 from persistence.documents.records import to_record
 from tests.documents.test_where import clauses, compile_, documents
 from tests.documents.where_oracle import matches as oracle
+from tests.hypothesis_profiles import examples
 
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def records(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -40,7 +43,7 @@ WORDS = st.sampled_from(["shell", "sh", "caf", "müller", "rewe star", "x", ""])
 
 
 @pytest.mark.wire
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     docs=st.lists(documents(), max_size=20),
     clause=clauses,

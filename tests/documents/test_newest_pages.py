@@ -25,6 +25,7 @@ from persistence.documents.query import DocumentQuery, Keyset
 from persistence.documents.windows import NEWEST_FIRST_WINDOW, span_holding
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
+from tests.hypothesis_profiles import examples
 
 WS = "org_pages"
 TODAY = date.today()
@@ -157,7 +158,7 @@ async def mock_store() -> tuple[Store, Callable[[], Awaitable[None]]]:
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=SLOW)
 @given(
     rows=workspaces(),
     wrong_rollups=st.booleans(),
@@ -178,7 +179,7 @@ def test_newest_pages_equal_a_sorted_filter(
 
 
 @pytest.mark.wire
-@settings(max_examples=25, deadline=None, suppress_health_check=SLOW)
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=SLOW)
 @given(
     rows=workspaces(),
     wrong_rollups=st.booleans(),
