@@ -1,6 +1,6 @@
 """The where-clause compiler: a typed clause in, a MongoDB filter out.
 
-Rules (see ARCHITECTURE.md): fields come from a per-capability whitelist and each has a type;
+Rules: fields come from a per-capability whitelist and each has a type;
 each operator is checked against that type; values are coerced (ISO dates, numbers, money in
 cents, within the range storage holds); ``regex`` is a plain, length-bounded pattern compiled
 first and matched case-insensitively, from a subset that cannot backtrack catastrophically

@@ -20,7 +20,7 @@ from app.cli.output import print_json, table, wants_json
 
 
 class SpelledGroup(click.Group):
-    """A group that also takes decisions.md's spellings: ``--status`` and a bare key."""
+    """A group that also takes the spec's spellings (spec/decisions.md): ``--status``, bare key."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] == "--status":

@@ -22,7 +22,8 @@ nested ``BaseModel``      a nested object type (output) or ``<Model>Input`` (inp
 Inputs are converted back to a plain dict with the wire names and handed to ``execute``, which
 re-validates them with the pydantic model: constraints (``ge``, ``max_length`` …) live in one
 place, and GraphQL reports exactly the messages REST does. This module does not import
-``resolvers`` (see ARCHITECTURE.md): it receives the registry and the ``execute`` callable.
+``resolvers`` (the import contracts, docs/architecture/layout.md): it receives the registry
+and the ``execute`` callable.
 """
 
 import copy

@@ -89,7 +89,7 @@ APPROVAL_TOOLS = tuple(tool_name(slug) for slug in APPROVAL_SLUGS)
 
 
 def approval_result(value: dict[str, Any]) -> types.CallToolResult:
-    """A gated call's answer, naming the tools that review it (decisions.md, MCP)."""
+    """A gated call's answer, naming the tools that review it (spec/decisions.md, approvals)."""
     value = {**value, "nextTools": list(APPROVAL_TOOLS)}
     request_id = value.get("approvalRequestId")
     show, run, drop = APPROVAL_TOOLS

@@ -52,7 +52,7 @@ TERMINAL = frozenset({"processed", "skipped", "failed", "warning"})
 # Outcomes that produced a document record: what billing counts as a document processed.
 BILLABLE = frozenset({"processed", "warning"})
 
-# The pipeline, in order (ARCHITECTURE.md): a new step is one line here.
+# The pipeline, in order (docs/guide/uploads.md): a new step is one line here.
 STEPS: tuple[Step, ...] = (
     ReadOriginal(),  # the original's bytes from GridFS
     MakePreview(),  # its thumbnail, drawn in the analysis process and stored

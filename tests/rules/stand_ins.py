@@ -1,5 +1,5 @@
 """Stand-ins for capabilities another resource provides (integrations), in the shapes
-the contract gives (spec §4.4, decisions.md), recording every call, so the rule actions that
+the contract gives (spec §4.4, spec/decisions.md), recording every call, so the rule actions that
 invoke them through the registry can be tested before those resources land."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class StandInSendResult(CapabilityOutput):
     effect="write",
 )
 async def send(ctx: Context, args: StandInSend) -> StandInSendResult:
-    """Stand-in: queues (or, gated, answers approval_required as decisions.md says)."""
+    """Stand-in: queues (or, gated, answers approval_required as spec/decisions.md says)."""
     Calls.made.append(("integrations.send", ctx.workspace_id, ctx.user_id, args.model_dump()))
     if Calls.gated and not args.dryRun:
         return StandInSendResult(status="approval_required", approvalRequestId="apr_1")

@@ -1,5 +1,5 @@
-"""rules.execute is approval-gated (decisions.md): a confirmed save waits for an owner or admin;
-approving saves the rule as its requester, rejecting saves nothing. REST and GraphQL."""
+"""rules.execute is approval-gated (spec/decisions.md): a confirmed save waits for an owner
+or admin; approving saves the rule as its requester, rejecting saves nothing. REST and GraphQL."""
 
 from __future__ import annotations
 

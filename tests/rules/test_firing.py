@@ -233,7 +233,7 @@ async def test_send_and_approval_go_through_the_registry_as_the_author(
         )
     ]
 
-    # Gated (decisions.md): the send waits for approval, and the rule says so.
+    # Gated (spec/decisions.md): the send waits for approval, and the rule says so.
     Calls.gated = True
     said = await run_document_rules(stand_in, alice.org_id, "doc_dupe", PROCESSED)
     assert said == [f"Rule '{rule['name']}': sending to xero awaits approval apr_1."]
