@@ -10,13 +10,15 @@ catalog (``integrations.list``), the mapping defaults, the rule lexicon's words,
 schema's provider ``Literal``, the ``Settings`` fields and the configuration reference, the
 callback route's documented parameters, and the services' wiring.
 
-Why a package with a light ``__init__`` rather than one module importing its client lazily:
+Why a package (a light ``__init__`` beside ``client.py``) rather than one module holding both:
 the rule grammar runs in a deliberately small child process that must not load ``httpx`` or
 the server (``resolvers.services.rule_reading``), yet its lexicon reads every connector's
-words, and the wire contract (``schema``) reads the provider ids. A declaration module that
-imports only this module keeps both light by construction, without an import hidden inside
-a function for every reader to remember; the client is loaded when ``connector_class`` is
-called, by the services factory only. ``tests/rules/test_reader_imports.py`` holds the line.
+words, and the wire contract (``schema``) reads the provider ids. In one module, every function
+of the client would have to import ``httpx`` and ``base`` inside itself, and one top-level
+import added later would load them into every reader. Split, the declaration imports only this
+module, and one small loader (``connector_class``, called by the services factory alone)
+imports the client when the services are built. ``tests/rules/test_reader_imports.py`` fails
+if reading a rule loads ``httpx``, the server or a connector's client.
 """
 
 from __future__ import annotations
