@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -23,8 +30,8 @@ from pydantic_settings import (
 )
 
 from domain.uploads import MAX_UPLOAD_TEXT
-from engines.connectors.quickbooks import QuickBooksSettings
-from engines.connectors.xero import XeroSettings
+from engines.connectors.declaration import ConnectorDeclaration
+from engines.connectors.registry import CONNECTORS
 from engines.mail_limits import MailLimits
 from engines.outbound import OutboundPolicy
 
@@ -73,8 +80,13 @@ class _FromNamedVariables(BaseSettings):
         return init_settings, _NamedVariablesOnly(settings_cls)
 
 
-class Settings(_FromNamedVariables):
-    """Everything configurable. ``Settings.from_env()`` is what the entry points call."""
+class _ServiceSettings(_FromNamedVariables):
+    """Everything configurable. ``Settings.from_env()`` is what the entry points call.
+
+    The accounting connectors' settings (``xero_client_id`` = ``FINCAP_XERO_CLIENT_ID`` …) are
+    not written here: each connector declares its own (``engines/connectors/<id>/__init__.py``)
+    and ``Settings`` below adds one field per declared setting, after these.
+    """
 
     model_config = SettingsConfigDict(
         frozen=True,
@@ -362,57 +374,6 @@ class Settings(_FromNamedVariables):
         description="how often an API process writes its buffered API-call counts (billing "
         "usage); a crash loses at most this long of counts",
     )
-    xero_client_id: str | None = variable(
-        "FINCAP_XERO_CLIENT_ID",
-        None,
-        description="Xero app's OAuth 2.0 client id; unset: Xero cannot be connected",
-    )
-    xero_client_secret: SecretStr | None = variable(
-        "FINCAP_XERO_CLIENT_SECRET", None, description="Xero app's OAuth 2.0 client secret"
-    )
-    xero_authorize_url: str = variable(
-        "FINCAP_XERO_AUTHORIZE_URL",
-        XeroSettings.authorize_url,
-        description="Xero's authorization endpoint (the user's browser goes there)",
-    )
-    xero_token_url: str = variable(
-        "FINCAP_XERO_TOKEN_URL",
-        XeroSettings.token_url,
-        description="Xero's token endpoint",
-    )
-    xero_api_url: str = variable(
-        "FINCAP_XERO_API_URL",
-        XeroSettings.api_url,
-        description="Xero's API root (`/connections`, `/api.xro/2.0/…`)",
-    )
-    quickbooks_client_id: str | None = variable(
-        "FINCAP_QUICKBOOKS_CLIENT_ID",
-        None,
-        description="Intuit app's OAuth 2.0 client id; unset: QuickBooks cannot be connected",
-    )
-    quickbooks_client_secret: SecretStr | None = variable(
-        "FINCAP_QUICKBOOKS_CLIENT_SECRET", None, description="Intuit app's OAuth 2.0 client secret"
-    )
-    quickbooks_authorize_url: str = variable(
-        "FINCAP_QUICKBOOKS_AUTHORIZE_URL",
-        QuickBooksSettings.authorize_url,
-        description="Intuit's authorization endpoint",
-    )
-    quickbooks_token_url: str = variable(
-        "FINCAP_QUICKBOOKS_TOKEN_URL",
-        QuickBooksSettings.token_url,
-        description="Intuit's token endpoint",
-    )
-    quickbooks_revoke_url: str = variable(
-        "FINCAP_QUICKBOOKS_REVOKE_URL",
-        QuickBooksSettings.revoke_url,
-        description="Intuit's token revocation endpoint (disconnect)",
-    )
-    quickbooks_api_url: str = variable(
-        "FINCAP_QUICKBOOKS_API_URL",
-        QuickBooksSettings.api_url,
-        description="QuickBooks Online API root (`/v3/company/<realm>/…`; the sandbox has its own)",
-    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
@@ -442,12 +403,13 @@ class Settings(_FromNamedVariables):
             "FINCAP_SMTP_HOST": self.smtp_host,
             "FINCAP_RULES_LLM_URL": self.rules_llm_url,
             "FINCAP_WHATSAPP_GRAPH_URL": self.whatsapp_graph_url,
-            "FINCAP_XERO_TOKEN_URL": self.xero_token_url,
-            "FINCAP_XERO_API_URL": self.xero_api_url,
-            "FINCAP_QUICKBOOKS_TOKEN_URL": self.quickbooks_token_url,
-            "FINCAP_QUICKBOOKS_REVOKE_URL": self.quickbooks_revoke_url,
-            "FINCAP_QUICKBOOKS_API_URL": self.quickbooks_api_url,
         }
+        for connector in CONNECTORS:
+            for setting in connector.settings:
+                if setting.outbound:
+                    endpoints[connector.env_name(setting)] = getattr(
+                        self, connector.field_name(setting)
+                    )
         warnings = []
         for name, value in endpoints.items():
             host = (urlsplit(value).hostname or "") if value and "://" in value else value
@@ -537,10 +499,52 @@ class Settings(_FromNamedVariables):
             mailbox_poll_s=self.mailbox_poll_seconds,
         )
 
+    def connector_settings(self, connector: ConnectorDeclaration) -> dict[str, str | None]:
+        """``connector``'s app settings as its client takes them (secrets revealed): by the
+        declaration's setting names, from this connector's ``Settings`` fields."""
+        values: dict[str, str | None] = {}
+        for setting in connector.settings:
+            value = getattr(self, connector.field_name(setting))
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            values[setting.name] = value
+        return values
+
     @property
     def base_url(self) -> str:
         """The service's public root (no trailing slash), for OpenAPI and file links."""
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+
+def _connector_fields() -> dict[str, Any]:
+    """One field per setting of every declared connector: ``<id>_<name>``, read from
+    ``FINCAP_<ID>_<NAME>``, with the declaration's default and description."""
+    fields: dict[str, Any] = {}
+    for connector in CONNECTORS:
+        for setting in connector.settings:
+            kind: Any = str
+            if setting.secret:
+                kind = SecretStr | None
+            elif setting.default is None:
+                kind = str | None
+            described = variable(
+                connector.env_name(setting), setting.default, description=setting.description
+            )
+            fields[connector.field_name(setting)] = (kind, described)
+    return fields
+
+
+if TYPE_CHECKING:
+    # What the type checker sees; code reads a connector's fields with connector_settings().
+    Settings = _ServiceSettings
+else:
+    Settings = create_model(
+        "Settings",
+        __base__=_ServiceSettings,
+        __module__=__name__,
+        __doc__=_ServiceSettings.__doc__,
+        **_connector_fields(),
+    )
 
 
 class ClientSettings(_FromNamedVariables):

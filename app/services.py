@@ -15,8 +15,7 @@ from datetime import datetime
 from app.config import Settings
 from engines.billing.plans import PlanCatalog
 from engines.connectors.catalog import Connectors, build_connectors
-from engines.connectors.quickbooks import QuickBooksSettings
-from engines.connectors.xero import XeroSettings
+from engines.connectors.registry import CONNECTORS
 from engines.currency import RateBook
 from engines.keyring import Keyring
 from engines.outbound import OutboundPolicy
@@ -113,29 +112,11 @@ def automation_config(settings: Settings) -> AutomationConfig:
     )
 
 
-def _secret(value: object) -> str | None:
-    getter = getattr(value, "get_secret_value", None)
-    return getter() if getter is not None else None
-
-
 def connectors_from(settings: Settings) -> Connectors:
-    """Xero and QuickBooks Online with the configured app credentials and URLs."""
+    """Every declared accounting connector (engines.connectors.registry) with the configured
+    app credentials and URLs."""
     return build_connectors(
-        XeroSettings(
-            client_id=settings.xero_client_id,
-            client_secret=_secret(settings.xero_client_secret),
-            authorize_url=settings.xero_authorize_url,
-            token_url=settings.xero_token_url,
-            api_url=settings.xero_api_url.rstrip("/"),
-        ),
-        QuickBooksSettings(
-            client_id=settings.quickbooks_client_id,
-            client_secret=_secret(settings.quickbooks_client_secret),
-            authorize_url=settings.quickbooks_authorize_url,
-            token_url=settings.quickbooks_token_url,
-            revoke_url=settings.quickbooks_revoke_url,
-            api_url=settings.quickbooks_api_url.rstrip("/"),
-        ),
+        {connector.id: settings.connector_settings(connector) for connector in CONNECTORS},
         # The configured URLs pass the policy like any other (README, Outbound connections).
         settings.outbound_policy(),
     )

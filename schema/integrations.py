@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from engines.connectors.registry import provider_ids
 from schema.base import Boolean, CapabilityInput, CapabilityOutput
 
 IntegrationCategory = Literal["email", "accounting", "storage", "social"]
@@ -99,7 +100,9 @@ class SendToIntegration(CapabilityInput):
 
     documentId: str = Field(min_length=1, max_length=100, description="Document to send")
     integrationId: str = Field(
-        min_length=1, max_length=100, description="From integrations.list (xero, quickbooks)"
+        min_length=1,
+        max_length=100,
+        description=f"From integrations.list ({', '.join(provider_ids())})",
     )
     tenantId: str = Field(
         min_length=1,

@@ -8,12 +8,13 @@ a trigger, a where clause for the documents' compiler (``persistence/where.py``)
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from domain.documents import RecurringType
 from domain.where import WhereClause
+from engines.connectors.registry import provider_ids
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
 from schema.secrets import SecretText
 
@@ -34,7 +35,12 @@ ActionType = Literal[
 ]
 RuleStatus = Literal["enabled", "disabled"]
 ParsedBy = Literal["grammar", "llm"]
-IntegrationProvider = Literal["xero", "quickbooks"]
+# The accounting products a rule can send to: one value per declared connector
+# (engines.connectors.registry, the one list; read here without loading any connector's client).
+if TYPE_CHECKING:
+    IntegrationProvider = str
+else:
+    IntegrationProvider = Literal[provider_ids()]
 
 
 class RuleSchedule(BaseModel):

@@ -50,7 +50,9 @@ def settings_classes() -> list[type[BaseSettings]]:
 
 def variables_of(cls: type[BaseSettings]) -> dict[str, str]:
     """Variable → description of the fields ``cls`` reads from the environment."""
-    if cls is Settings:
+    # Settings reads only the variables its fields name; so does the class it is built on
+    # (app.config adds the connectors' fields to that one).
+    if issubclass(Settings, cls):
         return {
             name: field.description or ""
             for name, field in Settings.environment_variables().items()

@@ -18,6 +18,7 @@ from app.http.envelope import EnvelopeResponse, render_error
 from app.http.request_context import services_of, workspace_context
 from app.http.security_headers import page_headers
 from app.rest.routes import HTML, PlainRoute, permissions_of
+from engines.connectors.registry import CONNECTORS
 from resolvers.framework.registry import Registry
 from resolvers.services import integration_connections
 
@@ -121,7 +122,12 @@ def integration_routes(registry: Registry) -> list[PlainRoute]:
                 ("code", "The provider's authorization code"),
                 ("state", "The signed state the connect step sent"),
                 ("error", "The provider's refusal, when the user declined"),
-                ("realmId", "QuickBooks: the company chosen"),
+                # What a provider adds to its redirect, as its declaration says.
+                *(
+                    (parameter.name, parameter.description)
+                    for connector in CONNECTORS
+                    for parameter in connector.callback_parameters
+                ),
             ),
             responses={
                 "200": {"description": "Connected (a page, or JSON)", "content": json_or_page},

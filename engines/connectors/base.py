@@ -227,16 +227,29 @@ class AccountingConnector(Protocol):
         ...
 
 
+class AccountingConnectorClass(Protocol):
+    """A connector's class, as its declaration names it: the class of its app settings, and
+    a constructor from those settings and the shared HTTP client."""
+
+    settings_type: type[OAuthApp]
+
+    def __call__(self, settings: Any, client: ClientFactory, /) -> AccountingConnector: ...
+
+
 @dataclass(frozen=True)
 class OAuthApp:
     """An app registered at a provider: its OAuth 2.0 client and the endpoints it talks to
-    (each provider's settings give the endpoints their defaults)."""
+    (each connector's declaration gives the endpoints their defaults)."""
 
     client_id: str | None
     client_secret: str | None
     authorize_url: str
     token_url: str
     api_url: str
+
+    def __post_init__(self) -> None:
+        # Paths are appended to the API root: ``https://api.example/`` must not give ``//``.
+        object.__setattr__(self, "api_url", self.api_url.rstrip("/"))
 
 
 AppSettings = TypeVar("AppSettings", bound=OAuthApp)
@@ -245,9 +258,11 @@ AppSettings = TypeVar("AppSettings", bound=OAuthApp)
 class OAuthConnector(Generic[AppSettings]):
     """The OAuth 2.0 authorization-code flow every accounting connector shares: the authorize
     URL, the code exchange and the refresh (client authenticated with HTTP Basic). A
-    connector adds its ``scope`` and what its API does differently."""
+    connector adds its ``scope`` and what its API does differently, and names the class of its
+    app settings (``settings_type``: built from its declaration's settings)."""
 
     scope: ClassVar[str]
+    settings_type: ClassVar[type[OAuthApp]]
 
     def __init__(self, settings: AppSettings, client: ClientFactory) -> None:
         self.settings = settings

@@ -1,12 +1,14 @@
-"""The integrations fincap offers, and the connectors of those it can export to."""
+"""The integrations fincap offers, and the connectors of those it can export to, both derived
+from the declarations (``engines.connectors.registry``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from engines.connectors.base import AccountingConnector, SharedClient
-from engines.connectors.quickbooks import QuickBooksConnector, QuickBooksSettings
-from engines.connectors.xero import XeroConnector, XeroSettings
+from engines.connectors.registry import CONNECTORS
 from engines.outbound import OutboundPolicy
 
 
@@ -17,10 +19,11 @@ class CatalogEntry:
     category: str  # email, accounting, storage, social
 
 
-# Only what is built: email, storage and social sources join this tuple when they exist.
-CATALOG: tuple[CatalogEntry, ...] = (
-    CatalogEntry("quickbooks", "QuickBooks Online", "accounting"),
-    CatalogEntry("xero", "Xero", "accounting"),
+# Only what is built: email, storage and social sources join when they exist. Listed by id, so
+# integrations.list answers in an order that does not depend on where a connector is declared.
+CATALOG: tuple[CatalogEntry, ...] = tuple(
+    CatalogEntry(connector.id, connector.title, connector.kind)
+    for connector in sorted(CONNECTORS, key=lambda connector: connector.id)
 )
 
 
@@ -39,21 +42,20 @@ class Connectors:
 
 
 def build_connectors(
-    xero: XeroSettings, quickbooks: QuickBooksSettings, policy: OutboundPolicy
+    settings: Mapping[str, Mapping[str, Any]], policy: OutboundPolicy
 ) -> Connectors:
-    """The connectors with these app settings; their HTTP goes through ``policy``."""
+    """Every declared connector, with its app settings from ``settings`` (by integration id:
+    the declaration's setting names → values; a connector not named gets its defaults, so
+    cannot connect). Their HTTP goes through ``policy``."""
     client = SharedClient(policy)
-    return Connectors(
-        {
-            "xero": XeroConnector(xero, client),
-            "quickbooks": QuickBooksConnector(quickbooks, client),
-        },
-        client,
-    )
+    by_id: dict[str, AccountingConnector] = {}
+    for declaration in CONNECTORS:
+        values = {**declaration.defaults(), **settings.get(declaration.id, {})}
+        connector_class = declaration.connector_class()
+        by_id[declaration.id] = connector_class(connector_class.settings_type(**values), client)
+    return Connectors(by_id, client)
 
 
 def unconfigured() -> Connectors:
     """Connectors with no client ids (tests and servers that export nowhere)."""
-    return build_connectors(
-        XeroSettings(None, None), QuickBooksSettings(None, None), OutboundPolicy()
-    )
+    return build_connectors({}, OutboundPolicy())

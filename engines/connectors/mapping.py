@@ -1,8 +1,8 @@
 """From a document to a provider-neutral ``Bill``: account codes, tax codes, lines, warnings.
 
-Defaults follow each product's standard chart of accounts: Xero's demo/default codes (429
-General Expenses, 420 Entertainment, 493 Travel - National …) and QuickBooks' standard expense
-account names (resolved to the company's account ids when the request is planned). A
+Defaults follow each product's standard chart of accounts, as its declaration gives them
+(``engines/connectors/<id>/__init__.py``: Xero's demo/default codes, QuickBooks' standard
+expense account names resolved to the company's account ids when the request is planned). A
 workspace overrides any of them with integrations.configure.
 """
 
@@ -14,45 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 from engines.connectors.base import Attachment, Bill, BillKind, BillLine
+from engines.connectors.registry import declaration_of
 
 CENT = Decimal("0.01")
 PAYMENT_TERMS_DAYS = 30
-
-DEFAULT_ACCOUNTS: dict[str, tuple[dict[str, str], str]] = {
-    "xero": (
-        {
-            "Meals": "420",
-            "Entertainment": "420",
-            "Travel": "493",
-            "Lodging": "493",
-            "Transport": "493",
-            "Fuel": "449",
-            "Office Supplies": "453",
-            "Software": "485",
-            "Utilities": "445",
-            "Telecom": "489",
-            "Professional Services": "412",
-        },
-        "429",
-    ),
-    "quickbooks": (
-        {
-            "Meals": "Meals and Entertainment",
-            "Entertainment": "Meals and Entertainment",
-            "Travel": "Travel",
-            "Lodging": "Travel",
-            "Transport": "Travel",
-            "Fuel": "Automobile",
-            "Office Supplies": "Office Expenses",
-            "Software": "Dues & Subscriptions",
-            "Utilities": "Utilities",
-            "Telecom": "Utilities",
-            "Professional Services": "Legal & Professional Fees",
-        },
-        "Other Business Expenses",
-    ),
-}
-DEFAULT_PAYMENT_ACCOUNT = {"quickbooks": "Checking"}
 
 
 class NotExportable(ValueError):
@@ -72,12 +37,14 @@ class Mapping:
 def effective_mapping(integration_id: str, stored: dict[str, Any] | None) -> Mapping:
     """Defaults overlaid with the workspace's stored settings."""
     stored = stored or {}
-    accounts, default = DEFAULT_ACCOUNTS.get(integration_id, ({}, "429"))
+    declared = declaration_of(integration_id)
+    if declared is None:
+        raise ValueError(f"no connector is declared for {integration_id!r}")
     return Mapping(
-        account_codes={**accounts, **(stored.get("accountCodes") or {})},
-        default_account=stored.get("defaultAccountCode") or default,
+        account_codes={**declared.account_codes, **(stored.get("accountCodes") or {})},
+        default_account=stored.get("defaultAccountCode") or declared.default_account,
         tax_codes=dict(stored.get("taxCodes") or {}),
-        payment_account=stored.get("paymentAccount") or DEFAULT_PAYMENT_ACCOUNT.get(integration_id),
+        payment_account=stored.get("paymentAccount") or declared.payment_account,
     )
 
 

@@ -10,6 +10,7 @@ rule did not understand.
 
 from __future__ import annotations
 
+from engines.connectors.registry import CONNECTORS
 from engines.extraction.categorization import TAXONOMY
 from engines.extraction.fields.countries import COUNTRIES
 
@@ -525,16 +526,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
     **_many("then", "then", "also", "and then", "and also", "."),
     **_many("as", "as", "as a", "as an", "to be", "into", "under the", "a category of"),
     **_many("to", "to", "towards", "onto"),
-    **_many(
-        "integ",
-        "xero",
-        "quickbooks",
-        "quickbooks online",
-        "quick books",
-        "qbo",
-        "qb",
-        "intuit quickbooks",
-    ),
+    # The accounting products, by every word their declarations give (INTEGRATIONS below).
+    **_many("integ", *(word for connector in CONNECTORS for word in connector.words)),
 }
 
 # Words that say nothing the rule needs (dropped, and never reported as not understood).
@@ -675,15 +668,10 @@ CURRENCY_WORDS: dict[str, str] = {
     "krona": "SEK",
     "kronor": "SEK",
 }
-# Words that name an accounting product, by provider.
+# Words that name an accounting product, by provider: each connector's id and the aliases it
+# declares (engines/connectors/<id>/__init__.py).
 INTEGRATIONS: dict[str, str] = {
-    "xero": "xero",
-    "quickbooks": "quickbooks",
-    "quickbooks online": "quickbooks",
-    "quick books": "quickbooks",
-    "qbo": "quickbooks",
-    "qb": "quickbooks",
-    "intuit quickbooks": "quickbooks",
+    word: connector.id for connector in CONNECTORS for word in connector.words
 }
 FREQUENCIES: dict[str, str] = {
     "daily": "daily",

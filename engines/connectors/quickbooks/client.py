@@ -30,6 +30,7 @@ from engines.connectors.base import (
     string_literal,
 )
 from engines.connectors.errors import ConnectorError
+from engines.connectors.quickbooks import QUICKBOOKS
 
 MINOR_VERSION = "75"
 ENTITY = {"bill": "Bill", "purchase": "Purchase"}
@@ -38,10 +39,10 @@ DOC_NUMBER_MAX = 21  # QuickBooks refuses a longer DocNumber
 
 @dataclass(frozen=True)
 class QuickBooksSettings(OAuthApp):
-    authorize_url: str = "https://appcenter.intuit.com/connect/oauth2"
-    token_url: str = "https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer"
-    revoke_url: str = "https://developer.api.intuit.com/v2/oauth2/tokens/revoke"
-    api_url: str = "https://quickbooks.api.intuit.com"
+    """QuickBooks' app settings: the shared OAuth fields and where a grant is revoked
+    (defaults in the declaration)."""
+
+    revoke_url: str
 
 
 def _quoted(text: str) -> str:
@@ -52,8 +53,9 @@ def _quoted(text: str) -> str:
 class QuickBooksConnector(OAuthConnector[QuickBooksSettings]):
     """QuickBooks Online's accounting API (v3)."""
 
-    id = "quickbooks"
-    name = "QuickBooks Online"
+    settings_type = QuickBooksSettings
+    id = QUICKBOOKS.id
+    name = QUICKBOOKS.title
     scope = "com.intuit.quickbooks.accounting"
 
     def request_url(self, tenant_id: str, path: str) -> str:

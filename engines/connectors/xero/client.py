@@ -13,7 +13,6 @@ delete attachments, so they stay on the voided or deleted bill (orphaned).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -31,15 +30,9 @@ from engines.connectors.base import (
     string_literal,
 )
 from engines.connectors.errors import ConnectorError
+from engines.connectors.xero import XERO
 
 INVOICES = "/api.xro/2.0/Invoices"
-
-
-@dataclass(frozen=True)
-class XeroSettings(OAuthApp):
-    authorize_url: str = "https://login.xero.com/identity/connect/authorize"
-    token_url: str = "https://identity.xero.com/connect/token"
-    api_url: str = "https://api.xero.com"
 
 
 def _quoted(text: str) -> str:
@@ -47,11 +40,12 @@ def _quoted(text: str) -> str:
     return string_literal(text, '"')
 
 
-class XeroConnector(OAuthConnector[XeroSettings]):
+class XeroConnector(OAuthConnector[OAuthApp]):
     """Xero's accounting API."""
 
-    id = "xero"
-    name = "Xero"
+    settings_type = OAuthApp
+    id = XERO.id
+    name = XERO.title
     scope = (
         "openid profile email offline_access accounting.transactions accounting.contacts "
         "accounting.attachments"
