@@ -154,6 +154,10 @@ async def workers_running(cluster: Cluster, count: int, root: Path) -> AsyncIter
         for _ in range(10):
             if all(PROCESSED_LINE in log.read_bytes() for log in logs):
                 break
+            for process, log in zip(processes, logs, strict=True):
+                if process.poll() is not None:  # it failed to start: say why, not wait
+                    tail = log.read_bytes()[-2000:].decode(errors="replace")
+                    raise RuntimeError(f"a worker exited ({process.returncode}): {tail}")
             await cluster.wait_processed(
                 await cluster.upload(cluster.a, cluster.invoices.take(count))
             )
