@@ -4,16 +4,19 @@ store, every process pointed at it with ``MONGODB_URI``, as a deployment shares 
 
 The documents are synthetic invoice PDFs with a text layer (``tests/extraction/synthetic``),
 each one different, uploaded through the replicas' REST API (``files.upload``, alternately). The
-workers run the real pipeline on them, analysis included, in their analysis child processes:
-text layer, parsing, categorization, the embedding when the model is installed; no OCR (a photo
-costs 1-4 s of OCR more: ``bench/extraction.py``). The constant analysis of
-``bench/ingestion.py`` cannot be used here: it is a function inside the bench's process.
+workers run the real pipeline on them, analysis included: the text layer and parsing in each
+worker's analysis child, the rest (categorization, the duplicate check, the embedding when the
+model is installed, the rollups) in the worker; no OCR (a photo costs 1-4 s of OCR more:
+``bench/extraction.py``). The constant analysis of ``bench/ingestion.py`` cannot be used here:
+it is a function inside the bench's own process, and these workers are separate programs.
 
 For 1, 2 and 3 worker processes (each ``--concurrency 1``), started afresh and warmed up (until
 each has processed a document: imports, its analysis child, the model):
 
-- **throughput**: ``--documents`` uploads, timed from the first upload to the last document
-  processed; documents per minute, median of ``--runs`` runs, and the ratio to one worker;
+- **throughput**: ``--documents`` uploads are queued while the workers are held (SIGSTOP), then
+  the workers go on (SIGCONT) and are timed until the last document is processed: documents per
+  minute, median of ``--runs`` runs, and the ratio to one worker. Beside it the replicas' upload
+  rate (the same uploads, timed on their own);
 - **fairness**: workspace A uploads ``--backlog`` documents; once the workers are busy with them,
   workspace B uploads one: how long until B's is processed, how many of A's were processed before
   it, and, for comparison, one document's time with the workers idle (a worker process polls
@@ -22,7 +25,7 @@ each has processed a document: imports, its analysis child, the model):
 The machine's load average is printed beside every figure: other work on the machine shares its
 cores with the store, the replicas and the workers.
 
-    .venv/bin/python bench/workers.py [--workers 1 2 3] [--documents 40] [--backlog 30] [--runs 3]
+    .venv/bin/python bench/workers.py [--workers 1 2 3] [--documents 60] [--backlog 60] [--runs 3]
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ import base64
 import contextlib
 import os
 import secrets
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,6 +95,7 @@ class Cluster:
     a: Tenant
     b: Tenant
     invoices: Invoices = field(default_factory=Invoices)
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     turn: int = 0
 
     async def upload(self, tenant: Tenant, invoices: Sequence[GeneratedInvoice]) -> list[str]:
@@ -150,6 +156,7 @@ async def workers_running(cluster: Cluster, count: int, root: Path) -> AsyncIter
     for log in logs:
         log.unlink(missing_ok=True)
     processes = [spawn_worker(cluster.server, cluster.store, lease_s=60, log=log) for log in logs]
+    cluster.workers = processes
     try:
         for _ in range(10):
             if all(PROCESSED_LINE in log.read_bytes() for log in logs):
@@ -169,13 +176,22 @@ async def workers_running(cluster: Cluster, count: int, root: Path) -> AsyncIter
             stop(process)
 
 
-async def throughput(cluster: Cluster, documents: int) -> float:
-    """Documents per minute for one batch of ``documents`` uploads."""
+async def throughput(cluster: Cluster, documents: int) -> tuple[float, float]:
+    """Documents per minute the workers process from a queue of ``documents``, and uploads per
+    minute the replicas took them in at."""
     batch = cluster.invoices.take(documents)
+    for worker in cluster.workers:  # idle (the last batch is done): they hold no lease
+        os.kill(worker.pid, signal.SIGSTOP)
+    try:
+        begin = time.perf_counter()
+        ids = await cluster.upload(cluster.a, batch)
+        uploaded = time.perf_counter() - begin
+    finally:
+        for worker in cluster.workers:
+            os.kill(worker.pid, signal.SIGCONT)
     begin = time.perf_counter()
-    ids = await cluster.upload(cluster.a, batch)
     await cluster.wait_processed(ids)
-    return documents / (time.perf_counter() - begin) * 60
+    return documents / (time.perf_counter() - begin) * 60, documents / uploaded * 60
 
 
 async def one_alone(cluster: Cluster) -> float:
@@ -230,18 +246,20 @@ async def report(cluster: Cluster, options: argparse.Namespace, root: Path) -> N
         f"SecantusDB on a port; synthetic text-layer invoice PDFs, real analysis, no OCR; "
         f"median of {options.runs} runs ({load_average()})"
     )
-    print(f"throughput: {options.documents} uploads, first upload to last processed")
+    print(f"throughput: {options.documents} documents queued, then processed")
     first: float | None = None
     fairness: list[str] = []
     for count in options.workers:
         async with workers_running(cluster, count, root):
-            rates = [await throughput(cluster, options.documents) for _ in range(options.runs)]
+            runs = [await throughput(cluster, options.documents) for _ in range(options.runs)]
+            rates = [processed for processed, _ in runs]
             rate = statistics.median(rates)
             first = first or rate
+            uploads = statistics.median(uploaded for _, uploaded in runs)
             print(
                 f"  {count} worker process{'es' if count > 1 else ''}: {rate:6.1f} documents/min "
-                f"(runs {', '.join(f'{r:.1f}' for r in rates)}; {rate / first:.2f}x one worker) "
-                f"({load_average()})"
+                f"(runs {', '.join(f'{r:.1f}' for r in rates)}; {rate / first:.2f}x one worker; "
+                f"the {REPLICAS} replicas took {uploads:.0f} uploads/min) ({load_average()})"
             )
             alone = statistics.median([await one_alone(cluster) for _ in range(options.runs)])
             behind = [await behind_a_backlog(cluster, options.backlog) for _ in range(options.runs)]
@@ -260,8 +278,8 @@ async def report(cluster: Cluster, options: argparse.Namespace, root: Path) -> N
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--documents", type=int, default=40)
-    parser.add_argument("--backlog", type=int, default=30)
+    parser.add_argument("--documents", type=int, default=60)
+    parser.add_argument("--backlog", type=int, default=60)
     parser.add_argument("--runs", type=int, default=3)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fincap-bench-workers-") as directory:
