@@ -18,8 +18,8 @@ each has processed a document: imports, its analysis child, the model):
   minute, median of ``--runs`` runs, and the ratio to one worker. Beside it the replicas' upload
   rate (the same uploads, timed on their own);
 - **fairness**: workspace A uploads ``--backlog`` documents; once the workers are busy with them,
-  workspace B uploads one: how long until B's is processed, how many of A's were processed before
-  it, and, for comparison, one document's time with the workers idle (a worker process polls
+  workspace B uploads one: how long until B's is processed, how many of A's were processed
+  meanwhile, and, for comparison, one document's time with the workers idle (a worker process polls
   every second, so that is part of it). Median of ``--runs`` runs.
 
 The machine's load average is printed beside every figure: other work on the machine shares its
@@ -203,18 +203,20 @@ async def one_alone(cluster: Cluster) -> float:
 
 async def behind_a_backlog(cluster: Cluster, backlog: int) -> tuple[float, int]:
     """B's one upload behind A's ``backlog``: seconds until it is processed, and how many of A's
-    were processed before it."""
+    were processed meanwhile (the ones in the workers' hands when it came, and any taken
+    before it)."""
     queued = await cluster.upload(cluster.a, cluster.invoices.take(backlog))
     # The workers are busy with A's backlog (a job running) before B uploads.
     while not await cluster.store.db["jobs"].count_documents(
         {"workspaceId": cluster.a.org_id, "status": "running"}
     ):
         await asyncio.sleep(POLL_S)
+    before = await cluster.finished(queued)
     begin = time.perf_counter()
     [upload_id] = await cluster.upload(cluster.b, cluster.invoices.take(1))
     await cluster.wait_processed([upload_id])
     waited = time.perf_counter() - begin
-    ahead = await cluster.finished(queued)
+    ahead = await cluster.finished(queued) - before
     await cluster.wait_processed(queued)  # the backlog drains before the next run
     return waited, ahead
 
@@ -266,7 +268,7 @@ async def report(cluster: Cluster, options: argparse.Namespace, root: Path) -> N
             waited = statistics.median(seconds for seconds, _ in behind)
             fairness.append(
                 f"  {count} worker process{'es' if count > 1 else ''}: B waited {waited:5.2f} s "
-                f"behind A's {options.backlog} (alone: {alone:5.2f} s); A's processed before it: "
+                f"behind A's {options.backlog} (alone: {alone:5.2f} s); A's processed meanwhile: "
                 f"{', '.join(str(ahead) for _, ahead in behind)} of {options.backlog}; "
                 f"all {options.backlog} would take ~{options.backlog / rate * 60:.0f} s at this "
                 f"throughput ({load_average()})"
