@@ -16,7 +16,9 @@ each has processed a document: imports, its analysis child, the model):
 - **throughput**: ``--documents`` uploads are queued while the workers are held (SIGSTOP), then
   the workers go on (SIGCONT) and are timed until the last document is processed: documents per
   minute, median of ``--runs`` runs, and the ratio to one worker. Beside it the replicas' upload
-  rate (the same uploads, timed on their own);
+  rate (the same uploads, timed on their own) and the CPU time per document the store's process
+  and the workers' processes (their analysis children included) spent meanwhile: where the time
+  goes;
 - **fairness**: workspace A uploads ``--backlog`` documents; once the workers are busy with them,
   workspace B uploads one: how long until B's is processed, how many of A's were processed
   meanwhile, and, for comparison, one document's time with the workers idle (a worker process polls
@@ -47,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -113,6 +116,11 @@ class Cluster:
         self.turn += len(invoices)
         return list(await asyncio.gather(*map(one, invoices, replicas)))
 
+    @property
+    def store_process(self) -> list[subprocess.Popen[bytes]]:
+        """The store's process (its launcher; the server is its child)."""
+        return [self.server.process] if self.server.process is not None else []
+
     async def finished(self, document_ids: Sequence[str]) -> int:
         return int(
             await self.store.db["documents"].count_documents(
@@ -176,9 +184,29 @@ async def workers_running(cluster: Cluster, count: int, root: Path) -> AsyncIter
             stop(process)
 
 
-async def throughput(cluster: Cluster, documents: int) -> tuple[float, float]:
-    """Documents per minute the workers process from a queue of ``documents``, and uploads per
-    minute the replicas took them in at."""
+def cpu_seconds(processes: Sequence[subprocess.Popen[bytes]]) -> float:
+    """User and system CPU seconds of ``processes`` and their children so far."""
+    total = 0.0
+    for process in processes:
+        parent = psutil.Process(process.pid)
+        for each in [parent, *parent.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                times = each.cpu_times()
+                total += times.user + times.system
+    return total
+
+
+@dataclass
+class Run:
+    processed_per_min: float
+    uploads_per_min: float
+    store_cpu_ms: float  # per document
+    workers_cpu_ms: float  # per document
+
+
+async def throughput(cluster: Cluster, documents: int) -> Run:
+    """Documents per minute the workers process from a queue of ``documents``, uploads per
+    minute the replicas took them in at, CPU per document of the store and of the workers."""
     batch = cluster.invoices.take(documents)
     for worker in cluster.workers:  # idle (the last batch is done): they hold no lease
         os.kill(worker.pid, signal.SIGSTOP)
@@ -186,12 +214,20 @@ async def throughput(cluster: Cluster, documents: int) -> tuple[float, float]:
         begin = time.perf_counter()
         ids = await cluster.upload(cluster.a, batch)
         uploaded = time.perf_counter() - begin
+        store_before = cpu_seconds(cluster.store_process)
+        workers_before = cpu_seconds(cluster.workers)
     finally:
         for worker in cluster.workers:
             os.kill(worker.pid, signal.SIGCONT)
     begin = time.perf_counter()
     await cluster.wait_processed(ids)
-    return documents / (time.perf_counter() - begin) * 60, documents / uploaded * 60
+    elapsed = time.perf_counter() - begin
+    return Run(
+        documents / elapsed * 60,
+        documents / uploaded * 60,
+        (cpu_seconds(cluster.store_process) - store_before) / documents * 1000,
+        (cpu_seconds(cluster.workers) - workers_before) / documents * 1000,
+    )
 
 
 async def one_alone(cluster: Cluster) -> float:
@@ -254,13 +290,16 @@ async def report(cluster: Cluster, options: argparse.Namespace, root: Path) -> N
     for count in options.workers:
         async with workers_running(cluster, count, root):
             runs = [await throughput(cluster, options.documents) for _ in range(options.runs)]
-            rates = [processed for processed, _ in runs]
+            rates = [run.processed_per_min for run in runs]
             rate = statistics.median(rates)
             first = first or rate
-            uploads = statistics.median(uploaded for _, uploaded in runs)
+            uploads = statistics.median(run.uploads_per_min for run in runs)
+            store_ms = statistics.median(run.store_cpu_ms for run in runs)
+            workers_ms = statistics.median(run.workers_cpu_ms for run in runs)
             print(
                 f"  {count} worker process{'es' if count > 1 else ''}: {rate:6.1f} documents/min "
                 f"(runs {', '.join(f'{r:.1f}' for r in rates)}; {rate / first:.2f}x one worker; "
+                f"CPU per document: store {store_ms:.0f} ms, workers {workers_ms:.0f} ms; "
                 f"the {REPLICAS} replicas took {uploads:.0f} uploads/min) ({load_average()})"
             )
             alone = statistics.median([await one_alone(cluster) for _ in range(options.runs)])
