@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -160,9 +162,12 @@ def worker_pool(store: Store, kinds: JobKinds | None = None, **options: Any) -> 
     return WorkerPool(services, kinds or build_job_kinds(), **options)
 
 
-def spawn_worker(server: EmbeddedServer, store: Store, lease_s: int) -> subprocess.Popen[bytes]:
+def spawn_worker(
+    server: EmbeddedServer, store: Store, lease_s: int, log: Path | None = None
+) -> subprocess.Popen[bytes]:
     """A ``fincap worker`` process (analysis in spawned processes) over ``store``'s database on
-    the embedded ``server``: a real process for tests to kill."""
+    the embedded ``server``: a real process for tests to kill (and for ``bench/workers.py`` to
+    count). Its log lines go to ``log`` when given."""
     host = server.uri.split("/?")[0]
     env = {
         **os.environ,
@@ -170,12 +175,13 @@ def spawn_worker(server: EmbeddedServer, store: Store, lease_s: int) -> subproce
         "FINCAP_JOB_LEASE_SECONDS": str(lease_s),
         "FINCAP_EXTRACTION_EXECUTOR": "process",
     }
-    return subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "worker"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with open(log, "ab") if log else contextlib.nullcontext(subprocess.DEVNULL) as output:
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "worker"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=output,
+        )
 
 
 @pytest.fixture(scope="session")

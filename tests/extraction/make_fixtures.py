@@ -9,6 +9,7 @@ content of a PDF page, so the page has no text layer and must be rendered and OC
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -36,11 +37,12 @@ INVOICE_LINES = (
 )
 
 
-def receipt_image() -> Image.Image:
+def receipt_image(lines: Sequence[str] = RECEIPT_LINES) -> Image.Image:
+    """A till slip of ``lines`` (the fixture's by default): a photo that needs OCR."""
     font = ImageFont.load_default(size=22)
-    image = Image.new("L", (420, 40 + 32 * len(RECEIPT_LINES)), 255)
+    image = Image.new("L", (420, 40 + 32 * len(lines)), 255)
     draw = ImageDraw.Draw(image)
-    for index, line in enumerate(RECEIPT_LINES):
+    for index, line in enumerate(lines):
         draw.text((20, 20 + 32 * index), line, fill=0, font=font)
     return image
 

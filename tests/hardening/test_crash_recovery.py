@@ -6,13 +6,16 @@ SecantusDB on disk, killed with SIGKILL and started again on the same files."""
 from __future__ import annotations
 
 import asyncio
+import io
 import signal
 import socket
+import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pymongo import monitoring
@@ -22,11 +25,21 @@ from app.processing import running_workers
 from engines.keyring import Keyring
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
+from persistence.ids import utcnow
+from persistence.jobs import JobRecord
 from persistence.store import Store
 from resolvers.services.container import Services
-from resolvers.services.pipeline import Original, receive_item
+from resolvers.services.pipeline import (
+    BILLABLE,
+    PROCESS_DOCUMENT,
+    TERMINAL,
+    Original,
+    receive,
+    receive_item,
+)
 from resolvers.services.recovery import recover_at_start_up
 from tests.conftest import make_tenant, spawn_worker, worker_pool
+from tests.extraction.make_fixtures import RECEIPT_LINES, receipt_image
 from tests.sources.conftest import fixture
 
 pytestmark = pytest.mark.wire
@@ -216,3 +229,114 @@ async def test_a_live_workers_lease_is_left_alone(wire_store: Store) -> None:
     assert (await recover_at_start_up(services)).leases_taken_back == 0
     job = await wire_store.db["jobs"].find_one({})
     assert job is not None and job["status"] == "running" and job["leaseOwner"] == owner
+
+
+def till_slip(n: int) -> bytes:
+    """A photographed receipt of its own (merchant and total differ: no duplicates), which
+    costs its worker OCR: long enough a job to be caught in the middle of."""
+    lines = (f"SHOP NUMBER {n} LTD", *RECEIPT_LINES[1:7], f"TOTAL GBP {10 + n}.50")
+    buffer = io.BytesIO()
+    receipt_image(lines).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+async def job_mid_pipeline(
+    store: Store, workers: list[subprocess.Popen[bytes]], feed: Callable[[], Awaitable[None]]
+) -> JobRecord:
+    """A job seen mid-pipeline (running, its document being processed) in the hands of one of
+    ``workers``, once every one of them has been seen holding a job: all have started, so the
+    job can only come back through its lease expiring, not through a start-up's take-back.
+    ``feed`` uploads another document whenever the queue runs dry before then."""
+    pids = {str(worker.pid) for worker in workers}
+    seen: set[str] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        async for job in store.db["jobs"].find({"status": "running"}):
+            owner_pid = str(job["leaseOwner"]).split("/")[1]
+            seen.add(owner_pid)
+            document = await store.db["documents"].find_one({"_id": job["payload"]["documentId"]})
+            processing = (document or {}).get("processingStatus") == "processing"
+            if seen >= pids and owner_pid in pids and processing:
+                return cast(JobRecord, job)
+        if not await store.db["jobs"].count_documents(
+            {"status": "queued", "kind": PROCESS_DOCUMENT}
+        ):
+            await feed()
+        await asyncio.sleep(0.01)  # polling for the state, not waiting for time to pass
+    pytest.fail(f"the workers were not seen mid-job (seen holding jobs: {sorted(seen)})")
+
+
+async def test_a_worker_killed_mid_job_loses_and_doubles_nothing(
+    embedded_server: EmbeddedServer, wire_store: Store
+) -> None:
+    """Two `fincap worker` processes share photographed receipts uploaded over the wire; once
+    both have held a job, one is killed with SIGKILL mid-job. The other takes the job back once
+    its lease expires, and every document ends processed exactly once: one billed count each
+    (one may be lost, never doubled, when the worker died after its document's outcome), the
+    killed job claimed twice (the dead worker's attempt and the one that finished it), every
+    other job once, no job added."""
+    tenant = await make_tenant(wire_store, "alice@example.com", "Alice Co")
+    services = services_over(wire_store)
+    document_ids: list[str] = []
+
+    async def upload_one() -> None:
+        if len(document_ids) >= 30:
+            pytest.fail("30 uploads and the two workers were never both seen at work")
+        document_id, _ = await receive(
+            services,
+            tenant.org_id,
+            data=till_slip(len(document_ids)),
+            file_name=f"slip-{len(document_ids)}.png",
+            mime_type="image/png",
+            source="upload",
+            details={},
+        )
+        document_ids.append(document_id)
+
+    for _ in range(6):
+        await upload_one()
+    workers = [spawn_worker(embedded_server, wire_store, lease_s=10) for _ in range(2)]
+    try:
+        job = await job_mid_pipeline(wire_store, workers, upload_one)
+        [victim] = [w for w in workers if str(w.pid) == job["leaseOwner"].split("/")[1]]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=30)
+        held = await wire_store.jobs.get(job["_id"])
+        # Killed mid-job: its job is still leased to the dead process.
+        assert held is not None and held["status"] == "running", held
+        assert held["leaseOwner"] == job["leaseOwner"]
+        killed_document = await wire_store.db["documents"].find_one(
+            {"_id": job["payload"]["documentId"]}
+        )
+        assert killed_document is not None
+        # The signal may land after the document's outcome was written, before its job was
+        # completed (the pipeline's last writes: outcome, activity, usage count).
+        finished_before_death = killed_document["processingStatus"] in TERMINAL
+        deadline = time.monotonic() + 60
+        unfinished = {"processingStatus": {"$nin": sorted(TERMINAL)}}
+        while await wire_store.db["documents"].count_documents(unfinished):
+            if time.monotonic() > deadline:
+                left = await wire_store.db["documents"].find(unfinished).to_list(None)
+                pytest.fail(f"documents never finished: {[d['_id'] for d in left]}")
+            await asyncio.sleep(0.05)
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait(timeout=30)
+
+    documents = await wire_store.db["documents"].find({}).to_list(None)
+    assert sorted(d["_id"] for d in documents) == sorted(document_ids)
+    assert {d["processingStatus"] for d in documents} <= BILLABLE, documents
+    today = utcnow().date()
+    usage = await wire_store.usage.totals(tenant.org_id, today, today + timedelta(days=1))
+    if finished_before_death:
+        # The job run again finds the document finished and returns: its count is written
+        # after the outcome, so it may be lost with the dead worker, never doubled.
+        assert usage["documentsProcessed"] in (len(document_ids) - 1, len(document_ids))
+    else:
+        assert usage["documentsProcessed"] == len(document_ids)  # each one billed once
+    jobs = await wire_store.db["jobs"].find({"kind": PROCESS_DOCUMENT}).to_list(None)
+    assert sorted(j["payload"]["documentId"] for j in jobs) == sorted(document_ids)
+    attempts = {j["_id"]: j["attempts"] for j in jobs}
+    assert attempts == {j["_id"]: 2 if j["_id"] == job["_id"] else 1 for j in jobs}
+    assert {j["status"] for j in jobs} == {"done"}
