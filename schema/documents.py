@@ -379,7 +379,15 @@ class CountDocuments(CapabilityInput):
     where: WhereClause | None = Field(default=None, description=COUNT_WHERE)
     archived: ArchiveFilter = Field(default="exclude", description=ARCHIVED)
     groupBy: CountGroupBy | None = Field(
-        default=None, description="Also count and total per group; date = day"
+        default=None,
+        description="Also count and total per group; date = day; week = ISO week",
+    )
+    fillGaps: Boolean = Field(
+        default=False,
+        description=(
+            "With a time groupBy: every bucket of the where clause's docDate range (else "
+            "the data's), empty ones with count 0; at most 400"
+        ),
     )
 
 
