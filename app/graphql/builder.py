@@ -100,6 +100,18 @@ SCALARS: dict[Any, Any] = {
     Decimal: Decimal,
 }
 GRAPHQL_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
+# The Python attribute of a link's field on its type (the GraphQL name is the link's).
+LINK_ATTRIBUTE = "link_"
+
+
+def model_field_of(field: Any) -> str | None:
+    """The model field a field of a generated GraphQL type (a graphql-core ``GraphQLField``)
+    shows: its own, a field kept under another name (``duplicateIds`` is ``duplicates``), or
+    for a link, the link's name (a link named like a model field reads that field). None for
+    a field strawberry did not define."""
+    definition = field.extensions.get("strawberry-definition")
+    python_name = getattr(definition, "python_name", None)
+    return python_name.removeprefix(LINK_ATTRIBUTE) if isinstance(python_name, str) else None
 
 
 class CapabilityLike(Protocol):
@@ -575,7 +587,7 @@ class _Converter:
             )
         elif replaced:
             del annotations[link.name], namespace[link.name]
-        attribute = f"link_{link.name}"
+        attribute = f"{LINK_ATTRIBUTE}{link.name}"
         namespace[attribute] = self.link_field(link)
         # A resolver field needs no annotation of its own; strawberry reads the resolver's.
 

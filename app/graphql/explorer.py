@@ -89,10 +89,10 @@ query CountsByMonthAndCategory {
     ),
     Example(
         "NewestDocuments",
-        """# The ten newest documents by date, with their line items.
+        """# The ten newest documents by date, with their line items. Every field you select is
+# returned (and only those are read): there is no output mode to set.
 query NewestDocuments {
-  documentsSearch(input: {useSearch: false, limit: 10, sortBy: docDate, sortOrder: -1,
-                          outputMode: complete}) {
+  documentsSearch(input: {useSearch: false, limit: 10, sortBy: docDate, sortOrder: -1}) {
     documents {
       id merchant amount currency docDate category docType summary
       lineItems { description quantity unitPrice amount }

@@ -36,6 +36,7 @@ from strawberry.types.unset import UNSET
 from app.graphql.builder import CapabilityLike, Graph, Limits, Link, build_schema
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
+from app.graphql.selection import listed_fields, lists_documents
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, page_headers
@@ -47,6 +48,7 @@ from resolvers.framework.errors import (
 )
 from resolvers.framework.invoke import invoke
 from resolvers.framework.registry import Registry
+from schema.documents import Document
 
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON_MEDIA = "application/json"
@@ -193,13 +195,20 @@ def as_graphql_error(exc: CapabilityError) -> Exception:
 
 
 def capability_executor(registry: Registry) -> Any:
-    """The ``execute`` callable of the schema: ``invoke()`` with the request's credentials."""
+    """The ``execute`` callable of the schema: ``invoke()`` with the request's credentials
+    (and, for a capability that lists documents, the fields the query selects of them)."""
 
     async def execute(spec: CapabilityLike, arguments: dict[str, Any], info: Any) -> BaseModel:
         request: Request = info.context["request"]
+        listed = lists_documents(spec.output, Document)
         try:
             return await invoke(
-                registry, spec.slug, arguments, credentials_of(request), services_of(request)
+                registry,
+                spec.slug,
+                arguments,
+                credentials_of(request),
+                services_of(request),
+                selected_fields=listed_fields(info, Document) if listed else None,
             )
         except CapabilityError as exc:
             raise as_graphql_error(exc) from None
