@@ -406,8 +406,18 @@ def build_schema(
     )
 
 
+ROOT_DESCRIPTIONS = {
+    "Query": "Every capability that reads (documents, counts, workspaces, rules…), and the "
+    "workspace graph for dashboards",
+    "Mutation": "Every capability that changes something (uploads, corrections, archive, "
+    "rules, keys…); a gated one answers approval_required until an owner approves",
+}
+
+
 def _root_type(name: str, fields: dict[str, Any]) -> type:
-    return strawberry.type(type(name, (), dict(fields)), name=name)
+    return strawberry.type(
+        type(name, (), dict(fields)), name=name, description=ROOT_DESCRIPTIONS[name]
+    )
 
 
 def to_arguments(value: Any) -> Any:
