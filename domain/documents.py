@@ -31,6 +31,7 @@ CountGroupBy = Literal[
     "paymentMethod",
     "entityId",
     "day",
+    "week",
     "month",
     "year",
     "date",

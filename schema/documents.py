@@ -77,7 +77,7 @@ EvidenceField = Literal[
 class FieldEvidence(CapabilityOutput):
     """How sure extraction is of one field, and where on the original it was read."""
 
-    field: EvidenceField
+    field: EvidenceField = Field(description="The extracted field")
     confidence: float = Field(ge=0, le=1, description="Probability that the value is right")
     page: int | None = Field(default=None, description="1-based page it was read from")
     box: list[float] | None = Field(
@@ -96,21 +96,21 @@ class FieldEvidence(CapabilityOutput):
 class DocumentFile(CapabilityOutput):
     """The original file, kept in GridFS; ``url`` streams it (authenticated)."""
 
-    fileName: str
-    mimeType: str
-    size: int
-    sha256: str
-    url: str | None = None
+    fileName: str = Field(description="The name it was uploaded or sent with")
+    mimeType: str = Field(description="Its media type (image/jpeg, application/pdf…)")
+    size: int = Field(description="Its size in bytes")
+    sha256: str = Field(description="SHA-256 of its bytes, hex")
+    url: str | None = Field(default=None, description="Where to download it (authenticated)")
 
 
 class EditRecord(CapabilityOutput):
     """One correction of one field."""
 
-    field: str
-    oldValue: Any = None
-    newValue: Any = None
-    editedBy: str
-    editedAt: datetime
+    field: str = Field(description="The field corrected")
+    oldValue: Any = Field(default=None, description="Its value before")
+    newValue: Any = Field(default=None, description="Its value after")
+    editedBy: str = Field(description="Id of the user who made it (usr_…)")
+    editedAt: datetime = Field(description="When it was made")
     via: str = Field(default="documents.update", description="The capability that made the edit")
 
 
@@ -121,10 +121,14 @@ class Document(CapabilityOutput):
     """
 
     id: str = Field(description="Document id, doc_…")
-    merchant: str | None = None
+    merchant: str | None = Field(default=None, description="Who was paid, as read or corrected")
     amount: Money | None = Field(default=None, description="Total, in ``currency``")
-    currency: str | None = None
-    preferredCurrency: str | None = None
+    currency: str | None = Field(
+        default=None, description="ISO 4217 code of amount, taxAmount and subtotal"
+    )
+    preferredCurrency: str | None = Field(
+        default=None, description="The currency the workspace's totals are shown in, when converted"
+    )
     conversionRate: float | None = Field(
         default=None, description="currency → preferredCurrency rate at the document date"
     )
@@ -132,41 +136,79 @@ class Document(CapabilityOutput):
     date: dt.date | None = Field(
         default=None, description="Same as docDate (kept for clients that ask for it)"
     )
-    receivedAt: datetime | None = None
-    category: str | None = None
-    docType: DocType | None = None
-    summary: str | None = None
-    invoiceId: str | None = None
-    receiptId: str | None = None
-    paymentStatus: PaymentStatus | None = None
-    paymentMethod: str | None = None
-    paymentMethodEnding: str | None = None
-    fromEmail: str | None = None
-    toEmail: str | None = None
-    taxAmount: Money | None = None
-    subtotal: Money | None = None
-    isRecurring: bool | None = None
-    recurringType: RecurringType | None = None
-    entityId: str | None = None
-    entityName: str | None = None
-    exportStatus: ExportStatus | None = None
-    expenseLocation: ExpenseLocation | None = None
+    receivedAt: datetime | None = Field(default=None, description="When the document arrived")
+    category: str | None = Field(
+        default=None, description="Spending category (Fuel, Meals, Software…)"
+    )
+    docType: DocType | None = Field(default=None, description="receipt, invoice or other")
+    summary: str | None = Field(default=None, description="A short description of what was bought")
+    invoiceId: str | None = Field(default=None, description="The invoice number printed on it")
+    receiptId: str | None = Field(default=None, description="The receipt number printed on it")
+    paymentStatus: PaymentStatus | None = Field(
+        default=None, description="paid, unpaid, partially-paid or refunded"
+    )
+    paymentMethod: str | None = Field(
+        default=None, description="How it was paid (card, cash, transfer…)"
+    )
+    paymentMethodEnding: str | None = Field(
+        default=None, description="Last digits of the card or account"
+    )
+    fromEmail: str | None = Field(default=None, description="Sender of the e-mail it came in")
+    toEmail: str | None = Field(default=None, description="Address the e-mail was sent to")
+    taxAmount: Money | None = Field(default=None, description="Tax included in amount")
+    subtotal: Money | None = Field(default=None, description="Amount before tax")
+    isRecurring: bool | None = Field(
+        default=None, description="A repeating charge (subscription, rent…)"
+    )
+    recurringType: RecurringType | None = Field(
+        default=None, description="weekly, monthly, quarterly or yearly"
+    )
+    entityId: str | None = Field(
+        default=None,
+        description="Your own id of the entity it belongs to (company, client, project)",
+    )
+    entityName: str | None = Field(default=None, description="The entity's name")
+    exportStatus: ExportStatus | None = Field(
+        default=None,
+        description="exported once sent to an accounting integration, else not-exported",
+    )
+    expenseLocation: ExpenseLocation | None = Field(
+        default=None, description="Where the money was spent"
+    )
     link: str | None = Field(default=None, description="Where the document is shown in the service")
-    lineItems: list[LineItem] | None = None
-    file: DocumentFile | None = None
-    source: DocumentSource | None = None
-    archived: bool | None = None
-    archivedAt: datetime | None = None
-    processingStatus: ProcessingStatus | None = None
-    processingReason: str | None = None
+    lineItems: list[LineItem] | None = Field(
+        default=None, description="The lines of the receipt or invoice"
+    )
+    file: DocumentFile | None = Field(
+        default=None, description="The original file (url streams it)"
+    )
+    source: DocumentSource | None = Field(
+        default=None, description="How it arrived: upload, email, whatsapp or inbound-email"
+    )
+    archived: bool | None = Field(
+        default=None,
+        description="Archived documents are left out of searches and counts unless asked for",
+    )
+    archivedAt: datetime | None = Field(default=None, description="When it was archived")
+    processingStatus: ProcessingStatus | None = Field(
+        default=None,
+        description="Where extraction stands (queued, processing, processed, skipped…)",
+    )
+    processingReason: str | None = Field(
+        default=None, description="Why it was skipped, failed or warned"
+    )
     evidence: list[FieldEvidence] | None = Field(
         default=None, description="Per extracted field: confidence and where it was read"
     )
-    duplicateOf: str | None = None
-    duplicates: list[str] | None = None
-    editHistory: list[EditRecord] | None = None
-    createdAt: datetime | None = None
-    updatedAt: datetime | None = None
+    duplicateOf: str | None = Field(default=None, description="Id of the document this one repeats")
+    duplicates: list[str] | None = Field(
+        default=None, description="Ids of the documents that repeat this one"
+    )
+    editHistory: list[EditRecord] | None = Field(
+        default=None, description="Corrections of this document, oldest first"
+    )
+    createdAt: datetime | None = Field(default=None, description="When it was stored")
+    updatedAt: datetime | None = Field(default=None, description="When it last changed")
 
 
 COMPACT_FIELDS = ("id", "merchant", "amount", "currency", "docDate", "category", "docType")
@@ -281,8 +323,10 @@ class SearchDocuments(CapabilityInput):
 class DocumentPage(CapabilityOutput):
     """One page of documents; ``nextCursor`` is null on the last page."""
 
-    documents: list[Document]
-    nextCursor: str | None = None
+    documents: list[Document] = Field(description="The documents of this page")
+    nextCursor: str | None = Field(
+        default=None, description="Pass as cursor for the next page; null on the last"
+    )
 
 
 DOCUMENT_ID = "Document id (doc_…)"
@@ -379,7 +423,15 @@ class CountDocuments(CapabilityInput):
     where: WhereClause | None = Field(default=None, description=COUNT_WHERE)
     archived: ArchiveFilter = Field(default="exclude", description=ARCHIVED)
     groupBy: CountGroupBy | None = Field(
-        default=None, description="Also count and total per group; date = day"
+        default=None,
+        description="Also count and total per group; date = day; week = ISO week",
+    )
+    fillGaps: Boolean = Field(
+        default=False,
+        description=(
+            "With a time groupBy: every bucket of the where clause's docDate range (else "
+            "the data's), empty ones with count 0; at most 400"
+        ),
     )
 
 

@@ -20,26 +20,26 @@ class WorkspaceSummary(CapabilityOutput):
     """A workspace the caller may act in."""
 
     id: str = Field(description="Workspace (organization) id, org_…")
-    name: str
+    name: str = Field(description="The workspace's name")
     role: WorkspaceRole = Field(description="The caller's role in this workspace")
     isCurrent: bool = Field(description="True for the workspace named by X-Service-Org-Id")
-    createdAt: datetime
+    createdAt: datetime = Field(description="When the workspace was created")
 
 
 class WorkspaceList(CapabilityOutput):
     """The workspaces allowed for the calling key."""
 
     currentOrgId: str | None = Field(description="The workspace of this request, if any")
-    workspaces: list[WorkspaceSummary]
+    workspaces: list[WorkspaceSummary] = Field(description="Each workspace the key may act in")
 
 
 class Workspace(CapabilityOutput):
     """A workspace the caller belongs to; the GraphQL graph adds its documents and counts."""
 
     id: str = Field(description="Workspace (organization) id, org_…")
-    name: str
+    name: str = Field(description="The workspace's name")
     role: WorkspaceRole = Field(description="The caller's role in this workspace")
-    createdAt: datetime
+    createdAt: datetime = Field(description="When the workspace was created")
 
 
 class GetInboundAddress(CapabilityInput):

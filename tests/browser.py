@@ -10,7 +10,7 @@ import select
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,10 @@ class DevTools:
         self.to_browser, self.from_browser = to_browser, from_browser
         self.next_id = 0
         self.buffer = b""
+        # Events (messages without an id) that arrived while waiting for replies: what a test
+        # enabled (Log, Runtime) reports, such as console errors. The latest 2,000.
+        self.events: deque[dict[str, Any]] = deque(maxlen=2000)
+        self.pending: deque[dict[str, Any]] = deque()  # read, not yet looked at
 
     def call(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
         self.next_id += 1
@@ -53,22 +57,26 @@ class DevTools:
         os.write(self.to_browser, json.dumps(message).encode() + b"\0")
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            for reply in self._messages(deadline):
+            self._read(deadline)
+            while self.pending:
+                reply = self.pending.popleft()
                 if reply.get("id") == self.next_id:
                     assert "error" not in reply, reply
                     result: dict[str, Any] = reply["result"]
                     return result
+                if "method" in reply:
+                    self.events.append(reply)
         raise TimeoutError(method)
 
-    def _messages(self, deadline: float) -> Iterator[dict[str, Any]]:
+    def _read(self, deadline: float) -> None:
+        """Whatever the browser has sent by ``deadline``, as messages onto ``pending``."""
         ready, _, _ = select.select(
             [self.from_browser], [], [], max(0.0, deadline - time.monotonic())
         )
         if ready:
             self.buffer += os.read(self.from_browser, 1 << 20)
         *complete, self.buffer = self.buffer.split(b"\0")
-        for raw in complete:
-            yield json.loads(raw)
+        self.pending.extend(json.loads(raw) for raw in complete)
 
     def evaluate(self, session: str, expression: str) -> Any:
         result = self.call("Runtime.evaluate", session, expression=expression, returnByValue=True)

@@ -102,6 +102,18 @@ SCALARS: dict[Any, Any] = {
     Decimal: Decimal,
 }
 GRAPHQL_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
+# The Python attribute of a link's field on its type (the GraphQL name is the link's).
+LINK_ATTRIBUTE = "link_"
+
+
+def model_field_of(field: Any) -> str | None:
+    """The model field a field of a generated GraphQL type (a graphql-core ``GraphQLField``)
+    shows: its own, a field kept under another name (``duplicateIds`` is ``duplicates``), or
+    for a link, the link's name (a link named like a model field reads that field). None for
+    a field strawberry did not define."""
+    definition = field.extensions.get("strawberry-definition")
+    python_name = getattr(definition, "python_name", None)
+    return python_name.removeprefix(LINK_ATTRIBUTE) if isinstance(python_name, str) else None
 
 
 class CapabilityLike(Protocol):
@@ -406,8 +418,18 @@ def build_schema(
     return schema
 
 
+ROOT_DESCRIPTIONS = {
+    "Query": "Every capability that reads (documents, counts, workspaces, rules…), and the "
+    "workspace graph for dashboards",
+    "Mutation": "Every capability that changes something (uploads, corrections, archive, "
+    "rules, keys…); a gated one answers approval_required until an owner approves",
+}
+
+
 def _root_type(name: str, fields: dict[str, Any]) -> type:
-    return strawberry.type(type(name, (), dict(fields)), name=name)
+    return strawberry.type(
+        type(name, (), dict(fields)), name=name, description=ROOT_DESCRIPTIONS[name]
+    )
 
 
 def to_arguments(value: Any) -> Any:
@@ -587,7 +609,7 @@ class _Converter:
             )
         elif replaced:
             del annotations[link.name], namespace[link.name]
-        attribute = f"link_{link.name}"
+        attribute = f"{LINK_ATTRIBUTE}{link.name}"
         namespace[attribute] = self.link_field(link)
         # A resolver field needs no annotation of its own; strawberry reads the resolver's.
 

@@ -11,38 +11,35 @@ a request error (bad JSON, syntax, validation, limits, variables) omits ``data``
 under ``application/graphql-response+json`` and 200 under ``application/json``, as the spec asks.
 Malformed HTTP requests answer with a GraphQL-shaped JSON error, never plain text.
 
-GraphiQL is strawberry's own page, with its CDN assets served from ``app/graphql/graphiql`` so it
-works offline (see the README there).
+Browsers asking for HTML get fincap's explorer (``app.graphql.explorer``: GraphiQL, vendored,
+served from here, so it works offline).
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import hashlib
 import json
-import re
-from pathlib import Path
 from typing import Any
 
 from cross_web import HTTPException
 from graphql import GraphQLError
 from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
-from strawberry.http.ides import get_graphql_ide_html
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
 from app.graphql.builder import CapabilityLike, Graph, Limits, Link, build_schema
+from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
+from app.graphql.selection import listed_fields, lists_documents
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
-from app.http.security_headers import PLAIN_CSP, graphiql_csp, page_headers
+from app.http.security_headers import PLAIN_CSP, page_headers
 from resolvers.framework.errors import (
     CapabilityError,
     PayloadTooLarge,
@@ -51,11 +48,8 @@ from resolvers.framework.errors import (
 )
 from resolvers.framework.invoke import invoke
 from resolvers.framework.registry import Registry
+from schema.documents import Document
 
-PATH = "/v1/graphql"
-ASSETS_PATH = PATH + "/assets"
-ASSETS_DIR = Path(__file__).parent / "graphiql"
-CDN = "https://unpkg.com/"
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON_MEDIA = "application/json"
 HTTP_CODES = {
@@ -64,10 +58,6 @@ HTTP_CODES = {
     405: "METHOD_NOT_ALLOWED",
     413: "PAYLOAD_TOO_LARGE",
 }
-# A tag of the template with a CDN URL and its SRI hash, in either attribute order.
-ASSET_TAG = re.compile(
-    r'(?:src|href)="' + re.escape(CDN) + r'(?P<path>[^"]+)"\s+integrity="(?P<sri>sha384-[^"]+)"'
-)
 
 
 def negotiate(accept: str) -> str:
@@ -105,66 +95,6 @@ def is_request_error(result: ExecutionResult) -> bool:
     """
     errors = result.errors or []
     return result.data is None and bool(errors) and all(error.path is None for error in errors)
-
-
-def local_assets(directory: Path = ASSETS_DIR) -> dict[str, Path]:
-    """CDN paths of the GraphiQL template that ``directory`` holds with the pinned SRI hash.
-
-    A file whose hash differs (strawberry upgraded GraphiQL) is skipped: the browser would
-    refuse it, so that asset stays on the CDN.
-    """
-    found: dict[str, Path] = {}
-    for match in ASSET_TAG.finditer(get_graphql_ide_html("graphiql")):
-        candidate = directory / match["path"]
-        if not candidate.is_file():
-            continue
-        digest = base64.b64encode(hashlib.sha384(candidate.read_bytes()).digest()).decode()
-        if f"sha384-{digest}" == match["sri"]:
-            found[match["path"]] = candidate
-    return found
-
-
-# What GraphiQL opens on: the dashboard's own query (a workspace's spend by month and its
-# latest documents), and the headers editor filled with the header names to use.
-EXAMPLE_QUERY = """# fincap GraphQL. Put your API key in the Headers tab below
-# (no key yet? see /#api-keys), then run this with Ctrl-Enter. X-Service-Org-Id picks
-# the workspace (workspacesList names them); a key restricted to one workspace may leave
-# it out.
-query Dashboard {
-  workspace {
-    name
-    preferredCurrency
-    documentCount
-    byMonth: counts(input: {groupBy: month}) {
-      preferredTotal { amount currency }
-      groups { key count preferredTotal { amount currency } }
-    }
-    latest: documents(input: {limit: 10, sortBy: docDate, sortOrder: -1, useSearch: false}) {
-      documents { id merchant amount currency docDate category }
-      nextCursor
-    }
-  }
-}
-"""
-EXAMPLE_HEADERS = {"Authorization": "Bearer sk_…", "X-Service-Org-Id": "org_…"}
-# The template's own welcome text, and its headers state (empty unless the URL names some).
-_TEMPLATE_EXAMPLE = re.compile(r"const EXAMPLE_QUERY = `.*?`;", re.DOTALL)
-_TEMPLATE_HEADERS = "React.useState(parameters.headers)"
-
-
-def graphiql_html(assets: dict[str, Path]) -> str:
-    """Strawberry's GraphiQL page with the locally held assets pointed at ``ASSETS_PATH``,
-    opening on fincap's example query with the headers editor pre-filled."""
-    html = get_graphql_ide_html("graphiql")
-    for cdn_path in assets:
-        html = html.replace(f'"{CDN}{cdn_path}"', f'"{ASSETS_PATH}/{cdn_path}"')
-    example = json.dumps(EXAMPLE_QUERY)
-    html, found = _TEMPLATE_EXAMPLE.subn(lambda _: f"const EXAMPLE_QUERY = {example};", html)
-    headers = json.dumps(json.dumps(EXAMPLE_HEADERS, indent=2, ensure_ascii=False))
-    if found != 1 or _TEMPLATE_HEADERS not in html:
-        # strawberry changed its template: fail at start-up rather than serve the generic page.
-        raise RuntimeError("GraphiQL template changed: update app.graphql.face.graphiql_html")
-    return html.replace(_TEMPLATE_HEADERS, f"React.useState(parameters.headers || {headers})")
 
 
 class GraphQLFace(GraphQL):
@@ -265,13 +195,20 @@ def as_graphql_error(exc: CapabilityError) -> Exception:
 
 
 def capability_executor(registry: Registry) -> Any:
-    """The ``execute`` callable of the schema: ``invoke()`` with the request's credentials."""
+    """The ``execute`` callable of the schema: ``invoke()`` with the request's credentials
+    (and, for a capability that lists documents, the fields the query selects of them)."""
 
     async def execute(spec: CapabilityLike, arguments: dict[str, Any], info: Any) -> BaseModel:
         request: Request = info.context["request"]
+        listed = lists_documents(spec.output, Document)
         try:
             return await invoke(
-                registry, spec.slug, arguments, credentials_of(request), services_of(request)
+                registry,
+                spec.slug,
+                arguments,
+                credentials_of(request),
+                services_of(request),
+                selected_fields=listed_fields(info, Document) if listed else None,
             )
         except CapabilityError as exc:
             raise as_graphql_error(exc) from None
@@ -301,25 +238,13 @@ def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
 
 
 def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Route]:
-    """The GraphQL endpoint and GraphiQL's assets, for one frozen registry."""
+    """The GraphQL endpoint, the explorer's files and ``/graphql``, for one frozen registry."""
     schema = service_schema(registry, limits)
-    assets = local_assets()
-    page = graphiql_html(assets)
-    # An asset not held locally (strawberry upgraded GraphiQL) still loads from the CDN.
-    cdn = [CDN.rstrip("/")] if CDN in page else []
-    face = GraphQLFace(schema, page, registry, graphiql_csp(page, cdn))
-    served = {f"{ASSETS_PATH}/{cdn_path}": path for cdn_path, path in assets.items()}
-
-    async def asset(request: Request) -> Response:
-        # Only the files of the template are served: no path from the URL reaches the disk.
-        path = served.get(request.url.path)
-        if path is None:
-            return Response(status_code=404)
-        return FileResponse(path, headers={"cache-control": "public, max-age=86400"})
-
+    page, page_csp, explorer = explorer_routes()
+    face = GraphQLFace(schema, page, registry, page_csp)
     return [
         # The view is an ASGI app, so Route passes every method to it and a PUT gets GraphQL's
         # own 405 with ``Allow`` (a function endpoint would be limited to GET).
         Route(PATH, face),
-        Route(ASSETS_PATH + "/{path:path}", asset, methods=["GET"]),
+        *explorer,
     ]

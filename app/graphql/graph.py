@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from strawberry.dataloader import DataLoader
 
 from app.graphql.builder import Graph, Link
+from app.graphql.selection import listed_fields
 from resolvers.framework.context import Context, Credentials
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
@@ -106,10 +107,21 @@ class GraphSession:
         self._authorized.setdefault((ctx.workspace_id, permissions), task)
         return ctx
 
-    async def invoke(self, slug: str, arguments: dict[str, Any], org_id: str) -> BaseModel:
+    async def invoke(
+        self,
+        slug: str,
+        arguments: dict[str, Any],
+        org_id: str,
+        selected_fields: frozenset[str] | None = None,
+    ) -> BaseModel:
         """Capability ``slug`` in workspace ``org_id`` with the request's credentials."""
         return await invoke(
-            self.registry, slug, arguments, self.credentials_for(org_id), self.services
+            self.registry,
+            slug,
+            arguments,
+            self.credentials_for(org_id),
+            self.services,
+            selected_fields=selected_fields,
         )
 
     # -- documents ------------------------------------------------------------------------
@@ -237,9 +249,11 @@ async def summary_workspace(
 async def workspace_documents(
     root: Workspace, info: strawberry.Info, arguments: dict[str, Any] | None
 ) -> BaseModel:
-    """documents.search in this workspace (same input, validation and defaults)."""
+    """documents.search in this workspace (same input, validation and defaults), reading
+    what the query selects of the documents."""
     session = session_of(info)
-    page = await session.invoke("documents.search", arguments or {}, root.id)
+    selected = listed_fields(info, Document)
+    page = await session.invoke("documents.search", arguments or {}, root.id, selected)
     if isinstance(page, DocumentPage):
         session.remember(page.documents, root.id)
     return page

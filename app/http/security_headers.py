@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterable
 from urllib.parse import quote
 
 COMMON = {
@@ -37,22 +36,22 @@ def page_headers(csp: str = PLAIN_CSP) -> dict[str, str]:
     return {"Content-Security-Policy": csp, **COMMON}
 
 
-def graphiql_csp(html: str, other_origins: Iterable[str] = ()) -> str:
-    """GraphiQL's policy: scripts from this server and the page's own inline script (by hash,
-    so no other inline script runs), styles from this server and inline (GraphiQL sets style
-    attributes), requests to this server only. ``other_origins``: where assets not held
-    locally still come from (none when every asset is vendored)."""
-    origins = sorted(set(other_origins))
+def graphiql_csp(html: str) -> str:
+    """The GraphQL explorer's policy: scripts from this server only (and any inline script of
+    the page by hash: the explorer has none), styles from this server and inline (GraphiQL
+    sets style attributes and injects style elements), images and fonts as data: URLs,
+    requests to this server only, nothing else."""
     hashes = [
         "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
         for body in _INLINE_SCRIPT.findall(html)
     ]
     directives = {
         "default-src": ["'none'"],
-        "script-src": ["'self'", *hashes, *origins],
-        "style-src": ["'self'", "'unsafe-inline'", *origins],
-        "img-src": ["'self'", "data:"],
-        "font-src": ["'self'", "data:"],
+        "script-src": ["'self'", *hashes],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        # GraphiQL's fonts are data: URLs inside its stylesheet; the page's icon is one too.
+        "img-src": ["data:"],
+        "font-src": ["data:"],
         "connect-src": ["'self'"],
         "form-action": ["'none'"],
         "frame-ancestors": ["'none'"],

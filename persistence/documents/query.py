@@ -35,7 +35,14 @@ ARCHIVE_FILTERS: dict[ArchiveFilter, dict[str, Any]] = {
     "only": {"archived": True},
     "include": {},
 }
-TIME_FORMATS = {"day": "%Y-%m-%d", "date": "%Y-%m-%d", "month": "%Y-%m", "year": "%Y"}
+# documents.count's time groups; weeks are ISO weeks (Monday first; 2024-12-30 is 2025-W01).
+TIME_FORMATS = {
+    "day": "%Y-%m-%d",
+    "date": "%Y-%m-%d",
+    "week": "%G-W%V",
+    "month": "%Y-%m",
+    "year": "%Y",
+}
 # A document that is still being read is not yet anyone's original.
 # Never the original of another document: what could not be read, or is no receipt.
 NOT_AN_ORIGINAL = ("failed", "skipped")

@@ -119,7 +119,7 @@ SHAPES = (
         "day",
         "day",
         ("category", "currency", "preferredCurrency"),
-        frozenset({"category", "currency", "day", "date", "month", "year"}),
+        frozenset({"category", "currency", "day", "date", "week", "month", "year"}),
     ),
 )
 # The fields whose change moves a document between rows.
@@ -359,8 +359,8 @@ def row_reads(caller: Mapping[str, Any], group_by: str | None) -> list[RowRead] 
     if months is None or not bounds:
         return whole
     # The range as days: the first it takes, and the first after it that it leaves out.
-    lows = [_first_day(op, _naive(bounds[op])) for op in ("$gt", "$gte") if op in bounds]
-    highs = [_first_day(op, _naive(bounds[op])) for op in ("$lt", "$lte") if op in bounds]
+    lows = [first_day(op, _naive(bounds[op])) for op in ("$gt", "$gte") if op in bounds]
+    highs = [first_day(op, _naive(bounds[op])) for op in ("$lt", "$lte") if op in bounds]
     low, high = max(lows, default=None), min(highs, default=None)
     if (
         low is not None
@@ -393,7 +393,7 @@ def row_reads(caller: Mapping[str, Any], group_by: str | None) -> list[RowRead] 
 _DAY = timedelta(days=1)
 
 
-def _first_day(op: str, moment: datetime) -> datetime:
+def first_day(op: str, moment: datetime) -> datetime:
     """The first midnight a ``docDate`` bound takes (``$gt``/``$gte``) or leaves out after
     the range (``$lt``/``$lte``): stored dates are midnights."""
     day = moment.replace(hour=0, minute=0, second=0, microsecond=0)

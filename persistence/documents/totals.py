@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from domain.documents import ArchiveFilter, CountGroupBy
+from persistence.documents import buckets
 from persistence.documents.collection import DocumentCollection
 from persistence.documents.query import (
     ARCHIVE_FILTERS,
@@ -84,6 +85,8 @@ class DocumentTotals(DocumentCollection):
         max_groups: int = 500,
         preferred_currency: str | None = None,
         use_rollups: bool = True,
+        fill_gaps: bool = False,
+        max_buckets: int = buckets.MAX_BUCKETS,
     ) -> Totals:
         """Count and per-currency sums, computed in MongoDB; only (group, currency) rows return.
 
@@ -92,8 +95,16 @@ class DocumentTotals(DocumentCollection):
         others by count. With ``preferred_currency``, the sums of the documents converted to
         it come too. The rollups answer when the query fits one of their shapes (and
         ``use_rollups``), the documents otherwise; both give the same numbers.
+
+        ``fill_gaps`` (time groupings only) lists every bucket of the range, the empty ones
+        with count 0 (``buckets``); ``TooManyBuckets`` when there would be more than
+        ``max_buckets``, before reading anything when the filter bounds both ends.
         """
         caller = combined(query.parts())
+        fill = fill_gaps and group_by is not None and buckets.fillable(group_by)
+        span = buckets.range_of(caller) if fill else None
+        if group_by is not None and span is not None and span.first and span.last:
+            buckets.check(group_by, span.first, span.last, max_buckets)
         source = "documents"
         reads = row_reads(caller, group_by) if use_rollups and _rollups_apply(query) else None
         parts: list[list[dict[str, Any]]] = []
@@ -131,12 +142,17 @@ class DocumentTotals(DocumentCollection):
             )
             for row in group_rows[:max_groups]
         ]
+        truncated = len(group_rows) > max_groups
+        if group_by is not None and span is not None:
+            if truncated:  # more buckets hold documents than an answer lists
+                raise buckets.TooManyBuckets(group_by, None, max_buckets)
+            groups = _filled(groups, group_by, span, max_buckets, preferred_currency)
         if is_time_grouping(group_by):
             groups.sort(key=lambda group: (group.key is None, group.key or ""))
         return Totals(
             overall=overall,
             groups=groups,
-            truncated=len(group_rows) > max_groups,
+            truncated=truncated,
             preferred=_preferred(preferred_currency, overall_rows),
             source=source,
         )
@@ -191,6 +207,31 @@ class DocumentTotals(DocumentCollection):
         for row in rows:
             tally["archived" if row["_id"] else "active"] += int(row["n"])
         return tally
+
+
+def _filled(
+    groups: list[TotalsGroup],
+    group_by: str,
+    span: buckets.Range,
+    max_buckets: int,
+    preferred_currency: str | None,
+) -> list[TotalsGroup]:
+    """``groups`` with a zero group for every bucket of ``span`` that has none (an open end
+    of it is the data's first or last bucket; no data and an open end: nothing to add)."""
+    days = [buckets.key_day(group_by, group.key) for group in groups if group.key is not None]
+    first = span.first or min(days, default=None)
+    last = span.last or max(days, default=None)
+    if first is None or last is None:
+        return groups
+    buckets.check(group_by, first, last, max_buckets)
+    present = {group.key for group in groups}
+    empty = _preferred(preferred_currency, [])
+    zeros = [
+        TotalsGroup(key=key, count=0, by_currency=[], preferred=empty)
+        for key in buckets.bucket_keys(group_by, first, last)
+        if key not in present
+    ]
+    return groups + zeros
 
 
 def _rollups_apply(query: DocumentQuery) -> bool:

@@ -61,6 +61,9 @@ class Context:
     request_id: str = ""
     # The registry the call came through (approvals run stored calls with it).
     registry: Registry | None = None
+    # The fields of each listed document the face will show (GraphQL: the query's selection,
+    # which is its output mode); None: the input's outputMode decides. Only these are read.
+    selected_fields: frozenset[str] | None = None
 
     @property
     def store(self) -> Store:

@@ -41,9 +41,11 @@ async def invoke(
     arguments: Any,
     credentials: Credentials,
     services: Services,
+    *,
+    selected_fields: frozenset[str] | None = None,
 ) -> BaseModel:
     """Run capability ``slug``: look up → authenticate → workspace → scopes → role → validate
-    → run.
+    → run. ``selected_fields``: what the face shows of each listed document (``Context``).
 
     Raises a ``CapabilityError`` subclass for every expected failure. A call that changes
     something reads its credential and membership from the store, never from the auth cache:
@@ -58,6 +60,8 @@ async def invoke(
         registry=registry,
         fresh=not spec.read_only,
     )
+    if selected_fields is not None:
+        ctx = dataclasses.replace(ctx, selected_fields=selected_fields)
     return await run(spec, ctx, arguments)
 
 

@@ -45,6 +45,8 @@ def projected_view(record: Mapping[str, Any], fields: list[str], base_url: str) 
     view = from_record(record)
     if "link" in fields:
         view["link"] = document_link(base_url, view["id"])
+    if "file" in fields and isinstance(view.get("file"), dict):
+        view["file"] = {**view["file"], "url": file_url(base_url, view["id"])}
     # Asked-for fields are always present, null when the document has no value.
     return {name: view.get(name) for name in fields}
 
@@ -72,6 +74,21 @@ def projected_documents(
 ) -> list[Document]:
     base = ctx.services.base_url
     return [Document.model_validate(projected_view(r, fields, base)) for r in records]
+
+
+async def selected_documents(
+    ctx: Context, records: Sequence[StoredDocument], fields: list[str]
+) -> list[Document]:
+    """``records`` with exactly ``fields`` (what a GraphQL query selects), the edit history
+    read for all of them at once when it is one of the fields."""
+    base = ctx.services.base_url
+    views = [projected_view(record, fields, base) for record in records]
+    if "editHistory" in fields and records:
+        with store_errors():
+            history = await ctx.store.documents.history(ctx.require_workspace(), records)
+        for view in views:
+            view["editHistory"] = list(history[view["id"]])
+    return [Document.model_validate(view) for view in views]
 
 
 def jsonable(value: Any) -> Any:

@@ -22,6 +22,7 @@ from mongomock_motor import AsyncMongoMockClient
 
 from domain.where import WhereClause
 from persistence.documents import FieldUpdate, Totals
+from persistence.documents.buckets import TooManyBuckets, bucket_keys, key_day
 from persistence.documents.fields import COUNT_FIELDS
 from persistence.documents.query import DocumentQuery
 from persistence.documents.rollups import SHAPES
@@ -43,7 +44,7 @@ BOUNDS = ["2024-01-01", "2024-01-15", "2024-01-31", "2024-02-01", "2024-02-15", 
 # or as the month less the days it leaves, whichever has fewer days.
 BOUNDS += ["2024-03-01", "2023-12-20", "2024-01-05", "2024-01-25", "2024-02-20"]
 GROUPINGS = [None, "merchant", "category", "currency", "docType", "paymentMethod"]
-GROUPINGS += ["entityId", "day", "month", "year", "date"]
+GROUPINGS += ["entityId", "day", "week", "month", "year", "date"]
 # Row dimensions, and two fields no row keeps (so the documents answer).
 CONDITION_FIELDS = ["merchant", "category", "currency", "docDate", "docType", "paymentMethod"]
 CONDITION_FIELDS += ["preferredCurrency", "amount", "isRecurring"]
@@ -159,7 +160,38 @@ queries = st.tuples(
     ),
     st.sampled_from(GROUPINGS),
     st.sampled_from(["exclude", "only", "include"]),
+    st.booleans(),  # fillGaps: every bucket of the range (time groupings)
 )
+
+
+async def answer(
+    store: Store, query: DocumentQuery, group_by: Any, fill_gaps: bool, use_rollups: bool
+) -> Totals | str:
+    """The totals, or the refusal of a series longer than 60 buckets (the dates span 91
+    days, so some day series are)."""
+    try:
+        return await store.documents.totals(
+            WS,
+            query,
+            group_by=group_by,
+            preferred_currency="EUR",
+            use_rollups=use_rollups,
+            fill_gaps=fill_gaps,
+            max_buckets=60,
+        )
+    except TooManyBuckets as refused:
+        return str(refused)
+
+
+def assert_without_holes(totals: Totals, group_by: str) -> None:
+    """A filled time series: consecutive buckets from its first to its last, undated last."""
+    if group_by not in ("day", "date", "week", "month", "year"):
+        return
+    keys = [group.key for group in totals.groups if group.key is not None]
+    if keys:
+        first, last = key_day(group_by, keys[0]), key_day(group_by, keys[-1])
+        assert keys == list(bucket_keys(group_by, first, last))
+    assert all(group.key is not None for group in totals.groups[: len(keys)])
 
 
 def without_source(totals: Totals) -> Totals:
@@ -216,18 +248,21 @@ def test_rollups_answer_like_the_documents(
     async def scenario() -> None:
         store = await new_store()
         await run_writes(store, ops)
-        for where, group_by, archived in asked:
+        for where, group_by, archived, fill_gaps in asked:
             query = DocumentQuery(
                 where=WhereClause.model_validate(where) if where else None,
                 where_fields=COUNT_FIELDS,
                 archived=archived,
             )
             fast, slow = [
-                await store.documents.totals(
-                    WS, query, group_by=group_by, preferred_currency="EUR", use_rollups=use
-                )
-                for use in (True, False)
+                await answer(store, query, group_by, fill_gaps, use) for use in (True, False)
             ]
+            if isinstance(slow, str):  # both refuse a series too long, alike
+                assert fast == slow, (where, group_by, archived)
+                continue
+            assert not isinstance(fast, str)
+            if fill_gaps and group_by is not None:
+                assert_without_holes(slow, group_by)
             assert slow.source == "documents"
             assert without_source(fast) == without_source(slow), (where, group_by, archived)
         # The graph's documentCount and archivedCount, from the total rows.

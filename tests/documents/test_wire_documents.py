@@ -54,6 +54,23 @@ async def test_documents_over_the_wire(wire_store: Store, registry: Registry) ->
             {"currency": "USD", "amount": 60.09},
         ]
 
+        # ISO weeks from the documents ($dateToString %G-W%V on the embedded server; an
+        # amount condition keeps the rollups out), the empty weeks filled with zeros.
+        weekly = {
+            "groupBy": "week",
+            "fillGaps": True,
+            "where": {"conditions": [{"field": "amount", "op": "gt", "value": 0}]},
+        }
+        weeks = result(await call(http, alice, "documents.count", weekly))
+        assert [(g["key"], g["count"]) for g in weeks["groups"]] == [
+            ("2023-W52", 1),
+            ("2024-W01", 1),
+            ("2024-W02", 0),
+            ("2024-W03", 1),
+            ("2024-W04", 0),
+            ("2024-W05", 2),
+        ]
+
         regex = result(
             await call(
                 http,

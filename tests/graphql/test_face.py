@@ -375,7 +375,7 @@ async def test_graphiql_for_browsers(api: httpx.AsyncClient) -> None:
     response = await api.get(GRAPHQL, headers={"Accept": "text/html,application/xhtml+xml"})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
-    assert "GraphiQL" in response.text and 'id="graphiql"' in response.text
+    assert "GraphQL explorer" in response.text and 'id="graphiql"' in response.text
     # Assets come from this server, not a CDN (offline installs, strict networks).
     assert "unpkg.com" not in response.text
     assert 'src="/v1/graphql/assets/graphiql@3.8.3/graphiql.min.js"' in response.text

@@ -243,6 +243,34 @@ async def test_group_by_month_with_exact_totals(service: httpx.AsyncClient, seed
     assert "CountDocumentsGroupBy" in wrong["errors"][0]["message"]
 
 
+async def test_a_series_without_holes(service: httpx.AsyncClient, seeded: Tenant) -> None:
+    query = """
+    {
+      documentsCount(input: {groupBy: week, fillGaps: true, where: {conditions: [
+        {field: "docDate", op: gte, value: "2024-01-01"},
+        {field: "docDate", op: lte, value: "2024-01-31"}]}}) {
+        groups { key count }
+      }
+    }
+    """
+    body = await gql(service, query, headers=seeded.headers())
+    assert "errors" not in body, body
+    assert body["data"]["documentsCount"]["groups"] == [
+        {"key": "2024-W01", "count": 1},
+        {"key": "2024-W02", "count": 0},
+        {"key": "2024-W03", "count": 1},
+        {"key": "2024-W04", "count": 0},
+        {"key": "2024-W05", "count": 0},
+    ]
+    refused = await gql(
+        service,
+        "{ documentsCount(input: {groupBy: merchant, fillGaps: true}) { count } }",
+        headers=seeded.headers(),
+    )
+    assert refused["errors"][0]["extensions"]["status"] == 400
+    assert "fillGaps" in refused["errors"][0]["message"]
+
+
 async def test_fast_path_matches_graphql_core(
     store: Store, registry: Registry, seeded: Tenant
 ) -> None:

@@ -1,22 +1,18 @@
-"""The pages for people: landing, API reference, the dashboard's shell and assets, thumbnails,
-and GraphiQL opening on fincap's example query with the header names filled in."""
+"""The pages for people: landing, API reference, the dashboard's shell and assets, thumbnails
+(the GraphQL explorer's page: tests/graphql/test_explorer_page.py and the browser tests)."""
 
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import httpx
 import pytest
 from PIL import Image
 
-from app.graphql.face import EXAMPLE_QUERY
 from app.web.routes import CSP, dashboard_assets
 from engines.thumbnail import NotPreviewable, thumbnail
-from tests.browser import needs_chromium, start_chromium
 from tests.conftest import Tenant
-from tests.graphql.helpers import LiveServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 
@@ -97,42 +93,3 @@ async def test_thumbnail_route_is_authenticated_and_scoped(
     assert (await client.get("/v1/files/doc_x/thumbnail")).status_code == 401
     missing = await client.get("/v1/files/doc_x/thumbnail", headers=alice.headers())
     assert missing.status_code == 404
-
-
-async def test_graphiql_page_carries_the_example_and_the_header_names(
-    client: httpx.AsyncClient,
-) -> None:
-    page = (await client.get("/v1/graphql", headers={"accept": "text/html"})).text
-    assert json.dumps(EXAMPLE_QUERY) in page
-    assert "X-Service-Org-Id" in page and "Welcome to GraphiQL" not in page
-
-
-@needs_chromium
-def test_graphiql_opens_on_the_example_query(tmp_path: Path, graphql_live: LiveServer) -> None:
-    server = graphql_live
-    process, devtools = start_chromium(tmp_path / "profile")
-    try:
-        target = devtools.call("Target.createTarget", url=server.url)["targetId"]
-        session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        editor = devtools.wait_for(
-            session,
-            "(t => t.includes('query Dashboard') && t)"
-            "(document.querySelector('.graphiql-query-editor')?.innerText || '')",
-        )
-        assert "byMonth: counts" in editor and "latest: documents" in editor
-        # The headers editor is open with the header names to fill in.
-        devtools.evaluate(
-            session,
-            "[...document.querySelectorAll('button')].find(b "
-            "=> b.innerText.trim() === 'Headers')?.click()",
-        )
-        headers = devtools.wait_for(
-            session,
-            "(t => t.includes('X-Service-Org-Id') && t)"
-            "([...document.querySelectorAll('.graphiql-editor-tool .graphiql-editor')]"
-            ".map(e => e.innerText).join(' '))",
-        )
-        assert "Authorization" in headers and "Bearer sk_" in headers
-    finally:
-        process.terminate()
-        process.wait(10)

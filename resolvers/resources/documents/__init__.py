@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from persistence.documents import CurrencyTotal as StoredTotal
 from persistence.documents import PreferredTotal as StoredPreferredTotal
+from persistence.documents.buckets import MAX_BUCKETS, TooManyBuckets, fillable
 from persistence.documents.fields import COUNT_FIELDS
 from persistence.documents.query import DocumentQuery
 from persistence.documents.records import StoredDocument
@@ -197,18 +198,31 @@ def _preferred(total: StoredPreferredTotal | None, currency: str) -> PreferredTo
 async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     """Counts documents and totals their amounts per currency over ALL matching documents. groupBy
     adds per-group counts and totals. preferredTotal is the total converted to the workspace's
-    preferred currency at each document's date.
+    preferred currency at each document's date. fillGaps: a time series without holes.
     """
     workspace_id = ctx.require_workspace()
+    if args.fillGaps and not fillable(args.groupBy):
+        raise BadRequest(
+            "Invalid request: fillGaps: needs groupBy day, week, month or year "
+            f"(got {args.groupBy or 'none'})"
+        )
     currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
     query = DocumentQuery(where=args.where, where_fields=COUNT_FIELDS, archived=args.archived)
-    totals = await ctx.store.documents.totals(
-        workspace_id,
-        query,
-        group_by=args.groupBy,
-        max_groups=MAX_GROUPS,
-        preferred_currency=currency,
-    )
+    try:
+        totals = await ctx.store.documents.totals(
+            workspace_id,
+            query,
+            group_by=args.groupBy,
+            max_groups=MAX_GROUPS,
+            preferred_currency=currency,
+            fill_gaps=args.fillGaps,
+            max_buckets=MAX_BUCKETS,
+        )
+    except TooManyBuckets as error:
+        raise BadRequest(
+            f"Invalid request: fillGaps: {error}; narrow the where clause's docDate range "
+            "or group by a longer period"
+        ) from error
     return DocumentCount(
         count=sum(total.count for total in totals.overall),
         totals=_totals(totals.overall),

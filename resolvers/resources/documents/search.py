@@ -18,9 +18,11 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
 from resolvers.services import search_indexes
 from resolvers.services.document_views import (
+    ALL_FIELDS,
     complete_documents,
     projected_documents,
     projected_fields,
+    selected_documents,
 )
 from schema.documents import Document, DocumentPage, SearchDocuments
 
@@ -63,7 +65,7 @@ class PreparedSearch:
 async def search_documents(ctx: Context, args: SearchDocuments) -> DocumentPage:
     workspace_id = ctx.require_workspace()
     query = DocumentQuery(where=args.where, archived=args.archived, export_status=args.exportStatus)
-    fields = None if args.outputMode == "complete" else projected_fields(args.requiredFields)
+    fields = _fields_of(ctx, args)
     ranked = args.useSearch and bool(args.query and args.query.strip())
     query_print = _query_print(args, ranked)
     keyring = ctx.services.keyring
@@ -72,11 +74,21 @@ async def search_documents(ctx: Context, args: SearchDocuments) -> DocumentPage:
     return await (_ranked_page(search) if ranked else _filtered_page(search))
 
 
+def _fields_of(ctx: Context, args: SearchDocuments) -> list[str] | None:
+    """The fields read and returned of each document (None: all). A face that shows only some
+    (GraphQL: the selection) names them, whatever outputMode says; else outputMode decides."""
+    if ctx.selected_fields is not None:
+        return ["id", *sorted(ctx.selected_fields.intersection(ALL_FIELDS) - {"id"})]
+    return None if args.outputMode == "complete" else projected_fields(args.requiredFields)
+
+
 async def _render(
     ctx: Context, records: list[StoredDocument], fields: list[str] | None
 ) -> list[Document]:
     if fields is None:
         return await complete_documents(ctx, records)
+    if ctx.selected_fields is not None:
+        return await selected_documents(ctx, records, fields)
     return projected_documents(ctx, records, fields)
 
 

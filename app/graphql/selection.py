@@ -1,0 +1,95 @@
+"""In GraphQL the selection is the output mode: what a query selects of the documents a field
+lists is what the capability reads from the store and returns (``Context.selected_fields``).
+
+``listed_fields`` finds those fields in the operation below the field being resolved (its
+``documents``): fragments and inline fragments expanded, a literal ``@skip``/``@include``
+obeyed. A field a variable may skip counts as selected: reading one field too many is harmless,
+one too few would show a null for a value the document has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import strawberry
+from graphql import (
+    BooleanValueNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLObjectType,
+    InlineFragmentNode,
+    SelectionNode,
+    SelectionSetNode,
+    get_named_type,
+)
+from pydantic import BaseModel
+
+from app.graphql.builder import model_field_of
+
+# The field of a capability's output that lists the documents (documents.search's page).
+LISTED = "documents"
+
+
+def lists_documents(output: type[BaseModel], document: type[BaseModel]) -> bool:
+    """Whether ``output`` lists ``document``s in its ``documents`` field."""
+    field = output.model_fields.get(LISTED)
+    return field is not None and field.annotation == list[document]  # type: ignore[valid-type]
+
+
+def listed_fields(info: strawberry.Info, model: type[BaseModel]) -> frozenset[str]:
+    """The ``model`` fields the query selects of the documents the resolved field lists."""
+    # strawberry's own ``selected_fields`` leaves @skip/@include unevaluated and fragments as
+    # nodes to walk anyway: graphql-core's info holds the plain AST.
+    raw = info._raw_info
+    page = get_named_type(raw.return_type)
+    listed = page.fields.get(LISTED) if isinstance(page, GraphQLObjectType) else None
+    document = get_named_type(listed.type) if listed is not None else None
+    if not isinstance(document, GraphQLObjectType):
+        return frozenset()
+    sets = [node.selection_set for node in raw.field_nodes if node.selection_set]
+    below = [
+        node.selection_set
+        for node in _fields(sets, raw.fragments)
+        if node.name.value == LISTED and node.selection_set
+    ]
+    names = set()
+    for node in _fields(below, raw.fragments):
+        field = document.fields.get(node.name.value)  # None: __typename
+        name = model_field_of(field) if field is not None else None
+        if name in model.model_fields:
+            names.add(name)
+    return frozenset(names)
+
+
+def _fields(
+    sets: Iterable[SelectionSetNode], fragments: Mapping[str, FragmentDefinitionNode]
+) -> Iterator[FieldNode]:
+    for selection_set in sets:
+        for selection in selection_set.selections:
+            if not _included(selection):
+                continue
+            if isinstance(selection, FieldNode):
+                yield selection
+            elif isinstance(selection, InlineFragmentNode):
+                yield from _fields([selection.selection_set], fragments)
+            elif isinstance(selection, FragmentSpreadNode):
+                # Validation refused unknown and cyclic fragments before execution.
+                fragment = fragments.get(selection.name.value)
+                if fragment is not None:
+                    yield from _fields([fragment.selection_set], fragments)
+
+
+def _included(selection: SelectionNode) -> bool:
+    """False only for a literal ``@skip(if: true)`` or ``@include(if: false)``."""
+    for directive in selection.directives or ():
+        name = directive.name.value
+        if name not in ("skip", "include"):
+            continue
+        value: Any = next(
+            (arg.value for arg in directive.arguments or () if arg.name.value == "if"), None
+        )
+        if isinstance(value, BooleanValueNode) and value.value == (name == "skip"):
+            return False
+    return True

@@ -1,0 +1,135 @@
+"""The GraphQL explorer's page: its files (vendored, licensed, served alone), its policy, the
+examples (each a valid operation that runs), ``/graphql`` and no header a browser refuses."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from app.graphql.explorer import (
+    ASSETS_PATH,
+    EXAMPLES,
+    OWN_DIR,
+    VENDORED_DIR,
+    explorer_files,
+)
+from app.graphql.face import service_schema
+from persistence.store import Store
+from resolvers.framework.registry import Registry
+from tests.conftest import Tenant, asgi_client
+from tests.documents.conftest import seeded as seeded  # a fixture
+from tests.graphql.helpers import GRAPHQL, gql
+
+HTML = {"accept": "text/html"}
+
+
+@pytest.fixture
+async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
+    async with asgi_client(store, registry) as http:
+        yield http
+
+
+async def page_of(http: httpx.AsyncClient, path: str = GRAPHQL) -> httpx.Response:
+    response = await http.get(path, headers=HTML, follow_redirects=True)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+    return response
+
+
+async def test_the_page_is_fincaps_and_loads_only_files_from_here(api: httpx.AsyncClient) -> None:
+    page = (await page_of(api)).text
+    assert "<title>fincap GraphQL explorer</title>" in page
+    assert "Strawberry" not in page and "unpkg" not in page and "https://" not in page
+    loaded = re.findall(r'(?:src|href)="([^"]+)" integrity="(sha384-[^"]+)"', page)
+    assert {url for url, _ in loaded} == {f"{ASSETS_PATH}/{name}" for name in explorer_files()}
+    for url, integrity in loaded:
+        served = await api.get(url)
+        assert served.status_code == 200
+        digest = base64.b64encode(hashlib.sha384(served.content).digest()).decode()
+        assert integrity == f"sha384-{digest}", url  # the browser would refuse anything else
+    for outside in ("README.md", "graphiql@3.8.3/LICENSE", "../explorer.py", "%2e%2e/face.py"):
+        assert (await api.get(f"{ASSETS_PATH}/{outside}")).status_code == 404
+
+
+def test_every_vendored_package_carries_its_licence() -> None:
+    packages = {path.parent for path in VENDORED_DIR.glob("**/*@*/LICENSE")}
+    used = set()
+    for name, path in explorer_files().items():
+        if path.is_relative_to(VENDORED_DIR):
+            parts = name.split("/")  # <package>@<version>/…, a scoped one @scope/<name>@…/…
+            used.add(VENDORED_DIR.joinpath(*parts[: 2 if name.startswith("@") else 1]))
+    assert used <= packages, used - packages
+    assert (VENDORED_DIR / "@graphiql/plugin-explorer@1.0.2/LICENSE.graphiql-explorer").is_file()
+
+
+async def test_no_header_is_filled_in_and_none_could_be_refused(api: httpx.AsyncClient) -> None:
+    # Browsers refuse to send a header holding anything beyond ISO-8859-1 (the old "sk_…").
+    page = (await page_of(api)).text
+    script = (OWN_DIR / "explorer.js").read_text()
+    for text in (page, script):
+        assert "sk_…" not in text and "Bearer sk_" not in text
+    assert all(ord(char) < 0x80 for char in script), "the script is plain ASCII"
+
+
+async def test_graphql_is_sent_on_to_the_endpoint(api: httpx.AsyncClient) -> None:
+    moved = await api.get("/graphql?query=%7B__typename%7D", headers=HTML)
+    assert moved.status_code == 308
+    assert moved.headers["location"] == f"{GRAPHQL}?query=%7B__typename%7D"
+    assert "GraphQL explorer" in (await page_of(api, "/graphql")).text
+    posted = await api.post("/graphql", json={"query": "{ __typename }"}, follow_redirects=True)
+    assert posted.json() == {"data": {"__typename": "Query"}}
+
+
+async def test_the_schema_is_documented_without_a_key(api: httpx.AsyncClient) -> None:
+    # The Docs pane and the explorer plugin load the schema before anyone signs in.
+    body = await gql(api, "{ __schema { queryType { name } } }")
+    assert body == {"data": {"__schema": {"queryType": {"name": "Query"}}}}
+
+
+async def test_every_example_is_a_named_operation_that_runs(
+    service: httpx.AsyncClient, seeded: Tenant
+) -> None:
+    names = [example.name for example in EXAMPLES]
+    assert names == ["Overview", "CountsByMonthAndCategory", "NewestDocuments", "NestedWhere"]
+    for example in EXAMPLES:
+        assert re.search(rf"^query {example.name}\b", example.query, re.MULTILINE)
+        body = await gql(service, example.query, headers=seeded.headers())
+        assert "errors" not in body, (example.name, body)
+        assert body["data"], example.name
+    overview = await gql(service, EXAMPLES[0].query, headers=seeded.headers())
+    assert overview["data"]["workspace"]["counts"]["count"] == 6
+    newest = await gql(service, EXAMPLES[2].query, headers=seeded.headers())
+    documents = newest["data"]["documentsSearch"]["documents"]
+    assert documents[0]["docDate"] == "2024-02-03"
+    assert any(d["lineItems"] for d in documents)
+    nested = await gql(
+        service, EXAMPLES[3].query, {"since": "2023-01-01"}, headers=seeded.headers()
+    )
+    # doc_b (Shell, 60.20, Fuel) alone is fuel or travel and 20 or more.
+    assert nested["data"]["documentsCount"]["groups"][0]["key"] == "Shell"
+
+
+def test_the_docs_pane_describes_the_document_graph(registry: Registry) -> None:
+    """What a dashboard builder reads in the Docs pane: the root types, the document and
+    workspace types and every field of theirs carry a description (from the models and the
+    capabilities' docstrings)."""
+    schema = service_schema(registry)._schema
+    explained = ["Query", "Mutation", "Document", "DocumentPage", "LineItem", "EditRecord"]
+    explained += ["DocumentFile", "FieldEvidence", "Workspace", "WorkspaceSummary"]
+    explained += ["WorkspaceList", "DocumentCount", "CountDocumentsInput", "WhereClauseInput"]
+    undescribed = []
+    for name in explained:
+        graphql_type = schema.get_type(name)
+        assert graphql_type is not None, name
+        if not graphql_type.description:
+            undescribed.append(name)
+        for field_name, field in getattr(graphql_type, "fields", {}).items():
+            # documents_count publishes its output schema on MCP, whose listing is at its byte
+            # budget: DocumentCount's own fields wait for room there (its type is described).
+            if not field.description and name != "DocumentCount":
+                undescribed.append(f"{name}.{field_name}")
+    assert undescribed == []

@@ -1,0 +1,175 @@
+"""The GraphQL explorer in headless Chromium against a live ``fincap serve`` with demo documents:
+it opens clean at /graphql, documents the schema before anyone signs in, offers the examples and
+the query builder, runs with a pasted key, and is signed in when the dashboard is."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import needs_chromium
+from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+
+pytestmark = [needs_chromium, pytest.mark.wire]
+
+RUN = "document.querySelector('.graphiql-execute-button').click()"
+RESULT = "document.querySelector('.result-window')?.innerText || ''"
+# Everything the page's Content-Security-Policy blocks, recorded from the first script on.
+RECORD_BLOCKED = (
+    "window.__blocked = []; document.addEventListener('securitypolicyviolation', "
+    "e => __blocked.push(e.violatedDirective + ' ' + e.blockedURI));"
+)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
+    data_dir = tmp_path_factory.mktemp("explorer") / "data"
+    boot = prepare(data_dir, 40)
+    with serving(data_dir, boot) as server:
+        yield server
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[Page]:
+    with chromium(tmp_path / "profile") as tab:
+        tab.call("Runtime.enable")
+        tab.call("Log.enable")
+        tab.call("Page.addScriptToEvaluateOnNewDocument", source=RECORD_BLOCKED)
+        yield tab
+
+
+def console_errors(page: Page) -> list[str]:
+    """Errors the page logged: console.error calls, uncaught exceptions, and what the browser
+    itself reports (a failed request, a refused header, a blocked file)."""
+    found = []
+    for event in page.devtools.events:
+        method, params = event["method"], event.get("params", {})
+        if method == "Runtime.consoleAPICalled" and params["type"] == "error":
+            found.append(
+                " ".join(str(a.get("value", a.get("description"))) for a in params["args"])
+            )
+        elif method == "Runtime.exceptionThrown":
+            found.append(params["exceptionDetails"].get("text", "exception"))
+        elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+            found.append(params["entry"]["text"])
+    return found
+
+
+def open_explorer(page: Page, base: str) -> None:
+    page.go(f"{base}/graphql")
+    page.wait("!!document.querySelector('.graphiql-execute-button')")
+    assert page.js("location.pathname") == "/v1/graphql"
+
+
+def run_and_read(page: Page, expected: str) -> str:
+    page.js(RUN)
+    text: str = page.wait(f"(t => t.includes({json.dumps(expected)}) && t)({RESULT})")
+    return text
+
+
+def lines(text: str) -> list[str]:
+    # The result pane is a code editor (its text has gutters): compare its lines.
+    return [line.strip() for line in text.splitlines()]
+
+
+def test_opens_clean_documents_the_schema_and_runs_with_a_pasted_key(
+    live: LiveDashboard, page: Page, tmp_path: Path
+) -> None:
+    open_explorer(page, live.base)
+    assert page.js("document.title") == "fincap GraphQL explorer"
+    # Not signed in: the key field shows, and nothing was put in the headers editor.
+    assert page.js("document.querySelector('#explorer-key-form').hidden") is False
+    assert "Not signed in" in page.js("document.querySelector('#explorer-signed').innerText")
+    # The examples, one tab each, named by their operations.
+    tabs = page.wait(
+        "(t => t.length === 4 && t)"
+        "([...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim()))"
+    )
+    assert tabs == ["Overview", "CountsByMonthAndCategory", "NewestDocuments", "NestedWhere"]
+    # The query builder (the explorer plugin) is open beside the editor and knows the schema.
+    page.wait(
+        "(document.querySelector('.graphiql-explorer-root')?.innerText || '').includes('workspace')"
+    )
+    # The Docs pane documents the schema, before any key.
+    page.click(".graphiql-sidebar button[aria-label$='Documentation Explorer']")
+    docs = page.wait(
+        "(t => t.includes('Query') && t)"
+        "(document.querySelector('.graphiql-doc-explorer')?.innerText || '')"
+    )
+    assert "Root Types" in docs and "query: Query" in docs
+    page.js(
+        "[...document.querySelectorAll('.graphiql-doc-explorer a')]"
+        ".find(a => a.innerText === 'Query').click()"
+    )
+    fields = page.wait(
+        "(t => t.includes('documentsCount') && t)"
+        "(document.querySelector('.graphiql-doc-explorer')?.innerText || '')"
+    )
+    assert "Counts documents and totals their amounts" in fields  # the capability's docstring
+
+    # A key with a character no header can carry is refused in the bar, not sent.
+    page.fill("#explorer-key", "sk_\u2026")
+    page.js("document.querySelector('#explorer-key-form').requestSubmit()")
+    assert "characters no API key has" in page.wait(
+        "document.querySelector('#explorer-error').innerText"
+    )
+    # A real key pasted in: the workspace appears, and the Overview example runs.
+    page.fill("#explorer-key", live.api_key)
+    page.js("document.querySelector('#explorer-key-form').requestSubmit()")
+    page.wait("document.querySelector('#explorer-signed').innerText.startsWith('Using the key')")
+    page.wait(
+        "document.querySelector('#explorer-workspace')?.selectedOptions[0]?.innerText"
+        " === 'Corner Shop (owner)'"
+    )
+    overview = lines(run_and_read(page, "Corner Shop"))
+    active = live.call("documents.count", {}).json()["data"]["result"]["count"]
+    assert '"name": "Corner Shop",' in overview and f'"documentCount": {active},' in overview
+    # The newest documents, in their own tab.
+    page.js(
+        "[...document.querySelectorAll('.graphiql-tab')]"
+        ".find(t => t.innerText.trim() === 'NewestDocuments').querySelector('button').click()"
+    )
+    page.wait(
+        "(document.querySelector('.graphiql-query-editor')?.innerText || '')"
+        ".includes('query NewestDocuments')"
+    )
+    newest = run_and_read(page, '"merchant"')
+    assert '"lineItems"' in newest
+    assert page.js("JSON.stringify(window.__blocked)") == "[]"
+    assert console_errors(page) == []
+    png = page.screenshot(tmp_path / "explorer.png")
+    assert png.startswith(b"\x89PNG") and len(png) > 20_000  # a real page, not blank
+
+
+def test_signed_in_when_the_dashboard_is(live: LiveDashboard, page: Page) -> None:
+    # Sign in to the dashboard with the key, as a person does, then open the explorer.
+    page.go(f"{live.base}/app/")
+    page.wait("!!document.querySelector('#key-form')")
+    page.fill("#api-key", live.api_key)
+    page.js("document.querySelector('#key-form').requestSubmit()")
+    page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
+    page.devtools.events.clear()  # the dashboard's own page (its missing favicon) is not ours
+    open_explorer(page, live.base)
+    signed = page.wait("document.querySelector('#explorer-signed').innerText")
+    assert signed == "Signed in from the dashboard."
+    assert page.js("document.querySelector('#explorer-key-form').hidden") is True
+    overview = lines(run_and_read(page, "Corner Shop"))
+    assert '"name": "Corner Shop",' in overview
+    assert console_errors(page) == []
+
+
+def test_no_console_error_with_neither_a_key_nor_a_sign_in(live: LiveDashboard, page: Page) -> None:
+    open_explorer(page, live.base)
+    # The schema loaded (the builder lists the root fields) and running without a key answers
+    # with the server's reason, shown in the result pane, not a failed fetch.
+    page.wait(
+        "(document.querySelector('.graphiql-explorer-root')?.innerText || '')"
+        ".includes('documentsSearch')"
+    )
+    answer: Any = run_and_read(page, "UNAUTHENTICATED")
+    assert "errors" in answer
+    assert console_errors(page) == []
