@@ -183,6 +183,9 @@ def test_open_a_document_correct_its_amount_and_see_the_chart_change(
     page.js("document.activeElement.value = ''")
     page.type_text("5000")
     page.press("Enter")
+    if float(stored["amount"]) * 10 <= 5000:  # ten times more or less: confirmed with Enter
+        page.wait("document.activeElement?.innerText.startsWith('Yes, save')")
+        page.press("Enter")
     page.wait("document.querySelector('#value-amount .value')?.innerText.includes('5,000')")
     assert page.js("document.activeElement?.dataset.edit") == "amount"  # focus came back
     page.screenshot(shots / "document.png")
@@ -199,6 +202,70 @@ def test_open_a_document_correct_its_amount_and_see_the_chart_change(
     rate = corrected["conversionRate"] or 1.0
     expected = before + (5000 - float(stored["amount"])) * rate
     assert abs(after - expected) < 0.05, (before, after, expected)
+
+
+@pytest.mark.parametrize(
+    ("locale", "shown", "large"),
+    [("en-US", "12.50", "1,234.56"), ("de-DE", "12,50", "1.234,56")],
+)
+def test_amounts_are_read_for_the_locale_and_big_changes_are_confirmed(
+    live: LiveDashboard, page: Page, locale: str, shown: str, large: str
+) -> None:
+    """Typing ``12,50`` saves 12.50 in an English and a German browser (a number input in
+    English used to drop the comma and save 1,250.00); the parsed value is shown before saving;
+    a change by a factor of 10 or more waits for a second "Yes, save"."""
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#latest tbody a').length > 1")
+    href = page.js("document.querySelectorAll('#latest tbody a')[1].getAttribute('href')")
+    document_id = href.rsplit("/", 1)[1]
+    assert live.call("documents.update", {"id": document_id, "amount": "20.00"}).status_code == 200
+    page.call("Emulation.setLocaleOverride", locale=locale)
+    try:
+        page.go("about:blank")
+        page.go(f"{live.base}/app/#/documents/{document_id}")
+        page.wait("!!document.querySelector('#fields [data-edit=amount]')")
+        assert page.js("new Intl.NumberFormat().resolvedOptions().locale") == locale
+        page.click("[data-edit=amount]")
+        page.wait("document.activeElement?.id === 'edit-amount'")
+        # The stored amount is shown as this person writes numbers.
+        written = page.js("document.activeElement.value")
+        assert written == ("20.00" if locale == "en-US" else "20,00")
+        page.fill("#edit-amount", "12,50")
+        parsed = page.js("document.querySelector('#parsed-amount').innerText")
+        assert shown in parsed, parsed
+        page.press("Enter")
+        page.wait(
+            "document.querySelector('#value-amount .value')"
+            f"?.innerText.includes({json.dumps(shown)})"
+        )
+
+        def saved() -> str:
+            got = live.call("documents.get", {"id": document_id}).json()["data"]["result"]
+            return str(got["document"]["amount"])
+
+        assert float(saved()) == 12.5
+        # About 99 times more: a warning and a second "Yes, save" before anything is written.
+        page.click("[data-edit=amount]")
+        page.wait("document.activeElement?.id === 'edit-amount'")
+        page.fill("#edit-amount", large)
+        page.js("document.querySelector('#value-amount form').requestSubmit()")
+        warning = page.wait("document.querySelector('#value-amount .error')?.innerText")
+        assert "99×" in warning, warning
+        button = page.js("document.querySelector('#value-amount button[type=submit]').innerText")
+        assert button.startswith("Yes, save"), button
+        assert float(saved()) == 12.5
+        page.js("document.querySelector('#value-amount form').requestSubmit()")
+        page.wait("!document.querySelector('#value-amount form')")
+        assert float(saved()) == 1234.56
+        # Text that is not an amount is refused in words, and nothing is saved.
+        page.click("[data-edit=amount]")
+        page.wait("document.activeElement?.id === 'edit-amount'")
+        page.fill("#edit-amount", "12,5,0")
+        page.js("document.querySelector('#value-amount form').requestSubmit()")
+        assert page.wait("document.querySelector('#value-amount .error')?.innerText")
+        assert float(saved()) == 1234.56
+    finally:
+        page.call("Emulation.setLocaleOverride")
 
 
 def test_upload_a_receipt_and_watch_it_finish(live: LiveDashboard, page: Page, shots: Path) -> None:
