@@ -268,6 +268,29 @@ def test_amounts_are_read_for_the_locale_and_big_changes_are_confirmed(
         page.call("Emulation.setLocaleOverride")
 
 
+def test_archive_then_undo_from_the_toast(live: LiveDashboard, page: Page) -> None:
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#latest tbody a').length > 2")
+    href = page.js("document.querySelectorAll('#latest tbody a')[2].getAttribute('href')")
+    document_id = href.rsplit("/", 1)[1]
+
+    def archived() -> bool:
+        got = live.call("documents.get", {"id": document_id}).json()["data"]["result"]
+        return bool(got["document"]["archived"])
+
+    page.go(f"{live.base}/app/#/documents/{document_id}")
+    page.wait("!!document.querySelector('#archive')")
+    page.click("#archive")
+    # Back on the list, the toast says what was archived and offers Undo.
+    page.wait("location.hash === '#/documents' && !!document.querySelector('#toast #undo')")
+    assert "Archived" in page.js("document.querySelector('#toast').innerText")
+    assert archived()
+    page.click("#toast #undo")
+    page.wait("document.querySelector('#toast')?.innerText === 'Restored'")
+    assert not archived()
+    page.wait(f"!!document.querySelector('#doc-list a[href$={json.dumps(document_id)}]')")
+
+
 def test_upload_a_receipt_and_watch_it_finish(live: LiveDashboard, page: Page, shots: Path) -> None:
     page.go(f"{live.base}/app/#/upload")
     page.wait("!!document.querySelector('#drop-zone')")

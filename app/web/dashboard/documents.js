@@ -417,8 +417,11 @@ function actions(doc) {
       : `mutation Archive($input: DeleteDocumentInput!) { documentsDelete(input: $input) { document { id archived } archivedDuplicates } }`;
     try {
       const result = await api.data(mutation, { input: { id: doc.id } });
-      const extra = result.documentsDelete?.archivedDuplicates?.length;
-      announce(doc.archived ? "Restored" : `Archived${extra ? ` with ${extra} duplicates` : ""}`);
+      const duplicates = result.documentsDelete?.archivedDuplicates || [];
+      const extra = duplicates.length;
+      const said = doc.archived ? "Restored" : `Archived${extra ? ` with ${extra} duplicates` : ""}`;
+      announce(said);
+      if (!doc.archived) undoToast(`${said}: ${doc.merchant || doc.id}`, [doc.id, ...duplicates]);
       location.hash = "#/documents";
     } catch (error) {
       status.replaceChildren(errorBox(error));
@@ -447,3 +450,29 @@ async function openOriginal(doc) {
   window.open(url, "_blank", "noopener");
 }
 
+// "Archived … Undo": a toast that outlives the move back to the list (it sits on <body>) for
+// a few seconds; Undo restores the document and the duplicates archived with it.
+const UNDO_SECONDS = 10;
+
+function undoToast(text, ids) {
+  document.getElementById("toast")?.remove();
+  const toast = h("div", { id: "toast", class: "toast", role: "status" });
+  const close = () => toast.remove();
+  const timer = setTimeout(close, UNDO_SECONDS * 1000);
+  const undo = async () => {
+    clearTimeout(timer);
+    try {
+      for (const id of ids) {
+        await api.data(`mutation Restore($input: UnarchiveDocumentInput!) { documentsUnarchive(input: $input) { document { id archived } } }`, { input: { id } });
+      }
+      clear(toast, h("span", {}, "Restored"));
+      announce("Restored");
+      setTimeout(close, 3000);
+      window.dispatchEvent(new HashChangeEvent("hashchange")); // the list shows it again
+    } catch (error) {
+      clear(toast, errorBox(error), h("button", { type: "button", onclick: close }, "Close"));
+    }
+  };
+  clear(toast, h("span", {}, text), h("button", { type: "button", id: "undo", onclick: undo }, "Undo"), h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: close }, "×"));
+  document.body.append(toast);
+}
