@@ -81,11 +81,15 @@ def test_sign_in_through_the_oauth_pages_and_see_the_charts(
     assert page.js("location.search") == ""  # the code left the address bar
     assert page.js("document.querySelector('h1').innerText") == "Corner Shop"
     months = bar_values(page)
-    assert len(months) >= 20 and sum(months.values()) > 1000  # two years of converted spend
+    # Two years of demo spend, shown by default for the last 12 months, each month a column.
+    assert len(months) == 12 and sum(months.values()) > 500, months
+    assert "Last 12 months" in page.js("document.querySelector('#range').innerText")
     categories = page.js(
         "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
     )
-    assert {"Groceries", "Fuel"} <= set(categories), categories
+    # The 8 largest categories, then the rest as one "Other" bar.
+    assert "Fuel" in categories and len(categories) == 9, categories
+    assert categories[-1].startswith("Other ("), categories
     assert page.js("document.querySelectorAll('#latest tbody tr').length") == 10
     assert page.js("document.querySelector('#total').innerText").startswith("$")
     # Everything on the page came from one GraphQL request (after the token exchange).
@@ -104,10 +108,18 @@ def test_filters_become_where_clauses(live: LiveDashboard, page: Page) -> None:
         "&& document.querySelectorAll('#chart-categories .hbar-label').length === 1"
     )
     fuel = int(page.js("document.querySelector('#doc-count').innerText"))
-    expected = live.call(
-        "documents.count",
-        {"where": {"conditions": [{"field": "category", "op": "eq", "value": "Fuel"}]}},
-    ).json()["data"]["result"]["count"]
+    # Within the default range (the last 12 months), shown in the date fields.
+    start, end = page.js(
+        "[document.querySelector('#f-from').value, document.querySelector('#f-to').value]"
+    )
+    conditions = [
+        {"field": "category", "op": "eq", "value": "Fuel"},
+        {"field": "docDate", "op": "gte", "value": start},
+        {"field": "docDate", "op": "lte", "value": end},
+    ]
+    expected = live.call("documents.count", {"where": {"conditions": conditions}}).json()["data"][
+        "result"
+    ]["count"]
     assert fuel == expected < int(before)
     assert all(
         row == "Fuel"
@@ -131,6 +143,56 @@ def test_filters_become_where_clauses(live: LiveDashboard, page: Page) -> None:
         "=> b.innerText.startsWith('Clear')).click()"
     )
     page.wait(f"document.querySelector('#doc-count')?.innerText === {json.dumps(before)}")
+
+
+def test_range_other_and_filters_in_the_address(live: LiveDashboard, page: Page) -> None:
+    """All time is a click away; categories past the top 8 are one "Other" bar; the filters
+    are in the address: a reload keeps them, back and forward step through them."""
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#chart-months .bar').length === 12")
+    page.click("#all-time")
+    page.wait(
+        "location.hash === '#/?range=all' && "
+        "document.querySelectorAll('#chart-months .bar').length > 12"
+    )
+    every = bar_values(page)
+    counted = live.call("documents.count", {"groupBy": "month"}).json()["data"]["result"]
+    first, last = (
+        min(g["key"] for g in counted["groups"] if g["key"]),
+        max(g["key"] for g in counted["groups"] if g["key"]),
+    )
+    assert min(every) == first and max(every) == last  # every month between, none missing
+    labels = page.js(
+        "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
+    )
+    by_category = live.call("documents.count", {"groupBy": "category"}).json()["data"]["result"]
+    if len(by_category["groups"]) > 8:
+        assert len(labels) == 9 and labels[-1].startswith("Other ("), labels
+    # A category filter is in the address; a reload keeps it.
+    page.js("document.querySelector('#f-category').value = 'Fuel'")
+    page.js("document.querySelector('form.filters').requestSubmit()")
+    page.wait("location.hash.includes('category=Fuel')")
+    page.wait("document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel'")
+    fuel_hash = page.js("location.hash")
+    page.call("Page.reload")
+    page.wait("document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel'")
+    assert page.js("location.hash") == fuel_hash
+    assert page.js("document.querySelector('#f-category').value") == "Fuel"
+    # Back: all time without a category; forward: Fuel again.
+    page.js("history.back()")
+    page.wait(
+        "location.hash === '#/?range=all' && "
+        "document.querySelectorAll('#chart-categories .hbar-label').length > 1"
+    )
+    assert page.js("document.querySelector('#f-category').value") == ""
+    page.js("history.forward()")
+    page.wait("document.querySelector('#f-category')?.value === 'Fuel'")
+    # A shared link opens on the same view in a fresh load.
+    page.go("about:blank")
+    page.go(f"{live.base}/app/{fuel_hash}")
+    page.wait("document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel'")
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#chart-months .bar').length === 12")
 
 
 def test_search_and_thumbnails(live: LiveDashboard, page: Page, shots: Path) -> None:

@@ -4,7 +4,7 @@
 import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
 import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
-import { state, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
+import { state, filtersHash, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
 
 const PAGE = 24;
 
@@ -152,7 +152,7 @@ export async function documentsView({ rerender }) {
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search")),
     ),
     active.length
-      ? h("p", { class: "hint" }, `Dashboard filters apply here too (${active.join(", ")}). `, h("a", { href: "#/" }, "Change them"))
+      ? h("p", { class: "hint" }, `Dashboard filters apply here too (${active.join(", ")}). `, h("a", { href: filtersHash(state.filters) }, "Change them"))
       : null,
     page.documents.length ? list : h("p", { class: "empty" }, "Nothing found."),
     more,
