@@ -12,7 +12,7 @@ import asyncio
 from html import escape
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from app.http.security_headers import page_headers
@@ -125,9 +125,14 @@ async def help_index(request: Request) -> HTMLResponse:
     return page("Help center", index_body(center))
 
 
-async def help_article(request: Request) -> HTMLResponse:
+async def help_article(request: Request) -> Response:
+    article_id = request.path_params["article_id"]
+    if not article_id.strip("/"):
+        # "/help/" is the index, as "/api/" is the reference: redirected, the search kept.
+        query = f"?{request.url.query}" if request.url.query else ""
+        return RedirectResponse(f"/help{query}", status_code=308)
     center = await asyncio.to_thread(default_help_center)
-    article = center.by_id.get(request.path_params["article_id"])
+    article = center.by_id.get(article_id)
     if article is None:
         return page(
             "Article not found",

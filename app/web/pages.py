@@ -27,6 +27,7 @@ def page(title: str, body: str, *, nav: bool = True) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title>"
+        '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
         f'<link rel="stylesheet" href="{STYLESHEET}"></head>'
         f'<body class="doc"><a class="skip" href="#main">Skip to content</a>'
         f'<header class="site">{links}</header><main id="main">{body}</main></body></html>'

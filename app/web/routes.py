@@ -52,7 +52,7 @@ def dashboard_assets(directory: Path = DASHBOARD_DIR) -> dict[str, Path]:
 
 
 def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
-    """``/``, ``/api``, ``/app/`` with its assets."""
+    """``/``, ``/api``, ``/app/`` with its assets, the favicon."""
     landing = landing_page(len(list(registry)))
     reference = api_reference_page(openapi)
     assets = dashboard_assets()
@@ -70,6 +70,16 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
 
     async def to_dashboard(request: Request) -> Response:
         return RedirectResponse("/app/", status_code=308)
+
+    async def favicon(request: Request) -> Response:
+        # Browsers ask for /favicon.ico on every page without a <link rel="icon">: the same SVG.
+        return secured(
+            FileResponse(
+                assets["favicon.svg"],
+                media_type=ASSET_TYPES[".svg"],
+                headers={"Cache-Control": "public, max-age=86400"},
+            )
+        )
 
     async def asset(request: Request) -> Response:
         path = assets.get(request.path_params["name"])
@@ -90,5 +100,7 @@ def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
         Route("/app", to_dashboard, methods=["GET"]),
         Route("/app/", dashboard, methods=["GET"]),
         Route("/app/assets/{name}", asset, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+        Route("/favicon.svg", favicon, methods=["GET"]),
     ]
     return routes

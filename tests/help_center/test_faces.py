@@ -156,6 +156,15 @@ async def test_help_index_lists_every_article(client: httpx.AsyncClient) -> None
         assert f'href="/help/{article.id}"' in response.text
 
 
+async def test_help_with_a_trailing_slash_is_the_index(client: httpx.AsyncClient) -> None:
+    """``/help/`` was an "Article not found" 404 while ``/api/`` redirected."""
+    response = await client.get("/help/", params={"q": "regex"})
+    assert response.status_code == 308
+    assert response.headers["location"] == "/help?q=regex"
+    followed = await client.get("/help/", follow_redirects=True)
+    assert followed.status_code == 200 and "fincap help center" in followed.text
+
+
 async def test_help_index_search_marks_and_escapes(client: httpx.AsyncClient) -> None:
     response = await client.get("/help", params={"q": "regex <b>"})
     assert response.status_code == 200

@@ -81,11 +81,15 @@ def test_sign_in_through_the_oauth_pages_and_see_the_charts(
     assert page.js("location.search") == ""  # the code left the address bar
     assert page.js("document.querySelector('h1').innerText") == "Corner Shop"
     months = bar_values(page)
-    assert len(months) >= 20 and sum(months.values()) > 1000  # two years of converted spend
+    # Two years of demo spend, shown by default for the last 12 months, each month a column.
+    assert len(months) == 12 and sum(months.values()) > 500, months
+    assert "Last 12 months" in page.js("document.querySelector('#range').innerText")
     categories = page.js(
         "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
     )
-    assert {"Groceries", "Fuel"} <= set(categories), categories
+    # The 8 largest categories, then the rest as one "Other" bar.
+    assert "Fuel" in categories and len(categories) == 9, categories
+    assert categories[-1].startswith("Other ("), categories
     assert page.js("document.querySelectorAll('#latest tbody tr').length") == 10
     assert page.js("document.querySelector('#total').innerText").startswith("$")
     # Everything on the page came from one GraphQL request (after the token exchange).
@@ -104,10 +108,18 @@ def test_filters_become_where_clauses(live: LiveDashboard, page: Page) -> None:
         "&& document.querySelectorAll('#chart-categories .hbar-label').length === 1"
     )
     fuel = int(page.js("document.querySelector('#doc-count').innerText"))
-    expected = live.call(
-        "documents.count",
-        {"where": {"conditions": [{"field": "category", "op": "eq", "value": "Fuel"}]}},
-    ).json()["data"]["result"]["count"]
+    # Within the default range (the last 12 months), shown in the date fields.
+    start, end = page.js(
+        "[document.querySelector('#f-from').value, document.querySelector('#f-to').value]"
+    )
+    conditions = [
+        {"field": "category", "op": "eq", "value": "Fuel"},
+        {"field": "docDate", "op": "gte", "value": start},
+        {"field": "docDate", "op": "lte", "value": end},
+    ]
+    expected = live.call("documents.count", {"where": {"conditions": conditions}}).json()["data"][
+        "result"
+    ]["count"]
     assert fuel == expected < int(before)
     assert all(
         row == "Fuel"
@@ -131,6 +143,56 @@ def test_filters_become_where_clauses(live: LiveDashboard, page: Page) -> None:
         "=> b.innerText.startsWith('Clear')).click()"
     )
     page.wait(f"document.querySelector('#doc-count')?.innerText === {json.dumps(before)}")
+
+
+def test_range_other_and_filters_in_the_address(live: LiveDashboard, page: Page) -> None:
+    """All time is a click away; categories past the top 8 are one "Other" bar; the filters
+    are in the address: a reload keeps them, back and forward step through them."""
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#chart-months .bar').length === 12")
+    page.click("#all-time")
+    page.wait(
+        "location.hash === '#/?range=all' && "
+        "document.querySelectorAll('#chart-months .bar').length > 12"
+    )
+    every = bar_values(page)
+    counted = live.call("documents.count", {"groupBy": "month"}).json()["data"]["result"]
+    first, last = (
+        min(g["key"] for g in counted["groups"] if g["key"]),
+        max(g["key"] for g in counted["groups"] if g["key"]),
+    )
+    assert min(every) == first and max(every) == last  # every month between, none missing
+    labels = page.js(
+        "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
+    )
+    by_category = live.call("documents.count", {"groupBy": "category"}).json()["data"]["result"]
+    if len(by_category["groups"]) > 8:
+        assert len(labels) == 9 and labels[-1].startswith("Other ("), labels
+    # A category filter is in the address; a reload keeps it.
+    page.js("document.querySelector('#f-category').value = 'Fuel'")
+    page.js("document.querySelector('form.filters').requestSubmit()")
+    page.wait("location.hash.includes('category=Fuel')")
+    page.wait("document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel'")
+    fuel_hash = page.js("location.hash")
+    page.call("Page.reload")
+    page.wait("document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel'")
+    assert page.js("location.hash") == fuel_hash
+    assert page.js("document.querySelector('#f-category').value") == "Fuel"
+    # Back: all time without a category; forward: Fuel again.
+    page.js("history.back()")
+    page.wait(
+        "location.hash === '#/?range=all' && "
+        "document.querySelectorAll('#chart-categories .hbar-label').length > 1"
+    )
+    assert page.js("document.querySelector('#f-category').value") == ""
+    page.js("history.forward()")
+    page.wait("document.querySelector('#f-category')?.value === 'Fuel'")
+    # A shared link opens on the same view in a fresh load.
+    page.go("about:blank")
+    page.go(f"{live.base}/app/{fuel_hash}")
+    page.wait("document.querySelector('#chart-categories .hbar-label')?.innerText === 'Fuel'")
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#chart-months .bar').length === 12")
 
 
 def test_search_and_thumbnails(live: LiveDashboard, page: Page, shots: Path) -> None:
@@ -183,6 +245,9 @@ def test_open_a_document_correct_its_amount_and_see_the_chart_change(
     page.js("document.activeElement.value = ''")
     page.type_text("5000")
     page.press("Enter")
+    if float(stored["amount"]) * 10 <= 5000:  # ten times more or less: confirmed with Enter
+        page.wait("document.activeElement?.innerText.startsWith('Yes, save')")
+        page.press("Enter")
     page.wait("document.querySelector('#value-amount .value')?.innerText.includes('5,000')")
     assert page.js("document.activeElement?.dataset.edit") == "amount"  # focus came back
     page.screenshot(shots / "document.png")
@@ -199,6 +264,93 @@ def test_open_a_document_correct_its_amount_and_see_the_chart_change(
     rate = corrected["conversionRate"] or 1.0
     expected = before + (5000 - float(stored["amount"])) * rate
     assert abs(after - expected) < 0.05, (before, after, expected)
+
+
+@pytest.mark.parametrize(
+    ("locale", "shown", "large"),
+    [("en-US", "12.50", "1,234.56"), ("de-DE", "12,50", "1.234,56")],
+)
+def test_amounts_are_read_for_the_locale_and_big_changes_are_confirmed(
+    live: LiveDashboard, page: Page, locale: str, shown: str, large: str
+) -> None:
+    """Typing ``12,50`` saves 12.50 in an English and a German browser (a number input in
+    English used to drop the comma and save 1,250.00); the parsed value is shown before saving;
+    a change by a factor of 10 or more waits for a second "Yes, save"."""
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#latest tbody a').length > 1")
+    href = page.js("document.querySelectorAll('#latest tbody a')[1].getAttribute('href')")
+    document_id = href.rsplit("/", 1)[1]
+    assert live.call("documents.update", {"id": document_id, "amount": "20.00"}).status_code == 200
+    page.call("Emulation.setLocaleOverride", locale=locale)
+    try:
+        page.go("about:blank")
+        page.go(f"{live.base}/app/#/documents/{document_id}")
+        page.wait("!!document.querySelector('#fields [data-edit=amount]')")
+        assert page.js("new Intl.NumberFormat().resolvedOptions().locale") == locale
+        page.click("[data-edit=amount]")
+        page.wait("document.activeElement?.id === 'edit-amount'")
+        # The stored amount is shown as this person writes numbers.
+        written = page.js("document.activeElement.value")
+        assert written == ("20.00" if locale == "en-US" else "20,00")
+        page.fill("#edit-amount", "12,50")
+        parsed = page.js("document.querySelector('#parsed-amount').innerText")
+        assert shown in parsed, parsed
+        page.press("Enter")
+        page.wait(
+            "document.querySelector('#value-amount .value')"
+            f"?.innerText.includes({json.dumps(shown)})"
+        )
+
+        def saved() -> str:
+            got = live.call("documents.get", {"id": document_id}).json()["data"]["result"]
+            return str(got["document"]["amount"])
+
+        assert float(saved()) == 12.5
+        # About 99 times more: a warning and a second "Yes, save" before anything is written.
+        page.click("[data-edit=amount]")
+        page.wait("document.activeElement?.id === 'edit-amount'")
+        page.fill("#edit-amount", large)
+        page.js("document.querySelector('#value-amount form').requestSubmit()")
+        warning = page.wait("document.querySelector('#value-amount .error')?.innerText")
+        assert "99×" in warning, warning
+        button = page.js("document.querySelector('#value-amount button[type=submit]').innerText")
+        assert button.startswith("Yes, save"), button
+        assert float(saved()) == 12.5
+        page.js("document.querySelector('#value-amount form').requestSubmit()")
+        page.wait("!document.querySelector('#value-amount form')")
+        assert float(saved()) == 1234.56
+        # Text that is not an amount is refused in words, and nothing is saved.
+        page.click("[data-edit=amount]")
+        page.wait("document.activeElement?.id === 'edit-amount'")
+        page.fill("#edit-amount", "12,5,0")
+        page.js("document.querySelector('#value-amount form').requestSubmit()")
+        assert page.wait("document.querySelector('#value-amount .error')?.innerText")
+        assert float(saved()) == 1234.56
+    finally:
+        page.call("Emulation.setLocaleOverride")
+
+
+def test_archive_then_undo_from_the_toast(live: LiveDashboard, page: Page) -> None:
+    page.go(f"{live.base}/app/#/")
+    page.wait("document.querySelectorAll('#latest tbody a').length > 2")
+    href = page.js("document.querySelectorAll('#latest tbody a')[2].getAttribute('href')")
+    document_id = href.rsplit("/", 1)[1]
+
+    def archived() -> bool:
+        got = live.call("documents.get", {"id": document_id}).json()["data"]["result"]
+        return bool(got["document"]["archived"])
+
+    page.go(f"{live.base}/app/#/documents/{document_id}")
+    page.wait("!!document.querySelector('#archive')")
+    page.click("#archive")
+    # Back on the list, the toast says what was archived and offers Undo.
+    page.wait("location.hash === '#/documents' && !!document.querySelector('#toast #undo')")
+    assert "Archived" in page.js("document.querySelector('#toast').innerText")
+    assert archived()
+    page.click("#toast #undo")
+    page.wait("document.querySelector('#toast')?.innerText === 'Restored'")
+    assert not archived()
+    page.wait(f"!!document.querySelector('#doc-list a[href$={json.dumps(document_id)}]')")
 
 
 def test_upload_a_receipt_and_watch_it_finish(live: LiveDashboard, page: Page, shots: Path) -> None:

@@ -5,6 +5,7 @@ the query builder, runs with a pasted key, and is signed in when the dashboard i
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,4 +173,22 @@ def test_no_console_error_with_neither_a_key_nor_a_sign_in(live: LiveDashboard, 
     )
     answer: Any = run_and_read(page, "UNAUTHENTICATED")
     assert "errors" in answer
+    assert console_errors(page) == []
+
+
+@pytest.mark.parametrize("path", ["/api", "/graphql", "/app/", "/help/"])
+def test_pages_fit_a_phone_and_ask_for_nothing_missing(
+    live: LiveDashboard, page: Page, path: str
+) -> None:
+    """At 390 px nothing scrolls sideways (``/api`` and the explorer did), and no request fails:
+    the favicon was a 404 on every page; ``/help/`` was an "Article not found"."""
+    page.viewport(390, 844)
+    page.go(f"{live.base}{path}")
+    page.wait("document.readyState === 'complete' && document.body.innerText.length > 50")
+    if path == "/graphql":
+        page.wait("!!document.querySelector('.graphiql-container')")
+    time.sleep(1)  # the icon is fetched after the load event
+    width = page.js("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1] == 390, width
+    assert page.js("document.title") and "not found" not in page.js("document.title").lower()
     assert console_errors(page) == []

@@ -56,7 +56,16 @@ async def test_dashboard_shell_and_assets(client: httpx.AsyncClient) -> None:
             continue
         asset = await client.get(f"/app/assets/{name}")
         assert asset.status_code == 200, name
-        assert asset.headers["content-type"].split(";")[0] in ("text/javascript", "text/css")
+        assert asset.headers["content-type"].split(";")[0] in (
+            "text/javascript",
+            "text/css",
+            "image/svg+xml",
+        )
+    # The favicon, also where browsers look for it unasked.
+    for path in ("/favicon.svg", "/favicon.ico"):
+        icon = await client.get(path)
+        assert icon.status_code == 200 and icon.text.startswith("<svg"), path
+        assert icon.headers["content-type"].startswith("image/svg+xml")
     # Only the listed files: no path from the URL reaches the disk.
     for bad in ("index.html", "..%2Fweb.py", "nope.js"):
         assert (await client.get(f"/app/assets/{bad}")).status_code == 404

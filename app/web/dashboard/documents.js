@@ -3,7 +3,8 @@
 
 import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
-import { state, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
+import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
+import { state, filtersHash, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
 
 const PAGE = 24;
 
@@ -151,7 +152,7 @@ export async function documentsView({ rerender }) {
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search")),
     ),
     active.length
-      ? h("p", { class: "hint" }, `Dashboard filters apply here too (${active.join(", ")}). `, h("a", { href: "#/" }, "Change them"))
+      ? h("p", { class: "hint" }, `Dashboard filters apply here too (${active.join(", ")}). `, h("a", { href: filtersHash(state.filters) }, "Change them"))
       : null,
     page.documents.length ? list : h("p", { class: "empty" }, "Nothing found."),
     more,
@@ -272,7 +273,25 @@ export async function documentView({ id, rerender }) {
     function edit() {
       const input = editor(name, kind, value);
       input.id = `edit-${name}`;
+      // The stored amount as this person writes numbers ("12,50" in German), so it reads back.
+      if (kind === "money" && value != null) input.value = new Intl.NumberFormat(undefined, { useGrouping: false, minimumFractionDigits: fractionDigits(doc.currency), maximumFractionDigits: 20 }).format(Number(value));
       const error = h("span", { class: "error", role: "alert" });
+      // Money: what the typed text will be saved as, shown while typing.
+      const parsed = h("output", { class: "parsed", for: input.id, id: `parsed-${name}` });
+      const submit = h("button", { type: "submit", class: "primary" }, "Save");
+      let confirmed = null; // the value a person agreed to after the factor-of-10 warning
+      const readMoney = () => parseMoney(input.value, { currency: doc.currency });
+      const showParsed = () => {
+        const result = readMoney();
+        error.textContent = "";
+        confirmed = null;
+        submit.textContent = "Save";
+        parsed.textContent = result.error ? "" : result.value == null ? "Empty (clears the amount)" : `Saves as ${money(result.text, doc.currency)}`;
+      };
+      if (kind === "money") {
+        input.addEventListener("input", showParsed);
+        showParsed();
+      }
       const cancel = () => {
         view();
         dd.querySelector("button").focus();
@@ -286,6 +305,23 @@ export async function documentView({ id, rerender }) {
             const raw = input.value.trim();
             let next = raw === "" ? null : raw;
             if (next !== null && kind === "currency") next = next.toUpperCase();
+            if (kind === "money") {
+              const result = readMoney();
+              if (result.error) {
+                error.textContent = result.error;
+                input.focus();
+                return;
+              }
+              next = result.text;
+              const factor = changeFactor(value, next);
+              if (factor >= 10 && confirmed !== next) {
+                confirmed = next;
+                error.textContent = `That is ${Math.round(factor)}× ${Number(next) > Number(value) ? "more" : "less"} than ${money(value, doc.currency)}. Save ${money(next, doc.currency)} anyway?`;
+                submit.textContent = `Yes, save ${money(next, doc.currency)}`;
+                submit.focus();
+                return;
+              }
+            }
             try {
               await save(name, next);
             } catch (failure) {
@@ -299,8 +335,9 @@ export async function documentView({ id, rerender }) {
         },
         h("label", { for: input.id, class: "visually-hidden" }, label),
         input,
-        h("button", { type: "submit", class: "primary" }, "Save"),
+        submit,
         h("button", { type: "button", onclick: cancel }, "Cancel"),
+        kind === "money" ? parsed : null,
         error,
       );
       clear(dd, form);
@@ -320,7 +357,7 @@ function editor(name, kind, value) {
     return h("select", {}, DOC_TYPES.map((t) => h("option", { value: t, selected: t === value }, t)));
   }
   const attributes = { value: value ?? "", autocomplete: "off" };
-  if (kind === "money") Object.assign(attributes, { type: "number", step: "0.01", min: "0", inputmode: "decimal" });
+  if (kind === "money") Object.assign(attributes, { type: "text", inputmode: "decimal", size: "12", "aria-describedby": `parsed-${name}` });
   else if (kind === "date") attributes.type = "date";
   else if (kind === "currency") Object.assign(attributes, { maxlength: "3", pattern: "[A-Za-z]{3}", size: "4" });
   else if (kind === "category") {
@@ -380,8 +417,11 @@ function actions(doc) {
       : `mutation Archive($input: DeleteDocumentInput!) { documentsDelete(input: $input) { document { id archived } archivedDuplicates } }`;
     try {
       const result = await api.data(mutation, { input: { id: doc.id } });
-      const extra = result.documentsDelete?.archivedDuplicates?.length;
-      announce(doc.archived ? "Restored" : `Archived${extra ? ` with ${extra} duplicates` : ""}`);
+      const duplicates = result.documentsDelete?.archivedDuplicates || [];
+      const extra = duplicates.length;
+      const said = doc.archived ? "Restored" : `Archived${extra ? ` with ${extra} duplicates` : ""}`;
+      announce(said);
+      if (!doc.archived) undoToast(`${said}: ${doc.merchant || doc.id}`, [doc.id, ...duplicates]);
       location.hash = "#/documents";
     } catch (error) {
       status.replaceChildren(errorBox(error));
@@ -408,4 +448,31 @@ async function openOriginal(doc) {
     return;
   }
   window.open(url, "_blank", "noopener");
+}
+
+// "Archived … Undo": a toast that outlives the move back to the list (it sits on <body>) for
+// a few seconds; Undo restores the document and the duplicates archived with it.
+const UNDO_SECONDS = 10;
+
+function undoToast(text, ids) {
+  document.getElementById("toast")?.remove();
+  const toast = h("div", { id: "toast", class: "toast", role: "status" });
+  const close = () => toast.remove();
+  const timer = setTimeout(close, UNDO_SECONDS * 1000);
+  const undo = async () => {
+    clearTimeout(timer);
+    try {
+      for (const id of ids) {
+        await api.data(`mutation Restore($input: UnarchiveDocumentInput!) { documentsUnarchive(input: $input) { document { id archived } } }`, { input: { id } });
+      }
+      clear(toast, h("span", {}, "Restored"));
+      announce("Restored");
+      setTimeout(close, 3000);
+      window.dispatchEvent(new HashChangeEvent("hashchange")); // the list shows it again
+    } catch (error) {
+      clear(toast, errorBox(error), h("button", { type: "button", onclick: close }, "Close"));
+    }
+  };
+  clear(toast, h("span", {}, text), h("button", { type: "button", id: "undo", onclick: undo }, "Undo"), h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: close }, "×"));
+  document.body.append(toast);
 }

@@ -3,7 +3,10 @@
 
 import { h, money, monthLabel, errorBox } from "./dom.js";
 import { columnChart, barChart } from "./charts.js";
-import { state, setFilters, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
+import { state, setFilters, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES, filtersFromHash, filtersHash, effectiveFilters } from "./state.js";
+
+// Categories beyond the largest TOP_CATEGORIES are one "Other" bar.
+const TOP_CATEGORIES = 8;
 
 export const OVERVIEW_QUERY = `
 query Overview($byMonth: CountDocumentsInput, $byCategory: CountDocumentsInput, $latest: SearchDocumentsInput) {
@@ -26,39 +29,39 @@ query Overview($byMonth: CountDocumentsInput, $byCategory: CountDocumentsInput, 
 }`;
 
 export function overviewVariables() {
-  const where = whereClause();
+  const where = whereClause(effectiveFilters());
   return {
-    byMonth: { groupBy: "month", where },
+    // fillGaps: every month of the range, empty ones as 0, so the axis has no holes.
+    byMonth: { groupBy: "month", where, fillGaps: true },
     byCategory: { groupBy: "category", where },
     latest: { limit: 10, sortBy: "docDate", sortOrder: -1, useSearch: false, where },
   };
 }
 
-// Every month from the first to the last, so a month without spend shows as a gap.
+// The server sends every month of the range (fillGaps); documents without a date have no bar.
 function monthRows(groups) {
-  const known = new Map(groups.filter((g) => g.key).map((g) => [g.key, g]));
-  const keys = [...known.keys()].sort();
-  if (!keys.length) return [];
-  const rows = [];
-  let [year, month] = keys[0].split("-").map(Number);
-  const [lastYear, lastMonth] = keys[keys.length - 1].split("-").map(Number);
-  while (year < lastYear || (year === lastYear && month <= lastMonth)) {
-    const key = `${year}-${String(month).padStart(2, "0")}`;
-    const group = known.get(key);
-    rows.push({
-      key,
-      label: monthLabel(key),
-      short: monthLabel(key).replace(/ \d{2}(\d{2})$/, " ’$1"),
-      value: group ? Number(group.preferredTotal.amount) : 0,
-      count: group ? group.count : 0,
-    });
-    month += 1;
-    if (month > 12) {
-      month = 1;
-      year += 1;
-    }
-  }
-  return rows;
+  return groups
+    .filter((g) => g.key)
+    .sort((a, b) => (a.key < b.key ? -1 : 1))
+    .map((g) => ({
+      key: g.key,
+      label: monthLabel(g.key),
+      short: monthLabel(g.key).replace(/ \d{2}(\d{2})$/, " ’$1"),
+      value: Number(g.preferredTotal?.amount || 0),
+      count: g.count,
+    }));
+}
+
+// The largest categories, and the rest (those listed past them and any the server cut off) as
+// "Other": the total minus the bars shown, so the bars add up to the total.
+function categoryRows(categories, totalAmount) {
+  if (categories.length <= TOP_CATEGORIES) return categories;
+  const top = categories.slice(0, TOP_CATEGORIES);
+  const shown = top.reduce((sum, c) => sum + c.value, 0);
+  const rest = categories.slice(TOP_CATEGORIES);
+  const value = Math.max(Number(totalAmount || 0) - shown, rest.reduce((sum, c) => sum + c.value, 0));
+  const count = rest.reduce((sum, c) => sum + c.count, 0);
+  return [...top, { key: null, other: true, label: `Other (${rest.length} categories)`, value, count }];
 }
 
 function lastDay(key) {
@@ -67,6 +70,7 @@ function lastDay(key) {
 }
 
 export async function overviewView({ rerender }) {
+  setFilters(filtersFromHash()); // the address is the truth: shared links, reload, back/forward
   const data = await loadWithWorkspace(OVERVIEW_QUERY, overviewVariables());
   const ws = data.workspace;
   const currency = ws.preferredCurrency;
@@ -77,10 +81,8 @@ export async function overviewView({ rerender }) {
   const months = monthRows(ws.byMonth?.groups || []);
   const total = ws.byMonth?.preferredTotal;
 
-  const pick = (filters) => {
-    setFilters({ ...state.filters, ...filters });
-    rerender();
-  };
+  const pick = (filters) => go({ ...state.filters, ...filters });
+  void rerender;
 
   return h(
     "div",
@@ -97,7 +99,8 @@ export async function overviewView({ rerender }) {
     total && total.converted < (ws.byMonth?.count ?? 0)
       ? h("p", { class: "hint" }, `${(ws.byMonth.count - total.converted).toLocaleString()} documents have no amount in ${currency} yet and are not in the totals.`)
       : null,
-    filtersForm(rerender),
+    h("p", { class: "hint", id: "range" }, rangeText(effectiveFilters())),
+    filtersForm(),
     h(
       "div",
       { class: "charts" },
@@ -111,9 +114,9 @@ export async function overviewView({ rerender }) {
       barChart({
         id: "chart-categories",
         title: `Spend by category (${currency})`,
-        rows: categories.slice(0, 12),
+        rows: categoryRows(categories, total?.amount),
         currency,
-        onPick: (row) => row.key && pick({ category: row.key }),
+        onPick: (row) => !row.other && row.key && pick({ category: row.key }),
       }),
     ),
     h("h2", {}, "Latest documents"),
@@ -155,10 +158,23 @@ function field(id, label, input) {
   return h("div", { class: "field" }, h("label", { for: id }, label), input);
 }
 
-export function filtersForm(rerender) {
+function rangeText(f) {
+  if (!f.from && !f.to) return "All time";
+  const isDefault = !state.filters.from && !state.filters.to;
+  return `${isDefault ? "Last 12 months: " : ""}${f.from || "…"} to ${f.to || "…"}`;
+}
+
+// A new address for new filters: a history entry, and the hash change renders it.
+function go(filters) {
+  const { range, ...rest } = filters;
+  location.hash = filtersHash(rest.from || rest.to ? rest : { ...rest, range });
+}
+
+export function filtersForm() {
   const f = state.filters;
-  const from = h("input", { id: "f-from", type: "date", value: f.from || "" });
-  const to = h("input", { id: "f-to", type: "date", value: f.to || "" });
+  const shown = effectiveFilters(f);
+  const from = h("input", { id: "f-from", type: "date", value: shown.from || "" });
+  const to = h("input", { id: "f-to", type: "date", value: shown.to || "" });
   const category = h(
     "select",
     { id: "f-category" },
@@ -190,8 +206,11 @@ export function filtersForm(rerender) {
           event.target.append(errorBox(new Error("The start date is after the end date")));
           return;
         }
-        setFilters({ from: from.value, to: to.value, category: category.value, docType: docType.value, merchant: merchant.value.trim() });
-        rerender();
+        const picked = { category: category.value, docType: docType.value, merchant: merchant.value.trim() };
+        // The default range unchanged stays the default (a shorter address, "Clear" not offered).
+        const defaults = effectiveFilters({});
+        const dates = from.value === defaults.from && to.value === defaults.to ? {} : { from: from.value, to: to.value };
+        go({ ...picked, ...dates, range: from.value || to.value ? undefined : "all" });
       },
     },
     field("f-from", "From", from),
@@ -203,9 +222,10 @@ export function filtersForm(rerender) {
       "div",
       { class: "actions" },
       h("button", { type: "submit", class: "primary" }, "Apply"),
-      active
-        ? h("button", { type: "button", onclick: () => { setFilters({}); rerender(); } }, `Clear ${active} filter${active > 1 ? "s" : ""}`)
-        : null,
+      f.range === "all"
+        ? null
+        : h("button", { type: "button", id: "all-time", onclick: () => go({ ...f, from: "", to: "", range: "all" }) }, "All time"),
+      active ? h("button", { type: "button", onclick: () => go({}) }, `Clear ${active} filter${active > 1 ? "s" : ""}`) : null,
     ),
   ),
   );

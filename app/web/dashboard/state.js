@@ -20,8 +20,36 @@ function loadFilters() {
 }
 
 export function setFilters(filters) {
-  state.filters = Object.fromEntries(Object.entries(filters).filter(([, v]) => v));
+  state.filters = Object.fromEntries(Object.entries(filters).filter(([k, v]) => v && FILTER_KEYS.includes(k)));
   sessionStorage.setItem(FILTERS, JSON.stringify(state.filters));
+}
+
+// The overview's filters live in the address (#/?from=…&category=…): a link shares them, a
+// reload keeps them, back and forward step through them. "range=all" turns the default off.
+export const FILTER_KEYS = ["from", "to", "category", "docType", "merchant", "range"];
+
+export function filtersFromHash(hash = location.hash) {
+  const query = hash.split("?")[1] || "";
+  const params = new URLSearchParams(query);
+  return Object.fromEntries(FILTER_KEYS.filter((k) => params.get(k)).map((k) => [k, params.get(k)]));
+}
+
+export function filtersHash(filters) {
+  const params = new URLSearchParams(FILTER_KEYS.filter((k) => filters[k]).map((k) => [k, filters[k]]));
+  const query = params.toString();
+  return query ? `#/?${query}` : "#/";
+}
+
+// With no dates and no "range=all": the last 12 months, this month included.
+export function defaultRange(today = new Date()) {
+  const start = new Date(Date.UTC(today.getFullYear(), today.getMonth() - 11, 1));
+  const end = new Date(Date.UTC(today.getFullYear(), today.getMonth() + 1, 0));
+  return { from: start.toISOString().slice(0, 10), to: end.toISOString().slice(0, 10) };
+}
+
+export function effectiveFilters(filters = state.filters) {
+  if (filters.range === "all" || filters.from || filters.to) return filters;
+  return { ...filters, ...defaultRange() };
 }
 
 function escapeRegex(text) {
