@@ -1,4 +1,4 @@
-// The dashboard: a hash router over five views. Every view loads with one GraphQL request.
+// The dashboard: a hash router over six views. Every view loads with one GraphQL request.
 
 import * as api from "./api.js";
 import { h, clear, announce, errorBox } from "./dom.js";
@@ -7,6 +7,7 @@ import { overviewView } from "./overview.js";
 import { documentsView, documentView } from "./documents.js";
 import { uploadView } from "./upload.js";
 import { keysView } from "./keys.js";
+import { membersView } from "./members.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -16,7 +17,7 @@ function route() {
   const path = (location.hash || "#/").slice(1);
   const parts = path.split("?")[0].split("/").filter(Boolean);
   if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
-  if (["documents", "upload", "keys"].includes(parts[0])) return { name: parts[0] };
+  if (["documents", "upload", "keys", "members"].includes(parts[0])) return { name: parts[0] };
   return { name: "overview" };
 }
 
@@ -26,6 +27,7 @@ const VIEWS = {
   document: documentView,
   upload: uploadView,
   keys: keysView,
+  members: membersView,
 };
 
 let renderToken = 0;
