@@ -269,12 +269,19 @@ def test_create_and_revoke_a_key(live: LiveDashboard, page: Page, shots: Path) -
     page.js("document.querySelector('#create-key').requestSubmit()")
     secret = page.wait("document.querySelector('#new-secret')?.innerText")
     assert secret.startswith("sk_")
+    # The list has the new key at once, beside its secret (no reload, no "Done" first).
+    assert page.js(
+        "[...document.querySelectorAll('#keys tbody tr')].some(r "
+        "=> r.innerText.includes('bookkeeping export'))"
+    )
+    assert page.js("!!document.querySelector('#new-secret')")
     # The new key works through REST, in this workspace.
     assert live.call("workspaces.list", {}, key=secret).status_code == 200
     page.js(
         "[...document.querySelectorAll('#created-key "
         "button')].find(b => b.innerText === 'Done').click()"
     )
+    page.wait("!document.querySelector('#new-secret')")  # redrawn without the secret
     page.wait(
         "[...document.querySelectorAll('#keys tbody tr')].some(r "
         "=> r.innerText.includes('bookkeeping export'))"
@@ -346,6 +353,13 @@ def test_sign_out_then_sign_in_with_an_api_key(live: LiveDashboard, page: Page) 
     page.click("#sign-out")
     page.wait("!!document.querySelector('#key-form')")
     assert page.js("sessionStorage.getItem('fincap.session')") is None
+    # Signed out, the header offers "Sign in" only: no "Sign out", no workspace list from before.
+    shown = "(s => { const e = document.querySelector(s); return !!e && e.offsetParent !== null; })"
+    assert page.js(f"{shown}('#header-sign-in')")
+    assert page.js("document.querySelector('#header-sign-in').innerText") == "Sign in"
+    assert not page.js(f"{shown}('#sign-out')")
+    assert not page.js(f"{shown}('#workspace')")
+    assert page.js("document.querySelector('#workspace').options.length") == 0
     page.fill("#api-key", live.api_key)
     page.js("document.querySelector('#key-form').requestSubmit()")
     page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
@@ -419,7 +433,7 @@ def test_members_invite_change_a_role_and_remove(
     bea = teammate["userId"]
     select = f"document.querySelector('[data-role-of=\"{bea}\"]')"
     page.js(f"{select}.value = 'admin'; {select}.dispatchEvent(new Event('change'))")
-    page.wait(f"document.querySelector('[data-member=\"{bea}\"] select')?.value === 'admin'")
+    page.wait("document.querySelector('#announce').textContent.includes('is now admin')")
     roles = {
         m["email"]: m["role"]
         for m in live.call("members.list", {}).json()["data"]["result"]["members"]

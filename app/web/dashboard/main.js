@@ -12,6 +12,18 @@ import { membersView } from "./members.js";
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const picker = document.getElementById("workspace");
+const signedOut = document.getElementById("signed-out");
+
+// Signed out, the header shows only "Sign in": no navigation, no workspace list from before.
+function showHeader(signedIn) {
+  nav.hidden = !signedIn;
+  signedOut.hidden = signedIn;
+  if (!signedIn) {
+    clear(picker);
+    state.workspaces = [];
+    state.workspace = null;
+  }
+}
 
 function route() {
   const path = (location.hash || "#/").slice(1);
@@ -35,12 +47,12 @@ let renderToken = 0;
 async function render() {
   const token = ++renderToken;
   if (!api.session()) {
-    nav.hidden = true;
+    showHeader(false);
     clear(main, signInView());
     focusHeading();
     return;
   }
-  nav.hidden = false;
+  showHeader(true);
   const current = route();
   for (const link of nav.querySelectorAll("a[data-route]")) {
     const active = link.dataset.route === current.name || (current.name === "document" && link.dataset.route === "documents");
@@ -60,7 +72,7 @@ async function render() {
     if (error.status === 401) {
       api.saveSession(null);
       clear(main, signInView(error.message));
-      nav.hidden = true;
+      showHeader(false);
     } else {
       clear(main, h("h1", {}, "Something went wrong"), errorBox(error));
     }
@@ -104,10 +116,19 @@ picker.addEventListener("change", async () => {
 
 document.getElementById("sign-out").addEventListener("click", async () => {
   await api.signOut();
-  state.workspaces = [];
-  state.workspace = null;
+  showHeader(false);
   location.hash = "#/";
   render();
+});
+
+document.getElementById("header-sign-in").addEventListener("click", async (event) => {
+  event.target.disabled = true;
+  try {
+    await api.startSignIn();
+  } catch (error) {
+    event.target.disabled = false;
+    clear(main, signInView(error.message));
+  }
 });
 
 function signInView(problem) {
@@ -173,6 +194,7 @@ async function start() {
   try {
     await api.finishSignIn();
   } catch (error) {
+    showHeader(false);
     clear(main, signInView(error.message));
     return;
   }
