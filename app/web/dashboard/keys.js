@@ -1,7 +1,7 @@
 // The user's API keys in this workspace: create (the secret is shown once), list, revoke.
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox } from "./dom.js";
+import { h, clear, announce, errorBox, confirmInPlace } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 
 const KEY_FIELDS = "id name prefix restrictedTo scopes createdAt revokedAt isCurrent";
@@ -115,29 +115,23 @@ function keyTable(keys, rerender) {
 }
 
 function confirmRevoke(key, cell, button, rerender) {
-  const yes = h(
-    "button",
-    {
-      type: "button",
-      class: "danger",
-      id: "confirm-revoke",
-      onclick: async () => {
-        try {
-          await api.data(`mutation Revoke($input: RevokeApiKeyInput!) { apiKeysRevoke(input: $input) { key { id revokedAt } } }`, { input: { id: key.id } });
-          announce(`${key.name} revoked`);
-          if (key.isCurrent) {
-            api.saveSession(null);
-            location.hash = "#/";
-          }
-          rerender();
-        } catch (error) {
-          cell.append(errorBox(error));
+  confirmInPlace(cell, button, {
+    id: "confirm-revoke",
+    warning: key.isCurrent ? "This is the key you are signed in with. " : "Programs using it will stop working. ",
+    yes: `Yes, revoke ${key.name}`,
+    no: "Keep it",
+    onYes: async () => {
+      try {
+        await api.data(`mutation Revoke($input: RevokeApiKeyInput!) { apiKeysRevoke(input: $input) { key { id revokedAt } } }`, { input: { id: key.id } });
+        announce(`${key.name} revoked`);
+        if (key.isCurrent) {
+          api.saveSession(null);
+          location.hash = "#/";
         }
-      },
+        rerender();
+      } catch (error) {
+        cell.append(errorBox(error));
+      }
     },
-    `Yes, revoke ${key.name}`,
-  );
-  const no = h("button", { type: "button", onclick: () => { clear(cell, button); button.focus(); } }, "Keep it");
-  clear(cell, h("span", { role: "alert" }, key.isCurrent ? "This is the key you are signed in with. " : "Programs using it will stop working. "), yes, no);
-  yes.focus();
+  });
 }

@@ -4,7 +4,7 @@
 // server's own words when it refuses (e.g. the last owner).
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox } from "./dom.js";
+import { h, clear, announce, errorBox, confirmInPlace } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 
 const ROLES = ["member", "admin", "owner"];
@@ -173,35 +173,29 @@ function memberTable(members, myRole, rerender) {
 }
 
 function confirmRemove(member, label, cell, button, status, rerender) {
-  const yes = h(
-    "button",
-    {
-      type: "button",
-      class: "danger",
-      id: "confirm-remove",
-      onclick: async () => {
-        try {
-          const mutation = member.isYou
-            ? `mutation Leave { membersLeave(input: {}) { removed } }`
-            : `mutation Remove($input: RemoveMemberInput!) { membersRemove(input: $input) { removed } }`;
-          await api.data(mutation, member.isYou ? {} : { input: { userId: member.userId } });
-          announce(`${label} removed`);
-          if (member.isYou) {
-            api.setWorkspace(null);
-            location.hash = "#/";
-          }
-          rerender();
-        } catch (error) {
-          clear(cell, button);
-          clear(status, errorBox(error));
+  confirmInPlace(cell, button, {
+    id: "confirm-remove",
+    warning: "Their keys and sign-ins for this workspace stop working. ",
+    yes: member.isYou ? "Yes, leave this workspace" : `Yes, remove ${label}`,
+    no: "Keep",
+    onYes: async () => {
+      try {
+        const mutation = member.isYou
+          ? `mutation Leave { membersLeave(input: {}) { removed } }`
+          : `mutation Remove($input: RemoveMemberInput!) { membersRemove(input: $input) { removed } }`;
+        await api.data(mutation, member.isYou ? {} : { input: { userId: member.userId } });
+        announce(`${label} removed`);
+        if (member.isYou) {
+          api.setWorkspace(null);
+          location.hash = "#/";
         }
-      },
+        rerender();
+      } catch (error) {
+        clear(cell, button);
+        clear(status, errorBox(error));
+      }
     },
-    member.isYou ? "Yes, leave this workspace" : `Yes, remove ${label}`,
-  );
-  const no = h("button", { type: "button", onclick: () => { clear(cell, button); button.focus(); } }, "Keep");
-  clear(cell, h("span", { role: "alert" }, "Their keys and sign-ins for this workspace stop working. "), yes, no);
-  yes.focus();
+  });
 }
 
 function invitationList(invitations, myRole, rerender) {
