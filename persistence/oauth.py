@@ -226,6 +226,52 @@ class OAuthTokens:
         return list(found[0]["scopes"]) if found else None
 
 
+class OAuthConsents:
+    """The ``oauth_consents`` collection: what a user allowed a client, so the consent page is
+    not shown again for the same client, workspace and scopes (one record per user and client).
+
+    Asked again when a client wants a scope not allowed before; forgotten when the user revokes
+    one of the client's grants (``/v1/oauth/revoke``) or leaves or is removed from the
+    workspace (``members``), so the next sign-in asks again.
+    """
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col = db["oauth_consents"]
+
+    async def ensure_indexes(self) -> None:
+        await self._col.create_indexes(
+            [IndexModel([("userId", ASCENDING), ("workspaceId", ASCENDING)], name="membership")]
+        )
+
+    async def remember(
+        self, user_id: str, client_id: str, workspace_id: str, scopes: list[str]
+    ) -> None:
+        await self._col.update_one(
+            {"_id": f"{user_id}|{client_id}"},
+            {
+                "$set": {
+                    "userId": user_id,
+                    "clientId": client_id,
+                    "workspaceId": workspace_id,
+                    "scopes": sorted(set(scopes)),
+                    "decidedAt": utcnow(),
+                }
+            },
+            upsert=True,
+        )
+
+    async def find(self, user_id: str, client_id: str) -> dict[str, Any] | None:
+        return await self._col.find_one({"_id": f"{user_id}|{client_id}"})
+
+    async def forget(self, user_id: str, client_id: str) -> bool:
+        result = await self._col.delete_one({"_id": f"{user_id}|{client_id}"})
+        return result.deleted_count == 1
+
+    async def forget_for_membership(self, user_id: str, workspace_id: str) -> int:
+        result = await self._col.delete_many({"userId": user_id, "workspaceId": workspace_id})
+        return int(result.deleted_count)
+
+
 def as_utc(moment: datetime) -> datetime:
     """BSON dates are UTC; mongomock gives them back naive."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -20,7 +20,7 @@ from persistence.integrations import Integrations
 from persistence.invitations import Invitations
 from persistence.jobs import Clock, Jobs
 from persistence.mailboxes import Mailboxes
-from persistence.oauth import OAuthClients, OAuthCodes, OAuthTokens
+from persistence.oauth import OAuthClients, OAuthCodes, OAuthConsents, OAuthTokens
 from persistence.rules import Rules
 from persistence.sign_in_failures import SignInFailures
 from persistence.thumbnails import Thumbnails
@@ -60,6 +60,7 @@ class Store:
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)
+        self.oauth_consents = OAuthConsents(db)
         self.sign_in_failures = SignInFailures(db)
         self.rules = Rules(db)
         self.inbound_addresses = InboundAddresses(db)

@@ -100,7 +100,7 @@ async def show_sign_in(request: Request) -> Response:
     cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
     user_id = session_user(server.keyring, request)
     if user_id is not None:
-        response = await render_consent(request, server, pending, sealed, cookie, user_id)
+        response = await consent_or_remembered(request, server, pending, sealed, cookie, user_id)
     else:
         response = html(
             sign_in_page(
@@ -167,16 +167,16 @@ async def submit_sign_in(request: Request) -> Response:
             services_of(request).store, email, fields.get("password", ""), client_address(request)
         )
     except SignInThrottled as exc:
-        response = again(
+        refused = again(
             f"Too many failed sign-ins. Try again in {exc.retry_after} seconds "
             f"(after {exc.until:%H:%M:%S} UTC).",
             429,
         )
-        response.headers["Retry-After"] = str(exc.retry_after)
-        return response
+        refused.headers["Retry-After"] = str(exc.retry_after)
+        return refused
     if user is None:
         return again("That email and password do not match an account.", 401)
-    response = await render_consent(request, server, pending, sealed, cookie, user["_id"])
+    response = await consent_or_remembered(request, server, pending, sealed, cookie, user["_id"])
     session = json.dumps({"user": user["_id"], "exp": int(time.time()) + SESSION_SECONDS})
     response.set_cookie(
         SESSION_COOKIE,
@@ -185,6 +185,29 @@ async def submit_sign_in(request: Request) -> Response:
         **cookie_options(request),
     )
     return response
+
+
+async def consent_or_remembered(
+    request: Request,
+    server: AuthorizationServer,
+    pending: PendingRequest,
+    sealed: str,
+    cookie: str,
+    user_id: str,
+) -> Response:
+    """The consent page, or straight back to the client with a code when this user already
+    allowed this client these scopes (or more) and is still a member of that workspace."""
+    store = server.store
+    remembered = await store.oauth_consents.find(user_id, pending.client_id)
+    if (
+        remembered is not None
+        and set(pending.scopes or []) <= set(remembered["scopes"])
+        and await store.workspaces.role_of(user_id, remembered["workspaceId"]) is not None
+    ):
+        code = await server.grant_code(pending, user_id, remembered["workspaceId"])
+        target = construct_redirect_uri(str(pending.redirect_uri), code=code, state=pending.state)
+        return RedirectResponse(target, status_code=303)
+    return await render_consent(request, server, pending, sealed, cookie, user_id)
 
 
 async def render_consent(
@@ -245,6 +268,9 @@ async def submit_consent(request: Request) -> Response:
             request, server, pending, sealed, cookie, user_id, "Choose one of your workspaces."
         )
     code = await server.grant_code(pending, user_id, workspace_id)
+    await server.store.oauth_consents.remember(
+        user_id, pending.client_id, workspace_id, list(pending.scopes or [])
+    )
     return RedirectResponse(
         construct_redirect_uri(redirect_uri, code=code, state=pending.state), status_code=303
     )

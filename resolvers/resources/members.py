@@ -295,6 +295,7 @@ async def _remove(ctx: Context, user_id: str) -> MemberRemoved:
         raise NotFound(f"No member '{user_id}' in this workspace")
     keys = await store.api_keys.revoke_restricted_to(user_id, workspace_id)
     tokens = await store.oauth_tokens.revoke_for_membership(user_id, workspace_id)
+    await store.oauth_consents.forget_for_membership(user_id, workspace_id)
     numbers = await store.whatsapp_senders.remove_for_member(workspace_id, user_id)
     await store.invitations.cancel_sent_by(workspace_id, user_id)
     return MemberRemoved(

@@ -344,4 +344,7 @@ class AuthorizationServer:
         raise TokenError("unsupported_grant_type", "identity assertions are not supported")
 
     async def revoke_token(self, token: FincapAccessToken | FincapRefreshToken) -> None:
+        """Revoking a grant also takes back the remembered consent: the next sign-in through
+        this client asks again."""
         await self.revoke_family(token.family_id)
+        await self.store.oauth_consents.forget(token.user_id, token.client_id)

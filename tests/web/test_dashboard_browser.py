@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +24,7 @@ from tests.web.dashboard_live import (
     LiveDashboard,
     Page,
     chromium,
+    cli,
     colour_share,
     prepare,
     serving,
@@ -32,14 +34,30 @@ pytestmark = [needs_chromium, pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 ACCENT = (0x1F, 0x5F, 0xBF)  # the bars' colour (site.css --accent)
 DEMO_DOCUMENTS = 300
+TEAMMATE = "bea@example.com"
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("web") / "data"
-    boot = prepare(data_dir, DEMO_DOCUMENTS)
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("web") / "data"
+
+
+@pytest.fixture(scope="module")
+def boot(data_dir: Path) -> dict[str, Any]:
+    return prepare(data_dir, DEMO_DOCUMENTS)
+
+
+@pytest.fixture(scope="module")
+def live(data_dir: Path, boot: dict[str, Any], teammate: dict[str, Any]) -> Iterator[LiveDashboard]:
     with serving(data_dir, boot) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def teammate(data_dir: Path, boot: dict[str, Any]) -> dict[str, Any]:
+    """A second person with an account (and a workspace of their own), made before the server
+    starts (the CLI opens the store itself): the owner invites them in the members test."""
+    return cli(data_dir, "admin", "bootstrap", "--email", TEAMMATE, "--workspace", "Bea's books")
 
 
 @pytest.fixture(scope="module")
@@ -403,12 +421,19 @@ def test_create_and_revoke_a_key(live: LiveDashboard, page: Page, shots: Path) -
     page.js("document.querySelector('#create-key').requestSubmit()")
     secret = page.wait("document.querySelector('#new-secret')?.innerText")
     assert secret.startswith("sk_")
+    # The list has the new key at once, beside its secret (no reload, no "Done" first).
+    assert page.js(
+        "[...document.querySelectorAll('#keys tbody tr')].some(r "
+        "=> r.innerText.includes('bookkeeping export'))"
+    )
+    assert page.js("!!document.querySelector('#new-secret')")
     # The new key works through REST, in this workspace.
     assert live.call("workspaces.list", {}, key=secret).status_code == 200
     page.js(
         "[...document.querySelectorAll('#created-key "
         "button')].find(b => b.innerText === 'Done').click()"
     )
+    page.wait("!document.querySelector('#new-secret')")  # redrawn without the secret
     page.wait(
         "[...document.querySelectorAll('#keys tbody tr')].some(r "
         "=> r.innerText.includes('bookkeeping export'))"
@@ -439,8 +464,8 @@ def test_keyboard_and_phone_width(live: LiveDashboard, page: Page, shots: Path) 
         page.press("Tab")
         focused.append(page.js("document.activeElement.textContent.trim()"))
     assert focused == ["fincap", "Overview", "Documents", "Upload"], focused
-    page.press("Tab")
-    page.press("Tab")
+    for _ in range(3):  # API keys, Members, then the workspace picker
+        page.press("Tab")
     assert page.js("document.activeElement.id") == "workspace"  # the workspace picker
     page.js("document.querySelector('[data-route=documents]').focus()")
     page.press("Enter")
@@ -480,6 +505,13 @@ def test_sign_out_then_sign_in_with_an_api_key(live: LiveDashboard, page: Page) 
     page.click("#sign-out")
     page.wait("!!document.querySelector('#key-form')")
     assert page.js("sessionStorage.getItem('fincap.session')") is None
+    # Signed out, the header offers "Sign in" only: no "Sign out", no workspace list from before.
+    shown = "(s => { const e = document.querySelector(s); return !!e && e.offsetParent !== null; })"
+    assert page.js(f"{shown}('#header-sign-in')")
+    assert page.js("document.querySelector('#header-sign-in').innerText") == "Sign in"
+    assert not page.js(f"{shown}('#sign-out')")
+    assert not page.js(f"{shown}('#workspace')")
+    assert page.js("document.querySelector('#workspace').options.length") == 0
     page.fill("#api-key", live.api_key)
     page.js("document.querySelector('#key-form').requestSubmit()")
     page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
@@ -492,3 +524,84 @@ def test_sign_out_then_sign_in_with_an_api_key(live: LiveDashboard, page: Page) 
     page.js(f"sessionStorage.setItem('fincap.session', {revoked})")
     page.go(f"{live.base}/app/#/documents")
     page.wait("!!document.querySelector('#key-form') && !!document.querySelector('.error')")
+
+
+def test_members_invite_change_a_role_and_remove(
+    live: LiveDashboard, page: Page, teammate: dict[str, Any], shots: Path
+) -> None:
+    # Bea (an existing account) joins through the API; then the owner manages her on the screen.
+    code = live.call("members.invite", {"email": TEAMMATE}).json()["data"]["result"]["code"]
+    joined = httpx.post(
+        f"{live.base}/v1/capabilities/members.accept-invite",
+        json={"code": code},
+        headers={"Authorization": f"Bearer {teammate['apiKey']}"},
+        timeout=30,
+    )
+    assert joined.status_code == 200, joined.text
+    # As a plain member, Bea sees the people but no invite form; the actions are disabled, with why.
+    as_bea = {"kind": "key", "secret": teammate["apiKey"], "orgId": live.org_id}
+    page.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
+    page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(as_bea))})")
+    page.go(f"{live.base}/app/#/members")
+    page.wait("document.querySelectorAll('#members tbody tr').length === 2")
+    assert page.js("document.querySelector('#invite-form')") is None
+    assert "Only owners and admins" in page.js(
+        "document.querySelector('#members-readonly').innerText"
+    )
+    assert page.js("[...document.querySelectorAll('#members select')].every(s => s.disabled)")
+    owner = json.dumps(json.dumps({"kind": "key", "secret": live.api_key, "orgId": live.org_id}))
+    page.js(f"sessionStorage.setItem('fincap.session', {owner})")
+    page.call("Page.reload")  # same address: reload so the owner's view is drawn
+    page.wait("!!document.querySelector('#invite-form')")
+    rows = page.js("[...document.querySelectorAll('#members tbody tr')].map(r => r.innerText)")
+    assert any(EMAIL in r and "you" in r for r in rows) and any(TEAMMATE in r for r in rows)
+
+    # Invite a new address: the one-time code is shown, and it opens a real invitation.
+    page.fill("#invite-email", "carl@example.com")
+    page.js("document.querySelector('#invite-form').requestSubmit()")
+    shown = page.wait("document.querySelector('#invite-code')?.innerText")
+    assert shown.startswith("fic_")
+    page.js(
+        "[...document.querySelectorAll('#invite-result button')]"
+        ".find(b => b.innerText === 'Done').click()"
+    )
+    page.wait("!!document.querySelector('[data-invitation=\"carl@example.com\"]')")
+    assert "as member" in page.js(
+        "document.querySelector('[data-invitation=\"carl@example.com\"]').innerText"
+    )
+    page.screenshot(shots / "members.png")
+    listed = live.call("members.list", {}).json()["data"]["result"]["invitations"]
+    assert [i["email"] for i in listed] == ["carl@example.com"]
+
+    # The last owner cannot step down: the API's words are shown and the role stays.
+    me = page.js("document.querySelector('#members tbody tr .badge').closest('tr').dataset.member")
+    select = f"document.querySelector('[data-role-of=\"{me}\"]')"
+    page.js(f"{select}.value = 'member'; {select}.dispatchEvent(new Event('change'))")
+    page.wait(f"!!document.querySelector('[data-member=\"{me}\"] .error')")
+    refusal = page.js(f"document.querySelector('[data-member=\"{me}\"] .error').innerText")
+    assert "last owner" in refusal and "make another member owner first" in refusal
+    assert page.js(f"{select}.value") == "owner"
+
+    # Make Bea an admin: the server has it.
+    bea = teammate["userId"]
+    select = f"document.querySelector('[data-role-of=\"{bea}\"]')"
+    page.js(f"{select}.value = 'admin'; {select}.dispatchEvent(new Event('change'))")
+    page.wait("document.querySelector('#announce').textContent.includes('is now admin')")
+    roles = {
+        m["email"]: m["role"]
+        for m in live.call("members.list", {}).json()["data"]["result"]["members"]
+    }
+    assert roles[TEAMMATE] == "admin"
+
+    # Remove her after confirming: gone from the list, and her key no longer opens it.
+    page.click(f'[data-remove="{bea}"]')
+    page.wait("document.activeElement?.id === 'confirm-remove'")
+    page.press("Enter")
+    page.wait("document.querySelectorAll('#members tbody tr').length === 1")
+    after = live.call("members.list", {}, key=teammate["apiKey"])
+    assert after.status_code in (403, 404), after.text
+
+    # Cancel the open invitation: its code stops working.
+    page.click('[data-cancel="carl@example.com"]')
+    page.wait("!!document.querySelector('#no-invitations')")
+    assert live.call("members.list", {}).json()["data"]["result"]["invitations"] == []

@@ -6,7 +6,7 @@ const GRAPHQL = "/v1/graphql";
 const STORE = "fincap.session";
 const CLIENT = "fincap.oauthClient";
 const PENDING = "fincap.oauthPending";
-const SCOPES = "read_documents write_documents read_workspaces read_api_keys write_api_keys";
+const SCOPES = "read_documents write_documents read_workspaces write_workspaces read_api_keys write_api_keys";
 
 export class ApiError extends Error {
   constructor(message, code, status) {

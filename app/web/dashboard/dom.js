@@ -66,3 +66,12 @@ export function monthLabel(key) {
 export function errorBox(error) {
   return h("p", { class: "error", role: "alert" }, error.message || String(error));
 }
+
+// Ask in place before something that cannot be undone: the cell shows the warning, "yes" (focused)
+// and "no" (which puts the original button back). `onYes` runs when the person confirms.
+export function confirmInPlace(cell, button, { id, warning, yes, no, onYes }) {
+  const confirm = h("button", { type: "button", class: "danger", id, onclick: onYes }, yes);
+  const keep = h("button", { type: "button", onclick: () => { clear(cell, button); button.focus(); } }, no);
+  clear(cell, h("span", { role: "alert" }, warning), confirm, keep);
+  confirm.focus();
+}

@@ -1,7 +1,7 @@
 // The user's API keys in this workspace: create (the secret is shown once), list, revoke.
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox } from "./dom.js";
+import { h, clear, announce, errorBox, confirmInPlace } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 
 const KEY_FIELDS = "id name prefix restrictedTo scopes createdAt revokedAt isCurrent";
@@ -14,6 +14,9 @@ export async function keysView({ rerender }) {
   const data = await loadWithWorkspace(KEYS_QUERY, {});
   if (!data.apiKeysList) throw new Error("This sign-in may not read API keys");
   const keys = data.apiKeysList.keys;
+  // The list is redrawn in place when a key is made, so it shows the new key at once while
+  // the secret stays on screen (a full rerender would lose it).
+  const list = h("div", { id: "key-list" }, keyList(keys, rerender));
   const created = h("div", { id: "created-key", "aria-live": "polite" });
   const name = h("input", { id: "key-name", required: true, maxlength: "100", placeholder: "e.g. accounting export" });
   const everywhere = h("input", { id: "key-everywhere", type: "checkbox" });
@@ -30,6 +33,9 @@ export async function keysView({ rerender }) {
             { input: { name: name.value.trim(), restricted: !everywhere.checked } },
           );
           const secret = result.apiKeysCreate.apiKey;
+          keys.unshift(result.apiKeysCreate.key);
+          clear(list, keyList(keys, rerender));
+          name.value = "";
           const output = h("output", { id: "new-secret", class: "secret" }, secret);
           clear(
             created,
@@ -60,8 +66,12 @@ export async function keysView({ rerender }) {
     form,
     created,
     h("h2", {}, "Your keys"),
-    keys.length ? keyTable(keys, rerender) : h("p", { class: "empty" }, "No keys in this workspace yet."),
+    list,
   );
+}
+
+function keyList(keys, rerender) {
+  return keys.length ? keyTable(keys, rerender) : h("p", { class: "empty" }, "No keys in this workspace yet.");
 }
 
 function keyTable(keys, rerender) {
@@ -105,29 +115,23 @@ function keyTable(keys, rerender) {
 }
 
 function confirmRevoke(key, cell, button, rerender) {
-  const yes = h(
-    "button",
-    {
-      type: "button",
-      class: "danger",
-      id: "confirm-revoke",
-      onclick: async () => {
-        try {
-          await api.data(`mutation Revoke($input: RevokeApiKeyInput!) { apiKeysRevoke(input: $input) { key { id revokedAt } } }`, { input: { id: key.id } });
-          announce(`${key.name} revoked`);
-          if (key.isCurrent) {
-            api.saveSession(null);
-            location.hash = "#/";
-          }
-          rerender();
-        } catch (error) {
-          cell.append(errorBox(error));
+  confirmInPlace(cell, button, {
+    id: "confirm-revoke",
+    warning: key.isCurrent ? "This is the key you are signed in with. " : "Programs using it will stop working. ",
+    yes: `Yes, revoke ${key.name}`,
+    no: "Keep it",
+    onYes: async () => {
+      try {
+        await api.data(`mutation Revoke($input: RevokeApiKeyInput!) { apiKeysRevoke(input: $input) { key { id revokedAt } } }`, { input: { id: key.id } });
+        announce(`${key.name} revoked`);
+        if (key.isCurrent) {
+          api.saveSession(null);
+          location.hash = "#/";
         }
-      },
+        rerender();
+      } catch (error) {
+        cell.append(errorBox(error));
+      }
     },
-    `Yes, revoke ${key.name}`,
-  );
-  const no = h("button", { type: "button", onclick: () => { clear(cell, button); button.focus(); } }, "Keep it");
-  clear(cell, h("span", { role: "alert" }, key.isCurrent ? "This is the key you are signed in with. " : "Programs using it will stop working. "), yes, no);
-  yes.focus();
+  });
 }

@@ -1,4 +1,4 @@
-// The dashboard: a hash router over five views. Every view loads with one GraphQL request.
+// The dashboard: a hash router over six views. Every view loads with one GraphQL request.
 
 import * as api from "./api.js";
 import { h, clear, announce, errorBox } from "./dom.js";
@@ -7,16 +7,29 @@ import { overviewView } from "./overview.js";
 import { documentsView, documentView } from "./documents.js";
 import { uploadView } from "./upload.js";
 import { keysView } from "./keys.js";
+import { membersView } from "./members.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const picker = document.getElementById("workspace");
+const signedOut = document.getElementById("signed-out");
+
+// Signed out, the header shows only "Sign in": no navigation, no workspace list from before.
+function showHeader(signedIn) {
+  nav.hidden = !signedIn;
+  signedOut.hidden = signedIn;
+  if (!signedIn) {
+    clear(picker);
+    state.workspaces = [];
+    state.workspace = null;
+  }
+}
 
 function route() {
   const path = (location.hash || "#/").slice(1);
   const parts = path.split("?")[0].split("/").filter(Boolean);
   if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
-  if (["documents", "upload", "keys"].includes(parts[0])) return { name: parts[0] };
+  if (["documents", "upload", "keys", "members"].includes(parts[0])) return { name: parts[0] };
   return { name: "overview" };
 }
 
@@ -26,6 +39,7 @@ const VIEWS = {
   document: documentView,
   upload: uploadView,
   keys: keysView,
+  members: membersView,
 };
 
 let renderToken = 0;
@@ -33,12 +47,12 @@ let renderToken = 0;
 async function render() {
   const token = ++renderToken;
   if (!api.session()) {
-    nav.hidden = true;
+    showHeader(false);
     clear(main, signInView());
     focusHeading();
     return;
   }
-  nav.hidden = false;
+  showHeader(true);
   const current = route();
   for (const link of nav.querySelectorAll("a[data-route]")) {
     const active = link.dataset.route === current.name || (current.name === "document" && link.dataset.route === "documents");
@@ -58,7 +72,7 @@ async function render() {
     if (error.status === 401) {
       api.saveSession(null);
       clear(main, signInView(error.message));
-      nav.hidden = true;
+      showHeader(false);
     } else {
       clear(main, h("h1", {}, "Something went wrong"), errorBox(error));
     }
@@ -102,10 +116,19 @@ picker.addEventListener("change", async () => {
 
 document.getElementById("sign-out").addEventListener("click", async () => {
   await api.signOut();
-  state.workspaces = [];
-  state.workspace = null;
+  showHeader(false);
   location.hash = "#/";
   render();
+});
+
+document.getElementById("header-sign-in").addEventListener("click", async (event) => {
+  event.target.disabled = true;
+  try {
+    await api.startSignIn();
+  } catch (error) {
+    event.target.disabled = false;
+    clear(main, signInView(error.message));
+  }
 });
 
 function signInView(problem) {
@@ -171,6 +194,7 @@ async function start() {
   try {
     await api.finishSignIn();
   } catch (error) {
+    showHeader(false);
     clear(main, signInView(error.message));
     return;
   }
