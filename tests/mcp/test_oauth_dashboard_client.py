@@ -55,6 +55,19 @@ async def authorize(
     return await http.get(f"/v1/oauth/authorize?{urlencode(params)}"), verifier
 
 
+async def allow(http: httpx.AsyncClient, consent_page: str, workspace: str) -> httpx.Response:
+    """Press Allow on the consent page for ``workspace``."""
+    return await http.post(
+        "/v1/oauth/consent",
+        data={
+            "request": oc.hidden_field(consent_page, "request"),
+            "csrf": oc.hidden_field(consent_page, "csrf"),
+            "workspace": workspace,
+            "decision": "allow",
+        },
+    )
+
+
 async def sign_in(http: httpx.AsyncClient, workspace: str) -> tuple[bool, dict[str, Any]]:
     """One dashboard sign-in in ``http``'s browser, as the page runs it: whether the consent
     page was shown (and allowed), and the token response."""
@@ -65,15 +78,7 @@ async def sign_in(http: httpx.AsyncClient, workspace: str) -> tuple[bool, dict[s
     asked = answer.status_code == 200
     if asked:
         assert 'value="allow"' in answer.text and "fincap dashboard" in answer.text
-        answer = await http.post(
-            "/v1/oauth/consent",
-            data={
-                "request": oc.hidden_field(answer.text, "request"),
-                "csrf": oc.hidden_field(answer.text, "csrf"),
-                "workspace": workspace,
-                "decision": "allow",
-            },
-        )
+        answer = await allow(http, answer.text, workspace)
     assert answer.status_code == 303, answer.text
     location = answer.headers["location"]
     assert location.startswith(known["redirect_uri"] + "?"), location
@@ -148,15 +153,7 @@ async def test_the_dashboard_client_refuses_a_foreign_redirect_uri(
         started, verifier = await authorize(http, known)
         page = await oc.sign_in_page(http, started)
         consent = await oc.submit_sign_in(http, page, "alice@example.com", PASSWORD)
-        answer = await http.post(
-            "/v1/oauth/consent",
-            data={
-                "request": oc.hidden_field(consent.text, "request"),
-                "csrf": oc.hidden_field(consent.text, "csrf"),
-                "workspace": person.org_id,
-                "decision": "allow",
-            },
-        )
+        answer = await allow(http, consent.text, person.org_id)
         code = parse_qs(urlparse(answer.headers["location"]).query)["code"][0]
         stolen = await http.post(
             "/v1/oauth/token",
