@@ -74,7 +74,8 @@ class ActivityItem(CapabilityOutput):
     )
     messageId: str | None = Field(
         default=None,
-        description="The source's own message id (an e-mail's Message-ID, a WhatsApp message id)",
+        description="The message's id at its source (an e-mail's Message-ID, else a digest of "
+        "it; a WhatsApp message id)",
     )
     createdAt: datetime = Field(description="When the item arrived")
     updatedAt: datetime = Field(description="When its status last changed")

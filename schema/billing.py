@@ -66,7 +66,7 @@ class BillingPlan(CapabilityOutput):
     overagePerDocument: Money | None = Field(
         description="Price of each document beyond the quota; null: not billed"
     )
-    seats: int = Field(description="Members a workspace may have on this plan")
+    seats: int = Field(description="Members the plan includes")
     apiCallsIncluded: int = Field(description="Capability calls per period within the price")
     storageBytesIncluded: int = Field(description="Bytes of stored originals within the price")
     features: list[str] = Field(

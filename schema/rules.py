@@ -120,13 +120,13 @@ class RuleAction(BaseModel):
 
     type: ActionType = Field(description="What the action does")
     category: str | None = Field(
-        default=None, min_length=1, max_length=100, description="The category to set (set_category)"
+        default=None, min_length=1, max_length=100, description="set-category: the category to set"
     )
     merchant: str | None = Field(
-        default=None, min_length=1, max_length=200, description="The merchant to set (set_merchant)"
+        default=None, min_length=1, max_length=200, description="set-merchant: the merchant to set"
     )
     recurringType: RecurringType | None = Field(
-        default=None, description="How often the document recurs (mark_recurring)"
+        default=None, description="mark-recurring: how often the document recurs"
     )
     integration: IntegrationProvider | None = Field(
         default=None, description="send-to-integration: the accounting product"
@@ -151,7 +151,7 @@ class RuleAction(BaseModel):
     reason: str | None = Field(
         default=None,
         max_length=500,
-        description="Why, shown to the approver (require_approval) or in the notification",
+        description="require-approval: why, shown to the approver",
     )
 
     @model_validator(mode="after")
