@@ -19,6 +19,8 @@ from persistence.api_keys import digest
 from persistence.ids import utcnow
 
 TokenKind = Literal["access", "refresh"]
+# ``registeredFrom`` of a client the service runs itself (no address digest looks like it).
+FIRST_PARTY = "first-party"
 
 CLIENT_INDEXES = [
     # Registrations per address in a window (the registration rate limit counts with it).
@@ -69,6 +71,19 @@ class OAuthClients:
                 "createdAt": utcnow(),
                 "unusedUntil": unused_until,
             }
+        )
+
+    async def put_first_party(self, client_id: str, metadata: dict[str, Any]) -> None:
+        """Store (or update) a client the service itself runs: registered from no address,
+        never removed unused."""
+        await self._col.update_one(
+            {"_id": client_id},
+            {
+                "$set": {"metadata": metadata, "registeredFrom": FIRST_PARTY},
+                "$setOnInsert": {"createdAt": utcnow()},
+                "$unset": {"unusedUntil": ""},
+            },
+            upsert=True,
         )
 
     async def get(self, client_id: str) -> dict[str, Any] | None:

@@ -45,12 +45,18 @@ class SearchActivity(CapabilityInput):
 class ActivitySourceDetails(CapabilityOutput):
     """Where an item came from, as the source shows it."""
 
-    subject: str | None = None
-    sender: str | None = None
-    snippet: str | None = None
+    subject: str | None = Field(
+        default=None, description="The e-mail's subject line (e-mail sources)"
+    )
+    sender: str | None = Field(
+        default=None, description="Who sent the item: an e-mail address or a phone number"
+    )
+    snippet: str | None = Field(default=None, description="The first words of the message text")
     recipient: str | None = Field(default=None, description="Receiving address (inbound email)")
-    fileName: str | None = None
-    mailboxId: str | None = None
+    fileName: str | None = Field(default=None, description="Name of the attached or uploaded file")
+    mailboxId: str | None = Field(
+        default=None, description="The connected mailbox the item was read from"
+    )
     fromProvider: bool = Field(
         default=False, description="True when reloaded from the connected mailbox just now"
     )
@@ -59,14 +65,20 @@ class ActivitySourceDetails(CapabilityOutput):
 class ActivityItem(CapabilityOutput):
     """One incoming item and what processing made of it."""
 
-    id: str
-    sourceType: ActivitySource
-    status: ActivityStatus
-    reasoning: str
-    documentIds: list[str]
-    messageId: str | None = None
-    createdAt: datetime
-    updatedAt: datetime
+    id: str = Field(description="Activity item id (act_…)")
+    sourceType: ActivitySource = Field(description="How the item arrived")
+    status: ActivityStatus = Field(description="Where processing stands, or how it ended")
+    reasoning: str = Field(description="Why processing ended as it did, in words")
+    documentIds: list[str] = Field(
+        description="Documents made from the item (none when it was skipped or failed)"
+    )
+    messageId: str | None = Field(
+        default=None,
+        description="The message's id at its source (an e-mail's Message-ID, else a digest of "
+        "it; a WhatsApp message id)",
+    )
+    createdAt: datetime = Field(description="When the item arrived")
+    updatedAt: datetime = Field(description="When its status last changed")
     source: ActivitySourceDetails | None = Field(
         default=None, description="With includeSourceDetails: subject, sender, snippet"
     )
@@ -75,22 +87,26 @@ class ActivityItem(CapabilityOutput):
 class ProviderReport(CapabilityOutput):
     """How one connected mailbox answered the search."""
 
-    mailboxId: str
-    username: str
-    server: str
-    status: Literal["ok", "error"]
+    mailboxId: str = Field(description="The connected mailbox")
+    username: str = Field(description="The account name the mailbox signs in with")
+    server: str = Field(description="The mail server's host name")
+    status: Literal["ok", "error"] = Field(
+        description="ok when the mailbox answered, error when it did not"
+    )
     matched: int = Field(description="Messages the provider found")
-    error: str | None = None
+    error: str | None = Field(
+        default=None, description="Why the mailbox did not answer (status error)"
+    )
 
 
 class ActivitySearchResult(CapabilityOutput):
     """A page of matching activity items, newest first."""
 
-    items: list[ActivityItem]
-    page: int
-    limit: int
+    items: list[ActivityItem] = Field(description="The matching items of this page")
+    page: int = Field(description="This page's number, from 1")
+    limit: int = Field(description="Items per page")
     total: int = Field(description="Matching items on all pages")
-    hasMore: bool
+    hasMore: bool = Field(description="True when a next page has more items")
     providers: list[ProviderReport] = Field(
         description="Connected mailboxes searched for the email source; a failing one is "
         "reported here and the search goes on"

@@ -39,14 +39,16 @@ class ApiKey(CapabilityOutput):
     """An API key as its owner sees it later: never the secret, only its first characters."""
 
     id: str = Field(description="Key id, key_…")
-    name: str
+    name: str = Field(description="The name given to the key when it was created")
     prefix: str = Field(description="The first characters of the secret, to recognise it")
     restrictedTo: str | None = Field(
         description="The only workspace the key acts in; null: every workspace of its user"
     )
     scopes: list[str] = Field(description="OAuth scope names the key grants; 'all' is every one")
-    createdAt: datetime
-    revokedAt: datetime | None = None
+    createdAt: datetime = Field(description="When the key was created")
+    revokedAt: datetime | None = Field(
+        default=None, description="When the key was revoked; null while it works"
+    )
     isCurrent: bool = Field(description="True for the key that made this request")
 
 
@@ -54,16 +56,16 @@ class CreatedApiKey(CapabilityOutput):
     """A new key with its secret, which is shown this once and never again."""
 
     apiKey: SecretText = Field(description="The secret (sk_…): send it as Authorization: Bearer")
-    key: ApiKey
+    key: ApiKey = Field(description="The new key")
 
 
 class ApiKeyList(CapabilityOutput):
     """The caller's keys usable in this workspace, newest first."""
 
-    keys: list[ApiKey]
+    keys: list[ApiKey] = Field(description="The keys, newest first")
 
 
 class RevokedApiKey(CapabilityOutput):
     """The key after revocation."""
 
-    key: ApiKey
+    key: ApiKey = Field(description="The revoked key")

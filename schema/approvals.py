@@ -33,11 +33,16 @@ class ApprovalCapability(CapabilityOutput):
 class ApprovalRequired(CapabilityOutput):
     """The answer of a gated call in execute mode: nothing ran; an owner or admin reviews it."""
 
-    status: Literal["approval_required"] = APPROVAL_REQUIRED
-    approvalRequestId: str
-    capability: ApprovalCapability
-    title: str
-    description: str
+    status: Literal["approval_required"] = Field(
+        default=APPROVAL_REQUIRED,
+        description="approval_required: nothing ran; an owner or admin reviews the call",
+    )
+    approvalRequestId: str = Field(
+        description="The approval request to follow (approvals.get) or resolve"
+    )
+    capability: ApprovalCapability = Field(description="The capability the call waits to run")
+    title: str = Field(description="What the call would do, in a line")
+    description: str = Field(description="What the call would do, in more words, for the reviewer")
 
 
 APPROVAL_FIELDS = tuple(ApprovalRequired.model_fields)
@@ -134,20 +139,24 @@ class RejectRequest(CapabilityInput):
 class ApprovalRequest(CapabilityOutput):
     """A reviewed call: what it would run, who asked, and how it was resolved."""
 
-    id: str
+    id: str = Field(description="Approval request id")
     status: ApprovalStatus = Field(
         description="pending (waiting, or being executed), executed or rejected"
     )
-    capabilitySlug: str
-    capability: ApprovalCapability
-    title: str
-    description: str
+    capabilitySlug: str = Field(description="Slug of the capability the stored call runs")
+    capability: ApprovalCapability = Field(description="The capability the stored call runs")
+    title: str = Field(description="What the call does, in a line")
+    description: str = Field(description="What the call does, in more words, for the reviewer")
     requestedBy: str = Field(description="User id of the requester; the call runs as them")
-    createdAt: datetime
+    createdAt: datetime = Field(description="When the call was requested")
     input: dict[str, Any] = Field(description="The validated request body that will run")
     resolvedBy: str | None = Field(default=None, description="Who approved or rejected it")
-    resolvedAt: datetime | None = None
-    rejectionMessage: str | None = None
+    resolvedAt: datetime | None = Field(
+        default=None, description="When it was approved or rejected; null while pending"
+    )
+    rejectionMessage: str | None = Field(
+        default=None, description="The reviewer's reason for a rejection"
+    )
     result: dict[str, Any] | None = Field(default=None, description="The executed call's result")
     lastError: str | None = Field(
         default=None, description="Why the last approval attempt failed (the request stays pending)"
@@ -157,19 +166,23 @@ class ApprovalRequest(CapabilityOutput):
 class ApprovalExecuted(CapabilityOutput):
     """The approved call ran, once, as its requester."""
 
-    approvalRequestId: str
-    status: Literal["executed"] = "executed"
-    capabilitySlug: str
+    approvalRequestId: str = Field(description="The approval request that ran")
+    status: Literal["executed"] = Field(default="executed", description="executed: the call ran")
+    capabilitySlug: str = Field(description="Slug of the capability that ran")
     result: dict[str, Any] = Field(description="The reviewed capability's result")
 
 
 class ApprovalRejected(CapabilityOutput):
     """The request was rejected; its call will never run."""
 
-    approvalRequestId: str
-    status: Literal["rejected"] = "rejected"
-    capabilitySlug: str
-    rejectionMessage: str | None = None
+    approvalRequestId: str = Field(description="The rejected approval request")
+    status: Literal["rejected"] = Field(
+        default="rejected", description="rejected: the call will never run"
+    )
+    capabilitySlug: str = Field(description="Slug of the capability that will not run")
+    rejectionMessage: str | None = Field(
+        default=None, description="The reviewer's reason, when one was given"
+    )
 
 
 class GetApprovalSettings(CapabilityInput):
@@ -201,15 +214,19 @@ class ConfigureApproval(CapabilityInput):
 class GatedCapability(CapabilityOutput):
     """A capability that can require approval, and whether it does in this workspace."""
 
-    slug: str
-    name: str
-    gated: bool
+    slug: str = Field(description="The capability's slug (resource.action)")
+    name: str = Field(description="The capability's name (its GraphQL field name)")
+    gated: bool = Field(
+        description="True when calls in execute mode wait for approval in this workspace"
+    )
 
 
 class ApprovalSettings(CapabilityOutput):
     """Which capabilities wait for approval in this workspace, and who may approve."""
 
-    capabilities: list[GatedCapability]
+    capabilities: list[GatedCapability] = Field(
+        description="Every capability that can require approval, and whether it does here"
+    )
     requireOtherApprover: bool = Field(
         description="true: nobody approves their own request (another owner or admin must)"
     )

@@ -31,9 +31,9 @@ class ConvertCurrency(CapabilityInput):
 class Conversion(CapabilityOutput):
     """The converted amount, the rate used and the day it was published."""
 
-    amount: Money
-    fromCurrency: str
-    toCurrency: str
+    amount: Money = Field(description="The amount in toCurrency")
+    fromCurrency: str = Field(description="Currency converted from (ISO 4217)")
+    toCurrency: str = Field(description="Currency converted to (ISO 4217)")
     convertedAmount: ConvertedMoney = Field(
         description="amount × rate, rounded half-even to cents; may exceed the money range"
     )
@@ -41,4 +41,6 @@ class Conversion(CapabilityOutput):
     rateDate: dt.date = Field(
         description="Publication day of the rate (the last one on or before the date asked)"
     )
-    source: str = "European Central Bank reference rates"
+    source: str = Field(
+        default="European Central Bank reference rates", description="Where the rates come from"
+    )

@@ -353,14 +353,14 @@ class UnarchiveDocument(DocumentId):
 class DocumentResult(CapabilityOutput):
     """One document."""
 
-    document: Document
+    document: Document = Field(description="The document")
 
 
 class DeletedDocument(CapabilityOutput):
     """The archived document and the ids of its duplicates archived with it."""
 
-    document: Document
-    archivedDuplicates: list[str]
+    document: Document = Field(description="The archived document")
+    archivedDuplicates: list[str] = Field(description="Ids of its duplicates archived with it")
 
 
 class UpdateDocument(CapabilityInput):
@@ -438,8 +438,8 @@ class CountDocuments(CapabilityInput):
 class CurrencyTotal(CapabilityOutput):
     """A sum of amounts in one currency (documents without an amount add nothing)."""
 
-    currency: str | None
-    amount: Money
+    currency: str | None = Field(description="ISO 4217 code; null for documents without a currency")
+    amount: Money = Field(description="The sum in that currency")
 
 
 class PreferredTotal(CapabilityOutput):
@@ -448,29 +448,34 @@ class PreferredTotal(CapabilityOutput):
     rate, or converted to another currency before the preference changed, are not in it:
     ``converted`` counts those that are."""
 
-    currency: str
-    amount: Money
-    converted: int
+    currency: str = Field(description="The workspace's preferred currency (ISO 4217)")
+    amount: Money = Field(description="The sum of the converted amounts")
+    converted: int = Field(description="How many documents the sum includes")
 
 
 class CountGroup(CapabilityOutput):
     """Count and totals of one group."""
 
-    key: str | None
-    count: int
-    totals: list[CurrencyTotal]
-    preferredTotal: PreferredTotal
+    key: str | None = Field(
+        description="The group's value (a merchant, a category, a month as YYYY-MM …); null "
+        "for documents without one"
+    )
+    count: int = Field(description="Documents in the group")
+    totals: list[CurrencyTotal] = Field(description="Sums per original currency")
+    preferredTotal: PreferredTotal = Field(description="The sum in the preferred currency")
 
 
 class DocumentCount(CapabilityOutput):
     """Count and totals over all matching documents, optionally grouped."""
 
-    count: int
-    totals: list[CurrencyTotal]
+    count: int = Field(description="Matching documents")
+    totals: list[CurrencyTotal] = Field(description="Sums per original currency")
     preferredTotal: PreferredTotal = Field(
         description="The total in the workspace's preferred currency (what a dashboard shows)"
     )
-    groups: list[CountGroup]
+    groups: list[CountGroup] = Field(
+        description="One entry per group when groupBy is set; empty otherwise"
+    )
     groupsTruncated: bool = Field(
         default=False, description="True when only the largest groups are listed"
     )
@@ -523,30 +528,34 @@ class BulkEditDocuments(CapabilityInput):
 class FieldChange(CapabilityOutput):
     """A proposed or applied change of one field."""
 
-    field: str
-    oldValue: str | None
-    newValue: str | None
+    field: str = Field(description="The field changed")
+    oldValue: str | None = Field(description="Its value before, as text")
+    newValue: str | None = Field(description="Its value after, as text")
 
 
 class BulkEditItem(CapabilityOutput):
     """A matched document and what the edit does to it."""
 
-    id: str
-    merchant: str | None
-    category: str | None
-    proposedChanges: list[FieldChange]
+    id: str = Field(description="Document id")
+    merchant: str | None = Field(description="The document's merchant")
+    category: str | None = Field(description="The document's category")
+    proposedChanges: list[FieldChange] = Field(description="What the edit changes on it")
 
 
 class BulkEditResult(CapabilityOutput):
     """Preview: matches, proposed changes and the merchants and categories in use.
     Execute: matches, how many documents changed, and the changed documents."""
 
-    dryRun: bool
-    matched: int
-    modified: int | None = None
-    documents: list[BulkEditItem]
-    merchants: list[str] | None = None
-    categories: list[str] | None = None
+    dryRun: bool = Field(description="True for a preview: nothing changed")
+    matched: int = Field(description="Documents the where-clause matched")
+    modified: int | None = Field(default=None, description="Documents changed (execute mode)")
+    documents: list[BulkEditItem] = Field(description="The matched documents and their changes")
+    merchants: list[str] | None = Field(
+        default=None, description="Merchants in use in the workspace (preview)"
+    )
+    categories: list[str] | None = Field(
+        default=None, description="Categories in use in the workspace (preview)"
+    )
 
 
 InspectableField = Literal[
@@ -591,11 +600,13 @@ class InspectDocument(CapabilityInput):
 class InspectedField(CapabilityOutput):
     """One field: what is stored, what the original shows, and whether they agree."""
 
-    field: str
-    stored: Any = None
-    visible: Any = None
+    field: str = Field(description="The field compared")
+    stored: Any = Field(default=None, description="The value stored on the document")
+    visible: Any = Field(
+        default=None, description="The value read from the original now; null when not found there"
+    )
     match: bool | None = Field(description="null when the original does not show the field")
-    note: str
+    note: str = Field(description="What the comparison found, in words")
     confidence: float | None = Field(
         default=None, description="Confidence of the stored value when it was extracted"
     )
@@ -607,8 +618,8 @@ class InspectedField(CapabilityOutput):
 class InspectionReport(CapabilityOutput):
     """The comparison of stored fields with a fresh reading of the original."""
 
-    documentId: str
-    pagesRead: int
-    pageCount: int
-    engine: str
-    fields: list[InspectedField]
+    documentId: str = Field(description="The document inspected")
+    pagesRead: int = Field(description="Pages of the original read for the comparison")
+    pageCount: int = Field(description="Pages of the original")
+    engine: str = Field(description="The engine that read the original")
+    fields: list[InspectedField] = Field(description="One comparison per field asked for")

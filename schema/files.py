@@ -28,6 +28,6 @@ class UploadFile(CapabilityInput):
 class UploadAccepted(CapabilityOutput):
     """The upload is stored and queued; follow it with documents.get (processingStatus)."""
 
-    documentId: str
-    activityId: str
-    status: Literal["queued"]
+    documentId: str = Field(description="The document being made from the upload (doc_…)")
+    activityId: str = Field(description="The activity item that follows the upload (act_…)")
+    status: Literal["queued"] = Field(description="queued: processing has not started yet")

@@ -47,7 +47,7 @@ class HelpArticleResult(CapabilityOutput):
     """An article that answers the query."""
 
     id: str = Field(description="Article id; its page is GET /help/{id}")
-    title: str
+    title: str = Field(description="The article's title")
     url: str = Field(description="The article's page (HTML)")
     score: float = Field(
         description="Relevance in (0, 1]: 1 is first for both words and meaning; "
@@ -56,12 +56,12 @@ class HelpArticleResult(CapabilityOutput):
     matchedBy: list[Literal["words", "meaning"]] = Field(
         description="Which side found it: its words (full-text) or its meaning (embeddings)"
     )
-    snippets: list[HelpSnippet]
+    snippets: list[HelpSnippet] = Field(description="Its passages that best answer the query")
 
 
 class HelpSearchResults(CapabilityOutput):
     """Articles best first, grouped: each article once, with its best snippets."""
 
-    query: str
-    results: list[HelpArticleResult]
+    query: str = Field(description="The query answered")
+    results: list[HelpArticleResult] = Field(description="The articles, best first")
     highlight: str = Field(description="The mark around matched words in snippet texts: **")

@@ -31,8 +31,8 @@ class IntegrationTenant(CapabilityOutput):
     """An organisation (Xero) or company (QuickBooks realm) the connection reaches: pass its
     id as tenantId to integrations.send."""
 
-    id: str
-    name: str
+    id: str = Field(description="The tenant's id at the provider (tenantId for integrations.send)")
+    name: str = Field(description="The tenant's name at the provider")
 
 
 class IntegrationSettings(CapabilityOutput):
@@ -52,23 +52,29 @@ class Integration(CapabilityOutput):
     """An integration and its state in the current workspace."""
 
     id: str = Field(description="integrationId for integrations.send")
-    name: str
-    category: IntegrationCategory
-    status: IntegrationStatus
+    name: str = Field(description="The product's name, as shown to people")
+    category: IntegrationCategory = Field(description="What kind of product it is")
+    status: IntegrationStatus = Field(
+        description="Whether it is connected in this workspace, or failing"
+    )
     configured: bool = Field(description="Whether this server has the provider's client id")
     connectUrl: str | None = Field(
         default=None, description="GET it (with your API key) to start the OAuth connection"
     )
-    tenants: list[IntegrationTenant]
-    connectedAt: datetime | None = None
-    lastError: str | None = None
-    settings: IntegrationSettings | None = None
+    tenants: list[IntegrationTenant] = Field(
+        description="Organisations or companies the connection reaches"
+    )
+    connectedAt: datetime | None = Field(default=None, description="When it was connected")
+    lastError: str | None = Field(default=None, description="The last failure, in words")
+    settings: IntegrationSettings | None = Field(
+        default=None, description="The workspace's settings for it (mappings), if any"
+    )
 
 
 class IntegrationList(CapabilityOutput):
     """The integrations matching the filters."""
 
-    integrations: list[Integration]
+    integrations: list[Integration] = Field(description="The integrations")
 
 
 class IntegrationRef(CapabilityInput):
@@ -118,23 +124,23 @@ class ExportRequest(CapabilityOutput):
     """One HTTP request of the delivery, exactly as it will be sent (authorization omitted)."""
 
     step: str = Field(description="vendor, bill or attachment")
-    method: str
-    url: str
-    headers: dict[str, str]
+    method: str = Field(description="HTTP method")
+    url: str = Field(description="The provider's URL")
+    headers: dict[str, str] = Field(description="Request headers (authorization omitted)")
     body: Any = Field(description="The JSON body (for an upload: its metadata)")
-    note: str
+    note: str = Field(description="What the request does, in words")
 
 
 class SendResult(CapabilityOutput):
     """Preview: the requests and warnings. Execute: the queued export record."""
 
     status: Literal["preview", "queued"]
-    dryRun: bool
-    documentId: str
-    integrationId: str
-    tenantId: str
-    requests: list[ExportRequest]
-    warnings: list[str]
+    dryRun: bool = Field(description="True for a preview: nothing was sent or queued")
+    documentId: str = Field(description="The document sent")
+    integrationId: str = Field(description="The integration it goes to")
+    tenantId: str = Field(description="The tenant it goes to")
+    requests: list[ExportRequest] = Field(description="The HTTP requests of the delivery, in order")
+    warnings: list[str] = Field(description="What may not come through as expected")
     exportRecordId: str | None = Field(default=None, description="For exports.get")
 
 
@@ -154,24 +160,32 @@ class UnlinkDocument(CapabilityInput):
 
 
 class RemoteAttachment(CapabilityOutput):
-    id: str | None = None
-    fileName: str | None = None
+    """An attachment at the provider."""
+
+    id: str | None = Field(default=None, description="The attachment's id at the provider")
+    fileName: str | None = Field(default=None, description="The attachment's file name")
 
 
 class UnlinkResult(CapabilityOutput):
     """Preview: the remote bill and the attachments that would be orphaned. Execute: done."""
 
     status: Literal["preview", "unlinked"]
-    dryRun: bool
-    documentId: str
-    exportRecordId: str
-    integrationId: str
-    tenantId: str
+    dryRun: bool = Field(description="True for a preview: nothing was changed")
+    documentId: str = Field(description="The document unlinked")
+    exportRecordId: str = Field(description="The export record ended")
+    integrationId: str = Field(description="The integration it was exported to")
+    tenantId: str = Field(description="The tenant it was exported to")
     action: str = Field(description="void or delete (what happens to the remote bill)")
-    remoteInvoice: dict[str, Any]
-    orphanedAttachments: list[RemoteAttachment]
-    warnings: list[str]
-    exportStatus: Literal["exported", "not-exported"]
+    remoteInvoice: dict[str, Any] = Field(
+        description="The remote bill, as the provider describes it"
+    )
+    orphanedAttachments: list[RemoteAttachment] = Field(
+        description="Attachments left at the provider without their bill"
+    )
+    warnings: list[str] = Field(description="What to check at the provider")
+    exportStatus: Literal["exported", "not-exported"] = Field(
+        description="The document's export status afterwards"
+    )
 
 
 class GetExport(CapabilityInput):
@@ -181,48 +195,56 @@ class GetExport(CapabilityInput):
 
 
 class ExportHistoryEntry(CapabilityOutput):
-    status: str
-    at: datetime
-    note: str | None = None
+    """One step of an export: the status reached and when."""
+
+    status: str = Field(description="The status the export reached")
+    at: datetime = Field(description="When it reached it")
+    note: str | None = Field(default=None, description="What happened, in words")
 
 
 class ExportRemote(CapabilityOutput):
     """What the provider created."""
 
-    invoiceId: str | None = None
-    entity: str | None = None
-    vendorId: str | None = None
-    attachmentIds: list[str] | None = None
-    url: str | None = None
-    status: str | None = None
+    invoiceId: str | None = Field(default=None, description="The bill's id at the provider")
+    entity: str | None = Field(default=None, description="The kind of record created (e.g. a bill)")
+    vendorId: str | None = Field(
+        default=None, description="The supplier's contact id at the provider"
+    )
+    attachmentIds: list[str] | None = Field(
+        default=None, description="Ids of the attachments uploaded"
+    )
+    url: str | None = Field(default=None, description="Where to open the record at the provider")
+    status: str | None = Field(default=None, description="The record's status at the provider")
 
 
 class ExportPayloadSummary(CapabilityOutput):
-    vendor: str
-    date: str
-    dueDate: str
-    currency: str
-    total: float
-    taxTotal: float | None = None
-    reference: str
-    lines: int
-    attachment: str | None = None
+    """What a delivery sends the provider, in short."""
+
+    vendor: str = Field(description="The supplier named on the bill")
+    date: str = Field(description="The bill's date (YYYY-MM-DD)")
+    dueDate: str = Field(description="The bill's due date (YYYY-MM-DD)")
+    currency: str = Field(description="Currency of the bill (ISO 4217)")
+    total: float = Field(description="The bill's total")
+    taxTotal: float | None = Field(default=None, description="Its tax, when known")
+    reference: str = Field(description="The reference sent (invoice or receipt number)")
+    lines: int = Field(description="How many lines the bill has")
+    attachment: str | None = Field(default=None, description="File name of the original attached")
 
 
 class ExportRecord(CapabilityOutput):
     """One export of a document to an accounting tenant."""
 
-    id: str
-    documentId: str
-    integrationId: str
-    tenantId: str
-    status: ExportRecordStatus
-    history: list[ExportHistoryEntry]
-    remote: ExportRemote
-    payloadSummary: ExportPayloadSummary
-    warnings: list[str]
-    error: str | None = None
-    attempts: int
-    requestedBy: str
-    createdAt: datetime
-    updatedAt: datetime
+    id: str = Field(description="Export record id")
+    documentId: str = Field(description="The document exported")
+    integrationId: str = Field(description="The integration it goes to")
+    tenantId: str = Field(description="The tenant it goes to")
+    status: ExportRecordStatus = Field(description="Where the delivery stands")
+    history: list[ExportHistoryEntry] = Field(description="Each status reached, oldest first")
+    remote: ExportRemote = Field(description="What the provider created")
+    payloadSummary: ExportPayloadSummary = Field(description="What was sent, in short")
+    warnings: list[str] = Field(description="What may not have come through as expected")
+    error: str | None = Field(default=None, description="The last failure, in words")
+    attempts: int = Field(description="Delivery attempts so far")
+    requestedBy: str = Field(description="The user who asked for the export")
+    createdAt: datetime = Field(description="When the export was requested")
+    updatedAt: datetime = Field(description="When its status last changed")

@@ -58,37 +58,37 @@ class ListMailboxes(CapabilityInput):
 class Mailbox(CapabilityOutput):
     """A connected mailbox; its password is never shown."""
 
-    id: str
-    server: str
-    port: int
-    security: MailboxSecurity
-    username: str
-    folder: str
-    importSince: date
+    id: str = Field(description="Mailbox id")
+    server: str = Field(description="The IMAP server's host name")
+    port: int = Field(description="The IMAP server's port")
+    security: MailboxSecurity = Field(description="How the connection is encrypted")
+    username: str = Field(description="The account name it signs in with")
+    folder: str = Field(description="The folder read")
+    importSince: date = Field(description="Mail received before this day is not imported")
     status: MailboxStatus = Field(description="error: the last read failed (see lastError)")
-    lastError: str | None = None
-    lastErrorAt: datetime | None = None
-    lastPolledAt: datetime | None = None
+    lastError: str | None = Field(default=None, description="The last failure, in words")
+    lastErrorAt: datetime | None = Field(default=None, description="When it failed last")
+    lastPolledAt: datetime | None = Field(default=None, description="When it was last read")
     imported: int = Field(description="Messages taken in so far (receipts and skipped mail)")
-    createdAt: datetime
+    createdAt: datetime = Field(description="When it was connected")
 
 
 class MailboxList(CapabilityOutput):
     """The workspace's connected mailboxes."""
 
-    mailboxes: list[Mailbox]
+    mailboxes: list[Mailbox] = Field(description="The mailboxes")
 
 
 class MailboxPollResult(CapabilityOutput):
     """What one read of the mailbox did."""
 
-    mailbox: Mailbox
+    mailbox: Mailbox = Field(description="The mailbox after the read")
     imported: int = Field(description="New messages taken in by this read")
-    activityIds: list[str]
+    activityIds: list[str] = Field(description="Activity items made from the messages read")
 
 
 class DisconnectedMailbox(CapabilityOutput):
     """The mailbox is forgotten (its password with it); what was imported stays."""
 
-    id: str
-    disconnected: bool
+    id: str = Field(description="The mailbox disconnected")
+    disconnected: bool = Field(description="True once it is forgotten")

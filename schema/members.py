@@ -21,27 +21,27 @@ class ListMembers(CapabilityInput):
 class Member(CapabilityOutput):
     """A person in the workspace."""
 
-    userId: str
+    userId: str = Field(description="The member's user id")
     email: str | None = Field(description="The member's account e-mail address")
-    role: WorkspaceRole
-    joinedAt: datetime
+    role: WorkspaceRole = Field(description="What the member may do here")
+    joinedAt: datetime = Field(description="When they joined")
     isYou: bool = Field(description="True for the caller")
 
 
 class Invitation(CapabilityOutput):
     """An invitation waiting to be accepted (its code is never shown again)."""
 
-    email: str
-    role: WorkspaceRole
+    email: str = Field(description="The address invited")
+    role: WorkspaceRole = Field(description="The role the invitee gets on joining")
     invitedBy: str = Field(description="User id of the owner or admin who invited")
-    createdAt: datetime
-    expiresAt: datetime
+    createdAt: datetime = Field(description="When the invitation was made")
+    expiresAt: datetime = Field(description="When its code stops working")
 
 
 class MemberList(CapabilityOutput):
     """The workspace's members, oldest first, and (to owners and admins) open invitations."""
 
-    members: list[Member]
+    members: list[Member] = Field(description="The members, oldest first")
     invitations: list[Invitation] = Field(
         description="Invitations not yet accepted; empty unless the caller is an owner or admin"
     )
@@ -61,7 +61,7 @@ class InviteMember(CapabilityInput):
 class InvitedMember(CapabilityOutput):
     """The invitation made, and how it reaches the invitee."""
 
-    invitation: Invitation
+    invitation: Invitation = Field(description="The invitation")
     emailed: bool = Field(
         description="True when the code was sent to the invitee through the server's mail relay"
     )
@@ -87,8 +87,8 @@ class JoinedWorkspace(CapabilityOutput):
     """The workspace the caller joined."""
 
     workspaceId: str = Field(description="Use it as X-Service-Org-Id")
-    name: str
-    role: WorkspaceRole
+    name: str = Field(description="The workspace's name")
+    role: WorkspaceRole = Field(description="The caller's role there")
 
 
 MEMBER_ID = "The member's user id (usr_…), from members.list"
@@ -104,7 +104,7 @@ class SetMemberRole(CapabilityInput):
 class MemberChanged(CapabilityOutput):
     """A member after the change."""
 
-    member: Member
+    member: Member = Field(description="The member, with the new role")
 
 
 class RemoveMember(CapabilityInput):
@@ -126,8 +126,8 @@ class LeaveWorkspace(CapabilityInput):
 class MemberRemoved(CapabilityOutput):
     """Who is no longer a member, and what of theirs stopped working here."""
 
-    userId: str
-    removed: bool
+    userId: str = Field(description="The user removed")
+    removed: bool = Field(description="True once they are no longer a member")
     apiKeysRevoked: int = Field(description="Their API keys restricted to this workspace, revoked")
     tokensRevoked: int = Field(description="Their OAuth tokens for this workspace, revoked")
     whatsappNumbersRemoved: int = Field(
@@ -138,5 +138,5 @@ class MemberRemoved(CapabilityOutput):
 class InviteCancelled(CapabilityOutput):
     """Whether an open invitation for the address was withdrawn."""
 
-    email: str
-    cancelled: bool
+    email: str = Field(description="The address")
+    cancelled: bool = Field(description="True when an open invitation was withdrawn")

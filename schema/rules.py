@@ -48,7 +48,7 @@ class RuleSchedule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    frequency: ScheduleFrequency
+    frequency: ScheduleFrequency = Field(description="How often it runs")
     weekday: Weekday | None = Field(default=None, description="weekly: the day it runs")
     dayOfMonth: int | None = Field(
         default=None, ge=1, le=28, description="monthly: the day it runs (1-28)"
@@ -74,8 +74,8 @@ class RuleTrigger(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: TriggerType
-    schedule: RuleSchedule | None = None
+    type: TriggerType = Field(description="What starts the rule")
+    schedule: RuleSchedule | None = Field(default=None, description="When it runs (type schedule)")
 
     @model_validator(mode="after")
     def _schedule_iff_scheduled(self) -> RuleTrigger:
@@ -118,10 +118,16 @@ class RuleAction(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: ActionType
-    category: str | None = Field(default=None, min_length=1, max_length=100)
-    merchant: str | None = Field(default=None, min_length=1, max_length=200)
-    recurringType: RecurringType | None = None
+    type: ActionType = Field(description="What the action does")
+    category: str | None = Field(
+        default=None, min_length=1, max_length=100, description="set-category: the category to set"
+    )
+    merchant: str | None = Field(
+        default=None, min_length=1, max_length=200, description="set-merchant: the merchant to set"
+    )
+    recurringType: RecurringType | None = Field(
+        default=None, description="mark-recurring: how often the document recurs"
+    )
     integration: IntegrationProvider | None = Field(
         default=None, description="send-to-integration: the accounting product"
     )
@@ -142,7 +148,11 @@ class RuleAction(BaseModel):
         pattern=r"^https?://[^\s]{1,2000}$",
         description="notify-webhook: the address that receives a signed POST",
     )
-    reason: str | None = Field(default=None, max_length=500)
+    reason: str | None = Field(
+        default=None,
+        max_length=500,
+        description="require-approval: why, shown to the approver",
+    )
 
     @model_validator(mode="after")
     def _parameters_fit_type(self) -> RuleAction:
@@ -162,13 +172,15 @@ class RuleDefinition(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=120)
-    trigger: RuleTrigger
+    name: str = Field(min_length=1, max_length=120, description="The rule's name")
+    trigger: RuleTrigger = Field(description="What starts it")
     conditions: WhereClause | None = Field(
         default=None,
         description="which documents: a where clause as in documents.search (none: every document)",
     )
-    actions: list[RuleAction] = Field(min_length=1, max_length=10)
+    actions: list[RuleAction] = Field(
+        min_length=1, max_length=10, description="What it does, in order"
+    )
 
 
 # -- capability bodies ---------------------------------------------------------------------
@@ -213,12 +225,12 @@ class RuleStats(CapabilityOutput):
     runs: int = Field(
         description="Times the rule was evaluated (one per document event or scheduled run)"
     )
-    documentsMatched: int
-    actionsApplied: int
-    actionsFailed: int
-    lastRunAt: datetime | None
-    lastError: str | None
-    lastErrorAt: datetime | None
+    documentsMatched: int = Field(description="Documents the rule matched")
+    actionsApplied: int = Field(description="Actions that succeeded")
+    actionsFailed: int = Field(description="Actions that failed")
+    lastRunAt: datetime | None = Field(description="When it last ran")
+    lastError: str | None = Field(description="The last failure, in words")
+    lastErrorAt: datetime | None = Field(description="When it failed last")
     awaitingApproval: list[str] = Field(
         default_factory=list,
         description="Approval requests this rule made (require-approval) that wait for an "
@@ -229,16 +241,18 @@ class RuleStats(CapabilityOutput):
 class AutomationRule(CapabilityOutput):
     """A saved automation rule."""
 
-    id: str
-    name: str
-    status: RuleStatus
-    triggerType: TriggerType
-    naturalLanguageRule: str
-    definition: RuleDefinition
-    stats: RuleStats
-    createdBy: str
-    createdAt: datetime
-    updatedAt: datetime
+    id: str = Field(description="Rule id")
+    name: str = Field(description="The rule's name")
+    status: RuleStatus = Field(description="Whether it runs")
+    triggerType: TriggerType = Field(description="What starts it")
+    naturalLanguageRule: str = Field(description="The rule as it was written in words")
+    definition: RuleDefinition = Field(
+        description="The rule as data: trigger, conditions and actions"
+    )
+    stats: RuleStats = Field(description="What it has done so far")
+    createdBy: str = Field(description="The user who made it")
+    createdAt: datetime = Field(description="When it was made")
+    updatedAt: datetime = Field(description="When it last changed")
     nextRunAt: datetime | None = Field(description="Scheduled rules: the next run")
 
 
@@ -246,9 +260,11 @@ class SavedRule(CapabilityOutput):
     """rules.execute's result: the saved rule, and (once) its webhook signing secret."""
 
     status: Literal["created"]
-    rule: AutomationRule
-    notUnderstood: list[str]
-    warnings: list[str]
+    rule: AutomationRule = Field(description="The rule saved")
+    notUnderstood: list[str] = Field(
+        description="Parts of the text that became nothing in the rule"
+    )
+    warnings: list[str] = Field(description="What to check before relying on the rule")
     webhookSecret: SecretText | None = Field(
         description="Secret that signs this rule's webhook calls (X-Fincap-Signature); shown "
         "only here"
@@ -265,7 +281,7 @@ class ListRules(CapabilityInput):
 class RuleList(CapabilityOutput):
     """The workspace's rules, newest first."""
 
-    rules: list[AutomationRule]
+    rules: list[AutomationRule] = Field(description="The rules, newest first")
 
 
 class RuleId(CapabilityInput):
@@ -289,14 +305,14 @@ class DeleteRule(RuleId):
 class RuleResult(CapabilityOutput):
     """One rule after a change of status."""
 
-    rule: AutomationRule
+    rule: AutomationRule = Field(description="The rule")
 
 
 class DeletedRule(CapabilityOutput):
     """rules.delete's result."""
 
-    id: str
-    deleted: Literal[True]
+    id: str = Field(description="The rule deleted")
+    deleted: Literal[True] = Field(description="Always true")
 
 
 class ResumeRule(CapabilityInput):

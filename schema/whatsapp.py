@@ -44,12 +44,12 @@ class WhatsAppSender(CapabilityOutput):
     its verification code to the business number."""
 
     phoneNumber: str = Field(description="Digits only, with the country code (the wa_id)")
-    userId: str
+    userId: str = Field(description="The member the number belongs to")
     status: Literal["active", "pending"] = Field(
         description="active: its messages become documents here; pending: waiting for the "
         "number to send its verification code to the business number"
     )
-    updatedAt: datetime
+    updatedAt: datetime = Field(description="When the mapping last changed")
     expiresAt: datetime | None = Field(
         default=None, description="pending: when the verification code stops working"
     )
@@ -63,11 +63,11 @@ class WhatsAppSender(CapabilityOutput):
 class WhatsAppSenderList(CapabilityOutput):
     """The workspace's registered numbers."""
 
-    senders: list[WhatsAppSender]
+    senders: list[WhatsAppSender] = Field(description="The numbers")
 
 
 class RemovedWhatsAppSender(CapabilityOutput):
     """Whether the number was registered here and is now forgotten."""
 
-    phoneNumber: str
-    removed: bool
+    phoneNumber: str = Field(description="The number (E.164)")
+    removed: bool = Field(description="True when it was registered here and is now forgotten")

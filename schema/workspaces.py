@@ -54,9 +54,11 @@ class InboundAddress(CapabilityOutput):
     """Where to forward receipts: mail to this address lands in this workspace."""
 
     address: str = Field(description="The receiving address, <alias>@<domain>")
-    alias: str
-    domain: str
-    createdAt: datetime
+    alias: str = Field(description="The part before the @")
+    domain: str = Field(description="The part after the @")
+    createdAt: datetime = Field(
+        description="When the address was made (a rotation makes a new one)"
+    )
     rotatedAt: datetime | None = Field(description="When the address last changed, if ever")
     retiredAddress: str | None = Field(
         default=None, description="After a rotation: the address that no longer receives"

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Literal, Optional, Protocol
+from typing import Annotated, Any, Literal, Optional, Protocol
 
 import strawberry
 from graphql import (
@@ -363,15 +363,21 @@ class CapabilitySchema(strawberry.Schema):
                 log.error("unhandled error in a GraphQL resolver", exc_info=error.original_error)
 
 
+# What one value of a Literal means: (the Literal's values, the value) → text, or None.
+ValueMeaning = Callable[[tuple[str, ...], str], str | None]
+
+
 def build_schema(
     registry: Iterable[CapabilityLike],
     execute: Execute,
     limits: Limits | None = None,
     graph: Graph | None = None,
+    value_meaning: ValueMeaning | None = None,
 ) -> strawberry.Schema:
     """The GraphQL schema of ``registry``; each field calls ``execute(spec, arguments, info)``.
 
-    ``graph`` adds links between the generated types (see ``Link``).
+    ``graph`` adds links between the generated types (see ``Link``); ``value_meaning(values,
+    value)`` describes each value of an enum generated from a Literal (None: undescribed).
 
     Raises ``GraphQLSchemaBuildError`` (with the fix in its message) when a model cannot be
     expressed in GraphQL or two generated names clash.
@@ -379,7 +385,7 @@ def build_schema(
     limits = limits or Limits()
     specs = list(registry)
     costs = {spec.name: spec.cost for spec in specs if spec.cost}
-    converter = _Converter(graph or Graph())
+    converter = _Converter(graph or Graph(), value_meaning or (lambda values, value: None))
     query: dict[str, Any] = {}
     mutation: dict[str, Any] = {}
     for spec in specs:
@@ -472,6 +478,13 @@ class _LazyModelType(LazyType[str, str]):
         raise TypeError("a lazy GraphQL type reference is not callable")
 
 
+def argument_text(spec: CapabilityLike) -> str:
+    """The description of a root field's ``input`` argument (the Docs pane shows it)."""
+    if not spec.input.model_fields:
+        return f"None: {spec.slug} takes no arguments (omit it, or send {{}})."
+    return f"The arguments of {spec.slug}, as its REST body carries them."
+
+
 def _own_doc(model: type) -> str | None:
     """The model's own docstring (``__doc__`` of a base class would mislead)."""
     doc = model.__dict__.get("__doc__")
@@ -513,8 +526,9 @@ def _enum_member_name(value: str) -> str:
 class _Converter:
     """Converts pydantic models to strawberry types, once each, checking names as it goes."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, value_meaning: ValueMeaning) -> None:
         self.graph = graph
+        self.value_meaning = value_meaning
         self.names: dict[str, str] = dict.fromkeys(BUILT_IN_NAMES, "a built-in GraphQL type")
         self.outputs: dict[type[BaseModel], type] = {}
         self.inputs: dict[type[BaseModel], type] = {}
@@ -561,7 +575,7 @@ class _Converter:
         # other fields of the same request keep their data.
         resolve.__annotations__ = {
             "info": strawberry.Info,
-            "input": argument,
+            "input": Annotated[argument, strawberry.argument(description=argument_text(spec))],
             "return": Optional[output],  # noqa: UP045
         }
         resolve.__name__ = spec.name
@@ -578,7 +592,13 @@ class _Converter:
         # ``root`` and ``info`` are reserved names: strawberry passes the parent and the info.
         annotations: dict[str, Any] = {"root": Any, "info": strawberry.Info}
         if link.argument is not None:
-            annotations["input"] = Optional[self.input_type(link.argument)]  # noqa: UP045
+            annotations["input"] = Annotated[
+                Optional[self.input_type(link.argument)],  # noqa: UP045
+                strawberry.argument(
+                    description=f"{_own_doc(link.argument) or link.argument.__name__} Omitted: "
+                    "every default."
+                ),
+            ]
         else:
 
             async def resolve_plain(root: Any, info: strawberry.Info) -> Any:
@@ -783,5 +803,9 @@ class _Converter:
         if not all(GRAPHQL_NAME.match(member) for member in members):
             raise GraphQLSchemaBuildError(f"{where}: cannot name the enum values {values!r}")
         converted = strawberry.enum(python_enum, name=name, description=f"Values of {where}.")
+        # strawberry keeps the GraphQL side of an enum on the class it decorated.
+        definition = converted.__strawberry_definition__  # type: ignore[attr-defined]
+        for value in definition.values:
+            value.description = self.value_meaning(values, value.value)
         self.enums[key] = converted
         return converted

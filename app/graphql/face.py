@@ -49,6 +49,7 @@ from resolvers.framework.errors import (
 from resolvers.framework.invoke import invoke
 from resolvers.framework.registry import Registry
 from schema.documents import Document
+from schema.value_meanings import meaning_of
 
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON_MEDIA = "application/json"
@@ -234,7 +235,7 @@ def with_capability_errors(graph: Graph) -> Graph:
 def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
     """The service's schema: every capability plus the document graph."""
     graph = with_capability_errors(document_graph(registry))
-    return build_schema(registry, capability_executor(registry), limits, graph)
+    return build_schema(registry, capability_executor(registry), limits, graph, meaning_of)
 
 
 def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Route]:

@@ -164,3 +164,15 @@ def as_decimal(node: Schema) -> Schema | None:
 
 
 __all__ = ["compact", "walk"]
+
+
+def types_only(schema: Schema) -> Schema:
+    """``schema`` (a compact output schema) without property descriptions, at every depth: the
+    keys and types say what the result holds, the tool's description what its figures mean
+    (see ``app.mcp.tools``)."""
+
+    def strip(node: Schema, key: str | None) -> Schema:
+        return {k: v for k, v in node.items() if k != "description"}
+
+    top: Schema = walk(schema, strip)
+    return top

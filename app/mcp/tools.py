@@ -11,7 +11,9 @@ out): documents_count. Tools that return records (documents, rules, members, app
 billing accounts) or self-explaining answers (currency_convert: amount, rate, rateDate) publish
 none: their descriptions name the fields that matter, every result carries
 ``structuredContent`` and the same JSON as text, and their schemas would be most of the
-listing (a document's is 10 KB, and five tools returned one).
+listing (a document's is 10 KB, and five tools returned one). An output schema is keys and
+types only: the tool's description says what the figures mean, and the field descriptions the
+other faces show (GraphQL's Docs, OpenAPI) stay out of the listing.
 
 **Toolsets** are the resources of the registry (``documents``, ``files``, ``rules``, …): the
 part of the slug before the dot. ``workspace_get_context`` belongs to every selection.
@@ -26,7 +28,7 @@ from typing import Any
 
 import mcp_types as types
 
-from app.mcp.schemas import compact
+from app.mcp.schemas import compact, types_only
 from resolvers.framework.registry import CapabilitySpec, Registry
 
 CONTEXT_TOOL = "workspace_get_context"
@@ -97,7 +99,7 @@ def tool_of(spec: CapabilitySpec, naming: Naming) -> types.Tool:
     output: dict[str, Any] | None = None
     if spec.slug in OUTPUT_SCHEMA_SLUGS:
         # What the result holds as sent (Money is a JSON number), not what an input accepts.
-        output = compact(spec.output.model_json_schema(mode="serialization"), naming)
+        output = types_only(compact(spec.output.model_json_schema(mode="serialization"), naming))
     # No title: it would only repeat the name ("Documents: search"); clients show the name.
     return types.Tool(
         name=tool_name(spec.slug),

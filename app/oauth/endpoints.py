@@ -5,8 +5,9 @@ fincap's own paths under ``/v1/oauth``; ``resolvers.services.oauth.Authorization
 provider behind them. fincap's part: the bounds and rate limit in front of registration
 (``resolvers.services.oauth_registration``), the authorization request (checked with the SDK's
 request model; an invalid one shows a page and never redirects, RFC 9700 §4.11.2), the resource a
-grant is for (RFC 8707), revocation for public clients, and the pages a person sees between the
-client's redirect and the code: sign in (throttled), choose the workspace, consent.
+grant is for (RFC 8707), revocation for public clients, the dashboard's first-party client
+(``dashboard_client``: it never registers), and the pages a person sees between the client's
+redirect and the code: sign in (throttled), choose the workspace, consent.
 
 The forms' protection is ``app.oauth.forms``; the paths and metadata are
 ``app.oauth.metadata``.
@@ -50,6 +51,7 @@ from app.oauth.forms import (
 from app.oauth.metadata import (
     AUTHORIZE_PATH,
     CONSENT_PATH,
+    DASHBOARD_CLIENT_PATH,
     MCP_PATH,
     REGISTER_PATH,
     REVOKE_PATH,
@@ -68,6 +70,11 @@ from resolvers.services.oauth import (
     canonical_resource,
     sign_in,
 )
+from resolvers.services.oauth_first_party import (
+    DASHBOARD_CLIENT_ID,
+    DASHBOARD_SCOPES,
+    dashboard_redirect_uri,
+)
 from resolvers.services.oauth_registration import (
     MAX_REGISTRATION_BYTES,
     RegistrationRefused,
@@ -83,7 +90,11 @@ NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 def authorization_server(request: Request) -> AuthorizationServer:
     services = services_of(request)
     return AuthorizationServer(
-        services.store, services.keyring, SIGN_IN_PATH, client_address=client_address(request)
+        services.store,
+        services.keyring,
+        SIGN_IN_PATH,
+        client_address=client_address(request),
+        base_url=issuer(request),
     )
 
 
@@ -438,6 +449,19 @@ async def revoke(request: Request) -> Response:
     return Response(status_code=200, headers=no_store)
 
 
+async def dashboard_client(request: Request) -> Response:
+    """The dashboard's first-party client (``resolvers.services.oauth_first_party``): its id,
+    its one redirect URI and the scopes it asks for, so the page needs no registration."""
+    return JSONResponse(
+        {
+            "client_id": DASHBOARD_CLIENT_ID,
+            "redirect_uri": dashboard_redirect_uri(issuer(request)),
+            "scope": " ".join(DASHBOARD_SCOPES),
+        },
+        headers={"Cache-Control": "no-cache"},
+    )
+
+
 async def sign_in_endpoint(request: Request) -> Response:
     return await (submit_sign_in if request.method == "POST" else show_sign_in)(request)
 
@@ -449,6 +473,7 @@ def oauth_routes() -> list[Route]:
         Route(f"/.well-known/oauth-protected-resource{MCP_PATH}", protected_resource_metadata),
         Route(f"{MCP_PATH}/.well-known/oauth-protected-resource", protected_resource_metadata),
         Route(REGISTER_PATH, register, methods=["POST"]),
+        Route(DASHBOARD_CLIENT_PATH, dashboard_client, methods=["GET"]),
         Route(AUTHORIZE_PATH, authorize, methods=["GET", "POST"]),
         Route(SIGN_IN_PATH, sign_in_endpoint, methods=["GET", "POST"]),
         Route(CONSENT_PATH, submit_consent, methods=["POST"]),

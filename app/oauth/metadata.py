@@ -20,6 +20,7 @@ CONSENT_PATH = f"{OAUTH}/consent"
 TOKEN_PATH = f"{OAUTH}/token"
 REGISTER_PATH = f"{OAUTH}/register"
 REVOKE_PATH = f"{OAUTH}/revoke"
+DASHBOARD_CLIENT_PATH = f"{OAUTH}/dashboard-client"
 MCP_PATH = "/mcp"
 
 

@@ -54,6 +54,7 @@ from resolvers.framework.access_tokens import (
 )
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.services import sign_in_throttle
+from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID, ensure_dashboard_client
 from resolvers.services.oauth_registration import redirect_uri_problem, unused_until
 
 REFRESH_PREFIX = "frt_"
@@ -148,13 +149,21 @@ class AuthorizationServer:
     """The SDK's ``OAuthAuthorizationServerProvider`` over fincap's store."""
 
     def __init__(
-        self, store: Store, keyring: Keyring, sign_in_path: str, *, client_address: str = ""
+        self,
+        store: Store,
+        keyring: Keyring,
+        sign_in_path: str,
+        *,
+        client_address: str = "",
+        base_url: str = "",
     ) -> None:
         self.store = store
         self.keyring = keyring
         self.sign_in_path = sign_in_path
         # The digest of the address a registration comes from (``client_addresses``).
         self.client_address = client_address
+        # The service's public address: the dashboard client's redirect URI is on it.
+        self.base_url = base_url
 
     async def revoke_family(self, family_id: str) -> None:
         """End every token of one authorization (the auth cache hears of it from the store)."""
@@ -163,7 +172,12 @@ class AuthorizationServer:
     # Clients -------------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        metadata = await self.store.oauth_clients.get(client_id)
+        metadata: dict[str, Any] | None
+        if client_id == DASHBOARD_CLIENT_ID and self.base_url:
+            # First-party: stored on first use, kept on this server's address.
+            metadata = await ensure_dashboard_client(self.store, self.base_url)
+        else:
+            metadata = await self.store.oauth_clients.get(client_id)
         if metadata is None:
             return None
         try:

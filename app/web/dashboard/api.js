@@ -4,9 +4,8 @@
 
 const GRAPHQL = "/v1/graphql";
 const STORE = "fincap.session";
-const CLIENT = "fincap.oauthClient";
+const CLIENT = "fincap.oauthClient"; // a registered client, only off the public address
 const PENDING = "fincap.oauthPending";
-const SCOPES = "read_documents write_documents read_workspaces write_workspaces read_api_keys write_api_keys";
 
 export class ApiError extends Error {
   constructor(message, code, status) {
@@ -139,10 +138,6 @@ export async function thumbnailUrl(documentId, onPlaceholder = () => {}, attempt
 
 // -- OAuth 2.1: authorization code with PKCE, as a public client --------------------------
 
-function redirectUri() {
-  return `${location.origin}/app/`;
-}
-
 function randomString(bytes = 32) {
   const values = crypto.getRandomValues(new Uint8Array(bytes));
   return base64url(values);
@@ -154,45 +149,58 @@ function base64url(bytes) {
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-async function clientId() {
-  const known = localStorage.getItem(CLIENT);
-  if (known) {
-    const parsed = JSON.parse(known);
-    if (parsed.redirectUri === redirectUri()) return parsed.id;
+// The server knows the dashboard as its own client: one client id for every browser, so a
+// consent given once holds everywhere. Its redirect URI is this page on the server's public
+// address; opened at another address (the public one is configured elsewhere), the dashboard
+// registers itself as a client for this address instead (RFC 7591), once per browser.
+async function oauthClient() {
+  const response = await fetch("/v1/oauth/dashboard-client", { headers: { Accept: "application/json" } });
+  if (!response.ok) throw new ApiError("The server did not say how the dashboard signs in");
+  const known = await response.json();
+  if (new URL(known.redirect_uri).origin === location.origin) {
+    return { id: known.client_id, redirectUri: known.redirect_uri, scope: known.scope };
   }
-  // Dynamic client registration (RFC 7591): the dashboard is a public client, no secret.
+  return registeredClient(`${location.origin}/app/`, known.scope);
+}
+
+async function registeredClient(redirectUri, scope) {
+  const stored = JSON.parse(localStorage.getItem(CLIENT) || "null");
+  if (stored && stored.redirectUri === redirectUri && stored.scope === scope) return stored;
   const response = await fetch("/v1/oauth/register", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({
       client_name: "fincap dashboard",
-      redirect_uris: [redirectUri()],
+      redirect_uris: [redirectUri],
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: "none",
-      scope: SCOPES,
+      scope,
     }),
   });
   if (!response.ok) throw new ApiError("The server did not accept the dashboard as a client");
-  const registered = await response.json();
-  localStorage.setItem(CLIENT, JSON.stringify({ id: registered.client_id, redirectUri: redirectUri() }));
-  return registered.client_id;
+  const registered = { id: (await response.json()).client_id, redirectUri, scope };
+  localStorage.setItem(CLIENT, JSON.stringify(registered));
+  return registered;
 }
 
 export async function startSignIn() {
-  const id = await clientId();
+  const client = await oauthClient();
   const verifier = randomString(48);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
   const state = randomString(16);
-  sessionStorage.setItem(PENDING, JSON.stringify({ verifier, state, clientId: id }));
+  sessionStorage.setItem(
+    PENDING,
+    JSON.stringify({ verifier, state, clientId: client.id, redirectUri: client.redirectUri }),
+  );
   const params = new URLSearchParams({
     response_type: "code",
-    client_id: id,
-    redirect_uri: redirectUri(),
+    client_id: client.id,
+    redirect_uri: client.redirectUri,
     code_challenge: base64url(new Uint8Array(digest)),
     code_challenge_method: "S256",
     state,
-    scope: SCOPES,
+    scope: client.scope,
   });
   location.assign(`/v1/oauth/authorize?${params}`);
 }
@@ -213,7 +221,7 @@ export async function finishSignIn() {
   const tokens = await tokenRequest({
     grant_type: "authorization_code",
     code: query.get("code"),
-    redirect_uri: redirectUri(),
+    redirect_uri: pending.redirectUri,
     client_id: pending.clientId,
     code_verifier: pending.verifier,
   });

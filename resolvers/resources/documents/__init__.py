@@ -199,6 +199,7 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     """Counts documents and totals their amounts per currency over ALL matching documents. groupBy
     adds per-group counts and totals. preferredTotal is the total converted to the workspace's
     preferred currency at each document's date. fillGaps: a time series without holes.
+    groupsTruncated: only the largest groups are listed.
     """
     workspace_id = ctx.require_workspace()
     if args.fillGaps and not fillable(args.groupBy):

@@ -1,0 +1,349 @@
+"""What each value of the contract's closed vocabularies means (its Literal types).
+
+A ``Field(description=…)`` says what a field is; the meaning of each value it may take lives
+here, once per vocabulary, keyed by the Literal's values, so every field sharing a vocabulary
+(a document's ``source`` and an activity item's ``sourceType``) says the same. The GraphQL face
+describes each enum value from it (the explorer's Docs pane). Vocabularies of document field
+names (``requiredFields``, ``sortBy``, ``fields``) take each field's own description from
+``Document``. ``meaning_of`` fails loudly in the schema's tests when a Literal gains a value
+nobody described.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from domain.documents import (
+    ArchiveFilter,
+    CountGroupBy,
+    DocType,
+    DocumentSource,
+    ExportFilter,
+    ExportStatus,
+    LocationKind,
+    PaymentStatus,
+    ProcessingStatus,
+    RecurringType,
+)
+from domain.uploads import UploadMimeType
+from domain.where import WhereLogic, WhereOp
+from engines.connectors.registry import CONNECTORS
+from schema.activity import ActivitySource
+from schema.approvals import APPROVAL_REQUIRED, ApprovalStatus
+from schema.documents import Document, EvidenceField, InspectableField, RequiredField, SortField
+from schema.integrations import ExportRecordStatus, IntegrationCategory, IntegrationStatus
+from schema.mailboxes import MailboxSecurity, MailboxStatus
+from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType, Weekday
+from schema.workspaces import WorkspaceRole
+
+Meanings = Mapping[str, str]
+
+
+def _vocabulary(literal: Any, meanings: Meanings) -> tuple[frozenset[str], Meanings]:
+    """One vocabulary, checked now: every value of ``literal`` described, nothing else."""
+    values = frozenset(typing.get_args(literal))
+    if values != set(meanings):
+        raise ValueError(f"meanings of {sorted(values)} do not match: {sorted(meanings)}")
+    return values, meanings
+
+
+def _document_fields(literal: Any) -> tuple[frozenset[str], Meanings]:
+    """A vocabulary of document field names: each means what the field's description says."""
+    fields = Document.model_fields
+    return _vocabulary(
+        literal, {name: str(fields[name].description) for name in typing.get_args(literal)}
+    )
+
+
+ROLES = {
+    "owner": "Everything, billing included",
+    "admin": "Members, sources, integrations, approvals; cannot make, change or remove an owner",
+    "member": "Uses the workspace",
+}
+ITEM_STATUS = {
+    "queued": "Stored; waiting for a worker",
+    "processing": "Being read",
+    "processed": "Read and saved as a document",
+    "skipped": "Not a receipt or invoice (the reasoning says why); nothing saved",
+    "failed": "Could not be read (the reasoning says why)",
+    "warning": "Saved, with something to check (the reasoning says what)",
+}
+SOURCE = {
+    "upload": "Uploaded (files.upload: the dashboard, the API, the command line)",
+    "email": "Read from a connected mailbox",
+    "inbound-email": "Mailed to the workspace's inbound address",
+    "whatsapp": "Sent from a registered number over WhatsApp",
+}
+EXPORT_STATUS = {
+    "exported": "Sent to an accounting integration",
+    "not-exported": "Not sent to any, or unlinked since",
+}
+RECURRING = {
+    "weekly": "Every week",
+    "monthly": "Every month",
+    "quarterly": "Every three months",
+    "yearly": "Every year",
+}
+
+_VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
+    _vocabulary(WorkspaceRole, ROLES),
+    _vocabulary(ActivitySource, SOURCE),
+    _vocabulary(DocumentSource, SOURCE),
+    _vocabulary(ProcessingStatus, ITEM_STATUS),
+    _vocabulary(
+        ApprovalStatus,
+        {
+            "pending": "Waiting for an owner or admin (or being executed)",
+            "executed": "Approved; the call ran once, as its requester",
+            "rejected": "Rejected; the call will never run",
+        },
+    ),
+    _vocabulary(typing.Literal["executed"], {"executed": "The approved call ran"}),
+    _vocabulary(typing.Literal["rejected"], {"rejected": "The call will never run"}),
+    _vocabulary(
+        typing.Literal["approval_required"],
+        {APPROVAL_REQUIRED: "Nothing ran yet: the call waits for approval (approvals.get)"},
+    ),
+    _vocabulary(RuleStatus, {"enabled": "The rule runs", "disabled": "The rule does not run"}),
+    _vocabulary(
+        TriggerType,
+        {
+            "document-processed": "When a document finishes processing",
+            "document-updated": "When a document is corrected",
+            "schedule": "On a schedule (see schedule)",
+        },
+    ),
+    _vocabulary(typing.Literal["local"], {"local": "Charges are recorded in the local ledger"}),
+    _vocabulary(
+        typing.Literal["invoice", "charge"],
+        {"invoice": "An invoice for a billing period", "charge": "A one-off charge"},
+    ),
+    _vocabulary(typing.Literal["issued"], {"issued": "Issued to the billing account"}),
+    _vocabulary(
+        typing.Literal["plan", "overage", "charge"],
+        {
+            "plan": "The plan's price for the period",
+            "overage": "Documents processed beyond the plan's quota",
+            "charge": "A one-off charge",
+        },
+    ),
+    _vocabulary(
+        typing.Literal["month", "year"], {"month": "Billed monthly", "year": "Billed yearly"}
+    ),
+    _vocabulary(typing.Literal["active"], {"active": "Running; billed each period"}),
+    _vocabulary(
+        typing.Literal["active", "pending"],
+        {
+            "active": "Verified: what the number sends becomes the workspace's documents",
+            "pending": "Waiting for the number to send its verification code",
+        },
+    ),
+    _vocabulary(
+        MailboxSecurity,
+        {
+            "tls": "Encrypted from the first byte (IMAPS, usually port 993)",
+            "starttls": "Plain connection upgraded with STARTTLS (usually port 143)",
+            "none": "Not encrypted (only for servers on a trusted network)",
+        },
+    ),
+    _vocabulary(
+        MailboxStatus,
+        {"active": "Its last read worked", "error": "The last read failed (see lastError)"},
+    ),
+    _vocabulary(
+        ArchiveFilter,
+        {
+            "exclude": "Only documents not archived",
+            "only": "Only archived documents",
+            "include": "Archived or not",
+        },
+    ),
+    _vocabulary(
+        CountGroupBy,
+        {
+            "merchant": "Per merchant",
+            "category": "Per category",
+            "docType": "Per document type",
+            "currency": "Per original currency",
+            "paymentMethod": "Per payment method",
+            "entityId": "Per entity (entityId)",
+            "day": "Per day of the document date (YYYY-MM-DD)",
+            "date": "Per day, as day",
+            "week": "Per ISO week of the document date (YYYY-Www, Monday first)",
+            "month": "Per month of the document date (YYYY-MM)",
+            "year": "Per year of the document date (YYYY)",
+        },
+    ),
+    _vocabulary(
+        DocType,
+        {
+            "receipt": "A receipt: proof of a payment made",
+            "invoice": "An invoice: a bill to pay or paid",
+            "other": "Another financial document",
+        },
+    ),
+    _vocabulary(ExportStatus, EXPORT_STATUS),
+    _vocabulary(ExportFilter, {"all": "Exported or not", **EXPORT_STATUS}),
+    _vocabulary(
+        PaymentStatus,
+        {
+            "paid": "Paid in full",
+            "unpaid": "Not paid yet",
+            "partially-paid": "Paid in part",
+            "refunded": "Paid, then refunded",
+        },
+    ),
+    _vocabulary(RecurringType, RECURRING),
+    _vocabulary(
+        ExportRecordStatus,
+        {
+            "queued": "Waiting to be delivered",
+            "sending": "Being delivered",
+            "exported": "Delivered; the provider holds the bill",
+            "failed": "Delivery failed (see error); it may be sent again",
+            "unlinked": "Delivered once, then unlinked (integrations.unlink)",
+        },
+    ),
+    _document_fields(EvidenceField),
+    _document_fields(InspectableField),
+    _document_fields(RequiredField),
+    _document_fields(SortField),
+    _vocabulary(
+        typing.Literal["words", "meaning"],
+        {"words": "Its words matched (full text)", "meaning": "Its meaning matched (embeddings)"},
+    ),
+    _vocabulary(
+        IntegrationCategory,
+        {
+            "email": "A mail source (none offered yet)",
+            "accounting": "An accounting product (documents are sent to it)",
+            "storage": "A file store (none offered yet)",
+            "social": "A messaging source (none offered yet)",
+        },
+    ),
+    _vocabulary(
+        IntegrationStatus,
+        {
+            "available": "Can be connected; not connected here",
+            "connected": "Connected in this workspace",
+            "error": "The connection is in error (see lastError)",
+        },
+    ),
+    _vocabulary(
+        LocationKind,
+        {
+            "in-store": "Spent in person, at a place",
+            "online": "Spent online",
+            "travel": "Spent while travelling",
+        },
+    ),
+    _vocabulary(
+        typing.Literal["ok", "error"],
+        {"ok": "The mailbox answered", "error": "The mailbox did not answer (see error)"},
+    ),
+    _vocabulary(
+        typing.Literal[tuple(c.id for c in CONNECTORS)],
+        {c.id: c.title for c in CONNECTORS},
+    ),
+    _vocabulary(
+        ActionType,
+        {
+            "set-category": "Set the category (category)",
+            "set-merchant": "Set the merchant (merchant)",
+            "mark-recurring": "Mark the document recurring (recurringType)",
+            "archive": "Archive the document",
+            "send-to-integration": "Send the document to an accounting integration",
+            "require-approval": "Hold the document for approval (reason)",
+            "notify-email": "Send an e-mail about the document",
+            "notify-webhook": "Call a webhook about the document (signed)",
+        },
+    ),
+    _vocabulary(
+        ParsedBy,
+        {"grammar": "fincap's rule grammar (offline)", "llm": "The configured language model"},
+    ),
+    _vocabulary(
+        ScheduleFrequency,
+        {"daily": "Every day", "weekly": "Every week (on weekday)", "monthly": "Every month"},
+    ),
+    _vocabulary(Weekday, {day: day.capitalize() for day in typing.get_args(Weekday)}),
+    _vocabulary(
+        typing.Literal["preview", "queued"],
+        {
+            "preview": "A dry run: what would be sent; nothing was",
+            "queued": "The delivery is queued (follow its export record)",
+        },
+    ),
+    _vocabulary(typing.Literal["created"], {"created": "The rule was saved"}),
+    _vocabulary(
+        typing.Literal["preview", "unlinked"],
+        {
+            "preview": "A dry run: what would be unlinked; nothing was",
+            "unlinked": "The link is gone; the document can be sent again",
+        },
+    ),
+    _vocabulary(typing.Literal["queued"], {"queued": "Stored; processing has not started yet"}),
+    _vocabulary(
+        typing.Literal["compact", "complete"],
+        {
+            "compact": "id, merchant, amount, currency, docDate, category, docType and the "
+            "requiredFields",
+            "complete": "Every field",
+        },
+    ),
+    _vocabulary(
+        typing.Literal["similarity", "mmr"],
+        {
+            "similarity": "The closest documents",
+            "mmr": "Close, but diverse (maximal marginal relevance)",
+        },
+    ),
+    _vocabulary(
+        UploadMimeType,
+        {
+            "image/jpeg": "A JPEG photo",
+            "image/png": "A PNG image",
+            "image/gif": "A GIF image",
+            "image/webp": "A WebP image",
+            "image/bmp": "A BMP image",
+            "image/tiff": "A TIFF image",
+            "application/pdf": "A PDF (its text layer, else its pages are read as images)",
+        },
+    ),
+    _vocabulary(
+        WhereLogic,
+        {"and": "Every condition must hold", "or": "At least one condition must hold"},
+    ),
+    _vocabulary(
+        WhereOp,
+        {
+            "eq": "Equal to value",
+            "ne": "Not equal to value (documents without the field match)",
+            "gt": "Greater than value",
+            "gte": "Greater than or equal to value",
+            "lt": "Less than value",
+            "lte": "Less than or equal to value",
+            "in": "One of the values (an array)",
+            "nin": "None of the values (an array; documents without the field match)",
+            "regex": "Matches the pattern, ignoring case",
+            "exists": "The field is set (value true) or not (false)",
+        },
+    ),
+)
+
+
+def meaning_of(values: tuple[str, ...], value: str) -> str | None:
+    """What ``value`` means in the vocabulary ``values`` (a Literal's values; a gated
+    capability's ``status`` gains ``approval_required``), or None when none is declared."""
+    wanted = frozenset(values)
+    for known, meanings in _VOCABULARIES:
+        if known == wanted or (
+            APPROVAL_REQUIRED in wanted and known == wanted - {APPROVAL_REQUIRED}
+        ):
+            if value in meanings:
+                return meanings[value]
+            if value == APPROVAL_REQUIRED:
+                return meaning_of((APPROVAL_REQUIRED,), value)
+    return None
