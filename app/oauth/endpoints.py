@@ -207,11 +207,13 @@ async def consent_or_remembered(
     user_id: str,
 ) -> Response:
     """The consent page, or straight back to the client with a code when this user already
-    allowed this client these scopes (or more) and is still a member of that workspace."""
+    allowed this client these scopes (or more) and is still a member of that workspace (unless
+    the client asked with ``prompt=consent``, OpenID Connect Core §3.1.2.1: to choose again)."""
     store = server.store
     remembered = await store.oauth_consents.find(user_id, pending.client_id)
     if (
-        remembered is not None
+        not pending.ask_consent
+        and remembered is not None
         and set(pending.scopes or []) <= set(remembered["scopes"])
         and await store.workspaces.role_of(user_id, remembered["workspaceId"]) is not None
     ):
@@ -332,6 +334,10 @@ async def authorize(request: Request) -> Response:
         return refused_authorization(
             "invalid_target", f"this server grants access to {base} only, not {parsed.resource}"
         )
+    prompt = params.get("prompt", "")
+    if prompt not in ("", "consent"):
+        # OpenID Connect's other prompts (none, login, select_account) are not offered.
+        return refused_authorization("invalid_request", f"prompt={prompt} is not supported")
     target = await server.authorize(
         client,
         AuthorizationParams(
@@ -342,6 +348,7 @@ async def authorize(request: Request) -> Response:
             redirect_uri_provided_explicitly=parsed.redirect_uri is not None,
             resource=resource,
         ),
+        ask_consent=prompt == "consent",
     )
     return RedirectResponse(target, status_code=302, headers={"Cache-Control": "no-store"})
 
@@ -446,7 +453,13 @@ async def revoke(request: Request) -> Response:
     # An unknown token, or another client's, is answered 200 too (RFC 7009 §2.2).
     if found is not None and found.client_id == client.client_id:
         await server.revoke_token(found)
-    return Response(status_code=200, headers=no_store)
+    answer = Response(status_code=200, headers=no_store)
+    if client.client_id == DASHBOARD_CLIENT_ID:
+        # The dashboard revokes from the browser when a person signs out: the sign-in page's
+        # session in that browser ends too, so the next person at this computer must type a
+        # password (the remembered consent only spares the consent page).
+        answer.delete_cookie(SESSION_COOKIE, **cookie_options(request))
+    return answer
 
 
 async def dashboard_client(request: Request) -> Response:

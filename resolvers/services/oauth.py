@@ -138,6 +138,8 @@ class PendingRequest(AuthorizationParams):
     client_id: str
     client_name: str | None = None
     expires_at: float
+    # ``prompt=consent``: show the consent page even when this consent is remembered.
+    ask_consent: bool = False
 
 
 def _expiry(ttl: timedelta) -> tuple[datetime, int]:
@@ -205,7 +207,11 @@ class AuthorizationServer:
     # Authorization requests ----------------------------------------------------------------
 
     async def authorize(
-        self, client: OAuthClientInformationFull, params: AuthorizationParams
+        self,
+        client: OAuthClientInformationFull,
+        params: AuthorizationParams,
+        *,
+        ask_consent: bool = False,
     ) -> str:
         """Send the user to the sign-in page, carrying the request signed."""
         pending = PendingRequest(
@@ -213,6 +219,7 @@ class AuthorizationServer:
             client_id=str(client.client_id),
             client_name=client.client_name,
             expires_at=time.time() + PENDING_TTL.total_seconds(),
+            ask_consent=ask_consent,
         )
         if not pending.scopes:
             pending.scopes = (client.scope or "").split() or ["all"]
@@ -359,6 +366,9 @@ class AuthorizationServer:
 
     async def revoke_token(self, token: FincapAccessToken | FincapRefreshToken) -> None:
         """Revoking a grant also takes back the remembered consent: the next sign-in through
-        this client asks again."""
+        this client asks again. Not for the dashboard: its revocation is a person signing out,
+        and their next sign-in goes back to the workspace they chose (the dashboard asks with
+        ``prompt=consent`` to choose another one)."""
         await self.revoke_family(token.family_id)
-        await self.store.oauth_consents.forget(token.user_id, token.client_id)
+        if token.client_id != DASHBOARD_CLIENT_ID:
+            await self.store.oauth_consents.forget(token.user_id, token.client_id)

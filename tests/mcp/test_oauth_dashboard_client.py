@@ -40,10 +40,14 @@ async def dashboard_client(http: httpx.AsyncClient) -> dict[str, Any]:
 
 
 async def authorize(
-    http: httpx.AsyncClient, known: dict[str, Any], redirect_uri: str | None = None
+    http: httpx.AsyncClient,
+    known: dict[str, Any],
+    redirect_uri: str | None = None,
+    **extra: str,
 ) -> tuple[httpx.Response, str]:
     verifier, challenge = oc.pkce_pair()
     params = {
+        **extra,
         "response_type": "code",
         "client_id": known["client_id"],
         "redirect_uri": redirect_uri or known["redirect_uri"],
@@ -68,11 +72,13 @@ async def allow(http: httpx.AsyncClient, consent_page: str, workspace: str) -> h
     )
 
 
-async def sign_in(http: httpx.AsyncClient, workspace: str) -> tuple[bool, dict[str, Any]]:
+async def sign_in(
+    http: httpx.AsyncClient, workspace: str, **extra: str
+) -> tuple[bool, dict[str, Any]]:
     """One dashboard sign-in in ``http``'s browser, as the page runs it: whether the consent
     page was shown (and allowed), and the token response."""
     known = await dashboard_client(http)
-    started, verifier = await authorize(http, known)
+    started, verifier = await authorize(http, known, **extra)
     page = await oc.sign_in_page(http, started)
     answer = await oc.submit_sign_in(http, page, "alice@example.com", PASSWORD)
     asked = answer.status_code == 200
@@ -133,6 +139,37 @@ async def test_two_browsers_sign_in_with_one_client_and_consent_once(
             headers={"Authorization": f"Bearer {again['access_token']}"},
         )
     assert listed.status_code == 200, listed.text
+
+
+async def test_signing_out_keeps_the_choice_and_prompt_consent_asks_again(
+    app: Starlette, person: Tenant
+) -> None:
+    """The dashboard's sign-out revokes its tokens (RFC 7009) but is not a withdrawal of
+    consent: the next sign-in goes straight back. "Another workspace…" asks with
+    ``prompt=consent`` and gets the consent page, where the workspace is chosen."""
+    async with browser(app) as http:
+        asked, tokens = await sign_in(http, person.org_id)
+        assert asked
+        known = await dashboard_client(http)
+        revoked = await http.post(
+            "/v1/oauth/revoke",
+            data={"token": tokens["refresh_token"], "client_id": known["client_id"]},
+        )
+        assert revoked.status_code == 200
+        # The sign-in page's session in this browser ended with it: a password is asked again.
+        assert "fincap_oauth_session" not in http.cookies
+        ended = await http.post(
+            "/v1/capabilities/workspaces.list",
+            json={},
+            headers={"Authorization": f"Bearer {tokens['access_token']}"},
+        )
+        assert ended.status_code == 401  # signed out: the tokens are gone
+        asked, _ = await sign_in(http, person.org_id)
+        assert not asked  # the consent is not
+        asked, _ = await sign_in(http, person.org_id, prompt="consent")
+        assert asked
+        refused, _ = await authorize(http, known, prompt="none")
+        assert refused.status_code == 400 and "prompt=none" in refused.text
 
 
 async def test_the_dashboard_client_refuses_a_foreign_redirect_uri(

@@ -184,7 +184,9 @@ async function registeredClient(redirectUri, scope) {
   return registered;
 }
 
-export async function startSignIn() {
+// chooseWorkspace: ask with prompt=consent, so the consent page (where the workspace is chosen)
+// shows even though the server remembers this person's last choice.
+export async function startSignIn({ chooseWorkspace = false } = {}) {
   const client = await oauthClient();
   const verifier = randomString(48);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
@@ -202,6 +204,7 @@ export async function startSignIn() {
     state,
     scope: client.scope,
   });
+  if (chooseWorkspace) params.set("prompt", "consent");
   location.assign(`/v1/oauth/authorize?${params}`);
 }
 

@@ -106,7 +106,7 @@ function fillPicker() {
 picker.addEventListener("change", async () => {
   if (picker.value === "__another") {
     await api.signOut();
-    await api.startSignIn();
+    await api.startSignIn({ chooseWorkspace: true });
     return;
   }
   api.setWorkspace(picker.value);
