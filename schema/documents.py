@@ -253,6 +253,7 @@ SortField = Literal[
     "createdAt",
     "updatedAt",
     "entityId",
+    "processingStatus",
 ]
 
 
