@@ -167,6 +167,14 @@ def select_rows(page: Page, ids: list[str]) -> None:
     page.wait(f"document.querySelector('#selected-count').innerText.startsWith('{len(ids)} ')")
 
 
+def open_and_select(page: Page, live: LiveDashboard, start: int, stop: int) -> list[str]:
+    """The list afresh with rows ``start`` to ``stop`` ticked: their ids."""
+    open_list(page, live)
+    picked = row_ids(page)[start:stop]
+    select_rows(page, picked)
+    return picked
+
+
 def test_sort_is_the_servers_across_pages(live: LiveDashboard, page: Page, shots: Path) -> None:
     open_list(page, live)
     # The overview's default: the last 12 months, newest first, a page of 50 and a count.
@@ -265,9 +273,7 @@ def test_each_filter_narrows_the_list_and_its_count_and_survives_reload(
 
 
 def test_bulk_archive_then_undo(live: LiveDashboard, page: Page) -> None:
-    open_list(page, live)
-    picked = row_ids(page)[3:5]
-    select_rows(page, picked)
+    picked = open_and_select(page, live, 3, 5)
     page.click("#bulk-archive")
     page.wait("!!document.querySelector('#toast #undo')")
     assert "Archived 2 documents" in page.js("document.querySelector('#toast').innerText")
@@ -284,9 +290,7 @@ def test_bulk_archive_then_undo(live: LiveDashboard, page: Page) -> None:
 
 
 def test_bulk_set_category(live: LiveDashboard, page: Page) -> None:
-    open_list(page, live)
-    picked = row_ids(page)[:3]
-    select_rows(page, picked)
+    picked = open_and_select(page, live, 0, 3)
     page.click("#bulk-set-category")
     page.wait("!!document.querySelector('#bulk-category')")
     page.fill("#bulk-category", "Team events")
@@ -323,9 +327,7 @@ def connect_xero(live: LiveDashboard) -> None:
 
 def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page) -> None:
     connect_xero(live)
-    open_list(page, live)
-    picked = row_ids(page)[5:7]
-    select_rows(page, picked)
+    picked = open_and_select(page, live, 5, 7)
     page.click("#bulk-send")
     page.wait("!!document.querySelector('#bulk-integration option')")
     assert "Xero: Acme Ltd" in page.js("document.querySelector('#bulk-integration').innerText")
