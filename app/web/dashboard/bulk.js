@@ -76,8 +76,10 @@ export function bulkBar({ table, categories }) {
       async (row) => {
         try {
           const result = await api.data(ARCHIVE, { input: { id: row.doc.id } });
-          archived.push(row.doc.id, ...(result.documentsDelete.archivedDuplicates || []));
-          table.remove(row.doc.id);
+          const duplicates = result.documentsDelete.archivedDuplicates || [];
+          archived.push(row.doc.id, ...duplicates);
+          // Its duplicates were archived with it: off the list too (Undo restores them all).
+          for (const id of [row.doc.id, ...duplicates]) table.remove(id);
         } catch (error) {
           failed += 1;
           table.note(row.doc.id, error.message, "error");

@@ -151,6 +151,7 @@ export async function documentsView() {
   const sort = ranked ? null : sortOf(list);
   const data = await loadWithWorkspace(LIST_QUERY, { input: searchInput(list), count: countInput(list), categories: { groupBy: "category" } });
   const ws = data.workspace;
+  if (!ws.documents || !ws.matched) throw new Error("The documents could not be listed; try again, or clear the filters.");
   const page = ws.documents;
   const matched = ws.matched.count;
   const categories = [...new Set([...(ws.categoryNames?.groups || []).map((g) => g.key).filter(Boolean), ...state.categories])].sort();

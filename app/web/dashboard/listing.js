@@ -3,7 +3,7 @@
 // amounts, processing status, search words, archived, duplicates, and the sort. The address is
 // the truth: a link shares the view, a reload keeps it, back and forward step through it.
 
-import { FILTER_KEYS, filtersFromHash, filtersHash, effectiveFilters, whereClause } from "./state.js";
+import { FILTER_KEYS, filtersFromHash, filtersHash, effectiveFilters, whereClause, DOC_TYPES } from "./state.js";
 
 export const LIST_PATH = "#/documents";
 export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "sort", "order"];
@@ -22,8 +22,26 @@ export const SORTS = {
 
 export const STATUSES = ["queued", "processing", "processed", "warning", "skipped", "failed"];
 
+// What an address may hold, so a hand-edited or stale link shows the list without the odd value
+// rather than an error (the API would refuse it as a where clause).
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DECIMAL = /^-?\d{1,13}(\.\d{1,2})?$/;
+const VALID = {
+  from: (v) => DATE.test(v),
+  to: (v) => DATE.test(v),
+  amountMin: (v) => DECIMAL.test(v),
+  amountMax: (v) => DECIMAL.test(v),
+  docType: (v) => DOC_TYPES.includes(v),
+  status: (v) => STATUSES.includes(v),
+  archived: (v) => ["only", "include"].includes(v),
+  sort: (v) => v in SORTS,
+  order: (v) => v === "asc" || v === "desc",
+  range: (v) => v === "all",
+};
+
 export function listFromHash(hash = location.hash) {
-  return filtersFromHash(hash, LIST_KEYS);
+  const found = filtersFromHash(hash, LIST_KEYS);
+  return Object.fromEntries(Object.entries(found).filter(([k, v]) => !VALID[k] || VALID[k](v)));
 }
 
 export function listHash(list) {
