@@ -330,7 +330,7 @@ def connect_xero(live: LiveDashboard) -> None:
     assert done.status_code == 200, done.text
 
 
-def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page) -> None:
+def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page, shots: Path) -> None:
     connect_xero(live)
     picked = open_and_select(page, live, 5, 7)
     page.click("#bulk-send")
@@ -347,6 +347,7 @@ def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page) -
         request = result(live.call("approvals.get", {"approvalRequestId": found.group(1)}))
         assert request["status"] == "pending" and request["capabilitySlug"] == "integrations.send"
         assert request["input"]["documentId"] == document_id
+    page.screenshot(shots / "bulk-send.png")
 
 
 def read_download(downloads: Path, before: set[Path]) -> list[list[str]]:
@@ -489,6 +490,13 @@ def test_line_items_and_evidence_boxes(live: LiveDashboard, page: Page, shots: P
     page.wait("!!document.querySelector('#line-items')")
     check_boxes(page, invoice)
     page.screenshot(shots / "evidence-invoice.png")
+    # On a phone the picture fits the screen and the boxes follow it.
+    page.viewport(390, 844, mobile=True)
+    try:
+        check_boxes(page, invoice)
+        assert page.js("document.documentElement.scrollWidth") <= 390
+    finally:
+        page.call("Emulation.clearDeviceMetricsOverride")
 
 
 def test_a_phone_sees_rows_as_cards(live: LiveDashboard, page: Page, shots: Path) -> None:
