@@ -262,7 +262,6 @@ SEARCH_WHERE = describe_where(
     {
         "conditions": [
             {"field": "category", "op": "eq", "value": "Travel"},
-            {"field": "docDate", "op": "gte", "value": "2026-10-01"},
             {"field": "merchant", "op": "regex", "value": "uber|bolt"},
         ]
     },
@@ -272,7 +271,6 @@ COUNT_WHERE = describe_where(
     {
         "conditions": [
             {"field": "docDate", "op": "gte", "value": "2026-10-01"},
-            {"field": "docDate", "op": "lt", "value": "2026-11-01"},
             {"field": "amount", "op": "gt", "value": 100},
         ]
     },
