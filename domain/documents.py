@@ -68,14 +68,18 @@ COUNT_FILTERS: dict[str, Filterable] = {
     "subtotal": _MONEY,
     "isRecurring": Filterable("boolean"),
     "recurringType": _choice(RecurringType),
+    # Beyond the spec's list: where processing stands (the dashboard's status filter and its
+    # count use the same clause; "failed" or "warning" finds what needs a look).
+    "processingStatus": _choice(ProcessingStatus),
+    # The original a document duplicates (exists: true lists the possible duplicates; counted
+    # too, so a list of them says how many there are).
+    "duplicateOf": _TEXT,
 }
 SEARCH_FILTERS: dict[str, Filterable] = {
     **COUNT_FILTERS,
     "id": _TEXT,
     "paymentStatus": _choice(PaymentStatus),
     "entityId": _TEXT,
-    # The original a document duplicates (exists: true lists the possible duplicates).
-    "duplicateOf": _TEXT,
     "expenseLocation.primary.countryCode": _CODE,
     "expenseLocation.primary.country": _TEXT,
     "expenseLocation.primary.city": _TEXT,

@@ -35,7 +35,7 @@ VALUES_BY_TYPE: dict[FieldType, str] = {
     "money": "decimal, 2 places",
     "number": "number",
     "date": "YYYY-MM-DD",
-    "string": "eq exact, regex case-insensitive",
+    "string": "eq exact, regex any case",
     "enum": "",
     "boolean": "true|false",
 }
@@ -97,7 +97,7 @@ def describe_where(fields: Mapping[str, Filterable], example: Mapping[str, Any])
     )
     upper = [name for name, spec in fields.items() if spec.upper]
     return (
-        f"Filter on fields by type: {groups}. Ops: {_ops(list(by_type))}. Upper-cased for you: "
+        f"Fields by type: {groups}. Ops: {_ops(list(by_type))}. Upper-cased: "
         f"{', '.join(_grouped(upper))}. Example: {json.dumps(example, separators=(',', ':'))}"
     )
 

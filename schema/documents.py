@@ -253,6 +253,7 @@ SortField = Literal[
     "createdAt",
     "updatedAt",
     "entityId",
+    "processingStatus",
 ]
 
 
@@ -261,7 +262,6 @@ SEARCH_WHERE = describe_where(
     {
         "conditions": [
             {"field": "category", "op": "eq", "value": "Travel"},
-            {"field": "docDate", "op": "gte", "value": "2026-10-01"},
             {"field": "merchant", "op": "regex", "value": "uber|bolt"},
         ]
     },
@@ -271,7 +271,6 @@ COUNT_WHERE = describe_where(
     {
         "conditions": [
             {"field": "docDate", "op": "gte", "value": "2026-10-01"},
-            {"field": "docDate", "op": "lt", "value": "2026-11-01"},
             {"field": "amount", "op": "gt", "value": 100},
         ]
     },

@@ -65,13 +65,18 @@ def prepare(data_dir: Path, documents: int) -> dict[str, Any]:
 
 
 @contextmanager
-def serving(data_dir: Path, boot: dict[str, Any]) -> Iterator[LiveDashboard]:
+def serving(
+    data_dir: Path, boot: dict[str, Any], extra_env: dict[str, str] | None = None
+) -> Iterator[LiveDashboard]:
+    """``fincap serve`` on ``data_dir``; ``extra_env`` adds settings (a fake provider's URLs)."""
+
     def env(base: str) -> dict[str, str]:
         return {
             **os.environ,
             "FINCAP_DATA_DIR": str(data_dir),
             "MONGODB_URI": "",
             "FINCAP_PUBLIC_URL": base,
+            **(extra_env or {}),
         }
 
     server = start_serve([FINCAP, "serve"], env, data_dir / "serve.log")

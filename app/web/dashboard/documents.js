@@ -1,94 +1,186 @@
-// The document list (search, filters, thumbnails, archive and duplicates) and one document
-// (extracted fields with their confidence, inline corrections, archive and restore).
+// The Documents page (a table with server-side sort, filters in the address, a result count,
+// bulk actions and CSV export) and one document (extracted fields with their confidence and
+// where on the original each was read, line items, inline corrections, archive and restore).
 
 import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
 import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
-import { state, filtersHash, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
-
-const PAGE = 24;
+import { state, loadWithWorkspace, WORKSPACES, DOC_TYPES, effectiveFilters } from "./state.js";
+import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput } from "./listing.js";
+import { documentTable } from "./table.js";
+import { bulkBar } from "./bulk.js";
+import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
+import { evidencePreview } from "./evidence.js";
+import { undoToast } from "./undo.js";
 
 const LIST_QUERY = `
-query Documents($input: SearchDocumentsInput) {
+query Documents($input: SearchDocumentsInput, $count: CountDocumentsInput, $categories: CountDocumentsInput) {
   ${WORKSPACES}
   workspace {
     id name preferredCurrency
-    documents(input: $input) {
-      documents {
-        id merchant amount currency docDate category docType processingStatus archived
-        duplicateOfId file { mimeType fileName }
-      }
-      nextCursor
-    }
+    documents(input: $input) { documents { ${ROW_FIELDS} } nextCursor }
+    matched: counts(input: $count) { count }
+    categoryNames: counts(input: $categories) { groups { key } }
   }
 }`;
+const MORE_QUERY = `query More($input: SearchDocumentsInput) { workspace { documents(input: $input) { documents { ${ROW_FIELDS} } nextCursor } } }`;
+const CSV_PAGE = 100; // the most documents.search returns at once
 
-const listState = { query: "", archived: "exclude", duplicates: false, cursor: null };
+let lastList = LIST_PATH; // where "← Documents" goes back to: the list as it was left
 
-function listInput(cursor) {
-  const where = whereClause();
-  const conditions = where ? [...where.conditions] : [];
-  if (listState.duplicates) conditions.push({ field: "duplicateOf", op: "exists", value: true });
-  const ranked = Boolean(listState.query.trim());
-  return {
-    query: ranked ? listState.query.trim() : null,
-    useSearch: ranked,
-    // The closest first: a person searching wants the matches, not variety (mmr).
-    searchType: "similarity",
-    limit: PAGE,
-    sortBy: "docDate",
-    sortOrder: -1,
-    outputMode: "complete",
-    archived: listState.archived,
-    where: conditions.length ? { logic: "and", conditions } : null,
-    cursor,
-  };
+function go(list) {
+  location.hash = listHash(list);
 }
 
-function thumbnail(doc) {
-  const box = h("span", { class: "thumb", "aria-hidden": "true" });
-  if (doc.file) {
-    const show = (url) => box.replaceChildren(h("img", { src: url, alt: "", loading: "lazy" }));
-    api.thumbnailUrl(doc.id, show).then((url) => {
-      if (url) show(url);
-    });
-  } else {
-    box.textContent = (doc.merchant || "?").slice(0, 1).toUpperCase();
-  }
-  return box;
+function field(id, label, input) {
+  return h("div", { class: "field" }, h("label", { for: id }, label), input);
 }
 
-function card(doc) {
+function rangeText(list) {
+  const shown = effectiveFilters(list);
+  if (!shown.from && !shown.to) return "all time";
+  const isDefault = !list.from && !list.to;
+  return `${isDefault ? "the last 12 months, " : ""}${shown.from || "…"} to ${shown.to || "…"}`;
+}
+
+function filtersForm(list, categories) {
+  const shown = effectiveFilters(list);
+  const from = h("input", { id: "d-from", type: "date", value: shown.from || "" });
+  const to = h("input", { id: "d-to", type: "date", value: shown.to || "" });
+  const amountMin = h("input", { id: "d-amount-min", type: "text", inputmode: "decimal", size: "8", value: list.amountMin || "", autocomplete: "off" });
+  const amountMax = h("input", { id: "d-amount-max", type: "text", inputmode: "decimal", size: "8", value: list.amountMax || "", autocomplete: "off" });
+  const select = (id, all, values, chosen) =>
+    h("select", { id }, h("option", { value: "" }, all), values.map((v) => h("option", { value: v, selected: v === chosen }, v)));
+  const category = select("d-category", "All categories", categories, list.category);
+  const docType = select("d-type", "All types", DOC_TYPES, list.docType);
+  const status = select("d-status", "Any status", STATUSES, list.status);
+  const search = h("input", { id: "search", type: "search", value: list.q || "", placeholder: "e.g. coffee in Berlin, hotel invoice" });
+  const archived = h(
+    "select",
+    { id: "archived" },
+    [["exclude", "Active"], ["only", "Archived"], ["include", "Active and archived"]].map(([v, t]) => h("option", { value: v, selected: v === (list.archived || "exclude") }, t)),
+  );
+  const duplicates = h("input", { id: "duplicates", type: "checkbox", checked: Boolean(list.dups) });
+  const problem = h("p", { class: "error", role: "alert", id: "filter-error" });
+  const active = ["from", "to", "amountMin", "amountMax", "category", "docType", "status", "q", "archived", "dups", "range"].filter((k) => list[k]).length;
   return h(
-    "li",
-    { class: "doc-card" },
-    thumbnail(doc),
+    "form",
+    {
+      class: "search filters",
+      role: "search",
+      "aria-label": "Filters",
+      onsubmit: (event) => {
+        event.preventDefault();
+        problem.textContent = "";
+        const amounts = {};
+        for (const [key, input, label] of [["amountMin", amountMin, "Amount from"], ["amountMax", amountMax, "Amount to"]]) {
+          const read = parseMoney(input.value);
+          if (read.error) {
+            problem.textContent = `${label}: ${read.error}`;
+            input.focus();
+            return;
+          }
+          amounts[key] = read.text || "";
+        }
+        if (amounts.amountMin && amounts.amountMax && Number(amounts.amountMin) > Number(amounts.amountMax)) {
+          problem.textContent = "Amount from is more than Amount to";
+          return;
+        }
+        if (from.value && to.value && from.value > to.value) {
+          problem.textContent = "The start date is after the end date";
+          return;
+        }
+        // The default range unchanged stays the default (a shorter address); both dates
+        // emptied is all time.
+        const defaults = effectiveFilters({});
+        const dates = from.value === defaults.from && to.value === defaults.to ? {} : { from: from.value, to: to.value };
+        go({
+          ...dates,
+          range: from.value || to.value ? "" : "all",
+          ...amounts,
+          category: category.value,
+          docType: docType.value,
+          status: status.value,
+          q: search.value.trim(),
+          archived: archived.value === "exclude" ? "" : archived.value,
+          dups: duplicates.checked ? "1" : "",
+          sort: list.sort,
+          order: list.order,
+        });
+      },
+    },
+    h("div", { class: "field grow" }, h("label", { for: "search" }, "Search"), search),
+    field("d-from", "From", from),
+    field("d-to", "To", to),
+    field("d-amount-min", "Amount from", amountMin),
+    field("d-amount-max", "Amount to", amountMax),
+    field("d-category", "Category", category),
+    field("d-type", "Type", docType),
+    field("d-status", "Status", status),
+    field("archived", "Show", archived),
+    h("div", { class: "field check" }, duplicates, h("label", { for: "duplicates" }, "Possible duplicates only")),
     h(
-      "a",
-      { href: `#/documents/${encodeURIComponent(doc.id)}`, class: "doc-link" },
-      h("strong", {}, doc.merchant || "(no merchant yet)"),
-      h("span", { class: "num" }, money(doc.amount, doc.currency)),
-      h("span", { class: "meta" }, [doc.docDate, doc.category, doc.docType].filter(Boolean).join(" · ") || "—"),
-      badges(doc),
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit", class: "primary" }, "Apply"),
+      list.range === "all" ? null : h("button", { type: "button", id: "d-all-time", onclick: () => go({ ...list, from: "", to: "", range: "all" }) }, "All time"),
+      active ? h("button", { type: "button", id: "d-clear", onclick: () => go({ sort: list.sort, order: list.order }) }, "Clear filters") : null,
     ),
+    problem,
   );
 }
 
-function badges(doc) {
-  const list = [];
-  if (doc.archived) list.push(h("span", { class: "badge" }, "archived"));
-  if (doc.duplicateOfId) list.push(h("span", { class: "badge warn" }, "possible duplicate"));
-  if (doc.processingStatus && doc.processingStatus !== "processed") {
-    list.push(h("span", { class: `badge status-${doc.processingStatus}` }, doc.processingStatus));
-  }
-  return list.length ? h("span", { class: "badges" }, list) : null;
+// Every document the filters match, page after page (for the CSV file), with progress.
+async function allMatching(list, onProgress) {
+  const documents = [];
+  let cursor = null;
+  do {
+    const next = await api.data(MORE_QUERY, { input: searchInput(list, cursor, CSV_PAGE) });
+    const page = next.workspace.documents;
+    documents.push(...page.documents);
+    onProgress(documents.length);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return documents;
 }
 
-export async function documentsView({ rerender }) {
-  const data = await loadWithWorkspace(LIST_QUERY, { input: listInput(null) });
-  const page = data.workspace.documents;
-  // data-query says which search the list shows (tests and scripts wait on it).
-  const list = h("ul", { class: "doc-grid", id: "doc-list", "data-query": listState.query }, page.documents.map(card));
+export async function documentsView() {
+  const list = listFromHash();
+  lastList = listHash(list);
+  const ranked = Boolean((list.q || "").trim());
+  const sort = ranked ? null : sortOf(list);
+  const data = await loadWithWorkspace(LIST_QUERY, { input: searchInput(list), count: countInput(list), categories: { groupBy: "category" } });
+  const ws = data.workspace;
+  if (!ws.documents || !ws.matched) throw new Error("The documents could not be listed; try again, or clear the filters.");
+  const page = ws.documents;
+  const matched = ws.matched.count;
+  const categories = [...new Set([...(ws.categoryNames?.groups || []).map((g) => g.key).filter(Boolean), ...state.categories])].sort();
+  state.categories = categories;
+
+  let shown = 0;
+  const summary = h("p", { id: "result-count", class: "result-count", "data-count": String(matched) });
+  const sayShown = () => {
+    const what = `${matched.toLocaleString()} document${matched === 1 ? "" : "s"} match${matched === 1 ? "es" : ""} (${rangeText(list)})`;
+    summary.textContent = ranked
+      ? `${what}; showing the ${shown.toLocaleString()} closest to “${list.q.trim()}” first.`
+      : `${what}; showing ${shown.toLocaleString()}.`;
+  };
+  const table = documentTable({
+    sort,
+    onSort: (key) => {
+      const order = sort.by === key ? (sort.order === "asc" ? "desc" : "asc") : SORTS[key].first;
+      go({ ...list, sort: key, order });
+    },
+    onSelect: () => {
+      bulk.update();
+      csvLabel();
+    },
+  });
+  const bulk = bulkBar({ table, categories });
+  table.append(page.documents);
+  shown = page.documents.length;
+  sayShown();
+
   const more = h("div", { class: "more" });
   const showMore = (cursor) => {
     clear(more);
@@ -98,63 +190,60 @@ export async function documentsView({ rerender }) {
         "button",
         {
           type: "button",
-          onclick: async () => {
+          id: "load-more",
+          onclick: async (event) => {
+            event.target.disabled = true;
             try {
-              const next = await api.data(`query More($input: SearchDocumentsInput) { workspace { documents(input: $input) {
-                documents { id merchant amount currency docDate category docType processingStatus archived duplicateOfId file { mimeType fileName } }
-                nextCursor } } }`, { input: listInput(cursor) });
-              const docs = next.workspace.documents;
-              list.append(...docs.documents.map(card));
-              announce(`${docs.documents.length} more documents`);
-              showMore(docs.nextCursor);
+              const next = (await api.data(MORE_QUERY, { input: searchInput(list, cursor) })).workspace.documents;
+              table.append(next.documents);
+              shown += next.documents.length;
+              sayShown();
+              announce(`${next.documents.length} more documents`);
+              showMore(next.nextCursor);
             } catch (error) {
+              event.target.disabled = false;
               more.append(errorBox(error));
             }
           },
         },
-        "Load more",
+        `Load ${PAGE} more`,
       ),
     );
   };
   showMore(page.nextCursor);
 
-  const search = h("input", { id: "search", type: "search", value: listState.query, placeholder: "e.g. coffee in Berlin, hotel invoice" });
-  const archived = h(
-    "select",
-    { id: "archived" },
-    [["exclude", "Active"], ["only", "Archived"], ["include", "Active and archived"]].map(([v, t]) =>
-      h("option", { value: v, selected: v === listState.archived }, t),
-    ),
-  );
-  const duplicates = h("input", { id: "duplicates", type: "checkbox", checked: listState.duplicates });
-  const active = Object.keys(state.filters);
-  announce(`${page.documents.length} documents shown`);
+  const csvButton = h("button", { type: "button", id: "csv-download" });
+  const csvStatus = h("span", { id: "csv-status", class: "hint", role: "status" });
+  const csvLabel = () => {
+    const picked = table.selected().length;
+    csvButton.textContent = picked ? `Download CSV of the ${picked.toLocaleString()} selected` : `Download CSV of all ${matched.toLocaleString()} matching`;
+  };
+  csvButton.addEventListener("click", async () => {
+    const picked = table.selected().map((r) => r.doc);
+    csvButton.disabled = true;
+    try {
+      const rows = picked.length ? picked : await allMatching(list, (n) => (csvStatus.textContent = `Fetched ${n.toLocaleString()} of ${matched.toLocaleString()}…`));
+      download(toCsv(rows, DOCUMENT_COLUMNS), `fincap-documents-${new Date().toISOString().slice(0, 10)}.csv`);
+      csvStatus.textContent = `Saved ${rows.length.toLocaleString()} rows`;
+      announce(csvStatus.textContent);
+    } catch (error) {
+      csvStatus.replaceChildren(errorBox(error));
+    } finally {
+      csvButton.disabled = false;
+    }
+  });
+  csvLabel();
+
+  announce(summary.textContent);
   return h(
     "div",
     {},
     h("h1", {}, "Documents"),
-    h(
-      "form",
-      {
-        class: "search",
-        role: "search",
-        onsubmit: (event) => {
-          event.preventDefault();
-          listState.query = search.value;
-          listState.archived = archived.value;
-          listState.duplicates = duplicates.checked;
-          rerender();
-        },
-      },
-      h("div", { class: "field grow" }, h("label", { for: "search" }, "Search"), search),
-      h("div", { class: "field" }, h("label", { for: "archived" }, "Show"), archived),
-      h("div", { class: "field check" }, duplicates, h("label", { for: "duplicates" }, "Possible duplicates only")),
-      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search")),
-    ),
-    active.length
-      ? h("p", { class: "hint" }, `Dashboard filters apply here too (${active.join(", ")}). `, h("a", { href: filtersHash(state.filters) }, "Change them"))
-      : null,
-    page.documents.length ? list : h("p", { class: "empty" }, "Nothing found."),
+    h("details", { class: "filters-box", open: window.matchMedia("(min-width: 48rem)").matches || Object.keys(list).some((k) => !["sort", "order"].includes(k)) }, h("summary", {}, "Filters"), filtersForm(list, categories)),
+    summary,
+    h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus)),
+    // data-query says which search the list shows (tests and scripts wait on it).
+    page.documents.length ? h("div", { id: "doc-list", "data-query": list.q || "", "data-hash": lastList }, table.element) : h("p", { class: "empty", id: "no-documents" }, "Nothing matches. ", list.range === "all" ? "" : "Older documents may be outside the range: try All time."),
     more,
   );
 }
@@ -166,11 +255,11 @@ const DOC_FIELDS = `
   invoiceId receiptId paymentStatus paymentMethod paymentMethodEnding taxAmount subtotal
   processingStatus processingReason archived archivedAt source receivedAt
   file { fileName mimeType size }
-  evidence { field confidence text source }
+  evidence { field confidence page box text source }
   duplicateOfId duplicateOf { id merchant amount currency docDate }
   duplicates { id merchant amount currency docDate }
   editHistory { field oldValue newValue editedAt via }
-  lineItems { description amount }`;
+  lineItems { description quantity unitPrice amount }`;
 
 const DOC_QUERY = `query Document($input: GetDocumentInput!) {
   ${WORKSPACES}
@@ -197,23 +286,14 @@ export async function documentView({ id, rerender }) {
   if (!data.documentsGet) throw new Error(`Document ${id} was not found`);
   let doc = data.documentsGet.document;
   const root = h("div", { class: "document" });
+  // The original with its evidence boxes: fetched once, kept across repaints after a correction.
+  const preview = evidencePreview(doc);
 
   const paint = () => {
     const evidence = new Map((doc.evidence || []).map((e) => [e.field, e]));
-    const preview = h(
-      "div",
-      { class: "preview" },
-      doc.file ? h("p", { class: "hint" }, "Loading the original…") : h("p", { class: "hint" }, "No original file is stored for this document."),
-    );
-    if (doc.file) {
-      const show = (url) => preview.replaceChildren(h("img", { src: url, alt: `The original: ${doc.file.fileName}` }));
-      api.thumbnailUrl(doc.id, show).then((url) => {
-        if (url) show(url);
-      });
-    }
     clear(
       root,
-      h("p", {}, h("a", { href: "#/documents" }, "← Documents")),
+      h("p", {}, h("a", { href: lastList, id: "back-to-list" }, "← Documents")),
       h("h1", {}, doc.merchant || "Document"),
       h(
         "p",
@@ -225,7 +305,7 @@ export async function documentView({ id, rerender }) {
       h(
         "div",
         { class: "doc-layout" },
-        h("div", {}, preview, doc.file ? h("p", {}, h("button", { type: "button", onclick: () => openOriginal(doc) }, "Open the original")) : null),
+        h("div", {}, preview.element, doc.file ? h("p", {}, h("button", { type: "button", onclick: () => openOriginal(doc) }, "Open the original")) : null),
         h(
           "div",
           {},
@@ -234,6 +314,7 @@ export async function documentView({ id, rerender }) {
           preferredLine(doc),
         ),
       ),
+      lineItemsSection(doc),
       duplicatesSection(doc),
       historySection(doc),
       actions(doc),
@@ -344,7 +425,15 @@ export async function documentView({ id, rerender }) {
       input.focus();
     }
     view();
-    return h("div", { class: "field-row" }, h("dt", {}, label), dd);
+    const row = h("div", { class: "field-row", "data-field": name }, h("dt", {}, label), dd);
+    // Pointing at a field, or moving the keyboard into it, shows where it was read.
+    if (preview.hasBox(name)) {
+      row.classList.add("has-box");
+      for (const [type, on] of [["mouseenter", true], ["mouseleave", false], ["focusin", true], ["focusout", false]]) {
+        row.addEventListener(type, () => preview.highlight(name, on));
+      }
+    }
+    return row;
   }
 
   paint();
@@ -375,6 +464,42 @@ function preferredLine(doc) {
   const currency = state.workspace?.preferredCurrency;
   if (!doc.amount || !doc.conversionRate || !currency || doc.currency === currency) return null;
   return h("p", { class: "hint" }, `≈ ${money(Number(doc.amount) * doc.conversionRate, currency)} at ${doc.conversionRate} on ${doc.docDate}`);
+}
+
+// What was bought: description, quantity, unit price and line total, in the document's currency.
+function lineItemsSection(doc) {
+  const items = doc.lineItems || [];
+  const amount = (value) => (value == null ? "—" : money(value, doc.currency));
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "items-h" },
+    h("h2", { id: "items-h" }, `Line items${items.length ? ` (${items.length})` : ""}`),
+    items.length
+      ? h(
+          "div",
+          { class: "scroll" },
+          h(
+            "table",
+            { class: "line-items", id: "line-items" },
+            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Description"), ["Quantity", "Unit price", "Total"].map((t) => h("th", { scope: "col", class: "num" }, t)))),
+            h(
+              "tbody",
+              {},
+              items.map((item) =>
+                h(
+                  "tr",
+                  {},
+                  h("td", {}, item.description),
+                  h("td", { class: "num" }, item.quantity == null ? "—" : Number(item.quantity).toLocaleString()),
+                  h("td", { class: "num" }, amount(item.unitPrice)),
+                  h("td", { class: "num" }, amount(item.amount)),
+                ),
+              ),
+            ),
+          ),
+        )
+      : h("p", { class: "hint" }, "No line items were read from this document."),
+  );
 }
 
 function docLink(d) {
@@ -422,7 +547,7 @@ function actions(doc) {
       const said = doc.archived ? "Restored" : `Archived${extra ? ` with ${extra} duplicates` : ""}`;
       announce(said);
       if (!doc.archived) undoToast(`${said}: ${doc.merchant || doc.id}`, [doc.id, ...duplicates]);
-      location.hash = "#/documents";
+      location.hash = lastList;
     } catch (error) {
       status.replaceChildren(errorBox(error));
     }
@@ -448,31 +573,4 @@ async function openOriginal(doc) {
     return;
   }
   window.open(url, "_blank", "noopener");
-}
-
-// "Archived … Undo": a toast that outlives the move back to the list (it sits on <body>) for
-// a few seconds; Undo restores the document and the duplicates archived with it.
-const UNDO_SECONDS = 10;
-
-function undoToast(text, ids) {
-  document.getElementById("toast")?.remove();
-  const toast = h("div", { id: "toast", class: "toast", role: "status" });
-  const close = () => toast.remove();
-  const timer = setTimeout(close, UNDO_SECONDS * 1000);
-  const undo = async () => {
-    clearTimeout(timer);
-    try {
-      for (const id of ids) {
-        await api.data(`mutation Restore($input: UnarchiveDocumentInput!) { documentsUnarchive(input: $input) { document { id archived } } }`, { input: { id } });
-      }
-      clear(toast, h("span", {}, "Restored"));
-      announce("Restored");
-      setTimeout(close, 3000);
-      window.dispatchEvent(new HashChangeEvent("hashchange")); // the list shows it again
-    } catch (error) {
-      clear(toast, errorBox(error), h("button", { type: "button", onclick: close }, "Close"));
-    }
-  };
-  clear(toast, h("span", {}, text), h("button", { type: "button", id: "undo", onclick: undo }, "Undo"), h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: close }, "×"));
-  document.body.append(toast);
 }

@@ -28,16 +28,18 @@ export function setFilters(filters) {
 // reload keeps them, back and forward step through them. "range=all" turns the default off.
 export const FILTER_KEYS = ["from", "to", "category", "docType", "merchant", "range"];
 
-export function filtersFromHash(hash = location.hash) {
+// The Documents page keeps more in its address (amounts, status, sort…): it passes its own
+// `keys` and `path` (#/documents).
+export function filtersFromHash(hash = location.hash, keys = FILTER_KEYS) {
   const query = hash.split("?")[1] || "";
   const params = new URLSearchParams(query);
-  return Object.fromEntries(FILTER_KEYS.filter((k) => params.get(k)).map((k) => [k, params.get(k)]));
+  return Object.fromEntries(keys.filter((k) => params.get(k)).map((k) => [k, params.get(k)]));
 }
 
-export function filtersHash(filters) {
-  const params = new URLSearchParams(FILTER_KEYS.filter((k) => filters[k]).map((k) => [k, filters[k]]));
+export function filtersHash(filters, { path = "#/", keys = FILTER_KEYS } = {}) {
+  const params = new URLSearchParams(keys.filter((k) => filters[k]).map((k) => [k, filters[k]]));
   const query = params.toString();
-  return query ? `#/?${query}` : "#/";
+  return query ? `${path}?${query}` : path;
 }
 
 // With no dates and no "range=all": the last 12 months, this month included.
@@ -66,6 +68,10 @@ export function whereClause(filters = state.filters) {
   if (filters.merchant) {
     conditions.push({ field: "merchant", op: "regex", value: escapeRegex(filters.merchant) });
   }
+  // The Documents page's filters (amounts as decimal text, "12.50"; a processing status).
+  if (filters.amountMin) conditions.push({ field: "amount", op: "gte", value: filters.amountMin });
+  if (filters.amountMax) conditions.push({ field: "amount", op: "lte", value: filters.amountMax });
+  if (filters.status) conditions.push({ field: "processingStatus", op: "eq", value: filters.status });
   return conditions.length ? { logic: "and", conditions } : null;
 }
 

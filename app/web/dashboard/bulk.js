@@ -1,0 +1,227 @@
+// Bulk actions on the documents selected in the table: archive (with Undo), set a category, send
+// to an accounting integration. The API has no "these ids" form of these capabilities
+// (documents.bulk-edit selects by search, merchant or category, not by id), so each is one call
+// per document, a few at a time, with a progress bar and each row's outcome in its row. A send
+// that the workspace gates waits for an owner's or admin's approval: the row says which request.
+
+import * as api from "./api.js";
+import { h, clear, announce, errorBox } from "./dom.js";
+import { undoToast } from "./undo.js";
+
+const AT_ONCE = 3; // calls in flight: quick for a page of rows, gentle on a small server
+
+const ARCHIVE = `mutation Archive($input: DeleteDocumentInput!) { documentsDelete(input: $input) { document { id archived } archivedDuplicates } }`;
+const SET_CATEGORY = `mutation SetCategory($input: UpdateDocumentInput!) { documentsUpdate(input: $input) { document { id category } } }`;
+const SEND = `mutation Send($input: SendToIntegrationInput!) { integrationsSend(input: $input) {
+  status exportRecordId approvalRequestId warnings } }`;
+const CONNECTED = `query Connected { integrationsList(input: {category: accounting, status: connected}) {
+  integrations { id name tenants { id name } } } }`;
+
+// Run `call(row)` for every row, AT_ONCE at a time; `progress` shows how far it got.
+async function eachRow(rows, call, progress) {
+  let done = 0;
+  const queue = [...rows];
+  progress.max = rows.length;
+  progress.value = 0;
+  progress.hidden = false;
+  const worker = async () => {
+    while (queue.length) {
+      const row = queue.shift();
+      await call(row);
+      done += 1;
+      progress.value = done;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, rows.length) }, worker));
+}
+
+function plural(n, one, many = `${one}s`) {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}
+
+// The bar above the table. `table` is documentTable's handle; `categories` the names in use.
+export function bulkBar({ table, categories }) {
+  const count = h("span", { id: "selected-count", class: "selected-count" }, "None selected");
+  const progress = h("progress", { id: "bulk-progress", hidden: true, value: 0, max: 1 });
+  const status = h("p", { id: "bulk-status", role: "status", class: "bulk-status" });
+  const panel = h("div", { class: "bulk-panel", id: "bulk-panel" });
+  const buttons = [];
+  const button = (id, text, onclick) => {
+    const b = h("button", { type: "button", id, onclick, disabled: true }, text);
+    buttons.push(b);
+    return b;
+  };
+  const busy = (on) => {
+    for (const b of buttons) b.disabled = on || !table.selected().length;
+  };
+
+  const finish = (counts) => {
+    const said = Object.entries(counts)
+      .filter(([, n]) => n)
+      .map(([what, n]) => `${n.toLocaleString()} ${what}`)
+      .join(", ");
+    status.textContent = said;
+    announce(said);
+    busy(false);
+  };
+
+  async function archive() {
+    const picked = table.selected();
+    clear(panel);
+    busy(true);
+    const archived = [];
+    let failed = 0;
+    await eachRow(
+      picked,
+      async (row) => {
+        try {
+          const result = await api.data(ARCHIVE, { input: { id: row.doc.id } });
+          const duplicates = result.documentsDelete.archivedDuplicates || [];
+          archived.push(row.doc.id, ...duplicates);
+          // Its duplicates were archived with it: off the list too (Undo restores them all).
+          for (const id of [row.doc.id, ...duplicates]) table.remove(id);
+        } catch (error) {
+          failed += 1;
+          table.note(row.doc.id, error.message, "error");
+        }
+      },
+      progress,
+    );
+    update();
+    finish({ archived: archived.length, failed });
+    if (archived.length) undoToast(`Archived ${plural(archived.length, "document")}`, archived);
+  }
+
+  function askCategory() {
+    const input = h("input", { id: "bulk-category", list: "bulk-category-options", required: true, maxlength: "100", autocomplete: "off" });
+    const options = h("datalist", { id: "bulk-category-options" }, categories.map((c) => h("option", { value: c })));
+    clear(
+      panel,
+      h(
+        "form",
+        {
+          class: "inline-edit",
+          id: "bulk-category-form",
+          onsubmit: async (event) => {
+            event.preventDefault();
+            const category = input.value.trim();
+            if (!category) return;
+            const picked = table.selected();
+            busy(true);
+            let changed = 0;
+            let failed = 0;
+            await eachRow(
+              picked,
+              async (row) => {
+                try {
+                  const result = await api.data(SET_CATEGORY, { input: { id: row.doc.id, category } });
+                  table.update(row.doc.id, { category: result.documentsUpdate.document.category });
+                  table.note(row.doc.id, `category set`, "ok");
+                  changed += 1;
+                } catch (error) {
+                  failed += 1;
+                  table.note(row.doc.id, error.message, "error");
+                }
+              },
+              progress,
+            );
+            clear(panel);
+            finish({ [`set to ${category}`]: changed, failed });
+          },
+        },
+        h("label", { for: "bulk-category" }, `Category for ${plural(table.selected().length, "document")}`),
+        input,
+        options,
+        h("button", { type: "submit", class: "primary" }, "Set category"),
+        h("button", { type: "button", onclick: () => clear(panel) }, "Cancel"),
+      ),
+    );
+    input.focus();
+  }
+
+  async function askIntegration() {
+    clear(panel, h("p", { class: "hint" }, "Looking for connected accounting integrations…"));
+    let integrations;
+    try {
+      integrations = (await api.data(CONNECTED)).integrationsList.integrations;
+    } catch (error) {
+      clear(panel, errorBox(error));
+      return;
+    }
+    const targets = integrations.flatMap((i) => i.tenants.map((t) => ({ value: `${i.id}|${t.id}`, text: `${i.name}: ${t.name}` })));
+    if (!targets.length) {
+      clear(panel, h("p", { class: "hint" }, "No accounting integration is connected to this workspace. An owner or admin connects Xero or QuickBooks first."));
+      return;
+    }
+    const select = h("select", { id: "bulk-integration" }, targets.map((t) => h("option", { value: t.value }, t.text)));
+    clear(
+      panel,
+      h(
+        "form",
+        {
+          class: "inline-edit",
+          id: "bulk-send-form",
+          onsubmit: async (event) => {
+            event.preventDefault();
+            const [integrationId, tenantId] = select.value.split("|");
+            const picked = table.selected();
+            busy(true);
+            const counts = { queued: 0, "waiting for approval": 0, failed: 0 };
+            await eachRow(
+              picked,
+              async (row) => {
+                try {
+                  const input = { documentId: row.doc.id, integrationId, tenantId, dryRun: false };
+                  const result = (await api.data(SEND, { input })).integrationsSend;
+                  if (result.status === "approval_required") {
+                    counts["waiting for approval"] += 1;
+                    table.note(row.doc.id, `waiting for approval #${result.approvalRequestId}`, "waiting");
+                  } else {
+                    counts.queued += 1;
+                    table.note(row.doc.id, `queued for sending (export ${result.exportRecordId})`, "ok");
+                  }
+                } catch (error) {
+                  counts.failed += 1;
+                  table.note(row.doc.id, error.message, "error");
+                }
+              },
+              progress,
+            );
+            clear(panel);
+            finish(counts);
+          },
+        },
+        h("label", { for: "bulk-integration" }, `Send ${plural(table.selected().length, "document")} to`),
+        select,
+        h("button", { type: "submit", class: "primary" }, "Send"),
+        h("button", { type: "button", onclick: () => clear(panel) }, "Cancel"),
+        h("p", { class: "hint" }, "Sending may need an owner's or admin's approval: each row then says which request waits."),
+      ),
+    );
+    select.focus();
+  }
+
+  const element = h(
+    "div",
+    { class: "bulk", role: "region", "aria-label": "Selected documents" },
+    h(
+      "div",
+      { class: "actions" },
+      count,
+      button("bulk-archive", "Archive", archive),
+      button("bulk-set-category", "Set category…", askCategory),
+      button("bulk-send", "Send to accounting…", askIntegration),
+    ),
+    panel,
+    progress,
+    status,
+  );
+
+  function update() {
+    const n = table.selected().length;
+    count.textContent = n ? `${plural(n, "document")} selected` : "None selected";
+    for (const b of buttons) b.disabled = !n;
+  }
+
+  return { element, update };
+}

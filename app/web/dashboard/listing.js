@@ -1,0 +1,92 @@
+// What the Documents page shows, as its address says it (#/documents?from=…&sort=amount&order=asc):
+// the overview's filters and default range (the last 12 months; "range=all" for all time), plus
+// amounts, processing status, search words, archived, duplicates, and the sort. The address is
+// the truth: a link shares the view, a reload keeps it, back and forward step through it.
+
+import { FILTER_KEYS, filtersFromHash, filtersHash, effectiveFilters, whereClause, DOC_TYPES } from "./state.js";
+
+export const LIST_PATH = "#/documents";
+export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "sort", "order"];
+export const PAGE = 50;
+
+// The columns a person can sort by, with the capability's sortBy and the first order of a click
+// (newest and largest first; names from A).
+export const SORTS = {
+  docDate: { label: "Date", first: "desc" },
+  merchant: { label: "Merchant", first: "asc" },
+  amount: { label: "Amount", first: "desc" },
+  category: { label: "Category", first: "asc" },
+  docType: { label: "Type", first: "asc" },
+  processingStatus: { label: "Status", first: "asc" },
+};
+
+export const STATUSES = ["queued", "processing", "processed", "warning", "skipped", "failed"];
+
+// What an address may hold, so a hand-edited or stale link shows the list without the odd value
+// rather than an error (the API would refuse it as a where clause).
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DECIMAL = /^-?\d{1,13}(\.\d{1,2})?$/;
+const VALID = {
+  from: (v) => DATE.test(v),
+  to: (v) => DATE.test(v),
+  amountMin: (v) => DECIMAL.test(v),
+  amountMax: (v) => DECIMAL.test(v),
+  docType: (v) => DOC_TYPES.includes(v),
+  status: (v) => STATUSES.includes(v),
+  archived: (v) => ["only", "include"].includes(v),
+  sort: (v) => v in SORTS,
+  order: (v) => v === "asc" || v === "desc",
+  range: (v) => v === "all",
+};
+
+export function listFromHash(hash = location.hash) {
+  const found = filtersFromHash(hash, LIST_KEYS);
+  return Object.fromEntries(Object.entries(found).filter(([k, v]) => !VALID[k] || VALID[k](v)));
+}
+
+export function listHash(list) {
+  return filtersHash(list, { path: LIST_PATH, keys: LIST_KEYS });
+}
+
+export function sortOf(list) {
+  const by = SORTS[list.sort] ? list.sort : "docDate";
+  const order = list.order === "asc" || list.order === "desc" ? list.order : by === "docDate" ? "desc" : SORTS[by].first;
+  return { by, order };
+}
+
+// The where clause of the list and of its count: the same one, so the count is the list's.
+export function listWhere(list) {
+  const where = whereClause(effectiveFilters(list));
+  const conditions = where ? [...where.conditions] : [];
+  if (list.dups) conditions.push({ field: "duplicateOf", op: "exists", value: true });
+  return conditions.length ? { logic: "and", conditions } : null;
+}
+
+export function archivedOf(list) {
+  return ["only", "include"].includes(list.archived) ? list.archived : "exclude";
+}
+
+// documents.search's input for one page. With search words the closest matches come first
+// (similarity: a person searching wants the matches, not variety) and the sort is relevance.
+export function searchInput(list, cursor = null, limit = PAGE) {
+  const words = (list.q || "").trim();
+  const { by, order } = sortOf(list);
+  return {
+    query: words || null,
+    useSearch: Boolean(words),
+    searchType: "similarity",
+    limit,
+    sortBy: by,
+    sortOrder: order === "asc" ? 1 : -1,
+    archived: archivedOf(list),
+    where: listWhere(list),
+    cursor,
+  };
+}
+
+export function countInput(list) {
+  return { where: listWhere(list), archived: archivedOf(list) };
+}
+
+// The fields the table, the bulk actions and the CSV file need, in one selection.
+export const ROW_FIELDS = "id merchant amount currency docDate category docType processingStatus archived duplicateOfId";

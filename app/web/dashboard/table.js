@@ -1,0 +1,113 @@
+// The documents as a table: a checkbox per row, sortable headers (the sort is the server's, so it
+// holds across pages), and a cell per row where bulk actions report what happened to it. On a
+// phone each row is a small card (site.css), the column names beside the values.
+
+import { h, money } from "./dom.js";
+import { SORTS } from "./listing.js";
+
+const COLUMNS = [
+  { key: "docDate", label: "Date", cell: (d) => d.docDate || "—" },
+  {
+    key: "merchant",
+    label: "Merchant",
+    cell: (d) => h("a", { href: `#/documents/${encodeURIComponent(d.id)}`, class: "doc-name" }, d.merchant || "(no merchant yet)"),
+  },
+  { key: "amount", label: "Amount", cell: (d) => money(d.amount, d.currency), num: true },
+  { key: "category", label: "Category", cell: (d) => d.category || "—" },
+  { key: "docType", label: "Type", cell: (d) => d.docType || "—" },
+  { key: "processingStatus", label: "Status", cell: (d) => statusCell(d) },
+];
+
+function statusCell(doc) {
+  const status = doc.processingStatus || "processed";
+  return [
+    h("span", { class: `badge status-${status}` }, status),
+    doc.archived ? h("span", { class: "badge" }, "archived") : null,
+    doc.duplicateOfId ? h("span", { class: "badge warn" }, "possible duplicate") : null,
+  ];
+}
+
+// `sort` is {by, order} or null (search results come in relevance order); `onSort(key)` asks
+// for another order; `onSelect()` runs when the selection changes.
+export function documentTable({ sort, onSort, onSelect }) {
+  const rows = new Map(); // id -> {doc, tr, box, note}
+  const all = h("input", { type: "checkbox", id: "select-page", "aria-label": "Select every document on the page" });
+  all.addEventListener("change", () => {
+    for (const row of rows.values()) row.box.checked = all.checked;
+    onSelect();
+  });
+  const header = (column) => {
+    if (!sort || !SORTS[column.key]) return h("th", { scope: "col", class: column.num ? "num" : null }, column.label);
+    const active = sort.by === column.key;
+    const next = active ? (sort.order === "asc" ? "descending" : "ascending") : SORTS[column.key].first === "asc" ? "ascending" : "descending";
+    return h(
+      "th",
+      { scope: "col", class: column.num ? "num" : null, "aria-sort": active ? (sort.order === "asc" ? "ascending" : "descending") : null },
+      h(
+        "button",
+        { type: "button", class: "sort", "data-sort": column.key, title: `Sort by ${column.label.toLowerCase()}, ${next}`, onclick: () => onSort(column.key) },
+        column.label,
+        h("span", { class: "arrow", "aria-hidden": "true" }, active ? (sort.order === "asc" ? " ▲" : " ▼") : ""),
+      ),
+    );
+  };
+  const body = h("tbody", { id: "doc-rows" });
+  const table = h(
+    "table",
+    { class: "documents doc-table", id: "doc-table" },
+    h("caption", { class: "visually-hidden" }, sort ? `Documents, sorted by ${SORTS[sort.by].label.toLowerCase()}, ${sort.order}ending` : "Documents, closest matches first"),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "pick" }, all), COLUMNS.map(header), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Bulk action result")))),
+    body,
+  );
+
+  function append(documents) {
+    for (const doc of documents) {
+      if (rows.has(doc.id)) continue;
+      const box = h("input", { type: "checkbox", class: "pick-row", value: doc.id, "aria-label": `Select ${doc.merchant || doc.id}` });
+      box.addEventListener("change", () => {
+        all.checked = [...rows.values()].every((r) => r.box.checked);
+        onSelect();
+      });
+      const note = h("td", { class: "row-note", "data-label": "Result" });
+      const tr = h(
+        "tr",
+        { "data-id": doc.id },
+        h("td", { class: "pick" }, box),
+        COLUMNS.map((c) => h("td", { class: c.num ? "num" : null, "data-col": c.key, "data-label": c.label }, c.cell(doc))),
+        note,
+      );
+      rows.set(doc.id, { doc, tr, box, note });
+      body.append(tr);
+    }
+    all.checked = false;
+  }
+
+  return {
+    element: h("div", { class: "table-wrap" }, table),
+    append,
+    rows,
+    selected: () => [...rows.values()].filter((r) => r.box.checked),
+    // After a bulk change: one row's new values, and what happened to it.
+    update(id, changes) {
+      const row = rows.get(id);
+      if (!row) return;
+      row.doc = { ...row.doc, ...changes };
+      for (const c of COLUMNS) {
+        const cell = row.tr.querySelector(`[data-col="${c.key}"]`);
+        cell.replaceChildren(...[c.cell(row.doc)].flat().filter(Boolean));
+      }
+    },
+    note(id, text, kind = "") {
+      const row = rows.get(id);
+      if (!row) return;
+      row.note.replaceChildren(text ? h("span", { class: kind }, text) : "");
+      row.tr.dataset.result = kind || "";
+    },
+    remove(id) {
+      const row = rows.get(id);
+      if (!row) return;
+      row.tr.remove();
+      rows.delete(id);
+    },
+  };
+}
