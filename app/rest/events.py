@@ -57,7 +57,8 @@ async def sse_stream(
         if event is None:
             yield ": keep-alive\n\n"
         else:
-            yield sse_message(event.id, event.type, event.model_dump_json(exclude_none=True))
+            # As documents.get answers on REST: absent fields omitted, unknown ones null.
+            yield sse_message(event.id, event.type, event.model_dump_json(exclude_unset=True))
 
 
 def event_routes(registry: Registry) -> list[PlainRoute]:

@@ -31,7 +31,7 @@ import logging
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from bson import ObjectId
@@ -79,8 +79,9 @@ class Subscription:
         self.workspace_id = workspace_id
         self.key_id = key_id
         self.size = size
-        self.started = utcnow()
         self.closed = False
+        # Events stored before it subscribed (within the poller's window): not news to it.
+        self.before: set[str] = set()
         # The id of the last event handed out: where a resumed stream goes on from.
         self.last_id = ""
         self.skipped = 0
@@ -96,7 +97,7 @@ class Subscription:
     def push(self, event: DocumentEvent) -> None:
         """Queue ``event``; past the queue's size, drop it (and everything until the queue is
         read empty) and count it."""
-        if self.closed:
+        if self.closed or event.id in self.before:
             return
         if self._held is not None:
             self._held.append(event)
@@ -192,7 +193,22 @@ class EventHub:
         resume_from = event_id(after) if after else None
         if resume_from is not None:
             await self._replay(subscription, resume_from)
+        else:
+            await self._start_now(subscription)
         return subscription
+
+    async def _start_now(self, subscription: Subscription) -> None:
+        """Tell ``subscription`` what happens from now on: the events still in the poller's
+        window are marked as known to it (the poller would deliver them otherwise)."""
+        subscription._held = []
+        try:
+            since = utcnow() - self.limits.lookback
+            known = await self._log.recent([subscription.workspace_id], since)
+            subscription.before = {str(record["_id"]) for record in known}
+        finally:
+            held, subscription._held = subscription._held, None
+            for event in held:
+                subscription.push(event)
 
     async def close(self) -> None:
         """End every subscription (their streams finish) and stop polling: the process is
@@ -255,10 +271,8 @@ class EventHub:
                 log.exception("rendering events failed", extra={"workspaceId": workspace_id})
                 continue
             for subscription in list(self._subscribers.get(workspace_id, ())):
-                for event, record in zip(events, batch, strict=True):
-                    # A new subscriber is told of what happens from its start on.
-                    if aware(record["at"]) >= subscription.started:
-                        subscription.push(event)
+                for event in events:
+                    subscription.push(event)
 
     async def _render(
         self, workspace_id: str, records: Sequence[EventRecord]
@@ -286,16 +300,20 @@ class EventHub:
         ]
 
     async def _replay(self, subscription: Subscription, after: ObjectId) -> None:
-        """Push the stored events after ``after`` (from one second earlier: events of other
-        processes in the same second may sort before it; a repeated event is harmless, each
-        carries the document as it is), then the live ones that arrived meanwhile."""
+        """Push the stored events after ``after``, then the live ones that arrived meanwhile.
+
+        Ids of one process sort in the order it wrote them, but within a second another
+        process's may sort before ``after`` and still be news: those of the second before are
+        sent again too (a repeated event is harmless: each carries the document as it is).
+        """
         subscription._held = []
         delivered: set[str] = set()
         floor = ObjectId.from_datetime(after.generation_time - timedelta(seconds=1))
         try:
             while not subscription.closed:
                 page = await self._log.after(subscription.workspace_id, floor, PAGE)
-                page = [r for r in page if r["_id"] != after]
+                floor = page[-1]["_id"] if page else floor
+                page = [r for r in page if r["_id"] > after or _other_process(r["_id"], after)]
                 events = await self._render(subscription.workspace_id, page)
                 held, subscription._held = subscription._held, None
                 for event in events:
@@ -304,7 +322,6 @@ class EventHub:
                 subscription._held = held
                 if len(page) < PAGE or subscription._lagging:
                     break
-                floor = page[-1]["_id"]
         finally:
             held, subscription._held = subscription._held or [], None
             for event in held:
@@ -331,9 +348,10 @@ class EventHub:
             await asyncio.sleep(self.limits.poll_interval)
 
 
-def aware(moment: datetime) -> datetime:
-    """A stored time as UTC (the in-memory test store returns them naive)."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+def _other_process(one: ObjectId, other: ObjectId) -> bool:
+    """Whether two ids were made by different processes (an ObjectId's bytes 4-8 are its
+    process's random value)."""
+    return one.binary[4:9] != other.binary[4:9]
 
 
 async def open_stream(
