@@ -99,11 +99,14 @@ async def test_credentials_and_scope_are_checked_like_a_query(
 async def test_a_key_is_refused_past_its_open_streams_and_a_closed_one_frees_its_place(
     app: Starlette, alice: Tenant
 ) -> None:
-    async with asgi_get(app, EVENTS, alice.headers()), asgi_get(app, EVENTS, alice.headers()):
-        async with asgi_get(app, EVENTS, alice.headers()) as third:
-            assert third.status == 429
-            assert third.headers["retry-after"].isdigit()
-            assert json.loads(await third.body())["error"]["reason"] == "too_many_requests"
+    async with (
+        asgi_get(app, EVENTS, alice.headers()),
+        asgi_get(app, EVENTS, alice.headers()),
+        asgi_get(app, EVENTS, alice.headers()) as third,
+    ):
+        assert third.status == 429
+        assert third.headers["retry-after"].isdigit()
+        assert json.loads(await third.body())["error"]["reason"] == "too_many_requests"
     await asyncio.sleep(0.05)
     assert hub_of(app).subscribers() == 0  # the clients left: their subscriptions ended
     async with asgi_get(app, EVENTS, alice.headers()) as again:
