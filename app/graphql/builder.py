@@ -609,7 +609,7 @@ class _Converter:
                 Optional[str],  # noqa: UP045 (a runtime type expression, not a hint)
                 strawberry.argument(description=stream.after_description),
             ],
-            "return": AsyncGenerator[output, None],
+            "return": AsyncGenerator[output, None],  # type: ignore[valid-type]
         }
         resolve.__name__ = stream.name
         return strawberry.subscription(

@@ -143,7 +143,7 @@ class GraphQLFace(GraphQL):
             CREDENTIALS_KEY: credentials,
         }
 
-    async def on_ws_connect(self, context: dict[str, Any]) -> Any:
+    async def on_ws_connect(self, context: dict[str, Any]) -> Any:  # type: ignore[override]
         """A WebSocket's ``connection_init``: its payload carries the credentials (the same
         forms as headers). Authenticated here, or the socket closes with 4403; the scope of
         each subscription is checked when it starts."""
@@ -282,8 +282,10 @@ def credentials_from_params(params: Mapping[str, Any], request: Any) -> Credenti
     and ``X-Service-Org-Id`` (or ``orgId``)."""
     fields = {str(name).lower(): value for name, value in params.items() if isinstance(value, str)}
     scheme, _, token = fields.get("authorization", "").partition(" ")
-    key = token.strip() if scheme.lower() == "bearer" else ""
-    key = key or fields.get("x-service-api-key") or fields.get("x-api-key") or fields.get("apikey")
+    bearer = token.strip() if scheme.lower() == "bearer" else ""
+    key = (
+        bearer or fields.get("x-service-api-key") or fields.get("x-api-key") or fields.get("apikey")
+    )
     org = fields.get("x-service-org-id") or fields.get("orgid")
     return Credentials(
         api_key=key or None,
@@ -324,7 +326,9 @@ def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
     return build_schema(registry, capability_executor(registry), limits, graph, streams)
 
 
-def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Route]:
+def graphql_routes(
+    registry: Registry, limits: Limits | None = None
+) -> list[Route | WebSocketRoute]:
     """The GraphQL endpoint, the explorer's files and ``/graphql``, for one frozen registry."""
     schema = service_schema(registry, limits)
     page, page_csp, explorer = explorer_routes()

@@ -119,7 +119,9 @@ class Subscription:
                 return event
             if self._lagging:
                 skipped, self.skipped, self._lagging = self.skipped, 0, False
-                return DocumentEvent(id=self.last_id, type="lagged", at=utcnow(), skipped=skipped)
+                return DocumentEvent.model_validate(
+                    {"id": self.last_id, "type": "lagged", "at": utcnow(), "skipped": skipped}
+                )
             if self.closed:
                 return None
             self._ready.clear()
@@ -289,12 +291,14 @@ class EventHub:
             except ValidationError:
                 log.exception("a document could not be shown in its event")
         return [
-            DocumentEvent(
-                id=str(record["_id"]),
-                type=record["type"],
-                documentId=record["documentId"],
-                at=record["at"],
-                document=documents.get(record["documentId"]),
+            DocumentEvent.model_validate(
+                {
+                    "id": str(record["_id"]),
+                    "type": record["type"],
+                    "documentId": record["documentId"],
+                    "at": record["at"],
+                    "document": documents.get(record["documentId"]),
+                }
             )
             for record in records
         ]
