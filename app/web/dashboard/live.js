@@ -19,11 +19,17 @@ let lastId = null;
 let status = "idle"; // idle | connecting | open | failed
 let failures = 0;
 
-// Event arrival times for bench/web.py: documentId → {type: Date.now()}.
-window.__fincapLive = { received: 0, times: {} };
+// For bench/events.py and the tests: events received, and per document its events' arrival
+// times (documentId → {type: Date.now()}); the stream's status.
+window.__fincapLive = { received: 0, times: {}, status: "idle" };
 
 export function liveStatus() {
   return status;
+}
+
+function setStatus(value) {
+  status = value;
+  window.__fincapLive.status = value;
 }
 
 // Call `listener(event)` for every event of the workspace; returns the function that stops it.
@@ -58,7 +64,7 @@ function connect() {
 
 async function run(signal, markOpen) {
   while (!signal.aborted) {
-    status = "connecting";
+    setStatus("connecting");
     let response;
     try {
       const headers = { Accept: "text/event-stream", ...api.headers() };
@@ -74,7 +80,7 @@ async function run(signal, markOpen) {
         await api.graphql("query Alive { __typename }");
         continue;
       } catch {
-        status = "failed";
+        setStatus("failed");
         markOpen();
         return;
       }
@@ -82,14 +88,14 @@ async function run(signal, markOpen) {
     if (!response || !response.ok || !response.body) {
       failures += 1;
       if (failures >= 3 || (response && response.status < 500 && response.status !== 429)) {
-        status = "failed";
+        setStatus("failed");
         markOpen();
         return;
       }
       await pause(1000 * failures, signal);
       continue;
     }
-    status = "open";
+    setStatus("open");
     failures = 0;
     markOpen();
     try {
