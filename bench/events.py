@@ -213,6 +213,7 @@ def main() -> None:
     parser.add_argument("--idle", type=int, default=500)
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--raw", action="store_true", help="print every latency too")
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("needs a chromium binary (make browser-deps)")
@@ -233,10 +234,13 @@ def main() -> None:
 
             ids = uploads(live, sse, args.uploads)
             at = {i: sse.processed[i][0] for i in ids}
-            print(
-                summary("upload → SSE client", [(sse.processed[i][1] - at[i]) * 1000 for i in ids])
-            )
-            print(summary("upload → dashboard (Chromium)", browser_event_latencies(page, at)))
+            to_sse = [(sse.processed[i][1] - at[i]) * 1000 for i in ids]
+            to_page = browser_event_latencies(page, at)
+            if args.raw:
+                print("SSE ms:", [round(v, 1) for v in to_sse])
+                print("page ms:", [round(v, 1) for v in to_page])
+            print(summary("upload → SSE client", to_sse))
+            print(summary("upload → dashboard (Chromium)", to_page))
 
             written = asyncio.run(write_elsewhere(data_dir, live.org_id, args.writes))
             wait_for(lambda: all(i in sse.processed for i in written), 60, "the writes")
