@@ -80,7 +80,8 @@ class Subscription:
         self.key_id = key_id
         self.size = size
         self.closed = False
-        # Events stored before it subscribed (within the poller's window): not news to it.
+        # Events it has had or must not have: stored before it subscribed (within the poller's
+        # window), or read from the store when it resumed. Bounded by the window's events.
         self.before: set[str] = set()
         # The id of the last event handed out: where a resumed stream goes on from.
         self.last_id = ""
@@ -311,7 +312,6 @@ class EventHub:
         sent again too (a repeated event is harmless: each carries the document as it is).
         """
         subscription._held = []
-        delivered: set[str] = set()
         floor = ObjectId.from_datetime(after.generation_time - timedelta(seconds=1))
         try:
             while not subscription.closed:
@@ -320,17 +320,20 @@ class EventHub:
                 page = [r for r in page if r["_id"] > after or _other_process(r["_id"], after)]
                 events = await self._render(subscription.workspace_id, page)
                 held, subscription._held = subscription._held, None
-                for event in events:
-                    delivered.add(event.id)
+                recent = utcnow() - 2 * self.limits.lookback
+                for event, record in zip(events, page, strict=True):
                     subscription.push(event)
+                    # Read from the store: the poller may still bring it (it re-reads its
+                    # window), and it is not news then. Older ones it will not bring.
+                    if record["_id"].generation_time >= recent:
+                        subscription.before.add(event.id)
                 subscription._held = held
                 if len(page) < PAGE or subscription._lagging:
                     break
         finally:
             held, subscription._held = subscription._held or [], None
             for event in held:
-                if event.id not in delivered:
-                    subscription.push(event)
+                subscription.push(event)
 
     def _start_poller(self) -> None:
         if self._poller is None or self._poller.done():

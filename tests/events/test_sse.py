@@ -150,3 +150,31 @@ async def test_a_revoked_key_stops_receiving_at_the_next_heartbeat(
         await store.api_keys.revoke(alice.user_id, key["_id"])
         await asyncio.sleep(0.5)
         assert hub_of(app).subscribers() == 0  # the stream ended by itself
+
+
+async def test_resuming_with_another_workspaces_event_id_reveals_nothing(
+    app: Starlette, store: Store, alice: Tenant, bob: Tenant
+) -> None:
+    async with asgi_get(app, EVENTS, alice.headers()) as alices:
+        await store.documents.insert_many(alice.org_id, [doc("doc_a1")])
+        alice_event = await alices.message()
+    await store.documents.insert_many(alice.org_id, [doc("doc_a2")])
+    await store.documents.insert_many(bob.org_id, [doc("doc_b1")])
+    # Bob presents Alice's event id: the read is scoped to his workspace.
+    headers = {**bob.headers(), "Last-Event-ID": alice_event.id or ""}
+    async with asgi_get(app, EVENTS, headers) as bobs:
+        seen = [await bobs.message()]
+        bobs.reader.feed(await bobs.body(timeout=0.5))
+    seen += bobs.reader.pending
+    assert [m.data["documentId"] for m in seen] == ["doc_b1"]
+
+
+async def test_a_malformed_resume_id_starts_from_now(
+    app: Starlette, store: Store, alice: Tenant
+) -> None:
+    await store.documents.insert_many(alice.org_id, [doc("doc_old")])
+    headers = {**alice.headers(), "Last-Event-ID": "not-an-id"}
+    async with asgi_get(app, EVENTS, headers, "after=%24where") as stream:
+        assert stream.status == 200
+        await store.documents.insert_many(alice.org_id, [doc("doc_new")])
+        assert (await stream.message()).data["documentId"] == "doc_new"
