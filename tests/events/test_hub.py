@@ -159,3 +159,35 @@ async def test_a_new_subscriber_starts_from_now(store: Store, alice: Tenant) -> 
     await store.documents.insert_many(alice.org_id, [doc("doc_after")])
     assert (await next_event(subscription)).documentId == "doc_after"
     await hub.close()
+
+
+async def test_with_many_workspaces_one_read_serves_all_and_each_gets_only_its_own(
+    store: Store,
+) -> None:
+    """Past ``FEW_WORKSPACES`` the poller reads the window once for every workspace."""
+    from persistence.events import FEW_WORKSPACES
+    from tests.conftest import make_tenant
+
+    tenants = [
+        await make_tenant(store, f"t{n}@example.com", f"T{n}") for n in range(FEW_WORKSPACES + 2)
+    ]
+    hub = hub_over(store)
+    subscriptions = [await hub.subscribe(t.org_id, f"key_{n}") for n, t in enumerate(tenants)]
+    other_process = Store(store.db)  # the poller's path, not the fast path
+    reads: list[dict[str, object]] = []
+    collection = store.documents.events._col
+    find = collection.find
+
+    def counted_find(selector: dict[str, object], *args: object, **kwargs: object) -> object:
+        reads.append(selector)
+        return find(selector, *args, **kwargs)
+
+    collection.find = counted_find
+    for n, tenant in enumerate(tenants):
+        await other_process.documents.insert_many(tenant.org_id, [doc(f"doc_{n}")])
+    for n, subscription in enumerate(subscriptions):
+        assert (await next_event(subscription)).documentId == f"doc_{n}"
+    await asyncio.sleep(FAST.poll_interval * 5)
+    assert all(len(s) == 0 for s in subscriptions)  # nobody got another's
+    assert reads and all("workspaceId" not in selector for selector in reads)  # by _id only
+    await hub.close()
