@@ -101,7 +101,11 @@ class Subscription:
         if self.closed or event.id in self.before:
             return
         if self._held is not None:
-            self._held.append(event)
+            if len(self._held) < self.size:
+                self._held.append(event)
+            else:  # held as long as the queue would: bounded the same way
+                self._lagging = True
+                self.skipped += 1
             return
         if self._lagging or len(self._items) >= self.size:
             self._lagging = True
