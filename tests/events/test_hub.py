@@ -191,3 +191,17 @@ async def test_with_many_workspaces_one_read_serves_all_and_each_gets_only_its_o
     assert all(len(s) == 0 for s in subscriptions)  # nobody got another's
     assert reads and all("workspaceId" not in selector for selector in reads)  # by _id only
     await hub.close()
+
+
+async def test_events_held_during_a_resumption_are_bounded_too(store: Store, alice: Tenant) -> None:
+    hub = hub_over(store, EventLimits(queue=2, poll_interval=0.02, heartbeat=0.5))
+    resuming = Subscription(hub, alice.org_id, "key_a", size=2)
+    resuming._held = []  # as while ``_replay`` reads the store
+    for n in range(5):
+        resuming.push(
+            DocumentEvent.model_validate(
+                {"id": f"{n:024x}", "type": "document.updated", "at": "2026-01-01T00:00:00Z"}
+            )
+        )
+    assert len(resuming._held) == 2 and resuming.skipped == 3
+    await hub.close()
