@@ -37,6 +37,7 @@ from engines.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
+    from resolvers.services.events import EventLimits
     from resolvers.services.search_indexes import SearchConfig
     from resolvers.services.sources_config import SourceConfig
 
@@ -374,6 +375,31 @@ class _ServiceSettings(_FromNamedVariables):
         description="how often an API process writes its buffered API-call counts (billing "
         "usage); a crash loses at most this long of counts",
     )
+    events_per_key: int = variable(
+        "FINCAP_EVENTS_PER_KEY",
+        10,
+        ge=1,
+        le=10000,
+        description="live event streams (GET /v1/events, GraphQL subscriptions) one API key or "
+        "sign-in may hold open on one API process; past it a new one is refused with 429",
+    )
+    events_queue: int = variable(
+        "FINCAP_EVENTS_QUEUE",
+        256,
+        ge=1,
+        le=100000,
+        description="events held for one live subscriber that reads slowly; past it the events "
+        "are dropped and the subscriber is sent one `lagged` event saying how many",
+    )
+    events_poll_seconds: float = variable(
+        "FINCAP_EVENTS_POLL_SECONDS",
+        0.2,
+        gt=0,
+        le=60,
+        description="how often an API process with live subscribers reads the events written "
+        "by other processes (workers, other replicas); its own writes reach its subscribers at "
+        "once",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
@@ -463,6 +489,16 @@ class _ServiceSettings(_FromNamedVariables):
             for field in cls.model_fields.values()
             if isinstance(field.validation_alias, str)
         }
+
+    def event_limits(self) -> EventLimits:
+        """The live event hub's bounds (``resolvers.services.events``)."""
+        from resolvers.services.events import EventLimits
+
+        return EventLimits(
+            queue=self.events_queue,
+            per_key=self.events_per_key,
+            poll_interval=self.events_poll_seconds,
+        )
 
     def search_config(self) -> SearchConfig:
         """How ranked search finds meaning, from these settings."""

@@ -29,6 +29,7 @@ from resolvers.framework.registry import Registry
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
 from resolvers.services.container import Services
+from resolvers.services.events import EventHub
 from resolvers.services.processing import Analyzer
 from resolvers.services.search_indexes import SearchIndexes
 from resolvers.services.sources_config import SourceConfig
@@ -75,6 +76,7 @@ def build_services(
         clock=clock,
         connectors=connectors or connectors_from(settings),
         outbound=outbound or settings.outbound_policy(),
+        events=EventHub(store, settings.base_url, settings.event_limits()),
     )
 
 

@@ -1,14 +1,17 @@
 """What a serving process runs for as long as its app serves (the app's lifespan, ``fincap
 serve``): the server's keyring, the help center's index, the store, the services and the
-in-process workers, the usage flush, the SMTP receiver, the billing periods' closing job."""
+in-process workers, the usage flush, the SMTP receiver, the billing periods' closing job; and
+the uvicorn server that ends the live event streams when it stops (``Server``)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
+import uvicorn
 from starlette.applications import Starlette
 
 from app.config import Settings
@@ -26,6 +29,23 @@ from resolvers.services.subscriptions import schedule_period_closes
 log = logging.getLogger("fincap.app")
 
 Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, which ends the app's live event streams first when it stops.
+
+    uvicorn closes its sockets, then waits for every open response to finish before it runs
+    the lifespan's shutdown; an event stream never finishes by itself, so a plain server would
+    wait out ``timeout_graceful_shutdown`` and cut the streams (or wait forever without one).
+    Here the event hub is closed first: each stream sends its end and the connection closes.
+    """
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        state = getattr(self.config.app, "state", None)
+        services = getattr(state, "services", None)
+        if services is not None:
+            await services.events.close()
+        await super().shutdown(sockets)
 
 
 def serving(settings: Settings, registry: Registry, metrics: Metrics) -> Lifespan:

@@ -33,6 +33,7 @@ from engines.connectors.registry import CONNECTORS
 from schema.activity import ActivitySource
 from schema.approvals import APPROVAL_REQUIRED, ApprovalStatus
 from schema.documents import Document, EvidenceField, InspectableField, RequiredField, SortField
+from schema.events import DocumentEventKind
 from schema.integrations import ExportRecordStatus, IntegrationCategory, IntegrationStatus
 from schema.mailboxes import MailboxSecurity, MailboxStatus
 from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType, Weekday
@@ -92,6 +93,17 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
     _vocabulary(ActivitySource, SOURCE),
     _vocabulary(DocumentSource, SOURCE),
     _vocabulary(ProcessingStatus, ITEM_STATUS),
+    _vocabulary(
+        DocumentEventKind,
+        {
+            "document.created": "A document was stored (upload, mail, message); not read yet",
+            "document.processed": "Reading finished: processed, warning, skipped or failed",
+            "document.updated": "Corrected, edited in bulk, started processing or exported",
+            "document.archived": "Archived",
+            "document.unarchived": "Restored from the archive",
+            "lagged": "This subscriber fell behind: skipped events were missed",
+        },
+    ),
     _vocabulary(
         ApprovalStatus,
         {

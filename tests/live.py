@@ -27,6 +27,7 @@ import psutil
 import uvicorn
 from starlette.types import ASGIApp
 
+from app.serving import Server
 from persistence.embedded import free_port
 
 # Measured: `fincap serve` took about 30 s to answer /readyz (embedded database, analysis
@@ -207,7 +208,8 @@ def app_in_thread(
         try:
             app, made = await setup(port)
             options = {"log_level": "warning", **config}
-            server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
+            # The server ``fincap serve`` runs: it ends open event streams when it stops.
+            server = Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
             holder.update(server=server, made=made, loop=asyncio.get_running_loop())
         finally:
             ready.set()  # also when the setup failed: the test fails at once, not at a deadline

@@ -83,6 +83,7 @@ def serve(host: str, port: int) -> None:
 
     from app.main import create_app
     from app.observability import configure_logging
+    from app.serving import Server
 
     settings = settings_from_env(host=host, port=port)
     if not settings.mongodb_uri:
@@ -94,9 +95,11 @@ def serve(host: str, port: int) -> None:
         except EmbeddedServerMissing as exc:
             raise click.ClickException(str(exc)) from None
     configure_logging(settings.log_level)
-    uvicorn.run(
+    # ``Server`` ends the live event streams first when it stops (app.serving).
+    config = uvicorn.Config(
         create_app(settings), host=host, port=port, log_config=None, timeout_graceful_shutdown=20
     )
+    Server(config).run()
 
 
 @main.command()

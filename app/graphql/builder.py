@@ -32,7 +32,16 @@ import logging
 import re
 import types
 import typing
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -189,6 +198,19 @@ class Link:
     argument: type[BaseModel] | None = None
     description: str | None = None
     keep_as: str | None = None
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A Subscription field: ``name(after: String): Returns!``, each event a ``returns`` model
+    from ``subscribe(info, after)`` (the face's stream of live events; the builder only
+    converts the type)."""
+
+    name: str
+    returns: type[BaseModel]
+    subscribe: Callable[[strawberry.Info, str | None], AsyncIterator[BaseModel]]
+    description: str
+    after_description: str = "Resume after this event id"
 
 
 @dataclass(frozen=True)
@@ -373,11 +395,13 @@ def build_schema(
     limits: Limits | None = None,
     graph: Graph | None = None,
     value_meaning: ValueMeaning | None = None,
+    streams: Sequence[Stream] = (),
 ) -> strawberry.Schema:
     """The GraphQL schema of ``registry``; each field calls ``execute(spec, arguments, info)``.
 
     ``graph`` adds links between the generated types (see ``Link``); ``value_meaning(values,
-    value)`` describes each value of an enum generated from a Literal (None: undescribed).
+    value)`` describes each value of an enum generated from a Literal (None: undescribed);
+    ``streams`` are the Subscription fields (see ``Stream``).
 
     Raises ``GraphQLSchemaBuildError`` (with the fix in its message) when a model cannot be
     expressed in GraphQL or two generated names clash.
@@ -399,6 +423,7 @@ def build_schema(
         raise GraphQLSchemaBuildError(
             "GraphQL needs at least one Query field: the registry has no read capability"
         )
+    subscription = {stream.name: converter.stream_field(stream) for stream in streams}
     documents = DocumentCache(limits.document_cache)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         lambda: DocumentSizeLimiter(limits),
@@ -415,6 +440,7 @@ def build_schema(
     schema = CapabilitySchema(
         query=_root_type("Query", query),
         mutation=_root_type("Mutation", mutation) if mutation else None,
+        subscription=_root_type("Subscription", subscription) if subscription else None,
         extensions=extensions,
         # Model fields already carry their wire names (camelCase); keep them exactly.
         config=StrawberryConfig(auto_camel_case=False),
@@ -429,6 +455,8 @@ ROOT_DESCRIPTIONS = {
     "workspace graph for dashboards",
     "Mutation": "Every capability that changes something (uploads, corrections, archive, "
     "rules, keys…); a gated one answers approval_required until an owner approves",
+    "Subscription": "Live events over WebSocket (graphql-transport-ws; credentials in the "
+    "connection_init payload): what happens to the workspace's documents, as it happens",
 }
 
 
@@ -580,6 +608,27 @@ class _Converter:
         }
         resolve.__name__ = spec.name
         return strawberry.field(resolver=resolve, name=spec.name, description=spec.description)
+
+    def stream_field(self, stream: Stream) -> Any:
+        """The Subscription field of one stream: ``name(after: String): Returns!``."""
+        output = self.output_type(stream.returns)
+
+        async def resolve(info: strawberry.Info, after: str | None = None) -> Any:
+            async for event in stream.subscribe(info, after):
+                yield event
+
+        resolve.__annotations__ = {
+            "info": strawberry.Info,
+            "after": typing.Annotated[
+                Optional[str],  # noqa: UP045 (a runtime type expression, not a hint)
+                strawberry.argument(description=stream.after_description),
+            ],
+            "return": AsyncGenerator[output, None],  # type: ignore[valid-type]
+        }
+        resolve.__name__ = stream.name
+        return strawberry.subscription(
+            resolver=resolve, name=stream.name, description=stream.description
+        )
 
     def link_field(self, link: Link) -> Any:
         """The strawberry field of one link: ``name(input: …Input): Returns``."""

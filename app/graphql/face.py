@@ -11,6 +11,12 @@ a request error (bad JSON, syntax, validation, limits, variables) omits ``data``
 under ``application/graphql-response+json`` and 200 under ``application/json``, as the spec asks.
 Malformed HTTP requests answer with a GraphQL-shaped JSON error, never plain text.
 
+Subscriptions (``documentEvents``) run over a WebSocket at the same path, graphql-transport-ws
+only: the credentials travel in the ``connection_init`` payload (``Authorization: Bearer …`` or
+``apiKey``, and ``X-Service-Org-Id``), since browsers cannot set a WebSocket's headers; a
+connection whose credentials fail is closed with 4403. Pages of other origins may not open one
+(strawberry's origin check).
+
 Browsers asking for HTML get fincap's explorer (``app.graphql.explorer``: GraphiQL, vendored,
 served from here, so it works offline).
 """
@@ -19,6 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import AsyncIterator, Mapping
+from datetime import timedelta
 from typing import Any
 
 from cross_web import HTTPException
@@ -26,33 +34,40 @@ from graphql import GraphQLError
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
-from app.graphql.builder import CapabilityLike, Graph, Limits, Link, build_schema
+from app.graphql.builder import CapabilityLike, Graph, Limits, Link, Stream, build_schema
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.graphql.selection import listed_fields, lists_documents
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, page_headers
+from resolvers.framework.context import Credentials
 from resolvers.framework.errors import (
     CapabilityError,
     PayloadTooLarge,
     TooManyRequests,
     reason_for_status,
 )
-from resolvers.framework.invoke import invoke
+from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
+from resolvers.services.events import open_stream, watch
 from schema.documents import Document
+from schema.events import DocumentEvent
 from schema.value_meanings import meaning_of
 
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON_MEDIA = "application/json"
+# Where a WebSocket's credentials (from ``connection_init``) are kept in the GraphQL context.
+CREDENTIALS_KEY = "credentials"
 HTTP_CODES = {
     400: "BAD_REQUEST",
     404: "NOT_FOUND",
@@ -104,17 +119,45 @@ class GraphQLFace(GraphQL):
     def __init__(
         self, schema: Any, ide_html: str, registry: Registry, ide_csp: str = PLAIN_CSP
     ) -> None:
-        super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
+        super().__init__(
+            schema,
+            graphql_ide="graphiql",
+            allow_queries_via_get=True,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            # A client that opens a socket and never says who it is holds it this long.
+            connection_init_wait_timeout=timedelta(seconds=10),
+        )
         self._ide_html = ide_html
         self._ide_headers = page_headers(ide_csp)
         self._registry = registry
 
-    async def get_context(  # type: ignore[override]  # HTTP only; the context is a dict
+    async def get_context(  # type: ignore[override]  # the context is a dict
         self, request: Request, response: Any
     ) -> dict[str, Any]:
         # A fresh graph session per request: its DataLoaders cache only within the request.
-        session = GraphSession(self._registry, credentials_of(request), services_of(request))
-        return {"request": request, "response": response, CONTEXT_KEY: session}
+        credentials = credentials_of(request)
+        session = GraphSession(self._registry, credentials, services_of(request))
+        return {
+            "request": request,
+            "response": response,
+            CONTEXT_KEY: session,
+            CREDENTIALS_KEY: credentials,
+        }
+
+    async def on_ws_connect(self, context: dict[str, Any]) -> Any:  # type: ignore[override]
+        """A WebSocket's ``connection_init``: its payload carries the credentials (the same
+        forms as headers). Authenticated here, or the socket closes with 4403; the scope of
+        each subscription is checked when it starts."""
+        request = context["request"]
+        credentials = credentials_from_params(context.get("connection_params") or {}, request)
+        services = services_of(request)
+        try:
+            await authorize(credentials, services, (), needs_workspace=True)
+        except CapabilityError as exc:
+            raise ConnectionRejectionError({"message": exc.message, "reason": exc.reason}) from None
+        context[CREDENTIALS_KEY] = credentials
+        context[CONTEXT_KEY] = GraphSession(self._registry, credentials, services)
+        return UNSET
 
     @property
     def graphql_ide_html(self) -> str:
@@ -144,9 +187,11 @@ class GraphQLFace(GraphQL):
             request.state.graphql_request_error = True
         return response
 
-    async def run(  # type: ignore[override]  # HTTP only: the route serves no websockets
+    async def run(  # type: ignore[override]
         self, request: Request, context: Any = UNSET, root_value: Any = UNSET
     ) -> Response:
+        if request.scope["type"] == "websocket":  # strawberry's WebSocket handling
+            return await super().run(request, context, root_value)  # type: ignore[no-any-return]
         media = negotiate(request.headers.get("accept", ""))
         try:
             response: Response = await super().run(request, context, root_value)
@@ -207,7 +252,7 @@ def capability_executor(registry: Registry) -> Any:
                 registry,
                 spec.slug,
                 arguments,
-                credentials_of(request),
+                info.context[CREDENTIALS_KEY],
                 services_of(request),
                 selected_fields=listed_fields(info, Document) if listed else None,
             )
@@ -232,13 +277,59 @@ def with_capability_errors(graph: Graph) -> Graph:
     return Graph(links=tuple(wrap(link) for link in graph.links))
 
 
+def credentials_from_params(params: Mapping[str, Any], request: Any) -> Credentials:
+    """A WebSocket's credentials from its ``connection_init`` payload: the header forms
+    (``Authorization: Bearer``, ``X-Service-API-Key``, ``x-api-key``; any case) or ``apiKey``,
+    and ``X-Service-Org-Id`` (or ``orgId``)."""
+    fields = {str(name).lower(): value for name, value in params.items() if isinstance(value, str)}
+    scheme, _, token = fields.get("authorization", "").partition(" ")
+    bearer = token.strip() if scheme.lower() == "bearer" else ""
+    key = (
+        bearer or fields.get("x-service-api-key") or fields.get("x-api-key") or fields.get("apikey")
+    )
+    org = fields.get("x-service-org-id") or fields.get("orgid")
+    return Credentials(
+        api_key=key or None,
+        org_id=org or None,
+        request_id=request.scope.get("state", {}).get("request_id", ""),
+    )
+
+
+async def document_events(info: Any, after: str | None) -> AsyncIterator[BaseModel]:
+    """``documentEvents``: the caller's workspace's document events (``open_stream``)."""
+    credentials: Credentials = info.context[CREDENTIALS_KEY]
+    services = services_of(info.context["request"])
+    try:
+        _, subscription = await open_stream(credentials, services, after)
+    except CapabilityError as exc:
+        raise as_graphql_error(exc) from None
+    async for event in watch(subscription, credentials, services):
+        if event is not None:  # a heartbeat: graphql-transport-ws has its own pings
+            yield event
+
+
+DOCUMENT_EVENTS = Stream(
+    name="documentEvents",
+    returns=DocumentEvent,
+    subscribe=document_events,
+    description="What happens to the workspace's documents, as it happens: created, processed "
+    "(with the extracted fields), updated, archived, unarchived; `lagged` when this subscriber "
+    "fell behind (resume after its id). Needs read_documents.",
+    after_description="Resume after this event id (events are kept 24 hours)",
+)
+
+
 def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
-    """The service's schema: every capability plus the document graph."""
+    """The service's schema: every capability, the document graph, and the live events
+    (where the registry has documents)."""
     graph = with_capability_errors(document_graph(registry))
-    return build_schema(registry, capability_executor(registry), limits, graph, meaning_of)
+    streams = [DOCUMENT_EVENTS] if registry.get("documents.get") is not None else []
+    return build_schema(registry, capability_executor(registry), limits, graph, meaning_of, streams)
 
 
-def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Route]:
+def graphql_routes(
+    registry: Registry, limits: Limits | None = None
+) -> list[Route | WebSocketRoute]:
     """The GraphQL endpoint, the explorer's files and ``/graphql``, for one frozen registry."""
     schema = service_schema(registry, limits)
     page, page_csp, explorer = explorer_routes()
@@ -247,5 +338,6 @@ def graphql_routes(registry: Registry, limits: Limits | None = None) -> list[Rou
         # The view is an ASGI app, so Route passes every method to it and a PUT gets GraphQL's
         # own 405 with ``Allow`` (a function endpoint would be limited to GET).
         Route(PATH, face),
+        WebSocketRoute(PATH, face),
         *explorer,
     ]

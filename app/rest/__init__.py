@@ -1,5 +1,6 @@
 """The REST face: capability calls over HTTP, the plain ``GET`` routes of the API (documents,
-files and their thumbnails, connecting an accounting integration), and ``/openapi.json``
+files and their thumbnails, connecting an accounting integration, live document events), and
+``/openapi.json``
 generated from the registry.
 
 ``rest_routes`` is everything this face mounts; the composition root (``app.main``) builds
@@ -15,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.rest.capabilities import capability_gets, capability_routes
+from app.rest.events import event_routes
 from app.rest.files import file_routes
 from app.rest.integrations import integration_routes
 from app.rest.openapi import build_openapi
@@ -26,7 +28,12 @@ __all__ = ["build_openapi", "plain_routes", "rest_routes"]
 
 def plain_routes(registry: Registry) -> list[PlainRoute]:
     """The declared ``GET`` routes of the API (mounted and described from the declarations)."""
-    return [*capability_gets(registry), *file_routes(registry), *integration_routes(registry)]
+    return [
+        *capability_gets(registry),
+        *file_routes(registry),
+        *integration_routes(registry),
+        *event_routes(registry),
+    ]
 
 
 def rest_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:

@@ -57,6 +57,7 @@ class DocumentBulkEdits(DocumentCollection):
 
         moved_from: list[Mapping[str, Any]] = []
         moved_to: list[Mapping[str, Any]] = []
+        changed: list[str] = []
 
         async def apply(update: FieldUpdate) -> int:
             changes = changed_fields(update.record, update.changes, now)
@@ -73,6 +74,7 @@ class DocumentBulkEdits(DocumentCollection):
             if ROLLUP_FIELDS & set(changes):
                 moved_from.append(before)
                 moved_to.append({**before, **changes})
+            changed.append(update.record["_id"])
             return 1
 
         modified = 0
@@ -82,4 +84,5 @@ class DocumentBulkEdits(DocumentCollection):
                 modified += sum(await asyncio.gather(*(apply(update) for update in batch)))
         finally:
             await self._rollups.apply(workspace_id, removed=moved_from, added=moved_to)
+            await self.events.append(workspace_id, "document.updated", changed)
         return modified

@@ -25,6 +25,7 @@ from persistence.documents.stamp import stamped, stamped_record
 from persistence.documents.vectors import Vectorize, embedding_text, stored_fields
 from persistence.durability import journaled
 from persistence.errors import QueryTimeout
+from persistence.events import DocumentEventLog
 from persistence.ids import utcnow
 
 log = logging.getLogger("fincap.documents")
@@ -77,11 +78,14 @@ class DocumentCollection:
         # Embeds documents as they are written (None: no embeddings; ``fincap admin reindex``
         # adds them later).
         self.vectorize = vectorize
+        # What changed, for live subscribers: the writes below append to it (``writes``).
+        self.events = DocumentEventLog(db)
 
     async def ensure_indexes(self) -> None:
         await self._docs.create_indexes(INDEXES)
         await self._edits.ensure_indexes()
         await self._rollups.ensure_indexes()
+        await self.events.ensure_indexes()
 
     @staticmethod
     def _now() -> datetime:

@@ -1,6 +1,9 @@
 """Writing documents: new ones, corrections of one, processing and export state, archiving,
 duplicate links.
 
+Every write here that changes a document appends its event (``persistence.events``) once it
+is written: created, processed (a finished processing status), updated, archived, unarchived.
+
 Every change of a stored document's fields is built by ``changed_fields``, the one place
 where a write knows the record before and the values after (derived data such as the search
 terms is recomputed there). Every write that can move a document between dashboard rollup
@@ -17,6 +20,7 @@ from typing import Any, cast
 
 from pymongo.errors import BulkWriteError
 
+from persistence.activity import TERMINAL
 from persistence.documents.edits import EditEntry
 from persistence.documents.reads import DocumentReads
 from persistence.documents.records import (
@@ -95,6 +99,7 @@ class DocumentWrites(DocumentReads):
             await self._rollups.apply(workspace_id, added=inserted)
             raise
         await self._rollups.apply(workspace_id, added=records)
+        await self.events.append(workspace_id, "document.created", [r["_id"] for r in records])
         await self._edits.add(
             workspace_id,
             {
@@ -150,6 +155,7 @@ class DocumentWrites(DocumentReads):
         updated = {**before, **update}  # every key of ``update`` is a top-level field
         if ROLLUP_FIELDS & set(update):
             await self._rollups.apply(workspace_id, removed=[before], added=[updated])
+        await self.events.append(workspace_id, "document.updated", [document_id])
         return cast(StoredDocument, updated)
 
     async def set_processing(
@@ -160,6 +166,10 @@ class DocumentWrites(DocumentReads):
             {"_id": document_id, "workspaceId": workspace_id},
             {"$set": {"processingStatus": status, "processingReason": reason, "updatedAt": now}},
             now,
+        )
+        finished = status in TERMINAL
+        await self.events.append(
+            workspace_id, "document.processed" if finished else "document.updated", [document_id]
         )
 
     async def set_export_status(
@@ -172,6 +182,7 @@ class DocumentWrites(DocumentReads):
             {"$set": {"exportStatus": status, "exportId": export_id, "updatedAt": now}},
             now,
         )
+        await self.events.append(workspace_id, "document.updated", [document_id])
 
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
         """Archive or restore documents; how many changed state."""
@@ -200,6 +211,11 @@ class DocumentWrites(DocumentReads):
         ]
         await self._rollups.apply(
             workspace_id, removed=changed, added=[{**before, **change} for before in changed]
+        )
+        await self.events.append(
+            workspace_id,
+            "document.archived" if archived else "document.unarchived",
+            [before["_id"] for before in changed],
         )
         return len(changed)
 

@@ -20,6 +20,7 @@ from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services.events import EventHub
 from resolvers.services.oauth_registration import HeldAddresses
 from resolvers.services.search_indexes import SearchIndexes
 from resolvers.services.sources_config import SourceConfig
@@ -63,6 +64,8 @@ class Services:
     connectors: Connectors
     # Every connection opened on a tenant's behalf goes through it (FINCAP_OUTBOUND_ALLOW).
     outbound: OutboundPolicy
+    # Live document events: this process's subscribers and the fan-out to them.
+    events: EventHub
     # Addresses whose OAuth client registrations are refused for now (oauth_registration).
     registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
     # None: made on first use (``rate_book``, ``get_analyzer``).

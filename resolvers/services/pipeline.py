@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from persistence.activity import TERMINAL
 from persistence.documents.records import StoredFile
 from persistence.ids import new_id, utcnow
 from persistence.jobs import JobRecord
@@ -48,7 +49,6 @@ log = logging.getLogger("fincap.processing")
 PROCESS_DOCUMENT = "process-document"
 # Handled by the source that asked for it (``details.notify`` on the activity item).
 NOTIFY_SOURCE = "notify-source"
-TERMINAL = frozenset({"processed", "skipped", "failed", "warning"})
 # Outcomes that produced a document record: what billing counts as a document processed.
 BILLABLE = frozenset({"processed", "warning"})
 

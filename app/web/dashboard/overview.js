@@ -1,10 +1,14 @@
 // The main page: totals, spend by month and by category, the filters, the latest documents.
-// One GraphQL request (workspace list, both charts and the list) per render.
+// One GraphQL request (workspace list, both charts and the list) per render, and again when
+// document events arrive (live.js), debounced.
 
 import { h, money, monthLabel, errorBox } from "./dom.js";
 import { columnChart, barChart } from "./charts.js";
+import { onDocumentEvent, debounce } from "./live.js";
 import { state, setFilters, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES, filtersFromHash, filtersHash, effectiveFilters } from "./state.js";
 
+// At most one refresh per second however many events arrive (a bulk edit sends hundreds).
+const REFRESH_MS = 1000;
 // Categories beyond the largest TOP_CATEGORIES are one "Other" bar.
 const TOP_CATEGORIES = 8;
 
@@ -72,6 +76,37 @@ function lastDay(key) {
 export async function overviewView({ rerender }) {
   setFilters(filtersFromHash()); // the address is the truth: shared links, reload, back/forward
   const data = await loadWithWorkspace(OVERVIEW_QUERY, overviewVariables());
+  void rerender;
+  const view = overviewContent(data);
+  followChanges(view);
+  return view;
+}
+
+// Documents change by themselves (uploads finishing, rules, other people): on their events the
+// overview reads itself again, at most once per REFRESH_MS, and replaces itself in place (no
+// focus move, no new history entry); not while a filter is being typed.
+function followChanges(first) {
+  let view = first;
+  const refresh = debounce(async () => {
+    if (!view.isConnected) return;
+    if (view.querySelector("form")?.contains(document.activeElement)) {
+      refresh();
+      return;
+    }
+    const data = await loadWithWorkspace(OVERVIEW_QUERY, overviewVariables());
+    if (!view.isConnected) return;
+    const next = overviewContent(data);
+    view.replaceWith(next);
+    view = next;
+    window.__fincapOverviewRefreshes = (window.__fincapOverviewRefreshes || 0) + 1;
+  }, REFRESH_MS);
+  const stop = onDocumentEvent(() => {
+    if (view.isConnected) refresh();
+    else stop(); // the person went to another page
+  });
+}
+
+function overviewContent(data) {
   const ws = data.workspace;
   const currency = ws.preferredCurrency;
   const categories = (ws.byCategory?.groups || [])
@@ -82,7 +117,6 @@ export async function overviewView({ rerender }) {
   const total = ws.byMonth?.preferredTotal;
 
   const pick = (filters) => go({ ...state.filters, ...filters });
-  void rerender;
 
   return h(
     "div",

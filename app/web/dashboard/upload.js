@@ -1,7 +1,9 @@
 // Upload by drag and drop (or the file picker): per file a progress bar while it is sent,
-// then its processing status, polled until the pipeline has finished with it.
+// then its processing status as the live event stream tells it (live.js), until the pipeline
+// has finished with it. Only when the stream cannot be opened is the status polled instead.
 
 import * as api from "./api.js";
+import * as live from "./live.js";
 import { h, money, announce } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 
@@ -77,6 +79,7 @@ async function upload(file, progress, status, item) {
   }
   try {
     setStatus("sending", "sending");
+    await live.connected(); // listening before the upload: its events cannot be missed
     const dataUrl = await readAsDataUrl(file);
     const accepted = await api.uploadFile(file, dataUrl, (fraction) => {
       progress.value = fraction;
@@ -90,19 +93,44 @@ async function upload(file, progress, status, item) {
   }
 }
 
-async function follow(documentId, setStatus, item) {
-  for (;;) {
-    const data = await api.data(STATUS_QUERY, { input: { id: documentId } });
-    const doc = data.documentsGet.document;
-    const state = doc.processingStatus || "processed";
-    if (FINAL.has(state)) {
+function follow(documentId, setStatus, item) {
+  return new Promise((resolve) => {
+    const show = (doc) => {
+      const state = doc.processingStatus || "processed";
+      if (!FINAL.has(state)) {
+        setStatus(state, state);
+        return false;
+      }
       const summary = [doc.merchant, doc.docDate, doc.amount != null ? money(doc.amount, doc.currency) : null].filter(Boolean).join(" · ");
       setStatus(`${state}${summary ? `: ${summary}` : ""}${doc.processingReason ? ` (${doc.processingReason})` : ""}`, state);
       item.append(" ", h("a", { href: `#/documents/${encodeURIComponent(doc.id)}` }, "Open"));
       announce(`${doc.merchant || "Document"} ${state}`);
+      return true;
+    };
+    if (live.liveStatus() === "failed") {
+      poll(documentId, show).then(resolve);
       return;
     }
-    setStatus(state, state);
+    const seen = live.latest(documentId); // it may have finished before we got here
+    if (seen?.document && show(seen.document)) {
+      resolve();
+      return;
+    }
+    const stop = live.onDocumentEvent((event) => {
+      if (event.documentId !== documentId || !event.document) return;
+      if (show(event.document)) {
+        stop();
+        resolve();
+      }
+    });
+  });
+}
+
+// The fallback without the event stream: ask every POLL_MS until it has finished.
+async function poll(documentId, show) {
+  for (;;) {
+    const data = await api.data(STATUS_QUERY, { input: { id: documentId } });
+    if (show(data.documentsGet.document)) return;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }

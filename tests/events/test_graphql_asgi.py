@@ -1,0 +1,71 @@
+"""The GraphQL subscription through the ASGI app (Starlette's test client speaks the WebSocket
+to it in-process): the events of the caller's workspace, queries on the same socket with the
+socket's credentials, and the workspace check of ``connection_init``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient, WebSocketTestSession
+from starlette.websockets import WebSocketDisconnect
+
+from persistence.store import Store
+from tests.conftest import Tenant, app_on
+from tests.documents.conftest import doc
+
+PROTOCOL = "graphql-transport-ws"
+SUBSCRIPTION = "subscription { documentEvents { type documentId document { merchant amount } } }"
+
+
+@pytest.fixture
+def client(store: Store) -> Iterator[TestClient]:
+    with TestClient(app_on(store)) as test_client:
+        yield test_client
+
+
+def opened(ws: WebSocketTestSession, payload: dict[str, str]) -> None:
+    ws.send_json({"type": "connection_init", "payload": payload})
+    assert ws.receive_json()["type"] == "connection_ack"
+
+
+def payload_of(tenant: Tenant, org: str | None = None) -> dict[str, Any]:
+    return {"Authorization": f"Bearer {tenant.api_key}", "X-Service-Org-Id": org or tenant.org_id}
+
+
+def test_the_subscription_through_asgi(client: TestClient, store: Store, alice: Tenant) -> None:
+    assert client.portal is not None
+    with client.websocket_connect("/v1/graphql", subprotocols=[PROTOCOL]) as ws:
+        opened(ws, payload_of(alice))
+        ws.send_json({"id": "q", "type": "subscribe", "payload": {"query": "{ workspace { id } }"}})
+        assert ws.receive_json()["payload"]["data"] == {"workspace": {"id": alice.org_id}}
+        assert ws.receive_json() == {"id": "q", "type": "complete"}
+        ws.send_json({"id": "s", "type": "subscribe", "payload": {"query": SUBSCRIPTION}})
+        for _ in range(100):  # until the subscription has started on the app's loop
+            if client.app.state.services.events.subscribers():  # type: ignore[attr-defined]
+                break
+            client.portal.call(_pause)
+        client.portal.call(store.documents.insert_many, alice.org_id, [doc("doc_g")])
+        message = ws.receive_json()
+    assert message["type"] == "next"
+    assert message["payload"]["data"]["documentEvents"] == {
+        "type": "document_created",
+        "documentId": "doc_g",
+        "document": {"merchant": "Shell", "amount": "10.00"},
+    }
+
+
+def test_connection_init_checks_the_workspace(
+    client: TestClient, alice: Tenant, bob: Tenant
+) -> None:
+    with client.websocket_connect("/v1/graphql", subprotocols=[PROTOCOL]) as ws:
+        ws.send_json({"type": "connection_init", "payload": payload_of(bob, alice.org_id)})
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+    assert closed.value.code == 4403
+
+
+async def _pause() -> None:
+    await asyncio.sleep(0.01)

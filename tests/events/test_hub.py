@@ -1,0 +1,207 @@
+"""The event hub over the in-memory store: document writes publish, subscribers of a workspace
+get its events (and only its), a slow subscriber's queue stays bounded, a key's streams are
+capped, a closed hub ends every stream."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+
+import pytest
+
+from persistence.store import Store
+from resolvers.framework.errors import TooManyRequests
+from resolvers.services.events import EventHub, EventLimits, Subscription
+from schema.events import DocumentEvent
+from tests.conftest import Tenant
+from tests.documents.conftest import doc
+
+FAST = EventLimits(poll_interval=0.02, heartbeat=0.5)
+
+
+def hub_over(store: Store, limits: EventLimits = FAST) -> EventHub:
+    return EventHub(store, "http://fincap.test", limits)
+
+
+async def next_event(subscription: Subscription) -> DocumentEvent:
+    event = await subscription.next(timeout=5)
+    assert event is not None, "the subscription ended"
+    return event
+
+
+async def test_a_processed_document_reaches_its_subscriber_with_status_and_amount(
+    store: Store, alice: Tenant
+) -> None:
+    hub = hub_over(store)
+    subscription = await hub.subscribe(alice.org_id, "key_a")
+    await store.documents.insert_many(alice.org_id, [doc("doc_1", processingStatus="queued")])
+    created = await next_event(subscription)
+    assert (created.type, created.documentId) == ("document.created", "doc_1")
+    assert created.document is not None and created.document.processingStatus == "queued"
+
+    record = await store.documents.get(alice.org_id, "doc_1")
+    assert record is not None
+    await store.documents.update_fields(alice.org_id, record, {"amount": Decimal("12.50")})
+    await store.documents.set_processing(alice.org_id, "doc_1", "processed", "Extracted Shell")
+    updated, processed = await next_event(subscription), await next_event(subscription)
+    assert updated.type == "document.updated"
+    assert processed.type == "document.processed"
+    assert processed.document is not None
+    assert processed.document.processingStatus == "processed"
+    assert processed.document.amount == Decimal("12.50")
+    assert processed.document.merchant == "Shell"
+    await hub.close()
+
+
+async def test_archive_and_unarchive_and_bulk_edits_publish(store: Store, alice: Tenant) -> None:
+    await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2")])
+    hub = hub_over(store)
+    subscription = await hub.subscribe(alice.org_id, "key_a")
+    await store.documents.set_archived(alice.org_id, ["doc_1", "doc_2"], archived=True)
+    await store.documents.set_archived(alice.org_id, ["doc_2"], archived=False)
+    seen = [(e.type, e.documentId) for e in [await next_event(subscription) for _ in range(3)]]
+    assert seen == [
+        ("document.archived", "doc_1"),
+        ("document.archived", "doc_2"),
+        ("document.unarchived", "doc_2"),
+    ]
+    await hub.close()
+
+
+async def test_a_workspace_never_sees_another_workspaces_events(
+    store: Store, alice: Tenant, bob: Tenant
+) -> None:
+    hub = hub_over(store)
+    alices = await hub.subscribe(alice.org_id, "key_a")
+    bobs = await hub.subscribe(bob.org_id, "key_b")
+    await store.documents.insert_many(alice.org_id, [doc("doc_alice")])
+    await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
+    assert (await next_event(alices)).documentId == "doc_alice"
+    assert (await next_event(bobs)).documentId == "doc_bob"
+    # Several polls later, nothing more arrived for either.
+    await asyncio.sleep(FAST.poll_interval * 10)
+    assert len(alices) == 0 and len(bobs) == 0
+    await hub.close()
+
+
+async def test_events_written_by_another_process_arrive_through_the_poller(
+    store: Store, alice: Tenant
+) -> None:
+    """A write the hub's own process did not make (another API replica, a ``fincap worker``):
+    here a second repository object over the same database, whose appends this hub's fast
+    path never hears of."""
+    hub = hub_over(store)
+    other_process = Store(store.db)
+    assert hub.offer not in other_process.documents.events.on_append
+    subscription = await hub.subscribe(alice.org_id, "key_a")
+    await other_process.documents.insert_many(alice.org_id, [doc("doc_1")])
+    event = await next_event(subscription)
+    assert (event.type, event.documentId) == ("document.created", "doc_1")
+    # Re-read by later polls (the look-back window), it is not delivered twice.
+    await asyncio.sleep(FAST.poll_interval * 10)
+    assert len(subscription) == 0
+    await hub.close()
+
+
+async def test_a_slow_subscriber_holds_at_most_its_queue_and_is_told_what_it_missed(
+    store: Store, alice: Tenant
+) -> None:
+    hub = hub_over(store, EventLimits(queue=5, poll_interval=0.02, heartbeat=0.5))
+    slow = await hub.subscribe(alice.org_id, "key_a")
+    ids = [f"doc_{n}" for n in range(40)]
+    await store.documents.insert_many(alice.org_id, [doc(i) for i in ids])
+    await asyncio.sleep(FAST.poll_interval * 10)  # delivered, and polled again and again
+    assert len(slow) == 5  # never more than its queue, whatever arrives
+    first = [await next_event(slow) for _ in range(5)]
+    assert [e.documentId for e in first] == ids[:5]
+    lagged = await next_event(slow)
+    assert lagged.type == "lagged" and lagged.skipped == 35
+    assert lagged.id == first[-1].id  # where to resume from
+    # Resuming from there (here on another API process) reads the missed events from the store.
+    other_process = hub_over(Store(store.db))
+    resumed = await other_process.subscribe(alice.org_id, "key_a", after=lagged.id)
+    replayed = [await next_event(resumed) for _ in range(35)]
+    assert [e.documentId for e in replayed] == ids[5:]
+    await hub.close()
+    await other_process.close()
+
+
+async def test_a_key_holds_a_bounded_number_of_streams(store: Store, alice: Tenant) -> None:
+    hub = hub_over(store, EventLimits(per_key=2))
+    first = await hub.subscribe(alice.org_id, "key_a")
+    await hub.subscribe(alice.org_id, "key_a")
+    with pytest.raises(TooManyRequests, match="at most 2"):
+        await hub.subscribe(alice.org_id, "key_a")
+    await hub.subscribe(alice.org_id, "key_b")  # another key is not affected
+    first.close()
+    await hub.subscribe(alice.org_id, "key_a")  # a closed stream frees its place
+    assert hub.subscribers(alice.org_id) == 3
+    await hub.close()
+
+
+async def test_closing_the_hub_ends_every_stream(store: Store, alice: Tenant) -> None:
+    hub = hub_over(store)
+    subscription = await hub.subscribe(alice.org_id, "key_a")
+    waiting = asyncio.create_task(subscription.next())
+    await asyncio.sleep(0.05)
+    await hub.close()
+    assert await asyncio.wait_for(waiting, 2) is None
+    assert hub.subscribers() == 0
+    late = await hub.subscribe(alice.org_id, "key_a")  # while shutting down: ends at once
+    assert await late.next(timeout=1) is None
+
+
+async def test_a_new_subscriber_starts_from_now(store: Store, alice: Tenant) -> None:
+    await store.documents.insert_many(alice.org_id, [doc("doc_before")])
+    hub = hub_over(store)
+    subscription = await hub.subscribe(alice.org_id, "key_a")
+    await asyncio.sleep(FAST.poll_interval * 10)  # polls re-read the recent window
+    await store.documents.insert_many(alice.org_id, [doc("doc_after")])
+    assert (await next_event(subscription)).documentId == "doc_after"
+    await hub.close()
+
+
+async def test_with_many_workspaces_one_read_serves_all_and_each_gets_only_its_own(
+    store: Store,
+) -> None:
+    """Past ``FEW_WORKSPACES`` the poller reads the window once for every workspace."""
+    from persistence.events import FEW_WORKSPACES
+    from tests.conftest import make_tenant
+
+    tenants = [
+        await make_tenant(store, f"t{n}@example.com", f"T{n}") for n in range(FEW_WORKSPACES + 2)
+    ]
+    hub = hub_over(store)
+    subscriptions = [await hub.subscribe(t.org_id, f"key_{n}") for n, t in enumerate(tenants)]
+    other_process = Store(store.db)  # the poller's path, not the fast path
+    reads: list[dict[str, object]] = []
+    collection = store.documents.events._col
+    find = collection.find
+
+    def counted_find(selector: dict[str, object], *args: object, **kwargs: object) -> object:
+        reads.append(selector)
+        return find(selector, *args, **kwargs)
+
+    collection.find = counted_find
+    for n, tenant in enumerate(tenants):
+        await other_process.documents.insert_many(tenant.org_id, [doc(f"doc_{n}")])
+    for n, subscription in enumerate(subscriptions):
+        assert (await next_event(subscription)).documentId == f"doc_{n}"
+    await asyncio.sleep(FAST.poll_interval * 5)
+    assert all(len(s) == 0 for s in subscriptions)  # nobody got another's
+    assert reads and all("workspaceId" not in selector for selector in reads)  # by _id only
+    await hub.close()
+
+
+async def test_events_held_during_a_resumption_are_bounded_too(store: Store, alice: Tenant) -> None:
+    hub = hub_over(store, EventLimits(queue=2, poll_interval=0.02, heartbeat=0.5))
+    resuming = Subscription(hub, alice.org_id, "key_a", size=2)
+    resuming._held = []  # as while ``_replay`` reads the store
+    for n in range(5):
+        resuming.push(
+            DocumentEvent.model_validate(
+                {"id": f"{n:024x}", "type": "document.updated", "at": "2026-01-01T00:00:00Z"}
+            )
+        )
+    assert len(resuming._held) == 2 and resuming.skipped == 3
+    await hub.close()
