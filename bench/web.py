@@ -9,7 +9,7 @@ adds to every page records ``performance.now()`` (milliseconds since navigation 
 first animation frame after the page's first content is laid out: the overview's first month
 bar, the Documents page's first row (a table row or a card). Printed per page: median / min / max
 of that time and of the GraphQL requests (Resource Timing), the requests per load, and the load
-average beside every figure. Then the event latency of ``bench/events.py``, when it is present.
+average beside every figure. Then the event latency at this size (``bench/events.py``'s clients).
 
     .venv/bin/python bench/web.py --documents 20000 --runs 5 --data-dir .bench/web-20k
     .venv/bin/python bench/web.py --documents 1000 --runs 5        # quick, throwaway data
@@ -18,19 +18,19 @@ average beside every figure. Then the event latency of ``bench/events.py``, when
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.events import SseClient, browser_event_latencies, summary
+from bench.events import uploads as upload_one_at_a_time
 from tests.browser import CHROMIUM
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
@@ -115,26 +115,30 @@ def line(name: str, values: list[float]) -> str:
     )
 
 
-def event_latency(live: LiveDashboard, page: Page, runs: int) -> None:
-    """HOOK for issue 27 item 5: the event latency (processed write → the browser) comes from
-    ``bench/events.py``, written beside this file; this calls its
-    ``event_latency(live, page, runs)`` when the module is there, and says so when not."""
-    try:
-        events = importlib.import_module("bench.events")
-    except ModuleNotFoundError:
-        print("event latency: not measured here (bench/events.py is not in this tree)")
-        return
-    measure_events: Callable[..., Any] | None = getattr(events, "event_latency", None)
-    if measure_events is None:
-        print("event latency: bench/events.py has no event_latency(live, page, runs)")
-        return
-    measure_events(live=live, page=page, runs=runs)
+def event_latency(live: LiveDashboard, page: Page, uploads: int) -> None:
+    """The live events at this size: ``uploads`` PDFs uploaded one at a time while the overview
+    is open; each one's latency from its processed write (the event's ``at``) to an SSE client
+    and to the dashboard (``bench/events.py`` measures the same on a small workspace, and the
+    write of another process through the poller)."""
+    page.go(f"{live.base}/app/#/")  # the overview listens: the stream opens
+    page.wait("window.__fincapLive?.status === 'open'", timeout=60)
+    sse = SseClient(live)
+    ids = upload_one_at_a_time(live, sse, uploads)
+    at = {i: sse.processed[i][0] for i in ids}
+    print(
+        summary(
+            "event: processed write → SSE client",
+            [(sse.processed[i][1] - at[i]) * 1000 for i in ids],
+        )
+    )
+    print(summary("event: processed write → dashboard", browser_event_latencies(page, at)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--uploads", type=int, default=20, help="uploads timed for event latency")
     parser.add_argument("--data-dir", type=Path, help="keep the seeded data here and reuse it")
     args = parser.parse_args()
     if CHROMIUM is None:
@@ -164,7 +168,7 @@ def main() -> None:
                 print(f"{'':<34} {verdict} the {GOAL_MS} ms goal")
                 print(line(f"{name}: each GraphQL request", figures["graphql"]))
                 print(f"{name}: GraphQL requests per load: {sorted(set(figures['requests']))}")
-            event_latency(live, page, args.runs)
+            event_latency(live, page, args.uploads)
 
 
 if __name__ == "__main__":

@@ -98,3 +98,75 @@ def test_the_overview_refreshes_when_a_document_changes_elsewhere(
     page.wait("window.__fincapOverviewRefreshes >= 1", timeout=30)
     after = int(page.js("document.querySelector('#doc-count').innerText").replace(",", ""))
     assert after == before - 1
+
+
+def test_reloading_the_dashboard_gives_its_stream_back(live: LiveDashboard, page: Page) -> None:
+    """Each page opens a stream; a page that is left must close its own at once. A browser
+    holds at most six HTTP/1.1 connections per server, so before this, the seventh reload of the
+    overview in a few seconds waited (streams of pages already left held every connection) and
+    the page never loaded."""
+    for n in range(8):
+        page.go(f"{live.base}/app/?reload={n}#/")
+        page.wait("window.__fincapLive?.status === 'open'", timeout=20)
+    # The overview of the last one shows, read from the server on a free connection.
+    page.wait("!!document.querySelector('main h1, main h2')", timeout=20)
+
+
+def open_tab(page: Page, live: LiveDashboard) -> tuple[Page, str]:
+    """Another tab of the same browser on the overview, signed in like the first (a tab's
+    sessionStorage is its own); its page and target id."""
+    target = page.devtools.call("Target.createTarget", url="about:blank")["targetId"]
+    session = page.devtools.call("Target.attachToTarget", targetId=target, flatten=True)
+    tab = Page(page.devtools, session["sessionId"])
+    tab.call("Page.enable")
+    tab.go(f"{live.base}/app/")
+    tab.wait("document.readyState === 'complete'")
+    signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
+    tab.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+    tab.go(f"{live.base}/app/?tab={target}#/")
+    return tab, target
+
+
+def heard(tab: Page, document_id: str, kind: str) -> str:
+    return f"!!window.__fincapLive.times[{json.dumps(document_id)}]?.[{json.dumps(kind)}]"
+
+
+def test_the_tabs_of_a_workspace_share_one_stream(live: LiveDashboard, page: Page) -> None:
+    """Eight tabs on the overview: all of them load (six streams would hold every HTTP/1.1
+    connection the browser allows a server), one reads the stream and relays it, every tab
+    hears an archive; when the reading tab closes, another takes over and hears the next."""
+    page.go(f"{live.base}/app/#/")
+    page.wait("window.__fincapLive?.status === 'open'", timeout=20)
+    tabs = [(page, "")] + [open_tab(page, live) for _ in range(7)]
+    try:
+        for tab, _ in tabs:
+            tab.wait("window.__fincapLive?.status === 'open'", timeout=20)
+        roles = [tab.js("window.__fincapLive.role") for tab, _ in tabs]
+        assert sorted(roles) == ["follower"] * 7 + ["leader"], roles
+        found = live.call("documents.search", {"limit": 2}).json()["data"]["result"]
+        first, second = (d["id"] for d in found["documents"][:2])
+        assert live.call("documents.delete", {"id": first}).status_code == 200
+        for tab, _ in tabs:
+            tab.wait(heard(tab, first, "document.archived"), timeout=20)
+        # The reading tab closes: its lock passes on, and the next event still reaches all.
+        leader = roles.index("leader")
+        if leader == 0:  # the module's own tab stays; make another one the reader first
+            page.go(f"{live.base}/app/?again=1#/")
+            page.wait("window.__fincapLive?.status === 'open'", timeout=20)
+            roles = [tab.js("window.__fincapLive.role") for tab, _ in tabs]
+            leader = roles.index("leader")
+        page.devtools.call("Target.closeTarget", targetId=tabs[leader][1])
+        rest = [tab for n, (tab, _) in enumerate(tabs) if n != leader]
+        assert live.call("documents.delete", {"id": second}).status_code == 200
+        for tab in rest:
+            tab.wait(heard(tab, second, "document.archived"), timeout=20)
+        roles = [tab.js("window.__fincapLive.role") for tab in rest]
+        assert sorted(roles) == ["follower"] * 6 + ["leader"], roles
+    finally:
+        for _, target in tabs[1:]:
+            try:
+                page.devtools.call("Target.closeTarget", targetId=target)
+            except Exception:
+                pass  # closed above
+        for doc in (first, second) if "second" in locals() else ():
+            live.call("documents.unarchive", {"id": doc})

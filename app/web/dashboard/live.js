@@ -7,6 +7,13 @@
 // (the format is four lines of rules). After a drop it reconnects with Last-Event-ID, so
 // nothing is missed; a 401 first refreshes the sign-in the way every GraphQL call does.
 // When the stream cannot be had at all (status "failed"), views fall back to polling.
+//
+// One stream per browser and workspace, not per tab: over HTTP/1.1 a browser opens at most six
+// connections to a server, so six tabs each holding a stream would leave a seventh unable to
+// load anything. The tabs of a workspace elect a leader with a Web Lock; the leader reads the
+// stream and relays each event to the others on a BroadcastChannel (same origin only, the same
+// browser profile). When the leader's tab closes, its lock passes to another tab, which opens
+// the stream from the last id it was relayed, so nothing is missed.
 
 import * as api from "./api.js";
 
@@ -18,10 +25,12 @@ let stream = null; // {controller, orgId, opened: Promise}
 let lastId = null;
 let status = "idle"; // idle | connecting | open | failed
 let failures = 0;
+const SHARED = "locks" in navigator && "BroadcastChannel" in window;
 
 // For bench/events.py and the tests: events received, and per document its events' arrival
-// times (documentId → {type: Date.now()}); the stream's status.
-window.__fincapLive = { received: 0, times: {}, status: "idle" };
+// times (documentId → {type: Date.now()}); the stream's status; whether this tab reads the
+// stream ("leader") or is relayed it ("follower").
+window.__fincapLive = { received: 0, times: {}, status: "idle", role: "none" };
 
 export function liveStatus() {
   return status;
@@ -30,6 +39,7 @@ export function liveStatus() {
 function setStatus(value) {
   status = value;
   window.__fincapLive.status = value;
+  if (stream?.leading) stream.channel?.postMessage({ kind: "status", status: value });
 }
 
 // Call `listener(event)` for every event of the workspace; returns the function that stops it.
@@ -53,13 +63,53 @@ export function connected() {
 function connect() {
   const orgId = api.session()?.orgId || null;
   if (stream && stream.orgId === orgId) return;
-  if (stream) stream.controller.abort(); // another workspace: another stream
-  if (stream && stream.orgId !== orgId) lastId = null;
+  if (stream) {
+    lastId = null; // another workspace: another stream
+    close();
+  }
   const controller = new AbortController();
   let markOpen;
   const opened = new Promise((resolve) => (markOpen = resolve));
-  stream = { controller, orgId, opened };
-  run(controller.signal, markOpen);
+  stream = { controller, orgId, opened, leading: false, channel: null };
+  if (!SHARED) {
+    window.__fincapLive.role = "leader";
+    run(controller.signal, markOpen);
+    return;
+  }
+  const current = stream;
+  const name = `fincap-events:${orgId}`;
+  const channel = new BroadcastChannel(name);
+  current.channel = channel;
+  channel.onmessage = ({ data }) => {
+    if (current.leading) {
+      // A tab that just opened asks where the stream stands.
+      if (data.kind === "ask") channel.postMessage({ kind: "status", status });
+      return;
+    }
+    if (data.kind === "event") {
+      if (data.id) lastId = data.id;
+      deliver(data.event);
+    } else if (data.kind === "status") {
+      setStatus(data.status);
+      if (data.status === "open" || data.status === "failed") markOpen();
+    }
+  };
+  window.__fincapLive.role = "follower";
+  channel.postMessage({ kind: "ask" });
+  navigator.locks
+    .request(name, { signal: controller.signal }, async () => {
+      current.leading = true;
+      window.__fincapLive.role = "leader";
+      await run(controller.signal, markOpen);
+    })
+    .catch(() => {}); // aborted while waiting: this tab was left or changed workspace
+}
+
+function close() {
+  if (!stream) return;
+  stream.controller.abort();
+  stream.channel?.close();
+  stream = null;
 }
 
 async function run(signal, markOpen) {
@@ -138,6 +188,11 @@ function dispatch(block) {
   if (!data) return;
   if (id) lastId = id;
   const event = JSON.parse(data);
+  stream?.channel?.postMessage({ kind: "event", id, event });
+  deliver(event);
+}
+
+function deliver(event) {
   if (event.documentId) {
     recent.delete(event.documentId);
     recent.set(event.documentId, event);
@@ -148,6 +203,19 @@ function dispatch(block) {
   window.__fincapLive.received += 1;
   for (const listener of [...listeners]) listener(event);
 }
+
+// A page being left (a reload, another address, the back/forward cache) gives its stream's
+// connection back at once: over HTTP/1.1 a browser holds at most six connections per server,
+// and streams of pages already left would otherwise hold them until the server's next
+// heartbeat, stalling the next page's requests. Shown again from the cache, it reconnects
+// from the last id.
+window.addEventListener("pagehide", () => {
+  close(); // a leader's lock passes to another tab of the workspace
+  setStatus("idle");
+});
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted && listeners.size) connect();
+});
 
 function pause(ms, signal) {
   return new Promise((resolve) => {
