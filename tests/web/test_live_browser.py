@@ -5,7 +5,9 @@ another client changes a document."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,14 +139,14 @@ def test_the_tabs_of_a_workspace_share_one_stream(live: LiveDashboard, page: Pag
     hears an archive; when the reading tab closes, another takes over and hears the next."""
     page.go(f"{live.base}/app/#/")
     page.wait("window.__fincapLive?.status === 'open'", timeout=20)
+    found = live.call("documents.search", {"limit": 2}).json()["data"]["result"]
+    first, second = (d["id"] for d in found["documents"][:2])
     tabs = [(page, "")] + [open_tab(page, live) for _ in range(7)]
     try:
         for tab, _ in tabs:
             tab.wait("window.__fincapLive?.status === 'open'", timeout=20)
         roles = [tab.js("window.__fincapLive.role") for tab, _ in tabs]
         assert sorted(roles) == ["follower"] * 7 + ["leader"], roles
-        found = live.call("documents.search", {"limit": 2}).json()["data"]["result"]
-        first, second = (d["id"] for d in found["documents"][:2])
         assert live.call("documents.delete", {"id": first}).status_code == 200
         for tab, _ in tabs:
             tab.wait(heard(tab, first, "document.archived"), timeout=20)
@@ -164,9 +166,25 @@ def test_the_tabs_of_a_workspace_share_one_stream(live: LiveDashboard, page: Pag
         assert sorted(roles) == ["follower"] * 6 + ["leader"], roles
     finally:
         for _, target in tabs[1:]:
-            try:
+            with contextlib.suppress(Exception):  # the reader's tab is closed already
                 page.devtools.call("Target.closeTarget", targetId=target)
-            except Exception:
-                pass  # closed above
-        for doc in (first, second) if "second" in locals() else ():
+        for doc in (first, second):
             live.call("documents.unarchive", {"id": doc})
+
+
+def test_signing_out_stops_listening_at_once(live: LiveDashboard, page: Page) -> None:
+    page.go(f"{live.base}/app/?signout=1#/")
+    page.wait("window.__fincapLive?.status === 'open'", timeout=20)
+    page.wait("!!document.querySelector('#sign-out') && !document.querySelector('#nav').hidden")
+    page.click("#sign-out")
+    page.wait("window.__fincapLive.status === 'idle'", timeout=5)
+    archived = live.call("documents.search", {"limit": 1}).json()["data"]["result"]["documents"]
+    doc = archived[0]["id"]
+    assert live.call("documents.delete", {"id": doc}).status_code == 200
+    try:
+        time.sleep(1.5)  # the event reaches a listening tab in milliseconds
+        assert not page.js(heard(page, doc, "document.archived")), "a signed-out tab still hears"
+    finally:
+        live.call("documents.unarchive", {"id": doc})
+        signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
+        page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")

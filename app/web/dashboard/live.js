@@ -105,6 +105,13 @@ function connect() {
     .catch(() => {}); // aborted while waiting: this tab was left or changed workspace
 }
 
+// Signed out (or signing in elsewhere): this tab stops listening now, not at the server's next
+// heartbeat; if it was the reader, another tab of the workspace takes over.
+export function disconnect() {
+  close();
+  setStatus("idle");
+}
+
 function close() {
   if (!stream) return;
   stream.controller.abort();
@@ -209,10 +216,7 @@ function deliver(event) {
 // and streams of pages already left would otherwise hold them until the server's next
 // heartbeat, stalling the next page's requests. Shown again from the cache, it reconnects
 // from the last id.
-window.addEventListener("pagehide", () => {
-  close(); // a leader's lock passes to another tab of the workspace
-  setStatus("idle");
-});
+window.addEventListener("pagehide", disconnect); // a reader's lock passes to another tab
 window.addEventListener("pageshow", (event) => {
   if (event.persisted && listeners.size) connect();
 });

@@ -8,6 +8,7 @@ import { documentsView, documentView } from "./documents.js";
 import { uploadView } from "./upload.js";
 import { keysView } from "./keys.js";
 import { membersView } from "./members.js";
+import { disconnect as stopLiveEvents } from "./live.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -105,6 +106,7 @@ function fillPicker() {
 
 picker.addEventListener("change", async () => {
   if (picker.value === "__another") {
+    stopLiveEvents();
     await api.signOut();
     await api.startSignIn({ chooseWorkspace: true });
     return;
@@ -115,6 +117,7 @@ picker.addEventListener("change", async () => {
 });
 
 document.getElementById("sign-out").addEventListener("click", async () => {
+  stopLiveEvents();
   await api.signOut();
   showHeader(false);
   location.hash = "#/";
