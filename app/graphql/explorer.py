@@ -121,6 +121,21 @@ query NestedWhere($since: JSON = "2024-01-01") {
 }
 """,
     ),
+    Example(
+        "DocumentEvents",
+        """# Live: what happens to the workspace's documents, as it happens (graphql-transport-ws on
+# this same path). Run it, then upload a receipt on the dashboard: it arrives as created,
+# then processed with what was read. Stop it with the same button.
+subscription DocumentEvents {
+  documentEvents {
+    type
+    documentId
+    at
+    document { merchant docDate amount currency processingStatus }
+  }
+}
+""",
+    ),
 )
 
 

@@ -30,7 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from cross_web import HTTPException
-from graphql import GraphQLError
+from graphql import GraphQLError, OperationType, get_operation_ast, parse
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -167,6 +167,10 @@ class GraphQLFace(GraphQL):
         return HTMLResponse(self._ide_html, headers=self._ide_headers)
 
     async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        request_data = kwargs.get("request_data", args[5] if len(args) > 5 else None)
+        if request_data is not None and is_subscription(request_data):
+            # Over HTTP a subscription would run as a query and answer a null error.
+            raise HTTPException(400, SUBSCRIPTIONS_OVER_WEBSOCKET)
         try:
             result: ExecutionResult = await super().execute_single(*args, **kwargs)
         except HTTPException as exc:
@@ -227,6 +231,25 @@ class GraphQLFace(GraphQL):
             status_code=status,
             media_type=f"{media}; charset=utf-8",
         )
+
+
+SUBSCRIPTIONS_OVER_WEBSOCKET = (
+    "subscriptions are served over a WebSocket at this path (graphql-transport-ws); "
+    "without one, read GET /v1/events (Server-Sent Events)"
+)
+
+
+def is_subscription(request_data: Any) -> bool:
+    """Whether the operation a request runs is a subscription (parsed only when the text can
+    hold one: queries and mutations pay a substring check)."""
+    query = getattr(request_data, "query", None)
+    if not isinstance(query, str) or "subscription" not in query:
+        return False
+    try:
+        operation = get_operation_ast(parse(query), getattr(request_data, "operation_name", None))
+    except GraphQLError:
+        return False  # the execution reports the syntax error as it always does
+    return operation is not None and operation.operation == OperationType.SUBSCRIPTION
 
 
 def as_graphql_error(exc: CapabilityError) -> Exception:

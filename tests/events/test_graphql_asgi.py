@@ -69,3 +69,26 @@ def test_connection_init_checks_the_workspace(
 
 async def _pause() -> None:
     await asyncio.sleep(0.01)
+
+
+def test_a_subscription_over_http_is_a_clear_400(client: TestClient, alice: Tenant) -> None:
+    """POSTed, a subscription ran as a query and answered "Internal server error" with a
+    null; it now says where subscriptions are served."""
+    for body in (
+        {"query": SUBSCRIPTION},
+        {
+            "query": "query Q { workspace { id } } "
+            + SUBSCRIPTION.replace("subscription", "subscription S"),
+            "operationName": "S",
+        },
+    ):
+        answer = client.post("/v1/graphql", json=body, headers=payload_of(alice))
+        assert answer.status_code == 400, answer.text
+        assert "graphql-transport-ws" in answer.json()["errors"][0]["message"]
+    # A query naming the word elsewhere runs as usual.
+    fine = client.post(
+        "/v1/graphql",
+        json={"query": "query subscription { workspace { id } }"},
+        headers=payload_of(alice),
+    )
+    assert fine.status_code == 200 and fine.json()["data"]["workspace"]["id"] == alice.org_id

@@ -87,10 +87,16 @@ def test_opens_clean_documents_the_schema_and_runs_with_a_pasted_key(
     assert "Not signed in" in page.js("document.querySelector('#explorer-signed').innerText")
     # The examples, one tab each, named by their operations.
     tabs = page.wait(
-        "(t => t.length === 4 && t)"
+        "(t => t.length === 5 && t)"
         "([...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim()))"
     )
-    assert tabs == ["Overview", "CountsByMonthAndCategory", "NewestDocuments", "NestedWhere"]
+    assert tabs == [
+        "Overview",
+        "CountsByMonthAndCategory",
+        "NewestDocuments",
+        "NestedWhere",
+        "DocumentEvents",
+    ]
     # The query builder (the explorer plugin) is open beside the editor and knows the schema.
     page.wait(
         "(document.querySelector('.graphiql-explorer-root')?.innerText || '').includes('workspace')"
@@ -160,6 +166,25 @@ def test_signed_in_when_the_dashboard_is(live: LiveDashboard, page: Page) -> Non
     assert page.js("document.querySelector('#explorer-key-form').hidden") is True
     overview = lines(run_and_read(page, "Corner Shop"))
     assert '"name": "Corner Shop",' in overview
+    # The live example: a subscription over the WebSocket, with the dashboard's credential.
+    page.js(
+        "[...document.querySelectorAll('.graphiql-tab')]"
+        ".find(t => t.innerText.trim() === 'DocumentEvents').querySelector('button').click()"
+    )
+    page.wait(
+        "(document.querySelector('.graphiql-query-editor')?.innerText || '')"
+        ".includes('subscription DocumentEvents')"
+    )
+    page.js(RUN)
+    time.sleep(1)  # subscribed before the change it should hear
+    doc = live.call("documents.search", {"limit": 1}).json()["data"]["result"]["documents"][0]
+    assert live.call("documents.delete", {"id": doc["id"]}).status_code == 200
+    try:
+        heard = page.wait(f"(t => t.includes({json.dumps(doc['id'])}) && t)({RESULT})")
+        assert "document_archived" in heard
+    finally:
+        page.js(RUN)  # the same button stops it
+        live.call("documents.unarchive", {"id": doc["id"]})
     assert console_errors(page) == []
 
 

@@ -59,29 +59,77 @@
   }
 
   // GraphiQL 3 can send the operation name of the tab shown before (after switching tabs),
-  // which the server rightly refuses: a name the document does not define is left out, so a
-  // document of one operation runs that one.
-  function ownOperation(body) {
+  // which the server rightly refuses, and which also hides a subscription from GraphiQL's
+  // choice of transport (it would be POSTed instead of sent over the WebSocket): a name the
+  // document does not define is replaced by the document's own when it has one operation (and
+  // left out otherwise, so the server asks which to run).
+  function ownOperation(params, options) {
+    let document;
     try {
-      const request = JSON.parse(body);
-      if (!request.operationName) return body;
-      const names = GraphiQL.GraphQL.parse(request.query)
-        .definitions.filter((d) => d.kind === "OperationDefinition")
-        .map((d) => d.name && d.name.value);
-      if (names.includes(request.operationName)) return body;
-      delete request.operationName;
-      return JSON.stringify(request);
+      document = GraphiQL.GraphQL.parse(params.query);
     } catch {
-      return body; // not JSON or not GraphQL: the server says what is wrong
+      return [params, options]; // not GraphQL: the server says what is wrong
     }
+    const names = document.definitions
+      .filter((d) => d.kind === "OperationDefinition")
+      .map((d) => d.name && d.name.value);
+    const own = { ...options, documentAST: document };
+    if (params.operationName && names.includes(params.operationName)) return [params, own];
+    // GraphiQL picks the WebSocket only for a subscription it finds by name: a document of one
+    // named operation is sent with that name.
+    const { operationName, ...rest } = params;
+    return [names.length === 1 && names[0] ? { ...rest, operationName: names[0] } : rest, own];
+  }
+
+  // Subscriptions over graphql-transport-ws, the protocol the server speaks on the same path:
+  // one socket per subscription, the credential in connection_init (a browser cannot put
+  // headers on a WebSocket). GraphiQL calls subscribe(params, sink) and the function returned
+  // when the person stops the operation.
+  function socketClient(current) {
+    return {
+      subscribe(payload, sink) {
+        const url = new URL(ENDPOINT, location.href);
+        url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+        const socket = new WebSocket(url, "graphql-transport-ws");
+        let ended = false;
+        const end = (settle) => {
+          if (!ended) {
+            ended = true;
+            settle();
+          }
+        };
+        const send = (message) => socket.send(JSON.stringify(message));
+        socket.onopen = () => send({ type: "connection_init", payload: authHeaders(current) });
+        socket.onmessage = ({ data }) => {
+          const message = JSON.parse(data);
+          if (message.type === "connection_ack") send({ id: "1", type: "subscribe", payload });
+          else if (message.type === "ping") send({ type: "pong" });
+          else if (message.type === "next") sink.next(message.payload);
+          else if (message.type === "complete") end(() => sink.complete());
+          else if (message.type === "error") end(() => sink.next({ errors: message.payload }));
+        };
+        socket.onclose = (event) =>
+          end(() =>
+            event.code === 1000
+              ? sink.complete()
+              : sink.error(new Error(`The server closed the subscription: ${event.code} ${event.reason}`.trim())),
+          );
+        return () => {
+          ended = true;
+          if (socket.readyState === WebSocket.OPEN) send({ id: "1", type: "complete" });
+          socket.close(1000);
+        };
+      },
+    };
   }
 
   // GraphiQL's own fetcher, its requests given the credential's headers (the headers editor
   // can still override them) and checked before they leave: a header a browser would refuse
   // becomes a message that says which one, not "Error fetching schema".
   function fetcherFor(current) {
-    return GraphiQL.createFetcher({
+    const send = GraphiQL.createFetcher({
       url: ENDPOINT,
+      wsClient: socketClient(current),
       fetch: async (url, init) => {
         const headers = { ...authHeaders(current), ...((init && init.headers) || {}) };
         for (const [name, value] of Object.entries(headers)) {
@@ -91,7 +139,7 @@
             throw new Error(message);
           }
         }
-        const response = await fetch(url, { ...init, headers, body: ownOperation(init.body) });
+        const response = await fetch(url, { ...init, headers });
         const body = await response.clone().json().catch(() => ({}));
         const refused = (body.errors || []).some((e) => e.extensions && e.extensions.status === 401);
         if (response.status === 401 || refused) {
@@ -106,6 +154,7 @@
         return response;
       },
     });
+    return (params, options) => send(...ownOperation(params, options));
   }
 
   async function workspaces(current) {
