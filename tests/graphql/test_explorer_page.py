@@ -94,8 +94,17 @@ async def test_every_example_is_a_named_operation_that_runs(
     service: httpx.AsyncClient, seeded: Tenant
 ) -> None:
     names = [example.name for example in EXAMPLES]
-    assert names == ["Overview", "CountsByMonthAndCategory", "NewestDocuments", "NestedWhere"]
-    for example in EXAMPLES:
+    assert names == [
+        "Overview",
+        "CountsByMonthAndCategory",
+        "NewestDocuments",
+        "NestedWhere",
+        "DocumentEvents",
+    ]
+    # The subscription runs over the WebSocket (tests/web/test_explorer_browser.py); over HTTP it
+    # is refused (tests/events/test_graphql_asgi.py).
+    assert re.search(r"^subscription DocumentEvents\b", EXAMPLES[4].query, re.MULTILINE)
+    for example in EXAMPLES[:4]:
         assert re.search(rf"^query {example.name}\b", example.query, re.MULTILINE)
         body = await gql(service, example.query, headers=seeded.headers())
         assert "errors" not in body, (example.name, body)
