@@ -13,7 +13,7 @@ page/      the explorer's own script and styles
 
 from __future__ import annotations
 
-from app.graphql.builder import Limits
 from app.graphql.face import graphql_routes
+from app.graphql.limits import Limits
 
 __all__ = ["Limits", "graphql_routes"]

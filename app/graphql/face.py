@@ -43,9 +43,10 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
-from app.graphql.builder import CapabilityLike, Graph, Limits, Link, Stream, build_schema
+from app.graphql.builder import CapabilityLike, Graph, Link, Stream, build_schema
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
+from app.graphql.limits import Limits
 from app.graphql.selection import listed_fields, lists_documents
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import strawberry.schema.schema as strawberry_schema
 
-import app.graphql.builder as builder
+import app.graphql.limits as limits
 from app.config import Settings
-from app.graphql.builder import Limits, build_schema
+from app.graphql.builder import build_schema
+from app.graphql.limits import Limits
 from app.main import create_app
 from tests.graphql.helpers import test_registry
 
@@ -22,7 +23,7 @@ class Calls:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.parse = self.validate = self.limits = 0
         parse, validate = strawberry_schema.parse, strawberry_schema.validate_document
-        counts = builder.expanded_counts
+        counts = limits.expanded_counts
 
         def counted_parse(*args: Any, **kwargs: Any) -> Any:
             self.parse += 1
@@ -38,7 +39,7 @@ class Calls:
 
         monkeypatch.setattr(strawberry_schema, "parse", counted_parse)
         monkeypatch.setattr(strawberry_schema, "validate_document", counted_validate)
-        monkeypatch.setattr(builder, "expanded_counts", counted_limits)
+        monkeypatch.setattr(limits, "expanded_counts", counted_limits)
 
     def seen(self) -> tuple[int, int, int]:
         return self.parse, self.validate, self.limits

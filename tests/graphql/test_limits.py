@@ -5,7 +5,8 @@ from __future__ import annotations
 import httpx
 from graphql import parse
 
-from app.graphql.builder import Limits, build_schema, expanded_size
+from app.graphql.builder import build_schema
+from app.graphql.limits import Limits, expanded_size
 from tests.graphql.helpers import GRAPHQL, test_registry
 from tests.work_budget import call_budget
 

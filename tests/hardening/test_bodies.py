@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.graphql.builder import Limits
+from app.graphql.limits import Limits
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import app_on
