@@ -207,6 +207,9 @@ def test_sort_is_the_servers_across_pages(live: LiveDashboard, page: Page, shots
     amounts = [float(d["amount"]) for d in expected][: len(shown)]
     assert amounts == sorted(amounts, reverse=True)
     assert page.js("document.querySelector('th[aria-sort]').innerText").startswith("Amount")
+    # The demo documents mix currencies: the count line says how amounts are compared.
+    said = page.js("document.querySelector('#result-count').innerText")
+    assert "sorted as written, each in its own currency" in said, said
     # A second click turns the order; a reload keeps it.
     click_and_wait(page, "button.sort[data-sort=amount]")
     assert page.js("location.hash") == "#/documents?sort=amount&order=asc"

@@ -158,12 +158,24 @@ export async function documentsView() {
   state.categories = categories;
 
   let shown = 0;
+  const currencies = new Set(); // of the rows shown: an amount sort over several needs a word
   const summary = h("p", { id: "result-count", class: "result-count", "data-count": String(matched) });
   const sayShown = () => {
     const what = `${matched.toLocaleString()} document${matched === 1 ? "" : "s"} match${matched === 1 ? "es" : ""} (${rangeText(list)})`;
+    // The server sorts amounts as written (no stored converted amount to sort on): say so
+    // when the rows mix currencies, or ¥21,780 above €362 reads as a mistake.
+    const mixed = sort && sort.by === "amount" && currencies.size > 1
+      ? " Amounts are sorted as written, each in its own currency."
+      : "";
     summary.textContent = ranked
       ? `${what}; showing the ${shown.toLocaleString()} closest to “${list.q.trim()}” first.`
-      : `${what}; showing ${shown.toLocaleString()}.`;
+      : `${what}; showing ${shown.toLocaleString()}.${mixed}`;
+  };
+  const shownRows = (documents) => {
+    table.append(documents);
+    shown += documents.length;
+    for (const doc of documents) if (doc.currency) currencies.add(doc.currency);
+    sayShown();
   };
   const table = documentTable({
     sort,
@@ -177,9 +189,7 @@ export async function documentsView() {
     },
   });
   const bulk = bulkBar({ table, categories });
-  table.append(page.documents);
-  shown = page.documents.length;
-  sayShown();
+  shownRows(page.documents);
 
   const more = h("div", { class: "more" });
   const showMore = (cursor) => {
@@ -195,9 +205,7 @@ export async function documentsView() {
             event.target.disabled = true;
             try {
               const next = (await api.data(MORE_QUERY, { input: searchInput(list, cursor) })).workspace.documents;
-              table.append(next.documents);
-              shown += next.documents.length;
-              sayShown();
+              shownRows(next.documents);
               announce(`${next.documents.length} more documents`);
               showMore(next.nextCursor);
             } catch (error) {
