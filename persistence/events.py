@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
-from typing import TypedDict, cast
+from typing import NamedTuple, TypedDict, cast
 
 from bson import ObjectId
 from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -64,6 +64,13 @@ class EventRecord(TypedDict):
 
 
 Listener = Callable[[Sequence[EventRecord]], None]
+
+
+class Window(NamedTuple):
+    """A page of the poller's read, and where the next page starts (None: nothing more)."""
+
+    records: list[EventRecord]
+    more_after: ObjectId | None
 
 
 class DocumentEventLog:
@@ -127,10 +134,16 @@ class DocumentEventLog:
         return cast(list[EventRecord], await cursor.to_list(None))
 
     async def recent(
-        self, workspace_ids: Collection[str], since: datetime, limit: int = PAGE
-    ) -> list[EventRecord]:
-        """Events of ``workspace_ids`` made at or after ``since`` (by their id's time), oldest
-        first: the poller's read.
+        self,
+        workspace_ids: Collection[str],
+        since: datetime,
+        limit: int = PAGE,
+        after: ObjectId | None = None,
+    ) -> Window:
+        """Events of ``workspace_ids`` made at or after ``since`` (by their id's time; from
+        ``after`` on when given), oldest first: the poller's read, a page at a time. When a page
+        was full, ``more_after`` says where the next read starts (a burst of more than a page
+        between two polls is read whole, not cut at the page).
 
         For a few workspaces, one query each (a flat filter, which the embedded server plans
         onto ``workspace_order``; an ``$in`` over workspaces it would not). For more, one read
@@ -138,12 +151,18 @@ class DocumentEventLog:
         process with subscribers in hundreds of workspaces makes one query per poll, not
         hundreds. Nothing leaves this method for a workspace not asked for.
         """
-        floor = ObjectId.from_datetime(since)
+        floor = after or ObjectId.from_datetime(since)
         if len(workspace_ids) <= FEW_WORKSPACES:
             found: list[EventRecord] = []
+            full: list[ObjectId] = []
             for workspace_id in workspace_ids:
-                found.extend(await self.after(workspace_id, floor, limit))
-            return sorted(found, key=lambda record: record["_id"])
+                page = await self.after(workspace_id, floor, limit)
+                found.extend(page)
+                if len(page) >= limit:
+                    full.append(page[-1]["_id"])
+            # Past the earliest full page's end, another workspace's events may be read
+            # again: the hub drops what it has seen.
+            return Window(sorted(found, key=lambda record: record["_id"]), min(full, default=None))
         wanted = set(workspace_ids)
         cursor = (
             self._col.find({"_id": {"$gt": floor}}, max_time_ms=QUERY_TIME_LIMIT_MS)
@@ -151,7 +170,8 @@ class DocumentEventLog:
             .limit(limit * len(wanted))
         )
         window = cast(list[EventRecord], await cursor.to_list(None))
-        return [record for record in window if record["workspaceId"] in wanted]
+        more = window[-1]["_id"] if len(window) >= limit * len(wanted) else None
+        return Window([record for record in window if record["workspaceId"] in wanted], more)
 
 
 def event_id(value: str) -> ObjectId | None:

@@ -210,8 +210,8 @@ class EventHub:
         subscription._held = []
         try:
             since = utcnow() - self.limits.lookback
-            known = await self._log.recent([subscription.workspace_id], since)
-            subscription.before = {str(record["_id"]) for record in known}
+            async for known in self._window([subscription.workspace_id], since):
+                subscription.before.update(str(record["_id"]) for record in known)
         finally:
             held, subscription._held = subscription._held, None
             for event in held:
@@ -348,7 +348,8 @@ class EventHub:
         while self._subscribers and not self._closed:
             since = utcnow() - self.limits.lookback
             try:
-                await self._deliver(await self._log.recent(list(self._subscribers), since))
+                async for records in self._window(list(self._subscribers), since):
+                    await self._deliver(records)
             except Exception:
                 # The store is away: try again at the next tick, the window covers the gap.
                 log.exception("reading new events failed")
@@ -357,6 +358,18 @@ class EventHub:
                     break
                 del self._seen[seen_id]
             await asyncio.sleep(self.limits.poll_interval)
+
+    async def _window(
+        self, workspace_ids: list[str], since: datetime
+    ) -> AsyncIterator[list[EventRecord]]:
+        """The stored events of ``workspace_ids`` since ``since``, a page at a time."""
+        after: ObjectId | None = None
+        while not self._closed:
+            window = await self._log.recent(workspace_ids, since, after=after)
+            yield window.records
+            if window.more_after is None:
+                return
+            after = window.more_after
 
 
 def _other_process(one: ObjectId, other: ObjectId) -> bool:

@@ -103,6 +103,26 @@ async def test_events_written_by_another_process_arrive_through_the_poller(
     await hub.close()
 
 
+async def test_a_burst_of_more_than_a_page_from_another_process_arrives_whole(
+    store: Store, alice: Tenant
+) -> None:
+    """1,200 events written at once by another process (a bulk change in a worker): the
+    poller reads past its 500-event page. Before, each poll read the same first page of its
+    window again and the other 700 were never delivered, with no lagged notice."""
+    hub = hub_over(store, EventLimits(queue=2000, poll_interval=0.02, heartbeat=0.5))
+    other_process = Store(store.db)
+    subscription = await hub.subscribe(alice.org_id, "key_a")
+    ids = [f"doc_{n:04}" for n in range(1200)]
+    await other_process.documents.insert_many(alice.org_id, [doc(i) for i in ids])
+    for _ in range(200):
+        if len(subscription) >= len(ids):
+            break
+        await asyncio.sleep(0.05)
+    heard = [(await next_event(subscription)).documentId for _ in range(len(subscription))]
+    assert heard == ids
+    await hub.close()
+
+
 async def test_a_slow_subscriber_holds_at_most_its_queue_and_is_told_what_it_missed(
     store: Store, alice: Tenant
 ) -> None:
