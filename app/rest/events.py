@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -79,6 +80,9 @@ def event_routes(registry: Registry) -> list[PlainRoute]:
             sse_stream(subscription, credentials, services),
             media_type="text/event-stream",
             headers=STREAM_HEADERS,
+            # A client gone before the stream's first read never runs the generator's
+            # clean-up: the subscription (and its place under the key's cap) ends here too.
+            background=BackgroundTask(subscription.close),
         )
 
     return [
