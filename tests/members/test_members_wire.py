@@ -55,3 +55,24 @@ async def test_removing_the_last_owner_is_refused(wire_store: Store, registry: R
         )
         assert refused.status_code == 400 and "last owner" in refused.text
     assert await wire_store.workspaces.role_of(alice.user_id, alice.org_id) == "owner"
+
+
+async def test_an_admin_cannot_remove_the_owner_while_a_refused_step_down_is_undone(
+    wire_store: Store, registry: Registry
+) -> None:
+    """The hostile probe's M4: the sole owner's step-down is refused, and an admin's removal of
+    that owner runs at the same moment. The workspace must keep its owner every time: a refused
+    change is never written and then undone (while undone, the owner read as a member and the
+    admin's removal went through, leaving no owner)."""
+    store = wire_store
+    alice = await make_tenant(store, "alice@example.com", "Alice Co")
+    dave = await member_of(store, alice, "dave@example.com", "admin")
+    async with asgi_client(store, registry) as http:
+        for _ in range(8):
+            step_down, removal = await asyncio.gather(
+                call(http, alice, "members.set-role", {"userId": alice.user_id, "role": "member"}),
+                call(http, dave, "members.remove", {"userId": alice.user_id}),
+            )
+            assert step_down.status_code == 400, step_down.text
+            assert removal.status_code == 403, removal.text
+            assert await store.workspaces.role_of(alice.user_id, alice.org_id) == "owner"
