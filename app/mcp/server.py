@@ -56,6 +56,8 @@ from schema.approvals import APPROVAL_REQUIRED
 PROTECTED_METHODS = frozenset({"tools/call", "resources/list", "resources/read"})
 # What the gate found about the request's selection, beside the caller.
 SELECTION_KEY = "mcp_selection"
+# The tool whose reads the documents' resources are.
+DOCUMENT_READER = "documents_get"
 READ_DOCUMENTS = ("read_documents",)
 
 CONTEXT = Entry(
@@ -187,15 +189,23 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
             return approval_result(value)
         return result_of(value)
 
+    # The documents' resources are documents_get's reads: a connection is offered them when it
+    # is offered that tool (its toolsets, read-only, its scopes), like any tool.
+    reader = catalog.get(DOCUMENT_READER)
+
+    def resources_offered(request: Request) -> bool:
+        return documents is not None and reader is not None and offered(request, reader)
+
     async def list_templates(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES if documents else [])
+        shown = TEMPLATES if resources_offered(ctx.request) else []
+        return types.ListResourceTemplatesResult(resource_templates=shown)
 
     async def list_resources(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        if documents is None:
+        if documents is None or not resources_offered(ctx.request):
             return types.ListResourcesResult(resources=[])
         cursor = params.cursor if params is not None else None
         return await documents.list(ctx.request, signed_in(ctx.request), cursor)
@@ -203,13 +213,21 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
     async def read_resource(
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        if documents is None:
+        if documents is None or reader is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!r}")
+        selection = selection_in(ctx.request)
+        if not selection.admits(reader):
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Resources are read as {DOCUMENT_READER}: " + selection.refusal(reader),
+            )
         return await documents.read(ctx.request, signed_in(ctx.request), str(params.uri))
 
+    def missing_tools(request: Request, tools: tuple[str, ...]) -> list[str]:
+        return [name for name in tools if not ((e := catalog.get(name)) and offered(request, e))]
+
     def prompt_offered(request: Request, tools: tuple[str, ...]) -> bool:
-        entries = [catalog.get(name) for name in tools]
-        return all(entry is not None and offered(request, entry) for entry in entries)
+        return not missing_tools(request, tools)
 
     async def list_prompts(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -221,6 +239,14 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
     async def get_prompt_text(
         ctx: Any, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
+        spec = next((spec for spec in PROMPTS if spec.prompt.name == params.name), None)
+        missing = missing_tools(ctx.request, spec.tools) if spec is not None else []
+        if missing:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Prompt {params.name} walks through {', '.join(missing)}, which this connection "
+                "is not offered (its toolsets, read-only or scopes); connect with them to use it",
+            )
         today = services_of(ctx.request).clock().date()
         return get_prompt(params.name, params.arguments, today)
 
