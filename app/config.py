@@ -383,6 +383,64 @@ class _ServiceSettings(_FromNamedVariables):
         description="live event streams (GET /v1/events, GraphQL subscriptions) one API key or "
         "sign-in may hold open on one API process; past it a new one is refused with 429",
     )
+    events_per_member: int = variable(
+        "FINCAP_EVENTS_PER_MEMBER",
+        20,
+        ge=1,
+        le=10000,
+        description="live event streams one person may hold open on one API process, whatever "
+        "their keys and sign-ins; past it a new one is refused with 429",
+    )
+    events_per_workspace: int = variable(
+        "FINCAP_EVENTS_PER_WORKSPACE",
+        100,
+        ge=1,
+        le=100000,
+        description="live event streams open in one workspace on one API process, whatever its "
+        "members; past it a new one is refused with 429",
+    )
+    events_recheck_seconds: float = variable(
+        "FINCAP_EVENTS_RECHECK_SECONDS",
+        60.0,
+        gt=0,
+        le=3600,
+        description="how often an open event stream or GraphQL WebSocket checks its credentials "
+        "and membership again by itself; a revocation or membership change ends it sooner (at "
+        "once in the process that made it, within a poll in others)",
+    )
+    ws_message_bytes: int = variable(
+        "FINCAP_WS_MESSAGE_BYTES",
+        256 * 1024,
+        ge=64 * 1024 + 1024,
+        le=16 * 1024 * 1024,
+        description="the longest message a GraphQL WebSocket may send once it has said who it "
+        "is (before that, 16 KB); a longer one closes the socket (1009) unread. Uploads go "
+        "over HTTP",
+    )
+    ws_operations: int = variable(
+        "FINCAP_WS_OPERATIONS",
+        20,
+        ge=1,
+        le=1000,
+        description="GraphQL operations (subscriptions, queries) one WebSocket may have in "
+        "flight; past it an operation is refused with an error message",
+    )
+    ws_operations_per_member: int = variable(
+        "FINCAP_WS_OPERATIONS_PER_MEMBER",
+        50,
+        ge=1,
+        le=100000,
+        description="GraphQL operations one person may have in flight over all their "
+        "WebSockets on one API process",
+    )
+    ws_operations_per_workspace: int = variable(
+        "FINCAP_WS_OPERATIONS_PER_WORKSPACE",
+        200,
+        ge=1,
+        le=1000000,
+        description="GraphQL operations in flight over WebSockets in one workspace on one API "
+        "process, whatever its members",
+    )
     events_queue: int = variable(
         "FINCAP_EVENTS_QUEUE",
         256,
@@ -497,7 +555,10 @@ class _ServiceSettings(_FromNamedVariables):
         return EventLimits(
             queue=self.events_queue,
             per_key=self.events_per_key,
+            per_member=self.events_per_member,
+            per_workspace=self.events_per_workspace,
             poll_interval=self.events_poll_seconds,
+            recheck=self.events_recheck_seconds,
         )
 
     def search_config(self) -> SearchConfig:

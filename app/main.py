@@ -13,6 +13,7 @@ from starlette.middleware import Middleware
 
 from app.config import Settings
 from app.graphql import Limits, graphql_routes
+from app.graphql.sockets import SocketLimits
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import EXCEPTION_HANDLERS, failure
 from app.inbound import inbound_routes
@@ -49,7 +50,16 @@ def create_app(
     # the bulk of the traffic, come first. No two paths overlap, so the order decides nothing.
     routes = [
         *rest_routes(registry, openapi),
-        *graphql_routes(registry, Limits(document_cache=settings.graphql_document_cache)),
+        *graphql_routes(
+            registry,
+            Limits(document_cache=settings.graphql_document_cache),
+            SocketLimits(
+                message_bytes=settings.ws_message_bytes,
+                operations=settings.ws_operations,
+                per_member=settings.ws_operations_per_member,
+                per_workspace=settings.ws_operations_per_workspace,
+            ),
+        ),
         *operations_routes(metrics),
         *mcp_routes(registry),
         *oauth_routes(),

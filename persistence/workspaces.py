@@ -18,6 +18,7 @@ from typing import Any, Literal
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel, ReturnDocument
 
+from persistence.access_changes import AccessChanges
 from persistence.ids import new_id, utcnow
 
 Role = Literal["owner", "admin", "member"]
@@ -43,10 +44,13 @@ class Workspaces:
         # Told (user id, workspace id) of every membership added, changed or removed through
         # this process (the auth cache forgets the role at once).
         self.on_membership_change: list[Callable[[str, str], None]] = []
+        # Other processes' live streams learn of membership changes here.
+        self._access = AccessChanges(db)
 
-    def _changed(self, user_id: str, workspace_id: str) -> None:
+    async def _changed(self, user_id: str, workspace_id: str) -> None:
         for listener in self.on_membership_change:
             listener(user_id, workspace_id)
+        await self._access.membership_changed(user_id, workspace_id)
 
     async def ensure_indexes(self) -> None:
         await self._memberships.create_indexes(MEMBERSHIP_INDEXES)
@@ -71,7 +75,7 @@ class Workspaces:
             {"$set": {"role": role}, "$setOnInsert": {"_id": new_id("mem"), "createdAt": utcnow()}},
             upsert=True,
         )
-        self._changed(user_id, workspace_id)
+        await self._changed(user_id, workspace_id)
 
     async def join(
         self, workspace_id: str, user_id: str, role: Role, invited_by: str | None = None
@@ -92,7 +96,7 @@ class Workspaces:
         )
         joined = result.upserted_id is not None
         if joined:
-            self._changed(user_id, workspace_id)
+            await self._changed(user_id, workspace_id)
         return joined
 
     async def membership(self, workspace_id: str, user_id: str) -> dict[str, Any] | None:
@@ -123,12 +127,12 @@ class Workspaces:
             return "missing"
         if before["role"] == role:
             return "unchanged"
-        self._changed(user_id, workspace_id)
+        await self._changed(user_id, workspace_id)
         if before["role"] == "owner" and await self.owner_count(workspace_id) == 0:
             await self._memberships.update_one(
                 {"_id": before["_id"], "role": role}, {"$set": {"role": "owner"}}
             )
-            self._changed(user_id, workspace_id)
+            await self._changed(user_id, workspace_id)
             return "last-owner"
         return "changed"
 
@@ -140,7 +144,7 @@ class Workspaces:
         )
         if removed is None:
             return "missing"
-        self._changed(user_id, workspace_id)
+        await self._changed(user_id, workspace_id)
         if removed["role"] == "owner" and await self.owner_count(workspace_id) == 0:
             await self._memberships.update_one(
                 {"workspaceId": workspace_id, "userId": user_id},
@@ -154,7 +158,7 @@ class Workspaces:
                 },
                 upsert=True,
             )
-            self._changed(user_id, workspace_id)
+            await self._changed(user_id, workspace_id)
             return "last-owner"
         return "changed"
 

@@ -97,7 +97,14 @@ def serve(host: str, port: int) -> None:
     configure_logging(settings.log_level)
     # ``Server`` ends the live event streams first when it stops (app.serving).
     config = uvicorn.Config(
-        create_app(settings), host=host, port=port, log_config=None, timeout_graceful_shutdown=20
+        create_app(settings),
+        host=host,
+        port=port,
+        log_config=None,
+        timeout_graceful_shutdown=20,
+        # The server never holds a longer WebSocket message (app.graphql.sockets bounds it
+        # again before parsing, lower until the socket has said who it is).
+        ws_max_size=settings.ws_message_bytes,
     )
     Server(config).run()
 
