@@ -226,6 +226,14 @@ class _ServiceSettings(_FromNamedVariables):
         "reach although they are not public (see Outbound connections); unset: public "
         "addresses only",
     )
+    trusted_proxies: str = variable(
+        "FINCAP_TRUSTED_PROXIES",
+        "",
+        description="addresses and networks (`127.0.0.1`, `10.0.0.0/8`), separated by commas, of "
+        "the reverse proxies in front of fincap: only from them is `X-Forwarded-For` believed "
+        "as the client's address (the sign-in and registration limits count per address); "
+        "unset: the peer's address is the client's",
+    )
     webhook_timeout_s: float = variable(
         "FINCAP_WEBHOOK_TIMEOUT_SECONDS",
         10.0,
@@ -468,6 +476,14 @@ class _ServiceSettings(_FromNamedVariables):
         if self.rules_llm_url and not self.rules_llm_model:
             raise ValueError("FINCAP_RULES_LLM_MODEL is required with FINCAP_RULES_LLM_URL")
         return self
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_valid(cls, value: str) -> str:
+        from resolvers.services.client_addresses import TrustedProxies
+
+        TrustedProxies.from_setting(value)  # a ValueError names the entry that does not fit
+        return value
 
     @field_validator("outbound_allow")
     @classmethod

@@ -27,6 +27,7 @@ from app.serving import serving
 from app.web import help_routes, web_routes
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
+from resolvers.services.client_addresses import TrustedProxies
 from resolvers.services.container import Services
 
 
@@ -84,5 +85,6 @@ def create_app(
     )
     app.state.registry = registry
     app.state.settings = settings
+    app.state.trusted_proxies = TrustedProxies.from_setting(settings.trusted_proxies)
     app.state.services = services
     return app
