@@ -369,6 +369,14 @@ class _ServiceSettings(_FromNamedVariables):
         "least recently used dropped first (a repeated query skips parsing, validation and the "
         "limit checks); 0: none",
     )
+    graphql_document_cache_mb: int = variable(
+        "FINCAP_GRAPHQL_DOCUMENT_CACHE_MB",
+        32,
+        ge=0,
+        le=4096,
+        description="memory (estimated, in MB) the kept GraphQL documents may take; only "
+        "requests whose credentials authenticate add to it",
+    )
     billing_plans: Path | None = variable(
         "FINCAP_BILLING_PLANS",
         None,

@@ -53,7 +53,10 @@ def create_app(
         *rest_routes(registry, openapi),
         *graphql_routes(
             registry,
-            Limits(document_cache=settings.graphql_document_cache),
+            Limits(
+                document_cache=settings.graphql_document_cache,
+                document_cache_bytes=settings.graphql_document_cache_mb * 1024 * 1024,
+            ),
             SocketLimits(
                 message_bytes=settings.ws_message_bytes,
                 operations=settings.ws_operations,

@@ -44,6 +44,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
 from app.graphql.builder import CapabilityLike, Graph, Link, Stream, build_schema
+from app.graphql.document_cache import KEEP_KEY
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.graphql.limits import Limits
@@ -59,6 +60,7 @@ from app.graphql.sockets import (
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, page_headers
+from resolvers.framework.auth import authenticate
 from resolvers.framework.context import Credentials
 from resolvers.framework.errors import (
     CapabilityError,
@@ -156,12 +158,17 @@ class GraphQLFace(GraphQL):
     ) -> dict[str, Any]:
         # A fresh graph session per request: its DataLoaders cache only within the request.
         credentials = credentials_of(request)
-        session = GraphSession(self._registry, credentials, services_of(request))
+        services = services_of(request)
+        session = GraphSession(self._registry, credentials, services)
         return {
             "request": request,
             "response": response,
             CONTEXT_KEY: session,
             CREDENTIALS_KEY: credentials,
+            # Only a request that authenticates may fill the document cache (a stranger's
+            # unique documents would fill the process's memory).
+            KEEP_KEY: request.scope["type"] == "websocket"
+            or await authenticates(credentials, services),
         }
 
     async def on_ws_connect(self, context: dict[str, Any]) -> Any:  # type: ignore[override]
@@ -278,6 +285,17 @@ def is_subscription(request_data: Any) -> bool:
     except GraphQLError:
         return False  # the execution reports the syntax error as it always does
     return operation is not None and operation.operation == OperationType.SUBSCRIPTION
+
+
+async def authenticates(credentials: Credentials, services: Any) -> bool:
+    """Whether ``credentials`` name a live key or token (through the auth cache)."""
+    if not credentials.api_key:
+        return False
+    try:
+        await authenticate(services.store, credentials, services.auth_cache)
+    except CapabilityError:
+        return False
+    return True
 
 
 def as_graphql_error(exc: CapabilityError) -> Exception:
