@@ -474,6 +474,15 @@ class _ServiceSettings(_FromNamedVariables):
         "by other processes (workers, other replicas); its own writes reach its subscribers at "
         "once",
     )
+    max_anonymous_body_bytes: int = variable(
+        "FINCAP_MAX_ANONYMOUS_BODY_BYTES",
+        256 * 1024,
+        ge=16 * 1024,
+        le=DEFAULT_MAX_BODY_BYTES,
+        description="the largest request body read before its sender has authenticated: past "
+        "it, the request's headers or query must carry a key or token that authenticates "
+        "(else 413, before more is read); a body's own `apiKey` counts only below it",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import HTTPConnection
+from starlette.types import Scope
 
 from app.config import Settings
 from app.graphql import Limits, graphql_routes
 from app.graphql.sockets import SocketLimits
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import EXCEPTION_HANDLERS, failure
-from app.inbound import inbound_routes
+from app.http.request_context import credentials_of
+from app.inbound import INBOUND_EMAIL_PATH, inbound_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
@@ -26,9 +29,25 @@ from app.rest import build_openapi, rest_routes
 from app.serving import serving
 from app.web import help_routes, web_routes
 from resolvers import build_registry
+from resolvers.framework.auth import authenticate
+from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
 from resolvers.services.client_addresses import TrustedProxies
 from resolvers.services.container import Services
+
+
+async def sender_authenticates(scope: Scope) -> bool:
+    """Whether the request's headers or query carry a credential that authenticates."""
+    conn = HTTPConnection(scope)
+    services: Services | None = getattr(conn.app.state, "services", None)
+    credentials = credentials_of(conn)
+    if services is None or not credentials.api_key:
+        return False
+    try:
+        await authenticate(services.store, credentials, services.auth_cache)
+    except CapabilityError:
+        return False
+    return True
 
 
 def create_app(
@@ -78,6 +97,10 @@ def create_app(
             BodySizeLimit,
             max_bytes=settings.max_body_bytes,
             too_large=lambda message: failure(413, message),
+            anonymous_bytes=settings.max_anonymous_body_bytes,
+            admits=sender_authenticates,
+            # The mail relay's door checks its secret before it reads the message.
+            exempt=(INBOUND_EMAIL_PATH,),
         ),
     ]
     app = Starlette(
