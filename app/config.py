@@ -457,6 +457,14 @@ class _ServiceSettings(_FromNamedVariables):
         description="GraphQL operations in flight over WebSockets in one workspace on one API "
         "process, whatever its members",
     )
+    events_kept_per_workspace: int = variable(
+        "FINCAP_EVENTS_KEPT_PER_WORKSPACE",
+        100_000,
+        ge=1000,
+        le=100_000_000,
+        description="stored document events one workspace keeps at most (its newest; they are "
+        "also kept 24 hours at most): how far back a live stream can resume after a burst",
+    )
     events_queue: int = variable(
         "FINCAP_EVENTS_QUEUE",
         256,
