@@ -850,7 +850,7 @@ async def new_key(http: httpx.AsyncClient, tenant: dict[str, str], name: str) ->
         headers=headers(tenant),
     )
     result = minted.json()["data"]["result"]
-    return {**tenant, "apiKey": result["apiKey"], "keyId": result.get("keyId") or result["id"]}
+    return {**tenant, "apiKey": result["apiKey"], "keyId": result["key"]["id"]}
 
 
 def round3_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, float]]]]:
@@ -964,19 +964,26 @@ def round3_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str,
                 json={"capabilitySlug": "documents.bulk-edit", "gated": False},
                 headers=headers(server.attacker),
             )
+            preview = await http.post(
+                "/v1/capabilities/documents.bulk-edit",
+                json={"changes": {"merchant": "x"}, "query": "receipt", "dryRun": True},
+                headers=headers(server.attacker),
+            )
+            categories = (preview.json().get("data", {}).get("result", {}) or {}).get(
+                "categories"
+            ) or []
             edited = 0
-            for n in range(3):
+            for n, category in enumerate(categories[:3]):
                 answer = await http.post(
                     "/v1/capabilities/documents.bulk-edit",
                     json={
                         "changes": {"merchant": f"Bulk {n} {time.time_ns()}"},
-                        "query": "a",
+                        "category": category,
                         "dryRun": False,
                     },
                     headers=headers(server.attacker),
                 )
-                result = answer.json().get("data", {}).get("result", {})
-                edited += len(result.get("documents") or result.get("items") or [])
+                edited += int(answer.json().get("data", {}).get("result", {}).get("modified") or 0)
         return {"edited": float(edited)}
 
     def regex(pattern: str) -> Callable[[], Awaitable[dict[str, float]]]:
@@ -1041,7 +1048,12 @@ def round3_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str,
             except Exception:
                 closed += 1
 
-        await asyncio.gather(*(one() for _ in range(40)))
+        async def all_of_them() -> None:
+            await asyncio.gather(*(one() for _ in range(40)))
+
+        # In a thread of its own: sending 640 MB would otherwise hold the event loop the
+        # victim's calls are timed on.
+        await asyncio.to_thread(asyncio.run, all_of_them())
         return {"closed": float(closed)}
 
     async def socket_operations() -> dict[str, float]:
