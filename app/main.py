@@ -23,6 +23,7 @@ from app.inbound import INBOUND_EMAIL_PATH, inbound_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
+from app.oauth.metadata import REGISTER_PATH
 from app.observability import RequestIdMiddleware
 from app.operations import operations_routes
 from app.rest import build_openapi, rest_routes
@@ -99,8 +100,9 @@ def create_app(
             too_large=lambda message: failure(413, message),
             anonymous_bytes=settings.max_anonymous_body_bytes,
             admits=sender_authenticates,
-            # The mail relay's door checks its secret before it reads the message.
-            exempt=(INBOUND_EMAIL_PATH,),
+            # The mail relay's door checks its secret before it reads the message, and client
+            # registration reads at most 16 KB before it parses (OAuth's own error format).
+            exempt=(INBOUND_EMAIL_PATH, REGISTER_PATH),
         ),
     ]
     app = Starlette(

@@ -47,10 +47,13 @@ class Workspaces:
         # Other processes' live streams learn of membership changes here.
         self._access = AccessChanges(db)
 
-    async def _changed(self, user_id: str, workspace_id: str) -> None:
+    async def _changed(self, user_id: str, workspace_id: str, *, stands: bool = True) -> None:
+        """Tell this process's listeners; and, when the change stands (it is not undone at
+        once, see ``change_role``), other processes' streams (``access_changes``)."""
         for listener in self.on_membership_change:
             listener(user_id, workspace_id)
-        await self._access.membership_changed(user_id, workspace_id)
+        if stands:
+            await self._access.membership_changed(user_id, workspace_id)
 
     async def ensure_indexes(self) -> None:
         await self._memberships.create_indexes(MEMBERSHIP_INDEXES)
@@ -127,13 +130,13 @@ class Workspaces:
             return "missing"
         if before["role"] == role:
             return "unchanged"
-        await self._changed(user_id, workspace_id)
         if before["role"] == "owner" and await self.owner_count(workspace_id) == 0:
             await self._memberships.update_one(
                 {"_id": before["_id"], "role": role}, {"$set": {"role": "owner"}}
             )
-            await self._changed(user_id, workspace_id)
+            await self._changed(user_id, workspace_id, stands=False)
             return "last-owner"
+        await self._changed(user_id, workspace_id)
         return "changed"
 
     async def remove_member(self, workspace_id: str, user_id: str) -> MembershipChange:
@@ -144,7 +147,6 @@ class Workspaces:
         )
         if removed is None:
             return "missing"
-        await self._changed(user_id, workspace_id)
         if removed["role"] == "owner" and await self.owner_count(workspace_id) == 0:
             await self._memberships.update_one(
                 {"workspaceId": workspace_id, "userId": user_id},
@@ -158,8 +160,9 @@ class Workspaces:
                 },
                 upsert=True,
             )
-            await self._changed(user_id, workspace_id)
+            await self._changed(user_id, workspace_id, stands=False)
             return "last-owner"
+        await self._changed(user_id, workspace_id)
         return "changed"
 
     async def role_of(self, user_id: str, workspace_id: str) -> Role | None:
