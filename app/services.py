@@ -59,6 +59,8 @@ def build_services(
     configured ``FINCAP_SECRET_KEY``, else a random key (never a file). ``analyzer`` and
     ``rates`` left out are made on first use (in-process analysis, the shipped ECB rates).
     """
+    # Every process that writes documents writes their events, and trims them (the cap).
+    store.documents.events.kept_per_workspace = settings.events_kept_per_workspace
     return Services(
         store=store,
         base_url=settings.base_url,

@@ -6,6 +6,7 @@ from typing import Protocol, runtime_checkable
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 
+from persistence.access_changes import AccessChanges
 from persistence.activity import Activity
 from persistence.api_keys import ApiKeys
 from persistence.approvals import Approvals
@@ -62,6 +63,7 @@ class Store:
         self.oauth_tokens = OAuthTokens(db)
         self.oauth_consents = OAuthConsents(db)
         self.sign_in_failures = SignInFailures(db)
+        self.access_changes = AccessChanges(db)
         self.rules = Rules(db)
         self.inbound_addresses = InboundAddresses(db)
         self.mailboxes = Mailboxes(db)

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel
 
+from persistence.access_changes import AccessChanges
 from persistence.ids import new_id, utcnow
 
 Role = Literal["owner", "admin", "member"]
@@ -65,10 +66,15 @@ class Workspaces:
         # Told (user id, workspace id) of every membership added, changed or removed through
         # this process (the auth cache forgets the role at once).
         self.on_membership_change: list[Callable[[str, str], None]] = []
+        # Other processes' live streams learn of membership changes here.
+        self._access = AccessChanges(db)
 
-    def _changed(self, user_id: str, workspace_id: str) -> None:
+    async def _changed(self, user_id: str, workspace_id: str) -> None:
+        """Tell this process's listeners, and other processes' streams (``access_changes``).
+        Only changes that were made are told: a refused one never wrote anything."""
         for listener in self.on_membership_change:
             listener(user_id, workspace_id)
+        await self._access.membership_changed(user_id, workspace_id)
 
     async def ensure_indexes(self) -> None:
         await self._memberships.create_indexes(MEMBERSHIP_INDEXES)
@@ -93,7 +99,7 @@ class Workspaces:
             {"$set": {"role": role}, "$setOnInsert": {"_id": new_id("mem"), "createdAt": utcnow()}},
             upsert=True,
         )
-        self._changed(user_id, workspace_id)
+        await self._changed(user_id, workspace_id)
 
     async def join(
         self, workspace_id: str, user_id: str, role: Role, invited_by: str | None = None
@@ -114,7 +120,7 @@ class Workspaces:
         )
         joined = result.upserted_id is not None
         if joined:
-            self._changed(user_id, workspace_id)
+            await self._changed(user_id, workspace_id)
         return joined
 
     async def membership(self, workspace_id: str, user_id: str) -> dict[str, Any] | None:
@@ -176,7 +182,7 @@ class Workspaces:
                 outcome = await self._write({"_id": current["_id"], "role": was}, update)
             if outcome is not None:
                 if outcome == "changed":
-                    self._changed(user_id, workspace_id)
+                    await self._changed(user_id, workspace_id)
                 return outcome
             # Changed (or marked) meanwhile: read it again, after a moment when it is marked.
             await asyncio.sleep(0.01 * min(attempt, 5))

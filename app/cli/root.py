@@ -79,7 +79,6 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 def serve(host: str, port: int) -> None:
     """Serve the API (on the embedded store unless MONGODB_URI is set)."""
-    import uvicorn
 
     from app.main import create_app
     from app.observability import configure_logging
@@ -96,10 +95,26 @@ def serve(host: str, port: int) -> None:
             raise click.ClickException(str(exc)) from None
     configure_logging(settings.log_level)
     # ``Server`` ends the live event streams first when it stops (app.serving).
-    config = uvicorn.Config(
-        create_app(settings), host=host, port=port, log_config=None, timeout_graceful_shutdown=20
+    Server(server_config(create_app(settings), settings)).run()
+
+
+def server_config(app: Any, settings: Settings) -> Any:
+    """uvicorn's configuration for ``fincap serve``."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        timeout_graceful_shutdown=20,
+        # The server never holds a longer WebSocket message (app.graphql.sockets bounds it
+        # again before parsing, lower until the socket has said who it is).
+        ws_max_size=settings.ws_message_bytes,
+        # uvicorn believes X-Forwarded-For from loopback peers by default; the app reads it
+        # from FINCAP_TRUSTED_PROXIES only (app.http.request_context.client_address).
+        proxy_headers=False,
     )
-    Server(config).run()
 
 
 @main.command()

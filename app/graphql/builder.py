@@ -252,7 +252,7 @@ def build_schema(
             "GraphQL needs at least one Query field: the registry has no read capability"
         )
     subscription = {stream.name: converter.stream_field(stream) for stream in streams}
-    documents = DocumentCache(limits.document_cache)
+    documents = DocumentCache(limits.document_cache, limits.document_cache_bytes)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         lambda: DocumentSizeLimiter(limits),
         # Before the limits and rules: a kept document skips them all.

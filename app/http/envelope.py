@@ -40,12 +40,25 @@ def success(result: BaseModel) -> Response:
 def failure(status: int, message: str, reason: str | None = None) -> Response:
     """The failure envelope: the spec's fields, and ``reason`` beside them (the error class's
     stable name; by default the one of ``status``, ``resolvers.framework.errors``)."""
+    return EnvelopeResponse(failure_body(status, message, reason), status_code=status)
+
+
+def failure_body(status: int, message: str, reason: str | None = None) -> dict[str, Any]:
+    """The failure envelope as data (``failure`` sends it; an event stream's last message)."""
     error = {
         "errorCode": status,
         "errorMessage": message,
         "reason": reason or reason_for_status(status),
     }
-    return EnvelopeResponse({"success": False, "code": status, "error": error}, status_code=status)
+    return {"success": False, "code": status, "error": error}
+
+
+def error_body(exc: Exception) -> dict[str, Any]:
+    """``render_error``'s envelope as data."""
+    if isinstance(exc, CapabilityError) and exc.exposed:
+        return failure_body(exc.status, exc.message, exc.reason)
+    log.error("unhandled error", exc_info=exc)
+    return failure_body(500, "Internal server error", CapabilityError.reason)
 
 
 def render_error(exc: Exception) -> Response:

@@ -26,6 +26,9 @@ from resolvers.services.inbound_email import InboundRejected, accept_email
 log = logging.getLogger("fincap.inbound")
 
 
+INBOUND_EMAIL_PATH = "/v1/inbound/email"
+
+
 def _secret_matches(expected: str, given: str | None) -> bool:
     return given is not None and hmac.compare_digest(expected.encode(), given.encode())
 
@@ -115,6 +118,6 @@ def inbound_routes(settings: Settings) -> list[Route]:
         return await whatsapp_event(request)
 
     return [
-        Route("/v1/inbound/email", inbound_email, methods=["POST"]),
+        Route(INBOUND_EMAIL_PATH, inbound_email, methods=["POST"]),
         Route("/v1/webhooks/whatsapp", whatsapp, methods=["GET", "POST"]),
     ]

@@ -10,8 +10,10 @@
     │   ├── WorkspaceRestricted  403     workspace_restricted a key or token bound elsewhere
     │   ├── NotAMember           403     not_a_member         the workspace is not the caller's
     │   ├── RoleRequired         403     role_required        the caller's role may not call it
-    │   └── RequesterRefused     403     requester_refused    an approved call's requester no
-    │                                                         longer may make it
+    │   ├── RequesterRefused     403     requester_refused    an approved call's requester no
+    │   │                                                     longer may make it
+    │   └── AccessChanged        403     access_changed       a live stream's role or scopes
+    │                                                         changed: open it again
     ├── NotFound                 404     not_found            foreign ids look unknown too
     ├── Conflict                 409     conflict             a compare-and-set kept losing
     ├── PayloadTooLarge          413     payload_too_large    body above the service's limit
@@ -192,6 +194,19 @@ class RequesterRefused(Forbidden):
 
     def __init__(self, why: str) -> None:
         super().__init__(f"The requester can no longer make this call: {why}; reject the request")
+
+
+class AccessChanged(Forbidden):
+    """A live event stream's authorization changed while it was open (the member's role, the
+    grant's scopes): it ends, and opening it again authorizes it under the new rights."""
+
+    reason = "access_changed"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Your access to this workspace changed; open the stream again (resume with the "
+            "last event id)"
+        )
 
 
 # The reason of a refusal made outside any capability, by its status: an HTTP face's own (a

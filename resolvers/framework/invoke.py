@@ -86,7 +86,13 @@ async def run(
     # gate on: describing a gated call may cost as much as running it (rules.execute reads
     # its sentence for the reviewer).
     expensive = (
-        ctx.services.expensive_calls.slot(ctx.principal.key_id, spec.slug, spec.cost)
+        ctx.services.expensive_calls.slot(
+            ctx.principal.key_id,
+            spec.slug,
+            spec.cost,
+            member=ctx.principal.user_id,
+            workspace=ctx.workspace_id,
+        )
         if spec.cost
         else contextlib.nullcontext()
     )

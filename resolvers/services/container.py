@@ -82,6 +82,12 @@ class Services:
         self.store.api_keys.on_revoke.append(self.auth_cache.forget_credential)
         self.store.oauth_tokens.on_revoke.append(self.auth_cache.forget_credential)
         self.store.workspaces.on_membership_change.append(self.auth_cache.forget_member)
+        # Live streams and sockets follow them too (stream_access); the changes of other
+        # processes, read by the event hub's poller, reach the cache as well.
+        self.store.api_keys.on_revoke.append(self.events.credential_ended)
+        self.store.oauth_tokens.on_revoke.append(self.events.credential_ended)
+        self.store.workspaces.on_membership_change.append(self.events.membership_changed)
+        self.events.on_access_change.append(self.auth_cache.forget_change)
 
     def get_analyzer(self) -> Analyzer:
         from resolvers.services.processing import Analyzer
