@@ -107,7 +107,9 @@ async def test_a_busy_stream_ends_when_its_member_is_removed_elsewhere(
     carol = await member_of(store, alice, "carol@example.com")
     async with asgi_get(app, EVENTS, carol.headers()) as stream, busy(store, alice.org_id):
         await receiving(stream)
-        assert await other_process(store).workspaces.remove_member(alice.org_id, carol.user_id)
+        assert await other_process(store).workspaces.remove_member(
+            alice.org_id, carol.user_id, may_touch_owner=True
+        )
         delivered = await stream.until_end()
     assert delivered[-1].data["error"]["reason"] == "not_a_member"
 
@@ -118,7 +120,9 @@ async def test_a_busy_stream_ends_when_its_members_role_is_lowered(
     carol = await member_of(store, alice, "carol@example.com", role="admin")
     async with asgi_get(app, EVENTS, carol.headers()) as stream, busy(store, alice.org_id):
         await receiving(stream)
-        await other_process(store).workspaces.change_role(alice.org_id, carol.user_id, "member")
+        await other_process(store).workspaces.change_role(
+            alice.org_id, carol.user_id, "member", may_touch_owner=True
+        )
         delivered = await stream.until_end()
     # Still a member who may read: the stream ends so that it is opened again with the new
     # role (the client resumes with Last-Event-ID and misses nothing).
@@ -173,7 +177,9 @@ async def test_an_unrelated_change_leaves_the_stream_alone(
     carol = await member_of(store, alice, "carol@example.com")
     async with asgi_get(app, EVENTS, alice.headers()) as stream:
         await other_process(store).api_keys.revoke(alice.user_id, other_key)
-        await other_process(store).workspaces.remove_member(alice.org_id, carol.user_id)
+        await other_process(store).workspaces.remove_member(
+            alice.org_id, carol.user_id, may_touch_owner=True
+        )
         await store.api_keys.revoke(alice.user_id, other_key)
         # Long enough for the poller to have read both changes: several of its ticks.
         hub = app.state.services.events

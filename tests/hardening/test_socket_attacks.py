@@ -8,6 +8,7 @@ or the socket's close (the test client's receive blocks until one comes).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -164,7 +165,10 @@ def test_a_subscription_ends_with_an_error_when_its_members_role_changes(
         while not hub.subscribers():
             client.portal.call(hub.access_read.wait_for, 1)
         client.portal.call(
-            Store(store.db).workspaces.change_role, alice.org_id, carol.user_id, "member"
+            partial(Store(store.db).workspaces.change_role, may_touch_owner=True),
+            alice.org_id,
+            carol.user_id,
+            "member",
         )
         ended = ws.receive_json()
         assert ended["type"] == "next" and ended["id"] == "s"
