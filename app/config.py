@@ -109,6 +109,15 @@ class _ServiceSettings(_FromNamedVariables):
         description="the embedded store's data, its log and `server.json`; the help center's "
         "article vectors (`help_center/`)",
     )
+    store_timeout_s: float = variable(
+        "FINCAP_STORE_TIMEOUT_SECONDS",
+        2.0,
+        ge=0.5,
+        le=30,
+        description="how long a call waits for an unreachable store (choosing a server, "
+        "connecting, a free connection) before it is answered 503 with `Retry-After`; also the "
+        "driver's heartbeat, so a hung store is noticed within it",
+    )
     public_url: str | None = variable(
         "FINCAP_PUBLIC_URL",
         None,

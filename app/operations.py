@@ -1,8 +1,19 @@
-"""The routes operators and orchestrators read: ``/healthz``, ``/readyz``, ``/metrics``."""
+"""The routes operators and orchestrators read: ``/healthz``, ``/readyz``, ``/metrics``.
+
+``/healthz`` is liveness: it answers 200 whenever the process can answer at all, so that a
+supervisor never kills a process that is only waiting for its store (a restart would not bring
+the store back, and would drop what the process holds). Its body says what is wrong:
+``status`` is ``degraded`` while the store is down or restarting, else ``ok``; ``store`` is the
+store's state as the driver last saw it (``up``, ``down``, ``restarting``, ``unknown``;
+``persistence.health``). ``/readyz`` is readiness: 503 (with ``Retry-After``)
+while the store does not answer a read or no analysis process can start, so a load balancer
+sends the traffic elsewhere.
+"""
 
 from __future__ import annotations
 
 from importlib.metadata import version as package_version_of
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -10,6 +21,7 @@ from starlette.routing import Route
 
 from app.metrics import Metrics
 from engines.ocr_availability import installed_ocr_engines
+from resolvers.framework.errors import STORE_RETRY_AFTER_S
 from resolvers.services.container import Services
 
 
@@ -18,25 +30,44 @@ def package_version() -> str:
     return package_version_of("fincap")
 
 
+async def health_of(services: Services | None) -> dict[str, Any]:
+    """What ``/healthz`` says of the store, without waiting for the store."""
+    if services is None:  # starting up or shutting down: the store is not open
+        return {"status": "starting", "store": {"state": "unknown"}}
+    store = services.store.health
+    return {
+        # Unknown is not down: a store no driver watches (tests' in-memory one) stays unknown.
+        "status": "degraded" if store.state in ("down", "restarting") else "ok",
+        "store": store.snapshot(),
+    }
+
+
 def operations_routes(metrics: Metrics) -> list[Route]:
-    health = {"status": "ok", "version": package_version(), "ocr": list(installed_ocr_engines())}
+    process = {"version": package_version(), "ocr": list(installed_ocr_engines())}
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse(health)
+        services: Services | None = getattr(request.app.state, "services", None)
+        return JSONResponse({**(await health_of(services)), **process})
 
     async def readyz(request: Request) -> Response:
         services: Services | None = getattr(request.app.state, "services", None)
+        # A store the driver knows to be away is not asked again (that would wait out the
+        # store timeout); otherwise a read tells (a store whose storage failed answers ping).
+        away = services is None or services.store.health.state in ("down", "restarting")
         checks = {
-            "store": services is not None and await services.store.ping(),
+            "store": not away and services is not None and await services.store.ping(),
             # A broken analysis pool is replaced here; false when no working one can be made.
             "analysis": services is not None
             and (services.analyzer is None or services.analyzer.ready()),
         }
         ready = all(checks.values())
-        return JSONResponse(
+        response = JSONResponse(
             {"status": "ready" if ready else "unavailable", "checks": checks},
             status_code=200 if ready else 503,
         )
+        if not ready:
+            response.headers["Retry-After"] = str(STORE_RETRY_AFTER_S)
+        return response
 
     return [
         Route("/healthz", healthz, methods=["GET"]),

@@ -13,11 +13,15 @@ A client that reconnects sends the last id it received as ``Last-Event-ID`` (bro
 ``EventSource`` do it by themselves; ``?after=`` does the same) and gets what it missed while the
 events are kept (a day). A comment line every ``heartbeat`` seconds keeps proxies from closing
 a quiet stream; at each one the stream's credentials are checked again, so a revoked key stops
-receiving. ``lagged`` says the client fell behind and missed ``skipped`` events.
+receiving. ``lagged`` says the client fell behind and missed ``skipped`` events. When the
+store becomes unreachable the stream ends with an ``error`` message (the REST failure's fields,
+``reason: service_unavailable``) and a ``retry`` of its ``Retry-After``: the client reconnects
+with its ``Last-Event-ID`` once the store is back.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 from starlette.background import BackgroundTask
@@ -28,6 +32,7 @@ from app.http.envelope import render_error
 from app.http.request_context import credentials_of, services_of
 from app.rest.routes import PlainRoute, permissions_of
 from resolvers.framework.context import Credentials
+from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
 from resolvers.services.container import Services
 from resolvers.services.events import Subscription, open_stream, watch
@@ -54,12 +59,27 @@ async def sse_stream(
     """The subscription as SSE text, a comment line as heartbeat, until it ends or the client
     leaves (Starlette then cancels this generator, and ``watch`` closes the subscription)."""
     yield f"retry: {RETRY_MS}\n: connected\n\n"
-    async for event in watch(subscription, credentials, services):
-        if event is None:
-            yield ": keep-alive\n\n"
-        else:
-            # As documents.get answers on REST: absent fields omitted, unknown ones null.
-            yield sse_message(event.id, event.type, event.model_dump_json(exclude_unset=True))
+    try:
+        async for event in watch(subscription, credentials, services):
+            if event is None:
+                yield ": keep-alive\n\n"
+            else:
+                # As documents.get answers on REST: absent fields omitted, unknown ones null.
+                yield sse_message(event.id, event.type, event.model_dump_json(exclude_unset=True))
+    except CapabilityError as exc:
+        # The store went away: one last message saying so (no id: a client resumes from
+        # the last event it had), then the stream ends.
+        yield sse_error(exc)
+
+
+def sse_error(exc: CapabilityError) -> str:
+    """The ``error`` message a stream ends with: the REST failure's fields, and how long to
+    wait before reconnecting (``retry``, in milliseconds, which ``EventSource`` obeys)."""
+    error = {"errorCode": exc.status, "errorMessage": exc.message, "reason": exc.reason}
+    if exc.retry_after is not None:
+        error["retryAfter"] = exc.retry_after
+    retry = f"retry: {exc.retry_after * 1000}\n" if exc.retry_after is not None else ""
+    return f"{retry}event: error\ndata: {json.dumps(error, separators=(',', ':'))}\n\n"
 
 
 def event_routes(registry: Registry) -> list[PlainRoute]:

@@ -41,7 +41,13 @@ from domain.events import EventType
 from persistence.events import PAGE, DocumentEventLog, EventRecord, event_id
 from persistence.ids import utcnow
 from resolvers.framework.context import Context, Credentials
-from resolvers.framework.errors import CapabilityError, TooManyRequests, store_errors
+from resolvers.framework.errors import (
+    CapabilityError,
+    ServiceUnavailable,
+    TooManyRequests,
+    capability_error_of,
+    store_errors,
+)
 from resolvers.framework.invoke import authorize
 from resolvers.services.document_views import ALL_FIELDS, projected_view
 from schema.documents import Document
@@ -89,6 +95,9 @@ class Subscription:
         self._items: deque[DocumentEvent] = deque()
         self._lagging = False
         self._ready = asyncio.Event()
+        # Why the subscription ended, when it was not the client's leaving (the store went
+        # away): ``next`` raises it once the queued events are read.
+        self.error: CapabilityError | None = None
         # While a resumed stream reads the stored events, live ones wait here.
         self._held: list[DocumentEvent] | None = None
 
@@ -128,6 +137,8 @@ class Subscription:
                     {"id": self.last_id, "type": "lagged", "at": utcnow(), "skipped": skipped}
                 )
             if self.closed:
+                if self.error is not None:
+                    raise self.error
                 return None
             self._ready.clear()
             await asyncio.wait_for(self._ready.wait(), timeout)
@@ -147,6 +158,13 @@ class Subscription:
             self.closed = True
             self._ready.set()
             self.hub.forget(self)
+
+    def fail(self, error: CapabilityError) -> None:
+        """End the subscription with ``error``: its reader gets the events already queued,
+        then the error (a stream sends it as its last message)."""
+        if not self.closed:
+            self.error = error
+            self.close()
 
 
 class EventHub:
@@ -229,6 +247,11 @@ class EventHub:
         for task in [*self._tasks, *([self._poller] if self._poller else [])]:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+    def _fail_all(self, error: CapabilityError) -> None:
+        for subscriptions in list(self._subscribers.values()):
+            for subscription in list(subscriptions):
+                subscription.fail(error)
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -350,8 +373,16 @@ class EventHub:
             try:
                 async for records in self._window(list(self._subscribers), since):
                     await self._deliver(records)
-            except Exception:
-                # The store is away: try again at the next tick, the window covers the gap.
+            except Exception as exc:
+                error = capability_error_of(exc)
+                if isinstance(error, ServiceUnavailable):
+                    # The store is away: every stream says so and ends (its client resumes
+                    # from its last id once the store is back), rather than staying open
+                    # with nothing to say.
+                    log.warning("store unavailable: ending the live event streams")
+                    self._fail_all(error)
+                    return
+                # Anything else: try again at the next tick, the window covers the gap.
                 log.exception("reading new events failed")
             for seen_id, at in list(self._seen.items()):
                 if at >= since - self.limits.lookback:
@@ -405,6 +436,8 @@ async def watch(
             except TimeoutError:
                 try:
                     await authorize(credentials, services, PERMISSIONS, needs_workspace=True)
+                except ServiceUnavailable:
+                    raise  # the stream ends saying why
                 except CapabilityError:
                     return
                 yield None
