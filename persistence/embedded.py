@@ -42,6 +42,9 @@ from persistence.parent_death import launcher_command
 STATE_FILE = "server.json"
 LOCK_FILE = "embedded.lock"
 START_TIMEOUT_S = 30.0
+# A clean stop closes WiredTiger's files; past this the server is killed (its journal keeps
+# what was acknowledged). Short, so that `fincap serve` stops within its 10 s.
+STOP_GRACE_S = 3.0
 
 
 INSTALL_HINT = "pip install 'fincap[embedded]'"
@@ -141,12 +144,14 @@ class EmbeddedServer:
         self.stop()
         raise EmbeddedStoreError(f"embedded store did not answer within {START_TIMEOUT_S:.0f}s")
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop the server: SIGTERM, SIGKILL after ``grace_s`` (WiredTiger's journal makes a
+        kill safe for what was acknowledged; the grace lets it close cleanly)."""
         if self.process is None or self.process.poll() is not None:
             return
         self.process.terminate()
         try:
-            self.process.wait(timeout=15)
+            self.process.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
