@@ -118,6 +118,14 @@ class _ServiceSettings(_FromNamedVariables):
         "connecting, a free connection) before it is answered 503 with `Retry-After`; also the "
         "driver's heartbeat, so a hung store is noticed within it",
     )
+    min_free_disk_mb: int = variable(
+        "FINCAP_MIN_FREE_DISK_MB",
+        512,
+        ge=0,
+        description="free space (MB) the store's disk must keep: below it uploads and inbound "
+        "messages are refused (507, SMTP `452 4.3.1`) before the store runs out; 0: no check "
+        "(the embedded store's disk, else what MongoDB reports of its own)",
+    )
     public_url: str | None = variable(
         "FINCAP_PUBLIC_URL",
         None,

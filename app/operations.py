@@ -3,15 +3,18 @@
 ``/healthz`` is liveness: it answers 200 whenever the process can answer at all, so that a
 supervisor never kills a process that is only waiting for its store (a restart would not bring
 the store back, and would drop what the process holds). Its body says what is wrong:
-``status`` is ``degraded`` while the store is down or restarting, else ``ok``; ``store`` is the
-store's state as the driver last saw it (``up``, ``down``, ``restarting``, ``unknown``;
-``persistence.health``). ``/readyz`` is readiness: 503 (with ``Retry-After``)
+``status`` is ``degraded`` while the store is down or restarting or its disk is low, else
+``ok``; ``store`` is the store's state as the driver last saw it (``up``, ``down``,
+``restarting``, ``unknown``; ``persistence.health``), ``disk`` the free space left against the
+intake's floor. ``/readyz`` is readiness: 503 (with ``Retry-After``)
 while the store does not answer a read or no analysis process can start, so a load balancer
 sends the traffic elsewhere.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from importlib.metadata import version as package_version_of
 from typing import Any
 
@@ -23,6 +26,10 @@ from app.metrics import Metrics
 from engines.ocr_availability import installed_ocr_engines
 from resolvers.framework.errors import STORE_RETRY_AFTER_S
 from resolvers.services.container import Services
+from resolvers.services.disk_space import MB
+
+# How long /healthz waits for the store's free space (a call to MongoDB; instant when embedded).
+DISK_PROBE_S = 0.5
 
 
 def package_version() -> str:
@@ -31,15 +38,29 @@ def package_version() -> str:
 
 
 async def health_of(services: Services | None) -> dict[str, Any]:
-    """What ``/healthz`` says of the store, without waiting for the store."""
+    """What ``/healthz`` says of the store and its disk, without waiting for the store."""
     if services is None:  # starting up or shutting down: the store is not open
         return {"status": "starting", "store": {"state": "unknown"}}
     store = services.store.health
-    return {
+    disk = services.disk
+    # Only a store that answers is asked for its disk (MongoDB's figure is a call to it), and
+    # never for long: liveness must answer at once.
+    free = disk.last_seen()
+    if store.state == "up":
+        with contextlib.suppress(TimeoutError):
+            free = await asyncio.wait_for(disk.free_bytes(), DISK_PROBE_S)
+    low = free is not None and disk.min_free_bytes > 0 and free < disk.min_free_bytes
+    shown: dict[str, Any] = {
         # Unknown is not down: a store no driver watches (tests' in-memory one) stays unknown.
-        "status": "degraded" if store.state in ("down", "restarting") else "ok",
+        "status": "degraded" if store.state in ("down", "restarting") or low else "ok",
         "store": store.snapshot(),
+        "disk": {
+            "freeMB": None if free is None else free // MB,
+            "minFreeMB": disk.min_free_bytes // MB,
+            "low": low,
+        },
     }
+    return shown
 
 
 def operations_routes(metrics: Metrics) -> list[Route]:

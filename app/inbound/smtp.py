@@ -9,7 +9,8 @@ tries them again in another transaction), a message over the size limit at ``DAT
 itself (552), and the rest by ``accept_email``'s rejection, whose SMTP reply says why. Any
 failure at any stage (the store unreachable, a write failing) is a temporary ``451 4.3.0``
 (``handle_exception``): the sender keeps the message and tries again; ``MAIL FROM`` answers it
-at once while the store is known to be away. The
+at once while the store is known to be away, and ``452 4.3.1`` while its disk is too full to
+take the message (``resolvers.services.disk_space``; at ``DATA`` too). The
 message is parsed in a thread (``read_off_loop``): the event loop this receiver shares with the
 API never waits for it.
 """
@@ -22,7 +23,11 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from resolvers.framework.errors import ServiceUnavailable, capability_error_of
+from resolvers.framework.errors import (
+    InsufficientStorage,
+    ServiceUnavailable,
+    capability_error_of,
+)
 from resolvers.services.container import Services
 from resolvers.services.inbound_email import InboundRejected, accept_email, workspace_for
 
@@ -31,6 +36,8 @@ log = logging.getLogger("fincap.smtp")
 # RFC 3463 4.3.0: a temporary failure of the mail system; the sender keeps the message and
 # tries again (a 5xx would bounce the user's receipt).
 TEMPORARY_FAILURE = "451 4.3.0 Temporary failure; please try again later"
+# RFC 3463 4.3.1: mail system full; also temporary.
+NO_ROOM = "452 4.3.1 Insufficient system storage; please try again later"
 
 
 class InboundHandler:
@@ -47,9 +54,12 @@ class InboundHandler:
         address: str,
         mail_options: list[str],
     ) -> str:
-        # Before the sender spends a message on it: a store known to be away.
+        # Before the sender spends a message on it: a store known to be away, or a disk too
+        # full to take what the sender declares (SIZE=) or anything at all.
         if self.services.store.health.state in ("down", "restarting"):
             return TEMPORARY_FAILURE
+        if await self.services.disk.low(_declared_size(mail_options)):
+            return NO_ROOM
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
@@ -85,11 +95,23 @@ class InboundHandler:
         """Any stage's failure (the store unreachable at ``RCPT``, a write failing at
         ``DATA``…): a temporary refusal the sender retries, never the exception's text
         (aiosmtpd's default is a permanent ``500`` quoting it)."""
-        if isinstance(capability_error_of(error), ServiceUnavailable):
+        known = capability_error_of(error)
+        if isinstance(known, InsufficientStorage):
+            return NO_ROOM
+        if isinstance(known, ServiceUnavailable):
             log.warning("SMTP: store unavailable", extra={"error": repr(error)[:500]})
             return TEMPORARY_FAILURE
         log.error("SMTP: unexpected error", exc_info=error)
         return TEMPORARY_FAILURE
+
+
+def _declared_size(mail_options: list[str]) -> int:
+    """The message size a sender declares with ``MAIL FROM:<…> SIZE=n`` (RFC 1870), or 0."""
+    for option in mail_options:
+        name, _, value = option.partition("=")
+        if name.upper() == "SIZE" and value.isdigit():
+            return int(value)
+    return 0
 
 
 def _one_line(text: str) -> str:

@@ -18,7 +18,8 @@
     ├── Unprocessable            422     unprocessable        an unreadable original or sentence
     ├── TooManyRequests          429     too_many_requests    an expensive call running, a budget
     ├── BadGateway               502     bad_gateway          a provider refused or failed
-    └── ServiceUnavailable       503     service_unavailable  the store cannot be reached now
+    ├── ServiceUnavailable       503     service_unavailable  the store cannot be reached now
+    └── InsufficientStorage      507     insufficient_storage the store's disk is nearly full
 
 ``reason`` is the stable, machine-readable name of the class (snake_case, one per class), for
 clients to branch on instead of the message text. REST puts it beside the spec's fields in the
@@ -26,8 +27,8 @@ failure envelope (``error.reason``), GraphQL in ``errors[].extensions`` (with ``
 ``status``), MCP in the error result's structured content; the CLI reads it. The HTTP faces'
 own refusals are named by their status (``STATUS_REASONS`` below).
 
-``retry_after`` (seconds) is set on the errors a client should simply repeat later (429,
-503); the HTTP faces send it as ``Retry-After``, GraphQL as ``extensions.retryAfter``.
+``retry_after`` (seconds) is set on the errors a client should simply repeat later (429, 503,
+507); the HTTP faces send it as ``Retry-After``, GraphQL as ``extensions.retryAfter``.
 """
 
 from __future__ import annotations
@@ -171,6 +172,23 @@ class ServiceUnavailable(CapabilityError):
         return True
 
 
+class InsufficientStorage(CapabilityError):
+    """The store's disk is nearly full: nothing new is accepted until an operator frees space
+    (the message says so; nothing was stored)."""
+
+    status = 507
+    code = "INSUFFICIENT_STORAGE"
+    reason = "insufficient_storage"
+
+    def __init__(self, message: str, retry_after: int = 60) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    @property
+    def exposed(self) -> bool:
+        return True
+
+
 class BadGateway(CapabilityError):
     """An outside service (Xero, QuickBooks) refused or failed; the message says which and
     how (it never carries credentials)."""
@@ -245,6 +263,7 @@ STATUS_REASONS = {
         TooManyRequests,
         BadGateway,
         ServiceUnavailable,
+        InsufficientStorage,
         CapabilityError,
     )
 } | {405: "method_not_allowed"}

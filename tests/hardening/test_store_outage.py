@@ -4,7 +4,8 @@ itself when the store is back.
 
 The live test kills a store the test owns (SecantusDB, to ``fincap serve`` a MongoDB deployment
 that goes away) under a steady load of calls, checks each face, starts the store again on the
-same port and files and waits for the service to answer again, without restarting it.
+same port and files and waits for the service to answer again, without restarting it. The
+embedded store of ``fincap serve`` is its own child: killed, ``fincap serve`` starts it again.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from websockets.sync.client import connect as ws_connect
 
 from app.config import Settings
 from app.inbound.smtp import start_smtp_server
 from persistence.client import connect
-from persistence.embedded import free_port
+from persistence.embedded import STATE_FILE, free_port
 from persistence.store import Store
 from tests.conftest import app_on, make_tenant, worker_pool
 from tests.events.streams import SseReader
@@ -335,6 +337,46 @@ def test_a_store_killed_under_load_is_answered_503_and_the_service_recovers_by_i
             f"store outage of {restarted_at - killed_at:.1f} s: answering again "
             f"{settled:.2f} s after the store restarted\n"
         )
+
+
+def test_a_killed_embedded_store_is_started_again_by_serve(tmp_path: Path) -> None:
+    """``fincap serve``'s own store (SecantusDB, its child) killed: serve starts it again on
+    the same port and files, announces it to other processes, and answers again."""
+    data_dir = tmp_path / "data"
+    env = serve_env(data_dir)
+    boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+    served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
+    headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
+    try:
+        state = json.loads((data_dir / STATE_FILE).read_text())
+        supervisor = psutil.Process(state["pid"])
+        for process in [*supervisor.children(recursive=True), supervisor]:
+            process.kill()
+        killed_at = time.monotonic()
+        until(
+            lambda: json.loads((data_dir / STATE_FILE).read_text())["pid"] != state["pid"],
+            60,
+            "serve did not start its store again",
+        )
+        until(
+            lambda: (
+                httpx.post(
+                    f"{served.base}/v1/capabilities/documents.search", json=SEARCH, headers=headers
+                ).status_code
+                == 200
+            ),
+            60,
+            "the service did not answer again",
+        )
+        settled = time.monotonic() - killed_at
+        restarted = json.loads((data_dir / STATE_FILE).read_text())
+        assert restarted["uri"] == state["uri"] and psutil.pid_exists(restarted["pid"])
+        health = httpx.get(f"{served.base}/healthz").json()
+        assert health["store"]["restarts"] == 1
+        assert "ended" in health["store"]["lastRestart"]
+        sys.stderr.write(f"embedded store killed: answering again after {settled:.2f} s\n")
+    finally:
+        stop(served.process)
 
 
 async def test_every_face_answers_an_unreachable_store_with_503_and_no_driver_text() -> None:
