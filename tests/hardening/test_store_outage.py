@@ -480,3 +480,24 @@ async def test_smtp_answers_451_at_rcpt_and_at_data_while_the_store_is_away(
         await server.wait_closed()
         client.close()
         own.stop()
+
+
+def test_server_commands_say_in_one_line_that_the_database_does_not_answer() -> None:
+    """``fincap admin …`` on an unreachable MONGODB_URI: one line naming the setting, within
+    the store timeout, never a traceback with the driver's topology."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    with refused_address() as address:
+        env = {
+            "MONGODB_URI": f"mongodb://{address}/fincap",
+            "FINCAP_STORE_TIMEOUT_SECONDS": "0.5",
+        }
+        result = CliRunner().invoke(
+            main, ["admin", "create-key", "--email", "ops@example.com"], env=env
+        )
+    assert result.exit_code == 1, result.output
+    assert "the database (MONGODB_URI) does not answer within 0.5 s" in result.output
+    assert "Traceback" not in result.output
+    no_driver_text(result.output)
