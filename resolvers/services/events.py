@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -248,10 +248,12 @@ class EventHub:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    def _fail_all(self, error: CapabilityError) -> None:
+    def _fail_all(self, error: Callable[[], CapabilityError]) -> None:
+        """End every subscription with an ``error()`` of its own (each is raised in its own
+        reader's task)."""
         for subscriptions in list(self._subscribers.values()):
             for subscription in list(subscriptions):
-                subscription.fail(error)
+                subscription.fail(error())
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -374,13 +376,12 @@ class EventHub:
                 async for records in self._window(list(self._subscribers), since):
                     await self._deliver(records)
             except Exception as exc:
-                error = capability_error_of(exc)
-                if isinstance(error, ServiceUnavailable):
+                if isinstance(capability_error_of(exc), ServiceUnavailable):
                     # The store is away: every stream says so and ends (its client resumes
                     # from its last id once the store is back), rather than staying open
                     # with nothing to say.
                     log.warning("store unavailable: ending the live event streams")
-                    self._fail_all(error)
+                    self._fail_all(ServiceUnavailable)
                     return
                 # Anything else: try again at the next tick, the window covers the gap.
                 log.exception("reading new events failed")

@@ -52,6 +52,7 @@ class OwnStore:
         closed. A checkpoint first (``fsync``): the tests' own set-up writes were not
         journaled, and what is lost in a crash is the crash tests' subject, not this one's."""
         assert self.server is not None and self.server.process is not None
+        client: pymongo.MongoClient[dict[str, Any]]
         with pymongo.MongoClient(self.uri, serverSelectionTimeoutMS=5000) as client:
             client.admin.command("fsync")
         self.server.process.send_signal(signal.SIGKILL)

@@ -24,10 +24,14 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import Settings
 from persistence.embedded import free_port
+from persistence.store import Store
+from tests.conftest import Tenant, app_on
 from tests.hardening.faults import FINCAP, admin, serve_env, until
 from tests.live import Served, start_serve, stop
 from tests.sources.conftest import fixture
+from tests.sources.mail import message
 
 pytestmark = pytest.mark.wire
 
@@ -206,3 +210,68 @@ async def test_the_floor_reads_the_file_system_through_a_stat_hook(tmp_path: Pat
         await disk.require_room(0)
     assert refused.value.status == 507 and "nothing was stored" in refused.value.message
     assert await DiskSpace(0, probe).low(10**12) is False  # no floor, no refusal
+
+
+async def test_every_intake_door_refuses_below_the_floor_and_stores_nothing(
+    store: Store, alice: Tenant
+) -> None:
+    """In-process, the disk below the floor (a probe that says so): files.upload over REST,
+    GraphQL and MCP, and a message over the relay's HTTP door, each refused with 507 and
+    nothing written; reads go on."""
+    from resolvers.services.disk_space import DiskSpace
+
+    async def nearly_full() -> int | None:
+        return 10 * MB
+
+    settings = Settings(inbound_secret="relay-secret-for-tests")
+    app = app_on(store, settings=settings, disk=DiskSpace(64 * MB, nearly_full))
+    address = (await store.inbound_addresses.get_or_create(alice.org_id))["alias"]
+    pdf = base64.b64encode(fixture("text-layer.pdf")).decode()
+    upload = {"fileName": "northwind.pdf", "base64Data": pdf}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        rest = await http.post(
+            "/v1/capabilities/files.upload", json=upload, headers=alice.headers()
+        )
+        graphql = await http.post(
+            "/v1/graphql",
+            json={
+                "query": "mutation($input: UploadFileInput!) { filesUpload(input: $input) "
+                "{ documentId } }",
+                "variables": {"input": upload},
+            },
+            headers=alice.headers(),
+        )
+        mcp = await http.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "files_upload", "arguments": upload},
+            },
+            headers={**alice.headers(), "Accept": "application/json, text/event-stream"},
+        )
+        relay = await http.post(
+            "/v1/inbound/email",
+            params={"to": f"{address}@{settings.inbound_domain}"},
+            content=message(
+                to="x@example.org",
+                attachments=[("northwind.pdf", "application/pdf", fixture("text-layer.pdf"))],
+            ).as_bytes(),
+            headers={"Authorization": "Bearer relay-secret-for-tests"},
+        )
+        search = await http.post(
+            "/v1/capabilities/documents.search", json={"useSearch": False}, headers=alice.headers()
+        )
+    assert rest.status_code == 507, rest.text
+    assert rest.json()["error"]["reason"] == "insufficient_storage"
+    assert int(rest.headers["retry-after"]) > 0
+    [error] = graphql.json()["errors"]
+    assert error["extensions"]["code"] == "INSUFFICIENT_STORAGE", error
+    tool = mcp.json()["result"]
+    assert tool["isError"] and tool["structuredContent"]["error"]["errorCode"] == 507, tool
+    assert relay.status_code == 507, relay.text
+    assert search.status_code == 200
+    for collection in ("documents", "activity", "jobs", "originals.files"):
+        assert await store.db[collection].count_documents({}) == 0, collection

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pymongo
 import pytest
+from pymongo.collection import Collection
 
 from persistence.embedded import EmbeddedServer
 from tests.hardening.faults import (
@@ -87,8 +88,10 @@ def stop_together(*processes: subprocess.Popen[bytes]) -> list[float]:
 
 
 def api_calls(uri: str, org_id: str) -> int:
+    client: pymongo.MongoClient[dict[str, Any]]
     with pymongo.MongoClient(uri, serverSelectionTimeoutMS=10000) as client:
-        rows = client.get_default_database("fincap")["usage_daily"].find({"workspaceId": org_id})
+        usage: Collection[dict[str, Any]] = client.get_default_database("fincap")["usage_daily"]
+        rows: list[dict[str, Any]] = list(usage.find({"workspaceId": org_id}))
         return sum(int(row.get("apiCalls", 0)) for row in rows)
 
 

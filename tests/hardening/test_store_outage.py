@@ -388,7 +388,7 @@ async def test_every_face_answers_an_unreachable_store_with_503_and_no_driver_te
             f"mongodb://{address}/?directConnection=true", serverSelectionTimeoutMS=500
         )
         store = Store(db)
-        app = app_on(store, settings=Settings())
+        app = app_on(store, settings=Settings(inbound_secret="relay-secret-for-tests"))
         headers = {"Authorization": "Bearer sk_" + "x" * 40, "X-Service-Org-Id": "org_x"}
         transport = httpx.ASGITransport(app=app)
         try:
@@ -404,11 +404,17 @@ async def test_every_face_answers_an_unreachable_store_with_503_and_no_driver_te
                     headers={**headers, **MCP_HEADERS},
                 )
                 document = await http.get("/v1/documents/doc_x", headers=headers)
+                relay = await http.post(
+                    "/v1/inbound/email",
+                    params={"to": "someone@inbound.localhost"},
+                    content=message(to="someone@inbound.localhost").as_bytes(),
+                    headers={"Authorization": "Bearer relay-secret-for-tests"},
+                )
                 took = time.monotonic() - started
         finally:
             client.close()
     assert took < 4 * ANSWER_WITHIN_S
-    for answer in (rest, graphql, mcp, document):
+    for answer in (rest, graphql, mcp, document, relay):
         assert answer.status_code == 503, answer.text
         assert int(answer.headers["retry-after"]) > 0
         no_driver_text(answer.text)
