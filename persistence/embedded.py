@@ -15,9 +15,9 @@ admin command) holds the lock until it has stopped it, so no one connects to a d
 The server dies with the process that started it (``parent_death``: stopped by a supervisor when
 the owner dies, even by SIGKILL), and lives as long as it does: ``fincap serve`` starts it again
 on the same port and files when it dies or its storage engine stops (``SharedStore.restart``,
-``persistence.embedded_supervisor``), and announces the new process in ``server.json``. Should one survive anyway (not Linux), a server whose owner is
-dead is never joined: the next process stops it and starts its own, so a restart owns what it
-runs.
+``persistence.embedded_supervisor``), and announces the new process in ``server.json``.
+Should one survive anyway (not Linux), a server whose owner is dead is never joined: the next
+process stops it and starts its own, so a restart owns what it runs.
 """
 
 from __future__ import annotations

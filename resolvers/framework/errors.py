@@ -150,8 +150,8 @@ STORE_RETRY_AFTER_S = 5
 
 
 class ServiceUnavailable(CapabilityError):
-    """The store cannot be reached (or is being restarted) right now: nothing was done, and
-    the same call may be repeated after ``retry_after`` seconds. The message names no host and
+    """The store cannot be reached (or is being restarted) right now: the same call may be
+    repeated after ``retry_after`` seconds. The message names no host and
     no driver."""
 
     status = 503
@@ -160,8 +160,8 @@ class ServiceUnavailable(CapabilityError):
 
     def __init__(
         self,
-        message: str = "The service's database is unavailable; nothing was changed. "
-        "Try again shortly",
+        message: str = "The service's database is unavailable right now; "
+        "try the same call again shortly",
         retry_after: int = STORE_RETRY_AFTER_S,
     ) -> None:
         super().__init__(message)

@@ -138,7 +138,7 @@ def test_exit_code_of_each_server_answer(fake: FakeServer, status: int, code: in
 
 
 def test_a_server_whose_database_is_away_says_when_to_retry(fake: FakeServer) -> None:
-    message = "The service's database is unavailable; nothing was changed. Try again shortly"
+    message = "The service's database is unavailable right now; try the same call again shortly"
     fake.answers["gadgets.frobnicate"] = (503, message, "service_unavailable")
     fake.retry_after["gadgets.frobnicate"] = 5
     try:
