@@ -114,9 +114,9 @@ class _ServiceSettings(_FromNamedVariables):
         2.0,
         ge=0.5,
         le=30,
-        description="how long a call waits for an unreachable store (choosing a server, "
-        "connecting, a free connection) before it is answered 503 with `Retry-After`; also the "
-        "driver's heartbeat, so a hung store is noticed within it",
+        description="how long a call waits for an unreachable store before it is answered 503 "
+        "with `Retry-After`; also how often the driver checks the store (a store that stops "
+        "answering its checks for 10 s counts as unreachable)",
     )
     min_free_disk_mb: int = variable(
         "FINCAP_MIN_FREE_DISK_MB",

@@ -2,9 +2,9 @@
 
 Every client is made with bounded waits (``timeouts``): with the store unreachable a call fails
 within a few seconds (``StoreUnavailable`` once classified, ``persistence.errors``) instead of
-the driver's 30 s server selection and 20 s connection timeouts, and a hung server is noticed
-by the monitor within a heartbeat. Queries keep their own ``maxTimeMS``: no socket timeout is
-set, since a legitimate aggregate may run for up to a minute.
+the driver's 30 s server selection, and the driver checks the store every few seconds. Queries
+keep their own ``maxTimeMS``: no socket timeout is set, since a legitimate aggregate may run for
+up to a minute.
 """
 
 from __future__ import annotations
@@ -15,18 +15,22 @@ from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
 
 DEFAULT_DATABASE = "fincap"
 DEFAULT_TIMEOUT_S = 2.0
+# Opening a connection, and the monitor's check of a busy store (its socket timeout: a check
+# that times out marks the store unreachable and interrupts the calls in flight). Kept well
+# above the selection wait: a store slowed by load is not a store that is gone.
+CONNECT_TIMEOUT_S = 10.0
 
 
 def timeouts(timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, int]:
-    """The driver's waits, each ``timeout_s``: choosing a server, opening a connection, waiting
-    for one from the pool, and the monitor's heartbeat (which also interrupts the calls in
-    flight on a server that stopped answering)."""
+    """The driver's waits: ``timeout_s`` for choosing a server (what a call waits while the
+    store is unreachable) and between the monitor's checks; ``CONNECT_TIMEOUT_S`` for opening
+    a connection. No limit on waiting for a free pooled connection: under load a call waits
+    its turn rather than failing."""
     ms = max(1, round(timeout_s * 1000))
     return {
         "serverSelectionTimeoutMS": ms,
-        "connectTimeoutMS": ms,
-        "waitQueueTimeoutMS": ms,
-        # The monitor's check interval; pymongo does not accept less than 500 ms.
+        "connectTimeoutMS": max(ms, round(CONNECT_TIMEOUT_S * 1000)),
+        # pymongo does not accept a check interval under 500 ms.
         "heartbeatFrequencyMS": max(500, ms),
     }
 
