@@ -68,6 +68,7 @@ from resolvers.framework.errors import (
     PayloadTooLarge,
     ServiceUnavailable,
     reason_for_status,
+    store_errors,
 )
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
@@ -296,11 +297,13 @@ def is_subscription(request_data: Any) -> bool:
 
 
 async def authenticates(credentials: Credentials, services: Any) -> bool:
-    """Whether ``credentials`` name a live key or token (through the auth cache)."""
+    """Whether ``credentials`` name a live key or token (through the auth cache). False also
+    while the store cannot say: the execution then answers the outage itself."""
     if not credentials.api_key:
         return False
     try:
-        await authenticate(services.store, credentials, services.auth_cache)
+        with store_errors():
+            await authenticate(services.store, credentials, services.auth_cache)
     except CapabilityError:
         return False
     return True
