@@ -1,6 +1,6 @@
 """Field parsing: the text of a receipt or invoice in, its fields out (no OCR here)."""
 
-from .field_types import DocType, ExpenseLocation, LineItem, ParsedFields, ParseHints
+from .field_types import DocType, ExpenseLocation, LineItem, ParsedFields, ParseHints, TaxLine
 from .parser import has_core_fields, parse_fields
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "LineItem",
     "ParseHints",
     "ParsedFields",
+    "TaxLine",
     "has_core_fields",
     "parse_fields",
 ]

@@ -69,7 +69,28 @@ def decide(
                 choice.score, choice.margin, choice.candidate.ocr_confidence, contested
             )
             choices[name] = dataclasses.replace(choice, contested=contested, confidence=confidence)
+    choices[LEGAL_NAME] = legal_name(choices["merchant"], candidates["merchant"], models)
     return choices
+
+
+# The registered company (a candidate with a legal form), beside the merchant's pick.
+LEGAL_NAME = "merchant_legal_name"
+
+
+def legal_name(
+    merchant: Choice | None, candidates: Sequence[Candidate], models: Mapping[str, FieldModel]
+) -> Choice | None:
+    """The seller's registered name: the pick itself when it carries a legal form ("Sdn
+    Bhd", "GmbH", "B.V."), else the best-scored such name outside the buyer's block (a
+    franchise's receipt heads with the brand and prints its operator below)."""
+    if merchant is not None and merchant.candidate.features.get("legal_strong"):
+        return merchant
+    legal = [
+        c
+        for c in candidates
+        if c.features.get("legal_strong") and not _has(c, BUYER) and len(str(c.value)) >= 4
+    ]
+    return choose(models["merchant"], legal)
 
 
 STRONG_TOTAL = frozenset({"cell_total_strong", "row_total_strong", "above_total_strong"})

@@ -174,7 +174,7 @@ def _header_candidates(
         for rank, line in enumerate(first_page)
         if rank < HEADER_ROWS and view.relative_y(line) <= HEADER_SHARE
     ] or first_page[:HEADER_ROWS]
-    buyer_rows = _buyer_segments(view)
+    buyer_rows = buyer_segments(view)
     segments = [segment for line in header for segment in view.segments(line)]
     tallest = max((segment.line.height for segment in segments), default=1.0)
     found: list[Candidate] = []
@@ -412,7 +412,7 @@ def tidy(text: str) -> str:
     return re.sub(r"\s{2,}", " ", trimmed.strip(" ,:;-–*|_=#\"'")).strip()
 
 
-def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
+def buyer_segments(view: DocView) -> set[tuple[int, int]]:
     """(row index, segment start) of every segment in a buyer's block.
 
     The block is the segment that holds a buyer label ("Bill to: ACME") and the segments

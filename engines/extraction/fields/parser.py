@@ -19,15 +19,16 @@ from ..layout import PageLayout, layout_text, text_layout
 from .countries import Country
 from .currency import detect_currency
 from .dates import date_candidates
-from .decide import OTHER_NUMBER, decide
+from .decide import LEGAL_NAME, OTHER_NUMBER, decide
 from .doc_type import classify, non_financial_reason
 from .field_types import ParsedFields, ParseHints
 from .identifiers import find_receipt_id, invoice_number_candidates
 from .line_items import find_line_items
 from .location import detect_country, detect_location
-from .merchant import merchant_candidates
+from .merchant import buyer_segments, merchant_candidates
 from .payment import find_card_ending, find_payment_method
 from .scoring import Candidate, Choice, FieldEvidence, load_models
+from .tax_ids import find_seller_tax_id
 from .totals import Cell, read_cells, settle_totals, total_candidates
 from .view import DocView
 
@@ -95,6 +96,10 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
             name == "invoice_id" and OTHER_NUMBER & choice.candidate.features.keys()
         ):
             continue
+        if name == LEGAL_NAME:
+            values[name] = choice.candidate.value
+            evidence[name] = choice.candidate.evidence(view, choice.confidence)
+            continue
         values[name] = choice.candidate.value
         evidence[name] = choice.candidate.evidence(view, choice.confidence)
     amount_choice = choices.get("amount")
@@ -124,8 +129,13 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
         if not named_invoice:
             del values["invoice_id"]
             evidence.pop("invoice_id", None)
+    tax_id = find_seller_tax_id(view, buyer_segments(view))
+    if tax_id is not None:
+        evidence["merchant_tax_id"] = tax_id.evidence(view)
     fields = ParsedFields(
         merchant=values.get("merchant"),
+        merchant_legal_name=values.get(LEGAL_NAME),
+        merchant_tax_id=tax_id.value if tax_id is not None else None,
         doc_date=values.get("doc_date"),
         amount=values.get("amount"),
         subtotal=totals.subtotal,

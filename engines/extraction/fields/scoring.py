@@ -44,6 +44,9 @@ class FieldEvidence:
     box: tuple[float, ...] | None = None
     text: str | None = None
     source: str | None = None
+    # Why a person should check the value, when the document disputes it (the lines do not
+    # add up to the total, a tax larger than its net …).
+    warning: str | None = None
 
 
 @dataclass
