@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         print("  (the shipped model.json differs from a fit on the tuning part: run --fit)")
     flagged("cross-validated", tuning, crossed)
     flagged("held out", held, held_results)
+    flagged("generated documents (fitted on)", tuning, crossed, synthetic=True)
 
 
 def load_samples(root: Path, folders: Sequence[str], synthetic: int) -> list[Sample]:
@@ -262,17 +263,38 @@ def _percent(right: int, total: int) -> str:
     return f"{right}/{total} ({100 * right / total:.1f}%)"
 
 
-def flagged(title: str, docs: Sequence[Prepared], results: Sequence[Result]) -> None:
-    """Per scored field of the dev documents: wrong values flagged (confidence under the
-    warning threshold, or no value), right values flagged, calibration bands, Brier."""
-    print(f"\nconfidence, {title} (flagged: under {WARNING_CONFIDENCE} or missing)")
-    for name in SCORED_FIELDS:
-        label = LABEL_OF[name]
+# Bench field name → the key of its evidence (where its confidence and warning are).
+EVIDENCE_OF = {
+    "amount": "amount",
+    "date": "doc_date",
+    "merchant": "merchant",
+    "invoiceId": "invoice_id",
+    "subtotal": "subtotal",
+    "taxAmount": "tax_amount",
+    "lineItems": "line_items",
+    "merchantTaxId": "merchant_tax_id",
+}
+
+
+def flagged(
+    title: str, docs: Sequence[Prepared], results: Sequence[Result], synthetic: bool = False
+) -> None:
+    """Per field of the dev documents (or the generated ones): wrong values flagged (a
+    warning, a confidence under the warning threshold, or no value), right values flagged,
+    calibration bands (right / all per confidence band: a reliability diagram), Brier."""
+    print(f"\nconfidence, {title} (flagged: a warning, under {WARNING_CONFIDENCE} or missing)")
+    for label, name in EVIDENCE_OF.items():
         pairs = []
         for doc, (fields, verdicts) in zip(docs, results, strict=True):
-            if label not in verdicts or doc.sample.folder == "synthetic":
+            if label not in verdicts or (doc.sample.folder == "synthetic") != synthetic:
                 continue
-            confidence = fields.confidence(name)
+            found = fields.evidence.get(name)
+            if name == "line_items" and found is None and fields.line_items:
+                confidence: float | None = 1.0  # lines read, nothing disputes them
+            else:
+                confidence = None if found is None else found.confidence
+            if found is not None and found.warning:
+                confidence = min(confidence or 0.0, 0.5)
             pairs.append((0.0 if confidence is None else confidence, verdicts[label]))
         if not pairs:
             continue

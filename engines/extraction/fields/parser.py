@@ -28,8 +28,9 @@ from .location import detect_country, detect_location
 from .merchant import buyer_segments, merchant_candidates
 from .payment import find_card_ending, find_payment_method
 from .scoring import Candidate, Choice, FieldEvidence, load_models
+from .secondary import settle_secondary
 from .tax_ids import find_seller_tax_id
-from .totals import Cell, read_cells, settle_totals, total_candidates
+from .totals import Cell, cash_facts, read_cells, settle_totals, total_candidates
 from .view import DocView
 
 # Labels that name an invoice number as such ("Invoice No.", "Rechnungsnummer", an INVOICE
@@ -38,6 +39,9 @@ from .view import DocView
 INVOICE_LABELS = frozenset(
     f"{where}_{kind}" for where in ("label", "above", "beside") for kind in ("invoice", "title")
 )
+# The confidence of a value the document's other amounts dispute: under the warning threshold,
+# so a person looks (``review``), whatever the value's own reading said.
+FLAGGED = 0.5
 TOTAL_FEATURES = frozenset(
     f"{where}_{kind}" for where in ("cell", "row", "above") for kind in ("total_strong", "total")
 )
@@ -104,6 +108,24 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
         evidence[name] = choice.candidate.evidence(view, choice.confidence)
     amount_choice = choices.get("amount")
     totals = settle_totals(values.get("amount"), context.cells)
+    line_items = find_line_items(lines, (totals.subtotal, values.get("amount")))
+    secondary = settle_secondary(
+        view,
+        values.get("amount"),
+        totals.subtotal,
+        totals.tax,
+        sorted(cash_facts(context.cells).rounding),
+        line_items,
+        frozenset(cell.value for cell in context.cells),
+    )
+    evidence.update(secondary.evidence)
+    for name, warning in secondary.warnings.items():
+        found = evidence.get(name)
+        evidence[name] = (
+            dataclasses.replace(found, warning=warning, confidence=min(found.confidence, FLAGGED))
+            if found is not None
+            else FieldEvidence(FLAGGED, warning=warning, source="check")
+        )
     currency = detect_currency(context.text, context.country, context.hints)
     if currency is not None:
         evidence["currency"] = FieldEvidence(
@@ -129,7 +151,7 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
         if not named_invoice:
             del values["invoice_id"]
             evidence.pop("invoice_id", None)
-    tax_id = find_seller_tax_id(view, buyer_segments(view))
+    tax_id = find_seller_tax_id(view, buyer_segments(view, windows=False))
     if tax_id is not None:
         evidence["merchant_tax_id"] = tax_id.evidence(view)
     fields = ParsedFields(
@@ -138,19 +160,21 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
         merchant_tax_id=tax_id.value if tax_id is not None else None,
         doc_date=values.get("doc_date"),
         amount=values.get("amount"),
-        subtotal=totals.subtotal,
-        tax_amount=totals.tax,
+        subtotal=secondary.subtotal,
+        tax_amount=secondary.tax,
+        tip_amount=secondary.tip,
+        tax_lines=secondary.tax_lines,
         currency=currency.code if currency else None,
         invoice_id=values.get("invoice_id"),
         receipt_id=receipt_id,
         payment_method=find_payment_method(lines),
         payment_method_ending=find_card_ending(lines),
-        line_items=find_line_items(lines),
+        line_items=line_items,
         expense_location=detect_location(context.text.upper(), context.country),
         doc_type="other" if reason else doc_type,
         financial=reason is None,
         skip_reason=reason,
-        totals_consistent=totals.consistent,
+        totals_consistent=totals.consistent and "subtotal" not in secondary.warnings,
         evidence=evidence,
         brand=brand.name if brand is not None else None,
         brand_category=brand.category if brand is not None else None,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 from ..layout import TextLine
 from .scoring import FieldEvidence
@@ -114,7 +115,21 @@ def _value_after(line: TextLine, position: int) -> tuple[TextLine, int, int] | N
     match = TAX_ID_VALUE.search(line.text, position)
     if match is None or line.text[position : match.start()].strip(" :#.-–|"):
         return None
-    return (line, match.start(), match.end()) if _plausible(match.group(0)) else None
+    end = match.start() + _grouped_length(match.group(0))
+    return (line, match.start(), end) if _plausible(line.text[match.start() : end]) else None
+
+
+def _grouped_length(text: str) -> int:
+    """How much of ``text`` is the id: spaces group an id in short runs ("GB 123 4567 89");
+    after a longer run, a space ends it ("B90708855 08001 Barcelona": the postcode follows)."""
+    parts = text.split(" ")
+    length = len(parts[0])
+    for previous, part in pairwise(parts):
+        longest = max(len(previous), len(part))
+        if longest > 4 and not previous.isalpha():
+            break
+        length += 1 + len(part)
+    return length
 
 
 def _value_below(view: DocView, line: TextLine, position: int) -> tuple[TextLine, int, int] | None:
@@ -128,7 +143,8 @@ def _value_below(view: DocView, line: TextLine, position: int) -> tuple[TextLine
     if match is None:
         return None
     offset = len(below.text) - len(below.text.lstrip())
-    start, end = offset + match.start(), offset + match.end()
+    start = offset + match.start()
+    end = start + _grouped_length(match.group(0))
     return (below, start, end) if _plausible(match.group(0)) else None
 
 
