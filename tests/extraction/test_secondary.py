@@ -192,3 +192,48 @@ def test_a_space_grouped_line_amount_is_read_so_the_lines_add_up() -> None:
     assert [item.amount for item in fields.line_items] == [D("457.34"), D("7266.96")]
     assert fields.tax_amount == D("1467.62")
     assert not any(found.warning for found in fields.evidence.values())
+
+
+def test_a_till_slip_titled_tax_invoice_its_rows_and_its_numbers() -> None:
+    """A Malaysian hardware till slip (made up): the product code under "TAX INVOICE" is no
+    invoice or receipt number; the total row naming the GST rate is no tax line; a measure
+    in an article's name ("3X1.25MM") is no price; each article's quantity is the one on its
+    row of figures, so the quantities make the printed count."""
+    text = "\n".join(
+        [
+            "KEDAI PERKAKAS (M) SDN BHD",
+            "(GST ID No :000123456789)",
+            "-TAX INVOICE-",
+            "SCOURING PAD 1018-4 4S",
+            "WA03 - 24/240",
+            "9555221301081 4 X 2.80 11.20",
+            "TRAILING SOCKET 3X1.25MM CABLE 2 *S",
+            "WA27 -20",
+            "9553114461966 1 X 22.90 22.90",
+            "Item(s) : 2 Qty(s) : 5",
+            "Total Incl. GST@6% RM 34.10",
+            "CASH RM 50.00",
+            "CHANGE RM 15.90",
+            "GST Summary Amt(RM) Tax(RM)",
+            "GST S@6% 32.17 1.93",
+            "14-03-18 21:49 SH03 R000418193",
+        ]
+    )
+    fields = parse_fields(text, TODAY)
+    assert fields.invoice_id is None and fields.receipt_id != "1018-4"
+    assert fields.merchant_tax_id == "000123456789"
+    assert [(line.rate, line.net, line.tax) for line in fields.tax_lines] == [
+        (D(6), D("32.17"), D("1.93"))
+    ]
+    assert (fields.amount, fields.subtotal, fields.tax_amount) == (
+        D("34.10"),
+        D("32.17"),
+        D("1.93"),
+    )
+    assert [
+        (item.description.split()[0], item.quantity, item.amount) for item in fields.line_items
+    ] == [
+        ("SCOURING", D(4), D("11.20")),
+        ("TRAILING", D(1), D("22.90")),
+    ]
+    assert not any(found.warning for found in fields.evidence.values()), fields.evidence

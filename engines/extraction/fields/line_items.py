@@ -72,24 +72,40 @@ MAX_RESPACED = 10
 def _readings(lines: list[str]) -> list[tuple[LineItem, LineItem | None]]:
     """Each item row's reading, and its space-grouped reading when it has one."""
     items: list[tuple[LineItem, LineItem | None]] = []
-    described = ""  # a row of words with no amount: the description of a row below it
+    words: list[str] = []  # rows of words with no amount since the last item
     for line in lines:
         kinds = _label_kinds(line)
         if kinds & END_OF_ITEMS and find_amounts(line):
             break  # the item block ends at the first total
         if kinds or HOURS.search(line) or INCLUDED.match(line):
-            described = ""
+            words = []
             continue
-        row = line if _parse_row(line) or not described else f"{described} {line}"
+        row = line
+        if not _parse_row(line) and words:
+            row = f"{_name_row(words[-2:])} {line}"
         item = _parse_row(row)
         if item is not None:
             items.append((item, _spaced_reading(row, item)))
-            described = ""
+            words = []
         elif not find_amounts(line):
-            described = line.strip()
+            words.append(line.strip())
         if len(items) >= MAX_ITEMS:
             break
     return items
+
+
+def _name_row(rows: list[str]) -> str:
+    """Of the (at most two) word rows over a row of figures, the article's name: the nearest
+    that is not an article code (more letters than digits: "SOURING PAD 4S" over "WA03 -
+    24/240"), else the one with most letters."""
+    for row in reversed(rows):
+        if _letters(row) > sum(ch.isdigit() for ch in row):
+            return row
+    return max(rows, key=_letters)
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalpha() for ch in text)
 
 
 def _spaced_reading(row: str, item: LineItem) -> LineItem | None:
@@ -130,7 +146,9 @@ def _parse_row(line: str) -> LineItem | None:
         return None
     description = line[: tokens[0].start].strip(" .:-*\t€$£")
     quantity = None
-    qty_match = QUANTITY.search(description)
+    # The quantity nearest the amounts ("… 3X1.25MM CABLE … 1 X 22.90": 1, not the 3 of the
+    # article's name).
+    qty_match = next(reversed(list(QUANTITY.finditer(description))), None)
     if qty_match:
         quantity = _decimal(qty_match.group(1))
         description = (description[: qty_match.start()] + description[qty_match.end() :]).strip()

@@ -39,6 +39,15 @@ from .view import DocView
 INVOICE_LABELS = frozenset(
     f"{where}_{kind}" for where in ("label", "above", "beside") for kind in ("invoice", "title")
 )
+# On a till slip a title names a number only on its own row ("INVOICE # 1042"): the row under
+# a "TAX INVOICE" heading is the first article, and its product code is no number of the slip.
+RECEIPT_NUMBER_LABELS = INVOICE_LABELS - {"above_title"}
+# What numbers a till slip at all: a number label of any kind but another's (customer, order).
+SLIP_NUMBER_LABELS = frozenset(
+    f"{where}_{kind}"
+    for where in ("label", "above", "beside")
+    for kind in ("invoice", "title", "document", "number")
+)
 # The confidence of a value the document's other amounts dispute: under the warning threshold,
 # so a person looks (``review``), whatever the value's own reading said.
 FLAGGED = 0.5
@@ -145,10 +154,13 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
     doc_type = classify(context.text, amount_count > 0, has_total_line, named_invoice)
     receipt_id = find_receipt_id(lines)
     if doc_type == "receipt" and "invoice_id" in values:
-        if not receipt_id:
-            # Till slips titled "Invoice No." (common in Malaysia) number the receipt too.
+        assert invoice_choice is not None
+        features = set(invoice_choice.candidate.features)
+        if not receipt_id and (features - {"above_title"}) & SLIP_NUMBER_LABELS:
+            # Till slips titled "Invoice No." (common in Malaysia) number the receipt too, and
+            # "Beleg-Nr." or "Doc No" number it anyway.
             receipt_id = values["invoice_id"]
-        if not named_invoice:
+        if not RECEIPT_NUMBER_LABELS & features:
             del values["invoice_id"]
             evidence.pop("invoice_id", None)
     tax_id = find_seller_tax_id(view, buyer_segments(view, windows=False))

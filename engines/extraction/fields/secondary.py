@@ -40,6 +40,7 @@ TIP = re.compile(r"\b(?:tip|tips|gratuity|trinkgeld|pourboire|propina|fooi|manci
 # The number of articles a till prints under the total ("ANZAHL ARTIKEL 19", "Items: 3").
 ITEM_COUNT = re.compile(
     r"(?:anzahl\s*(?:der\s*)?artikel|artikel\s*anzahl|artikelanzahl|anzahl\s*positionen|"
+    r"qty\s*\(s\)|total\s*qty|"
     r"(?:no\.?|number)\s*of\s*items|total\s*items|item\s*count|items\s*sold|"
     r"nombre\s*d['’]articles|n[º°o]\.?\s*(?:de\s*)?art[íi]culos|aantal\s*artikelen|"
     r"numero\s*(?:di\s*)?articoli|bil(?:angan)?\s*item)\s*[:.]?\s*(\d{1,3})(?![\d.,])",
@@ -113,7 +114,7 @@ def read_tax_lines(view: DocView) -> list[ReadTaxLine]:
         # line; a tax label is, and so is a row of a tax table, which opens with its rate or
         # a rate code ("A 19% 10,00 1,90", "SR @6% 35.00 2.10"). An item row whose
         # description names a rate ("Design work (20%) 5 760.11 3,800.55") is neither.
-        if kinds and kinds[0] in ("total_strong", "total", "subtotal") and "tax" not in kinds:
+        if kinds and kinds[0] in ("total_strong", "total", "subtotal"):
             continue
         opens_with_rate = len(row.text[: rate_match.start()].strip(" @=(")) <= MAX_RATE_CODE
         if "tax" not in kinds and not opens_with_rate:

@@ -26,10 +26,7 @@ from .view import DocView
 # A tax-id label. Longer spellings first within each alternative; case-insensitive.
 TAX_ID_LABEL = re.compile(
     r"(?<![\w])(?:"
-    r"vat\s*(?:reg(?:istration)?\.?\s*)?(?:no|nr|number|id|#)?\.?"
-    r"|gst\s*(?:reg(?:istration)?\.?\s*)?(?:no|nr|number|id|#)?\.?"
-    r"|sst\s*(?:reg(?:istration)?\.?\s*)?(?:no|id)?\.?"
-    r"|tax\s*(?:reg(?:istration)?\.?\s*)?(?:id|no|number|#)\.?"
+    r"(?:vat|gst|sst|tax)\s*(?:(?:reg(?:istration)?|id)\.?\s*)?(?:no|nr|number|id|#)?\.?"
     r"|tin\b|ein\b|abn\b|uid(?:-?nr\.?)?"
     r"|ust[\s.-]*id(?:[\s.-]*nr)?\.?|ust[\s.-]*nr\.?|umsatzsteuer[\s-]*(?:id(?:ent)?[\w.-]*|nr\.?)"
     r"|steuer[\s-]*(?:nr|nummer)\.?|st\.?[\s-]*nr\.?"
