@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
@@ -21,12 +22,13 @@ from .currency import detect_currency
 from .dates import date_candidates
 from .decide import LEGAL_NAME, OTHER_NUMBER, decide
 from .doc_type import classify, non_financial_reason
-from .field_types import ParsedFields, ParseHints
+from .field_types import LineItem, ParsedFields, ParseHints, TaxLine
 from .identifiers import find_receipt_id, invoice_number_candidates
 from .line_items import find_line_items
 from .location import detect_country, detect_location
 from .merchant import buyer_segments, merchant_candidates
 from .payment import find_card_ending, find_payment_method
+from .refunds import magnitudes, printed_negative, titled_refund
 from .scoring import Candidate, Choice, FieldEvidence, load_models
 from .secondary import settle_secondary
 from .tax_ids import find_seller_tax_id
@@ -67,8 +69,19 @@ class Context:
     today: date
 
     @cached_property
-    def cells(self) -> list[Cell]:
+    def printed_cells(self) -> list[Cell]:
         return read_cells(self.view)
+
+    @cached_property
+    def printed_negative(self) -> bool:
+        """Every labelled total is printed below zero: a refund (``refunds``)."""
+        return printed_negative(self.printed_cells)
+
+    @cached_property
+    def cells(self) -> list[Cell]:
+        """The amounts as the finders read them: a refund's as their magnitudes."""
+        cells = self.printed_cells
+        return magnitudes(cells) if self.printed_negative else cells
 
 
 def read_context(pages: Sequence[PageLayout], hints: ParseHints) -> Context:
@@ -118,6 +131,8 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
     amount_choice = choices.get("amount")
     totals = settle_totals(values.get("amount"), context.cells)
     line_items = find_line_items(lines, (totals.subtotal, values.get("amount")))
+    if context.printed_negative:  # read as magnitudes, like the totals
+        line_items = tuple(_negated_item(item) for item in line_items)
     secondary = settle_secondary(
         view,
         values.get("amount"),
@@ -126,6 +141,7 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
         sorted(cash_facts(context.cells).rounding),
         line_items,
         frozenset(cell.value for cell in context.cells),
+        context.printed_negative,
     )
     evidence.update(secondary.evidence)
     for name, warning in secondary.warnings.items():
@@ -191,13 +207,41 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
         brand=brand.name if brand is not None else None,
         brand_category=brand.category if brand is not None else None,
     )
+    if fields.financial and (context.printed_negative or titled_refund(view)):
+        fields = money_back(fields)
     return dataclasses.replace(fields, summary=summary(fields))
+
+
+def money_back(fields: ParsedFields) -> ParsedFields:
+    """A refund or credit note: its amounts negative (each read as a magnitude), its type."""
+    return dataclasses.replace(
+        fields,
+        amount=_minus(fields.amount),
+        subtotal=_minus(fields.subtotal),
+        tax_amount=_minus(fields.tax_amount),
+        tip_amount=_minus(fields.tip_amount),
+        tax_lines=tuple(
+            TaxLine(line.rate, _minus(line.net), -abs(line.tax)) for line in fields.tax_lines
+        ),
+        line_items=tuple(
+            dataclasses.replace(item, amount=_minus(item.amount)) for item in fields.line_items
+        ),
+        doc_type="credit-note" if fields.doc_type == "invoice" else "refund",
+    )
+
+
+def _minus(value: Decimal | None) -> Decimal | None:
+    return -abs(value) if value is not None else None
+
+
+def _negated_item(item: LineItem) -> LineItem:
+    return dataclasses.replace(item, amount=-item.amount if item.amount is not None else None)
 
 
 def summary(fields: ParsedFields) -> str:
     if not fields.financial:
         return f"Not a financial document: {fields.skip_reason}."
-    parts = [fields.doc_type.capitalize()]
+    parts = [fields.doc_type.replace("-", " ").capitalize()]
     if fields.merchant:
         parts.append(f"from {fields.merchant}")
     if fields.doc_date:

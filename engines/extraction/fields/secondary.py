@@ -97,9 +97,10 @@ class Secondary:
     evidence: dict[str, FieldEvidence]
 
 
-def read_tax_lines(view: DocView) -> list[ReadTaxLine]:
+def read_tax_lines(view: DocView, magnitudes: bool = False) -> list[ReadTaxLine]:
     """The readings of each rate row that reads consistently (the same line printed twice,
-    in a summary and beside the total, counts once)."""
+    in a summary and beside the total, counts once). ``magnitudes``: a refund printed below
+    zero, whose amounts are read without their signs."""
     found: list[ReadTaxLine] = []
     seen: set[tuple[Decimal | None, Decimal]] = set()
     for row in view.lines:
@@ -120,6 +121,8 @@ def read_tax_lines(view: DocView) -> list[ReadTaxLine]:
         if "tax" not in kinds and not opens_with_rate:
             continue
         slots = _slots(row.text, rate_match.start(), rate_match.end())
+        if magnitudes:
+            slots = [[abs(value) for value in slot] for slot in slots]
         readings: list[TaxLine] = []
         for amounts in product(*slots):
             read = _reading(rate, [a for a in amounts if a >= 0], "tax" in kinds)
@@ -209,6 +212,7 @@ def settle_secondary(
     rounding: Sequence[Decimal],
     line_items: Sequence[LineItem],
     printed: frozenset[Decimal] = frozenset(),
+    magnitudes: bool = False,
 ) -> Secondary:
     """The tax per rate, the tax and subtotal they make, the tip, and what does not add up.
 
@@ -217,7 +221,7 @@ def settle_secondary(
     every amount printed on the document — a subtotal no label names ("Net total") is the
     total less the tax when that figure is printed.
     """
-    tax_lines = read_tax_lines(view)
+    tax_lines = read_tax_lines(view, magnitudes)
     warnings: dict[str, str] = {}
     evidence: dict[str, FieldEvidence] = {}
     lines = tuple(_best(read, subtotal, total, len(tax_lines)) for read in tax_lines)
