@@ -300,6 +300,10 @@ def matches(name: str, expected: Any, found: Any) -> bool:
     """Whether a found value counts as the expected one (rules in the module docstring)."""
     if found is None or expected is None:
         return False
+    if name == "merchant" and isinstance(found, tuple):
+        # The brand or the registered name: both name the seller (the merchant people know
+        # and merchantLegalName), as the sealed set counts them.
+        return any(matches(name, expected, each) for each in found if each)
     if name == "merchant":
         want, got = normalize(str(expected)), normalize(str(found))
         if not want or not got:

@@ -70,11 +70,35 @@ def decide(
             )
             choices[name] = dataclasses.replace(choice, contested=contested, confidence=confidence)
     choices[LEGAL_NAME] = legal_name(choices["merchant"], candidates["merchant"], models)
+    choices["merchant"] = prefer_brand(choices["merchant"], candidates["merchant"], models)
     return choices
 
 
 # The registered company (a candidate with a legal form), beside the merchant's pick.
 LEGAL_NAME = "merchant_legal_name"
+
+
+def prefer_brand(
+    merchant: Choice | None, candidates: Sequence[Candidate], models: Mapping[str, FieldModel]
+) -> Choice | None:
+    """The name people know: when the pick is a registered company and a known brand heads
+    the document too (a franchise's receipt, a chain's operator), the brand is the merchant
+    and the company its legal name (``legal_name``) — both right, for different readers, so
+    neither contests the other any more."""
+    if merchant is None or not merchant.candidate.features.get("legal_strong"):
+        return merchant
+    brands = [
+        c
+        for c in candidates
+        if c.features.get("brand")
+        and not c.features.get("legal_strong")
+        and not _has(c, BUYER)
+        and c.identity != merchant.candidate.identity
+    ]
+    best = choose(models["merchant"], brands)
+    if best is None:
+        return merchant
+    return dataclasses.replace(best, contested=0.0, confidence=merchant.confidence)
 
 
 def legal_name(
