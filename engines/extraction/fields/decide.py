@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from decimal import Decimal
 
+from .consensus import AmountChecks, settle_by_consensus
 from .scoring import Candidate, Choice, FieldModel, choose
 from .totals import Cell, cash_facts
 
@@ -51,14 +52,19 @@ def decide(
     candidates: Mapping[str, Sequence[Candidate]],
     cells: Sequence[Cell],
     today: date,
+    checks: AmountChecks | None = None,
 ) -> dict[str, Choice | None]:
-    """Each scored field's choice (None when nothing was found)."""
+    """Each scored field's choice (None when nothing was found). ``checks``: what the
+    document's other amounts say the total is (``consensus``)."""
     choices: dict[str, Choice | None] = {}
     for name in SCORED_FIELDS:
         pool = admissible(name, candidates[name])
         choices[name] = choose(models[name], pool)
     choices["amount"] = settle_amount(
         choices["amount"], candidates["amount"], cells, models["amount"]
+    )
+    choices["amount"] = settle_by_consensus(
+        choices["amount"], candidates["amount"], checks, models["amount"]
     )
     choices["merchant"] = settle_issuer(choices["merchant"], candidates["merchant"], models)
     choices["doc_date"] = settle_year(choices["doc_date"], candidates["doc_date"], today)

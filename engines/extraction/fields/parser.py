@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from ..layout import PageLayout, layout_text, text_layout
+from .consensus import AmountChecks, amount_checks
 from .countries import Country
 from .currency import detect_currency
 from .dates import date_candidates
@@ -83,6 +84,11 @@ class Context:
         cells = self.printed_cells
         return magnitudes(cells) if self.printed_negative else cells
 
+    @cached_property
+    def checks(self) -> AmountChecks:
+        """What the document's other amounts say its total is (``consensus``)."""
+        return amount_checks(self.view, self.cells, self.printed_negative)
+
 
 def read_context(pages: Sequence[PageLayout], hints: ParseHints) -> Context:
     text = layout_text(pages)
@@ -107,7 +113,7 @@ def parse_document(
     """Parse the fields of a receipt or invoice from its page layouts."""
     context = read_context(pages, _hints(hints))
     candidates = field_candidates(context)
-    choices = decide(load_models(), candidates, context.cells, context.today)
+    choices = decide(load_models(), candidates, context.cells, context.today, context.checks)
     return assemble(context, choices)
 
 
@@ -128,6 +134,10 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
             continue
         values[name] = choice.candidate.value
         evidence[name] = choice.candidate.evidence(view, choice.confidence)
+        if choice.warning:
+            evidence[name] = dataclasses.replace(
+                evidence[name], warning=choice.warning, confidence=min(choice.confidence, FLAGGED)
+            )
     amount_choice = choices.get("amount")
     totals = settle_totals(values.get("amount"), context.cells)
     line_items = find_line_items(lines, (totals.subtotal, values.get("amount")))

@@ -110,6 +110,9 @@ class Choice:
     margin: float
     confidence: float
     contested: float = 0.0  # another reading of the document disputes the value (decide)
+    # Why a person should check it: the document's other amounts dispute the value, or agree
+    # on another figure that was taken instead (``consensus``).
+    warning: str | None = None
 
 
 def choose(model: FieldModel, candidates: Iterable[Candidate]) -> Choice | None:

@@ -184,7 +184,7 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
     # What a tax line is a small share of: the largest labelled total or the amount the
     # customer handed over minus the change.
     reference = max([*labelled_totals, *handed], default=None)
-    item_sums = _item_sums(view, cells)
+    sums_of_items = item_sums(cells)
     in_tax_table = _tax_table_lines(view)
     last_total_index = max(
         (c.line.index for c in positives if total_kind(c) in TOTAL_KINDS), default=-1
@@ -225,7 +225,7 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
             tendered_minus_change=float(value in handed),
             paid_elsewhere=float(value in tendered and kind != "paid"),
             rounded_total=float(value in adjusted and value % FIVE_CENTS == 0),
-            items_sum=float(value in item_sums),
+            items_sum=float(value in sums_of_items),
             tax_table=float(cell.line.index in in_tax_table),
             small_share=float(reference is not None and value * 4 <= reference),
             label_rate=float(
@@ -250,7 +250,7 @@ def total_kind(cell: Cell) -> str:
     return cell.above.kind if cell.above is not None else "none"
 
 
-def _item_sums(view: DocView, cells: list[Cell]) -> set[Decimal]:
+def item_sums(cells: Sequence[Cell]) -> set[Decimal]:
     """Running sums of the unlabelled row amounts from the top: the items add up to the
     total just below them."""
     sums: set[Decimal] = set()
