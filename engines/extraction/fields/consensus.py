@@ -1,11 +1,11 @@
 """What a document's other amounts say its total is, and what to do when the total disagrees.
 
 A receipt states its total more than once, in independent ways: the articles add up to it;
-the subtotal and the tax (or the subtotal less a coupon), and a tip, make it; the tax table's net and tax
-per rate make it; the cash handed over less the change given back is it; a card payment row
-repeats it. Each is a *source*. A total that no source confirms while the sources agree among
-themselves on another figure is, most often, a total OCR misread (a digit lost, a 0 read as
-an 8) — and the figure the sources agree on is the one paid.
+the subtotal and the tax (or the subtotal less a coupon), and a tip, make it; the tax
+table's net and tax per rate make it; the cash handed over less the change given back is it;
+a card payment row repeats it. Each is a *source*. A total that no source confirms while the
+sources agree among themselves on another figure is, most often, a total OCR misread (a
+digit lost, a 0 read as an 8) — and the figure the sources agree on is the one paid.
 
 So, for the amount chosen by the model (``decide``):
 
