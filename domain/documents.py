@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from domain.doc_types import DocType
 from domain.where import Filterable
 
-# A refund receipt and an invoice's credit note carry a negative amount: money back.
-DocType = Literal["receipt", "invoice", "refund", "credit-note", "other"]
 DocumentSource = Literal["upload", "email", "whatsapp", "inbound-email"]
 ProcessingStatus = Literal["queued", "processing", "processed", "skipped", "failed", "warning"]
 PaymentStatus = Literal["paid", "unpaid", "partially-paid", "refunded"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
-from domain.documents import DocType
+from domain.doc_types import DocType
 
 from .scoring import FieldEvidence
 

@@ -251,13 +251,27 @@ def _negated_item(item: LineItem) -> LineItem:
 def summary(fields: ParsedFields) -> str:
     if not fields.financial:
         return f"Not a financial document: {fields.skip_reason}."
-    parts = [fields.doc_type.replace("-", " ").capitalize()]
-    if fields.merchant:
-        parts.append(f"from {fields.merchant}")
-    if fields.doc_date:
-        parts.append(f"dated {fields.doc_date.isoformat()}")
-    if fields.amount is not None:
-        parts.append(f"for {fields.amount}{' ' + fields.currency if fields.currency else ''}")
+    return describe(
+        fields.doc_type, fields.merchant, fields.doc_date, fields.amount, fields.currency
+    )
+
+
+def describe(
+    doc_type: str | None,
+    merchant: str | None,
+    doc_date: date | None,
+    amount: Decimal | None,
+    currency: str | None,
+) -> str:
+    """The one-line summary of a financial document: "Receipt from Shell dated 2024-03-14
+    for 13.50 EUR." (also made again when a person corrects one of these fields)."""
+    parts = [(doc_type or "document").replace("-", " ").capitalize()]
+    if merchant:
+        parts.append(f"from {merchant}")
+    if doc_date:
+        parts.append(f"dated {doc_date.isoformat()}")
+    if amount is not None:
+        parts.append(f"for {amount}{' ' + currency if currency else ''}")
     return " ".join(parts) + "."
 
 
