@@ -42,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.extraction import ExtractedText, OcrPlan, extract_text
 from engines.extraction.fields.dates import numeric_date, textual_date
+from engines.extraction.layout import text_layout
+from engines.extraction.text_types import PageText
 
 DEFAULT_DATASET = Path(__file__).resolve().parents[2] / "shared/datasets/receipts-dev"
 HOLDOUT_FILE = Path(__file__).resolve().parent / "extraction_holdout.json"
@@ -59,7 +61,15 @@ FIELDS = {
     "merchant": "merchant",
     "currency": "currency",
     "invoiceId": "invoice_id",
+    # Secondary fields (issue 40): checked where the labels give them, never fitted on.
+    "subtotal": "subtotal",
+    "taxAmount": "tax_amount",
+    "lineItems": "line_items",  # the number of lines
+    "merchantTaxId": "merchant_tax_id",
 }
+# The labels models are fitted on: the data fingerprint covers these only, so labelling a
+# secondary field does not make the shipped model.json look stale.
+FITTED_LABELS = ("amount", "date", "merchant", "currency", "invoiceId")
 LEGAL = re.compile(
     r"\b(sdn\.?\s*bhd\.?|s/b|bhd|gmbh|ltd|limited|inc|llc|plc|b\.v\.|bv|s\.a\.|sarl|s\.l\.|"
     r"srl|s\.r\.l\.|spa|s\.p\.a\.|co\.|company|enterprise|trading)\b",
@@ -112,6 +122,7 @@ def load_dev(root: Path, folder: str) -> list[Sample]:
                     "date": date.fromisoformat(row["date"]),
                     "merchant": row["merchant"],
                     "currency": row["currency"],
+                    "lineItems": row.get("num_items"),
                 },
                 merchant_group(row["merchant"]),
             )
@@ -127,6 +138,16 @@ def load_dev(root: Path, folder: str) -> list[Sample]:
                 "currency": label["currency"],
                 "invoiceId": label["invoice_number"],
                 "amount": money(str(label["amount"])) if "amount" in label else None,
+                "subtotal": (
+                    money(str(label["amount_untaxed"])) if "amount_untaxed" in label else None
+                ),
+                "taxAmount": (
+                    money(str(round(label["amount"] - label["amount_untaxed"], 2)))
+                    if "amount_untaxed" in label and "amount" in label
+                    else None
+                ),
+                "lineItems": len(label["lines"]) if "lines" in label else None,
+                "merchantTaxId": label.get("vat"),
             }
             path = label_file.with_suffix(".pdf")
             samples.append(
@@ -205,6 +226,10 @@ def synthetic_samples(count: int, render: bool = True) -> list[Sample]:
             "merchant": invoice.issuer.name,
             "currency": invoice.language.currency,
             "invoiceId": invoice.number,
+            "subtotal": invoice.subtotal,
+            "taxAmount": invoice.tax,
+            "lineItems": len(invoice.items),
+            "merchantTaxId": invoice.vat_id if _is_tax_label(invoice.labels["vat"]) else None,
         }
         samples.append(
             Sample(
@@ -219,6 +244,44 @@ def synthetic_samples(count: int, render: bool = True) -> list[Sample]:
     return samples
 
 
+# Registration numbers the generated invoices print under the same heading as tax ids: not
+# tax ids (a company number, SIRET, RCS, KvK).
+REGISTRATION_LABELS = ("company no", "siret", "rcs", "kvk")
+
+
+def _is_tax_label(label: str) -> bool:
+    return not label.lower().startswith(REGISTRATION_LABELS)
+
+
+def synthetic_receipt_samples(count: int, seed: int = 0) -> list[Sample]:
+    """Generated till slips as OCR reads them (``tests/extraction/synthetic/receipts``): text
+    rows, with the troubles of photographed receipts; each shop is its own group."""
+    from tests.extraction.synthetic.receipts import receipts
+
+    samples = []
+    for receipt in receipts(count, seed):
+        expected: dict[str, Any] = {
+            "amount": receipt.amount,
+            "date": receipt.doc_date,
+            # The brand, or the registered company when the slip prints it: either is right.
+            "merchant": tuple(name for name in (receipt.merchant, receipt.legal_name) if name),
+            "taxAmount": receipt.tax,
+            "lineItems": receipt.line_count,
+            "merchantTaxId": receipt.tax_id,
+        }
+        samples.append(
+            Sample(
+                "receipts",
+                f"receipt-{receipt.seed}-{receipt.language}.txt",
+                receipt.text.encode(),
+                "text/plain",
+                expected,
+                "receipt-" + merchant_group(receipt.merchant or ""),
+            )
+        )
+    return samples
+
+
 def data_fingerprint(samples: list[Sample]) -> str:
     """SHA-256 of what models are fitted on: per document its folder, name, content (the
     file's SHA-256; a generated invoice is fixed by its name and truth) and labels."""
@@ -227,8 +290,14 @@ def data_fingerprint(samples: list[Sample]) -> str:
             (
                 sample.folder,
                 sample.name,
-                "" if sample.folder == "synthetic" else hashlib.sha256(sample.data).hexdigest(),
-                json.dumps(sample.expected, sort_keys=True, default=str),
+                ""
+                if sample.folder in ("synthetic", "receipts")
+                else hashlib.sha256(sample.data).hexdigest(),
+                json.dumps(
+                    {k: v for k, v in sample.expected.items() if k in FITTED_LABELS},
+                    sort_keys=True,
+                    default=str,
+                ),
             )
         )
         for sample in samples
@@ -264,6 +333,12 @@ def matches(name: str, expected: Any, found: Any) -> bool:
     """Whether a found value counts as the expected one (rules in the module docstring)."""
     if found is None or expected is None:
         return False
+    if name == "merchant" and isinstance(expected, tuple):
+        return any(matches(name, each, found) for each in expected)
+    if name == "merchant" and isinstance(found, tuple):
+        # The brand or the registered name: both name the seller (the merchant people know
+        # and merchantLegalName), as the sealed set counts them.
+        return any(matches(name, expected, each) for each in found if each)
     if name == "merchant":
         want, got = normalize(str(expected)), normalize(str(found))
         if not want or not got:
@@ -273,12 +348,19 @@ def matches(name: str, expected: Any, found: Any) -> bool:
         return difflib.SequenceMatcher(None, want, got).ratio() >= 0.8
     if name == "invoiceId":
         return str(expected).lstrip("#").lower() == str(found).lstrip("#").lower()
+    if name == "lineItems":
+        return int(expected) == len(found)
+    if name == "merchantTaxId":
+        return normalize(str(expected)) == normalize(str(found))
     return bool(expected == found)
 
 
 def read_text(sample: Sample, plan: OcrPlan, fresh: bool = False) -> ExtractedText:
     """The sample's extracted text; OCR results are cached on disk between runs (the
-    cache is only for accuracy work: timing runs read every document afresh)."""
+    cache is only for accuracy work: timing runs read every document afresh). A generated
+    till slip is already text, as OCR would read it."""
+    if sample.mime == "text/plain":
+        return text_reading(sample.data.decode())
     target = CACHE / f"{cache_key(sample, plan)}.pickle"
     if not fresh and target.exists():
         cached: ExtractedText = pickle.loads(target.read_bytes())
@@ -288,6 +370,12 @@ def read_text(sample: Sample, plan: OcrPlan, fresh: bool = False) -> ExtractedTe
         CACHE.mkdir(exist_ok=True)
         target.write_bytes(pickle.dumps(text))
     return text
+
+
+def text_reading(text: str) -> ExtractedText:
+    """Plain text as a one-page reading (columns: three or more spaces)."""
+    page = PageText(1, text_layout(text, 1), "plain-text", ocr=True)
+    return ExtractedText((page,), 1)
 
 
 def cache_key(sample: Sample, plan: OcrPlan) -> str:

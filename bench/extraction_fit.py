@@ -116,7 +116,9 @@ def choice_rows(docs: Sequence[Prepared], models: dict[str, FieldModel], name: s
             continue
         # The final decision (model and rules), so the confidence is calibrated on what
         # the parser answers.
-        choice = decide(models, doc.candidates, doc.context.cells, doc.context.today)[name]
+        choice = decide(
+            models, doc.candidates, doc.context.cells, doc.context.today, doc.context.checks
+        )[name]
         if choice is None:
             continue
         right = matches(LABEL_OF[name], doc.sample.expected[LABEL_OF[name]], choice.candidate.value)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from domain.doc_types import DocType
 from domain.where import Filterable
 
-DocType = Literal["receipt", "invoice", "other"]
 DocumentSource = Literal["upload", "email", "whatsapp", "inbound-email"]
 ProcessingStatus = Literal["queued", "processing", "processed", "skipped", "failed", "warning"]
 PaymentStatus = Literal["paid", "unpaid", "partially-paid", "refunded"]
@@ -53,6 +53,10 @@ COUNT_FILTERS: dict[str, Filterable] = {
     "amount": _MONEY,
     "docDate": Filterable("date"),
     "merchant": _TEXT,
+    # Beyond the spec's list: the registered company printed on the document and its tax id
+    # (VAT, GST, USt-IdNr.), beside the merchant people know (the brand).
+    "merchantLegalName": _TEXT,
+    "merchantTaxId": _CODE,
     "category": _TEXT,
     "docType": _choice(DocType),
     "invoiceId": _TEXT,
@@ -66,6 +70,7 @@ COUNT_FILTERS: dict[str, Filterable] = {
     "summary": _TEXT,
     "taxAmount": _MONEY,
     "subtotal": _MONEY,
+    "tipAmount": _MONEY,
     "isRecurring": Filterable("boolean"),
     "recurringType": _choice(RecurringType),
     # Beyond the spec's list: where processing stands (the dashboard's status filter and its

@@ -102,6 +102,22 @@ def describe_where(fields: Mapping[str, Filterable], example: Mapping[str, Any])
     )
 
 
+def describe_narrower_where(
+    fields: Mapping[str, Filterable],
+    wider: Mapping[str, Filterable],
+    wider_name: str,
+    example: Mapping[str, Any],
+) -> str:
+    """The description of a ``where`` that takes a subset of another capability's fields
+    (documents.count's of documents.search's): the fields it leaves out, and an example.
+    Said once, not listed again: every reader of one listing pays for each byte."""
+    left_out = [name for name in wider if name not in fields]
+    return (
+        f"The fields, types and ops of {wider_name}'s where, except "
+        f"{', '.join(_grouped(left_out))}. Example: {json.dumps(example, separators=(',', ':'))}"
+    )
+
+
 class WhereCondition(BaseModel):
     """A test of one field ``{field, op, value}``, or a nested group ``{logic, conditions}``."""
 

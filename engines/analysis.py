@@ -4,7 +4,9 @@ processing, run in a worker process or thread so it never blocks the event loop.
 A page OCR read nothing usable from (no amount and date, and no text that reads as words:
 a photo upside down or sideways reads as fragments) is read again before giving up: turned
 the other ways and with the other OCR engine, keeping the reading that finds most; the
-fields say so (``ParsedFields.reading_note``), and so does the reason a person is shown.
+fields say so (``ParsedFields.reading_note``), and so does the reason a person is shown. A
+PDF whose text layer holds as little (a scanner's stamp over a scanned receipt) is read
+again once, its pages OCR'd as images.
 """
 
 from __future__ import annotations
@@ -63,7 +65,9 @@ def analyze(
     text = extract_text(data, mime, max_pages=max_pages)
     hints = ParseHints(country_code=country_code, currency=currency, today=today)
     fields = parse_fields(text.layouts, hints)
-    if text.ocr_used and not core_read(fields) and not reads_well(text):
+    if not core_read(fields) and not reads_well(text):
+        # OCR read little, or a PDF's text layer holds little (a scanner's stamp over the
+        # scanned receipt): read the pages again.
         text, fields = read_again(data, mime, max_pages, hints, text, fields)
     category: str | None = None
     confidence = 0.0
@@ -125,9 +129,11 @@ def read_again(
     tried = []
     best: tuple[tuple[int, float], str, ExtractedText, ParsedFields] | None = None
     first = found_count(fields)
-    for how, turn, engine in _second_readings():
+    for how, turn, engine in _second_readings(text.ocr_used):
         tried.append(how)
-        again = extract_text(data, mime, max_pages=max_pages, engine=engine, turn=turn)
+        again = extract_text(
+            data, mime, max_pages=max_pages, engine=engine, turn=turn, text_layers=False
+        )
         found = parse_fields(again.layouts, hints)
         rank = found_count(found)
         if rank > first and (best is None or rank > best[0]):
@@ -142,7 +148,12 @@ def read_again(
     return text, dataclasses.replace(fields, reading_note=note)
 
 
-def _second_readings() -> Iterator[tuple[str, int, str]]:
+def _second_readings(ocr_used: bool) -> Iterator[tuple[str, int, str]]:
+    if not ocr_used:
+        # A PDF read from its text layer alone: its pages as images, once (a text PDF with
+        # no total is common, and every further reading would cost an OCR of every page).
+        yield "by OCR (its text layer held little)", 0, DEFAULT_ENGINE
+        return
     for turn in TURNS:
         yield f"turned {turn}°", turn, DEFAULT_ENGINE
     others = [name for name in available_engines() if name not in (DEFAULT_ENGINE, "auto")]

@@ -28,7 +28,7 @@ from domain.documents import (
     ProcessingStatus,
     RecurringType,
 )
-from domain.where import WhereClause, describe_where
+from domain.where import WhereClause, describe_narrower_where, describe_where
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
 
@@ -69,8 +69,28 @@ class LineItem(BaseModel):
     taxAmount: Money | None = Field(default=None, description="Tax in the line total")
 
 
+class TaxLine(BaseModel):
+    """The tax of one rate: "GST 6% on 35.00: 2.10", "MwSt A 19% 10,00 1,90"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rate: Quantity | None = Field(default=None, description="The rate in percent, e.g. 19")
+    net: Money | None = Field(default=None, description="The amount the tax is on")
+    tax: Money = Field(description="The tax at this rate")
+
+
 EvidenceField = Literal[
-    "merchant", "amount", "currency", "docDate", "invoiceId", "subtotal", "taxAmount"
+    "merchant",
+    "merchantLegalName",
+    "merchantTaxId",
+    "amount",
+    "currency",
+    "docDate",
+    "invoiceId",
+    "subtotal",
+    "taxAmount",
+    "tipAmount",
+    "lineItems",
 ]
 
 
@@ -90,6 +110,10 @@ class FieldEvidence(CapabilityOutput):
     text: str | None = Field(default=None, description="The text it was read from")
     source: str | None = Field(
         default=None, description="What decided it: amount, date, merchant, printed, edited…"
+    )
+    warning: str | None = Field(
+        default=None,
+        description="Why a person should check it (e.g. the lines do not add up to the total)",
     )
 
 
@@ -122,7 +146,17 @@ class Document(CapabilityOutput):
 
     id: str = Field(description="Document id, doc_…")
     merchant: str | None = Field(default=None, description="Who was paid, as read or corrected")
-    amount: Money | None = Field(default=None, description="Total, in ``currency``")
+    merchantLegalName: str | None = Field(
+        default=None,
+        description="The registered company printed on it (… Sdn Bhd, … GmbH), when it differs "
+        "from or adds to merchant",
+    )
+    merchantTaxId: str | None = Field(
+        default=None, description="The seller's VAT, GST or tax number printed on it"
+    )
+    amount: Money | None = Field(
+        default=None, description="Total, in ``currency`` (negative for a refund or credit note)"
+    )
     currency: str | None = Field(
         default=None, description="ISO 4217 code of amount, taxAmount and subtotal"
     )
@@ -140,7 +174,9 @@ class Document(CapabilityOutput):
     category: str | None = Field(
         default=None, description="Spending category (Fuel, Meals, Software…)"
     )
-    docType: DocType | None = Field(default=None, description="receipt, invoice or other")
+    docType: DocType | None = Field(
+        default=None, description="receipt, invoice, refund, credit-note or other"
+    )
     summary: str | None = Field(default=None, description="A short description of what was bought")
     invoiceId: str | None = Field(default=None, description="The invoice number printed on it")
     receiptId: str | None = Field(default=None, description="The receipt number printed on it")
@@ -157,6 +193,10 @@ class Document(CapabilityOutput):
     toEmail: str | None = Field(default=None, description="Address the e-mail was sent to")
     taxAmount: Money | None = Field(default=None, description="Tax included in amount")
     subtotal: Money | None = Field(default=None, description="Amount before tax")
+    tipAmount: Money | None = Field(default=None, description="Tip included in amount")
+    taxLines: list[TaxLine] | None = Field(
+        default=None, description="The tax per rate, as printed (one line per rate)"
+    )
     isRecurring: bool | None = Field(
         default=None, description="A repeating charge (subscription, rent…)"
     )
@@ -266,8 +306,10 @@ SEARCH_WHERE = describe_where(
         ]
     },
 )
-COUNT_WHERE = describe_where(
+COUNT_WHERE = describe_narrower_where(
     COUNT_FILTERS,
+    SEARCH_FILTERS,
+    "documents.search",
     {
         "conditions": [
             {"field": "docDate", "op": "gte", "value": "2026-10-01"},
@@ -372,6 +414,12 @@ class UpdateDocument(CapabilityInput):
 
     id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
     merchant: str | None = Field(default=None, min_length=1, max_length=200, description="Seller")
+    merchantLegalName: str | None = Field(
+        default=None, min_length=1, max_length=200, description="Registered name"
+    )
+    merchantTaxId: str | None = Field(
+        default=None, min_length=1, max_length=40, description="Seller's VAT or GST number"
+    )
     amount: Money | None = Field(default=None, description="Total, in currency")
     currency: str | None = Field(
         default=None, pattern=CURRENCY_PATTERN, description="ISO 4217 code, e.g. EUR"
@@ -395,12 +443,14 @@ class UpdateDocument(CapabilityInput):
     toEmail: EmailStr | None = Field(default=None, description="Recipient's e-mail address")
     taxAmount: Money | None = Field(default=None, description="Tax in the total")
     subtotal: Money | None = Field(default=None, description="Total before tax")
+    tipAmount: Money | None = Field(default=None, description="Tip in the total")
+    taxLines: list[TaxLine] | None = Field(
+        default=None, max_length=20, description="Replaces every tax line"
+    )
     isRecurring: Boolean | None = Field(default=None, description="A repeating charge")
     recurringType: RecurringType | None = Field(default=None, description="How often it repeats")
     entityId: str | None = Field(
-        default=None,
-        max_length=100,
-        description="Your own id of the entity it belongs to (company, client, project)",
+        default=None, max_length=100, description="Your id of its entity (company, project…)"
     )
     entityName: str | None = Field(default=None, max_length=200, description="The entity's name")
     expenseLocation: ExpenseLocation | None = Field(

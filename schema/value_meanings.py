@@ -193,6 +193,8 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
         {
             "receipt": "A receipt: proof of a payment made",
             "invoice": "An invoice: a bill to pay or paid",
+            "refund": "A refund receipt: money paid back (a negative amount)",
+            "credit-note": "A credit note against an invoice (a negative amount)",
             "other": "Another financial document",
         },
     ),

@@ -79,7 +79,55 @@ def compact(
         # Each use is a property, described where it is used (tests/mcp hold every property
         # to having a description); the definition's own docstring would say it again.
         top["$defs"][name] = {k: v for k, v in shared.items() if k != "description"}
-    return walk(top, lambda node, key: nullable(node, null_is_absent))
+    return shared_decimals(walk(top, lambda node, key: nullable(node, null_is_absent)))
+
+
+# Decimals that recur (amounts, quantities) by the pattern of their strings, and the name their
+# one definition takes.
+DECIMAL_NAMES = {
+    "^-?[0-9]{1,13}(\\.[0-9]{1,2})?$": "Money",
+    "^-?[0-9]{1,11}(\\.[0-9]{1,4})?$": "Quantity",
+}
+
+
+def shared_decimals(schema: Schema) -> Schema:
+    """A decimal the tool takes more than once (documents_update's amounts, a line item's
+    price) is defined once in ``$defs`` (with null: where null is not accepted the capability
+    says so) and each use refers to it beside its own description."""
+    uses: dict[str, int] = {}
+
+    def count(node: Schema, key: str | None) -> Schema:
+        name = _decimal_name(node)
+        if name is not None:
+            uses[name] = uses.get(name, 0) + 1
+        return node
+
+    walk(schema, count)
+    shared = {name for name, times in uses.items() if times > 1}
+    if not shared:
+        return schema
+
+    def refer(node: Schema, key: str | None) -> Schema:
+        name = _decimal_name(node)
+        if name not in shared:
+            return node
+        rest = {k: v for k, v in node.items() if k not in ("type", "pattern")}
+        return {"$ref": REF.format(name=name), **rest}
+
+    out: Schema = walk(schema, refer)
+    definitions = dict(out.get("$defs", {}))
+    for pattern, name in DECIMAL_NAMES.items():
+        if name in shared:
+            definitions[name] = {"type": ["number", "string", "null"], "pattern": pattern}
+    out["$defs"] = definitions
+    return out
+
+
+def _decimal_name(node: Schema) -> str | None:
+    kinds = node.get("type")
+    if not isinstance(kinds, list) or kinds[:2] != ["number", "string"]:
+        return None
+    return DECIMAL_NAMES.get(node.get("pattern", ""))
 
 
 def walk(node: Any, rewrite: Rewrite, key: str | None = None) -> Any:

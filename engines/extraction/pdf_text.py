@@ -24,10 +24,15 @@ MIN_TEXT_LAYER_CHARS = 16
 
 
 def read_pdf(
-    data: bytes, max_pages: int | None, plan: Callable[[], OcrPlan], turn: int = 0
+    data: bytes,
+    max_pages: int | None,
+    plan: Callable[[], OcrPlan],
+    turn: int = 0,
+    text_layers: bool = True,
 ) -> tuple[list[PageText], int, list[str]]:
     """Return (pages, page count, warnings); ``plan`` is only built if a page needs OCR;
-    scanned pages are turned by ``turn`` degrees before it."""
+    scanned pages are turned by ``turn`` degrees before it. Without ``text_layers`` every
+    page is rendered and OCR'd (a scan whose text layer holds only a scanner's stamp)."""
     try:
         document = pypdfium2.PdfDocument(data)
     except pypdfium2.PdfiumError as exc:
@@ -38,7 +43,7 @@ def read_pdf(
         for index in range(_limit(count, max_pages)):
             page = document[index]
             layout = text_layer(page, index + 1)
-            if _has_text_layer(layout):
+            if text_layers and _has_text_layer(layout):
                 pages.append(PageText(index + 1, layout, "pdf-text", ocr=False))
                 continue
             image = page.render(scale=render_scale(*page.get_size())).to_pil()

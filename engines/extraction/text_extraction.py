@@ -30,6 +30,7 @@ def extract_text(
     max_pages: int | None = None,
     engine: str | OcrPlan = DEFAULT_ENGINE,
     turn: int = 0,
+    text_layers: bool = True,
 ) -> ExtractedText:
     """Extract the text of a document.
 
@@ -37,7 +38,8 @@ def extract_text(
     one, and images, are OCR'd with ``engine`` (a plan name from ``available_engines()``
     or a ready ``OcrPlan``).
     ``max_pages`` bounds the pages read (the page count still reports the whole document).
-    ``turn`` (degrees clockwise) turns images and scanned pages before OCR.
+    ``turn`` (degrees clockwise) turns images and scanned pages before OCR. Without
+    ``text_layers`` PDF pages are OCR'd even where they have a text layer.
     """
     kind = mime.split(";", 1)[0].strip().lower()
 
@@ -45,7 +47,7 @@ def extract_text(
         return engine if isinstance(engine, OcrPlan) else build_plan(engine)
 
     if kind in PDF_TYPES:
-        pages, count, warnings = read_pdf(data, max_pages, plan, turn)
+        pages, count, warnings = read_pdf(data, max_pages, plan, turn, text_layers)
         return ExtractedText(tuple(pages), count, tuple(warnings))
     if kind in IMAGE_TYPES:
         if max_pages == 0:

@@ -21,7 +21,8 @@ from bson import Decimal128
 from engines.text import tokenize
 from persistence.money import from_cents, to_cents
 
-MONEY_FIELDS = ("amount", "taxAmount", "subtotal")
+MONEY_FIELDS = ("amount", "taxAmount", "subtotal", "tipAmount")
+TAX_LINE_MONEY_FIELDS = ("net", "tax")
 LINE_MONEY_FIELDS = ("amount", "taxAmount")
 LINE_DECIMAL_FIELDS = ("quantity", "unitPrice")
 # Fields that exist only in storage; a read that returns documents leaves them out.
@@ -40,7 +41,14 @@ STORED_ONLY = (
 # Stored fields ``preferredCents`` is computed from.
 PREFERRED_INPUTS = ("amount", "conversionRate")
 # Text fields whose words are searchable (with line-item descriptions, see ``searchable_texts``).
-SEARCHABLE_FIELDS = ("merchant", "summary", "category", "invoiceId", "receiptId")
+SEARCHABLE_FIELDS = (
+    "merchant",
+    "merchantLegalName",
+    "summary",
+    "category",
+    "invoiceId",
+    "receiptId",
+)
 LINE_DESCRIPTIONS = "lineItems.description"
 # API field → stored fields it is made from, where the two differ.
 STORED_FOR = {"id": ("_id",), "date": ("docDate",), "link": ("_id",)}
@@ -71,6 +79,8 @@ class StoredDocument(TypedDict, total=False):
     _id: str
     workspaceId: str
     merchant: str | None
+    merchantLegalName: str | None
+    merchantTaxId: str | None
     amount: int | None  # cents
     currency: str | None
     preferredCurrency: str | None
@@ -89,6 +99,8 @@ class StoredDocument(TypedDict, total=False):
     toEmail: str | None
     taxAmount: int | None  # cents
     subtotal: int | None  # cents
+    tipAmount: int | None  # cents
+    taxLines: list[dict[str, Any]] | None  # rate Decimal128, net and tax in cents
     isRecurring: bool | None
     recurringType: str | None
     entityId: str | None
@@ -168,7 +180,29 @@ def to_record(fields: Mapping[str, Any]) -> dict[str, Any]:
         record["docDate"] = midnight(doc_date)
     if record.get("lineItems") is not None:
         record["lineItems"] = [_line_to_record(item) for item in record["lineItems"]]
+    if record.get("taxLines") is not None:
+        record["taxLines"] = [_tax_line_to_record(line) for line in record["taxLines"]]
     return record
+
+
+def _tax_line_to_record(item: Mapping[str, Any]) -> dict[str, Any]:
+    line = dict(item)
+    for name in TAX_LINE_MONEY_FIELDS:
+        if line.get(name) is not None:
+            line[name] = to_cents(line[name])
+    if line.get("rate") is not None:
+        line["rate"] = Decimal128(Decimal(str(line["rate"])))
+    return line
+
+
+def _tax_line_from_record(item: Mapping[str, Any]) -> dict[str, Any]:
+    line = dict(item)
+    for name in TAX_LINE_MONEY_FIELDS:
+        if isinstance(line.get(name), int):
+            line[name] = from_cents(line[name])
+    if isinstance(line.get("rate"), Decimal128):
+        line["rate"] = line["rate"].to_decimal()
+    return line
 
 
 def _line_to_record(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,6 +229,8 @@ def from_record(record: Mapping[str, Any]) -> dict[str, Any]:
         out["date"] = out["docDate"]
     if out.get("lineItems") is not None:
         out["lineItems"] = [_line_from_record(item) for item in out["lineItems"]]
+    if out.get("taxLines") is not None:
+        out["taxLines"] = [_tax_line_from_record(line) for line in out["taxLines"]]
     if isinstance(out.get("file"), dict):
         out["file"] = {k: v for k, v in out["file"].items() if k != "gridfsId"}
     return out

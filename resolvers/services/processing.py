@@ -181,7 +181,15 @@ class Analyzer:
 
 
 # Engine field names → the document's (API) field names.
-API_FIELD = {"doc_date": "docDate", "invoice_id": "invoiceId", "tax_amount": "taxAmount"}
+API_FIELD = {
+    "doc_date": "docDate",
+    "invoice_id": "invoiceId",
+    "tax_amount": "taxAmount",
+    "tip_amount": "tipAmount",
+    "merchant_legal_name": "merchantLegalName",
+    "merchant_tax_id": "merchantTaxId",
+    "line_items": "lineItems",
+}
 
 
 def evidence_entries(parsed: ParsedFields) -> list[dict[str, Any]]:
@@ -194,6 +202,7 @@ def evidence_entries(parsed: ParsedFields) -> list[dict[str, Any]]:
             "box": list(found.box) if found.box is not None else None,
             "text": found.text[:300] if found.text else None,
             "source": found.source,
+            "warning": found.warning,
         }
         for name, found in parsed.evidence.items()
     ]
@@ -211,10 +220,17 @@ def document_fields(analysis: Analysis) -> dict[str, Any]:
     }
     return {
         "merchant": parsed.merchant,
+        "merchantLegalName": parsed.merchant_legal_name,
+        "merchantTaxId": parsed.merchant_tax_id,
         "docDate": parsed.doc_date,
         "amount": parsed.amount,
         "subtotal": parsed.subtotal,
         "taxAmount": parsed.tax_amount,
+        "tipAmount": parsed.tip_amount,
+        "taxLines": [
+            {"rate": line.rate, "net": line.net, "tax": line.tax} for line in parsed.tax_lines
+        ]
+        or None,
         "currency": parsed.currency,
         "invoiceId": parsed.invoice_id,
         "receiptId": parsed.receipt_id,

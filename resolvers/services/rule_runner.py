@@ -37,7 +37,7 @@ from resolvers.framework.context import Context, Principal
 from resolvers.framework.errors import CapabilityError, NotFound
 from resolvers.framework.invoke import invoke_as
 from resolvers.services.container import Services
-from resolvers.services.document_edits import edit_entries
+from resolvers.services.document_edits import edit_entries, with_summary
 from resolvers.services.document_views import full_view, jsonable
 from schema.rules import RuleAction, RuleDefinition
 
@@ -241,6 +241,7 @@ async def set_fields(
     a correction would (only the fields that actually change)."""
     changes, described = FIELD_CHANGES[action.type](action)
     current = full_view(record, services.base_url)
+    changes = with_summary(current, changes)
     edits = edit_entries(current, changes, by=rule["_id"], via="rule", at=utcnow())
     if not edits:
         return f"{described} (already so)", False

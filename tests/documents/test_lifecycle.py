@@ -68,7 +68,7 @@ async def test_update_validation(client: httpx.AsyncClient, seeded: Tenant) -> N
         ),
         "docType": (
             {"id": "doc_a", "docType": "memo"},
-            "docType: Input should be 'receipt', 'invoice' or 'other'",
+            "docType: Input should be 'receipt', 'invoice', 'refund', 'credit-note' or 'other'",
         ),
         "fileName": ({"id": "doc_a", "file": {"fileName": "x"}}, "file: unknown property"),
         "status": (

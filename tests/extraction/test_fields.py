@@ -454,12 +454,18 @@ def test_a_total_disputed_by_a_stronger_total_below_is_sent_for_review() -> None
     assert reason is not None and "amount" in reason
 
 
-def test_a_brand_beside_a_registered_company_is_an_uncertain_merchant() -> None:
-    from engines.extraction.review import WARNING_CONFIDENCE
-
+def test_a_brand_beside_a_registered_company_gives_both_names() -> None:
+    # Before issue 40 the pick between the two was uncertain (a warning); now each has its
+    # field, and either is the seller for its reader.
     franchise = parse_fields(
         "TESCO\nHarbour Retail Ltd\n12 High Street, Leeds\nBread   2.00\nTotal   9.00", TODAY
     )
     brand_only = parse_fields("TESCO\n12 High Street, Leeds\nBread   2.00\nTotal   9.00", TODAY)
-    assert (franchise.confidence("merchant") or 0.0) < WARNING_CONFIDENCE
-    assert (brand_only.confidence("merchant") or 0.0) >= WARNING_CONFIDENCE
+    assert (franchise.merchant, franchise.merchant_legal_name) == ("TESCO", "Harbour Retail Ltd")
+    assert (brand_only.merchant, brand_only.merchant_legal_name) == ("TESCO", None)
+
+
+def test_a_two_digit_year_date_with_dashes_spaced_out_by_ocr() -> None:
+    for printed in ("12-03-19", "12 - 03 - 19", "12 / 03 / 19", "DATE: 12-03-19 TIME: 21:49"):
+        text = f"KEDAI RUNCIT\n{printed}\nTOTAL RM 12.00"
+        assert parse_fields(text, TODAY).doc_date == date(2019, 3, 12), printed

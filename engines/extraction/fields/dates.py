@@ -27,7 +27,8 @@ from .scoring import Candidate
 from .view import DocView
 
 NUMERIC = re.compile(
-    r"(?<![\d.,])(?P<a>\d{1,4})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{2})"
+    # OCR spaces dashes and slashes out ("12 - 03 - 19"); the same separator both times.
+    r"(?<![\d.,])(?P<a>\d{1,4})(?P<sep>[./-]|\s[-/]\s)(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{2})"
     # OCR glues the time to the year when the space between is narrow: "03/02/201815:28".
     r"(?:(?!\d)|(?<=\d{4})(?=\d{1,2}:\d{2}))"
 )

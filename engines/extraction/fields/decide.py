@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from decimal import Decimal
 
+from .consensus import AmountChecks, settle_by_consensus
 from .scoring import Candidate, Choice, FieldModel, choose
 from .totals import Cell, cash_facts
 
@@ -51,14 +52,19 @@ def decide(
     candidates: Mapping[str, Sequence[Candidate]],
     cells: Sequence[Cell],
     today: date,
+    checks: AmountChecks | None = None,
 ) -> dict[str, Choice | None]:
-    """Each scored field's choice (None when nothing was found)."""
+    """Each scored field's choice (None when nothing was found). ``checks``: what the
+    document's other amounts say the total is (``consensus``)."""
     choices: dict[str, Choice | None] = {}
     for name in SCORED_FIELDS:
         pool = admissible(name, candidates[name])
         choices[name] = choose(models[name], pool)
     choices["amount"] = settle_amount(
         choices["amount"], candidates["amount"], cells, models["amount"]
+    )
+    choices["amount"] = settle_by_consensus(
+        choices["amount"], candidates["amount"], checks, models["amount"]
     )
     choices["merchant"] = settle_issuer(choices["merchant"], candidates["merchant"], models)
     choices["doc_date"] = settle_year(choices["doc_date"], candidates["doc_date"], today)
@@ -69,7 +75,52 @@ def decide(
                 choice.score, choice.margin, choice.candidate.ocr_confidence, contested
             )
             choices[name] = dataclasses.replace(choice, contested=contested, confidence=confidence)
+    choices[LEGAL_NAME] = legal_name(choices["merchant"], candidates["merchant"], models)
+    choices["merchant"] = prefer_brand(choices["merchant"], candidates["merchant"], models)
     return choices
+
+
+# The registered company (a candidate with a legal form), beside the merchant's pick.
+LEGAL_NAME = "merchant_legal_name"
+
+
+def prefer_brand(
+    merchant: Choice | None, candidates: Sequence[Candidate], models: Mapping[str, FieldModel]
+) -> Choice | None:
+    """The name people know: when the pick is a registered company and a known brand heads
+    the document too (a franchise's receipt, a chain's operator), the brand is the merchant
+    and the company its legal name (``legal_name``) — both right, for different readers, so
+    neither contests the other any more."""
+    if merchant is None or not merchant.candidate.features.get("legal_strong"):
+        return merchant
+    brands = [
+        c
+        for c in candidates
+        if c.features.get("brand")
+        and not c.features.get("legal_strong")
+        and not _has(c, BUYER)
+        and c.identity != merchant.candidate.identity
+    ]
+    best = choose(models["merchant"], brands)
+    if best is None:
+        return merchant
+    return dataclasses.replace(best, contested=0.0, confidence=merchant.confidence)
+
+
+def legal_name(
+    merchant: Choice | None, candidates: Sequence[Candidate], models: Mapping[str, FieldModel]
+) -> Choice | None:
+    """The seller's registered name: the pick itself when it carries a legal form ("Sdn
+    Bhd", "GmbH", "B.V."), else the best-scored such name outside the buyer's block (a
+    franchise's receipt heads with the brand and prints its operator below)."""
+    if merchant is not None and merchant.candidate.features.get("legal_strong"):
+        return merchant
+    legal = [
+        c
+        for c in candidates
+        if c.features.get("legal_strong") and not _has(c, BUYER) and len(str(c.value)) >= 4
+    ]
+    return choose(models["merchant"], legal)
 
 
 STRONG_TOTAL = frozenset({"cell_total_strong", "row_total_strong", "above_total_strong"})

@@ -6,11 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Literal
+
+from domain.doc_types import DocType
 
 from .scoring import FieldEvidence
-
-DocType = Literal["receipt", "invoice", "other"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,15 @@ class LineItem:
 
 
 @dataclass(frozen=True)
+class TaxLine:
+    """The tax of one rate: its rate in percent, the net amount it is on, the tax."""
+
+    rate: Decimal | None
+    net: Decimal | None
+    tax: Decimal
+
+
+@dataclass(frozen=True)
 class ExpenseLocation:
     """Where the money was spent, as far as the document says."""
 
@@ -52,10 +60,16 @@ class ParsedFields:
     """The fields of one financial document. ``financial`` False means: skip it."""
 
     merchant: str | None = None
+    # The registered company printed on the document ("MR. D.I.Y. (M) SDN BHD", "Muster
+    # GmbH") beside the name people know (``merchant``, often the brand), and its tax id.
+    merchant_legal_name: str | None = None
+    merchant_tax_id: str | None = None
     doc_date: date | None = None
     amount: Decimal | None = None
     subtotal: Decimal | None = None
     tax_amount: Decimal | None = None
+    tip_amount: Decimal | None = None
+    tax_lines: tuple[TaxLine, ...] = ()
     currency: str | None = None
     invoice_id: str | None = None
     receipt_id: str | None = None

@@ -73,7 +73,8 @@ AMOUNT_LABELS: dict[str, str] = {
         r"balance\s*(?:brought|forward)|previous|tip|trinkgeld|credit\s*note|"
         r"unit\s*price|einzelpreis|prix\s*unitaire|precio\s*unitario|stukprijs|prezzo\s*unitario"
     ),
-    "total": _TOTAL + r"|\bsumme\b|\bbetrag\b|\bamount\b|\bdue\b|\bimporte\b|\bmontant\b|"
+    "total": _TOTAL
+    + r"|\bsumme\b|\bgesamt\b|\bbetrag\b|\bamount\b|\bdue\b|\bimporte\b|\bmontant\b|"
     r"\bbedrag\b|\bimporto\b",
 }
 PRIORITY = tuple(AMOUNT_LABELS)

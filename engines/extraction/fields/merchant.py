@@ -174,7 +174,7 @@ def _header_candidates(
         for rank, line in enumerate(first_page)
         if rank < HEADER_ROWS and view.relative_y(line) <= HEADER_SHARE
     ] or first_page[:HEADER_ROWS]
-    buyer_rows = _buyer_segments(view)
+    buyer_rows = buyer_segments(view)
     segments = [segment for line in header for segment in view.segments(line)]
     tallest = max((segment.line.height for segment in segments), default=1.0)
     found: list[Candidate] = []
@@ -412,19 +412,19 @@ def tidy(text: str) -> str:
     return re.sub(r"\s{2,}", " ", trimmed.strip(" ,:;-–*|_=#\"'")).strip()
 
 
-def _buyer_segments(view: DocView) -> set[tuple[int, int]]:
+def buyer_segments(view: DocView, windows: bool = True) -> set[tuple[int, int]]:
     """(row index, segment start) of every segment in a buyer's block.
 
     The block is the segment that holds a buyer label ("Bill to: ACME") and the segments
-    below it that overlap its column, down to the first blank band; or the address under a
-    letter's sender line (the window of a business letter: sender small on top, the
-    recipient below).
+    below it that overlap its column, down to the first blank band; or (with ``windows``)
+    the address under a letter's sender line (the window of a business letter: sender small
+    on top, the recipient below — a guess that a footer printed the same way also meets).
     """
     rows: set[tuple[int, int]] = set()
     for line in view.lines:
         for segment in view.segments(line):
             labelled = bool(BUYER_LABEL.search(segment.text))
-            window = is_sender_line(segment.text) and _small(view, line)
+            window = windows and is_sender_line(segment.text) and _small(view, line)
             if not labelled and not window:
                 continue
             if labelled:

@@ -19,9 +19,12 @@ from price_parser import Price
 # after (German receipts print returns as "1,99-"). OCR often puts a space after the
 # separator ("24, 23"), which is tolerated. A space is never a thousands separator here:
 # "2 160.00" on a receipt is a quantity and a price.
+# A date is no amount: "30.07" in "30.07.2024" is followed by another separated number; nor
+# is a measure ("3X1.25MM", "0,75 L").
 MONEY = re.compile(
     r"(?<![\d.,])(?P<sign>-\s?)?(?P<number>\d{1,3}(?:[.,'’]\d{3})+|\d+)"
-    r"(?P<sep>[.,])\s?(?P<cents>\d{2})(?![\d%])(?P<trail>-)?"
+    r"(?P<sep>[.,])\s?(?P<cents>\d{2})(?![\d%]|[./]\d|\s?(?i:mm|cm|kg|mg|ml|cl|g|m|l|oz|lbs?)\b)"
+    r"(?P<trail>-)?"
     # Till slips print amounts under one unit without the zero: "RM .01", "-.02".
     r"|(?<![\w.,])(?P<sign2>-\s?)?(?P<sep2>\.)(?P<cents2>\d{2})(?![\d%.,])"
 )

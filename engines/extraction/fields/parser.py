@@ -12,23 +12,28 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
 from ..layout import PageLayout, layout_text, text_layout
+from .consensus import AmountChecks, amount_checks
 from .countries import Country
 from .currency import detect_currency
 from .dates import date_candidates
-from .decide import OTHER_NUMBER, decide
+from .decide import LEGAL_NAME, OTHER_NUMBER, decide
 from .doc_type import classify, non_financial_reason
-from .field_types import ParsedFields, ParseHints
+from .field_types import LineItem, ParsedFields, ParseHints, TaxLine
 from .identifiers import find_receipt_id, invoice_number_candidates
 from .line_items import find_line_items
 from .location import detect_country, detect_location
-from .merchant import merchant_candidates
+from .merchant import buyer_segments, merchant_candidates
 from .payment import find_card_ending, find_payment_method
+from .refunds import magnitudes, printed_negative, titled_refund
 from .scoring import Candidate, Choice, FieldEvidence, load_models
-from .totals import Cell, read_cells, settle_totals, total_candidates
+from .secondary import settle_secondary
+from .tax_ids import find_seller_tax_id
+from .totals import Cell, cash_facts, read_cells, settle_totals, total_candidates
 from .view import DocView
 
 # Labels that name an invoice number as such ("Invoice No.", "Rechnungsnummer", an INVOICE
@@ -37,6 +42,18 @@ from .view import DocView
 INVOICE_LABELS = frozenset(
     f"{where}_{kind}" for where in ("label", "above", "beside") for kind in ("invoice", "title")
 )
+# On a till slip a title names a number only on its own row ("INVOICE # 1042"): the row under
+# a "TAX INVOICE" heading is the first article, and its product code is no number of the slip.
+RECEIPT_NUMBER_LABELS = INVOICE_LABELS - {"above_title"}
+# What numbers a till slip at all: a number label of any kind but another's (customer, order).
+SLIP_NUMBER_LABELS = frozenset(
+    f"{where}_{kind}"
+    for where in ("label", "above", "beside")
+    for kind in ("invoice", "title", "document", "number")
+)
+# The confidence of a value the document's other amounts dispute: under the warning threshold,
+# so a person looks (``review``), whatever the value's own reading said.
+FLAGGED = 0.5
 TOTAL_FEATURES = frozenset(
     f"{where}_{kind}" for where in ("cell", "row", "above") for kind in ("total_strong", "total")
 )
@@ -53,8 +70,24 @@ class Context:
     today: date
 
     @cached_property
-    def cells(self) -> list[Cell]:
+    def printed_cells(self) -> list[Cell]:
         return read_cells(self.view)
+
+    @cached_property
+    def printed_negative(self) -> bool:
+        """Every labelled total is printed below zero: a refund (``refunds``)."""
+        return printed_negative(self.printed_cells)
+
+    @cached_property
+    def cells(self) -> list[Cell]:
+        """The amounts as the finders read them: a refund's as their magnitudes."""
+        cells = self.printed_cells
+        return magnitudes(cells) if self.printed_negative else cells
+
+    @cached_property
+    def checks(self) -> AmountChecks:
+        """What the document's other amounts say its total is (``consensus``)."""
+        return amount_checks(self.view, self.cells, self.printed_negative)
 
 
 def read_context(pages: Sequence[PageLayout], hints: ParseHints) -> Context:
@@ -80,7 +113,7 @@ def parse_document(
     """Parse the fields of a receipt or invoice from its page layouts."""
     context = read_context(pages, _hints(hints))
     candidates = field_candidates(context)
-    choices = decide(load_models(), candidates, context.cells, context.today)
+    choices = decide(load_models(), candidates, context.cells, context.today, context.checks)
     return assemble(context, choices)
 
 
@@ -95,10 +128,39 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
             name == "invoice_id" and OTHER_NUMBER & choice.candidate.features.keys()
         ):
             continue
+        if name == LEGAL_NAME:
+            values[name] = choice.candidate.value
+            evidence[name] = choice.candidate.evidence(view, choice.confidence)
+            continue
         values[name] = choice.candidate.value
         evidence[name] = choice.candidate.evidence(view, choice.confidence)
+        if choice.warning:
+            evidence[name] = dataclasses.replace(
+                evidence[name], warning=choice.warning, confidence=min(choice.confidence, FLAGGED)
+            )
     amount_choice = choices.get("amount")
     totals = settle_totals(values.get("amount"), context.cells)
+    line_items = find_line_items(lines, (totals.subtotal, values.get("amount")))
+    if context.printed_negative:  # read as magnitudes, like the totals
+        line_items = tuple(_negated_item(item) for item in line_items)
+    secondary = settle_secondary(
+        view,
+        values.get("amount"),
+        totals.subtotal,
+        totals.tax,
+        sorted(cash_facts(context.cells).rounding),
+        line_items,
+        frozenset(cell.value for cell in context.cells),
+        context.printed_negative,
+    )
+    evidence.update(secondary.evidence)
+    for name, warning in secondary.warnings.items():
+        found = evidence.get(name)
+        evidence[name] = (
+            dataclasses.replace(found, warning=warning, confidence=min(found.confidence, FLAGGED))
+            if found is not None
+            else FieldEvidence(FLAGGED, warning=warning, source="check")
+        )
     currency = detect_currency(context.text, context.country, context.hints)
     if currency is not None:
         evidence["currency"] = FieldEvidence(
@@ -118,46 +180,98 @@ def assemble(context: Context, choices: Mapping[str, Choice | None]) -> ParsedFi
     doc_type = classify(context.text, amount_count > 0, has_total_line, named_invoice)
     receipt_id = find_receipt_id(lines)
     if doc_type == "receipt" and "invoice_id" in values:
-        if not receipt_id:
-            # Till slips titled "Invoice No." (common in Malaysia) number the receipt too.
+        assert invoice_choice is not None
+        features = set(invoice_choice.candidate.features)
+        if not receipt_id and (features - {"above_title"}) & SLIP_NUMBER_LABELS:
+            # Till slips titled "Invoice No." (common in Malaysia) number the receipt too, and
+            # "Beleg-Nr." or "Doc No" number it anyway.
             receipt_id = values["invoice_id"]
-        if not named_invoice:
+        if not RECEIPT_NUMBER_LABELS & features:
             del values["invoice_id"]
             evidence.pop("invoice_id", None)
+    tax_id = find_seller_tax_id(view, buyer_segments(view, windows=False))
+    if tax_id is not None:
+        evidence["merchant_tax_id"] = tax_id.evidence(view)
     fields = ParsedFields(
         merchant=values.get("merchant"),
+        merchant_legal_name=values.get(LEGAL_NAME),
+        merchant_tax_id=tax_id.value if tax_id is not None else None,
         doc_date=values.get("doc_date"),
         amount=values.get("amount"),
-        subtotal=totals.subtotal,
-        tax_amount=totals.tax,
+        subtotal=secondary.subtotal,
+        tax_amount=secondary.tax,
+        tip_amount=secondary.tip,
+        tax_lines=secondary.tax_lines,
         currency=currency.code if currency else None,
         invoice_id=values.get("invoice_id"),
         receipt_id=receipt_id,
         payment_method=find_payment_method(lines),
         payment_method_ending=find_card_ending(lines),
-        line_items=find_line_items(lines),
+        line_items=line_items,
         expense_location=detect_location(context.text.upper(), context.country),
         doc_type="other" if reason else doc_type,
         financial=reason is None,
         skip_reason=reason,
-        totals_consistent=totals.consistent,
+        totals_consistent=totals.consistent and "subtotal" not in secondary.warnings,
         evidence=evidence,
         brand=brand.name if brand is not None else None,
         brand_category=brand.category if brand is not None else None,
     )
+    if fields.financial and (context.printed_negative or titled_refund(view)):
+        fields = money_back(fields)
     return dataclasses.replace(fields, summary=summary(fields))
+
+
+def money_back(fields: ParsedFields) -> ParsedFields:
+    """A refund or credit note: its amounts negative (each read as a magnitude), its type."""
+    return dataclasses.replace(
+        fields,
+        amount=_minus(fields.amount),
+        subtotal=_minus(fields.subtotal),
+        tax_amount=_minus(fields.tax_amount),
+        tip_amount=_minus(fields.tip_amount),
+        tax_lines=tuple(
+            TaxLine(line.rate, _minus(line.net), -abs(line.tax)) for line in fields.tax_lines
+        ),
+        line_items=tuple(
+            dataclasses.replace(item, amount=_minus(item.amount)) for item in fields.line_items
+        ),
+        doc_type="credit-note" if fields.doc_type == "invoice" else "refund",
+    )
+
+
+def _minus(value: Decimal | None) -> Decimal | None:
+    return -abs(value) if value is not None else None
+
+
+def _negated_item(item: LineItem) -> LineItem:
+    return dataclasses.replace(item, amount=-item.amount if item.amount is not None else None)
 
 
 def summary(fields: ParsedFields) -> str:
     if not fields.financial:
         return f"Not a financial document: {fields.skip_reason}."
-    parts = [fields.doc_type.capitalize()]
-    if fields.merchant:
-        parts.append(f"from {fields.merchant}")
-    if fields.doc_date:
-        parts.append(f"dated {fields.doc_date.isoformat()}")
-    if fields.amount is not None:
-        parts.append(f"for {fields.amount}{' ' + fields.currency if fields.currency else ''}")
+    return describe(
+        fields.doc_type, fields.merchant, fields.doc_date, fields.amount, fields.currency
+    )
+
+
+def describe(
+    doc_type: str | None,
+    merchant: str | None,
+    doc_date: date | None,
+    amount: Decimal | None,
+    currency: str | None,
+) -> str:
+    """The one-line summary of a financial document: "Receipt from Shell dated 2024-03-14
+    for 13.50 EUR." (also made again when a person corrects one of these fields)."""
+    parts = [(doc_type or "document").replace("-", " ").capitalize()]
+    if merchant:
+        parts.append(f"from {merchant}")
+    if doc_date:
+        parts.append(f"dated {doc_date.isoformat()}")
+    if amount is not None:
+        parts.append(f"for {amount}{' ' + currency if currency else ''}")
     return " ".join(parts) + "."
 
 

@@ -44,6 +44,9 @@ class FieldEvidence:
     box: tuple[float, ...] | None = None
     text: str | None = None
     source: str | None = None
+    # Why a person should check the value, when the document disputes it (the lines do not
+    # add up to the total, a tax larger than its net …).
+    warning: str | None = None
 
 
 @dataclass
@@ -107,6 +110,9 @@ class Choice:
     margin: float
     confidence: float
     contested: float = 0.0  # another reading of the document disputes the value (decide)
+    # Why a person should check it: the document's other amounts dispute the value, or agree
+    # on another figure that was taken instead (``consensus``).
+    warning: str | None = None
 
 
 def choose(model: FieldModel, candidates: Iterable[Candidate]) -> Choice | None:

@@ -170,7 +170,7 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
         and 0 < other.value < cell.value
     }
     tendered, handed = facts.tendered, facts.handed
-    labelled_totals = [c.value for c in positives if _total_kind(c) in TOTAL_KINDS]
+    labelled_totals = [c.value for c in positives if total_kind(c) in TOTAL_KINDS]
     adjusted = {t + s for t in labelled_totals for s in (*rounding, *(-r for r in rounding))}
     # How often a value is printed on rows that carry a money label (a total is repeated
     # as the amount paid, the rounded total or on the card slip; a unit price repeated
@@ -184,10 +184,10 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
     # What a tax line is a small share of: the largest labelled total or the amount the
     # customer handed over minus the change.
     reference = max([*labelled_totals, *handed], default=None)
-    item_sums = _item_sums(view, cells)
+    sums_of_items = item_sums(cells)
     in_tax_table = _tax_table_lines(view)
     last_total_index = max(
-        (c.line.index for c in positives if _total_kind(c) in TOTAL_KINDS), default=-1
+        (c.line.index for c in positives if total_kind(c) in TOTAL_KINDS), default=-1
     )
 
     found: list[Candidate] = []
@@ -225,7 +225,7 @@ def total_candidates(view: DocView, cells: list[Cell]) -> list[Candidate]:
             tendered_minus_change=float(value in handed),
             paid_elsewhere=float(value in tendered and kind != "paid"),
             rounded_total=float(value in adjusted and value % FIVE_CENTS == 0),
-            items_sum=float(value in item_sums),
+            items_sum=float(value in sums_of_items),
             tax_table=float(cell.line.index in in_tax_table),
             small_share=float(reference is not None and value * 4 <= reference),
             label_rate=float(
@@ -242,7 +242,7 @@ def _labelled(cell: Cell) -> int:
     return int(bool(cell.labels or cell.row_first or cell.above))
 
 
-def _total_kind(cell: Cell) -> str:
+def total_kind(cell: Cell) -> str:
     if cell.labels:
         return cell.kind
     if cell.is_last and cell.row_first is not None:
@@ -250,7 +250,7 @@ def _total_kind(cell: Cell) -> str:
     return cell.above.kind if cell.above is not None else "none"
 
 
-def _item_sums(view: DocView, cells: list[Cell]) -> set[Decimal]:
+def item_sums(cells: Sequence[Cell]) -> set[Decimal]:
     """Running sums of the unlabelled row amounts from the top: the items add up to the
     total just below them."""
     sums: set[Decimal] = set()
@@ -286,11 +286,11 @@ def _tax_table_lines(view: DocView) -> set[int]:
 
 def settle_totals(amount: Decimal | None, cells: list[Cell]) -> Totals:
     """Subtotal and tax that agree with the chosen total, else the first labelled ones."""
-    subtotals = [c.value for c in cells if _total_kind(c) == "subtotal" and c.value >= 0]
+    subtotals = [c.value for c in cells if total_kind(c) == "subtotal" and c.value >= 0]
     taxes = [
         c.value
         for c in cells
-        if _total_kind(c) == "tax" and c.value >= 0 and not RATE.fullmatch(c.line.text)
+        if total_kind(c) == "tax" and c.value >= 0 and not RATE.fullmatch(c.line.text)
     ]
     if amount is not None:
         for sub in subtotals:

@@ -18,7 +18,7 @@ from resolvers.framework.registry import MEMBERS, ApprovalGate, capability
 from resolvers.resources.documents.bulk_edit import bulk_edit_documents, describe_bulk_edit
 from resolvers.resources.documents.inspect import inspect_document
 from resolvers.resources.documents.search import search_documents
-from resolvers.services.document_edits import edit_entries
+from resolvers.services.document_edits import edit_entries, with_summary
 from resolvers.services.document_views import complete_document, complete_documents, full_view
 from resolvers.services.preferences import preferred_currency
 from resolvers.services.rule_runner import queue_update_rules
@@ -103,6 +103,7 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     workspace_id = ctx.require_workspace()
     record = await _load(ctx, args.id)
     current = full_view(record, ctx.services.base_url)
+    changes = with_summary(current, changes)
     edits = edit_entries(current, changes, by=ctx.user_id, via="documents.update", at=utcnow())
     if not edits:
         return DocumentResult(document=await complete_document(ctx, record))

@@ -15,7 +15,7 @@ from persistence.documents.records import StoredDocument, from_record
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
-from resolvers.services.document_edits import edit_entries
+from resolvers.services.document_edits import edit_entries, with_summary
 from resolvers.services.rule_runner import queue_update_rules
 from schema.documents import BulkEditDocuments, BulkEditItem, BulkEditResult, FieldChange
 
@@ -104,7 +104,9 @@ def plan_changes(
     items: list[BulkEditItem] = []
     updates: list[FieldUpdate] = []
     for record in records:
-        edits = edit_entries(from_record(record), changes, by=by, via=VIA, at=at)
+        current = from_record(record)
+        changing = with_summary(current, changes)
+        edits = edit_entries(current, changing, by=by, via=VIA, at=at)
         items.append(
             BulkEditItem(
                 id=record["_id"],
@@ -118,7 +120,7 @@ def plan_changes(
         )
         if edits:
             updates.append(
-                FieldUpdate(record, {e["field"]: changes[e["field"]] for e in edits}, edits)
+                FieldUpdate(record, {e["field"]: changing[e["field"]] for e in edits}, edits)
             )
     return Plan(items=items, updates=updates)
 
