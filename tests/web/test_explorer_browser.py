@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.browser import needs_chromium
+from tests.requires import requires
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
-pytestmark = [needs_chromium, pytest.mark.wire]
+pytestmark = [requires("chromium"), pytest.mark.wire]
 
 RUN = "document.querySelector('.graphiql-execute-button').click()"
 RESULT = "document.querySelector('.result-window')?.innerText || ''"

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.browser import needs_chromium
+from tests.requires import requires
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
-pytestmark = [needs_chromium, pytest.mark.wire]
+pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 
 # Every request the page makes with fetch or XHR, with the GraphQL operation it carries.
