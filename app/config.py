@@ -109,6 +109,23 @@ class _ServiceSettings(_FromNamedVariables):
         description="the embedded store's data, its log and `server.json`; the help center's "
         "article vectors (`help_center/`)",
     )
+    store_timeout_s: float = variable(
+        "FINCAP_STORE_TIMEOUT_SECONDS",
+        2.0,
+        ge=0.5,
+        le=30,
+        description="how long a call waits for an unreachable store before it is answered 503 "
+        "with `Retry-After`; also how often the driver checks the store (a store that stops "
+        "answering its checks for 10 s counts as unreachable)",
+    )
+    min_free_disk_mb: int = variable(
+        "FINCAP_MIN_FREE_DISK_MB",
+        512,
+        ge=0,
+        description="free space (MB) the store's disk must keep: below it uploads and inbound "
+        "messages are refused (507, SMTP `452 4.3.1`) before the store runs out; 0: no check "
+        "(the embedded store's disk, else what MongoDB reports of its own)",
+    )
     public_url: str | None = variable(
         "FINCAP_PUBLIC_URL",
         None,

@@ -19,12 +19,18 @@ import logging
 from collections.abc import Callable
 
 from app.observability import request_id_scope
+from persistence.errors import store_error_of
 from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
 from resolvers.framework.job_kinds import JobKinds, RunAgain
 from resolvers.services.container import Services
 
 log = logging.getLogger("fincap.workers")
+
+# How long a stopping process lets the jobs in hand finish: a process must stop within 10 s
+# (a supervisor's SIGKILL follows), and the store may be away, where every write waits out
+# its timeout before failing.
+STOP_GRACE_S = 3.0
 
 
 class WorkerPool:
@@ -67,10 +73,21 @@ class WorkerPool:
             asyncio.create_task(self._loop(self.process.worker(i))) for i in range(self.count)
         ]
 
-    async def stop(self) -> None:
-        """Finish the jobs in hand, then stop; an interrupted job is retried elsewhere."""
+    async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Finish the jobs in hand within ``grace_s``, then stop; a job still running then is
+        interrupted (its lease is taken back by the next start on this host, or by another
+        worker when it expires, and it runs again: jobs are written to be repeated)."""
         self._stopping = True
         self._wake.set()
+        if not self._tasks:
+            return
+        _, running = await asyncio.wait(self._tasks, timeout=grace_s)
+        if running:
+            log.warning(
+                "stopping: jobs still running are interrupted", extra={"jobs": len(running)}
+            )
+        for task in running:
+            task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -86,8 +103,12 @@ class WorkerPool:
         while not self._stopping:
             try:
                 worked = await self.run_one(owner)
-            except Exception:
-                log.exception("worker loop error")
+            except Exception as exc:
+                if store_error_of(exc) is not None:
+                    # The store is away: wait a poll and ask again (no traceback per poll).
+                    log.warning("worker: store unavailable", extra={"error": type(exc).__name__})
+                else:
+                    log.exception("worker loop error")
                 worked = False
             if not worked and not self._stopping:
                 self._wake.clear()

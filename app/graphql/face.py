@@ -63,10 +63,12 @@ from app.http.security_headers import PLAIN_CSP, page_headers
 from resolvers.framework.auth import authenticate
 from resolvers.framework.context import Credentials
 from resolvers.framework.errors import (
+    STORE_RETRY_AFTER_S,
     CapabilityError,
     PayloadTooLarge,
-    TooManyRequests,
+    ServiceUnavailable,
     reason_for_status,
+    store_errors,
 )
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
@@ -224,6 +226,7 @@ class GraphQLFace(GraphQL):
             # No execution happened, so there is no data entry at all (GraphQL spec, 7.1.2).
             response.pop("data", None)
             request.state.graphql_request_error = True
+        request.state.graphql_retry_after = unavailable_for(result)
         return response
 
     async def run(  # type: ignore[override]
@@ -247,6 +250,12 @@ class GraphQLFace(GraphQL):
                 request.state, "graphql_request_error", False
             ):
                 response.status_code = 400
+            retry_after = getattr(request.state, "graphql_retry_after", None)
+            if retry_after is not None:
+                # The store is away and nothing could be answered: an HTTP client, a proxy
+                # or a load balancer sees the 503 and its Retry-After without reading the body.
+                response.status_code = 503
+                response.headers["retry-after"] = str(retry_after)
         return response
 
     def parse_json(self, data: str | bytes) -> Any:
@@ -288,14 +297,31 @@ def is_subscription(request_data: Any) -> bool:
 
 
 async def authenticates(credentials: Credentials, services: Any) -> bool:
-    """Whether ``credentials`` name a live key or token (through the auth cache)."""
+    """Whether ``credentials`` name a live key or token (through the auth cache). False also
+    while the store cannot say: the execution then answers the outage itself."""
     if not credentials.api_key:
         return False
     try:
-        await authenticate(services.store, credentials, services.auth_cache)
+        with store_errors():
+            await authenticate(services.store, credentials, services.auth_cache)
     except CapabilityError:
         return False
     return True
+
+
+def unavailable_for(result: ExecutionResult) -> int | None:
+    """``Retry-After`` seconds when the store's outage left the result with no data at all
+    (every field that failed failed with 503); None otherwise (a field that answered is
+    data worth a 200, its failed neighbours say 503 in their ``extensions``)."""
+    errors = result.errors or []
+    codes = [(error.extensions or {}).get("code") for error in errors]
+    if not errors or any(code != ServiceUnavailable.code for code in codes):
+        return None
+    data = result.data
+    if data is not None and any(value is not None for value in data.values()):
+        return None
+    retry = [(error.extensions or {}).get("retryAfter") for error in errors]
+    return max((r for r in retry if isinstance(r, int)), default=STORE_RETRY_AFTER_S)
 
 
 def as_graphql_error(exc: CapabilityError) -> Exception:
@@ -304,7 +330,7 @@ def as_graphql_error(exc: CapabilityError) -> Exception:
     if not exc.exposed:
         return exc
     extensions: dict[str, Any] = {"code": exc.code, "status": exc.status, "reason": exc.reason}
-    if isinstance(exc, TooManyRequests):
+    if exc.retry_after is not None:
         extensions["retryAfter"] = exc.retry_after
     return GraphQLError(exc.message, extensions=extensions)
 
@@ -377,7 +403,8 @@ async def document_events(info: Any, after: str | None) -> AsyncIterator[BaseMod
             if event is not None:  # a heartbeat: graphql-transport-ws has its own pings
                 yield event
     except CapabilityError as exc:
-        # The subscription's authorization ended or changed: its last message says why.
+        # The subscription's authorization ended or changed, or the store went away: its last
+        # message says why.
         raise as_graphql_error(exc) from None
 
 

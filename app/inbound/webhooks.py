@@ -16,7 +16,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from app.config import Settings
-from app.http.envelope import EnvelopeResponse, failure
+from app.http.envelope import EnvelopeResponse, failure, render_error
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import services_of
 from engines.connectors.whatsapp import MalformedWebhook, signature_valid
@@ -67,6 +67,8 @@ def inbound_routes(settings: Settings) -> list[Route]:
             )
         except InboundRejected as exc:
             return failure(exc.http_status, exc.message)
+        except Exception as exc:  # the store away (503) or its disk full (507): the relay retries
+            return render_error(exc)
         return EnvelopeResponse(
             {
                 "success": True,
@@ -109,6 +111,8 @@ def inbound_routes(settings: Settings) -> list[Route]:
             counts = await receive_webhook(services_of(request), payload)
         except (MalformedJson, MalformedWebhook) as exc:
             return failure(400, f"Not a WhatsApp webhook payload: {exc}")
+        except Exception as exc:  # the store away (503) or its disk full (507): Meta retries
+            return render_error(exc)
         return EnvelopeResponse({"success": True, "code": 200, "data": {"result": counts}})
 
     async def whatsapp(request: Request) -> Response:

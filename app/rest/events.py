@@ -14,8 +14,10 @@ A client that reconnects sends the last id it received as ``Last-Event-ID`` (bro
 events are kept (a day). A comment line every ``heartbeat`` seconds keeps proxies from closing
 a quiet stream. The stream follows its authorization (``resolvers.services.stream_access``): a
 revoked key or grant, a removed member or a changed role ends it, with an ``error`` message
-carrying the failure envelope. ``lagged`` says the client fell behind and missed ``skipped``
-events.
+carrying the failure envelope. When the store becomes unreachable the stream ends the same way
+(``reason: service_unavailable``) with a ``retry`` of its ``Retry-After``: the client reconnects
+with its ``Last-Event-ID`` once the store is back. ``lagged`` says the client fell behind and
+missed ``skipped`` events.
 """
 
 from __future__ import annotations
@@ -67,9 +69,10 @@ async def sse_stream(
                 # As documents.get answers on REST: absent fields omitted, unknown ones null.
                 yield sse_message(event.id, event.type, event_json(event))
     except CapabilityError as exc:
-        # The stream's authorization ended or changed: its last message says why, as a
-        # failed call would (no id: Last-Event-ID stays the last event delivered).
-        yield f"event: error\ndata: {json.dumps(error_body(exc), separators=(',', ':'))}\n\n"
+        # The stream's authorization ended or changed, or the store went away: its last
+        # message says why, as a failed call would (no id: Last-Event-ID stays the last event
+        # delivered), then the stream ends.
+        yield sse_error(exc)
 
 
 def event_json(event: DocumentEvent) -> str:
@@ -79,6 +82,18 @@ def event_json(event: DocumentEvent) -> str:
     if cached is None:
         cached = event._serialized = event.model_dump_json(exclude_unset=True)
     return cached
+
+
+def sse_error(exc: CapabilityError) -> str:
+    """The ``error`` message a stream ends with: the REST failure envelope, and when waiting
+    cures it how long to wait before reconnecting (``error.retryAfter`` in seconds, and SSE's
+    ``retry`` in milliseconds, which ``EventSource`` obeys)."""
+    body = error_body(exc)
+    retry = ""
+    if exc.retry_after is not None:
+        body["error"]["retryAfter"] = exc.retry_after
+        retry = f"retry: {exc.retry_after * 1000}\n"
+    return f"{retry}event: error\ndata: {json.dumps(body, separators=(',', ':'))}\n\n"
 
 
 def event_routes(registry: Registry) -> list[PlainRoute]:

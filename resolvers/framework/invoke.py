@@ -142,7 +142,22 @@ async def authorize(
 
     Shared by ``invoke`` and the few plain routes that are not capabilities (file downloads).
     ``fresh``: read the credential and the membership from the store, not the auth cache.
+    ``ServiceUnavailable`` (503) while the store cannot be reached.
     """
+    with store_errors():
+        return await _authorize(
+            credentials, services, permissions, needs_workspace, registry, fresh
+        )
+
+
+async def _authorize(
+    credentials: Credentials,
+    services: Services,
+    permissions: tuple[str, ...],
+    needs_workspace: bool,
+    registry: Registry | None,
+    fresh: bool,
+) -> Context:
     cache = services.auth_cache
     principal = await authenticate(services.store, credentials, cache, fresh=fresh)
     presented_to = services.base_url + credentials.audience

@@ -20,6 +20,7 @@ from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services.disk_space import DiskSpace, unlimited
 from resolvers.services.events import EventHub
 from resolvers.services.oauth_registration import HeldAddresses
 from resolvers.services.search_indexes import SearchIndexes
@@ -68,6 +69,8 @@ class Services:
     events: EventHub
     # Addresses whose OAuth client registrations are refused for now (oauth_registration).
     registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
+    # The store's free disk space: intake is refused below FINCAP_MIN_FREE_DISK_MB.
+    disk: DiskSpace = field(default_factory=unlimited)
     # None: made on first use (``rate_book``, ``get_analyzer``).
     rates: RateBook | None = None
     analyzer: Analyzer | None = None

@@ -50,7 +50,13 @@ from persistence.events import PAGE, DocumentEventLog, EventRecord, event_id
 from persistence.events import RETENTION as EVENTS_KEPT
 from persistence.ids import utcnow
 from resolvers.framework.context import Context, Credentials, Principal
-from resolvers.framework.errors import TooManyRequests, store_errors
+from resolvers.framework.errors import (
+    CapabilityError,
+    ServiceUnavailable,
+    TooManyRequests,
+    capability_error_of,
+    store_errors,
+)
 from resolvers.framework.invoke import authorize
 from resolvers.services.document_views import ALL_FIELDS, projected_view
 from resolvers.services.stream_access import (
@@ -144,6 +150,9 @@ class Subscription:
         self._items: deque[DocumentEvent] = deque()
         self._lagging = False
         self._ready = asyncio.Event()
+        # Why the subscription ended, when it was not the client's leaving (the store went
+        # away): ``next`` raises it once the queued events are read.
+        self.error: CapabilityError | None = None
         # While a resumed stream reads the stored events, live ones wait here.
         self._held: list[DocumentEvent] | None = None
         if access is not None:
@@ -188,6 +197,8 @@ class Subscription:
                     {"id": self.last_id, "type": "lagged", "at": utcnow(), "skipped": skipped}
                 )
             if self.closed:
+                if self.error is not None:
+                    raise self.error
                 return None
             self._ready.clear()
             await asyncio.wait_for(self._ready.wait(), timeout)
@@ -207,6 +218,13 @@ class Subscription:
             self.closed = True
             self._ready.set()
             self.hub.forget(self)
+
+    def fail(self, error: CapabilityError) -> None:
+        """End the subscription with ``error``: its reader gets the events already queued,
+        then the error (a stream sends it as its last message)."""
+        if not self.closed:
+            self.error = error
+            self.close()
 
 
 class EventHub:
@@ -333,6 +351,13 @@ class EventHub:
         for task in [*self._tasks, *([self._poller] if self._poller else [])]:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+    def _fail_all(self, error: Callable[[], CapabilityError]) -> None:
+        """End every subscription with an ``error()`` of its own (each is raised in its own
+        reader's task)."""
+        for subscriptions in list(self._subscribers.values()):
+            for subscription in list(subscriptions):
+                subscription.fail(error())
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -468,8 +493,15 @@ class EventHub:
             try:
                 async for records in self._window(list(self._subscribers), since):
                     await self._deliver(records)
-            except Exception:
-                # The store is away: try again at the next tick, the window covers the gap.
+            except Exception as exc:
+                if isinstance(capability_error_of(exc), ServiceUnavailable):
+                    # The store is away: every stream says so and ends (its client resumes
+                    # from its last id once the store is back), rather than staying open
+                    # with nothing to say.
+                    log.warning("store unavailable: ending the live event streams")
+                    self._fail_all(ServiceUnavailable)
+                    return
+                # Anything else: try again at the next tick, the window covers the gap.
                 log.exception("reading new events failed")
             for seen_id, at in list(self._seen.items()):
                 if at >= since - self.limits.lookback:

@@ -128,7 +128,11 @@ async def receive_item(
     the activity item (what a sender's retry is recognised by), then the jobs. Killed before the
     item, nothing was acknowledged and a retry is taken afresh (the start-up check,
     ``resolvers.services.recovery``, removes the documents left behind); killed after it, the
-    documents exist, and the start-up check queues the job any of them lacks."""
+    documents exist, and the start-up check queues the job any of them lacks.
+
+    Refused first (``InsufficientStorage``, nothing written) when the store's disk would keep
+    less than its floor (``resolvers.services.disk_space``)."""
+    await services.disk.require_room(sum(len(original.data) for original in originals))
     store = services.store
     document_ids = [new_id("doc") for _ in originals]
     stored: list[tuple[str, StoredFile]] = []
