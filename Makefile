@@ -70,12 +70,14 @@ define PIP_INSTALL
 	@touch $@
 endef
 
-TEST_EXTRAS := embedded,test
+# `bench`: tests/test_bench_smoke.py runs every bench script, bench/extraction.py's fit included
+# (scikit-learn).
+TEST_EXTRAS := embedded,test,bench
 
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	$(call PIP_INSTALL,embedded)
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-test: pyproject.toml Makefile | $(BIN)/python
 	$(call PIP_INSTALL,$(TEST_EXTRAS))
 
 $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python

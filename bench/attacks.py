@@ -1,14 +1,15 @@
 """The hostile tester's attacks (issue 8) against a live ``fincap serve``, measured.
 
 Starts ``fincap serve`` on a fresh embedded store with two workspaces: the attacker's and the
-victim's (200 demo documents). For each attack it samples, every 50 ms, the resident memory of
-the serve process tree (serve, the embedded database, the analysis process, the resource
-tracker), and meanwhile the victim keeps calling documents.search; the victim's latency during
-the attack is compared with its latency at rest. Processing attacks also time a victim upload
-from files.upload until its document is processed. Each attack runs ``--runs`` times; figures
-are medians over the runs (latency percentiles are over all of a run's victim calls).
+victim's (200 demo documents each; ``--documents``). For each attack it samples, every 50 ms,
+the resident memory of the serve process tree (serve, the embedded database, the analysis
+process, the resource tracker), and meanwhile the victim keeps calling documents.search; the
+victim's latency during the attack is compared with its latency at rest. Processing attacks
+also time a victim upload from files.upload until its document is processed. Each attack runs
+``--runs`` times; figures are medians over the runs (latency percentiles are over all of a
+run's victim calls).
 
-    .venv/bin/python bench/attacks.py [--runs 3] [--only NAME ...]
+    .venv/bin/python bench/attacks.py [--runs 3] [--only NAME ...] [--documents 200]
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class Server:
         return total
 
 
-def start_server(data_dir: Path) -> Server:
+def start_server(data_dir: Path, documents: int = 200) -> Server:
     env = {
         **os.environ,
         "FINCAP_DATA_DIR": str(data_dir),
@@ -99,7 +100,7 @@ def start_server(data_dir: Path) -> Server:
     )
     victim = admin(env, "admin", "bootstrap", "--email", VICTIM_EMAIL, "--workspace", "V")
     for tenant in (attacker, victim):
-        admin(env, "demo", "load", "--org", tenant["orgId"], "--count", "200")
+        admin(env, "demo", "load", "--org", tenant["orgId"], "--count", str(documents))
     # The victim signs in on the OAuth page during the sign-in burst (issue 35, H2).
     subprocess.run(
         [sys.executable, "-m", "app.cli", "admin", "set-password", "--email", VICTIM_EMAIL],
@@ -358,7 +359,7 @@ def make_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, f
                 http, server.attacker, "invoice.pdf", (FIXTURES / "text-layer.pdf").read_bytes()
             )
             await wait_processed(http, server.attacker, inspectable)
-            # The attacker's 200 demo documents get the longest summary allowed, all "a".
+            # The attacker's demo documents get the longest summary allowed, all "a".
             cursor = None
             while True:
                 body: dict[str, Any] = {"useSearch": False, "limit": 100}
@@ -415,9 +416,10 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of attack names")
+    parser.add_argument("--documents", type=int, default=200, help="demo documents per workspace")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(Path(tmp) / "data")
+        server = start_server(Path(tmp) / "data", options.documents)
         try:
             attacks = {
                 **make_attacks(server),

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
 from app.services import build_services
-from bench.harness import Workspace, loaded, run_sizes
+from bench.harness import Workspace, load_average, loaded, run_sizes
 from persistence.embedded import EmbeddedServer
 from resolvers import build_registry
 from resolvers.framework.context import Credentials
@@ -93,6 +93,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
         f"{search_moved} documents moved (page of {SEARCH_BODY['limit']} + 1 look-ahead, "
         f"+ auth reads)"
     )
+    print(f"  ({load_average()})")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.services import build_services
 from app.workers import WorkerPool
-from bench.harness import serving_app
+from bench.harness import load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -100,6 +100,7 @@ async def main(documents: int, runs: int) -> None:
     print(f"{documents} documents, {runs} runs (median of per-call medians, ms)")
     for key in ("preview", "gate", "deliver"):
         print(f"  {key:8s} {statistics.median(r[key] for r in results):8.1f}")
+    print(f"  ({load_average()})")
 
 
 if __name__ == "__main__":

@@ -110,11 +110,13 @@ async def run(samples: list[Sample]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", nargs="?", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--limit", type=int, default=40, help="documents per dev folder")
+    parser.add_argument(
+        "--limit", type=int, default=40, help="documents per dev folder (0: synthetic ones only)"
+    )
     parser.add_argument("--synthetic", type=int, default=20, help="generated invoice PDFs")
     args = parser.parse_args()
     samples: list[Sample] = []
-    for folder in ("sroie", "de", "invoices"):
+    for folder in ("sroie", "de", "invoices") if args.limit else ():
         samples.extend(load_dev(args.dataset, folder)[: args.limit])
     samples.extend(synthetic_samples(args.synthetic))
     print(f"load average before: {_load()}")

@@ -29,10 +29,13 @@ from mongomock_motor import AsyncMongoMockClient
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.config import Settings
-from bench.harness import serving_app
+from bench.harness import load_average, serving_app
 from engines.demo import demo_documents
 from persistence.store import Store
 from resolvers.services import accounts
+
+# The in-memory store as the tests set it up: mongomock accepts the store's journaled writes.
+from tests import mongomock_compat  # noqa: F401
 
 DOCUMENTS = 100
 SEARCH: dict[str, Any] = {"limit": 100, "outputMode": "complete", "useSearch": False}
@@ -143,6 +146,7 @@ async def main(calls: int, runs: int) -> None:
     print(
         f"  (median of {runs} runs × {calls} calls; runs: REST {rest_list}; GraphQL {graphql_list})"
     )
+    print(f"  ({load_average()})")
 
 
 if __name__ == "__main__":

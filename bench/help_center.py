@@ -32,13 +32,16 @@ import httpx
 from mongomock_motor import AsyncMongoMockClient
 
 from app.config import Settings
-from bench.harness import serving_app
+from bench.harness import load_average, serving_app
 from engines.help_center.articles import shipped_articles
 from engines.help_center.fulltext import FullTextIndex
 from engines.help_center.search import HelpCenter
 from engines.ranking.embeddings import load_embedder
 from persistence.store import Store
 from resolvers.services import accounts
+
+# The in-memory store as the tests set it up: mongomock accepts the store's journaled writes.
+from tests import mongomock_compat  # noqa: F401
 
 QUERIES = Path(__file__).with_name("help_center_queries.tsv")
 UNRELATED = (
@@ -254,6 +257,7 @@ def main() -> None:
         f"query end to end (REST through the ASGI app): median "
         f"{statistics.median(rest) * 1000:.2f} ms, p95 {percentile(rest, 0.95) * 1000:.2f} ms"
     )
+    print(f"({load_average()})")
     quality(center, rows)
     if options.cosines:
         cosines(center, rows)

@@ -35,7 +35,7 @@ from app.config import Settings
 from app.inbound.smtp import start_smtp_server
 from app.services import build_services
 from app.workers import WorkerPool
-from bench.harness import serving_app
+from bench.harness import load_average, serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
@@ -136,6 +136,7 @@ async def main(count: int, runs: int) -> None:
     print(f"  SMTP accepted (smtplib -> aiosmtpd -> stored and queued): {smtp:8.0f} messages/min")
     print(f"  HTTP accepted (POST /v1/inbound/email, in process):       {http:8.0f} messages/min")
     print(f"  processed into documents (1 worker, text-layer PDF):      {work:8.0f} documents/min")
+    print(f"  ({load_average()})")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.config import Settings
 from bench.graphql_vs_rest import DOCUMENTS, SEARCH, bench_documents, time_calls
-from bench.harness import serving_app
+from bench.harness import load_average, serving_app
 from persistence.store import Store
 from resolvers.services import accounts
 from resolvers.services.oauth import set_password
@@ -79,6 +79,7 @@ async def main(calls: int, runs: int) -> None:
     print(f"  REST POST /v1/capabilities/documents.search : {rest_ms:7.2f} ms median")
     print(f"  MCP  tools/call documents_search            : {mcp_ms:7.2f} ms median")
     print(f"  ratio MCP / REST                            : {mcp_ms / rest_ms:7.2f}x")
+    print(f"  ({load_average()})")
 
 
 if __name__ == "__main__":

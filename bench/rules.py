@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings
 from app.services import build_services
+from bench.harness import load_average
 from engines.rules import parser as rules_parser
 from engines.rules.parser import read_rule
 from persistence.client import connect
@@ -115,6 +116,7 @@ async def main(runs: int, docs: int) -> None:
                 f"rules step with {rules:2d} enabled rules: {none:6.2f} ms/document when "
                 f"none matches, {one:6.2f} ms when one does"
             )
+        print(f"({load_average()})")
         client.close()
     finally:
         server.stop()

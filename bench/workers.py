@@ -267,8 +267,13 @@ async def measure(options: argparse.Namespace, server: EmbeddedServer, root: Pat
     try:
         with replicas_running(server, root) as replicas:
             async with contextlib.AsyncExitStack() as stack:
+                # A connection idle for a while is not reused: uvicorn closes one after 5 s, and
+                # a request sent as it closes fails (httpx.ReadError, seen between two runs).
+                limits = httpx.Limits(keepalive_expiry=2.0)
                 clients = [
-                    await stack.enter_async_context(httpx.AsyncClient(base_url=r.base, timeout=120))
+                    await stack.enter_async_context(
+                        httpx.AsyncClient(base_url=r.base, timeout=120, limits=limits)
+                    )
                     for r in replicas
                 ]
                 cluster = Cluster(store, server, clients, a, b)

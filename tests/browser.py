@@ -1,6 +1,7 @@
 """Headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``:
 JSON messages separated by NUL on fds 3 and 4), so no websocket library is needed. Tests that
-use it skip where no chromium binary is installed (Debian: ``apt-get install chromium``)."""
+use it are marked ``requires("chromium")`` (tests/requires.py; Debian: ``apt-get install
+chromium``)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ import time
 from collections import deque
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 CHROMIUM = next(
     (
@@ -110,6 +109,3 @@ def start_chromium(profile: Path) -> tuple[subprocess.Popen[bytes], DevTools]:
     os.close(commands_r)
     os.close(events_w)
     return process, DevTools(commands_w, events_r)
-
-
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary installed")

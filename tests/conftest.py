@@ -31,7 +31,10 @@ from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
 from resolvers.services import accounts
 from resolvers.services.processing import Analyzer
-from tests import hypothesis_profiles  # noqa: F401  (loads the ci or full profile for every test)
+from tests import (
+    hypothesis_profiles,  # noqa: F401  (loads the ci or full profile for every test)
+    requires,
+)
 
 # The modules that take longest (each a minute or so of waiting on servers, processes and
 # browsers; measured with --durations), run first: `make test` hands whole modules to its
@@ -58,6 +61,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return LONG_MODULES.index(path) if path in LONG_MODULES else len(LONG_MODULES)
 
     items.sort(key=rank)  # stable: every module keeps its own order
+    requires.skip_missing(items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``requires(...)`` fails in CI when what it needs is missing (elsewhere it
+    was marked to skip at collection; tests/requires.py): before its fixtures start anything."""
+    requires.fail_missing(item)
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from app.cli import main
 from persistence.embedded import STATE_FILE
 from tests.live import READY_DEADLINE_S, start_serve
+from tests.requires import requires
 
 pytestmark = pytest.mark.wire
 
@@ -116,12 +117,9 @@ def test_admin_reports_errors_without_traceback(tmp_path: Path) -> None:
     assert "no user with email 'nobody@example.com'" in result.output
 
 
+@requires("model")
 def test_admin_reindex_embeds_what_has_no_vector(tmp_path: Path) -> None:
     """Demo data is embedded as it loads; reindex adds what is missing, --all redoes every one."""
-    from engines.ranking import embeddings
-
-    if not embeddings.available():
-        pytest.skip("embedding model not installed")
     data_dir = tmp_path / "data"
     boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
     org = boot["orgId"]

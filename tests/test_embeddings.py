@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engines.ranking import embeddings
 from engines.ranking.embeddings import BATCH, dequantize, load_embedder, quantize
+from tests.requires import requires
 
-pytestmark = pytest.mark.skipif(not embeddings.available(), reason="model package not installed")
+pytestmark = requires("model")
 
 DOCS = [
     "Starbucks Coffee. Caffe Latte Grande, Blueberry Muffin. Food & Drink",

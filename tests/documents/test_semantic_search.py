@@ -30,9 +30,10 @@ from resolvers.services.pipeline_steps import Embed, SaveFields
 from resolvers.services.search_indexes import model_vectorizer, reindex
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
+from tests.requires import requires
 from tests.test_pipeline import received
 
-pytestmark = pytest.mark.skipif(not embeddings.available(), reason="model package not installed")
+pytestmark = requires("model")
 
 
 def line(description: str) -> dict[str, Any]:

@@ -78,6 +78,24 @@ class AsgiStream:
             self.reader.feed(chunk)
         return self.reader.pending.pop(0)
 
+    async def until(self, document_id: str, timeout: float = 60.0) -> list[SseMessage]:
+        """Every message up to the first about ``document_id`` (a sentinel written after what
+        must not arrive), that one included; ``timeout`` is a hang guard for each."""
+        messages = [await self.message(timeout)]
+        while messages[-1].data.get("documentId") != document_id:
+            messages.append(await self.message(timeout))
+        return messages
+
+    async def until_heartbeats(self, count: int, timeout: float = 60.0) -> None:
+        """Until the stream has sent ``count`` heartbeats (a hang guard of ``timeout``)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.reader.heartbeats < count:
+            chunk = await asyncio.wait_for(self.chunks.get(), max(0.0, deadline - loop.time()))
+            if chunk == ENDED:
+                raise AssertionError("the stream ended")
+            self.reader.feed(chunk)
+
     async def until_end(self, timeout: float = 10.0) -> list[SseMessage]:
         """Every message until the app ends the stream; ``TimeoutError`` when it has not
         ended within ``timeout`` seconds (a hang guard: the end is the event waited for)."""

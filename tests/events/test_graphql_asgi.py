@@ -43,10 +43,12 @@ def test_the_subscription_through_asgi(client: TestClient, store: Store, alice: 
         assert ws.receive_json()["payload"]["data"] == {"workspace": {"id": alice.org_id}}
         assert ws.receive_json() == {"id": "q", "type": "complete"}
         ws.send_json({"id": "s", "type": "subscribe", "payload": {"query": SUBSCRIPTION}})
-        for _ in range(100):  # until the subscription has started on the app's loop
+        for _ in range(6000):  # until the subscription has started on the app's loop (60 s)
             if client.app.state.services.events.subscribers():  # type: ignore[attr-defined]
                 break
             client.portal.call(_pause)
+        else:
+            raise AssertionError("the subscription did not start")
         client.portal.call(store.documents.insert_many, alice.org_id, [doc("doc_g")])
         message = ws.receive_json()
     assert message["type"] == "next"

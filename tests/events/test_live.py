@@ -107,7 +107,7 @@ async def sse_messages(
 async def wait_for_subscribers(served: Threaded[Setup], count: int) -> None:
     """Until the server's hub holds ``count`` subscriptions (a subscription starts a moment
     after the client's request; a length read from this thread is safe)."""
-    for _ in range(500):
+    for _ in range(3000):  # a hang guard of a minute, for a loaded machine
         if served.setup.hub.subscribers() >= count:
             return
         await asyncio.sleep(0.02)

@@ -3,7 +3,6 @@ with ``Last-Event-ID``, capped per key, with heartbeats; the client leaving free
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -65,11 +64,16 @@ async def test_another_workspace_sees_nothing(
         await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
         assert (await alices.message()).data["documentId"] == "doc_alice"
         assert (await bobs.message()).data["documentId"] == "doc_bob"
-        await asyncio.sleep(0.5)  # several polls
-        assert not alices.reader.pending and not bobs.reader.pending
-        for stream in (alices, bobs):
-            stream.reader.feed(await stream.body(timeout=0.3))
-            assert not stream.reader.pending
+        # A later write in each workspace is the next message of each: the other's event came
+        # before it, if at all, and did not come.
+        await store.documents.insert_many(alice.org_id, [doc("doc_alice_later")])
+        await store.documents.insert_many(bob.org_id, [doc("doc_bob_later")])
+        assert [m.data["documentId"] for m in await alices.until("doc_alice_later")] == [
+            "doc_alice_later"
+        ]
+        assert [m.data["documentId"] for m in await bobs.until("doc_bob_later")] == [
+            "doc_bob_later"
+        ]
     # Bob naming Alice's workspace is refused, as for any query.
     async with asgi_get(app, EVENTS, bob.headers(org=alice.org_id)) as refused:
         assert refused.status == 403
@@ -107,7 +111,6 @@ async def test_a_key_is_refused_past_its_open_streams_and_a_closed_one_frees_its
         assert third.status == 429
         assert third.headers["retry-after"].isdigit()
         assert json.loads(await third.body())["error"]["reason"] == "too_many_requests"
-    await asyncio.sleep(0.05)
     assert hub_of(app).subscribers() == 0  # the clients left: their subscriptions ended
     async with asgi_get(app, EVENTS, alice.headers()) as again:
         assert again.status == 200
@@ -131,9 +134,8 @@ async def test_a_quiet_stream_sends_heartbeats(store: Store, alice: Tenant) -> N
     hub = hub_of(app)
     hub.limits = EventLimits(heartbeat=0.1)
     async with asgi_get(app, EVENTS, alice.headers()) as stream:
-        await asyncio.sleep(0.5)
-        stream.reader.feed(await stream.body(timeout=0.2))
-        assert stream.reader.heartbeats >= 2
+        await stream.until_heartbeats(2)
+        assert not stream.reader.pending  # heartbeats only: a quiet stream
 
 
 async def test_a_revoked_key_stops_receiving_at_the_next_heartbeat(
@@ -148,8 +150,12 @@ async def test_a_revoked_key_stops_receiving_at_the_next_heartbeat(
         assert stream.status == 200
         assert hub_of(app).subscribers() == 1
         await store.api_keys.revoke(alice.user_id, key["_id"])
-        await asyncio.sleep(0.5)
-        assert hub_of(app).subscribers() == 0  # the stream ended by itself
+        # The stream ended by itself, its one message the failure: no event after it.
+        ended = await stream.until_end()
+        assert [(m.event, m.data["error"]["reason"]) for m in ended] == [
+            ("error", "unauthenticated")
+        ]
+        assert hub_of(app).subscribers() == 0
 
 
 async def test_resuming_with_another_workspaces_event_id_reveals_nothing(
@@ -163,10 +169,10 @@ async def test_resuming_with_another_workspaces_event_id_reveals_nothing(
     # Bob presents Alice's event id: the read is scoped to his workspace.
     headers = {**bob.headers(), "Last-Event-ID": alice_event.id or ""}
     async with asgi_get(app, EVENTS, headers) as bobs:
-        seen = [await bobs.message()]
-        bobs.reader.feed(await bobs.body(timeout=0.5))
-    seen += bobs.reader.pending
-    assert [m.data["documentId"] for m in seen] == ["doc_b1"]
+        # What the resumption read from the store comes first; a write made now comes after it.
+        await store.documents.insert_many(bob.org_id, [doc("doc_b2")])
+        seen = await bobs.until("doc_b2")
+    assert [m.data["documentId"] for m in seen] == ["doc_b1", "doc_b2"]
 
 
 async def test_a_malformed_resume_id_starts_from_now(

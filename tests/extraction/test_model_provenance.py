@@ -11,8 +11,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -29,6 +27,7 @@ from extraction_data import (  # noqa: E402
 from extraction_provenance import LIBRARIES  # noqa: E402
 
 from engines.extraction.fields.scoring import MODEL_FILE, load_models  # noqa: E402
+from tests.requires import requires  # noqa: E402
 
 MODEL = json.loads(MODEL_FILE.read_text())
 PROVENANCE = MODEL["provenance"]
@@ -58,7 +57,7 @@ def test_the_held_out_split_is_the_recorded_one() -> None:
     assert PROVENANCE["training_data"]["held_out_split_sha256"] == digest
 
 
-@pytest.mark.skipif(not DEFAULT_DATASET.is_dir(), reason="the dev set is not beside the repo")
+@requires("dev-set")
 def test_training_data_hash_matches_the_dev_set_and_generated_invoices() -> None:
     split = recorded_split()
     counts = PROVENANCE["training_data"]["documents"]

@@ -14,13 +14,11 @@ import pytest
 from engines.extraction import UnsupportedDocument, extract_text, parse_fields
 from engines.extraction.image_prep import crop_to_paper, load_image, paper_box
 from engines.extraction.layout import document_lines
-from engines.extraction.ocr_plan import available_engines
 from engines.extraction.ocr_rapid import level_boxes
+from tests.requires import requires
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extraction"
-needs_tesseract = pytest.mark.skipif(
-    "tesseract" not in available_engines(), reason="tesseract OCR is not installed"
-)
+needs_tesseract = requires("tesseract")
 
 
 def test_pdf_text_layer_is_read_without_ocr() -> None:

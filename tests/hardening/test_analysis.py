@@ -61,7 +61,7 @@ def existing() -> frozenset[int]:
 
 async def until_broken(pool: Executor) -> None:
     """Wait until ``pool`` has noticed its process died (its manager thread does, soon)."""
-    for _ in range(500):
+    for _ in range(3000):  # a hang guard of a minute, for a loaded machine
         try:
             pool.submit(int)
         except BrokenProcessPool:

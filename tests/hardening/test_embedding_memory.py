@@ -11,11 +11,9 @@ import json
 import subprocess
 import sys
 
-import pytest
+from tests.requires import requires
 
-from engines.ranking import embeddings
-
-pytestmark = pytest.mark.skipif(not embeddings.available(), reason="model package not installed")
+pytestmark = requires("model")
 
 MEASURE = """
 import gc, json, random, string

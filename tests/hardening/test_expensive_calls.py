@@ -60,7 +60,7 @@ async def inspecting(
 
 
 async def until_started(count: int) -> None:
-    for _ in range(1000):
+    for _ in range(12_000):  # a hang guard of a minute, for a loaded machine
         if len(started) >= count:
             return
         await asyncio.sleep(0.005)

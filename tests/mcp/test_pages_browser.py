@@ -15,11 +15,12 @@ import httpx
 import pytest
 
 from persistence.embedded import free_port
-from tests.browser import DevTools, needs_chromium, start_chromium
+from tests.browser import DevTools, start_chromium
 from tests.mcp import oauth_client as oc
 from tests.mcp.live import EMAIL, PASSWORD, Live
+from tests.requires import requires
 
-pytestmark = needs_chromium
+pytestmark = requires("chromium")
 
 
 @pytest.fixture

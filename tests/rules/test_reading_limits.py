@@ -97,8 +97,15 @@ async def test_a_second_reading_with_the_same_key_is_refused_at_once(
     )
     # Another workspace's key waits its turn in the process's one reading thread: not refused.
     other = asyncio.create_task(call(http, bob, "rules.prepare", {"naturalLanguageRule": SENTENCE}))
-    await asyncio.sleep(0.05)
-    assert len(readings.threads) == 1  # one sentence at a time in the process
+    # Once Bob's reading waits in the reading thread's queue, it has not started: one sentence
+    # at a time in the process.
+    queued = rule_reading._reader._thread._work_queue
+    for _ in range(12_000):  # a hang guard of a minute
+        if not queued.empty() or other.done() or len(readings.threads) > 1:
+            break
+        await asyncio.sleep(0.005)
+    assert not other.done() and queued.qsize() == 1
+    assert len(readings.threads) == 1
     readings.release.set()
     assert (await first).status_code == 200 and (await other).status_code == 200
     assert readings.threads == ["rule-reading_0", "rule-reading_0"]  # never the event loop

@@ -25,6 +25,7 @@ from resolvers.framework.registry import Registry
 from resolvers.services import inbound_email
 from tests.conftest import Tenant
 from tests.hardening.bombs import many_recipients_mail, nested_mail, png_bomb
+from tests.requires import requires
 from tests.sources import test_inbound_email, test_mailboxes
 from tests.sources.conftest import (
     SourceApp,
@@ -34,7 +35,7 @@ from tests.sources.conftest import (
     source_settings,
     stored,
 )
-from tests.sources.dovecot import Imap, dovecot_binary
+from tests.sources.dovecot import Imap
 from tests.sources.mail import message
 from tests.sources.test_inbound_email import address_of, post_raw
 from tests.sources.test_mailboxes import USER, connect_body
@@ -248,7 +249,7 @@ async def test_attachments_beyond_the_limit_are_listed_on_the_activity_item(
 
 
 @pytest.mark.wire
-@pytest.mark.skipif(dovecot_binary() is None, reason="dovecot is not installed (make imap-deps)")
+@requires("dovecot")
 async def test_the_mailbox_poller_records_a_refused_message_and_goes_on(
     wire_app: SourceApp, imap: Imap, tenants: tuple[Tenant, Tenant]
 ) -> None:

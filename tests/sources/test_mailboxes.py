@@ -17,6 +17,7 @@ from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant
 from tests.graphql.helpers import gql
+from tests.requires import requires
 from tests.sources.conftest import (
     SourceApp,
     call,
@@ -25,14 +26,12 @@ from tests.sources.conftest import (
     open_source_app,
     source_settings,
 )
-from tests.sources.dovecot import Imap, dovecot_binary, running_dovecot
+from tests.sources.dovecot import Imap, running_dovecot
 from tests.sources.mail import message
 
 pytestmark = [
     pytest.mark.wire,
-    pytest.mark.skipif(
-        dovecot_binary() is None, reason="dovecot is not installed (make imap-deps)"
-    ),
+    requires("dovecot"),
 ]
 USER, PASSWORD = "alice@mail.test", "app-password-1"
 

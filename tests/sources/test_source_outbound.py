@@ -19,6 +19,7 @@ from resolvers.framework.registry import Registry
 from resolvers.resources.mailboxes import poll_mailbox
 from tests.conftest import Tenant
 from tests.outbound import target
+from tests.requires import requires
 from tests.sources.conftest import (
     ACCESS_TOKEN,
     SourceApp,
@@ -28,7 +29,7 @@ from tests.sources.conftest import (
     source_settings,
     stored,
 )
-from tests.sources.dovecot import Imap, dovecot_binary
+from tests.sources.dovecot import Imap
 from tests.sources.fake_graph import VERSION, GraphState, document_message, fake_graph, webhook
 from tests.sources.mail import message
 from tests.sources.test_mailboxes import PASSWORD, USER, imap
@@ -36,9 +37,7 @@ from tests.sources.test_whatsapp import ALICE_PHONE, deliver, register_verified
 
 pytestmark = [
     pytest.mark.wire,
-    pytest.mark.skipif(
-        dovecot_binary() is None, reason="dovecot is not installed (make imap-deps)"
-    ),
+    requires("dovecot"),
 ]
 __all__ = ["imap"]  # test_mailboxes' Dovecot fixture, one server for this module too
 # How a tenant may spell the machine the server runs on.

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser import needs_chromium
+from tests.requires import requires
 from tests.web.dashboard_live import (
     EMAIL,
     PASSWORD,
@@ -30,7 +30,7 @@ from tests.web.dashboard_live import (
     serving,
 )
 
-pytestmark = [needs_chromium, pytest.mark.wire]
+pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 ACCENT = (0x1F, 0x5F, 0xBF)  # the bars' colour (site.css --accent)
 DEMO_DOCUMENTS = 300

@@ -14,10 +14,10 @@ import pytest
 
 from persistence.client import DEFAULT_DATABASE
 from persistence.embedded import running_server_uri
-from tests.browser import needs_chromium
+from tests.requires import requires
 from tests.web.dashboard_live import EMAIL, PASSWORD, Page, chromium, prepare, serving
 
-pytestmark = [needs_chromium, pytest.mark.wire]
+pytestmark = [requires("chromium"), pytest.mark.wire]
 
 
 @contextmanager

@@ -23,13 +23,13 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.browser import needs_chromium
 from tests.integrations.fakes import CLIENT_ID, CLIENT_SECRET, FakeXero
 from tests.integrations.fakes import serving as fake_serving
 from tests.outbound import LOOPBACK_FAKES
+from tests.requires import requires
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
-pytestmark = [needs_chromium, pytest.mark.wire]
+pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 DEMO_DOCUMENTS = 160  # about 80 in the last 12 months: more than one page of 50
 ROWS = "#doc-rows tr"

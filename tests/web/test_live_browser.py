@@ -7,17 +7,16 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser import needs_chromium
+from tests.requires import requires
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
-pytestmark = [needs_chromium, pytest.mark.wire]
+pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 
 # Every request the page makes with fetch or XHR, with the GraphQL operation it carries.
@@ -180,11 +179,16 @@ def test_signing_out_stops_listening_at_once(live: LiveDashboard, page: Page) ->
     page.wait("window.__fincapLive.status === 'idle'", timeout=5)
     archived = live.call("documents.search", {"limit": 1}).json()["data"]["result"]["documents"]
     doc = archived[0]["id"]
+    # A tab still signed in is the sentinel: once it has heard the archive, so had the signed-out
+    # tab, were it listening (reading the stream itself, it would relay it to this one).
+    listening, target = open_tab(page, live)
+    listening.wait("window.__fincapLive?.status === 'open'", timeout=20)
     assert live.call("documents.delete", {"id": doc}).status_code == 200
     try:
-        time.sleep(1.5)  # the event reaches a listening tab in milliseconds
+        listening.wait(heard(listening, doc, "document.archived"), timeout=20)
         assert not page.js(heard(page, doc, "document.archived")), "a signed-out tab still hears"
     finally:
+        page.devtools.call("Target.closeTarget", targetId=target)
         live.call("documents.unarchive", {"id": doc})
         signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
         page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")

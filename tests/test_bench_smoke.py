@@ -1,0 +1,232 @@
+"""Every script of ``bench/`` still runs and prints its figures: each one at a tiny size, as
+people run it (``python bench/NAME.py``, a process of its own), asserting the lines that carry
+its figures and the load average beside them. The figures themselves are not judged (a test
+asserts behaviour, not speed): a bench that no longer starts, or stops printing what its page in
+the docs quotes, fails here instead of on the day someone needs its numbers.
+
+A new script in ``bench/`` must be added to ``BENCHES`` (``test_every_bench_script_is_here``).
+The scripts are split into classes so that ``--dist loadscope`` spreads them over the workers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.requires import requires
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+# A figure of the machine's load, as the scripts print it: "load 9.06 6.67 4.81", "load average
+# 16.25, …", "load=10.94 …", "[load 12.01 …]", "load average before: 10.90".
+LOAD = r"load(?: average)?(?: before:)?[ =:]*\d+\.\d"
+# A bench at a tiny size starts servers, a browser or the model on a loaded machine: minutes at
+# worst (the per-test limit is raised to match).
+LIMIT_S = 540
+NUMBER = r"\d+(?:\.\d+)?"
+
+
+@dataclass(frozen=True)
+class Bench:
+    """One script: its tiny-size arguments and the figure lines it must print (regexes; the
+    load average's is added to them)."""
+
+    args: tuple[str, ...]
+    figures: tuple[str, ...]
+
+
+# Scripts that run in this process's tools only (the in-memory or embedded store, ASGI).
+IN_PROCESS = {
+    "mcp_tools": Bench((), (rf"^\s+tools\s+{NUMBER}$", rf"^\s+whole response\s+{NUMBER}")),
+    "graphql_vs_rest": Bench(
+        ("--calls", "2", "--runs", "1"), (rf"ratio GraphQL / REST\s+:\s+{NUMBER}x",)
+    ),
+    "graphql_selection": Bench(("--calls", "2", "--runs", "1"), (rf"{NUMBER} ms median per call",)),
+    "mcp_vs_rest": Bench(("--calls", "2", "--runs", "1"), (rf"ratio MCP / REST\s+:\s+{NUMBER}x",)),
+    "rest_overhead": Bench(
+        ("--calls", "2", "--runs", "1"),
+        (rf"ratio full / bare\s+:\s+{NUMBER}×", rf"authorize, fresh \(a write\) :\s+{NUMBER} µs"),
+    ),
+    "rules": Bench(
+        ("--runs", "1", "--docs", "3"),
+        (
+            rf"read_rule over \d+ sentences: median {NUMBER} ms",
+            rf"rules step with 20 enabled rules:\s+{NUMBER} ms/document",
+        ),
+    ),
+    "exports": Bench(("--documents", "3", "--runs", "1"), (rf"^\s+deliver\s+{NUMBER}$",)),
+    "inbound": Bench(
+        ("--messages", "2", "--runs", "1"),
+        (
+            rf"SMTP accepted .*:\s+{NUMBER} messages/min",
+            rf"processed into documents .*:\s+{NUMBER} documents/min",
+        ),
+    ),
+    "documents": Bench(
+        ("--sizes", "50", "--runs", "1"),
+        (
+            rf"documents.count groupBy month :\s+{NUMBER} ms median",
+            rf"documents.search filter\+sort  :\s+{NUMBER} ms median",
+        ),
+    ),
+    "ingestion": Bench(
+        ("--stored", "30", "--documents", "3"),
+        (rf"ratio full / empty \(median total\): {NUMBER}",),
+    ),
+    "extraction": Bench(
+        # The synthetic invoices only: the dev set is not in every clone.
+        ("--folder", "synthetic", "--synthetic", "8", "--folds", "2"),
+        (rf"synthetic n=\s*8\s+amount \d+/8 \({NUMBER}%\)",),
+    ),
+    "extraction_pipeline": Bench(
+        ("--limit", "0", "--synthetic", "2"),
+        (rf"synthetic\s+n=\s*2\s+upload→processed p50={NUMBER}s",),
+    ),
+}
+# Scripts that start `fincap serve`, workers or a store of their own on a port.
+SERVED = {
+    "dashboard": Bench(
+        ("--sizes", "30", "--runs", "1", "--cold", "1"),
+        (rf"GraphQL dashboard\s+{NUMBER} /\s+{NUMBER}", r"cold \(store restarted"),
+    ),
+    "workers": Bench(
+        ("--workers", "1", "--documents", "2", "--backlog", "2", "--runs", "1"),
+        (
+            rf"1 worker process: +{NUMBER} documents/min",
+            rf"1 worker process: B waited +{NUMBER} s behind A's 2",
+        ),
+    ),
+    "outage": Bench(
+        ("--rounds", "1"),
+        (
+            rf"first 503: median {NUMBER} s, largest {NUMBER} s over 1 rounds",
+            rf"back: median {NUMBER} s",
+        ),
+    ),
+    # Two quick attacks of the forty (each is a test of its own in tests/hardening): the bench's
+    # set-up, its victim's measures and its table.
+    "attacks": Bench(
+        ("--runs", "1", "--documents", "5", "--only", "regex (a+)+$", "control: 200"),
+        (
+            r"serve tree at rest: \d+ MB",
+            rf"^control: 200 × GET /healthz, 10 at once\s+{NUMBER}\s+\d+",
+        ),
+    ),
+}
+# Scripts that need the embedding model.
+WITH_MODEL = {
+    "help_center": Bench(
+        ("--runs", "1"),
+        (
+            rf"query end to end \(REST through the ASGI app\): median {NUMBER} ms",
+            rf"shipped \(normalised sum\)\s+all\s+\d+\s+{NUMBER}",
+        ),
+    ),
+    "search": Bench(
+        ("--sizes", "50", "--e2e-sizes", "50", "--runs", "1"),
+        (
+            rf"hybrid sum\s+{NUMBER} / {NUMBER}",
+            rf"50 documents: hybrid top-5\s+{NUMBER}",
+            rf"50 documents \(loaded in \d+ s\): warm\s+{NUMBER}",
+        ),
+    ),
+}
+# Scripts that drive the dashboard in headless Chromium.
+IN_CHROMIUM = {
+    "documents_page": Bench(
+        ("--documents", "30", "--runs", "1"),
+        (rf"first render #/documents\s+median\s+{NUMBER} ms", r"CSV of all matching\s+median"),
+    ),
+    "events": Bench(
+        ("--uploads", "2", "--writes", "2", "--idle", "5", "--calls", "2", "--rounds", "1"),
+        (
+            rf"upload → SSE client: median {NUMBER} ms",
+            rf"upload → dashboard \(Chromium\): median {NUMBER} ms",
+            rf"another process's write → SSE client \(poller\): median {NUMBER} ms",
+            rf"with 0 idle subscribers: median {NUMBER} ms",
+        ),
+    ),
+    "web": Bench(
+        ("--documents", "30", "--runs", "1", "--uploads", "1"),
+        (
+            rf"overview: first content\s+median\s+{NUMBER} ms",
+            rf"documents: first content\s+median\s+{NUMBER} ms",
+            rf"event: processed write → dashboard: median {NUMBER} ms",
+        ),
+    ),
+}
+BENCHES = {**IN_PROCESS, **SERVED, **WITH_MODEL, **IN_CHROMIUM}
+
+
+def run_bench(name: str, bench: Bench) -> None:
+    """Run ``bench/NAME.py`` with its tiny arguments; it must exit 0 and print its figures."""
+    # A session of its own: past the limit, the bench and what it started (a `fincap serve`, a
+    # store, a browser) are killed together, not the bench alone with its servers left behind.
+    process = subprocess.Popen(
+        [sys.executable, str(BENCH / f"{name}.py"), *bench.args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=LIMIT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"bench/{name}.py ran past {LIMIT_S} s\n{stdout[-4000:]}\n{stderr[-4000:]}")
+    shown = f"stdout:\n{stdout[-4000:]}\nstderr:\n{stderr[-4000:]}"
+    assert process.returncode == 0, shown
+    expected = (*bench.figures, LOAD)
+    missing = [f for f in expected if not re.search(f, stdout, re.MULTILINE)]
+    assert not missing, f"no line matches {missing}\n{shown}"
+
+
+def test_every_bench_script_is_here() -> None:
+    scripts = {
+        path.stem
+        for path in BENCH.glob("*.py")
+        if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
+    }
+    assert scripts == set(BENCHES)
+
+
+@pytest.mark.timeout(LIMIT_S + 60)
+class TestInProcess:
+    @pytest.mark.parametrize("name", sorted(IN_PROCESS))
+    def test_runs_and_prints_its_figures(self, name: str) -> None:
+        run_bench(name, IN_PROCESS[name])
+
+
+@pytest.mark.wire
+@pytest.mark.timeout(LIMIT_S + 60)
+class TestServed:
+    @pytest.mark.parametrize("name", sorted(SERVED))
+    def test_runs_and_prints_its_figures(self, name: str) -> None:
+        run_bench(name, SERVED[name])
+
+
+@requires("model")
+@pytest.mark.timeout(LIMIT_S + 60)
+class TestWithModel:
+    @pytest.mark.parametrize("name", sorted(WITH_MODEL))
+    def test_runs_and_prints_its_figures(self, name: str) -> None:
+        run_bench(name, WITH_MODEL[name])
+
+
+@requires("chromium")
+@pytest.mark.wire
+@pytest.mark.timeout(LIMIT_S + 60)
+class TestInChromium:
+    @pytest.mark.parametrize("name", sorted(IN_CHROMIUM))
+    def test_runs_and_prints_its_figures(self, name: str) -> None:
+        run_bench(name, IN_CHROMIUM[name])
