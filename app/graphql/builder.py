@@ -28,7 +28,9 @@ and the ``execute`` callable.
 """
 
 import copy
+import dataclasses
 import enum
+import inspect
 import logging
 import re
 import types
@@ -143,6 +145,15 @@ Execute = Callable[[CapabilityLike, dict[str, Any], strawberry.Info], Awaitable[
 
 
 @dataclass(frozen=True)
+class LinkArgument:
+    """One argument of a link: its name, strawberry type (optional), and description."""
+
+    name: str
+    type: Any
+    description: str
+
+
+@dataclass(frozen=True)
 class Link:
     """A field the graph adds to a generated type (or to Query), resolved by ``resolve``.
 
@@ -164,6 +175,10 @@ class Link:
     argument: type[BaseModel] | None = None
     description: str | None = None
     keep_as: str | None = None
+    # GraphQL-native arguments instead of ``input`` (a connection's filter, orderBy, first …):
+    # their types are already strawberry types; ``resolve`` receives them as plain data.
+    arguments: tuple[LinkArgument, ...] = ()
+    deprecation_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +199,8 @@ class Graph:
     """The links of a schema; models not in the schema simply get none."""
 
     links: Sequence[Link] = ()
+    # Capability fields superseded by a link: field name → the reason (``@deprecated``).
+    deprecated: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def of(self, model: type[BaseModel] | None) -> list[Link]:
         return [link for link in self.links if link.model is model]
@@ -242,7 +259,9 @@ def build_schema(
     mutation: dict[str, Any] = {}
     for spec in specs:
         target = query if spec.effect == "read" else mutation
-        target[spec.name] = converter.root_field(spec, execute)
+        target[spec.name] = converter.root_field(
+            spec, execute, converter.graph.deprecated.get(spec.name)
+        )
     for link in converter.graph.of(None):
         if link.name in query:
             raise GraphQLNameClash(f"Query field {link.name!r} is both a capability and a link")
@@ -402,7 +421,9 @@ class _Converter:
 
     # -- root fields --------------------------------------------------------------------------
 
-    def root_field(self, spec: CapabilityLike, execute: Execute) -> Any:
+    def root_field(
+        self, spec: CapabilityLike, execute: Execute, deprecation_reason: str | None = None
+    ) -> Any:
         """The Query/Mutation field of one capability: ``name(input: …Input!): Output``."""
         output = self.output_type(spec.output)
 
@@ -435,7 +456,12 @@ class _Converter:
             "return": Optional[output],  # noqa: UP045
         }
         resolve.__name__ = spec.name
-        return strawberry.field(resolver=resolve, name=spec.name, description=spec.description)
+        return strawberry.field(
+            resolver=resolve,
+            name=spec.name,
+            description=spec.description,
+            deprecation_reason=deprecation_reason,
+        )
 
     def stream_field(self, stream: Stream) -> Any:
         """The Subscription field of one stream: ``name(after: String): Returns!``."""
@@ -482,10 +508,58 @@ class _Converter:
                 return await link.resolve(root, info, None)
 
             resolve = resolve_plain  # type: ignore[assignment]
+        if link.arguments:
+            return self._native_link_field(link, returns)
         annotations["return"] = returns
         resolve.__annotations__ = annotations
         resolve.__name__ = link.name
-        return strawberry.field(resolver=resolve, name=link.name, description=link.description)
+        return strawberry.field(
+            resolver=resolve,
+            name=link.name,
+            description=link.description,
+            deprecation_reason=link.deprecation_reason,
+        )
+
+    def _native_link_field(self, link: Link, returns: Any) -> Any:
+        """A link with its own arguments: ``name(filter: …, first: Int …): Returns``."""
+
+        async def resolve(root: Any, info: strawberry.Info, **given: Any) -> Any:
+            arguments = {
+                name: to_arguments(value) for name, value in given.items() if value is not UNSET
+            }
+            return await link.resolve(root, info, arguments)
+
+        parameters = [
+            inspect.Parameter("root", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Any),
+            inspect.Parameter(
+                "info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=strawberry.Info
+            ),
+        ]
+        annotations: dict[str, Any] = {"root": Any, "info": strawberry.Info}
+        for argument in link.arguments:
+            annotation = Annotated[
+                Optional[argument.type],  # type: ignore[name-defined]  # noqa: UP045
+                strawberry.argument(description=argument.description),
+            ]
+            annotations[argument.name] = annotation
+            parameters.append(
+                inspect.Parameter(
+                    argument.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=UNSET,
+                    annotation=annotation,
+                )
+            )
+        annotations["return"] = returns
+        resolve.__annotations__ = annotations
+        resolve.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+        resolve.__name__ = link.name
+        return strawberry.field(
+            resolver=resolve,
+            name=link.name,
+            description=link.description,
+            deprecation_reason=link.deprecation_reason,
+        )
 
     def _add_link(
         self,

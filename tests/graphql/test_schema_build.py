@@ -183,7 +183,7 @@ def test_no_schema_name_leaks_python_spelling() -> None:
     leaked = [name for name in names if name.rstrip(")").endswith("_")]
     assert leaked == []
     logic = schema.type_map["WhereClauseLogic"]
-    assert isinstance(logic, GraphQLEnumType) and set(logic.values) == {"and", "or"}
+    assert isinstance(logic, GraphQLEnumType) and set(logic.values) == {"and", "or", "nor"}
 
 
 def test_a_value_graphql_cannot_spell_is_refused_at_build() -> None:
