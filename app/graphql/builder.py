@@ -151,6 +151,7 @@ class LinkArgument:
     name: str
     type: Any
     description: str
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,8 @@ class Graph:
     links: Sequence[Link] = ()
     # Capability fields superseded by a link: field name → the reason (``@deprecated``).
     deprecated: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Strawberry interfaces a model's type implements (a Document is a Node).
+    interfaces: Mapping[type[BaseModel], Sequence[type]] = dataclasses.field(default_factory=dict)
 
     def of(self, model: type[BaseModel] | None) -> list[Link]:
         return [link for link in self.links if link.model is model]
@@ -537,16 +540,14 @@ class _Converter:
         ]
         annotations: dict[str, Any] = {"root": Any, "info": strawberry.Info}
         for argument in link.arguments:
-            annotation = Annotated[
-                Optional[argument.type],  # type: ignore[name-defined]  # noqa: UP045
-                strawberry.argument(description=argument.description),
-            ]
+            kind = argument.type if argument.required else Optional[argument.type]  # noqa: UP045
+            annotation = Annotated[kind, strawberry.argument(description=argument.description)]  # type: ignore[valid-type]
             annotations[argument.name] = annotation
             parameters.append(
                 inspect.Parameter(
                     argument.name,
                     inspect.Parameter.KEYWORD_ONLY,
-                    default=UNSET,
+                    default=inspect.Parameter.empty if argument.required else UNSET,
                     annotation=annotation,
                 )
             )
@@ -608,9 +609,22 @@ class _Converter:
             namespace[python_name] = strawberry.field(description=computed.description)
         for link in self.graph.of(model):
             self._add_link(link, model, annotations, namespace)
+        interfaces = tuple(self.graph.interfaces.get(model, ()))
+        for interface in interfaces:
+            # The interface's type of a shared field wins (a Node's id is an ID).
+            for name, annotation in interface.__annotations__.items():
+                if name in annotations:
+                    annotations[name] = annotation
+        if interfaces:
+            # Resolvers return the pydantic model, which the interface must recognise.
+            namespace["is_type_of"] = classmethod(
+                lambda cls, obj, info, model=model: isinstance(obj, model)
+            )
         namespace["__annotations__"] = annotations
         cls = strawberry.type(
-            type(model.__name__, (), namespace), name=model.__name__, description=_own_doc(model)
+            type(model.__name__, interfaces, namespace),
+            name=model.__name__,
+            description=_own_doc(model),
         )
         self.outputs[model] = cls
         self.building.discard((model, "output"))
@@ -711,6 +725,8 @@ class _Converter:
             return Optional[JSON]  # noqa: UP045 (a runtime type expression, not a hint)
         if annotation is dict or origin is dict:
             return JSON
+        if hasattr(annotation, "__strawberry_definition__"):
+            return annotation  # already a GraphQL type (the Node interface)
         if annotation in SCALARS:
             return SCALARS[annotation]
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):

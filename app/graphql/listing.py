@@ -159,4 +159,4 @@ def listing_graph(registry: Registry, graph: Graph) -> Graph:
     spec = registry.get(SEARCH)
     if spec is not None:
         deprecated[spec.name] = DEPRECATED_BY_CONNECTION
-    return Graph(links=(*replaced, *links), deprecated=deprecated)
+    return dataclasses.replace(graph, links=(*replaced, *links), deprecated=deprecated)
