@@ -37,6 +37,22 @@ CountGroupBy = Literal[
     "date",
 ]
 
+# documentsAggregate's group keys (GraphQL): several at once. documents.count's dimensions
+# (date is day's older name, left out) and the payment status.
+AggregateKey = Literal[
+    "year",
+    "month",
+    "week",
+    "day",
+    "category",
+    "merchant",
+    "currency",
+    "docType",
+    "paymentStatus",
+    "paymentMethod",
+    "entityId",
+]
+
 
 _TEXT = Filterable("string")
 _MONEY = Filterable("money")

@@ -20,20 +20,23 @@ import strawberry
 from pydantic import BaseModel, ValidationError
 
 from app.graphql.builder import Graph, Link, LinkArgument
-from app.graphql.filters import FilterTypes, listing_inputs
+from app.graphql.filters import FilterTypes, constant_enum, listing_inputs
 from app.graphql.graph import session_of
 from app.graphql.selection import connection_selection
-from domain.documents import SEARCH_FILTERS
-from domain.typed_filters import FilterError, translate
+from domain.documents import SEARCH_FILTERS, AggregateKey
+from domain.typed_filters import FilterError, TranslatedFilter, translate
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
+from resolvers.resources.documents.aggregate import document_aggregate
 from resolvers.resources.documents.connection import ConnectionRequest, document_connection
+from schema.aggregates import KEY_MEANINGS, DocumentAggregate
 from schema.connections import DEFAULT_PAGE, MAX_PAGE, DocumentConnection
 from schema.documents import Document, SortField
 from schema.value_meanings import meaning_of
 from schema.workspaces import Workspace
 
 SEARCH = "documents.search"
+COUNT = "documents.count"
 
 
 @cache
@@ -73,15 +76,64 @@ def connection_arguments() -> tuple[LinkArgument, ...]:
     )
 
 
-def connection_request(arguments: dict[str, Any], info: strawberry.Info) -> ConnectionRequest:
-    """The page a connection field asks for, checked: filter, order, Relay arguments."""
+@cache
+def group_by_enum() -> Any:
+    """``DocumentGroupBy``: the declared group keys (``AggregateKey``) in UPPER_CASE."""
+    return constant_enum(
+        "DocumentGroupBy",
+        typing.get_args(AggregateKey),
+        "What documentsAggregate groups by (several at once; currency always splits groups)",
+        lambda values, value: KEY_MEANINGS[value],
+    )
+
+
+def aggregate_arguments() -> tuple[LinkArgument, ...]:
+    return (
+        LinkArgument("filter", document_inputs().filter, "Which documents (omitted: all)"),
+        LinkArgument(
+            "groupBy",
+            list[group_by_enum()],  # type: ignore[misc]
+            "The keys, several at once (omitted: by currency only)",
+        ),
+        LinkArgument(
+            "fillGaps",
+            bool,
+            "With one time key alone: every bucket of the range, empty ones with count 0",
+        ),
+    )
+
+
+async def documents_aggregate(
+    root: Any, info: strawberry.Info, arguments: dict[str, Any] | None
+) -> DocumentAggregate:
+    """Documents grouped by several keys, in the request's workspace or the Workspace."""
+    session = session_of(info)
+    org_id = root.id if isinstance(root, Workspace) else None
+    ctx = await session.authorized(org_id, session.permissions_of(COUNT))
+    arguments = arguments or {}
+    translated = _translated(arguments.get("filter"))
+    return await document_aggregate(
+        ctx,
+        translated.where,
+        arguments.get("groupBy") or [],
+        fill_gaps=bool(arguments.get("fillGaps")),
+        locate=translated.locate,
+    )
+
+
+def _translated(value: Any) -> TranslatedFilter:
     try:
-        translated = translate(arguments.get("filter"), SEARCH_FILTERS)
+        return translate(value, SEARCH_FILTERS)
     except FilterError as error:
         raise BadRequest(f"Invalid request: {error}") from None
     except ValidationError as error:
         problem = error.errors()[0]
         raise BadRequest(f"Invalid request: filter: {problem['msg']}") from None
+
+
+def connection_request(arguments: dict[str, Any], info: strawberry.Info) -> ConnectionRequest:
+    """The page a connection field asks for, checked: filter, order, Relay arguments."""
+    translated = _translated(arguments.get("filter"))
     order_by = arguments.get("orderBy") or []
     if len(order_by) > 1:
         raise BadRequest("Invalid request: orderBy: one key (ties are broken by id)")
@@ -140,6 +192,17 @@ def listing_graph(registry: Registry, graph: Graph) -> Graph:
             description=description,
         )
     ]
+    if registry.get(COUNT) is not None:
+        aggregate = Link(
+            name="documentsAggregate",
+            returns=DocumentAggregate | None,
+            resolve=documents_aggregate,
+            arguments=aggregate_arguments(),
+            description="Documents grouped by several keys at once (month and category…) in "
+            "one aggregation: count, and per currency sum, avg, min and max. Needs "
+            "read_documents.",
+        )
+        links += [aggregate, dataclasses.replace(aggregate, model=Workspace)]
     replaced = []
     for link in graph.links:
         if link.model is Workspace and link.name == "documents":
