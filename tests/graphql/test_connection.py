@@ -153,13 +153,13 @@ async def test_total_count_is_read_only_when_selected(
     service: httpx.AsyncClient, stocked: Tenant, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counted: list[int] = []
-    original = store.documents.count
+    original = store.documents.totals
 
-    async def count(*args: Any, **kwargs: Any) -> int:
+    async def totals(*args: Any, **kwargs: Any) -> Any:
         counted.append(1)
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(store.documents, "count", count)
+    monkeypatch.setattr(store.documents, "totals", totals)
     query = "{ documentsConnection(first: 2) { nodes { id } pageInfo { hasNextPage } } }"
     body = await gql(service, query, None, stocked.headers())
     assert len(body["data"]["documentsConnection"]["nodes"]) == 2 and counted == []

@@ -5,7 +5,8 @@ in both directions: ``first``/``after`` read forward in the requested order, ``l
 read the reverse order from the cursor and turn the page around. Every edge carries a cursor
 (the signed sort value and id, ``resolvers.framework.cursors``) bound to the query and the
 workspace, so a cursor of another filter, order or workspace is refused, never reinterpreted.
-``totalCount`` is read only when asked for, in parallel with the page.
+``totalCount`` is read only when asked for, in parallel with the page, by documents.count's
+path (the rollups when they cover the filter).
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def _sort_value(record: StoredDocument, path: str) -> Any:
     return value
 
 
+async def _count(ctx: Context, workspace_id: str, query: DocumentQuery) -> int:
+    """How many documents ``query`` matches, as documents.count counts them: from the rollups
+    when they cover the filter, else one aggregation with the aggregates' time limit."""
+    totals = await ctx.store.documents.totals(workspace_id, query)
+    return sum(total.count for total in totals.overall)
+
+
 async def document_connection(ctx: Context, request: ConnectionRequest) -> DocumentConnection:
     """One page of the workspace's documents matching ``request.where``."""
     workspace_id = ctx.require_workspace()
@@ -118,9 +126,7 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
             fields=request.fields,
         )
         if request.with_total:
-            records, total = await asyncio.gather(
-                page, ctx.store.documents.count(workspace_id, base)
-            )
+            records, total = await asyncio.gather(page, _count(ctx, workspace_id, base))
         else:
             records, total = await page, None
         more = len(records) > size
