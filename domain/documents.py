@@ -37,14 +37,31 @@ CountGroupBy = Literal[
     "date",
 ]
 
+# documentsAggregate's group keys (GraphQL): several at once. documents.count's dimensions
+# (date is day's older name, left out) and the payment status.
+AggregateKey = Literal[
+    "year",
+    "month",
+    "week",
+    "day",
+    "category",
+    "merchant",
+    "currency",
+    "docType",
+    "paymentStatus",
+    "paymentMethod",
+    "entityId",
+]
+
 
 _TEXT = Filterable("string")
 _MONEY = Filterable("money")
 _CODE = Filterable("string", upper=True)
 
 
-def _choice(literal: object) -> Filterable:
-    return Filterable("enum", values=get_args(literal))
+def _choice(literal: object, name: str) -> Filterable:
+    """An enum field; ``name`` names its vocabulary (GraphQL's enum and its filter input)."""
+    return Filterable("enum", values=get_args(literal), name=name)
 
 
 # The fields a where clause may test, per capability (spec §4.4: documents.count has the
@@ -58,7 +75,7 @@ COUNT_FILTERS: dict[str, Filterable] = {
     "merchantLegalName": _TEXT,
     "merchantTaxId": _CODE,
     "category": _TEXT,
-    "docType": _choice(DocType),
+    "docType": _choice(DocType, "DocType"),
     "invoiceId": _TEXT,
     "receiptId": _TEXT,
     "preferredCurrency": _CODE,
@@ -72,10 +89,10 @@ COUNT_FILTERS: dict[str, Filterable] = {
     "subtotal": _MONEY,
     "tipAmount": _MONEY,
     "isRecurring": Filterable("boolean"),
-    "recurringType": _choice(RecurringType),
+    "recurringType": _choice(RecurringType, "RecurringType"),
     # Beyond the spec's list: where processing stands (the dashboard's status filter and its
     # count use the same clause; "failed" or "warning" finds what needs a look).
-    "processingStatus": _choice(ProcessingStatus),
+    "processingStatus": _choice(ProcessingStatus, "ProcessingStatus"),
     # The original a document duplicates (exists: true lists the possible duplicates; counted
     # too, so a list of them says how many there are).
     "duplicateOf": _TEXT,
@@ -83,11 +100,11 @@ COUNT_FILTERS: dict[str, Filterable] = {
 SEARCH_FILTERS: dict[str, Filterable] = {
     **COUNT_FILTERS,
     "id": _TEXT,
-    "paymentStatus": _choice(PaymentStatus),
+    "paymentStatus": _choice(PaymentStatus, "PaymentStatus"),
     "entityId": _TEXT,
     "expenseLocation.primary.countryCode": _CODE,
     "expenseLocation.primary.country": _TEXT,
     "expenseLocation.primary.city": _TEXT,
     "expenseLocation.primary.stateOrProvince": _TEXT,
-    "expenseLocation.primary.kind": _choice(LocationKind),
+    "expenseLocation.primary.kind": _choice(LocationKind, "LocationKind"),
 }

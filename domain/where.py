@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 WhereOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "regex", "exists"]
-WhereLogic = Literal["and", "or"]
+WhereLogic = Literal["and", "or", "nor"]
 FieldType = Literal["string", "enum", "boolean", "number", "money", "date"]
 
 # Which operators each type of field takes (the compiler checks them; descriptions list them).
@@ -43,12 +43,14 @@ VALUES_BY_TYPE: dict[FieldType, str] = {
 
 @dataclass(frozen=True)
 class Filterable:
-    """A field a where clause may test: its type, its values (enums) and whether values are
-    upper-cased before comparing (currency and country codes)."""
+    """A field a where clause may test: its type, its values (enums), whether values are
+    upper-cased before comparing (currency and country codes), and for an enum the name of
+    its vocabulary (GraphQL's ``<name>`` enum and ``<name>Filter`` input)."""
 
     type: FieldType
     values: tuple[str, ...] = ()
     upper: bool = False
+    name: str | None = None
 
 
 def _grouped(names: list[str]) -> list[str]:
@@ -135,7 +137,9 @@ class WhereCondition(BaseModel):
         description="Array for in/nin, true|false for exists, a pattern for regex (no inline "
         "flags)",
     )
-    logic: WhereLogic | None = Field(default=None, description="Nested group: and|or")
+    logic: WhereLogic | None = Field(
+        default=None, description="Nested group: and|or|nor (nor: none of them holds)"
+    )
     conditions: list[WhereCondition] | None = Field(
         default=None, min_length=1, max_length=50, description="Nested group: its conditions"
     )
@@ -157,7 +161,7 @@ class WhereCondition(BaseModel):
 
 
 class WhereClause(BaseModel):
-    """``{logic, conditions}``: conditions combined with and (default) or or."""
+    """``{logic, conditions}``: conditions combined with and (default), or, or nor (none holds)."""
 
     model_config = ConfigDict(extra="forbid")
 

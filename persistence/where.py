@@ -89,6 +89,8 @@ def _compile_clause(
             if counter[0] > MAX_CONDITIONS:
                 raise WhereError(location, f"at most {MAX_CONDITIONS} conditions in all")
             parts.append(_compile_condition(condition, fields, here))
+    if clause.logic == "nor":
+        return {"$nor": parts}  # none holds, one part or many
     if len(parts) == 1:
         return parts[0]
     return {"$or" if clause.logic == "or" else "$and": parts}

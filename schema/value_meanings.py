@@ -328,7 +328,11 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
     ),
     _vocabulary(
         WhereLogic,
-        {"and": "Every condition must hold", "or": "At least one condition must hold"},
+        {
+            "and": "Every condition must hold",
+            "or": "At least one condition must hold",
+            "nor": "No condition may hold (a negation)",
+        },
     ),
     _vocabulary(
         WhereOp,

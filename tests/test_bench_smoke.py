@@ -48,6 +48,15 @@ IN_PROCESS = {
     "graphql_vs_rest": Bench(
         ("--calls", "2", "--runs", "1"), (rf"ratio GraphQL / REST\s+:\s+{NUMBER}x",)
     ),
+    "graphql_graph": Bench(
+        ("--documents", "200", "--runs", "1", "--calls", "1"),
+        (
+            rf"connection .*: GraphQL {NUMBER} ms, REST search\+count "
+            rf"{NUMBER} ms, ratio {NUMBER}x",
+            rf"aggregate MONTH x CATEGORY, one year .*: {NUMBER} ms median",
+            rf"node\(id:\) {NUMBER} ms vs documents.get {NUMBER} ms",
+        ),
+    ),
     "graphql_selection": Bench(("--calls", "2", "--runs", "1"), (rf"{NUMBER} ms median per call",)),
     "mcp_vs_rest": Bench(("--calls", "2", "--runs", "1"), (rf"ratio MCP / REST\s+:\s+{NUMBER}x",)),
     "rest_overhead": Bench(

@@ -28,7 +28,9 @@ and the ``execute`` callable.
 """
 
 import copy
+import dataclasses
 import enum
+import inspect
 import logging
 import re
 import types
@@ -143,6 +145,16 @@ Execute = Callable[[CapabilityLike, dict[str, Any], strawberry.Info], Awaitable[
 
 
 @dataclass(frozen=True)
+class LinkArgument:
+    """One argument of a link: its name, strawberry type (optional), and description."""
+
+    name: str
+    type: Any
+    description: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
 class Link:
     """A field the graph adds to a generated type (or to Query), resolved by ``resolve``.
 
@@ -164,6 +176,10 @@ class Link:
     argument: type[BaseModel] | None = None
     description: str | None = None
     keep_as: str | None = None
+    # GraphQL-native arguments instead of ``input`` (a connection's filter, orderBy, first …):
+    # their types are already strawberry types; ``resolve`` receives them as plain data.
+    arguments: tuple[LinkArgument, ...] = ()
+    deprecation_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +200,10 @@ class Graph:
     """The links of a schema; models not in the schema simply get none."""
 
     links: Sequence[Link] = ()
+    # Capability fields superseded by a link: field name → the reason (``@deprecated``).
+    deprecated: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Strawberry interfaces a model's type implements (a Document is a Node).
+    interfaces: Mapping[type[BaseModel], Sequence[type]] = dataclasses.field(default_factory=dict)
 
     def of(self, model: type[BaseModel] | None) -> list[Link]:
         return [link for link in self.links if link.model is model]
@@ -242,7 +262,9 @@ def build_schema(
     mutation: dict[str, Any] = {}
     for spec in specs:
         target = query if spec.effect == "read" else mutation
-        target[spec.name] = converter.root_field(spec, execute)
+        target[spec.name] = converter.root_field(
+            spec, execute, converter.graph.deprecated.get(spec.name)
+        )
     for link in converter.graph.of(None):
         if link.name in query:
             raise GraphQLNameClash(f"Query field {link.name!r} is both a capability and a link")
@@ -402,7 +424,9 @@ class _Converter:
 
     # -- root fields --------------------------------------------------------------------------
 
-    def root_field(self, spec: CapabilityLike, execute: Execute) -> Any:
+    def root_field(
+        self, spec: CapabilityLike, execute: Execute, deprecation_reason: str | None = None
+    ) -> Any:
         """The Query/Mutation field of one capability: ``name(input: …Input!): Output``."""
         output = self.output_type(spec.output)
 
@@ -435,7 +459,12 @@ class _Converter:
             "return": Optional[output],  # noqa: UP045
         }
         resolve.__name__ = spec.name
-        return strawberry.field(resolver=resolve, name=spec.name, description=spec.description)
+        return strawberry.field(
+            resolver=resolve,
+            name=spec.name,
+            description=spec.description,
+            deprecation_reason=deprecation_reason,
+        )
 
     def stream_field(self, stream: Stream) -> Any:
         """The Subscription field of one stream: ``name(after: String): Returns!``."""
@@ -482,10 +511,56 @@ class _Converter:
                 return await link.resolve(root, info, None)
 
             resolve = resolve_plain  # type: ignore[assignment]
+        if link.arguments:
+            return self._native_link_field(link, returns)
         annotations["return"] = returns
         resolve.__annotations__ = annotations
         resolve.__name__ = link.name
-        return strawberry.field(resolver=resolve, name=link.name, description=link.description)
+        return strawberry.field(
+            resolver=resolve,
+            name=link.name,
+            description=link.description,
+            deprecation_reason=link.deprecation_reason,
+        )
+
+    def _native_link_field(self, link: Link, returns: Any) -> Any:
+        """A link with its own arguments: ``name(filter: …, first: Int …): Returns``."""
+
+        async def resolve(root: Any, info: strawberry.Info, **given: Any) -> Any:
+            arguments = {
+                name: to_arguments(value) for name, value in given.items() if value is not UNSET
+            }
+            return await link.resolve(root, info, arguments)
+
+        parameters = [
+            inspect.Parameter("root", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Any),
+            inspect.Parameter(
+                "info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=strawberry.Info
+            ),
+        ]
+        annotations: dict[str, Any] = {"root": Any, "info": strawberry.Info}
+        for argument in link.arguments:
+            kind = argument.type if argument.required else Optional[argument.type]  # noqa: UP045
+            annotation = Annotated[kind, strawberry.argument(description=argument.description)]  # type: ignore[valid-type]
+            annotations[argument.name] = annotation
+            parameters.append(
+                inspect.Parameter(
+                    argument.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=inspect.Parameter.empty if argument.required else UNSET,
+                    annotation=annotation,
+                )
+            )
+        annotations["return"] = returns
+        resolve.__annotations__ = annotations
+        resolve.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+        resolve.__name__ = link.name
+        return strawberry.field(
+            resolver=resolve,
+            name=link.name,
+            description=link.description,
+            deprecation_reason=link.deprecation_reason,
+        )
 
     def _add_link(
         self,
@@ -534,9 +609,22 @@ class _Converter:
             namespace[python_name] = strawberry.field(description=computed.description)
         for link in self.graph.of(model):
             self._add_link(link, model, annotations, namespace)
+        interfaces = tuple(self.graph.interfaces.get(model, ()))
+        for interface in interfaces:
+            # The interface's type of a shared field wins (a Node's id is an ID).
+            for name, annotation in interface.__annotations__.items():
+                if name in annotations:
+                    annotations[name] = annotation
+        if interfaces:
+            # Resolvers return the pydantic model, which the interface must recognise.
+            namespace["is_type_of"] = classmethod(
+                lambda cls, obj, info, model=model: isinstance(obj, model)
+            )
         namespace["__annotations__"] = annotations
         cls = strawberry.type(
-            type(model.__name__, (), namespace), name=model.__name__, description=_own_doc(model)
+            type(model.__name__, interfaces, namespace),
+            name=model.__name__,
+            description=_own_doc(model),
         )
         self.outputs[model] = cls
         self.building.discard((model, "output"))
@@ -637,6 +725,8 @@ class _Converter:
             return Optional[JSON]  # noqa: UP045 (a runtime type expression, not a hint)
         if annotation is dict or origin is dict:
             return JSON
+        if hasattr(annotation, "__strawberry_definition__"):
+            return annotation  # already a GraphQL type (the Node interface)
         if annotation in SCALARS:
             return SCALARS[annotation]
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):

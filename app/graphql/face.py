@@ -48,6 +48,8 @@ from app.graphql.document_cache import KEEP_KEY
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.graphql.limits import Limits
+from app.graphql.listing import listing_graph
+from app.graphql.nodes import node_graph
 from app.graphql.selection import listed_fields, lists_documents
 from app.graphql.sockets import (
     CREDENTIALS_KEY,
@@ -369,7 +371,7 @@ def with_capability_errors(graph: Graph) -> Graph:
 
         return dataclasses.replace(link, resolve=resolve)
 
-    return Graph(links=tuple(wrap(link) for link in graph.links))
+    return dataclasses.replace(graph, links=tuple(wrap(link) for link in graph.links))
 
 
 def credentials_from_params(params: Mapping[str, Any], request: Any) -> Credentials:
@@ -422,7 +424,9 @@ DOCUMENT_EVENTS = Stream(
 def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
     """The service's schema: every capability, the document graph, and the live events
     (where the registry has documents)."""
-    graph = with_capability_errors(document_graph(registry))
+    graph = with_capability_errors(
+        node_graph(registry, listing_graph(registry, document_graph(registry)))
+    )
     streams = [DOCUMENT_EVENTS] if registry.get("documents.get") is not None else []
     return build_schema(registry, capability_executor(registry), limits, graph, meaning_of, streams)
 

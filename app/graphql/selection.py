@@ -93,3 +93,36 @@ def _included(selection: SelectionNode) -> bool:
         if isinstance(value, BooleanValueNode) and value.value == (name == "skip"):
             return False
     return True
+
+
+def connection_selection(
+    info: strawberry.Info, model: type[BaseModel]
+) -> tuple[bool, frozenset[str]]:
+    """What a connection query selects: whether ``totalCount``, and the ``model`` fields of
+    its documents (under ``nodes`` and under ``edges { node }``)."""
+    raw = info._raw_info
+    connection = get_named_type(raw.return_type)
+    if not isinstance(connection, GraphQLObjectType):
+        return False, frozenset()
+    top = list(
+        _fields([n.selection_set for n in raw.field_nodes if n.selection_set], raw.fragments)
+    )
+    total = any(node.name.value == "totalCount" for node in top)
+    below = [n.selection_set for n in top if n.name.value == "nodes" and n.selection_set]
+    edges = [n.selection_set for n in top if n.name.value == "edges" and n.selection_set]
+    below += [
+        n.selection_set
+        for n in _fields(edges, raw.fragments)
+        if n.name.value == "node" and n.selection_set
+    ]
+    nodes = connection.fields.get("nodes")
+    document = get_named_type(nodes.type) if nodes is not None else None
+    if not isinstance(document, GraphQLObjectType):
+        return total, frozenset()
+    names = set()
+    for node in _fields(below, raw.fragments):
+        field = document.fields.get(node.name.value)
+        name = model_field_of(field) if field is not None else None
+        if name in model.model_fields:
+            names.add(name)
+    return total, frozenset(names)

@@ -20,6 +20,7 @@ their own modules.
 
 from __future__ import annotations
 
+from persistence.documents.aggregates import Aggregate, AggregateGroup, DocumentAggregates
 from persistence.documents.bulk import DocumentBulkEdits, FieldUpdate
 from persistence.documents.search import (
     DocumentSearchData,
@@ -37,12 +38,16 @@ from persistence.documents.totals import (
 from persistence.documents.writes import DocumentWrites
 
 
-class Documents(DocumentWrites, DocumentBulkEdits, DocumentTotals, DocumentSearchData):
+class Documents(
+    DocumentWrites, DocumentBulkEdits, DocumentTotals, DocumentAggregates, DocumentSearchData
+):
     """The ``documents`` collection; the workspace id is the first argument of every method."""
 
 
 __all__ = [
     "INDEX_STATE",
+    "Aggregate",
+    "AggregateGroup",
     "CurrencyTotal",
     "Documents",
     "FieldUpdate",

@@ -54,7 +54,7 @@ def predicate(selector: Mapping[str, Any]) -> Predicate:
     ``UnsupportedFilter`` for what it does not read."""
     parts: list[Predicate] = []
     for key, condition in selector.items():
-        if key in ("$and", "$or"):
+        if key in ("$and", "$or", "$nor"):
             parts.append(_logical(key, [predicate(part) for part in condition]))
         elif key.startswith("$"):
             raise UnsupportedFilter(key)
@@ -68,6 +68,8 @@ def predicate(selector: Mapping[str, Any]) -> Predicate:
 def _logical(key: str, inner: list[Predicate]) -> Predicate:
     if key == "$and":
         return lambda record: all(test(record) for test in inner)
+    if key == "$nor":
+        return lambda record: not any(test(record) for test in inner)
     return lambda record: any(test(record) for test in inner)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from domain.documents import ArchiveFilter, CountGroupBy, ExportFilter
+from domain.documents import AggregateKey, ArchiveFilter, CountGroupBy, ExportFilter
 from domain.where import WhereClause
 from engines.text import tokenize
 from persistence.documents.fields import SEARCH_FIELDS
@@ -186,7 +186,7 @@ def words_filter(tokens: list[str], match: WordsMatch) -> dict[str, Any]:
     return {"$and" if match == "all" else "$or": parts}
 
 
-def group_key(group_by: CountGroupBy | None) -> Any:
+def group_key(group_by: CountGroupBy | AggregateKey | None) -> Any:
     """The ``$group`` key of ``documents.count``'s groups (None: no groups)."""
     if group_by is None:
         return None

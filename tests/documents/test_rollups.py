@@ -108,7 +108,7 @@ operations = st.lists(
 def condition(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
     if depth < 1 and draw(st.integers(0, 5)) == 0:
         return {
-            "logic": draw(st.sampled_from(["and", "or"])),
+            "logic": draw(st.sampled_from(["and", "or", "nor"])),
             "conditions": draw(st.lists(condition(depth + 1), min_size=1, max_size=3)),
         }
     field = draw(st.sampled_from(CONDITION_FIELDS))
@@ -154,7 +154,7 @@ queries = st.tuples(
         ),
         st.builds(
             lambda logic, conds: {"logic": logic, "conditions": conds},
-            st.sampled_from(["and", "or"]),
+            st.sampled_from(["and", "or", "nor"]),
             st.lists(condition(), min_size=1, max_size=3),
         ),
     ),

@@ -273,7 +273,7 @@ OPS = {
 def conditions(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
     if depth < 2 and draw(st.integers(0, 4)) == 0:
         return {
-            "logic": draw(st.sampled_from(["and", "or"])),
+            "logic": draw(st.sampled_from(["and", "or", "nor"])),
             "conditions": draw(st.lists(conditions(depth + 1), min_size=1, max_size=3)),
         }
     field = draw(st.sampled_from(sorted(OPS)))
@@ -291,7 +291,7 @@ def conditions(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
 
 clauses = st.builds(
     lambda logic, conds: {"logic": logic, "conditions": conds},
-    st.sampled_from(["and", "or"]),
+    st.sampled_from(["and", "or", "nor"]),
     st.lists(conditions(), min_size=1, max_size=4),
 )
 

@@ -48,6 +48,8 @@ def matches(document: dict[str, Any], clause: dict[str, Any]) -> bool:
         matches(document, c) if "conditions" in c else condition_matches(document, c)
         for c in clause["conditions"]
     ]
+    if clause.get("logic") == "nor":
+        return not any(results)
     return any(results) if clause.get("logic") == "or" else all(results)
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from app.graphql.builder import GraphQLNameClash, GraphQLSchemaBuildError, build_schema
 from resolvers import build_registry
 from resolvers.framework.registry import CapabilitySpec, Effect
+from tests.graphql.evolution import breaking_changes
 from tests.graphql.helpers import test_registry
 
 SNAPSHOT = Path(__file__).with_name("schema.graphql")
@@ -49,14 +50,22 @@ def test_sdl_snapshot() -> None:
 
 
 SERVICE_SNAPSHOT = Path(__file__).with_name("service.graphql")
+ALLOW_BREAKING_ENV = "FINCAP_ALLOW_BREAKING_GRAPHQL"
 
 
 def test_service_sdl_snapshot() -> None:
     """The service's whole GraphQL contract (capabilities and graph): a change shows in review."""
     from app.graphql.face import service_schema
 
-    sdl = service_schema(build_registry()).as_str() + "\n"
+    schema = service_schema(build_registry())
+    sdl = schema.as_str() + "\n"
     if os.environ.get(UPDATE_ENV):
+        # The committed contract is what clients rely on: a breaking change (other than
+        # removing what it deprecated) is refused here unless a reviewer allows it.
+        broken = breaking_changes(SERVICE_SNAPSHOT.read_text(encoding="utf-8"), schema._schema)
+        assert not broken or os.environ.get(ALLOW_BREAKING_ENV), (
+            f"breaking changes ({ALLOW_BREAKING_ENV}=1 to accept after review): {broken}"
+        )
         SERVICE_SNAPSHOT.write_text(sdl, encoding="utf-8")
     assert sdl == SERVICE_SNAPSHOT.read_text(encoding="utf-8"), (
         f"service SDL changed: review, then {UPDATE_ENV}=1"
@@ -183,7 +192,7 @@ def test_no_schema_name_leaks_python_spelling() -> None:
     leaked = [name for name in names if name.rstrip(")").endswith("_")]
     assert leaked == []
     logic = schema.type_map["WhereClauseLogic"]
-    assert isinstance(logic, GraphQLEnumType) and set(logic.values) == {"and", "or"}
+    assert isinstance(logic, GraphQLEnumType) and set(logic.values) == {"and", "or", "nor"}
 
 
 def test_a_value_graphql_cannot_spell_is_refused_at_build() -> None:

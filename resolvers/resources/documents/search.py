@@ -82,7 +82,7 @@ def _fields_of(ctx: Context, args: SearchDocuments) -> list[str] | None:
     return None if args.outputMode == "complete" else projected_fields(args.requiredFields)
 
 
-async def _render(
+async def render_documents(
     ctx: Context, records: list[StoredDocument], fields: list[str] | None
 ) -> list[Document]:
     if fields is None:
@@ -119,7 +119,7 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
             search.ctx.services.keyring,
         )
     return DocumentPage(
-        documents=await _render(search.ctx, records, search.fields), nextCursor=next_cursor
+        documents=await render_documents(search.ctx, records, search.fields), nextCursor=next_cursor
     )
 
 
@@ -163,7 +163,7 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         else None
     )
     return DocumentPage(
-        documents=await _render(search.ctx, ordered, search.fields), nextCursor=next_cursor
+        documents=await render_documents(search.ctx, ordered, search.fields), nextCursor=next_cursor
     )
 
 

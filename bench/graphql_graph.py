@@ -1,0 +1,214 @@
+"""The GraphQL graph at 20k documents: the connection, a two-key aggregate and node(id:),
+each against what REST needs for the same answer.
+
+One workspace of demo documents (``bench.harness.bulk_load``) on the embedded store
+(SecantusDB over the MongoDB wire protocol), the service in-process behind httpx's ASGI
+transport, the same API key on both faces.
+
+- connection: ``documentsConnection`` — the 20 newest of a 3-field filter (docDate, category,
+  amount) with ``totalCount`` — against REST ``documents.search`` (the same where, limit 20)
+  followed by ``documents.count`` (the same where): the ratio GraphQL / REST.
+- aggregate: ``documentsAggregate`` grouped by MONTH and CATEGORY over one year: median ms.
+- node: ``node(id:)`` selecting the fields ``documents.get`` returns, against
+  ``documents.get``: the ratio.
+
+Each figure is the median of ``--runs`` runs (each the median of ``--calls`` calls after a
+warm-up); the faces alternate which goes first from run to run. The load average and
+``uptime`` are printed before and after.
+
+    .venv/bin/python bench/graphql_graph.py [--documents 20000] [--runs 5] [--calls 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+# Run as a script, sys.path[0] is bench/, where this file would shadow the graphql package.
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from app.config import Settings
+from bench.harness import bulk_load, load_average, serving_app
+from persistence.client import connect
+from persistence.embedded import EmbeddedServer
+from persistence.store import Store
+from resolvers.services import accounts
+
+CATEGORIES = ["Meals", "Travel", "Software"]
+NODE_FIELDS = """id merchant amount currency preferredCurrency docDate category docType summary
+  invoiceId receiptId paymentStatus paymentMethod taxAmount subtotal isRecurring entityId
+  exportStatus source archived processingStatus createdAt updatedAt
+  expenseLocation { primary { countryCode country city kind } }
+  lineItems { description quantity unitPrice amount taxAmount }
+  file { fileName mimeType size url } editHistory { field oldValue newValue via }"""
+CONNECTION = """query($filter: DocumentFilter) {
+  documentsConnection(filter: $filter, first: 20) {
+    totalCount nodes { id merchant amount currency docDate category docType } } }"""
+AGGREGATE = """query($filter: DocumentFilter) {
+  documentsAggregate(filter: $filter, groupBy: [MONTH, CATEGORY]) {
+    totalCount groups { key { month category currency } count sum { amount taxAmount } } } }"""
+NODE = "query($id: ID!) { node(id: $id) { ... on Document { " + NODE_FIELDS + " } } }"
+
+
+def uptime() -> str:
+    found = subprocess.run(["uptime"], capture_output=True, text=True, check=False)
+    return found.stdout.strip() or load_average()
+
+
+async def median_call(call: Callable[[], Awaitable[Any]], calls: int) -> float:
+    """Median milliseconds of ``calls`` sequential calls after one warm-up."""
+    await call()
+    samples = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+async def compare(
+    runs: int, calls: int, first: Callable[[], Awaitable[Any]], second: Callable[[], Awaitable[Any]]
+) -> tuple[float, float, list[float], list[float]]:
+    """Median of run medians of two calls, alternating which is measured first."""
+    a_runs: list[float] = []
+    b_runs: list[float] = []
+    for run in range(runs):
+        if run % 2 == 0:
+            a_runs.append(await median_call(first, calls))
+            b_runs.append(await median_call(second, calls))
+        else:
+            b_runs.append(await median_call(second, calls))
+            a_runs.append(await median_call(first, calls))
+    return statistics.median(a_runs), statistics.median(b_runs), a_runs, b_runs
+
+
+async def main(documents: int, runs: int, calls: int) -> None:
+    print(f"before: {uptime()}")
+    server = EmbeddedServer(storage=":memory:").start()
+    name = f"bench_graph_{uuid.uuid4().hex[:8]}"
+    client, db = connect(server.uri, name)
+    try:
+        store = Store(db)
+        await store.ensure_indexes()
+        tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
+        started = time.perf_counter()
+        await bulk_load(store, tenant["orgId"], documents, seed=1)
+        print(f"loaded {documents} documents in {time.perf_counter() - started:.1f} s")
+        headers = {
+            "Authorization": f"Bearer {tenant['apiKey']}",
+            "X-Service-Org-Id": tenant["orgId"],
+        }
+        year_ago = (date.today() - timedelta(days=365)).isoformat()
+        typed = {
+            "docDate": {"gte": year_ago},
+            "category": {"in": CATEGORIES},
+            "amount": {"gte": "10"},
+        }
+        where = {
+            "conditions": [
+                {"field": "docDate", "op": "gte", "value": year_ago},
+                {"field": "category", "op": "in", "value": CATEGORIES},
+                {"field": "amount", "op": "gte", "value": 10},
+            ]
+        }
+        app = serving_app(Settings(), store)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
+
+            async def gql(query: str, variables: dict[str, Any]) -> dict[str, Any]:
+                response = await http.post(
+                    "/v1/graphql", json={"query": query, "variables": variables}, headers=headers
+                )
+                body: dict[str, Any] = response.json()
+                assert "errors" not in body, body["errors"][:2]
+                return body["data"]
+
+            async def rest(slug: str, arguments: dict[str, Any]) -> dict[str, Any]:
+                response = await http.post(
+                    f"/v1/capabilities/{slug}", json=arguments, headers=headers
+                )
+                assert response.status_code == 200, response.text
+                result: dict[str, Any] = response.json()["data"]["result"]
+                return result
+
+            search = {"useSearch": False, "limit": 20, "where": where}
+            page = await rest("documents.search", search)
+            counted = await rest("documents.count", {"where": where})
+            connection = (await gql(CONNECTION, {"filter": typed}))["documentsConnection"]
+            assert [d["id"] for d in page["documents"]] == [n["id"] for n in connection["nodes"]]
+            assert counted["count"] == connection["totalCount"]
+            print(f"3-field filter matches {counted['count']} documents; page of 20 agrees")
+
+            async def connection_call() -> None:
+                await gql(CONNECTION, {"filter": typed})
+
+            async def rest_pair() -> None:
+                await rest("documents.search", search)
+                await rest("documents.count", {"where": where})
+
+            gql_ms, rest_ms, gql_runs, rest_runs = await compare(
+                runs, calls, connection_call, rest_pair
+            )
+            print(
+                f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
+                f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x"
+            )
+            print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
+
+            one_year = {"docDate": {"gte": year_ago}}
+            groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
+
+            async def aggregate_call() -> None:
+                await gql(AGGREGATE, {"filter": one_year})
+
+            aggregate_runs = [await median_call(aggregate_call, calls) for _ in range(runs)]
+            print(
+                f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
+                f"{len(groups['groups'])} groups): {statistics.median(aggregate_runs):.1f} ms "
+                f"median (runs {_listed(aggregate_runs)})"
+            )
+
+            document_id = page["documents"][0]["id"]
+
+            async def node_call() -> None:
+                found = await gql(NODE, {"id": document_id})
+                assert found["node"]["id"] == document_id
+
+            async def get_call() -> None:
+                await rest("documents.get", {"id": document_id})
+
+            node_ms, get_ms, node_runs, get_runs = await compare(runs, calls, node_call, get_call)
+            print(
+                f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
+                f"ratio {node_ms / get_ms:.2f}x"
+            )
+            print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
+    finally:
+        await client.drop_database(name)
+        client.close()
+        server.stop()
+    print(f"after: {uptime()}")
+
+
+def _listed(samples: list[float]) -> str:
+    return ", ".join(f"{ms:.1f}" for ms in samples)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--documents", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=7)
+    options = parser.parse_args()
+    asyncio.run(main(options.documents, options.runs, options.calls))

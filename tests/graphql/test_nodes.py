@@ -1,0 +1,78 @@
+"""node(id:) and nodes(ids:): documents as Nodes, read only in the request's workspace."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from decimal import Decimal
+
+import httpx
+import pytest
+
+from persistence.store import Store
+from resolvers.framework.registry import Registry
+from tests.conftest import Tenant, asgi_client
+from tests.documents.conftest import call, doc, result
+from tests.graphql.helpers import gql
+
+NODE = """query($id: ID!) { node(id: $id) { __typename id ... on Document {
+  merchant amount currency docDate category duplicates { id } } } }"""
+
+
+@pytest.fixture
+async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
+    async with asgi_client(store, registry) as http:
+        yield http
+
+
+@pytest.fixture
+async def two(store: Store, alice: Tenant, bob: Tenant) -> tuple[Tenant, Tenant]:
+    await store.documents.insert_many(alice.org_id, [doc("doc_a1", merchant="Lidl"), doc("doc_a2")])
+    await store.documents.insert_many(bob.org_id, [doc("doc_b1", merchant="Secret")])
+    return alice, bob
+
+
+async def test_node_is_the_document_get_reads(
+    service: httpx.AsyncClient, two: tuple[Tenant, Tenant]
+) -> None:
+    alice, _ = two
+    body = await gql(service, NODE, {"id": "doc_a1"}, alice.headers())
+    node = body["data"]["node"]
+    assert node is not None, body
+    rest = result(await call(service, alice, "documents.get", {"id": "doc_a1"}))["document"]
+    assert node["__typename"] == "Document"
+    for field in ("id", "merchant", "currency", "docDate", "category"):
+        assert node[field] == rest[field], field
+    assert Decimal(node["amount"]) == Decimal(str(rest["amount"]))  # Decimal: text in GraphQL
+
+
+async def test_another_workspaces_id_is_simply_null(
+    service: httpx.AsyncClient, two: tuple[Tenant, Tenant]
+) -> None:
+    alice, bob = two
+    for wanted in ("doc_b1", "doc_nothing", "org_x", ""):
+        body = await gql(service, NODE, {"id": wanted}, alice.headers())
+        assert body == {"data": {"node": None}}, (wanted, body)
+    mine = await gql(service, NODE, {"id": "doc_b1"}, bob.headers())
+    assert mine["data"]["node"]["merchant"] == "Secret"
+
+
+async def test_nodes_keep_the_order_and_null_what_is_not_found(
+    service: httpx.AsyncClient, two: tuple[Tenant, Tenant]
+) -> None:
+    alice, _ = two
+    query = "query($ids: [ID!]!) { nodes(ids: $ids) { id } }"
+    body = await gql(
+        service, query, {"ids": ["doc_a2", "doc_b1", "doc_a1", "doc_a2"]}, alice.headers()
+    )
+    assert body["data"]["nodes"] == [{"id": "doc_a2"}, None, {"id": "doc_a1"}, {"id": "doc_a2"}]
+    body = await gql(service, query, {"ids": [f"doc_{i}" for i in range(101)]}, alice.headers())
+    assert body["data"]["nodes"] is None
+    assert "ids: at most 100" in body["errors"][0]["message"]
+
+
+async def test_node_needs_credentials(
+    service: httpx.AsyncClient, two: tuple[Tenant, Tenant]
+) -> None:
+    body = await gql(service, NODE, {"id": "doc_a1"})
+    assert body["data"]["node"] is None
+    assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
