@@ -134,12 +134,9 @@ class WhereCondition(BaseModel):
     op: WhereOp | None = Field(default=None, description="An operator the field's type takes")
     value: Any = Field(
         default=None,
-        description="Array for in/nin, true|false for exists, a pattern for regex (no inline "
-        "flags)",
+        description="Array for in/nin, true|false for exists; regex: no inline flags",
     )
-    logic: WhereLogic | None = Field(
-        default=None, description="Nested group: and|or|nor (nor: none of them holds)"
-    )
+    logic: WhereLogic | None = Field(default=None, description="Nested group: and|or|nor")
     conditions: list[WhereCondition] | None = Field(
         default=None, min_length=1, max_length=50, description="Nested group: its conditions"
     )
