@@ -5,9 +5,10 @@ Each worker loops: claim a job (an atomic lease in MongoDB, fair between workspa
 while renewing the lease, then complete it (or queue it again when the handler asks to run again
 later), or fail it so it is retried with backoff; after the last attempt the kind's give-up hook
 runs. A worker that dies leaves its lease behind: a process starting on the same host takes it back
-at once (``resolvers.services.recovery``), any other worker once it expires. A job whose workers
-died more often than its attempts allow is given up without running it again, so a file that kills
-its worker cannot do so forever.
+at once (``resolvers.services.recovery``), any other worker once it expires. Beside its workers,
+a pool sweeps every few seconds for what crashed processes left (intakes on their way in). A job
+whose workers died more often than its attempts allow is given up without running it again, so a
+file that kills its worker cannot do so forever.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
 from resolvers.framework.job_kinds import JobKinds, RunAgain
 from resolvers.services.container import Services
+from resolvers.services.intake import SWEEP_EVERY_S
+from resolvers.services.recovery import sweep
 
 log = logging.getLogger("fincap.workers")
 
@@ -55,6 +58,7 @@ class WorkerPool:
         self.per_workspace = per_workspace
         self.process = LeaseOwner.current()
         self._wake = asyncio.Event()
+        self._wake_sweep = asyncio.Event()  # set to stop the sweep at once
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
 
@@ -66,11 +70,26 @@ class WorkerPool:
         self._tasks = [
             asyncio.create_task(self._loop(self.process.worker(i))) for i in range(self.count)
         ]
+        self._tasks.append(asyncio.create_task(self._sweep_loop()))
+
+    async def _sweep_loop(self) -> None:
+        """Every ``SWEEP_EVERY_S``: settle what crashed processes left (``recovery.sweep``)."""
+        while not self._stopping:
+            self._wake_sweep.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake_sweep.wait(), timeout=SWEEP_EVERY_S)
+            if self._stopping:
+                return
+            try:
+                await sweep(self.services)
+            except Exception:
+                log.exception("sweep failed; the next one tries again")
 
     async def stop(self) -> None:
         """Finish the jobs in hand, then stop; an interrupted job is retried elsewhere."""
         self._stopping = True
         self._wake.set()
+        self._wake_sweep.set()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task

@@ -33,6 +33,7 @@ only one that knows the jobs collection; its clock is injectable so tests contro
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NotRequired, TypedDict, cast
@@ -45,6 +46,7 @@ from pymongo.errors import DuplicateKeyError
 from persistence.durability import journaled
 from persistence.ids import new_id, utcnow
 from persistence.lease_owners import LeaseOwner
+from persistence.units import after_commit, joined
 
 JobStatus = Literal["queued", "running", "done", "dead"]
 Clock = Callable[[], datetime]
@@ -102,10 +104,11 @@ class Jobs:
     """The ``jobs`` collection and its per-workspace queue records (``job_queues``)."""
 
     def __init__(self, db: AsyncIOMotorDatabase, clock: Clock = utcnow) -> None:
-        self._col = db["jobs"]
+        # Joined: an intake queues its jobs in one unit with its documents (persistence.units).
+        self._col = joined(db["jobs"])
         # A queued job is part of an acknowledged intake: it is written to the journal.
-        self._durable = journaled(self._col)
-        self._queues = db["job_queues"]
+        self._durable = joined(journaled(db["jobs"]))
+        self._queues = joined(db["job_queues"])
         self._now = clock
 
     async def ensure_indexes(self) -> None:
@@ -166,8 +169,12 @@ class Jobs:
                 )
             return cast(JobRecord, existing)
         # After the insert: a claim that reads the hint before this finds the job, or has its
-        # recomputation refused by the version this bumps.
-        await self._mark_due(workspace_id, job["runAfter"])
+        # recomputation refused by the version this bumps. In a unit, once it is committed: the
+        # workspace's hint is every claim's record, not to be held by a transaction (a lost
+        # hint is restored from the jobs).
+        hint = after_commit(functools.partial(self._mark_due, workspace_id, job["runAfter"]))
+        if hint is not None:
+            await hint
         return job
 
     async def _mark_due(self, workspace_id: str, run_after: datetime) -> None:

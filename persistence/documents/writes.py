@@ -249,6 +249,21 @@ class DocumentWrites(DocumentReads):
             {"$addToSet": {"duplicates": duplicate_id}},
         )
 
+    async def forget_original(self, workspace_id: str, original_id: str) -> list[str]:
+        """Documents marked duplicates of ``original_id``, which was removed, are no longer;
+        their ids (archived ones included)."""
+        rows = await self._docs.find(
+            {"workspaceId": workspace_id, "duplicateOf": original_id}, {"_id": 1}
+        ).to_list(None)
+        marked = [row["_id"] for row in rows]
+        if marked:
+            await self._update_many(
+                {"workspaceId": workspace_id, "duplicateOf": original_id},
+                {"$set": {"duplicateOf": None}},
+            )
+            await self.events.append(workspace_id, "document.updated", marked)
+        return marked
+
     async def move_duplicates(self, workspace_id: str, from_id: str, to_id: str) -> list[str]:
         """The duplicates of ``from_id`` become duplicates of ``to_id``; their ids."""
         moved = await self.active_duplicates_of(workspace_id, from_id)
