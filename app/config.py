@@ -133,10 +133,11 @@ class _ServiceSettings(_FromNamedVariables):
     )
     job_lease_s: float = variable(
         "FINCAP_JOB_LEASE_SECONDS",
-        60.0,
+        10.0,
         gt=0,
-        description="seconds a worker holds a job before another may take it over "
-        "(renewed while it works)",
+        description="seconds a job stays with a worker that stopped renewing it (a worker "
+        "renews its leases four times as often, its heartbeat); then any live worker takes "
+        "the job over, in its place in the queue",
     )
     jobs_per_workspace: int = variable(
         "FINCAP_JOBS_PER_WORKSPACE",

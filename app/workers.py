@@ -6,7 +6,8 @@ while renewing the lease, then complete it (or queue it again when the handler a
 later), or fail it so it is retried with backoff; after the last attempt the kind's give-up hook
 runs. A worker that dies leaves its lease behind: a process starting on the same host takes it back
 at once (``resolvers.services.recovery``), any other worker once it expires. Beside its workers,
-a pool sweeps every few seconds for what crashed processes left (intakes on their way in). A job
+a pool sweeps every few seconds for what crashed processes left (intakes on their way in, leases
+of dead processes of this host), and a worker renews its lease four times per lease. A job
 whose workers died more often than its attempts allow is given up without running it again, so a
 file that kills its worker cannot do so forever.
 """
@@ -28,6 +29,8 @@ from resolvers.services.intake import SWEEP_EVERY_S
 from resolvers.services.recovery import sweep
 
 log = logging.getLogger("fincap.workers")
+# Renewals per lease: one missed (a slow store) still leaves the lease standing.
+HEARTBEATS_PER_LEASE = 4
 
 
 class WorkerPool:
@@ -43,7 +46,7 @@ class WorkerPool:
         kinds: JobKinds,
         *,
         count: int = 1,
-        lease_s: float = 60.0,
+        lease_s: float = 10.0,
         poll_s: float = 1.0,
         per_workspace: int | None = None,
         on_job: Callable[[str, str], None] | None = None,
@@ -154,7 +157,14 @@ class WorkerPool:
             renewer.cancel()
 
     async def _keep_lease(self, job_id: str, owner: str) -> None:
+        """The worker's heartbeat: the lease renewed four times per lease, so a worker that
+        stops (killed, frozen) loses its job to a live one within ``lease_s``."""
         while True:
-            await asyncio.sleep(self.lease_s / 3)
-            if not await self.store.jobs.renew(job_id, owner, self.lease_s):
+            await asyncio.sleep(self.lease_s / HEARTBEATS_PER_LEASE)
+            try:
+                renewed = await self.store.jobs.renew(job_id, owner, self.lease_s)
+            except Exception:
+                log.warning("renewing a lease failed; trying again", exc_info=True)
+                continue
+            if not renewed:
                 return

@@ -21,9 +21,11 @@ meanwhile is never hidden. Should a hint still be lost (a crash between the two 
 enqueue), ``repair_queues`` at start-up, and any claim that finds nothing through the hints,
 restore it from the jobs themselves.
 
-**Dead workers.** A job whose lease expired (its worker died) is taken over by the next claim. A
-process starting up also takes back at once the leases of owners on its host that are gone
-(``take_back_leases``; owners are named by ``persistence.lease_owners``).
+**Dead workers.** A live worker renews its leases several times per lease (its heartbeat), so a
+lease expires only when its worker stopped: the next claim of any worker takes that job first,
+before any queued one (it keeps its place). Every worker process also takes back, every few
+seconds, the leases of owners on its host that are gone (``take_back_leases``; owners are named
+by ``persistence.lease_owners``), queued again with their turn unchanged.
 
 A job may carry a dedupe key: while a job with that key is queued or running, enqueueing another
 one with the same key returns the existing job instead (a unique index over ``activeKey``, a
@@ -381,8 +383,9 @@ class Jobs:
         return status
 
     async def take_back_leases(self, gone: Callable[[str], bool]) -> int:
-        """Queue again, due now, the running jobs whose lease owner is ``gone`` (a process that
-        died holding them); how many. Their attempt stays counted."""
+        """Queue again the running jobs whose lease owner is ``gone`` (a process that died
+        holding them), in their place: due when they were due, before the workspace's jobs
+        queued after them; how many. Their attempt stays counted."""
         now = self._now()
         taken = 0
         for job in await self._col.find({"status": "running"}).to_list(None):
@@ -396,7 +399,6 @@ class Jobs:
                         "status": "queued",
                         "leaseOwner": None,
                         "leaseUntil": None,
-                        "runAfter": now,
                         "lastError": f"its worker ({owner}) died",
                         "updatedAt": now,
                     }
@@ -404,7 +406,7 @@ class Jobs:
             )
             if result.modified_count:
                 taken += 1
-                await self._mark_due(job["workspaceId"], now)
+                await self._mark_due(job["workspaceId"], min(job["runAfter"], now))
         return taken
 
     async def repair_queues(self) -> int:

@@ -7,8 +7,8 @@ behind, and each is put right here before its workers start:
   out whole, a half-written one rolled back (its originals removed). Every worker process runs
   this again every few seconds (``sweep``), for what processes on other hosts leave;
 - **jobs leased by a process that is gone**: on this host, a lease owner whose process no longer
-  runs (``persistence.lease_owners``) gets its jobs back in the queue at once, not after the
-  lease expires;
+  runs (``persistence.lease_owners``) gets its jobs back in the queue at once, in their place
+  (they keep their turn), not after the lease expires;
 - **queue hints lost between two writes**: rebuilt from the queued jobs
   (``Jobs.repair_queues``);
 - **documents without a job**: a document still ``queued`` or ``processing`` whose activity item
@@ -77,8 +77,11 @@ async def recover_at_start_up(services: Services) -> Recovered:
 
 async def sweep(services: Services) -> None:
     """What every worker process repeats while it runs (``app.workers``): intakes whose writers
-    died are settled."""
+    died are settled, and jobs leased by processes of this host that are gone go back in their
+    place (not waiting for their leases to expire)."""
     await sweep_intakes(services)
+    if await services.store.jobs.take_back_leases(owner_gone):
+        services.wake_workers()
 
 
 async def requeue_unfinished_documents(services: Services) -> tuple[int, int]:
