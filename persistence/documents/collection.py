@@ -59,6 +59,8 @@ INDEXES = [
     IndexModel(
         [("workspaceId", ASCENDING), ("duplicates", ASCENDING)], name="workspace_duplicates"
     ),
+    # Billing: a workspace's documents processed per day (``DocumentTotals.billed``).
+    IndexModel([("workspaceId", ASCENDING), ("billedOn", ASCENDING)], name="workspace_billed"),
     # Every workspace's unfinished documents, for the start-up check that each has a job.
     IndexModel([("processingStatus", ASCENDING)], name="processing_status"),
 ]

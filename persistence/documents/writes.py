@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, cast
 
 from pymongo.errors import BulkWriteError
@@ -159,13 +159,27 @@ class DocumentWrites(DocumentReads):
         return cast(StoredDocument, updated)
 
     async def set_processing(
-        self, workspace_id: str, document_id: str, status: str, reason: str | None = None
+        self,
+        workspace_id: str,
+        document_id: str,
+        status: str,
+        reason: str | None = None,
+        *,
+        billed_on: date | None = None,
     ) -> None:
+        """The document's processing status (and reason). With ``billed_on``, the outcome is
+        also the document's billed count for that day, in the same write (``billed``): a crash
+        cannot leave the outcome without its count, and a retry cannot count it twice."""
         now = self._now()
+        change: dict[str, Any] = {
+            "processingStatus": status,
+            "processingReason": reason,
+            "updatedAt": now,
+        }
+        if billed_on is not None:
+            change["billedOn"] = billed_on.isoformat()
         await self._update_one(
-            {"_id": document_id, "workspaceId": workspace_id},
-            {"$set": {"processingStatus": status, "processingReason": reason, "updatedAt": now}},
-            now,
+            {"_id": document_id, "workspaceId": workspace_id}, {"$set": change}, now
         )
         finished = status in TERMINAL
         await self.events.append(

@@ -165,8 +165,20 @@ async def process_document(
     """Run the pipeline over one received document; raises to have its job retried."""
     store = services.store
     record = await store.documents.get(workspace_id, document_id)
-    if record is None or record.get("processingStatus") in TERMINAL:
-        return  # deleted meanwhile, or finished by a worker that died before completing the job
+    if record is None:
+        return  # deleted meanwhile
+    status = record.get("processingStatus")
+    if status in TERMINAL:
+        # Finished by a worker that died before it completed the job: what came after the
+        # outcome (its item's record, then the sender's notice) is done now, once; the billed
+        # count came with the outcome itself.
+        item = await store.activity.get(workspace_id, activity_id)
+        if item is not None and document_id not in (item.get("outcomes") or {}):
+            reason = str(record.get("processingReason") or "")
+            await record_outcome(
+                services, workspace_id, document_id, activity_id, str(status), reason
+            )
+        return
     await store.documents.set_processing(workspace_id, document_id, "processing")
     await store.activity.set_status(workspace_id, activity_id, "processing", "Reading the document")
     activity = await store.activity.get(workspace_id, activity_id) or {}
@@ -236,15 +248,30 @@ async def set_outcome(
     reason: str,
 ) -> None:
     store = services.store
-    await store.documents.set_processing(workspace_id, document_id, status, reason)
+    # A billable outcome is its billing count, in the same write (usage counted exactly once:
+    # a job run again finds the document finished and returns before reaching here).
+    billed_on = services.clock().date() if status in BILLABLE else None
+    await store.documents.set_processing(
+        workspace_id, document_id, status, reason, billed_on=billed_on
+    )
+    log.info("document processed", extra={"documentId": document_id, "status": status})
+    await record_outcome(services, workspace_id, document_id, activity_id, status, reason)
+
+
+async def record_outcome(
+    services: Services,
+    workspace_id: str,
+    document_id: str,
+    activity_id: str,
+    status: str,
+    reason: str,
+) -> None:
+    """The document's outcome on its activity item, and the source's notice once the item is
+    settled; both idempotent (a job run again after a crash repeats them)."""
+    store = services.store
     settled = await store.activity.record_outcome(
         workspace_id, activity_id, document_id, status, reason
     )
-    if status in BILLABLE:
-        # Once per document: a job that is run again finds the document finished and returns
-        # before reaching here (a crash between these writes loses the count, never doubles it).
-        await store.usage.add(workspace_id, services.clock().date(), "documentsProcessed")
-    log.info("document processed", extra={"documentId": document_id, "status": status})
     if settled is not None and (settled.get("details") or {}).get("notify"):
         # The source wants to tell the sender what came of it (a WhatsApp reply): durable, once.
         await store.jobs.enqueue(
