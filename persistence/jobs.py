@@ -192,11 +192,18 @@ class Jobs:
         )
 
     async def claim(
-        self, owner: str, lease_s: float, *, per_workspace: int | None = None
+        self,
+        owner: str,
+        lease_s: float,
+        *,
+        per_workspace: int | None = None,
+        passing_over: Collection[str] = (),
     ) -> JobRecord | None:
         """Take the next job for ``lease_s`` seconds: one whose lease expired (its worker died),
         else the oldest due job of the due workspace served longest ago that runs fewer than
-        ``per_workspace`` jobs (None: no limit). None when there is nothing to take."""
+        ``per_workspace`` jobs (None: no limit) and is not one of ``passing_over`` (a pool's
+        last free worker passes over the workspaces it is already working for). None when
+        there is nothing to take."""
         now = self._now()
         for _ in range(CLAIM_ATTEMPTS):
             expired = await self._oldest({"status": "running", "leaseUntil": {"$lt": now}})
@@ -205,7 +212,7 @@ class Jobs:
                 if taken is not None:
                     return taken
                 continue
-            outcome = await self._claim_fairly(owner, lease_s, now, per_workspace)
+            outcome = await self._claim_fairly(owner, lease_s, now, per_workspace, passing_over)
             if outcome == "lost":
                 continue  # another worker took the job this one chose: look again
             if outcome is not None:
@@ -215,13 +222,20 @@ class Jobs:
         return None  # other workers took every job this one looked at: its next poll retries
 
     async def _claim_fairly(
-        self, owner: str, lease_s: float, now: datetime, per_workspace: int | None
+        self,
+        owner: str,
+        lease_s: float,
+        now: datetime,
+        per_workspace: int | None,
+        passing_over: Collection[str] = (),
     ) -> JobRecord | Literal["lost"] | None:
         queues = self._queues.find({"dueAt": {"$lte": now}}).sort(
             [("served", ASCENDING), ("_id", ASCENDING)]
         )
         async for queue in queues:
             workspace_id = queue["_id"]
+            if workspace_id in passing_over:
+                continue
             if per_workspace is not None and await self.running(workspace_id) >= per_workspace:
                 continue
             job = await self._oldest(
@@ -355,13 +369,16 @@ class Jobs:
                 await self._mark_due(job["workspaceId"], run_again_at)
         return True
 
-    async def fail(self, job_id: str, owner: str, error: str) -> JobStatus | None:
-        """Requeue with backoff, or mark dead after the last attempt; the new status."""
+    async def fail(
+        self, job_id: str, owner: str, error: str, *, final: bool = False
+    ) -> JobStatus | None:
+        """Requeue with backoff, or mark dead after the last attempt (or at once when
+        ``final``: trying again cannot help); the new status."""
         job = await self._col.find_one({"_id": job_id, "status": "running", "leaseOwner": owner})
         if job is None:
             return None
         now = self._now()
-        dead = job["attempts"] >= job["maxAttempts"]
+        dead = final or job["attempts"] >= job["maxAttempts"]
         delay = min(MAX_BACKOFF_S, BASE_BACKOFF_S * 2 ** (job["attempts"] - 1))
         status: JobStatus = "dead" if dead else "queued"
         run_after = now + timedelta(seconds=delay)

@@ -296,8 +296,14 @@ async def give_up(services: Services, job: JobRecord, error: str) -> None:
     )
 
 
-# "process-upload": the kind's name before every source shared the pipeline.
-@job_kind(PROCESS_DOCUMENT, on_give_up=give_up, aliases=("process-upload",))
+# "process-upload": the kind's name before every source shared the pipeline. A document whose
+# reading ran past the time limit fails at once, like one over a budget: it would again.
+@job_kind(
+    PROCESS_DOCUMENT,
+    on_give_up=give_up,
+    aliases=("process-upload",),
+    retry_after_time_limit=False,
+)
 async def run_process_document(services: Services, job: JobRecord) -> None:
     """A ``process-document`` job: the pipeline over the document its payload names."""
     payload = job["payload"]
