@@ -109,6 +109,23 @@ class _ServiceSettings(_FromNamedVariables):
         description="the embedded store's data, its log and `server.json`; the help center's "
         "article vectors (`help_center/`)",
     )
+    store_timeout_s: float = variable(
+        "FINCAP_STORE_TIMEOUT_SECONDS",
+        2.0,
+        ge=0.5,
+        le=30,
+        description="how long a call waits for an unreachable store before it is answered 503 "
+        "with `Retry-After`; also how often the driver checks the store (a store that stops "
+        "answering its checks for 10 s counts as unreachable)",
+    )
+    min_free_disk_mb: int = variable(
+        "FINCAP_MIN_FREE_DISK_MB",
+        512,
+        ge=0,
+        description="free space (MB) the store's disk must keep: below it uploads and inbound "
+        "messages are refused (507, SMTP `452 4.3.1`) before the store runs out; 0: no check "
+        "(the embedded store's disk, else what MongoDB reports of its own)",
+    )
     public_url: str | None = variable(
         "FINCAP_PUBLIC_URL",
         None,
@@ -234,6 +251,14 @@ class _ServiceSettings(_FromNamedVariables):
         "(`mail.internal`, `localhost`), separated by commas, that outbound connections may "
         "reach although they are not public (see Outbound connections); unset: public "
         "addresses only",
+    )
+    trusted_proxies: str = variable(
+        "FINCAP_TRUSTED_PROXIES",
+        "",
+        description="addresses and networks (`127.0.0.1`, `10.0.0.0/8`), separated by commas, of "
+        "the reverse proxies in front of fincap: only from them is `X-Forwarded-For` believed "
+        "as the client's address (the sign-in and registration limits count per address); "
+        "unset: the peer's address is the client's",
     )
     webhook_timeout_s: float = variable(
         "FINCAP_WEBHOOK_TIMEOUT_SECONDS",
@@ -370,6 +395,14 @@ class _ServiceSettings(_FromNamedVariables):
         "least recently used dropped first (a repeated query skips parsing, validation and the "
         "limit checks); 0: none",
     )
+    graphql_document_cache_mb: int = variable(
+        "FINCAP_GRAPHQL_DOCUMENT_CACHE_MB",
+        32,
+        ge=0,
+        le=4096,
+        description="memory (estimated, in MB) the kept GraphQL documents may take; only "
+        "requests whose credentials authenticate add to it",
+    )
     billing_plans: Path | None = variable(
         "FINCAP_BILLING_PLANS",
         None,
@@ -392,6 +425,72 @@ class _ServiceSettings(_FromNamedVariables):
         description="live event streams (GET /v1/events, GraphQL subscriptions) one API key or "
         "sign-in may hold open on one API process; past it a new one is refused with 429",
     )
+    events_per_member: int = variable(
+        "FINCAP_EVENTS_PER_MEMBER",
+        20,
+        ge=1,
+        le=10000,
+        description="live event streams one person may hold open on one API process, whatever "
+        "their keys and sign-ins; past it a new one is refused with 429",
+    )
+    events_per_workspace: int = variable(
+        "FINCAP_EVENTS_PER_WORKSPACE",
+        100,
+        ge=1,
+        le=100000,
+        description="live event streams open in one workspace on one API process, whatever its "
+        "members; past it a new one is refused with 429",
+    )
+    events_recheck_seconds: float = variable(
+        "FINCAP_EVENTS_RECHECK_SECONDS",
+        60.0,
+        gt=0,
+        le=3600,
+        description="how often an open event stream or GraphQL WebSocket checks its credentials "
+        "and membership again by itself; a revocation or membership change ends it sooner (at "
+        "once in the process that made it, within a poll in others)",
+    )
+    ws_message_bytes: int = variable(
+        "FINCAP_WS_MESSAGE_BYTES",
+        256 * 1024,
+        ge=64 * 1024 + 1024,
+        le=16 * 1024 * 1024,
+        description="the longest message a GraphQL WebSocket may send once it has said who it "
+        "is (before that, 16 KB); a longer one closes the socket (1009) unread. Uploads go "
+        "over HTTP",
+    )
+    ws_operations: int = variable(
+        "FINCAP_WS_OPERATIONS",
+        20,
+        ge=1,
+        le=1000,
+        description="GraphQL operations (subscriptions, queries) one WebSocket may have in "
+        "flight; past it an operation is refused with an error message",
+    )
+    ws_operations_per_member: int = variable(
+        "FINCAP_WS_OPERATIONS_PER_MEMBER",
+        50,
+        ge=1,
+        le=100000,
+        description="GraphQL operations one person may have in flight over all their "
+        "WebSockets on one API process",
+    )
+    ws_operations_per_workspace: int = variable(
+        "FINCAP_WS_OPERATIONS_PER_WORKSPACE",
+        200,
+        ge=1,
+        le=1000000,
+        description="GraphQL operations in flight over WebSockets in one workspace on one API "
+        "process, whatever its members",
+    )
+    events_kept_per_workspace: int = variable(
+        "FINCAP_EVENTS_KEPT_PER_WORKSPACE",
+        100_000,
+        ge=1000,
+        le=100_000_000,
+        description="stored document events one workspace keeps at most (its newest; they are "
+        "also kept 24 hours at most): how far back a live stream can resume after a burst",
+    )
     events_queue: int = variable(
         "FINCAP_EVENTS_QUEUE",
         256,
@@ -409,6 +508,15 @@ class _ServiceSettings(_FromNamedVariables):
         "by other processes (workers, other replicas); its own writes reach its subscribers at "
         "once",
     )
+    max_anonymous_body_bytes: int = variable(
+        "FINCAP_MAX_ANONYMOUS_BODY_BYTES",
+        256 * 1024,
+        ge=16 * 1024,
+        le=DEFAULT_MAX_BODY_BYTES,
+        description="the largest request body read before its sender has authenticated: past "
+        "it, the request's headers or query must carry a key or token that authenticates "
+        "(else 413, before more is read); a body's own `apiKey` counts only below it",
+    )
     # Set by `fincap serve --host/--port` (and tests), not by the environment.
     host: str = "127.0.0.1"
     port: int = 8000
@@ -419,6 +527,14 @@ class _ServiceSettings(_FromNamedVariables):
         if self.rules_llm_url and not self.rules_llm_model:
             raise ValueError("FINCAP_RULES_LLM_MODEL is required with FINCAP_RULES_LLM_URL")
         return self
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_valid(cls, value: str) -> str:
+        from resolvers.services.client_addresses import TrustedProxies
+
+        TrustedProxies.from_setting(value)  # a ValueError names the entry that does not fit
+        return value
 
     @field_validator("outbound_allow")
     @classmethod
@@ -506,7 +622,10 @@ class _ServiceSettings(_FromNamedVariables):
         return EventLimits(
             queue=self.events_queue,
             per_key=self.events_per_key,
+            per_member=self.events_per_member,
+            per_workspace=self.events_per_workspace,
             poll_interval=self.events_poll_seconds,
+            recheck=self.events_recheck_seconds,
         )
 
     def search_config(self) -> SearchConfig:

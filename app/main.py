@@ -10,23 +10,45 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import HTTPConnection
+from starlette.types import Scope
 
 from app.config import Settings
 from app.graphql import Limits, graphql_routes
+from app.graphql.sockets import SocketLimits
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import EXCEPTION_HANDLERS, failure
-from app.inbound import inbound_routes
+from app.http.request_context import credentials_of
+from app.inbound import INBOUND_EMAIL_PATH, inbound_routes
 from app.mcp import mcp_routes
 from app.metrics import Metrics
 from app.oauth import oauth_routes
+from app.oauth.metadata import REGISTER_PATH
 from app.observability import RequestIdMiddleware
 from app.operations import operations_routes
 from app.rest import build_openapi, rest_routes
 from app.serving import serving
 from app.web import help_routes, web_routes
 from resolvers import build_registry
+from resolvers.framework.auth import authenticate
+from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
+from resolvers.services.client_addresses import TrustedProxies
 from resolvers.services.container import Services
+
+
+async def sender_authenticates(scope: Scope) -> bool:
+    """Whether the request's headers or query carry a credential that authenticates."""
+    conn = HTTPConnection(scope)
+    services: Services | None = getattr(conn.app.state, "services", None)
+    credentials = credentials_of(conn)
+    if services is None or not credentials.api_key:
+        return False
+    try:
+        await authenticate(services.store, credentials, services.auth_cache)
+    except CapabilityError:
+        return False
+    return True
 
 
 def create_app(
@@ -49,7 +71,19 @@ def create_app(
     # the bulk of the traffic, come first. No two paths overlap, so the order decides nothing.
     routes = [
         *rest_routes(registry, openapi),
-        *graphql_routes(registry, Limits(document_cache=settings.graphql_document_cache)),
+        *graphql_routes(
+            registry,
+            Limits(
+                document_cache=settings.graphql_document_cache,
+                document_cache_bytes=settings.graphql_document_cache_mb * 1024 * 1024,
+            ),
+            SocketLimits(
+                message_bytes=settings.ws_message_bytes,
+                operations=settings.ws_operations,
+                per_member=settings.ws_operations_per_member,
+                per_workspace=settings.ws_operations_per_workspace,
+            ),
+        ),
         *operations_routes(metrics),
         *mcp_routes(registry),
         *oauth_routes(),
@@ -64,6 +98,11 @@ def create_app(
             BodySizeLimit,
             max_bytes=settings.max_body_bytes,
             too_large=lambda message: failure(413, message),
+            anonymous_bytes=settings.max_anonymous_body_bytes,
+            admits=sender_authenticates,
+            # The mail relay's door checks its secret before it reads the message, and client
+            # registration reads at most 16 KB before it parses (OAuth's own error format).
+            exempt=(INBOUND_EMAIL_PATH, REGISTER_PATH),
         ),
     ]
     app = Starlette(
@@ -74,5 +113,6 @@ def create_app(
     )
     app.state.registry = registry
     app.state.settings = settings
+    app.state.trusted_proxies = TrustedProxies.from_setting(settings.trusted_proxies)
     app.state.services = services
     return app

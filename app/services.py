@@ -22,6 +22,7 @@ from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
 from engines.rules.llm import RuleModelConfig
 from engines.rules.notify import SmtpConfig
+from persistence.disk import free_bytes_at, reported_free_bytes
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
@@ -29,6 +30,7 @@ from resolvers.framework.registry import Registry
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
 from resolvers.services.container import Services
+from resolvers.services.disk_space import CACHE_S, MB, DiskSpace
 from resolvers.services.events import EventHub
 from resolvers.services.processing import Analyzer
 from resolvers.services.search_indexes import SearchIndexes
@@ -52,6 +54,7 @@ def build_services(
     api_calls: ApiCallMeter | None = None,
     expensive_calls: ExpensiveCallGate | None = None,
     clock: Callable[[], datetime] = utcnow,
+    disk: DiskSpace | None = None,
 ) -> Services:
     """The services of one process over ``store``.
 
@@ -59,6 +62,8 @@ def build_services(
     configured ``FINCAP_SECRET_KEY``, else a random key (never a file). ``analyzer`` and
     ``rates`` left out are made on first use (in-process analysis, the shipped ECB rates).
     """
+    # Every process that writes documents writes their events, and trims them (the cap).
+    store.documents.events.kept_per_workspace = settings.events_kept_per_workspace
     return Services(
         store=store,
         base_url=settings.base_url,
@@ -77,7 +82,23 @@ def build_services(
         connectors=connectors or connectors_from(settings),
         outbound=outbound or settings.outbound_policy(),
         events=EventHub(store, settings.base_url, settings.event_limits()),
+        disk=disk or disk_space_of(settings, store),
     )
+
+
+def disk_space_of(settings: Settings, store: Store) -> DiskSpace:
+    """The intake's free-space floor (``FINCAP_MIN_FREE_DISK_MB``) over the store's disk: the
+    embedded store's data directory, or what MongoDB reports (``persistence.disk``)."""
+    embedded = settings.mongodb_uri is None
+    storage = settings.data_dir / "db"
+
+    async def probe() -> int | None:
+        if embedded:
+            return free_bytes_at(storage)
+        return await reported_free_bytes(store.db)
+
+    # statvfs costs microseconds: read every time; dbStats is a call to MongoDB: kept a while.
+    return DiskSpace(settings.min_free_disk_mb * MB, probe, cache_s=0 if embedded else CACHE_S)
 
 
 def keyring_of(settings: Settings) -> Keyring:

@@ -7,9 +7,9 @@ later), or fail it so it is retried with backoff; after the last attempt the kin
 runs. A worker that dies leaves its lease behind: a process starting on the same host takes it back
 at once (``resolvers.services.recovery``), any other worker once it expires. Beside its workers,
 a pool sweeps every few seconds for what crashed processes left (intakes on their way in, leases
-of dead processes of this host). A job whose workers
-died more often than its attempts allow is given up without running it again, so a file that kills
-its worker cannot do so forever.
+of dead processes of this host), and a worker renews its lease four times per lease. A job
+whose workers died more often than its attempts allow is given up without running it again, so a
+file that kills its worker cannot do so forever.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from app.observability import request_id_scope
+from persistence.errors import store_error_of
 from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
 from resolvers.framework.job_kinds import JobKinds, RunAgain
@@ -37,6 +38,12 @@ HEARTBEATS_PER_LEASE = 4
 
 class JobTimedOut(Exception):
     """The job ran past the pool's time limit and was stopped."""
+
+
+# How long a stopping process lets the jobs in hand finish: a process must stop within 10 s
+# (a supervisor's SIGKILL follows), and the store may be away, where every write waits out
+# its timeout before failing.
+STOP_GRACE_S = 3.0
 
 
 class WorkerPool:
@@ -107,11 +114,22 @@ class WorkerPool:
             except Exception:
                 log.exception("sweep failed; the next one tries again")
 
-    async def stop(self) -> None:
-        """Finish the jobs in hand, then stop; an interrupted job is retried elsewhere."""
+    async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Finish the jobs in hand within ``grace_s``, then stop; a job still running then is
+        interrupted (its lease is taken back by the next start on this host, or by another
+        worker when it expires, and it runs again: jobs are written to be repeated)."""
         self._stopping = True
         self._wake.set()
         self._wake_sweep.set()
+        if not self._tasks:
+            return
+        _, running = await asyncio.wait(self._tasks, timeout=grace_s)
+        if running:
+            log.warning(
+                "stopping: jobs still running are interrupted", extra={"jobs": len(running)}
+            )
+        for task in running:
+            task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -127,8 +145,12 @@ class WorkerPool:
         while not self._stopping:
             try:
                 worked = await self.run_one(owner)
-            except Exception:
-                log.exception("worker loop error")
+            except Exception as exc:
+                if store_error_of(exc) is not None:
+                    # The store is away: wait a poll and ask again (no traceback per poll).
+                    log.warning("worker: store unavailable", extra={"error": type(exc).__name__})
+                else:
+                    log.exception("worker loop error")
                 worked = False
             if not worked and not self._stopping:
                 self._wake.clear()

@@ -44,6 +44,8 @@ from tests.hardening.bombs import blank_pdf, many_recipients_mail, nested_mail, 
 FIXTURES = ROOT / "tests" / "fixtures" / "extraction"
 MB = 1024 * 1024
 INBOUND_SECRET = "bench-relay-secret"
+VICTIM_EMAIL = "victor@example.com"
+VICTIM_PASSWORD = "victor's long password"
 
 
 # The server ------------------------------------------------------------------------------------
@@ -95,9 +97,18 @@ def start_server(data_dir: Path) -> Server:
     attacker = admin(
         env, "admin", "bootstrap", "--email", "mallory@example.com", "--workspace", "M"
     )
-    victim = admin(env, "admin", "bootstrap", "--email", "victor@example.com", "--workspace", "V")
+    victim = admin(env, "admin", "bootstrap", "--email", VICTIM_EMAIL, "--workspace", "V")
     for tenant in (attacker, victim):
         admin(env, "demo", "load", "--org", tenant["orgId"], "--count", "200")
+    # The victim signs in on the OAuth page during the sign-in burst (issue 35, H2).
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "admin", "set-password", "--email", VICTIM_EMAIL],
+        env=env,
+        input=VICTIM_PASSWORD,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
@@ -132,6 +143,7 @@ class Run:
     peak_rss_mb: float
     victim_ms: list[float]
     extra: dict[str, float] = field(default_factory=dict)
+    after_rss_mb: float = 0.0  # the serve tree as the attack ends: what it kept
 
 
 class MemorySampler:
@@ -182,7 +194,7 @@ async def measure(server: Server, attack: Callable[[], Awaitable[dict[str, float
             seconds = time.perf_counter() - started
             stop.set()
             latencies = await victim
-    return Run(seconds, memory.peak / MB, latencies, extra)
+    return Run(seconds, memory.peak / MB, latencies, extra, server.tree_rss() / MB)
 
 
 async def wait_processed(http: httpx.AsyncClient, tenant: dict[str, str], document_id: str) -> str:
@@ -411,6 +423,7 @@ async def main() -> None:
                 **make_attacks(server),
                 **availability_attacks(server),
                 **trust_attacks(server),
+                **round3_attacks(server),
             }
             print("preparing the attacker's documents …", flush=True)
             await attacks.pop("_prepare")()
@@ -441,6 +454,7 @@ async def main() -> None:
                 extra = {
                     key: statistics.median(r.extra[key] for r in runs) for key in runs[0].extra
                 }
+                extra["kept_mb"] = statistics.median(r.after_rss_mb for r in runs) - idle_rss
                 other = ", ".join(f"{k} {v:.2f}" for k, v in extra.items())
                 # The machine's load as the attack ends (1-minute average), beside its figures.
                 other += f"; load {os.getloadavg()[0]:.2f}"
@@ -819,6 +833,273 @@ def trust_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, 
         "control: 200 × GET /healthz, 10 at once": healthz_burst,
         "oauth: 200 registrations, one address": registration_flood_small,
         "oauth: 20 registrations, 10 MB names": registration_flood_big,
+    }
+
+
+# Issue 35: streams and sockets that follow authorization, the sign-in burst, memory per tenant
+# ------------------------------------------------------------------------------------------------
+#
+# The probe's attacks of round 3, appended to the table. "kept_mb" (every row) is the serve
+# tree's memory as the attack ends, over its memory at rest: what the attack left behind.
+
+
+async def new_key(http: httpx.AsyncClient, tenant: dict[str, str], name: str) -> dict[str, str]:
+    minted = await http.post(
+        "/v1/capabilities/api-keys.create",
+        json={"name": f"{name}-{time.time_ns()}"},
+        headers=headers(tenant),
+    )
+    result = minted.json()["data"]["result"]
+    return {**tenant, "apiKey": result["apiKey"], "keyId": result["key"]["id"]}
+
+
+def round3_attacks(server: Server) -> dict[str, Callable[[], Awaitable[dict[str, float]]]]:
+    base = server.base
+    ws_base = base.replace("http://", "ws://") + "/v1/graphql"
+
+    async def busy_updates(http: httpx.AsyncClient, stop: asyncio.Event) -> int:
+        """The attacker's documents updated back to back: a workspace that never goes quiet."""
+        ids = [
+            d["id"]
+            for d in (
+                await http.post(
+                    "/v1/capabilities/documents.search",
+                    json={"useSearch": False, "limit": 20},
+                    headers=headers(server.attacker),
+                )
+            ).json()["data"]["result"]["documents"]
+        ]
+        n = 0
+        while not stop.is_set():
+            await http.post(
+                "/v1/capabilities/documents.update",
+                json={"id": ids[n % len(ids)], "merchant": f"Busy {n}"},
+                headers=headers(server.attacker),
+            )
+            n += 1
+        return n
+
+    async def revocation_latency() -> dict[str, float]:
+        """H1: an SSE stream of a key revoked while its workspace is busy; seconds from the
+        revocation's answer to the stream's end, and events received after the revocation."""
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            key = await new_key(http, server.attacker, "h1")
+            stop = asyncio.Event()
+            writer = asyncio.create_task(busy_updates(http, stop))
+            after = 0
+            revoked_at = 0.0
+            async with http.stream("GET", "/v1/events", headers=headers(key)) as stream:
+                lines = stream.aiter_lines()
+                async for line in lines:
+                    if line.startswith("event: document"):
+                        break  # the stream receives: now revoke
+                await http.post(
+                    "/v1/capabilities/api-keys.revoke",
+                    json={"id": key["keyId"]},
+                    headers=headers(server.attacker),
+                )
+                revoked_at = time.perf_counter()
+                with contextlib.suppress(httpx.HTTPError):
+                    async for line in lines:
+                        after += line.startswith("event: document")
+                        if time.perf_counter() - revoked_at > 60:
+                            break
+                ended = time.perf_counter() - revoked_at
+            stop.set()
+            await writer
+        return {"ended_after_s": ended, "events_after": float(after)}
+
+    async def sign_in_burst() -> dict[str, float]:
+        """H2: 100 wrong passwords for the victim at once from one address, and the victim's
+        own sign-in meanwhile (another address is not possible on loopback; a second client)."""
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            client = await http.post("/v1/oauth/register", json=registration("burst"))
+            if client.status_code != 201:
+                return {"skipped": 1.0}
+            params = {
+                "response_type": "code",
+                "client_id": client.json()["client_id"],
+                "redirect_uri": "http://127.0.0.1:33418/callback",
+                "code_challenge": "x" * 43,
+                "code_challenge_method": "S256",
+                "scope": "read_documents",
+            }
+            start = await http.get("/v1/oauth/authorize", params=params)
+            page = await http.get(start.headers["location"])
+            fields = dict(re.findall(r'name="(request|csrf)" value="([^"]*)"', page.text))
+            form = {k: html.unescape(v) for k, v in fields.items()}
+
+            async def guess(password: str) -> tuple[int, float]:
+                started = time.perf_counter()
+                answer = await http.post(
+                    "/v1/oauth/sign-in", data={**form, "email": VICTIM_EMAIL, "password": password}
+                )
+                return answer.status_code, time.perf_counter() - started
+
+            answers = await asyncio.gather(*(guess(f"guess {n}") for n in range(100)))
+            codes = [code for code, _ in answers]
+        return {
+            "wrong_401": float(codes.count(401)),
+            "held_429": float(codes.count(429)),
+            "errors_5xx": float(sum(c >= 500 for c in codes)),
+            "slowest_s": max(seconds for _, seconds in answers),
+        }
+
+    async def unique_documents() -> dict[str, float]:
+        """M1: 600 unique ~64 KB GraphQL documents, no credential."""
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            codes = []
+            for n in range(600):
+                document = f"query Q{n} {{ " + " ".join(f"a{i}: __typename" for i in range(600))
+                document += " }\n#" + "c" * (60_000 - len(document))
+                codes.append((await http.post("/v1/graphql", json={"query": document})).status_code)
+        return {"answered_200": float(codes.count(200))}
+
+    async def bulk_edit_long_summaries() -> dict[str, float]:
+        """M2: bulk edits of the attacker's documents, whose summaries are 1,000 characters:
+        every edited document is embedded again."""
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            await http.post(
+                "/v1/capabilities/approvals.configure",
+                json={"capabilitySlug": "documents.bulk-edit", "gated": False},
+                headers=headers(server.attacker),
+            )
+            preview = await http.post(
+                "/v1/capabilities/documents.bulk-edit",
+                json={"changes": {"merchant": "x"}, "query": "receipt", "dryRun": True},
+                headers=headers(server.attacker),
+            )
+            categories = (preview.json().get("data", {}).get("result", {}) or {}).get(
+                "categories"
+            ) or []
+            edited = 0
+            for n, category in enumerate(categories[:3]):
+                answer = await http.post(
+                    "/v1/capabilities/documents.bulk-edit",
+                    json={
+                        "changes": {"merchant": f"Bulk {n} {time.time_ns()}"},
+                        "category": category,
+                        "dryRun": False,
+                    },
+                    headers=headers(server.attacker),
+                )
+                edited += int(answer.json().get("data", {}).get("result", {}).get("modified") or 0)
+        return {"edited": float(edited)}
+
+    def regex(pattern: str) -> Callable[[], Awaitable[dict[str, float]]]:
+        async def attack() -> dict[str, float]:
+            clause = {"conditions": [{"field": "summary", "op": "regex", "value": pattern}]}
+            async with httpx.AsyncClient(base_url=base, timeout=600) as http:
+                started = time.perf_counter()
+                answers = await asyncio.gather(
+                    *(
+                        http.post(
+                            "/v1/capabilities/documents.count",
+                            json={"where": clause},
+                            headers=headers(server.attacker),
+                        )
+                        for _ in range(4)
+                    )
+                )
+            return {
+                "query_s": time.perf_counter() - started,
+                "status": float(answers[0].status_code),
+            }
+
+        return attack
+
+    async def streams_over_keys() -> dict[str, float]:
+        """M5: 100 keys of the attacker's, 10 streams each, then a bulk edit of the attacker's
+        documents while they are open."""
+        async with httpx.AsyncClient(base_url=base, timeout=300) as http:
+            keys = [await new_key(http, server.attacker, f"m5-{n}") for n in range(100)]
+        limits = httpx.Limits(max_connections=1100, max_keepalive_connections=0)
+        opened: list[int] = []
+        async with contextlib.AsyncExitStack() as stack:
+            streamer = await stack.enter_async_context(
+                httpx.AsyncClient(base_url=base, timeout=300, limits=limits)
+            )
+
+            async def open_one(key: dict[str, str]) -> None:
+                response = await stack.enter_async_context(
+                    streamer.stream("GET", "/v1/events", headers=headers(key))
+                )
+                opened.append(response.status_code)
+
+            await asyncio.gather(*(open_one(k) for k in keys for _ in range(10)))
+            await bulk_edit_long_summaries()
+        return {"open_200": float(opened.count(200)), "refused_429": float(opened.count(429))}
+
+    async def socket_messages() -> dict[str, float]:
+        """16 MB WebSocket messages before connection_init, 40 sockets (uvicorn's default bound
+        was 16 MB; the app parsed them)."""
+        import websockets
+
+        closed = 0
+
+        async def one() -> None:
+            nonlocal closed
+            try:
+                async with websockets.connect(
+                    ws_base, subprotocols=["graphql-transport-ws"], max_size=None
+                ) as ws:
+                    await ws.send('{"type":"connection_init","payload":{"x":"' + "a" * 16 * MB)
+                    await asyncio.wait_for(ws.recv(), 30)
+            except Exception:
+                closed += 1
+
+        async def all_of_them() -> None:
+            await asyncio.gather(*(one() for _ in range(40)))
+
+        # In a thread of its own: sending 640 MB would otherwise hold the event loop the
+        # victim's calls are timed on.
+        await asyncio.to_thread(asyncio.run, all_of_them())
+        return {"closed": float(closed)}
+
+    async def socket_operations() -> dict[str, float]:
+        """2,000 operations sent on one socket at once, and 100,000 nested brackets."""
+        import websockets
+
+        async with websockets.connect(ws_base, subprotocols=["graphql-transport-ws"]) as ws:
+            init = {
+                "Authorization": f"Bearer {server.attacker['apiKey']}",
+                "X-Service-Org-Id": server.attacker["orgId"],
+            }
+            await ws.send(json.dumps({"type": "connection_init", "payload": init}))
+            await ws.recv()
+            query = "subscription { documentEvents { type } }"
+            for n in range(2000):
+                await ws.send(
+                    json.dumps({"id": str(n), "type": "subscribe", "payload": {"query": query}})
+                )
+            refused = 0
+            with contextlib.suppress(Exception):
+                while True:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                    refused += message.get("type") == "error"
+                    if refused >= 1900:
+                        break
+        deep_closed = 0.0
+        with contextlib.suppress(Exception):
+            async with websockets.connect(ws_base, subprotocols=["graphql-transport-ws"]) as ws:
+                await ws.send(json.dumps({"type": "connection_init", "payload": init}))
+                await ws.recv()
+                await ws.send("[" * 100_000)
+                await asyncio.wait_for(ws.recv(), 10)
+        with contextlib.suppress(Exception):
+            deep_closed = float(ws.close_code or 0)
+        return {"refused": float(refused), "deep_json_close": deep_closed}
+
+    return {
+        "H1: SSE key revoked in a busy workspace": revocation_latency,
+        "H2: 100 wrong passwords at once": sign_in_burst,
+        "M1: 600 × 64 KB unique GraphQL, no key": unique_documents,
+        "M2: bulk edits, 1,000-char summaries": bulk_edit_long_summaries,
+        "M3: 4 × count, regex a?[a-z]*! (now 400)": regex("a?[a-z]*!"),
+        "M3: 4 × count, regex [a-z]{0,15}!": regex("[a-z]{0,15}!"),
+        "M5: 100 keys × 10 streams + bulk edit": streams_over_keys,
+        "ws: 40 × 16 MB before connection_init": socket_messages,
+        "ws: 2,000 operations, deep JSON": socket_operations,
     }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel
 
+from persistence.access_changes import AccessChanges
 from persistence.ids import new_id, utcnow
 
 INDEXES = [
@@ -32,6 +33,8 @@ class ApiKeys:
         self._col = db["api_keys"]
         # Told the id of every key revoked through this process (caches forget it at once).
         self.on_revoke: list[Callable[[str], None]] = []
+        # Other processes' live streams learn of revocations here.
+        self._access = AccessChanges(db)
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
@@ -79,6 +82,7 @@ class ApiKeys:
         for key_id in ids:
             for listener in self.on_revoke:
                 listener(key_id)
+        await self._access.credential_ended(ids)
         return int(result.modified_count)
 
     async def find_active(self, secret: str) -> dict[str, Any] | None:
@@ -112,4 +116,6 @@ class ApiKeys:
         )
         for listener in self.on_revoke:
             listener(key_id)
+        if result.modified_count:
+            await self._access.credential_ended([key_id])
         return result.modified_count == 1

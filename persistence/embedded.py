@@ -13,9 +13,11 @@ file lock serialises the check-or-start, and a process that started a server onl
 admin command) holds the lock until it has stopped it, so no one connects to a dying server.
 
 The server dies with the process that started it (``parent_death``: stopped by a supervisor when
-the owner dies, even by SIGKILL). Should one survive anyway (not Linux), a server whose owner is
-dead is never joined: the next process stops it and starts its own, so a restart owns what it
-runs.
+the owner dies, even by SIGKILL), and lives as long as it does: ``fincap serve`` starts it again
+on the same port and files when it dies or its storage engine stops (``SharedStore.restart``,
+``persistence.embedded_supervisor``), and announces the new process in ``server.json``.
+Should one survive anyway (not Linux), a server whose owner is dead is never joined: the next
+process stops it and starts its own, so a restart owns what it runs.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymongo
@@ -42,6 +45,12 @@ from persistence.parent_death import launcher_command
 STATE_FILE = "server.json"
 LOCK_FILE = "embedded.lock"
 START_TIMEOUT_S = 30.0
+# A clean stop closes WiredTiger's files; past this the server is killed (its journal keeps
+# what was acknowledged). Short, so that `fincap serve` stops within its 10 s.
+STOP_GRACE_S = 3.0
+# WiredTiger's word for a fatal error; the server logs it and fails every call from then on.
+FATAL_MARKER = b"WT_PANIC"
+LOG_READ_BYTES = 1 << 20
 
 
 INSTALL_HINT = "pip install 'fincap[embedded]'"
@@ -94,6 +103,10 @@ class EmbeddedServer:
     port: int = 0
     log_path: Path | None = None
     process: subprocess.Popen[bytes] | None = None
+    log_offset: int = 0
+    # Set once the owner stops for good: a start in progress (a restart, in another thread)
+    # gives up, and no new one begins.
+    _closing: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
     def uri(self) -> str:
@@ -104,8 +117,12 @@ class EmbeddedServer:
         self.port = self.port or free_port(self.host)
         if self.storage != ":memory:":
             Path(self.storage).mkdir(parents=True, exist_ok=True)
+        if self._closing.is_set():
+            raise EmbeddedStoreError("embedded store not started: the process is stopping")
         # The server's own log goes to a file: an unread pipe would fill up and stall it.
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        if not isinstance(log, int):
+            self.log_offset = log.tell()  # where this run's lines begin (``fatal_error``)
         command = [
             sys.executable,
             "-m",
@@ -131,7 +148,7 @@ class EmbeddedServer:
         if not isinstance(log, int):
             log.close()  # the child keeps its own descriptor
         deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not self._closing.is_set():
             if self.process.poll() is not None:
                 where = f"; see {self.log_path}" if self.log_path else ""
                 raise EmbeddedStoreError(f"embedded store exited at start{where}")
@@ -139,17 +156,50 @@ class EmbeddedServer:
                 return self
             time.sleep(0.1)
         self.stop()
+        if self._closing.is_set():
+            raise EmbeddedStoreError("embedded store start abandoned: the process is stopping")
         raise EmbeddedStoreError(f"embedded store did not answer within {START_TIMEOUT_S:.0f}s")
 
-    def stop(self) -> None:
+    @property
+    def running(self) -> bool:
+        """Whether the server's process (its supervisor) is alive."""
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop the server: SIGTERM, SIGKILL after ``grace_s`` (WiredTiger's journal makes a
+        kill safe for what was acknowledged; the grace lets it close cleanly)."""
         if self.process is None or self.process.poll() is not None:
             return
         self.process.terminate()
         try:
-            self.process.wait(timeout=15)
+            self.process.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+    def close(self) -> None:
+        """Stop the server for good: a ``start`` running in another thread (a restart) gives
+        up and stops what it started."""
+        self._closing.set()
+        self.stop()
+
+    def fatal_error(self) -> str | None:
+        """What the server logged of a fatal storage error since it started (WiredTiger's
+        panic: the process lives on, answers ``ping`` and fails every read and write), or
+        None. Reads the log from where it was last read."""
+        if self.log_path is None:
+            return None
+        try:
+            with open(self.log_path, "rb") as log:
+                # Lines are read whole: keep a marker split over two reads.
+                log.seek(max(0, self.log_offset - len(FATAL_MARKER)))
+                text = log.read(LOG_READ_BYTES)
+                self.log_offset = log.tell()
+        except OSError:
+            return None
+        if FATAL_MARKER in text:
+            return "the database's storage engine stopped after a fatal error (WT_PANIC)"
+        return None
 
 
 @contextlib.contextmanager
@@ -216,9 +266,36 @@ def stop_orphan(data_dir: Path) -> None:
         (data_dir / STATE_FILE).unlink()
 
 
+@dataclass
+class SharedStore:
+    """The embedded store of a data directory as one process sees it: its ``uri``, and the
+    ``server`` when this process started it and lets others join (``fincap serve``), which it
+    then keeps running (``restart``, ``persistence.embedded_supervisor``)."""
+
+    data_dir: Path
+    uri: str
+    server: EmbeddedServer | None = None
+
+    def publish(self) -> None:
+        """Announce the server in ``server.json`` (pid, uri, owner) for other processes."""
+        assert self.server is not None and self.server.process is not None
+        state = {"pid": self.server.process.pid, "uri": self.uri, "owner": os.getpid()}
+        (self.data_dir / STATE_FILE).write_text(json.dumps(state))
+
+    def restart(self) -> None:
+        """Start the server again on the same port and files (after it died, or reported a
+        fatal error): the driver's clients reconnect by themselves. Under the data
+        directory's lock, so that no other process starts a server of its own meanwhile."""
+        assert self.server is not None
+        with _locked(self.data_dir):
+            self.server.stop()
+            self.server.start()
+            self.publish()
+
+
 @contextlib.contextmanager
-def shared_embedded_store(data_dir: Path, *, publish: bool) -> Iterator[str]:
-    """Yield a URI for the embedded store of ``data_dir``, starting it if nobody serves it.
+def shared_embedded_store(data_dir: Path, *, publish: bool) -> Iterator[SharedStore]:
+    """The embedded store of ``data_dir``, started if nobody serves it.
 
     ``publish=True`` (``fincap serve``) announces the server in ``server.json`` so other
     processes join it; ``publish=False`` (admin commands) keeps a private server under the lock.
@@ -230,28 +307,24 @@ def shared_embedded_store(data_dir: Path, *, publish: bool) -> Iterator[str]:
     server: EmbeddedServer | None = None
     try:
         uri = running_server_uri(data_dir)
+        shared = SharedStore(data_dir, uri or "")
         if uri is None:
             stop_orphan(data_dir)
             server = EmbeddedServer(
                 storage=str(data_dir / "db"), log_path=data_dir / "embedded.log"
             ).start()
-            uri = server.uri
+            shared = SharedStore(data_dir, server.uri, server if publish else None)
             if publish:
-                state = {
-                    "pid": server.process.pid if server.process else 0,
-                    "uri": uri,
-                    "owner": os.getpid(),
-                }
-                (data_dir / STATE_FILE).write_text(json.dumps(state))
+                shared.publish()
         if server is None or publish:
             lock.__exit__(None, None, None)
             locked = False
-        yield uri
+        yield shared
     finally:
         if server is not None:
             if publish:
                 with contextlib.suppress(FileNotFoundError):
                     (data_dir / STATE_FILE).unlink()
-            server.stop()
+            server.close()
         if locked:
             lock.__exit__(None, None, None)

@@ -76,11 +76,22 @@ class Window(NamedTuple):
 
 
 class DocumentEventLog:
-    """The ``events`` collection; the workspace id is the first argument of every write."""
+    """The ``events`` collection; the workspace id is the first argument of every write.
+
+    Besides the day's TTL, one workspace keeps at most ``kept_per_workspace`` events (its
+    newest): every ``trim_every`` events a process appends for a workspace, it deletes that
+    workspace's older ones (one indexed read for the boundary, one delete), so a workspace's
+    bulk edits cannot make the store keep events without bound. A stream resumed from before
+    the boundary reads from the oldest kept.
+    """
+
+    kept_per_workspace = 100_000
+    trim_every = 1_000
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
         # Joined: a document's event is written in the unit that writes the document.
         self._col = joined(db["events"])
+        self._since_trim: dict[str, int] = {}
         # Called with every batch appended through this process, after it is stored: the event
         # hub's fast path, so a subscriber in the writing process does not wait for a poll.
         self.on_append: list[Listener] = []
@@ -123,7 +134,32 @@ class DocumentEventLog:
         for listener in self.on_append:
             # Inside a unit, subscribers hear of it once it is committed (readable).
             after_commit(functools.partial(listener, records))
+        appended = self._since_trim.get(workspace_id, 0) + len(records)
+        if appended >= self.trim_every:
+            appended = 0
+            # After the unit's commit, outside its transaction: a trim is no part of the change.
+            trim = after_commit(functools.partial(self._trim, workspace_id))
+            if trim is not None:
+                await trim
+        self._since_trim[workspace_id] = appended
         return records
+
+    async def _trim(self, workspace_id: str) -> None:
+        """Delete the workspace's events older than its ``kept_per_workspace`` newest."""
+        try:
+            boundary = (
+                await self._col.find({"workspaceId": workspace_id}, {"_id": 1})
+                .sort("_id", -1)
+                .skip(self.kept_per_workspace)
+                .limit(1)
+                .to_list(1)
+            )
+            if boundary:
+                await self._col.delete_many(
+                    {"workspaceId": workspace_id, "_id": {"$lte": boundary[0]["_id"]}}
+                )
+        except PyMongoError:
+            log.exception("trimming stored events failed", extra={"workspaceId": workspace_id})
 
     async def after(
         self, workspace_id: str, after: ObjectId, limit: int = PAGE

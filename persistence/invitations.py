@@ -9,10 +9,11 @@ code works once; an expired one is never accepted (and the TTL index removes it 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel, ReturnDocument
+from pymongo.errors import DuplicateKeyError
 
 from persistence.api_keys import digest
 from persistence.ids import new_id, utcnow
@@ -47,23 +48,32 @@ class Invitations:
         code: str,
         invited_by: str,
         expires_at: datetime,
-    ) -> dict[str, Any]:
-        """Create the address's invitation, or replace the code and role of its open one."""
-        found = await self._col.find_one_and_update(
-            {"workspaceId": workspace_id, "email": email},
-            {
-                "$set": {
-                    "role": role,
-                    "codeHash": digest(code),
-                    "invitedBy": invited_by,
-                    "createdAt": utcnow(),
-                    "expiresAt": expires_at,
+        may_replace_owner: bool,
+    ) -> dict[str, Any] | None:
+        """Create the address's invitation, or replace the code and role of its open one; None
+        (and nothing changed) when the open one invites an owner and ``may_replace_owner`` is
+        false. Decided by the write itself, so a concurrent owner invitation is never replaced."""
+        match: dict[str, Any] = {"workspaceId": workspace_id, "email": email}
+        if not may_replace_owner:
+            match["role"] = {"$ne": "owner"}
+        try:
+            found = await self._col.find_one_and_update(
+                match,
+                {
+                    "$set": {
+                        "role": role,
+                        "codeHash": digest(code),
+                        "invitedBy": invited_by,
+                        "createdAt": utcnow(),
+                        "expiresAt": expires_at,
+                    },
+                    "$setOnInsert": {"_id": new_id("inv")},
                 },
-                "$setOnInsert": {"_id": new_id("inv")},
-            },
-            upsert=True,
-            return_document=ReturnDocument.AFTER,
-        )
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+            )
+        except DuplicateKeyError:  # the address's open invitation is an owner's
+            return None
         return dict(found)
 
     async def pending(self, workspace_id: str) -> list[dict[str, Any]]:
@@ -95,6 +105,18 @@ class Invitations:
         result = await self._col.delete_many({"workspaceId": workspace_id, "invitedBy": user_id})
         return int(result.deleted_count)
 
-    async def cancel(self, workspace_id: str, email: str) -> bool:
-        result = await self._col.delete_one({"workspaceId": workspace_id, "email": email})
-        return bool(result.deleted_count)
+    async def cancel(
+        self, workspace_id: str, email: str, *, may_cancel_owner: bool
+    ) -> Literal["cancelled", "missing", "owners-only"]:
+        """Withdraw the address's open invitation; ``owners-only`` (and nothing changed) when it
+        invites an owner and ``may_cancel_owner`` is false."""
+        match: dict[str, Any] = {"workspaceId": workspace_id, "email": email}
+        if not may_cancel_owner:
+            match["role"] = {"$ne": "owner"}
+        if (await self._col.delete_one(match)).deleted_count:
+            return "cancelled"
+        if not may_cancel_owner and await self._col.count_documents(
+            {"workspaceId": workspace_id, "email": email}
+        ):
+            return "owners-only"
+        return "missing"

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel, ReturnDocument
 
+from persistence.access_changes import AccessChanges
 from persistence.api_keys import digest
 from persistence.ids import utcnow
 
@@ -156,6 +157,8 @@ class OAuthTokens:
         self._col = db["oauth_tokens"]
         # Told every family revoked through this process (caches forget it at once).
         self.on_revoke: list[Callable[[str], None]] = []
+        # Other processes' live streams learn of revoked and narrowed grants here.
+        self._access = AccessChanges(db)
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(TOKEN_INDEXES)
@@ -175,6 +178,18 @@ class OAuthTokens:
                 "revokedAt": None,
             }
         )
+        if (
+            kind == "access"
+            and await self._col.count_documents(
+                {"familyId": grant["familyId"], "kind": "access"}, limit=2
+            )
+            > 1
+        ):
+            # A refresh: the grant's scopes are now this token's (``family_scopes``), perhaps
+            # fewer; the streams opened under the family check them again.
+            for listener in self.on_revoke:
+                listener(grant["familyId"])
+            await self._access.credential_ended([grant["familyId"]])
 
     async def find(self, secret: str, kind: TokenKind) -> dict[str, Any] | None:
         """The token record (revoked and rotated ones too: the caller decides)."""
@@ -204,6 +219,7 @@ class OAuthTokens:
         )
         for listener in self.on_revoke:
             listener(family_id)
+        await self._access.credential_ended([family_id])
         return int(result.modified_count)
 
     async def revoke_for_membership(self, user_id: str, workspace_id: str) -> int:
@@ -215,6 +231,7 @@ class OAuthTokens:
         for family_id in families:
             for listener in self.on_revoke:
                 listener(family_id)
+        await self._access.credential_ended(list(families))
         return int(result.modified_count)
 
     async def family_alive(self, family_id: str) -> bool:

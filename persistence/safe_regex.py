@@ -14,16 +14,21 @@ time is bounded by construction:
 - at most one unbounded quantifier (``*``, ``+``, ``{m,}``) per alternative (``.*.*.*=`` and
   ``\\d+\\d+x`` are polynomial of a degree the pattern chooses); bounded ranges and alternation
   groups together offer at most ``MAX_CHOICES`` ways to match at one position (``a?a?a?…``), and
-  at most ``MAX_CHOICES_WITH_UNBOUNDED`` beside an unbounded quantifier.
+  at most ``MAX_CHOICES_WITH_UNBOUNDED`` beside an unbounded quantifier;
+- an unbounded quantifier only at the end of its alternative (``coffee.*``: reaching it is a
+  match) or in an alternative anchored at the start (``^INV-\\d+$``: tried from one position).
+  Anywhere else it rescans the rest of the field from every start: ``a?[a-z]*!`` took 53 ms on
+  one 1,000-character summary, and one ``documents.count`` ran 180 s (issue 35, M3).
 
-Within the subset a pattern costs at most about (field length)² × 2 steps per document (an
-unbounded quantifier rescanned from every start), or field length × pattern length × 64
-without one, whatever the data: a few milliseconds on a 1,000-character summary, so the worst
-a workspace can do is proportional to its own documents (measured in ``bench/attacks.py``).
-Exponential blow-ups are impossible; quadratic cost in the field's length remains.
+Within the subset a pattern costs at most about field length × pattern length × 16 steps per
+document, whatever the data (measured in ``bench/attacks.py``: under a millisecond on a
+1,000-character summary); exponential and quadratic blow-ups are impossible. The embedded store
+matches with Python's ``re`` and cannot be interrupted, so this bound is what holds there; where
+fincap matches itself it uses RE2, linear whatever the pattern (``persistence.documents
+.matching``), and every pattern must also be one RE2 reads (``persistence.where``).
 
-Everyday patterns fit: prefixes (``^star``), contains (``coffee``, ``coffee.*shop``), alternation
-of words (``starbucks|costa``), ids (``^INV-\\d+$``), whole words (``\\bltd\\b``).
+Everyday patterns fit: prefixes (``^star``), contains (``coffee``, ``coffee.{0,15}shop``),
+alternation of words (``starbucks|costa``), ids (``^INV-\\d+$``), whole words (``\\bltd\\b``).
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-MAX_CHOICES = 64
+# a?a?a?a?a?a?x (64 choices) took 5.5 ms on a 1,000-character field, [a-z]{0,15}! 0.8 ms.
+MAX_CHOICES = 16
 # With an unbounded quantifier each choice multiplies a scan of the field (a?a?a?a?a?a?[a-z]*!
 # took 260 ms on a 1000-character field): two choices at most then (colou?r.*, (tea|coffee).*).
 MAX_CHOICES_WITH_UNBOUNDED = 2
@@ -51,7 +57,9 @@ class _Char:
 
 @dataclass(frozen=True)
 class _Anchor:
-    """Matches a position (``^ $ \\b \\B``)."""
+    """Matches a position (``^ $ \\b \\B``); ``start``: it is ``^``."""
+
+    start: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,30 @@ def check_pattern(pattern: str) -> None:
     """Raise ``UnsafePattern`` unless ``pattern`` belongs to the safe subset."""
     for branch in _Parser(pattern).parse():
         _check_alternative(branch)
+        anchored = bool(branch) and isinstance(branch[0], _Anchor) and branch[0].start
+        if not anchored and not _unbounded_at_end_only(branch):
+            raise UnsafePattern(
+                "an unbounded quantifier (*, + or {n,}) only at the end of the pattern or of an "
+                "alternative, or after a leading ^ (elsewhere it rescans the field from every "
+                "position); bound it instead, e.g. coffee.{0,15}shop"
+            )
+
+
+def _unbounded(node: _Node) -> bool:
+    return any(isinstance(n, _Repeat) and n.high is None for n in _walk((node,)))
+
+
+def _unbounded_at_end_only(sequence: tuple[_Node, ...]) -> bool:
+    """Whether every unbounded quantifier of ``sequence`` is in its tail: nothing follows it."""
+    *leading, last = sequence or (_Anchor(),)
+    if any(_unbounded(node) for node in leading):
+        return False
+    if isinstance(last, _Group):
+        return all(_unbounded_at_end_only(branch) for branch in last.branches)
+    if isinstance(last, _Repeat) and isinstance(last.node, _Group):
+        # A repeated group is matched again after its own end: nothing inside may be unbounded.
+        return last.high is not None and not _unbounded(last.node)
+    return True
 
 
 def _walk(nodes: tuple[_Node, ...]) -> Iterator[_Node]:
@@ -184,7 +216,7 @@ class _Parser:
         if char == "{":
             raise UnsafePattern("write a literal '{' as '\\{'")
         self.at += 1
-        return _Anchor() if char in "^$" else _Char()
+        return _Anchor(start=char == "^") if char in "^$" else _Char()
 
     def _group(self) -> _Group:
         self.at += 1

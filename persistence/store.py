@@ -6,6 +6,7 @@ from typing import Protocol, runtime_checkable
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 
+from persistence.access_changes import AccessChanges
 from persistence.activity import Activity
 from persistence.api_keys import ApiKeys
 from persistence.approvals import Approvals
@@ -14,6 +15,7 @@ from persistence.categories import CategoryOverrides
 from persistence.documents import Documents
 from persistence.exports import Exports
 from persistence.files import Files
+from persistence.health import StoreHealth
 from persistence.ids import utcnow
 from persistence.inbound_addresses import InboundAddresses
 from persistence.intakes import Intakes
@@ -44,11 +46,15 @@ class Store:
     """Collection modules of one database; the app factory builds one per process.
 
     A new collection module is one attribute here: ``ensure_indexes`` finds every repository
-    among the attributes. ``clock`` is the jobs' clock (tests move it to expire leases).
+    among the attributes. ``clock`` is the jobs' clock (tests move it to expire leases);
+    ``health`` what the driver's monitor says of the store (``persistence.health``).
     """
 
-    def __init__(self, db: AsyncIOMotorDatabase, clock: Clock = utcnow) -> None:
+    def __init__(
+        self, db: AsyncIOMotorDatabase, clock: Clock = utcnow, health: StoreHealth | None = None
+    ) -> None:
         self.db = db
+        self.health = health or StoreHealth()
         self.users = Users(db)
         self.workspaces = Workspaces(db)
         self.invitations = Invitations(db)
@@ -64,6 +70,7 @@ class Store:
         self.oauth_tokens = OAuthTokens(db)
         self.oauth_consents = OAuthConsents(db)
         self.sign_in_failures = SignInFailures(db)
+        self.access_changes = AccessChanges(db)
         self.rules = Rules(db)
         self.inbound_addresses = InboundAddresses(db)
         self.mailboxes = Mailboxes(db)
@@ -94,8 +101,11 @@ class Store:
             await repository.ensure_indexes()
 
     async def ping(self) -> bool:
+        """Whether the store answers a command and a read: a store whose storage engine failed
+        (a full disk's panic) still answers ``ping`` and fails every read."""
         try:
             await self.db.command("ping")
+            await self.db["workspaces"].find_one({}, {"_id": 1})
         except Exception:
             return False
         return True

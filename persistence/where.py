@@ -17,6 +17,8 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+import re2
+
 from domain.where import OPS_BY_TYPE, FieldType, WhereClause, WhereCondition
 from persistence.money import to_cents
 from persistence.safe_regex import UnsafePattern, check_pattern
@@ -32,6 +34,10 @@ QUERY_TIME_LIMIT_MS = 15000
 AGGREGATE_TIME_LIMIT_MS = 60000
 
 # Inline flags such as (?i) or (?s:…) would let a pattern change how it is matched.
+# Every pattern must also be one RE2 reads: where fincap matches itself, it matches with RE2.
+_RE2_CHECK = re2.Options()
+_RE2_CHECK.case_sensitive = False
+_RE2_CHECK.log_errors = False
 INLINE_FLAGS = re.compile(r"\(\?[aiLmsux-]+[:)]")
 
 
@@ -143,6 +149,10 @@ def _checked_pattern(value: Any, location: str) -> str:
         check_pattern(value)
     except UnsafePattern as exc:
         raise WhereError(location, f"regex not accepted: {exc}") from None
+    try:
+        re2.compile(value, _RE2_CHECK)
+    except re2.error as exc:
+        raise WhereError(location, f"regex not accepted by RE2: {exc}") from None
     return value
 
 

@@ -3,26 +3,49 @@
 A workspace is reachable only through a membership of the caller, so every read here is
 scoped by user: nobody can list or open a workspace they do not belong to.
 
-A workspace always keeps an owner. Demoting or removing an owner is one atomic write followed by
-a count of the owners; when that count is zero (the last owner, or two owners demoting each
-other at once) the write is undone and the change refused. Of concurrent changes, every one
-that saw no owner left undoes itself, so at least one owner remains whatever the interleaving.
+A workspace always keeps an owner, and no reader ever sees it without one. An owner steps down
+(is demoted or removed) in three steps, none of which is ever undone:
+
+1. mark: the owner's membership gets ``stepDown`` (a token and a time) in one conditional write;
+   it stays an owner meanwhile, so a role check made now (an admin may not remove an owner)
+   still reads "owner";
+2. count the *other* owners that are not marked themselves;
+3. none: the mark is taken off and the change refused (the role never changed). Some: the change
+   is written, conditional on the mark still being this one.
+
+Two owners stepping down at once cannot both pass step 2: whichever counts second sees the
+first one's mark. A mark whose process died holds for ``STEP_DOWN_HOLD`` only; after that the
+owner counts again and may be marked anew. Changes of a role that is not "owner" are one write
+conditional on the role read, so a caller who may not touch an owner never does, even when the
+member became one a moment before. (Before 2026-11-28 a refused step-down was written and then
+undone; in between the owner read as a member and an admin's removal went through.)
 Every membership change tells ``on_membership_change`` (the auth cache forgets the role).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, Literal
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
-from pymongo import ASCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, IndexModel
 
+from persistence.access_changes import AccessChanges
 from persistence.ids import new_id, utcnow
 
 Role = Literal["owner", "admin", "member"]
-# What a guarded membership change did (``change_role``, ``remove_member``).
-MembershipChange = Literal["changed", "unchanged", "missing", "last-owner"]
+# What a guarded membership change did (``change_role``, ``remove_member``): ``owners-only``
+# when the caller may not touch an owner and the member is (or would become) one; ``busy`` when
+# another change of the same owner kept the way blocked through every attempt.
+MembershipChange = Literal["changed", "unchanged", "missing", "last-owner", "owners-only", "busy"]
+
+# How long a step-down's mark keeps its owner out of the other owners' counts (a process that
+# died between marking and finishing leaves its mark behind; it stops counting after this).
+STEP_DOWN_HOLD = timedelta(seconds=30)
+# A change that found the membership changed under it reads it again, this many times in all.
+_ATTEMPTS = 20
 
 MEMBERSHIP_INDEXES = [
     IndexModel(
@@ -43,10 +66,15 @@ class Workspaces:
         # Told (user id, workspace id) of every membership added, changed or removed through
         # this process (the auth cache forgets the role at once).
         self.on_membership_change: list[Callable[[str, str], None]] = []
+        # Other processes' live streams learn of membership changes here.
+        self._access = AccessChanges(db)
 
-    def _changed(self, user_id: str, workspace_id: str) -> None:
+    async def _changed(self, user_id: str, workspace_id: str) -> None:
+        """Tell this process's listeners, and other processes' streams (``access_changes``).
+        Only changes that were made are told: a refused one never wrote anything."""
         for listener in self.on_membership_change:
             listener(user_id, workspace_id)
+        await self._access.membership_changed(user_id, workspace_id)
 
     async def ensure_indexes(self) -> None:
         await self._memberships.create_indexes(MEMBERSHIP_INDEXES)
@@ -71,7 +99,7 @@ class Workspaces:
             {"$set": {"role": role}, "$setOnInsert": {"_id": new_id("mem"), "createdAt": utcnow()}},
             upsert=True,
         )
-        self._changed(user_id, workspace_id)
+        await self._changed(user_id, workspace_id)
 
     async def join(
         self, workspace_id: str, user_id: str, role: Role, invited_by: str | None = None
@@ -92,7 +120,7 @@ class Workspaces:
         )
         joined = result.upserted_id is not None
         if joined:
-            self._changed(user_id, workspace_id)
+            await self._changed(user_id, workspace_id)
         return joined
 
     async def membership(self, workspace_id: str, user_id: str) -> dict[str, Any] | None:
@@ -111,52 +139,97 @@ class Workspaces:
             await self._memberships.count_documents({"workspaceId": workspace_id, "role": "owner"})
         )
 
-    async def change_role(self, workspace_id: str, user_id: str, role: Role) -> MembershipChange:
-        """Set a member's role; ``last-owner`` (and nothing changed) when that would leave the
-        workspace without an owner."""
-        before = await self._memberships.find_one_and_update(
-            {"workspaceId": workspace_id, "userId": user_id},
-            {"$set": {"role": role}},
-            return_document=ReturnDocument.BEFORE,
-        )
-        if before is None:
-            return "missing"
-        if before["role"] == role:
-            return "unchanged"
-        self._changed(user_id, workspace_id)
-        if before["role"] == "owner" and await self.owner_count(workspace_id) == 0:
-            await self._memberships.update_one(
-                {"_id": before["_id"], "role": role}, {"$set": {"role": "owner"}}
-            )
-            self._changed(user_id, workspace_id)
-            return "last-owner"
-        return "changed"
+    async def change_role(
+        self, workspace_id: str, user_id: str, role: Role, *, may_touch_owner: bool
+    ) -> MembershipChange:
+        """Set a member's role. ``last-owner`` (and nothing changed) when that would leave the
+        workspace without an owner; ``owners-only`` when the member is or would become an owner
+        and ``may_touch_owner`` is false (decided on the role the write itself matches)."""
+        if role == "owner" and not may_touch_owner:
+            return "owners-only"
+        return await self._change(workspace_id, user_id, {"$set": {"role": role}}, may_touch_owner)
 
-    async def remove_member(self, workspace_id: str, user_id: str) -> MembershipChange:
+    async def remove_member(
+        self, workspace_id: str, user_id: str, *, may_touch_owner: bool
+    ) -> MembershipChange:
         """Remove a membership; ``last-owner`` (and nothing changed) when it is the workspace's
-        only owner."""
-        removed = await self._memberships.find_one_and_delete(
-            {"workspaceId": workspace_id, "userId": user_id}
-        )
-        if removed is None:
-            return "missing"
-        self._changed(user_id, workspace_id)
-        if removed["role"] == "owner" and await self.owner_count(workspace_id) == 0:
-            await self._memberships.update_one(
-                {"workspaceId": workspace_id, "userId": user_id},
-                {
-                    "$set": {"role": "owner"},
-                    "$setOnInsert": {
-                        k: v
-                        for k, v in removed.items()
-                        if k not in ("role", "workspaceId", "userId")
-                    },
-                },
-                upsert=True,
+        only owner, ``owners-only`` when it is an owner's and ``may_touch_owner`` is false."""
+        return await self._change(workspace_id, user_id, None, may_touch_owner)
+
+    async def _change(
+        self,
+        workspace_id: str,
+        user_id: str,
+        update: dict[str, Any] | None,
+        may_touch_owner: bool,
+    ) -> MembershipChange:
+        """Apply ``update`` to the membership (``None``: delete it), guarded as the module
+        docstring says."""
+        for attempt in range(_ATTEMPTS):
+            current = await self._memberships.find_one(
+                {"workspaceId": workspace_id, "userId": user_id}
             )
-            self._changed(user_id, workspace_id)
+            if current is None:
+                return "missing"
+            was = current["role"]
+            if update is not None and was == update["$set"]["role"]:
+                return "unchanged"
+            if was == "owner" and not may_touch_owner:
+                return "owners-only"
+            if was == "owner":
+                outcome = await self._step_down(current, update)
+            else:
+                outcome = await self._write({"_id": current["_id"], "role": was}, update)
+            if outcome is not None:
+                if outcome == "changed":
+                    await self._changed(user_id, workspace_id)
+                return outcome
+            # Changed (or marked) meanwhile: read it again, after a moment when it is marked.
+            await asyncio.sleep(0.01 * min(attempt, 5))
+        return "busy"
+
+    async def _write(
+        self, match: dict[str, Any], update: dict[str, Any] | None
+    ) -> MembershipChange | None:
+        """One conditional write; ``changed``, or None when ``match`` matched nothing."""
+        if update is None:
+            done = (await self._memberships.delete_one(match)).deleted_count
+        else:
+            done = (await self._memberships.update_one(match, update)).matched_count
+        return "changed" if done else None
+
+    async def _step_down(
+        self, owner: dict[str, Any], update: dict[str, Any] | None
+    ) -> MembershipChange | None:
+        """Mark, count the other owners, then refuse or change (the module docstring)."""
+        now = utcnow()
+        unmarked = {"stepDown.at": {"$not": {"$gt": now - STEP_DOWN_HOLD}}}
+        token = new_id("stp")
+        marked = await self._memberships.update_one(
+            {"_id": owner["_id"], "role": "owner", **unmarked},
+            {"$set": {"stepDown": {"token": token, "at": now}}},
+        )
+        if not marked.matched_count:
+            return None
+        # Two flat counts (the store plans each on the workspace index): the other owners, less
+        # those marked now. A mark landing between them only lowers the result (refusal).
+        others = {
+            "workspaceId": owner["workspaceId"],
+            "role": "owner",
+            "_id": {"$ne": owner["_id"]},
+        }
+        standing = await self._memberships.count_documents(others) - (
+            await self._memberships.count_documents(
+                {**others, "stepDown.at": {"$gt": now - STEP_DOWN_HOLD}}
+            )
+        )
+        mine = {"_id": owner["_id"], "stepDown.token": token}
+        if standing <= 0:
+            await self._memberships.update_one(mine, {"$unset": {"stepDown": ""}})
             return "last-owner"
-        return "changed"
+        if update is not None:
+            update = {**update, "$unset": {"stepDown": ""}}
+        return await self._write(mine, update)
 
     async def role_of(self, user_id: str, workspace_id: str) -> Role | None:
         """The user's role in the workspace, or None when they are not a member."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from domain.events import EventType
 from schema.base import CapabilityOutput
@@ -29,3 +29,5 @@ class DocumentEvent(CapabilityOutput):
         "(without its edit history); null when it no longer exists",
     )
     skipped: int | None = Field(None, description="lagged: how many events were missed")
+    # Its JSON as an SSE stream sends it, made once for all the workspace's streams.
+    _serialized: str | None = PrivateAttr(None)

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from persistence.embedded import STATE_FILE
-from tests.live import start_serve
+from tests.live import READY_DEADLINE_S, start_serve
 
 pytestmark = pytest.mark.wire
 
@@ -76,6 +77,11 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
             headers={**auth, "X-Service-Org-Id": boot["orgId"]},
         ).json()
         assert counted["data"]["result"]["count"] == 40
+        # The help center is indexed beside start-up; a stop does not wait for a build still
+        # running, so the test waits for it (the log line read after the stop).
+        deadline = time.monotonic() + READY_DEADLINE_S
+        while "help center indexed" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)

@@ -101,6 +101,10 @@ class Client:
             ) from None
         if response.status_code >= 400 or not isinstance(body, dict) or not body.get("success"):
             message, reason = _error_of(body)
+            retry_after = response.headers.get("retry-after", "")
+            if message and retry_after.isdigit():
+                # 429, 503 (the server's database away), 507 (its disk full): say when.
+                message = f"{message} (the server says: retry in {retry_after} s)"
             failed = CallFailed(
                 message or f"HTTP {response.status_code}",
                 exit_code_of(response.status_code),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -19,6 +20,10 @@ from app.config import ConfigError, Settings
 # need it: importing it costs about a second, which every client command would otherwise pay.
 if TYPE_CHECKING:
     from persistence.store import Store
+
+
+# Seconds `fincap serve` lets requests in flight finish after SIGTERM.
+SERVE_GRACE_S = 2
 
 
 def settings_from_env(**overrides: Any) -> Settings:
@@ -45,6 +50,7 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
 
     from app.database import open_store
     from persistence.embedded import EmbeddedServerMissing
+    from persistence.errors import store_error_of
     from resolvers.framework.errors import CapabilityError
 
     settings = settings_from_env()
@@ -60,7 +66,21 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     except CapabilityError as exc:
         click.echo(f"error: {exc.message}", err=True)
         sys.exit(2 if exc.status < 500 else 1)
+    except Exception as exc:
+        if store_error_of(exc) is None:
+            raise
+        raise click.ClickException(unreachable_store(settings)) from None
     click.echo(json.dumps(result))
+
+
+def unreachable_store(settings: Settings) -> str:
+    """What a server command says when its database does not answer (never the driver's
+    text, which names hosts and its topology)."""
+    where = "MONGODB_URI" if settings.mongodb_uri else f"the embedded store in {settings.data_dir}"
+    return (
+        f"the database ({where}) does not answer within {settings.store_timeout_s:g} s; "
+        "check that it runs and is reachable, then try again"
+    )
 
 
 @click.group(cls=CapabilityGroup)
@@ -79,8 +99,6 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 def serve(host: str, port: int) -> None:
     """Serve the API (on the embedded store unless MONGODB_URI is set)."""
-    import uvicorn
-
     from app.main import create_app
     from app.observability import configure_logging
     from app.serving import Server
@@ -96,10 +114,28 @@ def serve(host: str, port: int) -> None:
             raise click.ClickException(str(exc)) from None
     configure_logging(settings.log_level)
     # ``Server`` ends the live event streams first when it stops (app.serving).
-    config = uvicorn.Config(
-        create_app(settings), host=host, port=port, log_config=None, timeout_graceful_shutdown=20
+    Server(server_config(create_app(settings), settings)).run()
+
+
+def server_config(app: Any, settings: Settings) -> Any:
+    """uvicorn's configuration for ``fincap serve``."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        # Requests still open when SIGTERM comes get this long; the whole stop (workers, the
+        # last usage flush, the embedded store) stays within 10 s, store up or down.
+        timeout_graceful_shutdown=SERVE_GRACE_S,
+        # The server never holds a longer WebSocket message (app.graphql.sockets bounds it
+        # again before parsing, lower until the socket has said who it is).
+        ws_max_size=settings.ws_message_bytes,
+        # uvicorn believes X-Forwarded-For from loopback peers by default; the app reads it
+        # from FINCAP_TRUSTED_PROXIES only (app.http.request_context.client_address).
+        proxy_headers=False,
     )
-    Server(config).run()
 
 
 @main.command()
@@ -119,6 +155,8 @@ def worker(concurrency: int) -> None:
     from app.processing import running_workers
     from app.secret_key import load_keyring
     from persistence.embedded import running_server_uri
+    from persistence.errors import store_error_of
+    from resolvers.framework.usage_meter import flushing
 
     settings = settings_from_env(workers=concurrency)
     configure_logging(settings.log_level)
@@ -132,15 +170,38 @@ def worker(concurrency: int) -> None:
     async def serve_jobs() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+        serving = False
+
+        def on_signal() -> None:
+            # Serving: leave the block, which finishes (within its grace) the jobs in hand.
+            # Still starting (the store slow or away): nothing is in hand, stop right there.
+            stop.set()
+            if not serving and main_task is not None:
+                main_task.cancel()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
         async with (
             open_store(settings, publish=True) as store,
-            running_workers(store, settings, count=concurrency, keyring=load_keyring(settings)),
+            running_workers(
+                store, settings, count=concurrency, keyring=load_keyring(settings)
+            ) as pool,
+            # Automation rules run capabilities here: their API calls are counted and flushed.
+            flushing(
+                pool.services.api_calls, store.usage, settings.usage_flush_s, settings.data_dir
+            ),
         ):
-            await stop.wait()  # leaving the block finishes the jobs in hand
+            serving = True
+            await stop.wait()
 
-    asyncio.run(serve_jobs())
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            asyncio.run(serve_jobs())
+    except Exception as exc:
+        if store_error_of(exc) is None:
+            raise
+        raise click.ClickException(unreachable_store(settings)) from None
 
 
 @main.group()

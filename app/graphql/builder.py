@@ -13,7 +13,8 @@ pydantic                  GraphQL
 ``datetime`` / ``date``   ``DateTime`` / ``Date`` (ISO 8601 strings)
 ``Decimal``               ``Decimal``: a string on the wire, so no amount passes through a
                           binary float (inputs also accept a JSON number)
-``Any``, ``dict``         ``JSON``
+``Any``                   ``JSON`` (nullable: Any admits None)
+``dict``                  ``JSON``
 ``Literal["a", "b"]``     an enum named model + field, e.g. ``WorkspaceSummaryRole``
 nested ``BaseModel``      a nested object type (output) or ``<Model>Input`` (input)
 ``X | None``              a nullable field; on inputs "absent" stays distinct from ``null``
@@ -251,7 +252,7 @@ def build_schema(
             "GraphQL needs at least one Query field: the registry has no read capability"
         )
     subscription = {stream.name: converter.stream_field(stream) for stream in streams}
-    documents = DocumentCache(limits.document_cache)
+    documents = DocumentCache(limits.document_cache, limits.document_cache_bytes)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         lambda: DocumentSizeLimiter(limits),
         # Before the limits and rules: a kept document skips them all.
@@ -630,7 +631,11 @@ class _Converter:
             if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
                 raise GraphQLSchemaBuildError(f"{where}: fixed-length tuples are not supported")
             return list[self.convert(args[0], model, wire, direction)]  # type: ignore[misc]
-        if annotation is Any or annotation is object or annotation is dict or origin is dict:
+        if annotation is Any or annotation is object:
+            # Any admits None: a correction that filled an empty field has an oldValue of null,
+            # which a non-null JSON field answered with an internal error.
+            return Optional[JSON]  # noqa: UP045 (a runtime type expression, not a hint)
+        if annotation is dict or origin is dict:
             return JSON
         if annotation in SCALARS:
             return SCALARS[annotation]

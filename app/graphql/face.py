@@ -44,19 +44,31 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
 from app.graphql.builder import CapabilityLike, Graph, Link, Stream, build_schema
+from app.graphql.document_cache import KEEP_KEY
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.graphql.limits import Limits
 from app.graphql.selection import listed_fields, lists_documents
+from app.graphql.sockets import (
+    CREDENTIALS_KEY,
+    SOCKET_CONTEXT_KEY,
+    BoundedSocketAdapter,
+    FincapTransportWS,
+    SocketLimits,
+    SocketOperations,
+)
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, page_headers
+from resolvers.framework.auth import authenticate
 from resolvers.framework.context import Credentials
 from resolvers.framework.errors import (
+    STORE_RETRY_AFTER_S,
     CapabilityError,
     PayloadTooLarge,
-    TooManyRequests,
+    ServiceUnavailable,
     reason_for_status,
+    store_errors,
 )
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
@@ -67,8 +79,6 @@ from schema.value_meanings import meaning_of
 
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON_MEDIA = "application/json"
-# Where a WebSocket's credentials (from ``connection_init``) are kept in the GraphQL context.
-CREDENTIALS_KEY = "credentials"
 HTTP_CODES = {
     400: "BAD_REQUEST",
     404: "NOT_FOUND",
@@ -115,10 +125,21 @@ def is_request_error(result: ExecutionResult) -> bool:
 
 
 class GraphQLFace(GraphQL):
-    """Strawberry's ASGI view with fincap's HTTP behaviour (negotiation, errors, body limit)."""
+    """Strawberry's ASGI view with fincap's HTTP behaviour (negotiation, errors, body limit)
+    and its WebSocket bounds and checks (``app.graphql.sockets``)."""
+
+    graphql_transport_ws_handler_class = FincapTransportWS
+    websocket_adapter_class = BoundedSocketAdapter  # type: ignore[assignment]
+    # Counted by ``SocketOperations`` instead (per socket, member and workspace).
+    max_subscriptions_per_connection = None
 
     def __init__(
-        self, schema: Any, ide_html: str, registry: Registry, ide_csp: str = PLAIN_CSP
+        self,
+        schema: Any,
+        ide_html: str,
+        registry: Registry,
+        ide_csp: str = PLAIN_CSP,
+        socket_limits: SocketLimits | None = None,
     ) -> None:
         super().__init__(
             schema,
@@ -131,34 +152,49 @@ class GraphQLFace(GraphQL):
         self._ide_html = ide_html
         self._ide_headers = page_headers(ide_csp)
         self._registry = registry
+        self.socket_limits = socket_limits or SocketLimits()
+        self.socket_operations = SocketOperations(self.socket_limits)
 
     async def get_context(  # type: ignore[override]  # the context is a dict
         self, request: Request, response: Any
     ) -> dict[str, Any]:
         # A fresh graph session per request: its DataLoaders cache only within the request.
         credentials = credentials_of(request)
-        session = GraphSession(self._registry, credentials, services_of(request))
+        services = services_of(request)
+        session = GraphSession(self._registry, credentials, services)
         return {
             "request": request,
             "response": response,
             CONTEXT_KEY: session,
             CREDENTIALS_KEY: credentials,
+            # Only a request that authenticates may fill the document cache (a stranger's
+            # unique documents would fill the process's memory).
+            KEEP_KEY: request.scope["type"] == "websocket"
+            or await authenticates(credentials, services),
         }
 
     async def on_ws_connect(self, context: dict[str, Any]) -> Any:  # type: ignore[override]
         """A WebSocket's ``connection_init``: its payload carries the credentials (the same
-        forms as headers). Authenticated here, or the socket closes with 4403; the scope of
-        each subscription is checked when it starts."""
+        forms as headers). Authenticated here, from the store, or the socket closes with 4403;
+        each operation is authorized when it runs (``operation_context``)."""
         request = context["request"]
         credentials = credentials_from_params(context.get("connection_params") or {}, request)
         services = services_of(request)
         try:
-            await authorize(credentials, services, (), needs_workspace=True)
+            ctx = await authorize(credentials, services, (), needs_workspace=True, fresh=True)
         except CapabilityError as exc:
             raise ConnectionRejectionError({"message": exc.message, "reason": exc.reason}) from None
         context[CREDENTIALS_KEY] = credentials
-        context[CONTEXT_KEY] = GraphSession(self._registry, credentials, services)
+        context[SOCKET_CONTEXT_KEY] = ctx
         return UNSET
+
+    def operation_context(self, socket_context: dict[str, Any]) -> dict[str, Any]:
+        """The context of one operation on a socket: the socket's, with a graph session of its
+        own, so that nothing it authorized or loaded outlives the operation."""
+        credentials: Credentials = socket_context[CREDENTIALS_KEY]
+        services = services_of(socket_context["request"])
+        session = GraphSession(self._registry, credentials, services)
+        return {**socket_context, CONTEXT_KEY: session}
 
     @property
     def graphql_ide_html(self) -> str:
@@ -190,6 +226,7 @@ class GraphQLFace(GraphQL):
             # No execution happened, so there is no data entry at all (GraphQL spec, 7.1.2).
             response.pop("data", None)
             request.state.graphql_request_error = True
+        request.state.graphql_retry_after = unavailable_for(result)
         return response
 
     async def run(  # type: ignore[override]
@@ -213,6 +250,12 @@ class GraphQLFace(GraphQL):
                 request.state, "graphql_request_error", False
             ):
                 response.status_code = 400
+            retry_after = getattr(request.state, "graphql_retry_after", None)
+            if retry_after is not None:
+                # The store is away and nothing could be answered: an HTTP client, a proxy
+                # or a load balancer sees the 503 and its Retry-After without reading the body.
+                response.status_code = 503
+                response.headers["retry-after"] = str(retry_after)
         return response
 
     def parse_json(self, data: str | bytes) -> Any:
@@ -253,13 +296,41 @@ def is_subscription(request_data: Any) -> bool:
     return operation is not None and operation.operation == OperationType.SUBSCRIPTION
 
 
+async def authenticates(credentials: Credentials, services: Any) -> bool:
+    """Whether ``credentials`` name a live key or token (through the auth cache). False also
+    while the store cannot say: the execution then answers the outage itself."""
+    if not credentials.api_key:
+        return False
+    try:
+        with store_errors():
+            await authenticate(services.store, credentials, services.auth_cache)
+    except CapabilityError:
+        return False
+    return True
+
+
+def unavailable_for(result: ExecutionResult) -> int | None:
+    """``Retry-After`` seconds when the store's outage left the result with no data at all
+    (every field that failed failed with 503); None otherwise (a field that answered is
+    data worth a 200, its failed neighbours say 503 in their ``extensions``)."""
+    errors = result.errors or []
+    codes = [(error.extensions or {}).get("code") for error in errors]
+    if not errors or any(code != ServiceUnavailable.code for code in codes):
+        return None
+    data = result.data
+    if data is not None and any(value is not None for value in data.values()):
+        return None
+    retry = [(error.extensions or {}).get("retryAfter") for error in errors]
+    return max((r for r in retry if isinstance(r, int)), default=STORE_RETRY_AFTER_S)
+
+
 def as_graphql_error(exc: CapabilityError) -> Exception:
     """A capability error as GraphQL shows it (``extensions.code``/``status``/``reason``); 5xx
     unchanged, so that the schema masks it as "Internal server error" and logs it."""
     if not exc.exposed:
         return exc
     extensions: dict[str, Any] = {"code": exc.code, "status": exc.status, "reason": exc.reason}
-    if isinstance(exc, TooManyRequests):
+    if exc.retry_after is not None:
         extensions["retryAfter"] = exc.retry_after
     return GraphQLError(exc.message, extensions=extensions)
 
@@ -327,9 +398,14 @@ async def document_events(info: Any, after: str | None) -> AsyncIterator[BaseMod
         _, subscription = await open_stream(credentials, services, after)
     except CapabilityError as exc:
         raise as_graphql_error(exc) from None
-    async for event in watch(subscription, credentials, services):
-        if event is not None:  # a heartbeat: graphql-transport-ws has its own pings
-            yield event
+    try:
+        async for event in watch(subscription, credentials, services):
+            if event is not None:  # a heartbeat: graphql-transport-ws has its own pings
+                yield event
+    except CapabilityError as exc:
+        # The subscription's authorization ended or changed, or the store went away: its last
+        # message says why.
+        raise as_graphql_error(exc) from None
 
 
 DOCUMENT_EVENTS = Stream(
@@ -352,12 +428,12 @@ def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
 
 
 def graphql_routes(
-    registry: Registry, limits: Limits | None = None
+    registry: Registry, limits: Limits | None = None, socket_limits: SocketLimits | None = None
 ) -> list[Route | WebSocketRoute]:
     """The GraphQL endpoint, the explorer's files and ``/graphql``, for one frozen registry."""
     schema = service_schema(registry, limits)
     page, page_csp, explorer = explorer_routes()
-    face = GraphQLFace(schema, page, registry, page_csp)
+    face = GraphQLFace(schema, page, registry, page_csp, socket_limits)
     return [
         # The view is an ASGI app, so Route passes every method to it and a PUT gets GraphQL's
         # own 405 with ``Allow`` (a function endpoint would be limited to GET).

@@ -55,8 +55,10 @@ class Limits:
     # counted): expensive capabilities (documents.inspect reads the original with OCR) declare
     # a cost, so one request cannot run five of them at once.
     max_cost: int = 1
-    # Documents kept parsed and validated, by their text (``document_cache``; 0: none).
+    # Documents kept parsed and validated, by their text (``document_cache``; 0: none), and
+    # the memory they may take (estimated: the text and its tokens).
     document_cache: int = 512
+    document_cache_bytes: int = 32 * 1024 * 1024
 
 
 def is_safe_error(error: GraphQLError) -> bool:

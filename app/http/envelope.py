@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from resolvers.framework.errors import CapabilityError, TooManyRequests, reason_for_status
+from resolvers.framework.errors import CapabilityError, capability_error_of, reason_for_status
 
 log = logging.getLogger("fincap.http")
 
@@ -40,20 +40,37 @@ def success(result: BaseModel) -> Response:
 def failure(status: int, message: str, reason: str | None = None) -> Response:
     """The failure envelope: the spec's fields, and ``reason`` beside them (the error class's
     stable name; by default the one of ``status``, ``resolvers.framework.errors``)."""
+    return EnvelopeResponse(failure_body(status, message, reason), status_code=status)
+
+
+def failure_body(status: int, message: str, reason: str | None = None) -> dict[str, Any]:
+    """The failure envelope as data (``failure`` sends it; an event stream's last message)."""
     error = {
         "errorCode": status,
         "errorMessage": message,
         "reason": reason or reason_for_status(status),
     }
-    return EnvelopeResponse({"success": False, "code": status, "error": error}, status_code=status)
+    return {"success": False, "code": status, "error": error}
+
+
+def error_body(exc: Exception) -> dict[str, Any]:
+    """``render_error``'s envelope as data."""
+    if isinstance(exc, CapabilityError) and exc.exposed:
+        return failure_body(exc.status, exc.message, exc.reason)
+    log.error("unhandled error", exc_info=exc)
+    return failure_body(500, "Internal server error", CapabilityError.reason)
 
 
 def render_error(exc: Exception) -> Response:
-    """A capability error as its envelope; anything else as a 500 that reveals nothing."""
-    if isinstance(exc, CapabilityError) and exc.exposed:
-        response = failure(exc.status, exc.message, exc.reason)
-        if isinstance(exc, TooManyRequests):
-            response.headers["Retry-After"] = str(exc.retry_after)
+    """A capability error as its envelope (with ``Retry-After`` when waiting cures it), the
+    store's outage in any form as the 503 it is; anything else as a 500 that reveals nothing."""
+    error = capability_error_of(exc)
+    if error is not None and error.exposed:
+        if error is not exc:  # the driver's own error: its text is for the log only
+            log.warning("store unavailable", extra={"error": repr(exc)[:500]})
+        response = failure(error.status, error.message, error.reason)
+        if error.retry_after is not None:
+            response.headers["Retry-After"] = str(error.retry_after)
         return response
     log.error("unhandled error", exc_info=exc)
     return failure(500, "Internal server error", CapabilityError.reason)
@@ -71,8 +88,7 @@ async def _method_not_allowed(request: Request, exc: Exception) -> Response:
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
-    log.error("unhandled error", exc_info=exc)
-    return failure(500, "Internal server error")
+    return render_error(exc)  # a route's uncaught store outage is still a 503
 
 
 # The app's own answers for a path no route takes, a method it does not take, and anything

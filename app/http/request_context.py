@@ -16,7 +16,7 @@ from starlette.types import Message, Receive
 from app.http.credentials import org_id, take_api_key
 from resolvers.framework.context import Context, Credentials
 from resolvers.framework.invoke import authorize
-from resolvers.services.client_addresses import address_key
+from resolvers.services.client_addresses import TrustedProxies, address_key
 from resolvers.services.container import Services
 
 
@@ -44,10 +44,13 @@ async def workspace_context(conn: HTTPConnection, permissions: tuple[str, ...]) 
 
 
 def client_address(conn: HTTPConnection) -> str:
-    """The digest the throttles count this request's client address under (the address the
-    server sees: behind a proxy, run uvicorn with ``--proxy-headers`` and its
-    ``--forwarded-allow-ips``)."""
-    return address_key(conn.client.host if conn.client else None)
+    """The digest the throttles count this request's client address under: the peer, or
+    behind a proxy named in ``FINCAP_TRUSTED_PROXIES`` the client it forwarded for."""
+    peer = conn.client.host if conn.client else None
+    proxies: TrustedProxies | None = getattr(conn.app.state, "trusted_proxies", None)
+    if proxies is not None and proxies.networks:
+        peer = proxies.client(peer, conn.headers.get("x-forwarded-for"))
+    return address_key(peer)
 
 
 async def bounded_body(request: Request, limit: int) -> bytes | None:

@@ -8,6 +8,6 @@ secret, not an API key, and speak their own formats):
 from __future__ import annotations
 
 from app.inbound.smtp import start_smtp_server
-from app.inbound.webhooks import inbound_routes
+from app.inbound.webhooks import INBOUND_EMAIL_PATH, inbound_routes
 
-__all__ = ["inbound_routes", "start_smtp_server"]
+__all__ = ["INBOUND_EMAIL_PATH", "inbound_routes", "start_smtp_server"]

@@ -16,7 +16,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from app.config import Settings
-from app.http.envelope import EnvelopeResponse, failure
+from app.http.envelope import EnvelopeResponse, failure, render_error
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import services_of
 from engines.connectors.whatsapp import MalformedWebhook, signature_valid
@@ -25,6 +25,9 @@ from resolvers.services.inbound_email import InboundRejected, accept_email
 from resolvers.services.intake import IntakeBusy
 
 log = logging.getLogger("fincap.inbound")
+
+
+INBOUND_EMAIL_PATH = "/v1/inbound/email"
 
 
 def _secret_matches(expected: str, given: str | None) -> bool:
@@ -65,6 +68,8 @@ def inbound_routes(settings: Settings) -> list[Route]:
             )
         except InboundRejected as exc:
             return failure(exc.http_status, exc.message)
+        except Exception as exc:  # the store away (503) or its disk full (507): the relay retries
+            return render_error(exc)
         return EnvelopeResponse(
             {
                 "success": True,
@@ -111,6 +116,8 @@ def inbound_routes(settings: Settings) -> list[Route]:
             busy = failure(503, f"Try again later: {exc}")
             busy.headers["Retry-After"] = "30"
             return busy
+        except Exception as exc:  # the store away (503) or its disk full (507): Meta retries
+            return render_error(exc)
         return EnvelopeResponse({"success": True, "code": 200, "data": {"result": counts}})
 
     async def whatsapp(request: Request) -> Response:
@@ -120,6 +127,6 @@ def inbound_routes(settings: Settings) -> list[Route]:
         return await whatsapp_event(request)
 
     return [
-        Route("/v1/inbound/email", inbound_email, methods=["POST"]),
+        Route(INBOUND_EMAIL_PATH, inbound_email, methods=["POST"]),
         Route("/v1/webhooks/whatsapp", whatsapp, methods=["GET", "POST"]),
     ]

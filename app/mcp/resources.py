@@ -124,8 +124,15 @@ class DocumentResources:
                 )
                 # An original is held in memory while it is encoded (up to 5 MB, a third more
                 # as base64): one at a time per key, as expensive capabilities run, so parallel
-                # reads cannot add up (429 for the second meanwhile). No budget is spent.
-                with services.expensive_calls.slot(ctx.principal.key_id, ORIGINAL, cost=0):
+                # reads cannot add up (429 for the second meanwhile), nor a person's or a
+                # workspace's over many keys. No budget is spent.
+                with services.expensive_calls.slot(
+                    ctx.principal.key_id,
+                    ORIGINAL,
+                    cost=0,
+                    member=ctx.principal.user_id,
+                    workspace=ctx.workspace_id,
+                ):
                     file_ref, chunks = await open_original(ctx, document_id)
                     content = await self._blob(
                         uri, document_id, file_ref, chunks, services.base_url

@@ -42,13 +42,24 @@ from app.mcp.access import (
     explain,
     only_workspace,
 )
-from app.mcp.errors import INSUFFICIENT_SCOPE, missing_scope
+from app.mcp.errors import (
+    INSUFFICIENT_SCOPE,
+    SERVICE_UNAVAILABLE,
+    missing_scope,
+    outage_as_error,
+    unavailable,
+)
 from app.mcp.prompts import PROMPTS, get_prompt
 from app.mcp.resources import TEMPLATES, DocumentResources
 from app.mcp.tools import CONTEXT_TOOL, Catalog, Entry, tool_name
 from app.mcp.toolsets import BadSelection, Selection, selection_of
 from app.oauth.metadata import MCP_PATH, resource_metadata_url
-from resolvers.framework.errors import CapabilityError, MissingScope
+from resolvers.framework.errors import (
+    CapabilityError,
+    MissingScope,
+    ServiceUnavailable,
+    capability_error_of,
+)
 from resolvers.framework.invoke import invoke
 from resolvers.framework.registry import Registry
 from schema.approvals import APPROVAL_REQUIRED
@@ -56,6 +67,8 @@ from schema.approvals import APPROVAL_REQUIRED
 PROTECTED_METHODS = frozenset({"tools/call", "resources/list", "resources/read"})
 # What the gate found about the request's selection, beside the caller.
 SELECTION_KEY = "mcp_selection"
+# The tool whose reads the documents' resources are.
+DOCUMENT_READER = "documents_get"
 READ_DOCUMENTS = ("read_documents",)
 
 CONTEXT = Entry(
@@ -167,6 +180,8 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
         if entry.spec is None:
             try:
                 return result_of(await context_of(request, caller))
+            except ServiceUnavailable:
+                raise
             except CapabilityError as exc:
                 return failed(exc, caller)
         workspace = await only_workspace(request, caller) if entry.spec.needs_workspace else None
@@ -180,6 +195,8 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
             )
         except MissingScope as exc:
             raise missing_scope(exc) from None
+        except ServiceUnavailable:
+            raise  # outage_as_error: a JSON-RPC error, not the tool's failure
         except CapabilityError as exc:
             return failed(exc, caller)
         value = result.model_dump(mode="json", exclude_unset=True)
@@ -187,15 +204,23 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
             return approval_result(value)
         return result_of(value)
 
+    # The documents' resources are documents_get's reads: a connection is offered them when it
+    # is offered that tool (its toolsets, read-only, its scopes), like any tool.
+    reader = catalog.get(DOCUMENT_READER)
+
+    def resources_offered(request: Request) -> bool:
+        return documents is not None and reader is not None and offered(request, reader)
+
     async def list_templates(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES if documents else [])
+        shown = TEMPLATES if resources_offered(ctx.request) else []
+        return types.ListResourceTemplatesResult(resource_templates=shown)
 
     async def list_resources(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        if documents is None:
+        if documents is None or not resources_offered(ctx.request):
             return types.ListResourcesResult(resources=[])
         cursor = params.cursor if params is not None else None
         return await documents.list(ctx.request, signed_in(ctx.request), cursor)
@@ -203,13 +228,21 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
     async def read_resource(
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        if documents is None:
+        if documents is None or reader is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown resource {params.uri!r}")
+        selection = selection_in(ctx.request)
+        if not selection.admits(reader):
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Resources are read as {DOCUMENT_READER}: " + selection.refusal(reader),
+            )
         return await documents.read(ctx.request, signed_in(ctx.request), str(params.uri))
 
+    def missing_tools(request: Request, tools: tuple[str, ...]) -> list[str]:
+        return [name for name in tools if not ((e := catalog.get(name)) and offered(request, e))]
+
     def prompt_offered(request: Request, tools: tuple[str, ...]) -> bool:
-        entries = [catalog.get(name) for name in tools]
-        return all(entry is not None and offered(request, entry) for entry in entries)
+        return not missing_tools(request, tools)
 
     async def list_prompts(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -221,6 +254,14 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
     async def get_prompt_text(
         ctx: Any, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
+        spec = next((spec for spec in PROMPTS if spec.prompt.name == params.name), None)
+        missing = missing_tools(ctx.request, spec.tools) if spec is not None else []
+        if missing:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Prompt {params.name} walks through {', '.join(missing)}, which this connection "
+                "is not offered (its toolsets, read-only or scopes); connect with them to use it",
+            )
         today = services_of(ctx.request).clock().date()
         return get_prompt(params.name, params.arguments, today)
 
@@ -231,10 +272,11 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
         description=identity.DESCRIPTION,
         instructions=identity.INSTRUCTIONS,
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        # A store outage met by a tool or a resource is a JSON-RPC error saying so.
+        on_call_tool=outage_as_error(call_tool),
         on_list_resource_templates=list_templates,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
+        on_list_resources=outage_as_error(list_resources),
+        on_read_resource=outage_as_error(read_resource),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt_text,
     )
@@ -274,14 +316,16 @@ def protected_calls(parsed: Any) -> list[tuple[str, dict[str, Any]]] | None:
     return calls or None
 
 
-def rpc_error(status: int, code: int, message: str, parsed: Any = None) -> Response:
+def rpc_error(
+    status: int, code: int, message: str, parsed: Any = None, data: Any = None
+) -> Response:
     """A JSON-RPC error answered by the gate itself, with the request's id when it has one."""
     found = messages_of(parsed)
     request_id = found[0].get("id") if len(found) == 1 and not isinstance(parsed, list) else None
-    return JSONResponse(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
-        status_code=status,
-    )
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status)
 
 
 def base_of(request: Request) -> str:
@@ -341,6 +385,17 @@ class McpEndpoint:
                 base_of(request), "invalid_token", exc.reason, self.scopes_of(calls or [])
             )
             await refusal(scope, receive, send)
+            return
+        except Exception as exc:
+            # The credential cannot be checked while the store is away: 503, as REST says it.
+            error = capability_error_of(exc)
+            if not isinstance(error, ServiceUnavailable):
+                raise
+            busy = rpc_error(
+                503, SERVICE_UNAVAILABLE, error.message, parsed, unavailable(error).error.data
+            )
+            busy.headers["Retry-After"] = str(error.retry_after)
+            await busy(scope, receive, send)
             return
         if calls is not None and caller is None:
             description = f"{calls[0][0]} needs an OAuth access token (or an API key)"

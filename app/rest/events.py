@@ -12,25 +12,32 @@ is one SSE message::
 A client that reconnects sends the last id it received as ``Last-Event-ID`` (browsers'
 ``EventSource`` do it by themselves; ``?after=`` does the same) and gets what it missed while the
 events are kept (a day). A comment line every ``heartbeat`` seconds keeps proxies from closing
-a quiet stream; at each one the stream's credentials are checked again, so a revoked key stops
-receiving. ``lagged`` says the client fell behind and missed ``skipped`` events.
+a quiet stream. The stream follows its authorization (``resolvers.services.stream_access``): a
+revoked key or grant, a removed member or a changed role ends it, with an ``error`` message
+carrying the failure envelope. When the store becomes unreachable the stream ends the same way
+(``reason: service_unavailable``) with a ``retry`` of its ``Retry-After``: the client reconnects
+with its ``Last-Event-ID`` once the store is back. ``lagged`` says the client fell behind and
+missed ``skipped`` events.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from app.http.envelope import render_error
+from app.http.envelope import error_body, render_error
 from app.http.request_context import credentials_of, services_of
 from app.rest.routes import PlainRoute, permissions_of
 from resolvers.framework.context import Credentials
+from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
 from resolvers.services.container import Services
 from resolvers.services.events import Subscription, open_stream, watch
+from schema.events import DocumentEvent
 
 SERVES_LIKE = "documents.get"
 PATH = "/v1/events"
@@ -54,12 +61,39 @@ async def sse_stream(
     """The subscription as SSE text, a comment line as heartbeat, until it ends or the client
     leaves (Starlette then cancels this generator, and ``watch`` closes the subscription)."""
     yield f"retry: {RETRY_MS}\n: connected\n\n"
-    async for event in watch(subscription, credentials, services):
-        if event is None:
-            yield ": keep-alive\n\n"
-        else:
-            # As documents.get answers on REST: absent fields omitted, unknown ones null.
-            yield sse_message(event.id, event.type, event.model_dump_json(exclude_unset=True))
+    try:
+        async for event in watch(subscription, credentials, services):
+            if event is None:
+                yield ": keep-alive\n\n"
+            else:
+                # As documents.get answers on REST: absent fields omitted, unknown ones null.
+                yield sse_message(event.id, event.type, event_json(event))
+    except CapabilityError as exc:
+        # The stream's authorization ended or changed, or the store went away: its last
+        # message says why, as a failed call would (no id: Last-Event-ID stays the last event
+        # delivered), then the stream ends.
+        yield sse_error(exc)
+
+
+def event_json(event: DocumentEvent) -> str:
+    """An event as SSE data, serialized once for all of its workspace's streams (the hub
+    hands the same event object to each)."""
+    cached = event._serialized
+    if cached is None:
+        cached = event._serialized = event.model_dump_json(exclude_unset=True)
+    return cached
+
+
+def sse_error(exc: CapabilityError) -> str:
+    """The ``error`` message a stream ends with: the REST failure envelope, and when waiting
+    cures it how long to wait before reconnecting (``error.retryAfter`` in seconds, and SSE's
+    ``retry`` in milliseconds, which ``EventSource`` obeys)."""
+    body = error_body(exc)
+    retry = ""
+    if exc.retry_after is not None:
+        body["error"]["retryAfter"] = exc.retry_after
+        retry = f"retry: {exc.retry_after * 1000}\n"
+    return f"{retry}event: error\ndata: {json.dumps(body, separators=(',', ':'))}\n\n"
 
 
 def event_routes(registry: Registry) -> list[PlainRoute]:

@@ -8,6 +8,7 @@ tells it where the articles' vectors are kept between starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -58,20 +59,33 @@ def default_help_center(vector_cache: Path | None = None) -> HelpCenter:
         return _built[0]
 
 
-def index_at_start_up() -> asyncio.Task[None]:
-    """Build the index in a worker thread, beside the rest of start-up: the service becomes
-    ready without waiting for it, and a help search made after it finished pays nothing.
+def index_at_start_up() -> asyncio.Future[None]:
+    """Build the index in a thread, beside the rest of start-up: the service becomes ready
+    without waiting for it, and a help search made after it finished pays nothing. The future
+    is done when the build is.
 
     (A search that arrives while it runs waits for the same build, as ``default_help_center``
-    makes concurrent callers do.) A failed build is logged; the first use tries again."""
+    makes concurrent callers do.) A failed build is logged; the first use tries again. The
+    thread is a daemon: a process stopping mid-build does not wait for it (the vectors are
+    cached by an atomic rename, so nothing half-written is left)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle() -> None:
+        if not done.done():
+            done.set_result(None)
 
     def build() -> None:
         try:
             default_help_center()
         except Exception:
             log.exception("help center index failed at start-up: the first use builds it")
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop closed first: nobody waits
+                loop.call_soon_threadsafe(settle)
 
-    return asyncio.create_task(asyncio.to_thread(build), name="help-center-index")
+    threading.Thread(target=build, name="help-center-index", daemon=True).start()
+    return done
 
 
 def built() -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,14 @@ class AuthCache:
     def forget_member(self, user_id: str, workspace_id: str) -> None:
         """A membership was removed or its role changed."""
         self._roles.pop((user_id, workspace_id), None)
+
+    def forget_change(self, change: Mapping[str, Any]) -> None:
+        """Another process's change (``persistence.access_changes``), read by the event hub
+        while this process has live streams or sockets."""
+        if "keyId" in change:
+            self.forget_credential(change["keyId"])
+        else:
+            self.forget_member(change["userId"], change["workspaceId"])
 
     def _bounded(self, entries: dict[Any, Any]) -> None:
         # Oldest first (insertion order): a full cache drops the entry written longest ago.

@@ -10,20 +10,27 @@
     │   ├── WorkspaceRestricted  403     workspace_restricted a key or token bound elsewhere
     │   ├── NotAMember           403     not_a_member         the workspace is not the caller's
     │   ├── RoleRequired         403     role_required        the caller's role may not call it
-    │   └── RequesterRefused     403     requester_refused    an approved call's requester no
-    │                                                         longer may make it
+    │   ├── RequesterRefused     403     requester_refused    an approved call's requester no
+    │   │                                                     longer may make it
+    │   └── AccessChanged        403     access_changed       a live stream's role or scopes
+    │                                                         changed: open it again
     ├── NotFound                 404     not_found            foreign ids look unknown too
     ├── Conflict                 409     conflict             a compare-and-set kept losing
     ├── PayloadTooLarge          413     payload_too_large    body above the service's limit
     ├── Unprocessable            422     unprocessable        an unreadable original or sentence
     ├── TooManyRequests          429     too_many_requests    an expensive call running, a budget
-    └── BadGateway               502     bad_gateway          a provider refused or failed
+    ├── BadGateway               502     bad_gateway          a provider refused or failed
+    ├── ServiceUnavailable       503     service_unavailable  the store cannot be reached now
+    └── InsufficientStorage      507     insufficient_storage the store's disk is nearly full
 
 ``reason`` is the stable, machine-readable name of the class (snake_case, one per class), for
 clients to branch on instead of the message text. REST puts it beside the spec's fields in the
 failure envelope (``error.reason``), GraphQL in ``errors[].extensions`` (with ``code`` and
 ``status``), MCP in the error result's structured content; the CLI reads it. The HTTP faces'
 own refusals are named by their status (``STATUS_REASONS`` below).
+
+``retry_after`` (seconds) is set on the errors a client should simply repeat later (429, 503,
+507); the HTTP faces send it as ``Retry-After``, GraphQL as ``extensions.retryAfter``.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import ClassVar
 
-from persistence.errors import QueryTimeout
+from persistence.errors import QueryTimeout, store_error_of
 from persistence.where import WhereError
 
 
@@ -42,6 +49,9 @@ class CapabilityError(Exception):
     status: ClassVar[int] = 500
     code: ClassVar[str] = "INTERNAL_SERVER_ERROR"
     reason: ClassVar[str] = "internal_error"
+    # Seconds after which repeating the call may succeed (``Retry-After``); None: not a
+    # failure that waiting cures.
+    retry_after: int | None = None
 
     def __init__(self, message: str = "Internal server error") -> None:
         super().__init__(message)
@@ -136,6 +146,51 @@ class TooManyRequests(CapabilityError):
         self.retry_after = retry_after
 
 
+# What a client is told to wait before trying again while the store is away: a restart of the
+# embedded store takes about this long, and a client retrying sooner only adds load.
+STORE_RETRY_AFTER_S = 5
+
+
+class ServiceUnavailable(CapabilityError):
+    """The store cannot be reached (or is being restarted) right now: the same call may be
+    repeated after ``retry_after`` seconds. The message names no host and
+    no driver."""
+
+    status = 503
+    code = "SERVICE_UNAVAILABLE"
+    reason = "service_unavailable"
+
+    def __init__(
+        self,
+        message: str = "The service's database is unavailable right now; "
+        "try the same call again shortly",
+        retry_after: int = STORE_RETRY_AFTER_S,
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    @property
+    def exposed(self) -> bool:
+        return True
+
+
+class InsufficientStorage(CapabilityError):
+    """The store's disk is nearly full: nothing new is accepted until an operator frees space
+    (the message says so; nothing was stored)."""
+
+    status = 507
+    code = "INSUFFICIENT_STORAGE"
+    reason = "insufficient_storage"
+
+    def __init__(self, message: str, retry_after: int = 60) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    @property
+    def exposed(self) -> bool:
+        return True
+
+
 class BadGateway(CapabilityError):
     """An outside service (Xero, QuickBooks) refused or failed; the message says which and
     how (it never carries credentials)."""
@@ -194,6 +249,19 @@ class RequesterRefused(Forbidden):
         super().__init__(f"The requester can no longer make this call: {why}; reject the request")
 
 
+class AccessChanged(Forbidden):
+    """A live event stream's authorization changed while it was open (the member's role, the
+    grant's scopes): it ends, and opening it again authorizes it under the new rights."""
+
+    reason = "access_changed"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Your access to this workspace changed; open the stream again (resume with the "
+            "last event id)"
+        )
+
+
 # The reason of a refusal made outside any capability, by its status: an HTTP face's own (a
 # path no route takes, a method a route does not take, a body over the limit before it is
 # parsed, a webhook's missing secret) is named like the class of that status.
@@ -209,6 +277,8 @@ STATUS_REASONS = {
         Unprocessable,
         TooManyRequests,
         BadGateway,
+        ServiceUnavailable,
+        InsufficientStorage,
         CapabilityError,
     )
 } | {405: "method_not_allowed"}
@@ -234,18 +304,37 @@ def every_reason() -> list[str]:
     return sorted(set(reasons) | set(STATUS_REASONS.values()))
 
 
+def capability_error_of(exc: BaseException) -> CapabilityError | None:
+    """``exc`` as the capability error a face shows: itself, ``ServiceUnavailable`` for the
+    store's outage in any form (``persistence.errors.store_error_of``), else None (unexpected:
+    a 500 that reveals nothing). Faces call it on what reaches their last resort, so a door
+    that reads the store outside ``invoke()`` answers an outage as a 503 too."""
+    if isinstance(exc, CapabilityError):
+        return exc
+    if store_error_of(exc) is not None:
+        return ServiceUnavailable()
+    return None
+
+
 @contextlib.contextmanager
 def store_errors() -> Iterator[None]:
-    """Map the persistence layer's errors to capability errors (400s that say why).
+    """Map the persistence layer's errors to capability errors (400s that say why, and 503
+    while the store is unreachable).
 
-    ``invoke()`` runs every handler inside it; resolver functions that faces call outside
+    ``invoke()`` runs every call inside it; resolver functions that faces call outside
     ``invoke()`` (the GraphQL graph's batched reads) use it themselves.
     """
     try:
         yield
+    except CapabilityError:
+        raise
     except QueryTimeout:
         raise BadRequest(
             "The query exceeded its time limit; narrow the where clause or simplify its regex"
         ) from None
     except WhereError as exc:
         raise BadRequest(f"Invalid request: {exc}") from None
+    except Exception as exc:
+        if store_error_of(exc) is None:
+            raise
+        raise ServiceUnavailable() from exc

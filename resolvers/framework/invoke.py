@@ -86,7 +86,13 @@ async def run(
     # gate on: describing a gated call may cost as much as running it (rules.execute reads
     # its sentence for the reviewer).
     expensive = (
-        ctx.services.expensive_calls.slot(ctx.principal.key_id, spec.slug, spec.cost)
+        ctx.services.expensive_calls.slot(
+            ctx.principal.key_id,
+            spec.slug,
+            spec.cost,
+            member=ctx.principal.user_id,
+            workspace=ctx.workspace_id,
+        )
         if spec.cost
         else contextlib.nullcontext()
     )
@@ -136,7 +142,22 @@ async def authorize(
 
     Shared by ``invoke`` and the few plain routes that are not capabilities (file downloads).
     ``fresh``: read the credential and the membership from the store, not the auth cache.
+    ``ServiceUnavailable`` (503) while the store cannot be reached.
     """
+    with store_errors():
+        return await _authorize(
+            credentials, services, permissions, needs_workspace, registry, fresh
+        )
+
+
+async def _authorize(
+    credentials: Credentials,
+    services: Services,
+    permissions: tuple[str, ...],
+    needs_workspace: bool,
+    registry: Registry | None,
+    fresh: bool,
+) -> Context:
     cache = services.auth_cache
     principal = await authenticate(services.store, credentials, cache, fresh=fresh)
     presented_to = services.base_url + credentials.audience

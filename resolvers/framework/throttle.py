@@ -8,6 +8,10 @@ Each call also spends ``cost`` units of the key's budget: ``burst`` units at onc
 ``per_minute`` units a minute; an empty budget is a 429 whose ``Retry-After`` says when a unit
 is back. The gate is per process: with several API processes a key gets one slot and one budget
 in each.
+
+Keys are free to make, so the slots are also counted per member (``per_member``, whatever their
+keys) and per workspace (``per_workspace``, whatever its members): an original read over MCP
+holds up to 5 MB while it is encoded, and 100 keys of one person read 100 at once (issue 35).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from resolvers.framework.errors import TooManyRequests
 
 BURST = 10
 PER_MINUTE = 10
+PER_MEMBER = 2  # expensive calls running at once for one person, whatever their keys
+PER_WORKSPACE = 4  # and in one workspace, whatever its members
 MAX_TRACKED_KEYS = 10_000
 
 
@@ -40,8 +46,12 @@ class ExpensiveCallGate:
         burst: float = BURST,
         per_minute: float = PER_MINUTE,
         clock: Callable[[], float] = time.monotonic,
+        per_member: int = PER_MEMBER,
+        per_workspace: int = PER_WORKSPACE,
     ) -> None:
         self.per_key = per_key
+        self.per_member = per_member
+        self.per_workspace = per_workspace
         self.burst = burst
         self.rate = per_minute / 60.0  # units per second
         self.clock = clock
@@ -49,24 +59,46 @@ class ExpensiveCallGate:
         self._budgets: dict[str, _Budget] = {}
 
     @contextlib.contextmanager
-    def slot(self, key_id: str, slug: str, cost: int = 1) -> Iterator[None]:
-        """Hold one of ``key_id``'s slots for the duration, spending ``cost`` units; 429 when
-        none is free or the budget is spent."""
-        running = self._running.get(key_id, 0)
-        if running >= self.per_key:
+    def slot(
+        self,
+        key_id: str,
+        slug: str,
+        cost: int = 1,
+        *,
+        member: str | None = None,
+        workspace: str | None = None,
+    ) -> Iterator[None]:
+        """Hold one of ``key_id``'s slots (and of its ``member``'s and ``workspace``'s) for the
+        duration, spending ``cost`` units of the key's budget; 429 when none is free or the
+        budget is spent."""
+        holders = [(key_id, self.per_key, "this API key")]
+        if member is not None:
+            holders.append((f"member:{member}", self.per_member, "this member"))
+        if workspace is not None:
+            holders.append((f"workspace:{workspace}", self.per_workspace, "this workspace"))
+        for holder, most, whose in holders:
+            if self._running.get(holder, 0) < most:
+                continue
+            if holder == key_id:
+                raise TooManyRequests(
+                    f"{slug} is already running for this API key; retry when it has finished"
+                )
             raise TooManyRequests(
-                f"{slug} is already running for this API key; retry when it has finished"
+                f"{slug}: {whose} already has {most} such calls running, whatever the keys; "
+                "retry when one has finished"
             )
         self._spend(key_id, slug, cost)
-        self._running[key_id] = running + 1
+        for holder, _, _ in holders:
+            self._running[holder] = self._running.get(holder, 0) + 1
         try:
             yield
         finally:
-            left = self._running[key_id] - 1
-            if left:
-                self._running[key_id] = left
-            else:
-                del self._running[key_id]
+            for holder, _, _ in holders:
+                left = self._running[holder] - 1
+                if left:
+                    self._running[holder] = left
+                else:
+                    del self._running[holder]
 
     def _spend(self, key_id: str, slug: str, cost: int) -> None:
         now = self.clock()

@@ -24,8 +24,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engines.rules.notify import NotifyError, send_email
+from persistence.workspaces import MembershipChange
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest, Forbidden, NotFound
+from resolvers.framework.errors import BadRequest, Conflict, Forbidden, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, SIGNED_IN, capability
 from resolvers.services.container import Services
 from schema.members import (
@@ -78,18 +79,19 @@ def _invitation(row: dict[str, Any]) -> Invitation:
     )
 
 
-async def _role_of(ctx: Context, user_id: str) -> str:
-    role = await ctx.store.workspaces.role_of(user_id, ctx.require_workspace())
-    if role is None:
+def _refuse(outcome: MembershipChange, user_id: str, ctx: Context) -> None:
+    """The error a guarded membership change answers, if it was refused."""
+    if outcome == "missing":
         raise NotFound(f"No member '{user_id}' in this workspace")
-    return role
-
-
-def _last_owner(user_id: str, ctx: Context) -> BadRequest:
-    who = "you are" if user_id == ctx.user_id else f"'{user_id}' is"
-    return BadRequest(
-        f"Invalid request: {who} the workspace's last owner; make another member owner first"
-    )
+    if outcome == "owners-only":
+        raise Forbidden(OWNERS_ONLY)
+    if outcome == "busy":
+        raise Conflict("Another change of this member's role is under way; try again")
+    if outcome == "last-owner":
+        who = "you are" if user_id == ctx.user_id else f"'{user_id}' is"
+        raise BadRequest(
+            f"Invalid request: {who} the workspace's last owner; make another member owner first"
+        )
 
 
 @capability(
@@ -180,7 +182,10 @@ async def invite(ctx: Context, args: InviteMember) -> InvitedMember:
         code=code,
         invited_by=ctx.user_id,
         expires_at=datetime.now(UTC) + INVITATION_TTL,
+        may_replace_owner=ctx.role == "owner",
     )
+    if row is None:  # the address's open invitation is to become owner
+        raise Forbidden(OWNERS_ONLY)
     if ctx.services.automation.smtp is None:
         return InvitedMember(invitation=_invitation(row), emailed=False, code=code)
     workspace = await ctx.store.workspaces.get_for_member(ctx.user_id, workspace_id) or {}
@@ -248,12 +253,12 @@ async def cancel_invite(ctx: Context, args: CancelInvite) -> InviteCancelled:
     admins (an invitation to become owner: owners only)."""
     workspace_id = ctx.require_workspace()
     email = str(args.email).strip().lower()
-    if ctx.role != "owner":
-        open_ones = await ctx.store.invitations.pending(workspace_id)
-        if any(row["email"] == email and row["role"] == "owner" for row in open_ones):
-            raise Forbidden(OWNERS_ONLY)
-    cancelled = await ctx.store.invitations.cancel(workspace_id, email)
-    return InviteCancelled(email=email, cancelled=cancelled)
+    outcome = await ctx.store.invitations.cancel(
+        workspace_id, email, may_cancel_owner=ctx.role == "owner"
+    )
+    if outcome == "owners-only":
+        raise Forbidden(OWNERS_ONLY)
+    return InviteCancelled(email=email, cancelled=outcome == "cancelled")
 
 
 @capability(
@@ -269,14 +274,10 @@ async def set_role(ctx: Context, args: SetMemberRole) -> MemberChanged:
     The last owner cannot be demoted: make another member owner first.
     """
     workspace_id = ctx.require_workspace()
-    current = await _role_of(ctx, args.userId)
-    if ctx.role != "owner" and "owner" in (current, args.role):
-        raise Forbidden(OWNERS_ONLY)
-    outcome = await ctx.store.workspaces.change_role(workspace_id, args.userId, args.role)
-    if outcome == "last-owner":
-        raise _last_owner(args.userId, ctx)
-    if outcome == "missing":
-        raise NotFound(f"No member '{args.userId}' in this workspace")
+    outcome = await ctx.store.workspaces.change_role(
+        workspace_id, args.userId, args.role, may_touch_owner=ctx.role == "owner"
+    )
+    _refuse(outcome, args.userId, ctx)
     row = await ctx.store.workspaces.membership(workspace_id, args.userId)
     if row is None:  # removed by a concurrent call
         raise NotFound(f"No member '{args.userId}' in this workspace")
@@ -288,11 +289,10 @@ async def _remove(ctx: Context, user_id: str) -> MemberRemoved:
     """End ``user_id``'s membership and what it let them do here."""
     workspace_id = ctx.require_workspace()
     store = ctx.store
-    outcome = await store.workspaces.remove_member(workspace_id, user_id)
-    if outcome == "last-owner":
-        raise _last_owner(user_id, ctx)
-    if outcome == "missing":
-        raise NotFound(f"No member '{user_id}' in this workspace")
+    outcome = await store.workspaces.remove_member(
+        workspace_id, user_id, may_touch_owner=ctx.role == "owner" or user_id == ctx.user_id
+    )
+    _refuse(outcome, user_id, ctx)
     keys = await store.api_keys.revoke_restricted_to(user_id, workspace_id)
     tokens = await store.oauth_tokens.revoke_for_membership(user_id, workspace_id)
     await store.oauth_consents.forget_for_membership(user_id, workspace_id)
@@ -320,9 +320,6 @@ async def remove(ctx: Context, args: RemoveMember) -> MemberRemoved:
     tokens for it; what they added stays. Owners and admins; only an owner removes an owner; the
     last owner stays.
     """
-    current = await _role_of(ctx, args.userId)
-    if current == "owner" and ctx.role != "owner":
-        raise Forbidden(OWNERS_ONLY)
     return await _remove(ctx, args.userId)
 
 

@@ -20,6 +20,7 @@ from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
+from resolvers.services.disk_space import DiskSpace, unlimited
 from resolvers.services.events import EventHub
 from resolvers.services.oauth_registration import HeldAddresses
 from resolvers.services.search_indexes import SearchIndexes
@@ -68,6 +69,8 @@ class Services:
     events: EventHub
     # Addresses whose OAuth client registrations are refused for now (oauth_registration).
     registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
+    # The store's free disk space: intake is refused below FINCAP_MIN_FREE_DISK_MB.
+    disk: DiskSpace = field(default_factory=unlimited)
     # None: made on first use (``rate_book``, ``get_analyzer``).
     rates: RateBook | None = None
     analyzer: Analyzer | None = None
@@ -82,6 +85,12 @@ class Services:
         self.store.api_keys.on_revoke.append(self.auth_cache.forget_credential)
         self.store.oauth_tokens.on_revoke.append(self.auth_cache.forget_credential)
         self.store.workspaces.on_membership_change.append(self.auth_cache.forget_member)
+        # Live streams and sockets follow them too (stream_access); the changes of other
+        # processes, read by the event hub's poller, reach the cache as well.
+        self.store.api_keys.on_revoke.append(self.events.credential_ended)
+        self.store.oauth_tokens.on_revoke.append(self.events.credential_ended)
+        self.store.workspaces.on_membership_change.append(self.events.membership_changed)
+        self.events.on_access_change.append(self.auth_cache.forget_change)
 
     def get_analyzer(self) -> Analyzer:
         from resolvers.services.processing import Analyzer

@@ -20,7 +20,13 @@ What a subscriber costs is bounded: its queue holds at most ``queue`` events (on
 shared by every subscriber); a subscriber that falls behind has the events past that dropped
 and then one ``lagged`` event saying how many, whose id is the last event it did receive (a
 stream resumed from there reads the missed ones from the store). A key holds at most
-``per_key`` open subscriptions per process (429 past that).
+``per_key`` open subscriptions per process, a person ``per_member`` whatever their keys, a
+workspace ``per_workspace`` whatever its members (429 past each).
+
+A subscription follows its authorization (``resolvers.services.stream_access``): the hub keeps
+an ``AccessWatch`` for each, flagged at once by a change made in this process and, through the
+poller (one more query per poll), by one made in another; a flagged subscription stops
+delivering and re-checks before its next event.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -38,12 +44,30 @@ from bson import ObjectId
 from pydantic import ValidationError
 
 from domain.events import EventType
+from persistence.access_changes import PAGE as ACCESS_PAGE
+from persistence.access_changes import AccessChange
 from persistence.events import PAGE, DocumentEventLog, EventRecord, event_id
+from persistence.events import RETENTION as EVENTS_KEPT
 from persistence.ids import utcnow
-from resolvers.framework.context import Context, Credentials
-from resolvers.framework.errors import CapabilityError, TooManyRequests, store_errors
+from resolvers.framework.context import Context, Credentials, Principal
+from resolvers.framework.errors import (
+    CapabilityError,
+    ServiceUnavailable,
+    TooManyRequests,
+    capability_error_of,
+    store_errors,
+)
 from resolvers.framework.invoke import authorize
 from resolvers.services.document_views import ALL_FIELDS, projected_view
+from resolvers.services.stream_access import (
+    AccessSignal,
+    AccessWatch,
+    AccessWatches,
+    Grant,
+    check_again,
+    grant_now,
+    next_check_in,
+)
 from schema.documents import Document
 from schema.events import DocumentEvent
 
@@ -65,21 +89,58 @@ class EventLimits:
 
     queue: int = 256  # events held for one subscriber
     per_key: int = 10  # open subscriptions of one API key or token family, per process
+    per_member: int = 20  # open subscriptions of one person, whatever their keys
+    per_workspace: int = 100  # open subscriptions in one workspace, whatever its members
     poll_interval: float = 0.2  # seconds between the poller's reads
     lookback: timedelta = timedelta(seconds=5)  # how far back each poll reads again
     heartbeat: float = 15.0  # seconds of silence before a stream says it is alive
+    # Seconds between a stream's own re-checks of its authorization from the store (changes
+    # reach it sooner: see stream_access); a bound, should a change record be lost.
+    recheck: float = 60.0
+
+
+class Ticks:
+    """Counts something that happens again and again (the poller's reads of access changes),
+    so that a test can wait for the next ones instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._changed = asyncio.Event()
+
+    def tick(self) -> None:
+        self.count += 1
+        self._changed.set()
+
+    async def wait_for(self, more: int) -> None:
+        target = self.count + more
+        while self.count < target:
+            self._changed.clear()
+            await self._changed.wait()
 
 
 class Subscription:
     """One subscriber's queue of events of one workspace; iterate it for the events (it ends
     when closed: the client left, or the process shuts down)."""
 
-    def __init__(self, hub: EventHub, workspace_id: str, key_id: str, size: int) -> None:
+    def __init__(
+        self,
+        hub: EventHub,
+        workspace_id: str,
+        principal: Principal,
+        size: int,
+        access: AccessWatch | None = None,
+    ) -> None:
         self.hub = hub
         self.workspace_id = workspace_id
-        self.key_id = key_id
+        self.key_id = principal.key_id
+        self.user_id = principal.user_id
         self.size = size
         self.closed = False
+        # What its authorization rests on; flagged, the subscription delivers nothing more
+        # until it is checked again (``watch``). What it was granted when it opened.
+        self.access = access
+        self.grant: Grant | None = None
+        self.recheck_in = hub.limits.recheck
         # Events it has had or must not have: stored before it subscribed (within the poller's
         # window), or read from the store when it resumed. Bounded by the window's events.
         self.before: set[str] = set()
@@ -89,8 +150,13 @@ class Subscription:
         self._items: deque[DocumentEvent] = deque()
         self._lagging = False
         self._ready = asyncio.Event()
+        # Why the subscription ended, when it was not the client's leaving (the store went
+        # away): ``next`` raises it once the queued events are read.
+        self.error: CapabilityError | None = None
         # While a resumed stream reads the stored events, live ones wait here.
         self._held: list[DocumentEvent] | None = None
+        if access is not None:
+            access.on_change(self._ready.set)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -116,8 +182,11 @@ class Subscription:
 
     async def next(self, timeout: float | None = None) -> DocumentEvent | None:
         """The next event; None when the subscription has ended. ``asyncio.TimeoutError``
-        after ``timeout`` seconds without one."""
+        after ``timeout`` seconds without one; ``AccessSignal`` (before any event) when its
+        authorization may have changed."""
         while True:
+            if self.access is not None and self.access.changed and not self.closed:
+                raise AccessSignal
             if self._items:
                 event = self._items.popleft()
                 self.last_id = event.id
@@ -128,6 +197,8 @@ class Subscription:
                     {"id": self.last_id, "type": "lagged", "at": utcnow(), "skipped": skipped}
                 )
             if self.closed:
+                if self.error is not None:
+                    raise self.error
                 return None
             self._ready.clear()
             await asyncio.wait_for(self._ready.wait(), timeout)
@@ -148,6 +219,13 @@ class Subscription:
             self._ready.set()
             self.hub.forget(self)
 
+    def fail(self, error: CapabilityError) -> None:
+        """End the subscription with ``error``: its reader gets the events already queued,
+        then the error (a stream sends it as its last message)."""
+        if not self.closed:
+            self.error = error
+            self.close()
+
 
 class EventHub:
     """The process's live events: ``publish``, ``subscribe``, and the fan-out between them."""
@@ -159,6 +237,13 @@ class EventHub:
         self._base_url = base_url
         self._subscribers: dict[str, set[Subscription]] = {}
         self._per_key: Counter[str] = Counter()
+        self._per_member: Counter[str] = Counter()
+        # Live streams' and sockets' authorizations (stream_access), and the callbacks told of
+        # the changes other processes made (the auth cache forgets what they touch).
+        self.access = AccessWatches()
+        self.on_access_change: list[Callable[[AccessChange], None]] = []
+        self.access_read = Ticks()
+        self._access_seen: dict[ObjectId, datetime] = {}
         # Event ids delivered (or being delivered), in arrival order, with their time: the
         # poller's window is re-read, and the fast path and the poller both see local writes.
         self._seen: dict[ObjectId, datetime] = {}
@@ -179,30 +264,67 @@ class EventHub:
         ]
 
     async def subscribe(
-        self, workspace_id: str, key_id: str, after: str | None = None
+        self, workspace_id: str, principal: Principal, after: str | None = None
     ) -> Subscription:
         """A new subscription to the workspace's events, from now on, or from the event after
         ``after`` when it is still stored (a resumed stream). The caller is authorized already
-        (``open_stream``); ``TooManyRequests`` past ``per_key`` open ones of ``key_id``."""
-        if self._per_key[key_id] >= self.limits.per_key:
-            raise TooManyRequests(
-                f"This key already has {self._per_key[key_id]} open event streams "
-                f"(at most {self.limits.per_key}); close one first",
-                retry_after=self.limits.heartbeat.__ceil__(),
-            )
-        subscription = Subscription(self, workspace_id, key_id, self.limits.queue)
+        (``open_stream``); ``TooManyRequests`` past ``per_key`` open ones of its key,
+        ``per_member`` of its person or ``per_workspace`` in the workspace."""
+        self.check_caps(workspace_id, principal)
         if self._closed:  # shutting down: a stream that ends at once (the client reconnects)
+            subscription = Subscription(self, workspace_id, principal, self.limits.queue)
             subscription.closed = True
             return subscription
-        self._per_key[key_id] += 1
+        access = self.access.watch(principal, workspace_id)
+        subscription = Subscription(self, workspace_id, principal, self.limits.queue, access)
+        self._per_key[principal.key_id] += 1
+        self._per_member[principal.user_id] += 1
         self._subscribers.setdefault(workspace_id, set()).add(subscription)
-        self._start_poller()
-        resume_from = event_id(after) if after else None
-        if resume_from is not None:
-            await self._replay(subscription, resume_from)
-        else:
-            await self._start_now(subscription)
+        try:
+            self._start_poller()
+            resume_from = event_id(after) if after else None
+            if resume_from is not None and resume_from.generation_time <= utcnow():
+                await self._replay(subscription, resume_from)
+            else:  # none, or from the future: from now on
+                await self._start_now(subscription)
+        except BaseException:
+            subscription.close()  # its places under the caps are given back
+            raise
         return subscription
+
+    def check_caps(self, workspace_id: str, principal: Principal) -> None:
+        limits = self.limits
+        for held, most, whose in (
+            (self._per_key[principal.key_id], limits.per_key, "This key"),
+            (self._per_member[principal.user_id], limits.per_member, "This member"),
+            (len(self._subscribers.get(workspace_id, ())), limits.per_workspace, "This workspace"),
+        ):
+            if held >= most:
+                raise TooManyRequests(
+                    f"{whose} already has {held} open event streams (at most {most}); "
+                    "close one first",
+                    retry_after=limits.heartbeat.__ceil__(),
+                )
+
+    def watch_access(self, principal: Principal, workspace_id: str) -> AccessWatch:
+        """Watch an authorization that is not a subscription's (a GraphQL WebSocket's);
+        ``unwatch`` it when done. The poller runs meanwhile, to read other processes'
+        changes."""
+        watch = self.access.watch(principal, workspace_id)
+        if not self._closed:
+            self._start_poller()
+        return watch
+
+    def unwatch(self, watch: AccessWatch) -> None:
+        self.access.forget(watch)
+
+    def credential_ended(self, key_id: str) -> None:
+        """This process revoked a key or grant (the store's ``on_revoke``)."""
+        self.access.credential_ended(key_id)
+
+    def membership_changed(self, user_id: str, workspace_id: str) -> None:
+        """This process changed a membership (the store's ``on_membership_change``)."""
+        self.access.membership_changed(user_id, workspace_id)
 
     async def _start_now(self, subscription: Subscription) -> None:
         """Tell ``subscription`` what happens from now on: the events still in the poller's
@@ -230,6 +352,13 @@ class EventHub:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
+    def _fail_all(self, error: Callable[[], CapabilityError]) -> None:
+        """End every subscription with an ``error()`` of its own (each is raised in its own
+        reader's task)."""
+        for subscriptions in list(self._subscribers.values()):
+            for subscription in list(subscriptions):
+                subscription.fail(error())
+
     # -- bookkeeping -------------------------------------------------------------------------
 
     def subscribers(self, workspace_id: str | None = None) -> int:
@@ -245,9 +374,15 @@ class EventHub:
         subscriptions.discard(subscription)
         if not subscriptions:
             del self._subscribers[subscription.workspace_id]
-        self._per_key[subscription.key_id] -= 1
-        if self._per_key[subscription.key_id] <= 0:
-            del self._per_key[subscription.key_id]
+        for counter, key in (
+            (self._per_key, subscription.key_id),
+            (self._per_member, subscription.user_id),
+        ):
+            counter[key] -= 1
+            if counter[key] <= 0:
+                del counter[key]
+        if subscription.access is not None:
+            self.access.forget(subscription.access)
 
     # -- delivery ------------------------------------------------------------------------------
 
@@ -316,7 +451,10 @@ class EventHub:
         sent again too (a repeated event is harmless: each carries the document as it is).
         """
         subscription._held = []
-        floor = ObjectId.from_datetime(after.generation_time - timedelta(seconds=1))
+        # From the second before ``after`` (no earlier than events are kept: an id of 1970
+        # is no reason to read the whole collection).
+        since = max(after.generation_time - timedelta(seconds=1), utcnow() - EVENTS_KEPT)
+        floor = ObjectId.from_datetime(since)
         try:
             while not subscription.closed:
                 page = await self._log.after(subscription.workspace_id, floor, PAGE)
@@ -344,20 +482,56 @@ class EventHub:
             self._poller = asyncio.get_running_loop().create_task(self._poll())
 
     async def _poll(self) -> None:
-        """Read what is new for the subscribed workspaces until none is left."""
-        while self._subscribers and not self._closed:
+        """Read what is new for the subscribed workspaces, and the access changes other
+        processes made, until no stream or socket is left."""
+        while (self._subscribers or len(self.access)) and not self._closed:
             since = utcnow() - self.limits.lookback
+            try:
+                await self._read_access_changes(since)
+            except Exception:
+                log.exception("reading access changes failed")
             try:
                 async for records in self._window(list(self._subscribers), since):
                     await self._deliver(records)
-            except Exception:
-                # The store is away: try again at the next tick, the window covers the gap.
+            except Exception as exc:
+                if isinstance(capability_error_of(exc), ServiceUnavailable):
+                    # The store is away: every stream says so and ends (its client resumes
+                    # from its last id once the store is back), rather than staying open
+                    # with nothing to say.
+                    log.warning("store unavailable: ending the live event streams")
+                    self._fail_all(ServiceUnavailable)
+                    return
+                # Anything else: try again at the next tick, the window covers the gap.
                 log.exception("reading new events failed")
             for seen_id, at in list(self._seen.items()):
                 if at >= since - self.limits.lookback:
                     break
                 del self._seen[seen_id]
             await asyncio.sleep(self.limits.poll_interval)
+
+    async def _read_access_changes(self, since: datetime) -> None:
+        """Flag the watches the access changes of the window touch (re-read each poll, as
+        events are: writes of several processes may land out of id order)."""
+        changes = await self._store.access_changes.since(ObjectId.from_datetime(since))
+        if len(changes) >= ACCESS_PAGE:
+            # More changes than a page in a few seconds: re-check every stream rather than
+            # risk missing one.
+            self.access.everything_changed()
+        for change in changes:
+            if change["_id"] in self._access_seen:
+                continue
+            self._access_seen[change["_id"]] = change["_id"].generation_time
+            if "keyId" in change:
+                self.access.credential_ended(change["keyId"])
+            else:
+                self.access.membership_changed(change["userId"], change["workspaceId"])
+            for listener in self.on_access_change:
+                listener(change)
+        for seen_id, at in list(self._access_seen.items()):
+            if at >= since - self.limits.lookback:
+                break
+            del self._access_seen[seen_id]
+        self.access_read.tick()
 
     async def _window(
         self, workspace_ids: list[str], since: datetime
@@ -382,11 +556,17 @@ async def open_stream(
     credentials: Credentials, services: Services, after: str | None = None
 ) -> tuple[Context, Subscription]:
     """Authorize a subscriber like a documents query (401, 400/403 workspace, 403 without
-    ``read_documents``) and subscribe it to its workspace's events."""
-    ctx = await authorize(credentials, services, PERMISSIONS, needs_workspace=True)
-    subscription = await services.events.subscribe(
-        ctx.require_workspace(), ctx.principal.key_id, after
-    )
+    ``read_documents``), from the store rather than the auth cache, and subscribe it to its
+    workspace's events. The caps are checked first on the cached authorization: a flood of
+    streams past them costs no store read (1,000 at once held another workspace's calls up to
+    6 s when each was read from the store first)."""
+    known = await authorize(credentials, services, PERMISSIONS, needs_workspace=True)
+    services.events.check_caps(known.require_workspace(), known.principal)
+    ctx = await authorize(credentials, services, PERMISSIONS, needs_workspace=True, fresh=True)
+    grant = await grant_now(ctx, PERMISSIONS, services)
+    subscription = await services.events.subscribe(ctx.require_workspace(), ctx.principal, after)
+    subscription.grant = grant
+    subscription.recheck_in = next_check_in(ctx.principal, services.events.limits.recheck)
     return ctx, subscription
 
 
@@ -394,23 +574,40 @@ async def watch(
     subscription: Subscription, credentials: Credentials, services: Services
 ) -> AsyncIterator[DocumentEvent | None]:
     """The subscription's events, and None after each ``heartbeat`` seconds of silence (a
-    stream sends something so that proxies keep it open), until it ends. At each heartbeat the
-    credentials are checked again: a revoked key or a removed member stops receiving within a
-    heartbeat and the auth cache's time, and the stream ends."""
-    heartbeat = services.events.limits.heartbeat
+    stream sends something so that proxies keep it open), until it ends.
+
+    Its authorization is checked again, from the store, whenever a change may have touched it
+    (``stream_access``: at once for this process's changes, within a poll for another's), and
+    every ``recheck`` seconds in any case, however busy the stream. A check that fails raises
+    its ``CapabilityError`` (after the subscription is closed), which the face shows as the
+    stream's last message; no event is delivered between the change and the check.
+    """
+    limits = services.events.limits
+    loop = asyncio.get_running_loop()
+    check_at = loop.time() + subscription.recheck_in
+    quiet_until = loop.time() + limits.heartbeat
     try:
         while True:
+            access = subscription.access
+            if (access is not None and access.changed) or loop.time() >= check_at:
+                if access is not None:
+                    access.changed = False
+                assert subscription.grant is not None
+                await check_again(credentials, services, PERMISSIONS, subscription.grant)
+                check_at = loop.time() + limits.recheck
             try:
-                event = await subscription.next(timeout=heartbeat)
+                wait = max(0.0, min(quiet_until, check_at) - loop.time())
+                event = await subscription.next(timeout=wait)
+            except AccessSignal:
+                continue
             except TimeoutError:
-                try:
-                    await authorize(credentials, services, PERMISSIONS, needs_workspace=True)
-                except CapabilityError:
-                    return
-                yield None
+                if loop.time() >= quiet_until:
+                    quiet_until = loop.time() + limits.heartbeat
+                    yield None
                 continue
             if event is None:
                 return
+            quiet_until = loop.time() + limits.heartbeat
             yield event
     finally:
         subscription.close()

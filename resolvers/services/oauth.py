@@ -56,6 +56,7 @@ from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.services import sign_in_throttle
 from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID, ensure_dashboard_client
 from resolvers.services.oauth_registration import redirect_uri_problem, unused_until
+from resolvers.services.sign_in_throttle import SignInThrottled
 
 REFRESH_PREFIX = "frt_"
 CODE_PREFIX = "fac_"
@@ -69,6 +70,8 @@ _hasher = PasswordHasher()
 # One password check at a time per process: each takes 64 MB and ~0.1 s of a core, so a burst
 # of sign-ins queues here instead of growing memory or taking every core from the API.
 _hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argon2")
+# Client addresses (digests) with a password being checked now, in this process.
+_hashing_for: set[str] = set()
 
 
 def hash_password(password: str) -> str:
@@ -102,18 +105,27 @@ async def set_password(store: Store, email: str, password: str) -> dict[str, Any
 
 async def sign_in(store: Store, email: str, password: str, address: str) -> dict[str, Any] | None:
     """The user whose email and password these are, or None. ``SignInThrottled`` (before any
-    hashing) while the account or the client ``address`` (``client_addresses``) must wait."""
-    await sign_in_throttle.check(store, email, address)
-    user = await store.users.find_by_email(email)
-    # argon2 takes ~0.1 s of CPU by design: off the event loop, in the one hashing thread.
-    # An unknown account costs the same hashing, so timing does not tell accounts apart.
-    matches = await asyncio.get_running_loop().run_in_executor(
-        _hashing, password_matches, user.get("passwordHash") if user else None, password
-    )
+    hashing) while the account or the client ``address`` (``client_addresses``) must wait, or
+    while another attempt from that address is being hashed: an address holds one place in
+    the hashing queue at a time, so a burst from one address does not queue ahead of another
+    person's sign-in."""
+    if address in _hashing_for:
+        raise SignInThrottled(utcnow() + timedelta(seconds=1))
+    _hashing_for.add(address)
+    try:
+        admitted = await sign_in_throttle.admit(store, email, address)
+        user = await store.users.find_by_email(email)
+        # argon2 takes ~0.1 s of CPU by design: off the event loop, in the one hashing thread.
+        # An unknown account costs the same hashing, so timing does not tell accounts apart.
+        matches = await asyncio.get_running_loop().run_in_executor(
+            _hashing, password_matches, user.get("passwordHash") if user else None, password
+        )
+    finally:
+        _hashing_for.discard(address)
     if not matches:
-        await sign_in_throttle.failed(store, email, address)
+        await sign_in_throttle.failed(store, admitted)  # counted when it was admitted
         return None
-    await sign_in_throttle.succeeded(store, email)
+    await sign_in_throttle.succeeded(store, email, admitted)
     return user
 
 

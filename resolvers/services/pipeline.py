@@ -115,7 +115,10 @@ async def receive_item(
     payload), all appearing together or not at all
     (``resolvers.services.intake.take_in``, which says what it raises); (activity id, document
     ids). With ``activity_id`` the documents join an item that exists (a message whose media
-    arrived later); with ``message_id`` the message is taken once per workspace and source."""
+    arrived later); with ``message_id`` the message is taken once per workspace and source.
+
+    Refused first (``InsufficientStorage``, nothing written) when the store's disk would keep
+    less than its floor (``resolvers.services.disk_space``)."""
 
     def unit_jobs(unit_activity_id: str, document_ids: Sequence[str]) -> list[dict[str, Any]]:
         return [
@@ -123,6 +126,7 @@ async def receive_item(
             for document_id in document_ids
         ] + [{**job, "payload": {**job["payload"], "activityId": unit_activity_id}} for job in jobs]
 
+    await services.disk.require_room(sum(len(original.data) for original in originals))
     return await take_in(
         services,
         workspace_id,

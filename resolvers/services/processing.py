@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -21,6 +22,9 @@ from engines.extraction import OverBudget, ParsedFields, UnreadableDocument, Uns
 from engines.thumbnail import Preview, make_preview
 
 log = logging.getLogger("fincap.processing")
+
+# How long the analysis processes get to exit when the process stops (part of its 10 s).
+SHUTDOWN_GRACE_S = 1.5
 T = TypeVar("T")
 
 
@@ -177,10 +181,29 @@ class Analyzer:
             self._replace(self._executor)
         return self._usable()
 
-    def shutdown(self) -> None:
-        """Stop the pool (at exit); work in progress is cancelled."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
+    def shutdown(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        """Stop the pool (at exit); work in progress is cancelled. The analysis processes get
+        ``grace_s`` to exit (one still starting, or reading a large file, would hold the
+        process's stop for as long as it takes), then are killed: they hold no state, and the
+        job they ran is taken back and run again."""
+        executor = self._executor
+        if executor is None:
+            return
+        # The standard library offers no way to end a pool's processes before 3.14
+        # (``terminate_workers``): its ``_processes`` map is the only handle on them (taken
+        # before ``shutdown``, which drops it).
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        if not isinstance(executor, ProcessPoolExecutor):
+            return
+        deadline = time.monotonic() + grace_s
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():
+                log.warning("analysis process killed at shutdown", extra={"pid": process.pid})
+                process.kill()
+                process.join(1.0)
 
 
 # Engine field names → the document's (API) field names.

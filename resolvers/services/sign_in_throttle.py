@@ -12,15 +12,23 @@ is not ended by one success (an attacker's own account would otherwise reset it)
 The cost for a guesser: 5 free guesses, then 1 + 2 + 4 + … seconds; after 15 failures one
 guess per quarter of an hour. The cost for the account's owner under such an attack: at most a
 quarter of an hour's wait, never a lock-out.
+
+It holds under concurrency: an attempt is counted, and the wait it would start is set, in one
+compare-and-set write per key *before* its password is hashed (``SignInFailures.admit``); a
+success gives the count back. So 100 guesses sent at once are 5 hashed and 95 answered 429 (they
+were all hashed, the lock being read before the hash and the failures counted after). The wait
+is bounded before it is computed (``2 ** n`` seconds overflowed from the 52nd failure).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from datetime import datetime, timedelta
 
 from persistence.ids import utcnow
+from persistence.sign_in_failures import Admission
 from persistence.store import Store
 
 ACCOUNT_FREE_FAILURES = 5
@@ -50,29 +58,39 @@ def wait_after(failures: int, free: int) -> timedelta | None:
     """How long a key waits after its ``failures``-th failure in a row."""
     if failures < free:
         return None
-    return min(MAX_WAIT, timedelta(seconds=2 ** (failures - free)))
+    # 2 ** 10 seconds is past MAX_WAIT already: the exponent is bounded before it is used.
+    return min(MAX_WAIT, timedelta(seconds=2 ** min(failures - free, 20)))
 
 
-async def check(store: Store, email: str, address: str) -> None:
-    """``SignInThrottled`` while the account or the address must wait."""
-    until = await store.sign_in_failures.locked_until([account_key(email), address_key(address)])
-    if until is not None:
-        raise SignInThrottled(until)
-
-
-async def failed(store: Store, email: str, address: str) -> None:
-    """Count a failed sign-in against the account and the address."""
-    now = utcnow()
+async def admit(store: Store, email: str, address: str) -> list[Admission]:
+    """Count this attempt against the account and the address before its password is hashed;
+    ``SignInThrottled`` (nothing counted) while either must wait."""
+    admitted: list[Admission] = []
     for key, free in (
         (account_key(email), ACCOUNT_FREE_FAILURES),
         (address_key(address), ADDRESS_FREE_FAILURES),
     ):
-        failures = await store.sign_in_failures.add_failure(key, RUN_FORGOTTEN_AFTER)
-        wait = wait_after(failures, free)
-        if wait is not None:
-            await store.sign_in_failures.lock(key, now + wait)
+        outcome = await store.sign_in_failures.admit(
+            key, RUN_FORGOTTEN_AFTER, functools.partial(wait_after, free=free)
+        )
+        if isinstance(outcome, datetime):
+            for admission in admitted:
+                await store.sign_in_failures.give_back(admission)
+            raise SignInThrottled(outcome)
+        admitted.append(outcome)
+    return admitted
 
 
-async def succeeded(store: Store, email: str) -> None:
-    """The account's owner signed in: its run of failures ends."""
+async def failed(store: Store, admitted: list[Admission]) -> None:
+    """The password was wrong: the waits this attempt set start now (after the hash)."""
+    for admission in admitted:
+        await store.sign_in_failures.failed(admission)
+
+
+async def succeeded(store: Store, email: str, admitted: list[Admission]) -> None:
+    """The account's owner signed in: its run of failures ends, and the address gets this
+    attempt's count back (its run goes on: an attacker's own account must not reset it)."""
     await store.sign_in_failures.forget(account_key(email))
+    for admission in admitted:
+        if admission.key != account_key(email):
+            await store.sign_in_failures.give_back(admission)

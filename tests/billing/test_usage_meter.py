@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from pymongo.errors import ServerSelectionTimeoutError
 
 from persistence.store import Store
 from resolvers.framework.usage_meter import ApiCallMeter, flushing
@@ -113,3 +115,35 @@ async def test_concurrent_calls_are_counted_exactly_while_flushes_run_and_fail(
         expected[alice.org_id if i % 3 else bob.org_id] += 1
     for org, count in expected.items():
         assert (await store.usage.totals(org, date.min, date.max))["apiCalls"] == count
+
+
+async def test_counts_the_last_flush_cannot_write_are_kept_on_disk_and_written_at_the_next_start(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process stopping while its store is away keeps its counts in the data directory
+    (before: logged as "3 calls lost"); the next start writes them, once, and a start that
+    cannot write them either gives the file back."""
+    meter = ApiCallMeter()
+    for _ in range(3):
+        meter.count("org_a")
+    add_many = store.usage.add_many
+
+    async def away(counts: object) -> None:
+        raise ServerSelectionTimeoutError("127.0.0.1:27017: [Errno 111] Connection refused")
+
+    monkeypatch.setattr(store.usage, "add_many", away)
+    async with flushing(meter, store.usage, 300, tmp_path):
+        pass
+    assert meter.pending() == 0
+    assert len(list(tmp_path.glob("usage-pending-*.json"))) == 1
+    async with flushing(ApiCallMeter(), store.usage, 300, tmp_path):  # still away at start
+        pass
+    assert len(list(tmp_path.glob("usage-pending-*.json"))) == 1  # given back, not lost
+
+    monkeypatch.setattr(store.usage, "add_many", add_many)
+    async with flushing(ApiCallMeter(), store.usage, 300, tmp_path):
+        assert (await store.usage.totals("org_a", date.min, date.max))["apiCalls"] == 3
+    assert list(tmp_path.iterdir()) == []
+    async with flushing(ApiCallMeter(), store.usage, 300, tmp_path):
+        pass
+    assert (await store.usage.totals("org_a", date.min, date.max))["apiCalls"] == 3  # once

@@ -59,6 +59,8 @@ class FakeServer:
     # slug → (status, result or error message[, error.reason]); the reason defaults to the
     # status's, as the service names it.
     answers: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    # slug → the Retry-After its error answer carries
+    retry_after: dict[str, int] = field(default_factory=dict)
 
     def app(self) -> Starlette:
         async def capabilities(request: Request) -> JSONResponse:
@@ -73,8 +75,13 @@ class FakeServer:
                 return JSONResponse({"success": True, "code": 200, "data": {"result": answer}})
             reason = named[0] if named else reason_for_status(status)
             error = {"errorCode": status, "errorMessage": answer, "reason": reason}
+            headers = (
+                {"Retry-After": str(self.retry_after[slug])} if slug in self.retry_after else {}
+            )
             return JSONResponse(
-                {"success": False, "code": status, "error": error}, status_code=status
+                {"success": False, "code": status, "error": error},
+                status_code=status,
+                headers=headers,
             )
 
         return Starlette(

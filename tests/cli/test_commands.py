@@ -123,7 +123,8 @@ def test_usage_errors_exit_2_and_send_nothing(
 
 
 @pytest.mark.parametrize(
-    ("status", "code"), [(400, 2), (422, 2), (401, 3), (403, 3), (404, 4), (429, 5), (500, 5)]
+    ("status", "code"),
+    [(400, 2), (422, 2), (401, 3), (403, 3), (404, 4), (429, 5), (500, 5), (503, 5), (507, 5)],
 )
 def test_exit_code_of_each_server_answer(fake: FakeServer, status: int, code: int) -> None:
     fake.answers["gadgets.frobnicate"] = (status, f"the server said {status}")
@@ -134,6 +135,19 @@ def test_exit_code_of_each_server_answer(fake: FakeServer, status: int, code: in
     assert result.exit_code == code
     assert result.stderr == f"error: the server said {status}\n"  # the server's own message
     assert result.stdout == ""
+
+
+def test_a_server_whose_database_is_away_says_when_to_retry(fake: FakeServer) -> None:
+    message = "The service's database is unavailable right now; try the same call again shortly"
+    fake.answers["gadgets.frobnicate"] = (503, message, "service_unavailable")
+    fake.retry_after["gadgets.frobnicate"] = 5
+    try:
+        result = run(fake, "gadgets", "frobnicate", "--name", "x")
+    finally:
+        fake.answers.clear()
+        fake.retry_after.clear()
+    assert result.exit_code == 5
+    assert result.stderr == f"error: {message} (the server says: retry in 5 s)\n"
 
 
 def test_raw_prints_the_error_envelope_too(fake: FakeServer) -> None:

@@ -12,6 +12,16 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message
 
+from resolvers.framework.context import Principal
+
+# Put on a stream's chunks when the app finished the response (the stream ended by itself).
+ENDED = "\x00ended"
+
+
+def key(key_id: str) -> Principal:
+    """A principal for the hub's own tests: key ``key_id`` of a person of its own."""
+    return Principal(user_id=f"usr_{key_id}", key_id=key_id)
+
 
 @dataclass
 class SseMessage:
@@ -62,8 +72,23 @@ class AsgiStream:
     async def message(self, timeout: float = 5.0) -> SseMessage:
         """The next SSE message."""
         while not self.reader.pending:
-            self.reader.feed(await asyncio.wait_for(self.chunks.get(), timeout))
+            chunk = await asyncio.wait_for(self.chunks.get(), timeout)
+            if chunk == ENDED:
+                raise AssertionError("the stream ended")
+            self.reader.feed(chunk)
         return self.reader.pending.pop(0)
+
+    async def until_end(self, timeout: float = 10.0) -> list[SseMessage]:
+        """Every message until the app ends the stream; ``TimeoutError`` when it has not
+        ended within ``timeout`` seconds (a hang guard: the end is the event waited for)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            chunk = await asyncio.wait_for(self.chunks.get(), max(0.0, deadline - loop.time()))
+            if chunk == ENDED:
+                messages, self.reader.pending = self.reader.pending, []
+                return messages
+            self.reader.feed(chunk)
 
     async def body(self, timeout: float = 5.0, total: float = 2.0) -> str:
         """What is sent until a pause of 0.2 s after the first chunk (``timeout`` for the
@@ -74,7 +99,10 @@ class AsgiStream:
         with contextlib.suppress(TimeoutError):
             while loop.time() < end:
                 wait = timeout if not text else min(0.2, max(0.0, end - loop.time()))
-                text += await asyncio.wait_for(self.chunks.get(), wait)
+                chunk = await asyncio.wait_for(self.chunks.get(), wait)
+                if chunk == ENDED:
+                    break
+                text += chunk
         return text
 
 
@@ -118,6 +146,8 @@ async def asgi_get(
             started.set_result(message)
         elif message["type"] == "http.response.body":
             chunks.put_nowait(message.get("body", b"").decode())
+            if not message.get("more_body", False):
+                chunks.put_nowait(ENDED)
 
     task = asyncio.create_task(app(scope, receive, send))
     start = await asyncio.wait_for(started, 10)

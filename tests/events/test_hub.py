@@ -15,6 +15,7 @@ from resolvers.services.events import EventHub, EventLimits, Subscription
 from schema.events import DocumentEvent
 from tests.conftest import Tenant
 from tests.documents.conftest import doc
+from tests.events.streams import key
 
 FAST = EventLimits(poll_interval=0.02, heartbeat=0.5)
 
@@ -33,7 +34,7 @@ async def test_a_processed_document_reaches_its_subscriber_with_status_and_amoun
     store: Store, alice: Tenant
 ) -> None:
     hub = hub_over(store)
-    subscription = await hub.subscribe(alice.org_id, "key_a")
+    subscription = await hub.subscribe(alice.org_id, key("key_a"))
     await store.documents.insert_many(alice.org_id, [doc("doc_1", processingStatus="queued")])
     created = await next_event(subscription)
     assert (created.type, created.documentId) == ("document.created", "doc_1")
@@ -56,7 +57,7 @@ async def test_a_processed_document_reaches_its_subscriber_with_status_and_amoun
 async def test_archive_and_unarchive_and_bulk_edits_publish(store: Store, alice: Tenant) -> None:
     await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2")])
     hub = hub_over(store)
-    subscription = await hub.subscribe(alice.org_id, "key_a")
+    subscription = await hub.subscribe(alice.org_id, key("key_a"))
     await store.documents.set_archived(alice.org_id, ["doc_1", "doc_2"], archived=True)
     await store.documents.set_archived(alice.org_id, ["doc_2"], archived=False)
     seen = [(e.type, e.documentId) for e in [await next_event(subscription) for _ in range(3)]]
@@ -72,8 +73,8 @@ async def test_a_workspace_never_sees_another_workspaces_events(
     store: Store, alice: Tenant, bob: Tenant
 ) -> None:
     hub = hub_over(store)
-    alices = await hub.subscribe(alice.org_id, "key_a")
-    bobs = await hub.subscribe(bob.org_id, "key_b")
+    alices = await hub.subscribe(alice.org_id, key("key_a"))
+    bobs = await hub.subscribe(bob.org_id, key("key_b"))
     await store.documents.insert_many(alice.org_id, [doc("doc_alice")])
     await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
     assert (await next_event(alices)).documentId == "doc_alice"
@@ -93,7 +94,7 @@ async def test_events_written_by_another_process_arrive_through_the_poller(
     hub = hub_over(store)
     other_process = Store(store.db)
     assert hub.offer not in other_process.documents.events.on_append
-    subscription = await hub.subscribe(alice.org_id, "key_a")
+    subscription = await hub.subscribe(alice.org_id, key("key_a"))
     await other_process.documents.insert_many(alice.org_id, [doc("doc_1")])
     event = await next_event(subscription)
     assert (event.type, event.documentId) == ("document.created", "doc_1")
@@ -111,7 +112,7 @@ async def test_a_burst_of_more_than_a_page_from_another_process_arrives_whole(
     window again and the other 700 were never delivered, with no lagged notice."""
     hub = hub_over(store, EventLimits(queue=2000, poll_interval=0.02, heartbeat=0.5))
     other_process = Store(store.db)
-    subscription = await hub.subscribe(alice.org_id, "key_a")
+    subscription = await hub.subscribe(alice.org_id, key("key_a"))
     ids = [f"doc_{n:04}" for n in range(1200)]
     await other_process.documents.insert_many(alice.org_id, [doc(i) for i in ids])
     for _ in range(200):
@@ -127,7 +128,7 @@ async def test_a_slow_subscriber_holds_at_most_its_queue_and_is_told_what_it_mis
     store: Store, alice: Tenant
 ) -> None:
     hub = hub_over(store, EventLimits(queue=5, poll_interval=0.02, heartbeat=0.5))
-    slow = await hub.subscribe(alice.org_id, "key_a")
+    slow = await hub.subscribe(alice.org_id, key("key_a"))
     ids = [f"doc_{n}" for n in range(40)]
     await store.documents.insert_many(alice.org_id, [doc(i) for i in ids])
     await asyncio.sleep(FAST.poll_interval * 10)  # delivered, and polled again and again
@@ -139,7 +140,7 @@ async def test_a_slow_subscriber_holds_at_most_its_queue_and_is_told_what_it_mis
     assert lagged.id == first[-1].id  # where to resume from
     # Resuming from there (here on another API process) reads the missed events from the store.
     other_process = hub_over(Store(store.db))
-    resumed = await other_process.subscribe(alice.org_id, "key_a", after=lagged.id)
+    resumed = await other_process.subscribe(alice.org_id, key("key_a"), after=lagged.id)
     replayed = [await next_event(resumed) for _ in range(35)]
     assert [e.documentId for e in replayed] == ids[5:]
     await hub.close()
@@ -148,33 +149,33 @@ async def test_a_slow_subscriber_holds_at_most_its_queue_and_is_told_what_it_mis
 
 async def test_a_key_holds_a_bounded_number_of_streams(store: Store, alice: Tenant) -> None:
     hub = hub_over(store, EventLimits(per_key=2))
-    first = await hub.subscribe(alice.org_id, "key_a")
-    await hub.subscribe(alice.org_id, "key_a")
+    first = await hub.subscribe(alice.org_id, key("key_a"))
+    await hub.subscribe(alice.org_id, key("key_a"))
     with pytest.raises(TooManyRequests, match="at most 2"):
-        await hub.subscribe(alice.org_id, "key_a")
-    await hub.subscribe(alice.org_id, "key_b")  # another key is not affected
+        await hub.subscribe(alice.org_id, key("key_a"))
+    await hub.subscribe(alice.org_id, key("key_b"))  # another key is not affected
     first.close()
-    await hub.subscribe(alice.org_id, "key_a")  # a closed stream frees its place
+    await hub.subscribe(alice.org_id, key("key_a"))  # a closed stream frees its place
     assert hub.subscribers(alice.org_id) == 3
     await hub.close()
 
 
 async def test_closing_the_hub_ends_every_stream(store: Store, alice: Tenant) -> None:
     hub = hub_over(store)
-    subscription = await hub.subscribe(alice.org_id, "key_a")
+    subscription = await hub.subscribe(alice.org_id, key("key_a"))
     waiting = asyncio.create_task(subscription.next())
     await asyncio.sleep(0.05)
     await hub.close()
     assert await asyncio.wait_for(waiting, 2) is None
     assert hub.subscribers() == 0
-    late = await hub.subscribe(alice.org_id, "key_a")  # while shutting down: ends at once
+    late = await hub.subscribe(alice.org_id, key("key_a"))  # while shutting down: ends at once
     assert await late.next(timeout=1) is None
 
 
 async def test_a_new_subscriber_starts_from_now(store: Store, alice: Tenant) -> None:
     await store.documents.insert_many(alice.org_id, [doc("doc_before")])
     hub = hub_over(store)
-    subscription = await hub.subscribe(alice.org_id, "key_a")
+    subscription = await hub.subscribe(alice.org_id, key("key_a"))
     await asyncio.sleep(FAST.poll_interval * 10)  # polls re-read the recent window
     await store.documents.insert_many(alice.org_id, [doc("doc_after")])
     assert (await next_event(subscription)).documentId == "doc_after"
@@ -192,7 +193,7 @@ async def test_with_many_workspaces_one_read_serves_all_and_each_gets_only_its_o
         await make_tenant(store, f"t{n}@example.com", f"T{n}") for n in range(FEW_WORKSPACES + 2)
     ]
     hub = hub_over(store)
-    subscriptions = [await hub.subscribe(t.org_id, f"key_{n}") for n, t in enumerate(tenants)]
+    subscriptions = [await hub.subscribe(t.org_id, key(f"key_{n}")) for n, t in enumerate(tenants)]
     other_process = Store(store.db)  # the poller's path, not the fast path
     reads: list[dict[str, object]] = []
     collection = store.documents.events._col
@@ -215,7 +216,7 @@ async def test_with_many_workspaces_one_read_serves_all_and_each_gets_only_its_o
 
 async def test_events_held_during_a_resumption_are_bounded_too(store: Store, alice: Tenant) -> None:
     hub = hub_over(store, EventLimits(queue=2, poll_interval=0.02, heartbeat=0.5))
-    resuming = Subscription(hub, alice.org_id, "key_a", size=2)
+    resuming = Subscription(hub, alice.org_id, key("key_a"), size=2)
     resuming._held = []  # as while ``_replay`` reads the store
     for n in range(5):
         resuming.push(

@@ -16,6 +16,7 @@ from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers.services.events import EventHub, EventLimits
 from tests.conftest import make_tenant
+from tests.events.streams import key
 
 pytestmark = pytest.mark.wire
 
@@ -44,7 +45,7 @@ async def test_a_write_of_another_process_reaches_the_subscriber(
         tenant.org_id, [{"_id": "doc_w", "merchant": "Shell", "processingStatus": "queued"}]
     )
     hub = EventHub(wire_store, "http://fincap.test", EventLimits(poll_interval=0.05))
-    subscription = await hub.subscribe(tenant.org_id, "key_w")
+    subscription = await hub.subscribe(tenant.org_id, key("key_w"))
     args = [embedded_server.uri, wire_store.db.name, tenant.org_id, "doc_w"]
     writer = await asyncio.create_subprocess_exec(
         sys.executable, "-c", WRITER, *args, stderr=subprocess.PIPE
@@ -59,7 +60,7 @@ async def test_a_write_of_another_process_reaches_the_subscriber(
     # (Not the first by id: within a second, ids of two processes sort by their random part.)
     stored = await wire_store.documents.events.after(tenant.org_id, ObjectId("0" * 24))
     created = next(record for record in stored if record["type"] == "document.created")
-    resumed = await other.subscribe(tenant.org_id, "key_w", after=str(created["_id"]))
+    resumed = await other.subscribe(tenant.org_id, key("key_w"), after=str(created["_id"]))
     again = await resumed.next(timeout=5)
     assert again is not None and again.id == event.id
     await hub.close()

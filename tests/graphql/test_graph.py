@@ -314,3 +314,23 @@ async def test_fast_path_matches_graphql_core(
     assert fast["documentsSearch"]["documents"][0]["lineItems"] is None or isinstance(
         fast["documentsSearch"]["documents"][0]["lineItems"], list
     )
+
+
+async def test_a_correction_that_fills_an_empty_field_reads_in_the_edit_history(
+    service: httpx.AsyncClient, seeded: Tenant
+) -> None:
+    """The probe's Low item: doc_a has no invoice number; setting one made its edit history an
+    internal error in GraphQL (oldValue null in a non-null JSON field)."""
+    fill = await service.post(
+        "/v1/capabilities/documents.update",
+        json={"id": "doc_a", "invoiceId": "INV-1"},
+        headers=seeded.headers(),
+    )
+    assert fill.status_code == 200, fill.text
+    query = """{ documentsGet(input: {id: "doc_a"}) {
+        document { editHistory { field oldValue newValue } } } }"""
+    body = await gql(service, query, headers=seeded.headers())
+    assert "errors" not in body, body
+    assert body["data"]["documentsGet"]["document"]["editHistory"] == [
+        {"field": "invoiceId", "oldValue": None, "newValue": "INV-1"}
+    ]

@@ -12,7 +12,7 @@ from app.config import Settings
 from app.graphql.limits import Limits
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from tests.conftest import app_on
+from tests.conftest import Tenant, app_on
 
 LIMIT = 256 * 1024
 CHUNK = 16 * 1024
@@ -169,14 +169,17 @@ async def test_json_at_the_depth_limit_reaches_validation(client: httpx.AsyncCli
     assert response.status_code == 401  # parsed, then refused for the missing key
 
 
-async def test_megabytes_of_comments_are_refused_before_parsing(client: httpx.AsyncClient) -> None:
+async def test_megabytes_of_comments_are_refused_before_parsing(
+    client: httpx.AsyncClient, alice: Tenant
+) -> None:
     """15 MB of comments held the event loop 2-4 s per request; now the document's size is
-    checked before the lexer reads it."""
+    checked before the lexer reads it. (With a credential: without one, a body this size is
+    refused before it is read, test_anonymous_bodies.py.)"""
     document = "{ __typename }\n" + "#" * 15_000_000
     response = await client.post(
         GRAPHQL,
         json={"query": document},
-        headers={"accept": "application/graphql-response+json"},
+        headers={"accept": "application/graphql-response+json", **alice.headers()},
     )
     assert response.status_code == 400
     [error] = response.json()["errors"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -138,3 +139,25 @@ async def test_a_concurrent_graphql_inspect_is_a_too_many_requests_error(
     }
     release.set()
     assert (await first).status_code == 200
+
+
+def test_expensive_slots_are_capped_per_member_and_per_workspace_whatever_the_keys() -> None:
+    """Issue 35: original reads (and expensive calls) were one at a time per key, and keys are
+    free to make: 100 keys of one person read 100 originals at once."""
+    from resolvers.framework.errors import TooManyRequests
+    from resolvers.framework.throttle import ExpensiveCallGate
+
+    gate = ExpensiveCallGate(per_key=1, per_member=2, per_workspace=3)
+    with contextlib.ExitStack() as held:
+        for key in ("key_1", "key_2"):
+            held.enter_context(gate.slot(key, "original", 0, member="usr_m", workspace="org_w"))
+        with pytest.raises(TooManyRequests, match="this member"):
+            held.enter_context(gate.slot("key_3", "original", 0, member="usr_m", workspace="org_w"))
+        held.enter_context(gate.slot("key_4", "original", 0, member="usr_n", workspace="org_w"))
+        with pytest.raises(TooManyRequests, match="this workspace"):
+            held.enter_context(gate.slot("key_5", "original", 0, member="usr_o", workspace="org_w"))
+        # Another workspace is not held back.
+        held.enter_context(gate.slot("key_6", "original", 0, member="usr_p", workspace="org_x"))
+    # All given back.
+    with gate.slot("key_3", "original", 0, member="usr_m", workspace="org_w"):
+        pass

@@ -33,13 +33,26 @@ REDOS = [
     r"(a)\1",
     "(?=a)a",
     "(?<!a)b",
+    # Issue 35 (M3): shapes the subset accepted that rescan the field from every start (quadratic:
+    # 180 s for one documents.count, 617 s for four at once): an unbounded quantifier with more
+    # after it, unless the alternative is anchored at its start, and too many choices at one
+    # position.
+    "a?[a-z]*!",
+    "[a-z]*!",
+    ".*coffee",
+    "coffee.*shop",
+    "[a-z]{0,63}!",
+    "a?a?a?a?a?a?x",
+    r"(\w+)x",
 ]
 EVERYDAY = [
     "^sta",  # prefix
     "bucks",  # contains
     "starbucks|shell",  # alternation of words
     "^(shell|aral) ",
-    "coffee.*shop",
+    "coffee.{0,15}shop",  # (coffee.*shop rescans the rest of the field from each coffee)
+    "coffee.*",
+    "^coffee.*shop",
     r"^INV-\d+$",
     r"\bltd\b",
     "colou?r",

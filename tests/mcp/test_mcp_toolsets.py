@@ -116,3 +116,33 @@ async def test_a_scoped_api_key_lists_what_its_scopes_allow(
     await store.api_keys.create(alice.user_id, secret, scopes=["read_currency"])
     listed = await names(http, Authorization=f"Bearer {secret}")
     assert "currency_convert" in listed and "documents_search" not in listed
+
+
+async def test_the_selection_narrows_resources_and_prompts_too(
+    http: httpx.AsyncClient, alice: Tenant
+) -> None:
+    """The probe's Low item: ``?toolsets=`` and read-only narrowed tools/list and tools/call but
+    not the documents' resources nor prompts/get. Resources are documents_get's reads: offered
+    with the documents toolset only. A prompt is got only where its tools are offered."""
+    bearer = {"Authorization": f"Bearer {alice.api_key}"}
+    uri = {"uri": "fincap://documents/doc_1"}
+    templates = await post(http, "resources/templates/list", {}, "?toolsets=rules", **bearer)
+    assert templates.json()["result"]["resourceTemplates"] == []
+    listed = await post(http, "resources/list", {}, "?toolsets=rules", **bearer)
+    assert listed.json()["result"]["resources"] == []
+    read = (await post(http, "resources/read", uri, "?toolsets=rules", **bearer)).json()
+    assert read["error"]["code"] == -32602 and "toolsets" in read["error"]["message"]
+    # With the documents toolset, the same read reaches the capability (not found: no such id).
+    found = (await post(http, "resources/read", uri, "?toolsets=documents", **bearer)).json()
+    assert "doc_1" in found["error"]["message"] and "toolsets" not in found["error"]["message"]
+
+    spend = {"name": "review_spend", "arguments": {"month": "2026-02"}}
+    refused = (await post(http, "prompts/get", spend, "?toolsets=rules")).json()
+    assert refused["error"]["code"] == -32602
+    assert "documents_count" in refused["error"]["message"]
+    assert "result" in (await post(http, "prompts/get", spend, "?toolsets=documents")).json()
+    # check_document walks through documents_update, which a read-only connection is not offered.
+    check = {"name": "check_document", "arguments": {"documentId": "doc_1"}}
+    read_only = (await post(http, "prompts/get", check, "?readonly=true")).json()
+    assert "documents_update" in read_only["error"]["message"]
+    assert "result" in (await post(http, "prompts/get", spend, "?readonly=true")).json()

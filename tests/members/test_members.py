@@ -125,6 +125,15 @@ async def test_invitations_cancelled_and_bounded(client: httpx.AsyncClient, team
         403,
         "Only an owner",
     )
+    # Nor replaces it by inviting the same address as a member (the probe's Low item: the
+    # owner's invitation was downgraded, its code replaced).
+    refused(
+        await call(client, team.admin, "members.invite", {"email": "ann@example.com"}),
+        403,
+        "Only an owner",
+    )
+    pending = ok(await call(client, team.owner, "members.list"))["invitations"]
+    assert [(row["email"], row["role"]) for row in pending] == [("ann@example.com", "owner")]
     cancelled = ok(
         await call(client, team.owner, "members.cancel-invite", {"email": "ann@example.com"})
     )
@@ -265,6 +274,7 @@ async def test_removing_a_member_ends_their_access_at_once(
         code="fic_x",
         invited_by=member.user_id,
         expires_at=datetime.now(UTC) + timedelta(days=1),
+        may_replace_owner=False,
     )
 
     # An admin cannot remove the owner; a member removes nobody.

@@ -353,14 +353,14 @@ def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page, s
     page.screenshot(shots / "bulk-send.png")
 
 
-def read_download(downloads: Path, before: set[Path]) -> list[list[str]]:
+def read_download(downloads: Path, before: set[Path], delimiter: str = ",") -> list[list[str]]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         done = [p for p in downloads.glob("*.csv") if p not in before]
         if done:
             text = done[0].read_bytes().decode("utf-8-sig")  # spreadsheets want the BOM
             done[0].unlink()  # the next file may take the same name
-            return list(csv.reader(io.StringIO(text, newline="")))
+            return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
         time.sleep(0.2)
     raise AssertionError("no CSV file was saved")
 
@@ -369,16 +369,19 @@ def test_csv_of_the_selection_and_of_everything_matching(
     live: LiveDashboard, page: Page, downloads: Path
 ) -> None:
     open_list(page, live)
-    awkward, formula = row_ids(page)[:2]
+    awkward, formula, semicolon = row_ids(page)[:3]
     tricky = 'Smith, "Jones" & Co\nLtd'
     result(live.call("documents.update", {"id": awkward, "merchant": tricky}))
     result(
         live.call("documents.update", {"id": formula, "merchant": '=HYPERLINK("http://x.test")'})
     )
+    # Where ';' separates fields (a spreadsheet in a German locale), this was two cells, the
+    # second a formula (the hostile probe's Low item).
+    result(live.call("documents.update", {"id": semicolon, "merchant": "Acme;=1+2"}))
     open_list(page, live, "#/documents?range=all")
-    select_rows(page, [awkward, formula])
+    select_rows(page, [awkward, formula, semicolon])
     assert page.js("document.querySelector('#csv-download').innerText") == (
-        "Download CSV of the 2 selected"
+        "Download CSV of the 3 selected"
     )
     before = set(downloads.glob("*.csv"))
     page.click("#csv-download")
@@ -395,9 +398,15 @@ def test_csv_of_the_selection_and_of_everything_matching(
         "archived",
     ]
     by_id = {row[0]: row for row in rows[1:]}
-    assert len(rows) == 3 and set(by_id) == {awkward, formula}
+    assert len(rows) == 4 and set(by_id) == {awkward, formula, semicolon}
     assert by_id[awkward][2] == tricky  # commas, quotes and the line break survive
     assert by_id[formula][2] == "'" + '=HYPERLINK("http://x.test")'  # not a formula
+    assert by_id[semicolon][2] == "Acme;'=1+2"
+    # The same file read as a ';'-separated one: no cell starts a formula.
+    before = set(downloads.glob("*.csv"))
+    page.click("#csv-download")
+    for row in read_download(downloads, before, delimiter=";"):
+        assert not [cell for cell in row if cell[:1] in ("=", "+", "-", "@")], row
     for row in rows[1:]:
         assert re.fullmatch(r"-?\d+(\.\d+)?", row[3]), row
 

@@ -2,16 +2,22 @@
 // CRLF between rows, fields with commas, quotes or line breaks quoted, quotes doubled).
 // Spreadsheets run a cell that starts with =, +, -, @ (or a tab or carriage return) as a
 // formula: such text cells get a leading apostrophe, as OWASP advises for CSV injection.
+// A spreadsheet set to ';' as its separator (the default in German and other locales) splits a
+// line at every ';', inside quotes placed mid-field too, so "Acme;=1+2" would give a cell
+// "=1+2": a ';' followed by such a character gets the apostrophe after it as well.
 // Amounts are plain decimals with a dot ("-12.50" stays a number: it is not text).
 
 const FORMULA_START = /^[=+\-@\t\r]/;
+const FORMULA_AFTER_SEMICOLON = /;(?=[=+\-@\t\r])/g;
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
 export function csvCell(value) {
   if (value === null || value === undefined) return "";
   let text = String(value);
-  if (FORMULA_START.test(text) && !DECIMAL.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (DECIMAL.test(text)) return text;
+  if (FORMULA_START.test(text)) text = `'${text}`;
+  text = text.replace(FORMULA_AFTER_SEMICOLON, ";'");
+  return /[",;\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 // `columns`: [[header, (row) => value], …].
