@@ -75,9 +75,10 @@ def after_commit(callback: AfterCommit) -> Awaitable[None] | None:
 
 
 class _Joined:
-    """A collection whose every call carries the running unit's session (none outside one)."""
+    """A collection whose every call carries the running unit's session (none outside one).
 
-    __slots__ = ("_collection",)
+    Like a plain collection, an instance takes attributes of its own (no ``__slots__``): a test
+    that replaces one of its methods to watch the calls replaces it here."""
 
     def __init__(self, collection: Any) -> None:
         self._collection = collection
