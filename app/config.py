@@ -137,10 +137,11 @@ class _ServiceSettings(_FromNamedVariables):
     )
     workers: int = variable(
         "FINCAP_WORKERS",
-        1,
+        2,
         ge=0,
         description="job workers inside `fincap serve` (0: this process runs none; "
-        "`fincap worker` processes do)",
+        "`fincap worker` processes do); of two or more, one workspace never takes the last "
+        "free one, which waits for another workspace's job",
     )
     extraction_executor: Literal["process", "thread"] = variable(
         "FINCAP_EXTRACTION_EXECUTOR",
@@ -150,10 +151,18 @@ class _ServiceSettings(_FromNamedVariables):
     )
     job_lease_s: float = variable(
         "FINCAP_JOB_LEASE_SECONDS",
-        60.0,
+        10.0,
         gt=0,
-        description="seconds a worker holds a job before another may take it over "
-        "(renewed while it works)",
+        description="seconds a job stays with a worker that stopped renewing it (a worker "
+        "renews its leases four times as often, its heartbeat); then any live worker takes "
+        "the job over, in its place in the queue",
+    )
+    job_time_limit_s: float = variable(
+        "FINCAP_JOB_TIME_LIMIT_SECONDS",
+        300.0,
+        gt=0,
+        description="seconds one job may run; past it the job is stopped (its analysis process "
+        "too) and failed with the reason: a document at once, other jobs retried later",
     )
     jobs_per_workspace: int = variable(
         "FINCAP_JOBS_PER_WORKSPACE",

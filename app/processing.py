@@ -82,6 +82,7 @@ async def running_workers(
         count=count,
         lease_s=settings.job_lease_s,
         per_workspace=settings.jobs_per_workspace or None,
+        time_limit_s=settings.job_time_limit_s,
         on_job=on_job,
     )
     # Before any worker claims: what a killed process left behind is queued again.

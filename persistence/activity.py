@@ -18,6 +18,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 
 from persistence.durability import journaled
 from persistence.ids import new_id, utcnow
+from persistence.units import joined
 
 INDEXES = [
     IndexModel([("workspaceId", ASCENDING), ("createdAt", DESCENDING)], name="workspace_created"),
@@ -55,9 +56,10 @@ class Activity:
     """The ``activity`` collection."""
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
-        self._col = db["activity"]
+        # Joined: an intake writes its item in one unit with its documents and jobs.
+        self._col = joined(db["activity"])
         # New items and their documents are part of an acknowledged intake: on disk when answered.
-        self._durable = journaled(self._col)
+        self._durable = joined(journaled(db["activity"]))
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
@@ -74,6 +76,32 @@ class Activity:
         message_id: str | None = None,
         activity_id: str | None = None,
     ) -> dict[str, Any]:
+        item = self.new_item(
+            workspace_id,
+            source_type,
+            document_ids,
+            details,
+            status=status,
+            reasoning=reasoning,
+            message_id=message_id,
+            activity_id=activity_id,
+        )
+        await self.insert(item)
+        return item
+
+    @staticmethod
+    def new_item(
+        workspace_id: str,
+        source_type: str,
+        document_ids: list[str],
+        details: dict[str, Any],
+        *,
+        status: str = "queued",
+        reasoning: str = "Received; waiting for processing",
+        message_id: str | None = None,
+        activity_id: str | None = None,
+    ) -> dict[str, Any]:
+        """A new item as it is stored (an intake's journal keeps it until the item is written)."""
         now = utcnow()
         item: dict[str, Any] = {
             "_id": activity_id or new_id("act"),
@@ -89,8 +117,11 @@ class Activity:
         }
         if message_id is not None:
             item["messageId"] = message_id
-        await self._durable.insert_one(item)
         return item
+
+    async def insert(self, item: dict[str, Any]) -> None:
+        """Write an item ``new_item`` made."""
+        await self._durable.insert_one(item)
 
     async def delete(self, workspace_id: str, activity_id: str) -> None:
         """Remove an item whose intake failed half-way (nothing refers to it yet)."""

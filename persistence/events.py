@@ -20,6 +20,7 @@ it has seen).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
@@ -32,6 +33,7 @@ from pymongo.errors import PyMongoError
 
 from domain.events import EventType
 from persistence.ids import utcnow
+from persistence.units import after_commit, in_unit, joined
 from persistence.where import QUERY_TIME_LIMIT_MS
 
 log = logging.getLogger("fincap.events")
@@ -87,7 +89,8 @@ class DocumentEventLog:
     trim_every = 1_000
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
-        self._col = db["events"]
+        # Joined: a document's event is written in the unit that writes the document.
+        self._col = joined(db["events"])
         self._since_trim: dict[str, int] = {}
         # Called with every batch appended through this process, after it is stored: the event
         # hub's fast path, so a subscriber in the writing process does not wait for a poll.
@@ -121,17 +124,23 @@ class DocumentEventLog:
         try:
             await self._col.insert_many(records, ordered=True)
         except PyMongoError:
+            if in_unit():
+                raise  # the unit fails whole: the change it reports is not written either
             log.exception(
                 "storing document events failed; subscribers miss them",
                 extra={"workspaceId": workspace_id, "type": event_type},
             )
             return []
         for listener in self.on_append:
-            listener(records)
+            # Inside a unit, subscribers hear of it once it is committed (readable).
+            after_commit(functools.partial(listener, records))
         appended = self._since_trim.get(workspace_id, 0) + len(records)
         if appended >= self.trim_every:
             appended = 0
-            await self._trim(workspace_id)
+            # After the unit's commit, outside its transaction: a trim is no part of the change.
+            trim = after_commit(functools.partial(self._trim, workspace_id))
+            if trim is not None:
+                await trim
         self._since_trim[workspace_id] = appended
         return records
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from gridfs.errors import NoFile
@@ -64,9 +64,15 @@ class Files:
     async def put(
         self, workspace_id: str, document_id: str, data: bytes, file_name: str, mime_type: str
     ) -> StoredFile:
-        """Store ``data``; returns the file reference kept on the document."""
+        """Store ``data``; returns the file reference kept on the document.
+
+        The file's id is the document's: an intake killed while its chunks were being written
+        (before GridFS wrote the file record that names them) is still removed whole by id
+        (``delete_for``)."""
         sha256 = hashlib.sha256(data).hexdigest()
-        file_id = await self.bucket.upload_from_stream(
+        file_id = document_id
+        await self.bucket.upload_from_stream_with_id(
+            file_id,
             file_name,
             data,
             metadata={
@@ -109,3 +115,21 @@ class Files:
         """Remove the file (one already gone is no error: a clean-up may run twice)."""
         with contextlib.suppress(NoFile):
             await self.bucket.delete(file_ref["gridfsId"])
+
+    async def delete_for(self, workspace_id: str, document_ids: Sequence[str]) -> int:
+        """Remove the originals stored for ``document_ids`` of ``workspace_id`` (an intake rolled
+        back: they have no document), chunks written without their file record included; how
+        many file records there were."""
+        removed = 0
+        for document_id in document_ids:
+            found = await self._db[f"{BUCKET}.files"].find_one(
+                {"_id": document_id}, {"metadata.workspaceId": 1}
+            )
+            owner = (found or {}).get("metadata", {}).get("workspaceId", workspace_id)
+            if owner != workspace_id:
+                continue  # never another workspace's
+            # GridFS removes the chunks by the file id even when the file record is missing.
+            with contextlib.suppress(NoFile):
+                await self.bucket.delete(document_id)
+            removed += found is not None
+        return removed

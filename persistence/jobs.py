@@ -21,9 +21,11 @@ meanwhile is never hidden. Should a hint still be lost (a crash between the two 
 enqueue), ``repair_queues`` at start-up, and any claim that finds nothing through the hints,
 restore it from the jobs themselves.
 
-**Dead workers.** A job whose lease expired (its worker died) is taken over by the next claim. A
-process starting up also takes back at once the leases of owners on its host that are gone
-(``take_back_leases``; owners are named by ``persistence.lease_owners``).
+**Dead workers.** A live worker renews its leases several times per lease (its heartbeat), so a
+lease expires only when its worker stopped: the next claim of any worker takes that job first,
+before any queued one (it keeps its place). Every worker process also takes back, every few
+seconds, the leases of owners on its host that are gone (``take_back_leases``; owners are named
+by ``persistence.lease_owners``), queued again with their turn unchanged.
 
 A job may carry a dedupe key: while a job with that key is queued or running, enqueueing another
 one with the same key returns the existing job instead (a unique index over ``activeKey``, a
@@ -33,6 +35,7 @@ only one that knows the jobs collection; its clock is injectable so tests contro
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NotRequired, TypedDict, cast
@@ -45,6 +48,7 @@ from pymongo.errors import DuplicateKeyError
 from persistence.durability import journaled
 from persistence.ids import new_id, utcnow
 from persistence.lease_owners import LeaseOwner
+from persistence.units import after_commit, joined
 
 JobStatus = Literal["queued", "running", "done", "dead"]
 Clock = Callable[[], datetime]
@@ -102,10 +106,11 @@ class Jobs:
     """The ``jobs`` collection and its per-workspace queue records (``job_queues``)."""
 
     def __init__(self, db: AsyncIOMotorDatabase, clock: Clock = utcnow) -> None:
-        self._col = db["jobs"]
+        # Joined: an intake queues its jobs in one unit with its documents (persistence.units).
+        self._col = joined(db["jobs"])
         # A queued job is part of an acknowledged intake: it is written to the journal.
-        self._durable = journaled(self._col)
-        self._queues = db["job_queues"]
+        self._durable = joined(journaled(db["jobs"]))
+        self._queues = joined(db["job_queues"])
         self._now = clock
 
     async def ensure_indexes(self) -> None:
@@ -166,8 +171,12 @@ class Jobs:
                 )
             return cast(JobRecord, existing)
         # After the insert: a claim that reads the hint before this finds the job, or has its
-        # recomputation refused by the version this bumps.
-        await self._mark_due(workspace_id, job["runAfter"])
+        # recomputation refused by the version this bumps. In a unit, once it is committed: the
+        # workspace's hint is every claim's record, not to be held by a transaction (a lost
+        # hint is restored from the jobs).
+        hint = after_commit(functools.partial(self._mark_due, workspace_id, job["runAfter"]))
+        if hint is not None:
+            await hint
         return job
 
     async def _mark_due(self, workspace_id: str, run_after: datetime) -> None:
@@ -183,11 +192,18 @@ class Jobs:
         )
 
     async def claim(
-        self, owner: str, lease_s: float, *, per_workspace: int | None = None
+        self,
+        owner: str,
+        lease_s: float,
+        *,
+        per_workspace: int | None = None,
+        passing_over: Collection[str] = (),
     ) -> JobRecord | None:
         """Take the next job for ``lease_s`` seconds: one whose lease expired (its worker died),
         else the oldest due job of the due workspace served longest ago that runs fewer than
-        ``per_workspace`` jobs (None: no limit). None when there is nothing to take."""
+        ``per_workspace`` jobs (None: no limit) and is not one of ``passing_over`` (a pool's
+        last free worker passes over the workspaces it is already working for). None when
+        there is nothing to take."""
         now = self._now()
         for _ in range(CLAIM_ATTEMPTS):
             expired = await self._oldest({"status": "running", "leaseUntil": {"$lt": now}})
@@ -196,7 +212,7 @@ class Jobs:
                 if taken is not None:
                     return taken
                 continue
-            outcome = await self._claim_fairly(owner, lease_s, now, per_workspace)
+            outcome = await self._claim_fairly(owner, lease_s, now, per_workspace, passing_over)
             if outcome == "lost":
                 continue  # another worker took the job this one chose: look again
             if outcome is not None:
@@ -206,13 +222,20 @@ class Jobs:
         return None  # other workers took every job this one looked at: its next poll retries
 
     async def _claim_fairly(
-        self, owner: str, lease_s: float, now: datetime, per_workspace: int | None
+        self,
+        owner: str,
+        lease_s: float,
+        now: datetime,
+        per_workspace: int | None,
+        passing_over: Collection[str] = (),
     ) -> JobRecord | Literal["lost"] | None:
         queues = self._queues.find({"dueAt": {"$lte": now}}).sort(
             [("served", ASCENDING), ("_id", ASCENDING)]
         )
         async for queue in queues:
             workspace_id = queue["_id"]
+            if workspace_id in passing_over:
+                continue
             if per_workspace is not None and await self.running(workspace_id) >= per_workspace:
                 continue
             job = await self._oldest(
@@ -346,13 +369,16 @@ class Jobs:
                 await self._mark_due(job["workspaceId"], run_again_at)
         return True
 
-    async def fail(self, job_id: str, owner: str, error: str) -> JobStatus | None:
-        """Requeue with backoff, or mark dead after the last attempt; the new status."""
+    async def fail(
+        self, job_id: str, owner: str, error: str, *, final: bool = False
+    ) -> JobStatus | None:
+        """Requeue with backoff, or mark dead after the last attempt (or at once when
+        ``final``: trying again cannot help); the new status."""
         job = await self._col.find_one({"_id": job_id, "status": "running", "leaseOwner": owner})
         if job is None:
             return None
         now = self._now()
-        dead = job["attempts"] >= job["maxAttempts"]
+        dead = final or job["attempts"] >= job["maxAttempts"]
         delay = min(MAX_BACKOFF_S, BASE_BACKOFF_S * 2 ** (job["attempts"] - 1))
         status: JobStatus = "dead" if dead else "queued"
         run_after = now + timedelta(seconds=delay)
@@ -374,8 +400,9 @@ class Jobs:
         return status
 
     async def take_back_leases(self, gone: Callable[[str], bool]) -> int:
-        """Queue again, due now, the running jobs whose lease owner is ``gone`` (a process that
-        died holding them); how many. Their attempt stays counted."""
+        """Queue again the running jobs whose lease owner is ``gone`` (a process that died
+        holding them), in their place: due when they were due, before the workspace's jobs
+        queued after them; how many. Their attempt stays counted."""
         now = self._now()
         taken = 0
         for job in await self._col.find({"status": "running"}).to_list(None):
@@ -389,7 +416,6 @@ class Jobs:
                         "status": "queued",
                         "leaseOwner": None,
                         "leaseUntil": None,
-                        "runAfter": now,
                         "lastError": f"its worker ({owner}) died",
                         "updatedAt": now,
                     }
@@ -397,7 +423,7 @@ class Jobs:
             )
             if result.modified_count:
                 taken += 1
-                await self._mark_due(job["workspaceId"], now)
+                await self._mark_due(job["workspaceId"], min(job["runAfter"], now))
         return taken
 
     async def repair_queues(self) -> int:

@@ -18,6 +18,7 @@ from persistence.files import Files
 from persistence.health import StoreHealth
 from persistence.ids import utcnow
 from persistence.inbound_addresses import InboundAddresses
+from persistence.intakes import Intakes
 from persistence.integrations import Integrations
 from persistence.invitations import Invitations
 from persistence.jobs import Clock, Jobs
@@ -26,6 +27,7 @@ from persistence.oauth import OAuthClients, OAuthCodes, OAuthConsents, OAuthToke
 from persistence.rules import Rules
 from persistence.sign_in_failures import SignInFailures
 from persistence.thumbnails import Thumbnails
+from persistence.units import Units
 from persistence.usage import Usage
 from persistence.used_nonces import UsedNonces
 from persistence.users import Users
@@ -81,6 +83,9 @@ class Store:
         self.integrations = Integrations(db)
         self.exports = Exports(db)
         self.used_nonces = UsedNonces(db)
+        self.intakes = Intakes(db)
+        # Writes to several collections at once, all or nothing (persistence.units).
+        self.units = Units(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

@@ -174,18 +174,20 @@ def worker_pool(store: Store, kinds: JobKinds | None = None, **options: Any) -> 
 
 
 def spawn_worker(
-    server: EmbeddedServer, store: Store, lease_s: int, log: Path | None = None
+    server: EmbeddedServer, store: Store, lease_s: int | None, log: Path | None = None
 ) -> subprocess.Popen[bytes]:
     """A ``fincap worker`` process (analysis in spawned processes) over ``store``'s database on
     the embedded ``server``: a real process for tests to kill (and for ``bench/workers.py`` to
-    count). Its log lines go to ``log`` when given."""
+    count). Its log lines go to ``log`` when given; ``lease_s`` None: the default lease."""
     host = server.uri.split("/?")[0]
     env = {
         **os.environ,
         "MONGODB_URI": f"{host}/{store.db.name}?directConnection=true",
-        "FINCAP_JOB_LEASE_SECONDS": str(lease_s),
         "FINCAP_EXTRACTION_EXECUTOR": "process",
     }
+    env.pop("FINCAP_JOB_LEASE_SECONDS", None)
+    if lease_s is not None:
+        env["FINCAP_JOB_LEASE_SECONDS"] = str(lease_s)
     with open(log, "ab") if log else contextlib.nullcontext(subprocess.DEVNULL) as output:
         return subprocess.Popen(
             [sys.executable, "-m", "app.cli", "worker"],

@@ -84,7 +84,7 @@ def test_the_configuration_page_is_generated_from_the_declaration() -> None:
     `python -m app.config_reference` after changing a setting."""
     page = config_reference.PAGE.read_text()
     assert config_reference.with_table(page) == page, "run: python -m app.config_reference"
-    assert "| `FINCAP_JOB_LEASE_SECONDS` | `60` |" in page
+    assert "| `FINCAP_JOB_LEASE_SECONDS` | `10` |" in page
 
 
 def environment_reads(path: Path) -> list[tuple[int, str]]:

@@ -22,6 +22,7 @@ from app.http.request_context import services_of
 from engines.connectors.whatsapp import MalformedWebhook, signature_valid
 from resolvers.resources.whatsapp import receive_webhook
 from resolvers.services.inbound_email import InboundRejected, accept_email
+from resolvers.services.intake import IntakeBusy
 
 log = logging.getLogger("fincap.inbound")
 
@@ -111,6 +112,10 @@ def inbound_routes(settings: Settings) -> list[Route]:
             counts = await receive_webhook(services_of(request), payload)
         except (MalformedJson, MalformedWebhook) as exc:
             return failure(400, f"Not a WhatsApp webhook payload: {exc}")
+        except IntakeBusy as exc:  # the same message on its way in elsewhere: Meta sends again
+            busy = failure(503, f"Try again later: {exc}")
+            busy.headers["Retry-After"] = "30"
+            return busy
         except Exception as exc:  # the store away (503) or its disk full (507): Meta retries
             return render_error(exc)
         return EnvelopeResponse({"success": True, "code": 200, "data": {"result": counts}})

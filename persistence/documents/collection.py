@@ -27,6 +27,7 @@ from persistence.durability import journaled
 from persistence.errors import QueryTimeout
 from persistence.events import DocumentEventLog
 from persistence.ids import utcnow
+from persistence.units import joined
 
 log = logging.getLogger("fincap.documents")
 
@@ -58,6 +59,8 @@ INDEXES = [
     IndexModel(
         [("workspaceId", ASCENDING), ("duplicates", ASCENDING)], name="workspace_duplicates"
     ),
+    # Billing: a workspace's documents processed per day (``DocumentTotals.billed``).
+    IndexModel([("workspaceId", ASCENDING), ("billedOn", ASCENDING)], name="workspace_billed"),
     # Every workspace's unfinished documents, for the start-up check that each has a job.
     IndexModel([("processingStatus", ASCENDING)], name="processing_status"),
 ]
@@ -68,8 +71,10 @@ class DocumentCollection:
     of the repository built on it."""
 
     def __init__(self, db: AsyncIOMotorDatabase, vectorize: Vectorize | None = None) -> None:
-        self._docs = db["documents"]
-        self._durable = journaled(self._docs)
+        # Joined: an intake inserts its documents in the same unit as its activity item and
+        # jobs (``persistence.units``).
+        self._docs = joined(db["documents"])
+        self._durable = joined(journaled(db["documents"]))
         self._edits = DocumentEdits(db)
         self._rollups = DocumentRollups(db)
         # Matching documents per day near the top of each (workspace, archive filter, caller

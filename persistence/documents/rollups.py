@@ -46,6 +46,8 @@ from motor.motor_asyncio import AsyncIOMotorCollection, AsyncIOMotorDatabase
 from pymongo import ASCENDING, DeleteOne, IndexModel, UpdateOne
 from pymongo.errors import BulkWriteError
 
+from persistence.units import in_unit, joined
+
 log = logging.getLogger(__name__)
 
 Granularity = Literal["all", "month", "day"]
@@ -435,8 +437,9 @@ class DocumentRollups:
     through the documents repository."""
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
-        self._col: AsyncIOMotorCollection = db["document_rollups"]
-        self._state: AsyncIOMotorCollection = db["document_rollup_state"]
+        # Joined: a new document's rows move in the unit that inserts it.
+        self._col: AsyncIOMotorCollection = joined(db["document_rollups"])
+        self._state: AsyncIOMotorCollection = joined(db["document_rollup_state"])
         self._documents: AsyncIOMotorCollection = db["documents"]
 
     @property
@@ -502,6 +505,8 @@ class DocumentRollups:
         try:
             await self._write([*increments, *emptied])
         except Exception:
+            if in_unit():
+                raise  # the unit fails whole: its document is not written either
             log.exception("rollup update failed; workspace %s counts from documents", workspace_id)
             await self.mark_stale(workspace_id, "a rollup update failed")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, cast
 
 from domain.documents import ArchiveFilter, CountGroupBy
@@ -75,6 +75,18 @@ class DocumentTotals(DocumentCollection):
     async def stale_rollups(self) -> list[str]:
         """Workspaces whose counts come from their documents until their rollups are rebuilt."""
         return await self._rollups.stale_workspaces()
+
+    async def billed(self, workspace_id: str, first: date, end: date) -> int:
+        """Documents whose processing was billed on a day ``first`` ≤ day < ``end`` (their
+        outcome wrote the day: ``set_processing``), through ``workspace_billed``."""
+        return int(
+            await self._docs.count_documents(
+                {
+                    "workspaceId": workspace_id,
+                    "billedOn": {"$gte": first.isoformat(), "$lt": end.isoformat()},
+                }
+            )
+        )
 
     async def totals(
         self,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, cast
 
 from pymongo.errors import BulkWriteError
@@ -159,13 +159,27 @@ class DocumentWrites(DocumentReads):
         return cast(StoredDocument, updated)
 
     async def set_processing(
-        self, workspace_id: str, document_id: str, status: str, reason: str | None = None
+        self,
+        workspace_id: str,
+        document_id: str,
+        status: str,
+        reason: str | None = None,
+        *,
+        billed_on: date | None = None,
     ) -> None:
+        """The document's processing status (and reason). With ``billed_on``, the outcome is
+        also the document's billed count for that day, in the same write (``billed``): a crash
+        cannot leave the outcome without its count, and a retry cannot count it twice."""
         now = self._now()
+        change: dict[str, Any] = {
+            "processingStatus": status,
+            "processingReason": reason,
+            "updatedAt": now,
+        }
+        if billed_on is not None:
+            change["billedOn"] = billed_on.isoformat()
         await self._update_one(
-            {"_id": document_id, "workspaceId": workspace_id},
-            {"$set": {"processingStatus": status, "processingReason": reason, "updatedAt": now}},
-            now,
+            {"_id": document_id, "workspaceId": workspace_id}, {"$set": change}, now
         )
         finished = status in TERMINAL
         await self.events.append(
@@ -248,6 +262,21 @@ class DocumentWrites(DocumentReads):
             {"_id": original_id, "workspaceId": workspace_id},
             {"$addToSet": {"duplicates": duplicate_id}},
         )
+
+    async def forget_original(self, workspace_id: str, original_id: str) -> list[str]:
+        """Documents marked duplicates of ``original_id``, which was removed, are no longer;
+        their ids (archived ones included)."""
+        rows = await self._docs.find(
+            {"workspaceId": workspace_id, "duplicateOf": original_id}, {"_id": 1}
+        ).to_list(None)
+        marked = [row["_id"] for row in rows]
+        if marked:
+            await self._update_many(
+                {"workspaceId": workspace_id, "duplicateOf": original_id},
+                {"$set": {"duplicateOf": None}},
+            )
+            await self.events.append(workspace_id, "document.updated", marked)
+        return marked
 
     async def move_duplicates(self, workspace_id: str, from_id: str, to_id: str) -> list[str]:
         """The duplicates of ``from_id`` become duplicates of ``to_id``; their ids."""

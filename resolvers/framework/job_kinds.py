@@ -47,18 +47,32 @@ class JobKindSpec:
     on_give_up: GiveUp | None = None
     # Older names of this kind: jobs queued under them before a rename still run.
     aliases: tuple[str, ...] = ()
+    # Whether a job stopped at the time limit is tried again later (False: given up at once,
+    # as work that would take as long again: reading a document).
+    retry_after_time_limit: bool = True
 
 
 def job_kind(
-    name: str, *, on_give_up: GiveUp | None = None, aliases: Iterable[str] = ()
+    name: str,
+    *,
+    on_give_up: GiveUp | None = None,
+    aliases: Iterable[str] = (),
+    retry_after_time_limit: bool = True,
 ) -> Callable[[F], F]:
     """Mark ``fn`` as the handler of job kind ``name``; no import-time registration.
 
-    ``on_give_up(services, job, error)`` runs once after the last failed attempt.
+    ``on_give_up(services, job, error)`` runs once after the last failed attempt (or at once
+    for a job stopped at the time limit, unless ``retry_after_time_limit``).
     """
 
     def mark(fn: F) -> F:
-        spec = JobKindSpec(name=name, handler=fn, on_give_up=on_give_up, aliases=tuple(aliases))
+        spec = JobKindSpec(
+            name=name,
+            handler=fn,
+            on_give_up=on_give_up,
+            aliases=tuple(aliases),
+            retry_after_time_limit=retry_after_time_limit,
+        )
         setattr(fn, JOB_KIND_ATTR, spec)
         return fn
 

@@ -18,6 +18,7 @@ document is processed (``notify-source`` job).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import secrets
@@ -36,6 +37,7 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.framework.job_kinds import job_kind
 from resolvers.framework.registry import MANAGERS, capability
+from resolvers.services.intake import IntakeDuplicate
 from resolvers.services.pipeline import NOTIFY_SOURCE, Original, receive_item
 from schema.whatsapp import (
     ListWhatsAppSenders,
@@ -304,51 +306,40 @@ async def take_message(
             "phoneNumberId": message.phone_number_id,
             "replyTo": message.message_id,
         }
+    originals: list[Original] = []
+    jobs: list[dict[str, Any]] = []
+    status, reason = "queued", "Received; waiting for processing"
     if message.media_id is not None:
-        item = await store.activity.create(
-            workspace_id,
-            SOURCE,
-            [],
-            details,
-            reasoning="Received; downloading the media",
-            message_id=message.message_id,
-        )
-        try:
-            await store.jobs.enqueue(
-                workspace_id,
-                FETCH_MEDIA,
-                {"activityId": item["_id"]},
-                dedupe_key=f"wa-media:{message.message_id}",
-            )
-        except Exception:
-            await store.activity.delete(workspace_id, item["_id"])
-            raise
-        services.wake_workers()
-        return True
-    if message.kind == "text":
+        # The item and the job that downloads its media, together (the download joins its
+        # documents to the item later).
+        reason = "Received; downloading the media"
+        jobs = [{"kind": FETCH_MEDIA, "payload": {}, "dedupeKey": f"wa-media:{message.message_id}"}]
+    elif message.kind == "text":
         is_receipt, why = body_is_receipt(message.text)
         if is_receipt:
-            await receive_item(
-                services,
-                workspace_id,
-                source=SOURCE,
-                originals=[Original(message.text.encode(), "message.txt", "text/plain")],
-                details=details,
-                message_id=message.message_id,
+            originals = [Original(message.text.encode(), "message.txt", "text/plain")]
+        else:
+            status = "skipped"
+            reason = why.replace(
+                "The message has no PDF or image attachment and its text", "The text"
             )
-            return True
-        reason = why.replace("The message has no PDF or image attachment and its text", "The text")
     else:
+        status = "skipped"
         reason = f"A {message.kind} message: only photos and documents (PDF, images) are read"
-    await store.activity.create(
-        workspace_id,
-        SOURCE,
-        [],
-        details,
-        status="skipped",
-        reasoning=reason,
-        message_id=message.message_id,
-    )
+    try:
+        await receive_item(
+            services,
+            workspace_id,
+            source=SOURCE,
+            originals=originals,
+            details=details,
+            message_id=message.message_id,
+            status=status,
+            reasoning=reason,
+            jobs=jobs,
+        )
+    except IntakeDuplicate:
+        return False  # Meta delivered it again, or a retry met an intake of it on its way in
     return True
 
 
@@ -412,15 +403,16 @@ async def fetch_media(services: Services, job: JobRecord) -> None:
         )
         return
     name = details.get("fileName") or f"whatsapp-{activity_id}{_extension(actual)}"
-    await receive_item(
-        services,
-        workspace_id,
-        source=SOURCE,
-        originals=[Original(data, name, actual)],
-        details=details,
-        activity_id=activity_id,
-        request_id=job["payload"].get("requestId", ""),
-    )
+    with contextlib.suppress(IntakeDuplicate):  # a run of this job before a crash took it in
+        await receive_item(
+            services,
+            workspace_id,
+            source=SOURCE,
+            originals=[Original(data, name, actual)],
+            details=details,
+            activity_id=activity_id,
+            request_id=job["payload"].get("requestId", ""),
+        )
 
 
 def _extension(mime: str) -> str:

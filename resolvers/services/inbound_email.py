@@ -29,6 +29,7 @@ from engines.mail_limits import (
     TooManyRecipients,
 )
 from persistence.ids import utcnow
+from resolvers.services.intake import IntakeBusy, IntakeDuplicate
 from resolvers.services.pipeline import Original, receive_item
 
 if TYPE_CHECKING:
@@ -193,16 +194,15 @@ async def deliver(
 ) -> Delivered:
     """One parsed message into one workspace: its activity item, and its documents queued.
 
-    A message id already in the workspace's activity for this source is not taken twice
-    (a relay's retry, a mailbox read again): the earlier item is answered."""
+    A message id already in the workspace's activity for this source, or on its way in, is not
+    taken twice (a relay's retry, a sender's retry after no answer, a mailbox read again): the
+    earlier item is answered. While another process is taking the same message in, the answer
+    is a temporary refusal (``451 4.3.0`` / 503): the sender tries again."""
     store = services.store
     key = message_key(message, raw)
     earlier = await store.activity.find_by_message_ids(workspace_id, source, [key])
     if earlier:
-        item = earlier[0]
-        return Delivered(
-            workspace_id, item["_id"], item["status"], tuple(item["documentIds"]), duplicate=True
-        )
+        return _duplicate(workspace_id, earlier[0])
     recipients = list(message.recipients)
     all_details = {
         "from": message.sender,
@@ -223,27 +223,35 @@ async def deliver(
     originals = [Original(a.data, a.file_name, a.mime_type, known) for a in message.attachments]
     if not originals and receipt_text is not None:
         originals = [Original(receipt_text.encode("utf-8"), "message.txt", "text/plain", known)]
+    status, reason = "queued", "Received; waiting for processing"
     if not originals:
-        reason = skip_reason or "Nothing financial in this message"
+        status, reason = "skipped", skip_reason or "Nothing financial in this message"
         if message.ignored:
             reason += " (left out: " + "; ".join(message.ignored) + ")"
-        item = await store.activity.create(
+    try:
+        activity_id, document_ids = await receive_item(
+            services,
             workspace_id,
-            source,
-            [],
-            all_details,
-            status="skipped",
-            reasoning=reason,
+            source=source,
+            originals=originals,
+            details=all_details,
             message_id=key,
+            request_id=request_id,
+            status=status,
+            reasoning=reason,
         )
-        return Delivered(workspace_id, item["_id"], "skipped", ())
-    activity_id, document_ids = await receive_item(
-        services,
+    except IntakeDuplicate as duplicate:
+        return _duplicate(workspace_id, duplicate.item)
+    except IntakeBusy as busy:
+        raise InboundRejected("451 4.3.0", 503, f"Try again later: {busy}") from None
+    return Delivered(workspace_id, activity_id, status, tuple(document_ids))
+
+
+def _duplicate(workspace_id: str, item: dict[str, Any]) -> Delivered:
+    return Delivered(
         workspace_id,
-        source=source,
-        originals=originals,
-        details=all_details,
-        message_id=key,
-        request_id=request_id,
+        item["_id"],
+        item.get("status", "queued"),
+        tuple(item.get("documentIds") or ()),
+        duplicate=True,
     )
-    return Delivered(workspace_id, activity_id, "queued", tuple(document_ids))

@@ -1,8 +1,9 @@
 """The processing pipeline: a received document (its original stored) → a finished document.
 
-Every source ends here. ``receive`` stores the original, the document (``queued``), its activity
-item and a durable ``process-document`` job, all or nothing, each write journaled (what a sender
-was told "accepted" is on disk); a worker then runs
+Every source ends here. ``receive`` takes in the original, the document (``queued``), its activity
+item and a durable ``process-document`` job, appearing together or not at all, each write
+journaled (``resolvers.services.intake``: what a sender was told "accepted" is on disk); a worker
+then runs
 ``process_document``: the explicit tuple ``STEPS``, each a small step with one contract
 (``Step``). A step returns the ``Intake`` with what it learned, or raises ``StopPipeline`` to end
 the document as ``skipped`` or ``failed`` with the reason; notes of the steps (a likely
@@ -16,15 +17,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from persistence.activity import TERMINAL
-from persistence.documents.records import StoredFile
-from persistence.ids import new_id, utcnow
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import job_kind
+from resolvers.services.intake import Original, take_in
 from resolvers.services.pipeline_contract import Intake, Step, StepContext, StopPipeline
 from resolvers.services.pipeline_steps import (
     Analyze,
@@ -71,16 +70,6 @@ STEPS: tuple[Step, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Original:
-    """One file a source hands to the pipeline (an attachment, a photo, a message's text)."""
-
-    data: bytes
-    file_name: str
-    mime_type: str
-    fields: Mapping[str, Any] = field(default_factory=dict)  # known up front (fromEmail, …)
-
-
 async def receive(
     services: Services,
     workspace_id: str,
@@ -92,11 +81,9 @@ async def receive(
     details: Mapping[str, Any],
     request_id: str = "",
 ) -> tuple[str, str]:
-    """Store a new document from ``source`` and queue its processing; (document id, activity id).
-
-    Nothing remains when a write fails: what was written is removed and the error is raised,
-    so the source can safely retry the whole call.
-    """
+    """Take in a new document from ``source`` and queue its processing; (document id, activity
+    id). All or nothing (``resolvers.services.intake``): when a write fails, nothing of it is
+    readable, and the source can retry the whole call."""
     activity_id, document_ids = await receive_item(
         services,
         workspace_id,
@@ -118,91 +105,51 @@ async def receive_item(
     message_id: str | None = None,
     request_id: str = "",
     activity_id: str | None = None,
+    status: str = "queued",
+    reasoning: str = "Received; waiting for processing",
+    jobs: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[str, list[str]]:
-    """Ingest one incoming item (an upload, an email, a WhatsApp message): its activity item and
-    one queued document (original in GridFS, durable job) per original; (activity id, document
-    ids). All or nothing: when a write fails, what was written is removed and the error raised.
-    With ``activity_id`` the item exists already (a message whose media arrived later).
-
-    The writes are journaled and ordered for a crash between two of them: originals, documents, then
-    the activity item (what a sender's retry is recognised by), then the jobs. Killed before the
-    item, nothing was acknowledged and a retry is taken afresh (the start-up check,
-    ``resolvers.services.recovery``, removes the documents left behind); killed after it, the
-    documents exist, and the start-up check queues the job any of them lacks.
+    """Take in one incoming item (an upload, an email, a WhatsApp message): its activity item
+    and one queued document per original, each with its ``process-document`` job (and
+    ``jobs``, more of the unit's jobs, each given the item's id as ``activityId`` in its
+    payload), all appearing together or not at all
+    (``resolvers.services.intake.take_in``, which says what it raises); (activity id, document
+    ids). With ``activity_id`` the documents join an item that exists (a message whose media
+    arrived later); with ``message_id`` the message is taken once per workspace and source.
 
     Refused first (``InsufficientStorage``, nothing written) when the store's disk would keep
     less than its floor (``resolvers.services.disk_space``)."""
+
+    def unit_jobs(unit_activity_id: str, document_ids: Sequence[str]) -> list[dict[str, Any]]:
+        return [
+            processing_job(document_id, unit_activity_id, request_id)
+            for document_id in document_ids
+        ] + [{**job, "payload": {**job["payload"], "activityId": unit_activity_id}} for job in jobs]
+
     await services.disk.require_room(sum(len(original.data) for original in originals))
-    store = services.store
-    document_ids = [new_id("doc") for _ in originals]
-    stored: list[tuple[str, StoredFile]] = []
-    created_activity = False
-    new_activity_id = activity_id or new_id("act")
-    try:
-        for document_id, original in zip(document_ids, originals, strict=True):
-            stored.append(
-                (
-                    document_id,
-                    await store.files.put(
-                        workspace_id,
-                        document_id,
-                        original.data,
-                        original.file_name,
-                        original.mime_type,
-                    ),
-                )
-            )
-        now = utcnow()
-        await store.documents.insert_many(
-            workspace_id,
-            [
-                {
-                    **original.fields,
-                    "_id": document_id,
-                    "file": file_ref,
-                    "source": source,
-                    "receivedAt": now,
-                    "intakeOrder": order,
-                    "processingStatus": "queued",
-                    "activityId": new_activity_id,
-                }
-                for order, ((document_id, file_ref), original) in enumerate(
-                    zip(stored, originals, strict=True)
-                )
-            ],
-        )
-        if activity_id is None:
-            await store.activity.create(
-                workspace_id,
-                source,
-                document_ids,
-                dict(details),
-                message_id=message_id,
-                activity_id=new_activity_id,
-            )
-            created_activity = True
-        else:
-            await store.activity.attach_documents(workspace_id, activity_id, document_ids)
-        if len(originals) > 1:
-            await store.activity.set_document_names(
-                workspace_id,
-                new_activity_id,
-                {doc: o.file_name for doc, o in zip(document_ids, originals, strict=True)},
-            )
-        for document_id in document_ids:
-            await enqueue_processing(
-                services, workspace_id, document_id, new_activity_id, request_id
-            )
-    except Exception:
-        log.exception("receiving an item failed part-way; removing what was stored")
-        for document_id, file_ref in stored:
-            await store.files.delete(file_ref)
-            await store.documents.delete_unprocessed(workspace_id, document_id)
-        if created_activity:
-            await store.activity.delete(workspace_id, new_activity_id)
-        raise
-    services.wake_workers()
-    return new_activity_id, document_ids
+    return await take_in(
+        services,
+        workspace_id,
+        source=source,
+        originals=originals,
+        details=details,
+        jobs=unit_jobs,
+        message_id=message_id,
+        activity_id=activity_id,
+        status=status,
+        reasoning=reasoning,
+    )
+
+
+def processing_job(document_id: str, activity_id: str, request_id: str = "") -> dict[str, Any]:
+    """The ``process-document`` job of a received document, as an intake queues it."""
+    return {
+        "kind": PROCESS_DOCUMENT,
+        # The request id follows the job, so the worker's log lines join the request's.
+        "payload": {"documentId": document_id, "activityId": activity_id, "requestId": request_id},
+        # One at a time per document: asking again while one is queued or running changes nothing.
+        "dedupeKey": f"{PROCESS_DOCUMENT}:{document_id}",
+    }
 
 
 async def enqueue_processing(
@@ -210,12 +157,9 @@ async def enqueue_processing(
 ) -> None:
     """Queue the ``process-document`` job of a received document (one at a time per document:
     asking again while one is queued or running changes nothing)."""
+    job = processing_job(document_id, activity_id, request_id)
     await services.store.jobs.enqueue(
-        workspace_id,
-        PROCESS_DOCUMENT,
-        # The request id follows the job, so the worker's log lines join the request's.
-        {"documentId": document_id, "activityId": activity_id, "requestId": request_id},
-        dedupe_key=f"{PROCESS_DOCUMENT}:{document_id}",
+        workspace_id, job["kind"], job["payload"], dedupe_key=job["dedupeKey"]
     )
 
 
@@ -225,8 +169,20 @@ async def process_document(
     """Run the pipeline over one received document; raises to have its job retried."""
     store = services.store
     record = await store.documents.get(workspace_id, document_id)
-    if record is None or record.get("processingStatus") in TERMINAL:
-        return  # deleted meanwhile, or finished by a worker that died before completing the job
+    if record is None:
+        return  # deleted meanwhile
+    status = record.get("processingStatus")
+    if status in TERMINAL:
+        # Finished by a worker that died before it completed the job: what came after the
+        # outcome (its item's record, then the sender's notice) is done now, once; the billed
+        # count came with the outcome itself.
+        item = await store.activity.get(workspace_id, activity_id)
+        if item is not None and document_id not in (item.get("outcomes") or {}):
+            reason = str(record.get("processingReason") or "")
+            await record_outcome(
+                services, workspace_id, document_id, activity_id, str(status), reason
+            )
+        return
     await store.documents.set_processing(workspace_id, document_id, "processing")
     await store.activity.set_status(workspace_id, activity_id, "processing", "Reading the document")
     activity = await store.activity.get(workspace_id, activity_id) or {}
@@ -296,15 +252,30 @@ async def set_outcome(
     reason: str,
 ) -> None:
     store = services.store
-    await store.documents.set_processing(workspace_id, document_id, status, reason)
+    # A billable outcome is its billing count, in the same write (usage counted exactly once:
+    # a job run again finds the document finished and returns before reaching here).
+    billed_on = services.clock().date() if status in BILLABLE else None
+    await store.documents.set_processing(
+        workspace_id, document_id, status, reason, billed_on=billed_on
+    )
+    log.info("document processed", extra={"documentId": document_id, "status": status})
+    await record_outcome(services, workspace_id, document_id, activity_id, status, reason)
+
+
+async def record_outcome(
+    services: Services,
+    workspace_id: str,
+    document_id: str,
+    activity_id: str,
+    status: str,
+    reason: str,
+) -> None:
+    """The document's outcome on its activity item, and the source's notice once the item is
+    settled; both idempotent (a job run again after a crash repeats them)."""
+    store = services.store
     settled = await store.activity.record_outcome(
         workspace_id, activity_id, document_id, status, reason
     )
-    if status in BILLABLE:
-        # Once per document: a job that is run again finds the document finished and returns
-        # before reaching here (a crash between these writes loses the count, never doubles it).
-        await store.usage.add(workspace_id, services.clock().date(), "documentsProcessed")
-    log.info("document processed", extra={"documentId": document_id, "status": status})
     if settled is not None and (settled.get("details") or {}).get("notify"):
         # The source wants to tell the sender what came of it (a WhatsApp reply): durable, once.
         await store.jobs.enqueue(
@@ -329,8 +300,14 @@ async def give_up(services: Services, job: JobRecord, error: str) -> None:
     )
 
 
-# "process-upload": the kind's name before every source shared the pipeline.
-@job_kind(PROCESS_DOCUMENT, on_give_up=give_up, aliases=("process-upload",))
+# "process-upload": the kind's name before every source shared the pipeline. A document whose
+# reading ran past the time limit fails at once, like one over a budget: it would again.
+@job_kind(
+    PROCESS_DOCUMENT,
+    on_give_up=give_up,
+    aliases=("process-upload",),
+    retry_after_time_limit=False,
+)
 async def run_process_document(services: Services, job: JobRecord) -> None:
     """A ``process-document`` job: the pipeline over the document its payload names."""
     payload = job["payload"]

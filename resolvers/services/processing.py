@@ -8,11 +8,12 @@ the pipeline (``resolvers/services/pipeline.py``) and by documents.inspect.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -104,19 +105,44 @@ class Analyzer:
 
     async def _run(self, executor: Executor | None, call: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
+        submitted: Future[T] | None = None
         try:
             # A broken pool refuses the submission itself, before anything runs.
-            future = loop.run_in_executor(executor, call)
+            if executor is None:
+                future = loop.run_in_executor(None, call)
+            else:
+                submitted = executor.submit(call)
+                future = asyncio.wrap_future(submitted)
         except BrokenProcessPool as exc:
             raise _BrokenBeforeSubmit(str(exc)) from exc
         try:
             return await future
+        except asyncio.CancelledError:
+            # The job waiting for it was stopped (its time limit): a call already running in an
+            # analysis process would go on using a core for nobody, so that process is stopped.
+            if submitted is not None and not submitted.cancel():
+                self._stop_processes(executor)
+            raise
         except (UnreadableDocument, UnsupportedDocument, OverBudget) as exc:
             raise PermanentFailure(str(exc)) from exc
         except MemoryError as exc:
             raise PermanentFailure(
                 "reading this file needs more memory than FINCAP_ANALYSIS_MEMORY_MB allows"
             ) from exc
+
+    def _stop_processes(self, executor: Executor | None) -> None:
+        """Kill the processes of ``executor`` (a pool whose work nobody waits for any more) and
+        put a new pool in its place; calls of other jobs it was running are run again, each
+        alone (as after a process death). A thread cannot be stopped: it finishes on its own."""
+        if not isinstance(executor, ProcessPoolExecutor):
+            return
+        # The pool keeps its processes by pid (a private attribute, stable since Python 3.2).
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        self._replace(executor)
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError, ValueError, AttributeError):
+                process.kill()
+        log.warning("an analysis was stopped (its job ran past the time limit)")
 
     def _replace(self, broken: Executor | None) -> None:
         """A new pool instead of ``broken`` (unless another call replaced it already)."""

@@ -115,13 +115,19 @@ def plan_changes(subscription: dict[str, Any]) -> list[PlanChange]:
 
 
 async def period_usage(store: Store, subscription: dict[str, Any]) -> PeriodUsage:
-    """Documents processed and API calls in the subscription's current period."""
-    totals = await store.usage.totals(
-        subscription["workspaceId"],
-        subscription["currentPeriodStart"].date(),
-        subscription["currentPeriodEnd"].date(),
-    )
-    return PeriodUsage(totals["documentsProcessed"], totals["apiCalls"])
+    """Documents processed and API calls in the subscription's current period.
+
+    Documents processed are counted from the documents themselves (each outcome writes its
+    billed day in the same write: ``Documents.set_processing``), so a worker killed between a
+    document's outcome and anything after it loses no count, and a job run again adds none;
+    the usage rows' ``documentsProcessed`` holds only counts made before that (kept as
+    counted)."""
+    workspace_id = subscription["workspaceId"]
+    first = subscription["currentPeriodStart"].date()
+    end = subscription["currentPeriodEnd"].date()
+    totals = await store.usage.totals(workspace_id, first, end)
+    billed = await store.documents.billed(workspace_id, first, end)
+    return PeriodUsage(totals["documentsProcessed"] + billed, totals["apiCalls"])
 
 
 async def draft_current(
