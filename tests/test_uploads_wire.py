@@ -364,3 +364,27 @@ async def test_killed_worker_process_job_is_finished_elsewhere(
 
 def test_settings_default_to_process_executor() -> None:
     assert Settings().extraction_executor == "process"
+
+
+async def test_an_upload_whose_intake_was_swept_meanwhile_is_503_and_kept_nowhere(
+    http: httpx.AsyncClient,
+    wire_store: Store,
+    tenants: tuple[Tenant, Tenant],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An upload whose originals took longer to store than the sweep waits finds its intake
+    rolled back when it commits: the sender is told to send it again (503 with Retry-After,
+    as in an outage), never a 500, and nothing of it is listed."""
+    alice, _ = tenants
+
+    async def rolled_back(*args: Any, **kwargs: Any) -> None:
+        return None  # what commit answers once the sweep has rolled the intake back
+
+    monkeypatch.setattr(wire_store.intakes, "commit", rolled_back)
+    body = {"fileName": "r.png", "mimeType": "image/png", "base64Data": b64(fixture("receipt.png"))}
+    response = await call(http, alice, "files.upload", body)
+    assert response.status_code == 503, response.text
+    assert int(response.headers["retry-after"]) > 0
+    assert "send it again" in response.json()["error"]["errorMessage"]
+    assert await wire_store.db["documents"].count_documents({}) == 0
+    assert await wire_store.db["activity"].count_documents({}) == 0

@@ -45,6 +45,7 @@ from persistence.intakes import IntakeConflict, IntakeRecord, intake_key
 from persistence.jobs import owner_gone
 from persistence.lease_owners import LeaseOwner
 from persistence.units import Unit
+from resolvers.framework.errors import ServiceUnavailable
 
 if TYPE_CHECKING:
     from resolvers.services.container import Services
@@ -87,8 +88,16 @@ class IntakeBusy(Exception):
     """A live process is taking the same message in right now: try again in a moment."""
 
 
-class IntakeAbandoned(Exception):
-    """The intake was taken for dead and rolled back while it was still being written."""
+class IntakeAbandoned(ServiceUnavailable):
+    """The intake was taken for dead and rolled back while it was still being written (its
+    originals took longer to store than the sweep waits): nothing of it was kept, and the
+    sender is told to send it again, as in an outage (503 / SMTP 451), never a 500."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            "Storing the upload took too long and nothing of it was kept; send it again"
+        )
+        self.detail = detail
 
 
 class _AlreadyWritten(Exception):
