@@ -5,8 +5,8 @@ A page OCR read nothing usable from (no amount and date, and no text that reads 
 a photo upside down or sideways reads as fragments) is read again before giving up: turned
 the other ways and with the other OCR engine, keeping the reading that finds most; the
 fields say so (``ParsedFields.reading_note``), and so does the reason a person is shown. A
-PDF whose text layer holds as little (a scanner's stamp over a scanned receipt) is read
-again once, its pages OCR'd as images.
+PDF whose text layer holds as little and gave neither amount nor date (a scanner's stamp
+over a scanned receipt) is read again once, its pages OCR'd as images.
 """
 
 from __future__ import annotations
@@ -65,10 +65,13 @@ def analyze(
     text = extract_text(data, mime, max_pages=max_pages)
     hints = ParseHints(country_code=country_code, currency=currency, today=today)
     fields = parse_fields(text.layouts, hints)
-    if not core_read(fields) and not reads_well(text):
-        # OCR read little, or a PDF's text layer holds little (a scanner's stamp over the
-        # scanned receipt): read the pages again.
+    if text.ocr_used and not core_read(fields) and not reads_well(text):
         text, fields = read_again(data, mime, max_pages, hints, text, fields)
+    elif not text.ocr_used and nothing_read(fields) and not reads_well(text):
+        # A PDF whose text layer gave neither amount nor date and holds little (a scanner
+        # app's stamp over the scanned receipt): its pages by OCR, once. A text PDF that gave
+        # one of them is what it says (an invoice without a date), and is not OCR'd.
+        text, fields = read_by_ocr(data, mime, max_pages, hints, text, fields)
     category: str | None = None
     confidence = 0.0
     if fields.financial:
@@ -90,6 +93,29 @@ def analyze(
 def core_read(fields: ParsedFields) -> bool:
     """Both the amount and the date were found."""
     return fields.amount is not None and fields.doc_date is not None
+
+
+def nothing_read(fields: ParsedFields) -> bool:
+    """Neither the amount nor the date was found."""
+    return fields.amount is None and fields.doc_date is None
+
+
+def read_by_ocr(
+    data: bytes,
+    mime: str,
+    max_pages: int,
+    hints: ParseHints,
+    text: ExtractedText,
+    fields: ParsedFields,
+) -> tuple[ExtractedText, ParsedFields]:
+    """A PDF's pages read by OCR, kept (with a note saying so) when that finds more than its
+    text layer did; otherwise the text layer's reading, unchanged."""
+    again = extract_text(data, mime, max_pages=max_pages, text_layers=False)
+    found = parse_fields(again.layouts, hints)
+    if found_count(found) <= found_count(fields):
+        return text, fields
+    note = "Little was read from the PDF's text layer; its pages were read by OCR."
+    return again, dataclasses.replace(found, reading_note=note)
 
 
 def found_count(fields: ParsedFields) -> tuple[int, float]:
@@ -129,11 +155,9 @@ def read_again(
     tried = []
     best: tuple[tuple[int, float], str, ExtractedText, ParsedFields] | None = None
     first = found_count(fields)
-    for how, turn, engine in _second_readings(text.ocr_used):
+    for how, turn, engine in _second_readings():
         tried.append(how)
-        again = extract_text(
-            data, mime, max_pages=max_pages, engine=engine, turn=turn, text_layers=False
-        )
+        again = extract_text(data, mime, max_pages=max_pages, engine=engine, turn=turn)
         found = parse_fields(again.layouts, hints)
         rank = found_count(found)
         if rank > first and (best is None or rank > best[0]):
@@ -148,12 +172,7 @@ def read_again(
     return text, dataclasses.replace(fields, reading_note=note)
 
 
-def _second_readings(ocr_used: bool) -> Iterator[tuple[str, int, str]]:
-    if not ocr_used:
-        # A PDF read from its text layer alone: its pages as images, once (a text PDF with
-        # no total is common, and every further reading would cost an OCR of every page).
-        yield "by OCR (its text layer held little)", 0, DEFAULT_ENGINE
-        return
+def _second_readings() -> Iterator[tuple[str, int, str]]:
     for turn in TURNS:
         yield f"turned {turn}°", turn, DEFAULT_ENGINE
     others = [name for name in available_engines() if name not in (DEFAULT_ENGINE, "auto")]

@@ -212,17 +212,20 @@ class Workspaces:
         if not marked.matched_count:
             return None
         # Two flat counts (the store plans each on the workspace index): the other owners, less
-        # those marked now. A mark landing between them only lowers the result (refusal).
+        # those marked now — the marked ones counted first. An owner whose own step-down
+        # finishes between the two counts (marked, then no longer an owner) then lowers the
+        # result; counted the other way round it raised it, and two owners demoted at once
+        # could both go (seen under load). A mark that lands between them raises it, but that
+        # owner's own count, made after its mark, sees this one's mark and refuses.
         others = {
             "workspaceId": owner["workspaceId"],
             "role": "owner",
             "_id": {"$ne": owner["_id"]},
         }
-        standing = await self._memberships.count_documents(others) - (
-            await self._memberships.count_documents(
-                {**others, "stepDown.at": {"$gt": now - STEP_DOWN_HOLD}}
-            )
+        marked_others = await self._memberships.count_documents(
+            {**others, "stepDown.at": {"$gt": now - STEP_DOWN_HOLD}}
         )
+        standing = await self._memberships.count_documents(others) - marked_others
         mine = {"_id": owner["_id"], "stepDown.token": token}
         if standing <= 0:
             await self._memberships.update_one(mine, {"$unset": {"stepDown": ""}})

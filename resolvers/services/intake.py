@@ -88,18 +88,6 @@ class IntakeBusy(Exception):
     """A live process is taking the same message in right now: try again in a moment."""
 
 
-class IntakeAbandoned(ServiceUnavailable):
-    """The intake was taken for dead and rolled back while it was still being written (its
-    originals took longer to store than the sweep waits): nothing of it was kept, and the
-    sender is told to send it again, as in an outage (503 / SMTP 451), never a 500."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(
-            "Storing the upload took too long and nothing of it was kept; send it again"
-        )
-        self.detail = detail
-
-
 class _AlreadyWritten(Exception):
     """Another process wrote this unit (the sweep and the writer met): nothing to do."""
 
@@ -203,7 +191,12 @@ async def take_in(
             record["_id"], {**unit, "session": session.session_id}
         )
         if committed is None:
-            raise IntakeAbandoned(f"intake {record['_id']} was rolled back while it was written")
+            # Taken for dead and rolled back while its originals were still being stored:
+            # nothing of it was kept; the sender is told to send it again, as in an outage
+            # (503 / SMTP 451), never a 500.
+            raise ServiceUnavailable(
+                "Storing the upload took too long and nothing of it was kept; send it again"
+            )
         await write_unit(services, committed, session)
     services.wake_workers()
     return unit_activity_id, document_ids
@@ -372,7 +365,6 @@ __all__ = [
     "ABANDONED_AFTER",
     "COMMITTED_AFTER",
     "SWEEP_EVERY_S",
-    "IntakeAbandoned",
     "IntakeBusy",
     "IntakeDuplicate",
     "Original",

@@ -74,7 +74,7 @@ def test_a_scan_whose_text_layer_is_only_a_stamp_is_read_by_ocr() -> None:
     assert fields.amount == Decimal("13.50")
     assert fields.doc_date == date(2024, 3, 14)
     assert analysis.ocr_used
-    assert fields.reading_note is not None and "by OCR" in fields.reading_note
+    assert fields.reading_note is not None and "read by OCR" in fields.reading_note
 
 
 def test_a_text_pdf_that_reads_well_is_not_read_again() -> None:
