@@ -112,9 +112,10 @@ lint: install-test
 	$(BIN)/mypy
 
 # The documentation site (docs/, mkdocs.yml) into site/; --strict fails on a broken link or a
-# page missing from the navigation.
+# page missing from the navigation, and site_offline.py on a page that fetches from another host.
 docs: install-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	$(BIN)/python scripts/site_offline.py site
 
 docs-serve: install-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve

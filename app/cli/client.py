@@ -105,6 +105,8 @@ class Client:
             if message and retry_after.isdigit():
                 # 429, 503 (the server's database away), 507 (its disk full): say when.
                 message = f"{message} (the server says: retry in {retry_after} s)"
+            if response.status_code == 401:
+                message = self.refused_key(message)
             failed = CallFailed(
                 message or f"HTTP {response.status_code}",
                 exit_code_of(response.status_code),
@@ -114,6 +116,20 @@ class Client:
             failed.envelope = body if isinstance(body, dict) else None
             raise failed
         return body
+
+    def refused_key(self, message: str | None) -> str:
+        """A 401's message with what the CLI knows and the server does not say: which key
+        was refused and where it came from, or that none was sent and how to set one."""
+        said = message or "authentication required"
+        if not self.target.api_key:
+            return f"{said}: no API key was sent (run `fincap auth login`, or set FINCAP_API_KEY)"
+        source = self.target.sources.get("apiKey", "config")
+        origin = "FINCAP_API_KEY" if source == "environment" else source
+        return (
+            f"{said}: the API key {self.target.masked_key} (from {origin}) was not accepted — "
+            "unknown, revoked or expired; make a new one on the dashboard's API keys page and "
+            "save it with `fincap auth login`"
+        )
 
     def call(self, slug: str, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/capabilities/{slug}``: the whole success envelope."""

@@ -220,6 +220,24 @@ def option_value(param: Param, value: Any) -> Any:
     return value
 
 
+def subject_param(params: list[Param]) -> Param | None:
+    """The one id a command's positional argument may name (``fincap documents get doc_…``).
+
+    A capability whose only required parameter is an id (``id``, ``documentId``, ``userId``…)
+    takes it without its flag; any other keeps the positional argument for the JSON body.
+    """
+    required = [p for p in params if p.required]
+    if len(required) != 1 or required[0].kind != "string":
+        return None
+    name = required[0].name
+    return required[0] if name == "id" or name.endswith("Id") else None
+
+
+def looks_like_body(argument: str) -> bool:
+    """A positional argument that is a JSON body (``{…}``, ``@file``, ``-``), not an id."""
+    return argument == "-" or argument.lstrip().startswith(("{", "[", "@"))
+
+
 def read_body(argument: str | None, options_given: bool) -> dict[str, Any]:
     """The JSON body from the argument (``{…}``, ``@file``, ``-``) or piped stdin."""
     if argument is None and not options_given and not sys.stdin.isatty():
@@ -273,6 +291,7 @@ def capability_command(item: dict[str, Any], name: str) -> click.Command:
     slug = str(item["slug"])
     params = params_of(item.get("inputSchema") or {})
     by_dest = {param.dest: param for param in params}
+    subject = subject_param(params)
 
     def run(
         body: str | None,
@@ -285,6 +304,10 @@ def capability_command(item: dict[str, Any], name: str) -> click.Command:
     ) -> None:
         sent = {by_dest[d].name: option_value(by_dest[d], v) for d, v in values.items()}
         options = {k: v for k, v in sent.items() if v is not None}
+        if subject is not None and body is not None and not looks_like_body(body):
+            if subject.name in options and options[subject.name] != body:
+                raise click.UsageError(f"two {subject.flag} given: {body} and {subject.flag}")
+            options[subject.name], body = body, None
         payload = {**read_body(body, bool(options)), **options}
         missing = [p.flag for p in params if p.required and p.name not in payload]
         if missing:
@@ -302,15 +325,18 @@ def capability_command(item: dict[str, Any], name: str) -> click.Command:
     permissions = ", ".join(item.get("permissions") or ()) or "none"
     roles = item.get("roles")
     who = f"; roles: {', '.join(roles)}" if roles else ""
+    metavar = "[ID|BODY]" if subject else "[BODY]"
+    resource = slug.partition(".")[0]
+    id_help = f" ID: the {subject.flag} itself (`fincap {resource} {name} ID`)." if subject else ""
     command = click.Command(
         name,
         callback=common_options(run),
         params=[
-            click.Argument(["body"], required=False, metavar="[BODY]"),
+            click.Argument(["body"], required=False, metavar=metavar),
             *(click_option(param) for param in params),
         ],
         help=f"{description}\n\nCapability {slug}; scopes: {permissions}{who}. BODY: the whole "
-        "request as JSON ('{…}', @file.json, or - for stdin); options override its keys.",
+        "request as JSON ('{…}', @file.json, or - for stdin); options override its keys." + id_help,
         short_help=description.split("\n", 1)[0],
         no_args_is_help=False,
     )

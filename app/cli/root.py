@@ -84,6 +84,7 @@ def unreachable_store(settings: Settings) -> str:
 
 
 @click.group(cls=CapabilityGroup)
+@click.version_option(package_name="fincap", prog_name="fincap", message="%(prog)s %(version)s")
 def main() -> None:
     """fincap: financial documents in, searchable records out.
 

@@ -46,7 +46,18 @@ LISTING = [
         "description": "Frobnicates a gadget.\n\nA capability only this server has.",
         "permissions": ["all"],
         "inputSchema": GADGET_SCHEMA,
-    }
+    },
+    {
+        "name": "gadgetsGet",
+        "slug": "gadgets.get",
+        "description": "One gadget by its id.",
+        "permissions": ["all"],
+        "inputSchema": {
+            "type": "object",
+            "required": ["id"],
+            "properties": {"id": {"type": "string"}, "fields": {"type": "string"}},
+        },
+    },
 ]
 
 

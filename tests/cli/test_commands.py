@@ -101,6 +101,54 @@ def test_body_from_argument_stdin_and_file(fake: FakeServer, tmp_path: Path) -> 
     assert sent(fake) == {"name": "file", "size": 1}
 
 
+def test_a_command_taking_one_id_takes_it_without_its_flag(fake: FakeServer) -> None:
+    result = run(fake, "gadgets", "get", "gad_1", "--fields", "name")
+    assert result.exit_code == 0, result.output
+    assert [(slug, body) for slug, body, _ in fake.bodies] == [
+        ("gadgets.get", {"id": "gad_1", "fields": "name"})
+    ]
+    # A body is still a body, and the flag still works.
+    assert run(fake, "gadgets", "get", '{"id": "gad_2"}').exit_code == 0
+    assert fake.bodies[0][1] == {"id": "gad_2"}
+    assert run(fake, "gadgets", "get", "--id", "gad_3").exit_code == 0
+    assert fake.bodies[0][1] == {"id": "gad_3"}
+    # The same id twice is fine; two different ones are a usage error and send nothing.
+    clash = run(fake, "gadgets", "get", "gad_4", "--id", "gad_5")
+    assert clash.exit_code == 2 and fake.bodies == []
+    assert "two --id given" in clash.stderr
+    # A command whose required input is not one id keeps its positional argument for the body.
+    assert "BODY: not valid JSON" in run(fake, "gadgets", "frobnicate", "gad_1").stderr
+
+
+def test_shipped_commands_taking_one_id_say_so() -> None:
+    result = CliRunner().invoke(main, ["documents", "get", "--help"], prog_name="fincap")
+    assert result.exit_code == 0, result.output
+    assert "[ID|BODY]" in result.output and "fincap documents get ID" in result.output
+    search = CliRunner().invoke(main, ["documents", "search", "--help"], prog_name="fincap")
+    assert "[BODY]" in search.output and "[ID|BODY]" not in search.output
+
+
+def test_a_refused_key_is_named_and_a_missing_one_says_how_to_set_it(fake: FakeServer) -> None:
+    fake.answers["gadgets.frobnicate"] = (401, "API key authentication required")
+    try:
+        refused = run(fake, "gadgets", "frobnicate", "--name", "x", FINCAP_API_KEY="sk_abcd_1234")
+        missing = run(fake, "gadgets", "frobnicate", "--name", "x", FINCAP_API_KEY="")
+    finally:
+        fake.answers.clear()
+    assert refused.exit_code == missing.exit_code == 3
+    assert "sk_abcd…1234" in refused.stderr and "not accepted" in refused.stderr
+    assert "FINCAP_API_KEY" in refused.stderr  # where the refused key came from
+    assert "no API key was sent" in missing.stderr and "fincap auth login" in missing.stderr
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(main, ["--version"], prog_name="fincap")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"fincap {version('fincap')}"
+
+
 @pytest.mark.parametrize(
     ("args", "input", "message"),
     [
@@ -133,7 +181,9 @@ def test_exit_code_of_each_server_answer(fake: FakeServer, status: int, code: in
     finally:
         fake.answers.clear()
     assert result.exit_code == code
-    assert result.stderr == f"error: the server said {status}\n"  # the server's own message
+    # The server's own message (a 401's followed by which key was refused).
+    assert result.stderr.startswith(f"error: the server said {status}")
+    assert result.stderr.endswith("\n") and (status == 401) == ("sk_test" in result.stderr)
     assert result.stdout == ""
 
 
