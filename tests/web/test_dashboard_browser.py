@@ -348,6 +348,23 @@ def test_amounts_are_read_for_the_locale_and_big_changes_are_confirmed(
         page.call("Emulation.setLocaleOverride")
 
 
+# The WCAG contrast ratio of an element's text against the first opaque background behind it.
+CONTRAST_JS = """(() => {
+  const element = document.querySelector(%s);
+  const rgb = (text) => text.match(/[\\d.]+/g).map(Number);
+  let behind = element, background = [0, 0, 0, 0];
+  while (behind && (background = rgb(getComputedStyle(behind).backgroundColor))[3] === 0) {
+    behind = behind.parentElement;
+  }
+  if (!behind) background = [255, 255, 255];
+  const luminance = ([r, g, b]) => [r, g, b]
+    .map((c) => c / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+    .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+  const [a, b] = [luminance(rgb(getComputedStyle(element).color)), luminance(background)];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+})()"""
+
+
 def test_archive_then_undo_from_the_toast(live: LiveDashboard, page: Page) -> None:
     page.go(f"{live.base}/app/#/")
     page.wait("document.querySelectorAll('#latest tbody a').length > 2")
@@ -364,6 +381,8 @@ def test_archive_then_undo_from_the_toast(live: LiveDashboard, page: Page) -> No
     # Back on the list, the toast says what was archived and offers Undo.
     page.wait("location.hash.startsWith('#/documents') && !!document.querySelector('#toast #undo')")
     assert "Archived" in page.js("document.querySelector('#toast').innerText")
+    # Legible: the Undo button's text against what is behind it (it was white on white).
+    assert page.js(CONTRAST_JS % json.dumps("#toast #undo")) >= 4.5
     assert archived()
     page.click("#toast #undo")
     page.wait("document.querySelector('#toast')?.innerText === 'Restored'")
