@@ -9,6 +9,7 @@ an API key, and use a phone-width screen. Screenshots are checked for what they 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,8 +185,21 @@ def test_range_other_and_filters_in_the_address(live: LiveDashboard, page: Page)
         "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
     )
     by_category = live.call("documents.count", {"groupBy": "category"}).json()["data"]["result"]
-    if len(by_category["groups"]) > 8:
+    named = [g for g in by_category["groups"] if g["key"]]
+    if len(named) > 8:
         assert len(labels) == 9 and labels[-1].startswith("Other ("), labels
+        rest = len(named) - 8
+        assert labels[-1] == f"Other ({rest} {'category' if rest == 1 else 'categories'})"
+        # "Other" opens in place into the categories it holds, focus on the first of them.
+        page.js("[...document.querySelectorAll('#chart-categories .hbar-label')].at(-1).click()")
+        page.wait(
+            f"document.querySelectorAll('#chart-categories .hbar-label').length === {len(named)}"
+        )
+        opened = page.js(
+            "[...document.querySelectorAll('#chart-categories .hbar-label')].map(b => b.innerText)"
+        )
+        assert opened[:8] == labels[:8] and not any(o.startswith("Other") for o in opened)
+        assert page.js("document.activeElement.innerText") == opened[8]
     # A category filter is in the address; a reload keeps it.
     page.js("document.querySelector('#f-category').value = 'Fuel'")
     page.js("document.querySelector('form.filters').requestSubmit()")
@@ -282,6 +296,32 @@ def test_open_a_document_correct_its_amount_and_see_the_chart_change(
     rate = corrected["conversionRate"] or 1.0
     expected = before + (5000 - float(stored["amount"])) * rate
     assert abs(after - expected) < 0.05, (before, after, expected)
+
+
+@pytest.mark.parametrize(
+    ("locale", "pattern"),
+    # Round, short labels in each locale's own way ("$10K"; German keeps thousands: "10.000 $").
+    [("en-US", r"^\$\d+(\.\d)?[KM]?$"), ("de-DE", r"^\d+(\.\d{3})*(,\d)?( Mio\.)? \$$")],
+)
+def test_the_month_axis_is_round_in_the_locale(
+    live: LiveDashboard, page: Page, locale: str, pattern: str
+) -> None:
+    page.call("Emulation.setLocaleOverride", locale=locale)
+    try:
+        page.go("about:blank")
+        page.go(f"{live.base}/app/#/")
+        page.wait("document.querySelectorAll('#chart-months .bar').length === 12")
+        axis = page.js(
+            "[...document.querySelectorAll('#chart-months text.axis[text-anchor=end]')]"
+            ".map(t => t.textContent)"
+        )
+        top = max(bar_values(page).values())
+    finally:
+        page.call("Emulation.setLocaleOverride")
+    assert len(axis) == 3, axis
+    for label in axis:
+        assert re.match(pattern, label.replace("\u00a0", " ")), (locale, axis)
+    assert top > 0 and axis[0] != axis[2]  # a scale, not three zeros
 
 
 @pytest.mark.parametrize(

@@ -33,12 +33,22 @@ function table(caption, rows, currency) {
   );
 }
 
+// The axis's top: the largest value rounded up to 1, 2, 2.5 or 5 × a power of ten, so the
+// three labels are round numbers in every locale (a locale whose compact notation does not
+// shorten thousands, as German's, would otherwise print the raw maximum: "8189,7 $").
+export function niceCeiling(value) {
+  if (!(value > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  const step = [1, 2, 2.5, 5, 10].find((m) => m * power >= value - 1e-9 * power);
+  return step * power;
+}
+
 // rows: [{key, label, value, count}]; onPick(row) when a column is chosen (click or Enter).
 export function columnChart({ id, title, rows, currency, onPick }) {
   const width = 640;
   const height = 220;
-  const pad = { top: 16, right: 8, bottom: 36, left: 56 };
-  const max = Math.max(1, ...rows.map((r) => r.value));
+  const pad = { top: 16, right: 8, bottom: 36, left: 64 };
+  const max = niceCeiling(Math.max(0, ...rows.map((r) => r.value)));
   const inner = width - pad.left - pad.right;
   const band = rows.length ? inner / rows.length : inner;
   const svg = s("svg", {
@@ -93,7 +103,7 @@ export function barChart({ id, title, rows, currency, onPick }) {
             type: onPick ? "button" : null,
             class: "hbar-label",
             onclick: onPick ? () => onPick(row) : null,
-            title: onPick ? `Filter by ${row.label}` : null,
+            title: onPick ? row.hint || `Filter by ${row.label}` : null,
           },
           row.label,
         ),

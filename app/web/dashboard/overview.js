@@ -65,7 +65,31 @@ function categoryRows(categories, totalAmount) {
   const rest = categories.slice(TOP_CATEGORIES);
   const value = Math.max(Number(totalAmount || 0) - shown, rest.reduce((sum, c) => sum + c.value, 0));
   const count = rest.reduce((sum, c) => sum + c.count, 0);
-  return [...top, { key: null, other: true, label: `Other (${rest.length} categories)`, value, count }];
+  const named = rest.length === 1 ? "1 category" : `${rest.length} categories`;
+  const hint = `Show the ${named} in “Other”`;
+  return [...top, { key: null, other: true, label: `Other (${named})`, hint, value, count }];
+}
+
+// Spend by category; "Other" opens in place into every category it holds (each then a filter
+// like the others), focus on the first of them so a keyboard user carries on from there.
+function categoryChart(categories, totalAmount, currency, pick) {
+  const chart = (rows) =>
+    barChart({
+      id: "chart-categories",
+      title: `Spend by category (${currency})`,
+      rows,
+      currency,
+      onPick: (row) => {
+        if (row.other) {
+          const opened = chart(categories);
+          document.getElementById("chart-categories").closest("figure").replaceWith(opened);
+          opened.querySelectorAll(".hbar-label")[TOP_CATEGORIES]?.focus();
+        } else if (row.key) {
+          pick({ category: row.key });
+        }
+      },
+    });
+  return chart(categoryRows(categories, totalAmount));
 }
 
 function lastDay(key) {
@@ -145,13 +169,7 @@ function overviewContent(data) {
         currency,
         onPick: (row) => pick({ from: `${row.key}-01`, to: lastDay(row.key) }),
       }),
-      barChart({
-        id: "chart-categories",
-        title: `Spend by category (${currency})`,
-        rows: categoryRows(categories, total?.amount),
-        currency,
-        onPick: (row) => !row.other && row.key && pick({ category: row.key }),
-      }),
+      categoryChart(categories, total?.amount, currency, pick),
     ),
     h("h2", {}, "Latest documents"),
     latestTable(ws.latest?.documents || []),
