@@ -282,9 +282,19 @@ def test_each_filter_narrows_the_list_and_its_count_and_survives_reload(
 
 def test_bulk_archive_then_undo(live: LiveDashboard, page: Page) -> None:
     picked = open_and_select(page, live, 3, 5)
+    before = int(page.js("document.querySelector('#result-count').dataset.count"))
     page.click("#bulk-archive")
     page.wait("!!document.querySelector('#toast #undo')")
     assert "Archived 2 documents" in page.js("document.querySelector('#toast').innerText")
+    # The count line and the CSV label say what is left (they kept the old numbers).
+    left = before - 2
+    assert int(page.js("document.querySelector('#result-count').dataset.count")) == left
+    assert f"{left:,} documents match" in page.js(
+        "document.querySelector('#result-count').innerText"
+    )
+    assert page.js("document.querySelector('#csv-download').innerText") == (
+        f"Download CSV of all {left:,} matching"
+    )
     assert not set(picked) & set(row_ids(page))  # gone from the list
     for document_id in picked:
         assert result(live.call("documents.get", {"id": document_id}))["document"]["archived"]

@@ -40,7 +40,8 @@ function plural(n, one, many = `${one}s`) {
 }
 
 // The bar above the table. `table` is documentTable's handle; `categories` the names in use.
-export function bulkBar({ table, categories }) {
+// onArchived(): after documents left the list, so the page can count what still matches.
+export function bulkBar({ table, categories, onArchived }) {
   const count = h("span", { id: "selected-count", class: "selected-count" }, "None selected");
   const progress = h("progress", { id: "bulk-progress", hidden: true, value: 0, max: 1 });
   const status = h("p", { id: "bulk-status", role: "status", class: "bulk-status" });
@@ -89,6 +90,7 @@ export function bulkBar({ table, categories }) {
     );
     update();
     finish({ archived: archived.length, failed });
+    if (archived.length) await onArchived?.();
     if (archived.length) undoToast(`Archived ${plural(archived.length, "document")}`, archived);
   }
 

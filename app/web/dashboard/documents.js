@@ -23,6 +23,7 @@ query Documents($input: SearchDocumentsInput, $count: CountDocumentsInput, $cate
     categoryNames: counts(input: $categories) { groups { key } }
   }
 }`;
+const COUNT_QUERY = `query Matched($count: CountDocumentsInput) { workspace { matched: counts(input: $count) { count } } }`;
 const MORE_QUERY = `query More($input: SearchDocumentsInput) { workspace { documents(input: $input) { documents { ${ROW_FIELDS} } nextCursor } } }`;
 const CSV_PAGE = 100; // the most documents.search returns at once
 
@@ -153,7 +154,7 @@ export async function documentsView() {
   const ws = data.workspace;
   if (!ws.documents || !ws.matched) throw new Error("The documents could not be listed; try again, or clear the filters.");
   const page = ws.documents;
-  const matched = ws.matched.count;
+  let matched = ws.matched.count;
   const categories = [...new Set([...(ws.categoryNames?.groups || []).map((g) => g.key).filter(Boolean), ...state.categories])].sort();
   state.categories = categories;
 
@@ -188,7 +189,20 @@ export async function documentsView() {
       csvLabel();
     },
   });
-  const bulk = bulkBar({ table, categories });
+  // After a bulk archive: the count line and the CSV label say what is left (counted again:
+  // duplicates archived with a row may match too without being on the page).
+  const recount = async () => {
+    shown = table.rows.size;
+    try {
+      matched = (await api.data(COUNT_QUERY, { count: countInput(list) })).workspace.matched.count;
+    } catch {
+      matched = Math.max(shown, matched - table.selected().length);
+    }
+    summary.dataset.count = String(matched);
+    sayShown();
+    csvLabel();
+  };
+  const bulk = bulkBar({ table, categories, onArchived: recount });
   shownRows(page.documents);
 
   const more = h("div", { class: "more" });
