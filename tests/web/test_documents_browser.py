@@ -31,7 +31,7 @@ from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, ser
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
-DEMO_DOCUMENTS = 160  # about 80 in the last 12 months: more than one page of 50
+DEMO_DOCUMENTS = 160  # more than one page of 50 (about 80 in the last 12 months)
 ROWS = "#doc-rows tr"
 
 
@@ -133,17 +133,6 @@ def row_ids(page: Page) -> list[str]:
     return list(page.js(f"[...document.querySelectorAll('{ROWS}')].map(r => r.dataset.id)"))
 
 
-def page_where(page: Page) -> list[dict[str, Any]]:
-    """The default range the page shows (its date fields), as where conditions."""
-    start, end = page.js(
-        "[document.querySelector('#d-from').value, document.querySelector('#d-to').value]"
-    )
-    return [
-        {"field": "docDate", "op": "gte", "value": start},
-        {"field": "docDate", "op": "lte", "value": end},
-    ]
-
-
 def api_count(live: LiveDashboard, conditions: list[dict[str, Any]]) -> int:
     body = {"where": {"conditions": conditions}} if conditions else {}
     return int(result(live.call("documents.count", body))["count"])
@@ -177,11 +166,21 @@ def open_and_select(page: Page, live: LiveDashboard, start: int, stop: int) -> l
 
 def test_sort_is_the_servers_across_pages(live: LiveDashboard, page: Page, shots: Path) -> None:
     open_list(page, live)
-    # The overview's default: the last 12 months, newest first, a page of 50 and a count.
+    # The default: every document whatever its date, the newest added first, a page of 50
+    # and a count.
     assert len(row_ids(page)) == 50
-    where = page_where(page)
+    where: list[dict[str, Any]] = []
     assert shown_count(page) == api_count(live, where) > 50
-    assert "last 12 months" in page.js("document.querySelector('#result-count').innerText")
+    assert "(all dates)" in page.js("document.querySelector('#result-count').innerText")
+    assert page.js("document.querySelector('#d-from').value") == ""
+    newest = result(
+        live.call(
+            "documents.search",
+            {"useSearch": False, "limit": 50, "sortBy": "receivedAt", "sortOrder": -1},
+        )
+    )["documents"]
+    assert row_ids(page) == [d["id"] for d in newest]
+    assert page.js("document.querySelector('th[aria-sort]').innerText").startswith("Added")
     page.screenshot(shots / "documents.png")
 
     click_and_wait(page, "button.sort[data-sort=amount]")
@@ -198,7 +197,6 @@ def test_sort_is_the_servers_across_pages(live: LiveDashboard, page: Page, shots
                 "limit": 100,
                 "sortBy": "amount",
                 "sortOrder": -1,
-                "where": {"conditions": where},
                 "requiredFields": ["id", "amount"],
             },
         )
@@ -225,8 +223,9 @@ def test_each_filter_narrows_the_list_and_its_count_and_survives_reload(
     live: LiveDashboard, page: Page
 ) -> None:
     open_list(page, live)
-    where = page_where(page)
+    where: list[dict[str, Any]] = []
     everything = shown_count(page)
+    assert everything == api_count(live, [])
     category = page.js("document.querySelector('#d-category option:nth-child(2)').value")
     cases: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
         (
@@ -263,16 +262,20 @@ def test_each_filter_narrows_the_list_and_its_count_and_survives_reload(
                 name,
                 selector,
             )
-    # Dates: a narrower range narrows; All time widens past the default 12 months.
+    # Dates are opt-in: a range narrows; emptying the dates shows every document again.
     open_list(page, live)
-    start = (date.fromisoformat(where[1]["value"]) - timedelta(days=90)).isoformat()
-    apply_filters(page, {"#d-from": start})
+    start = (date.today() - timedelta(days=180)).isoformat()
+    end = (date.today() - timedelta(days=30)).isoformat()
+    apply_filters(page, {"#d-from": start, "#d-to": end})
     assert f"from={start}" in page.js("location.hash")
-    narrower = [{"field": "docDate", "op": "gte", "value": start}, where[1]]
+    narrower = [
+        {"field": "docDate", "op": "gte", "value": start},
+        {"field": "docDate", "op": "lte", "value": end},
+    ]
     assert shown_count(page) == api_count(live, narrower) < everything
-    open_list(page, live, "#/documents?range=all")
-    assert shown_count(page) == api_count(live, []) > everything
-    assert "all time" in page.js("document.querySelector('#result-count').innerText")
+    assert f"dated {start} to {end}" in page.js("document.querySelector('#result-count').innerText")
+    apply_filters(page, {"#d-from": "", "#d-to": ""})
+    assert shown_count(page) == everything
     # A hand-edited address: values the API would refuse are left out, not an error page.
     mark_stale(page)
     page.go(f"{live.base}/app/#/documents?status=finished&amountMin=lots&sort=colour")
@@ -388,7 +391,7 @@ def test_csv_of_the_selection_and_of_everything_matching(
     # Where ';' separates fields (a spreadsheet in a German locale), this was two cells, the
     # second a formula (the hostile probe's Low item).
     result(live.call("documents.update", {"id": semicolon, "merchant": "Acme;=1+2"}))
-    open_list(page, live, "#/documents?range=all")
+    open_list(page, live)
     select_rows(page, [awkward, formula, semicolon])
     assert page.js("document.querySelector('#csv-download').innerText") == (
         "Download CSV of the 3 selected"
@@ -534,3 +537,17 @@ def test_a_phone_sees_rows_as_cards(live: LiveDashboard, page: Page, shots: Path
         page.screenshot(shots / "documents-phone.png")
     finally:
         page.call("Emulation.clearDeviceMetricsOverride")
+
+
+def test_a_new_upload_dated_long_ago_is_first_on_the_documents_page(
+    live: LiveDashboard, page: Page
+) -> None:
+    """A receipt from 2019 uploaded a minute ago used to vanish: the page opened on the last
+    12 months, sorted by the document's date. It opens on every date, the newest added first."""
+    added = upload(live, FIXTURES / "text-layer.pdf")
+    result(live.call("documents.update", {"id": added["id"], "docDate": "2019-03-14"}))
+    open_list(page, live)
+    assert row_ids(page)[0] == added["id"]
+    first = f"document.querySelector('{ROWS}')"
+    assert page.js(f"{first}.querySelector('[data-col=docDate]').innerText") == "2019-03-14"
+    assert page.js(f"{first}.querySelector('[data-col=receivedAt] time').getAttribute('datetime')")

@@ -5,7 +5,7 @@
 import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
 import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
-import { state, loadWithWorkspace, WORKSPACES, DOC_TYPES, effectiveFilters } from "./state.js";
+import { state, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
 import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput } from "./listing.js";
 import { documentTable } from "./table.js";
 import { bulkBar } from "./bulk.js";
@@ -38,16 +38,13 @@ function field(id, label, input) {
 }
 
 function rangeText(list) {
-  const shown = effectiveFilters(list);
-  if (!shown.from && !shown.to) return "all time";
-  const isDefault = !list.from && !list.to;
-  return `${isDefault ? "the last 12 months, " : ""}${shown.from || "…"} to ${shown.to || "…"}`;
+  if (!list.from && !list.to) return "all dates";
+  return `dated ${list.from || "…"} to ${list.to || "…"}`;
 }
 
 function filtersForm(list, categories) {
-  const shown = effectiveFilters(list);
-  const from = h("input", { id: "d-from", type: "date", value: shown.from || "" });
-  const to = h("input", { id: "d-to", type: "date", value: shown.to || "" });
+  const from = h("input", { id: "d-from", type: "date", value: list.from || "" });
+  const to = h("input", { id: "d-to", type: "date", value: list.to || "" });
   const amountMin = h("input", { id: "d-amount-min", type: "text", inputmode: "decimal", size: "8", value: list.amountMin || "", autocomplete: "off" });
   const amountMax = h("input", { id: "d-amount-max", type: "text", inputmode: "decimal", size: "8", value: list.amountMax || "", autocomplete: "off" });
   const select = (id, all, values, chosen) =>
@@ -63,7 +60,7 @@ function filtersForm(list, categories) {
   );
   const duplicates = h("input", { id: "duplicates", type: "checkbox", checked: Boolean(list.dups) });
   const problem = h("p", { class: "error", role: "alert", id: "filter-error" });
-  const active = ["from", "to", "amountMin", "amountMax", "category", "docType", "status", "q", "archived", "dups", "range"].filter((k) => list[k]).length;
+  const active = ["from", "to", "amountMin", "amountMax", "category", "docType", "status", "q", "archived", "dups"].filter((k) => list[k]).length;
   return h(
     "form",
     {
@@ -91,13 +88,9 @@ function filtersForm(list, categories) {
           problem.textContent = "The start date is after the end date";
           return;
         }
-        // The default range unchanged stays the default (a shorter address); both dates
-        // emptied is all time.
-        const defaults = effectiveFilters({});
-        const dates = from.value === defaults.from && to.value === defaults.to ? {} : { from: from.value, to: to.value };
         go({
-          ...dates,
-          range: from.value || to.value ? "" : "all",
+          from: from.value,
+          to: to.value,
           ...amounts,
           category: category.value,
           docType: docType.value,
@@ -124,7 +117,6 @@ function filtersForm(list, categories) {
       "div",
       { class: "actions" },
       h("button", { type: "submit", class: "primary" }, "Apply"),
-      list.range === "all" ? null : h("button", { type: "button", id: "d-all-time", onclick: () => go({ ...list, from: "", to: "", range: "all" }) }, "All time"),
       active ? h("button", { type: "button", id: "d-clear", onclick: () => go({ sort: list.sort, order: list.order }) }, "Clear filters") : null,
     ),
     problem,
@@ -265,7 +257,7 @@ export async function documentsView() {
     summary,
     h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus)),
     // data-query says which search the list shows (tests and scripts wait on it).
-    page.documents.length ? h("div", { id: "doc-list", "data-query": list.q || "", "data-hash": lastList }, table.element) : h("p", { class: "empty", id: "no-documents" }, "Nothing matches. ", list.range === "all" ? "" : "Older documents may be outside the range: try All time."),
+    page.documents.length ? h("div", { id: "doc-list", "data-query": list.q || "", "data-hash": lastList }, table.element) : h("p", { class: "empty", id: "no-documents" }, "Nothing matches. ", list.from || list.to ? "Documents dated outside these dates are not shown: empty the dates to see them." : ""),
     more,
   );
 }

@@ -1,9 +1,11 @@
 // What the Documents page shows, as its address says it (#/documents?from=…&sort=amount&order=asc):
-// the overview's filters and default range (the last 12 months; "range=all" for all time), plus
-// amounts, processing status, search words, archived, duplicates, and the sort. The address is
-// the truth: a link shares the view, a reload keeps it, back and forward step through it.
+// the overview's filters, amounts, processing status, search words, archived, duplicates, and
+// the sort. Unlike the overview it has no default date range: it opens on every document, the
+// newest added first, so a receipt dated 2019 uploaded a minute ago is at the top, not hidden
+// before a 12-month window. The address is the truth: a link shares the view, a reload keeps
+// it, back and forward step through it.
 
-import { FILTER_KEYS, filtersFromHash, filtersHash, effectiveFilters, whereClause, DOC_TYPES } from "./state.js";
+import { FILTER_KEYS, filtersFromHash, filtersHash, whereClause, DOC_TYPES } from "./state.js";
 
 export const LIST_PATH = "#/documents";
 export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "sort", "order"];
@@ -12,6 +14,7 @@ export const PAGE = 50;
 // The columns a person can sort by, with the capability's sortBy and the first order of a click
 // (newest and largest first; names from A).
 export const SORTS = {
+  receivedAt: { label: "Added", first: "desc" },
   docDate: { label: "Date", first: "desc" },
   merchant: { label: "Merchant", first: "asc" },
   amount: { label: "Amount", first: "desc" },
@@ -19,6 +22,9 @@ export const SORTS = {
   docType: { label: "Type", first: "asc" },
   processingStatus: { label: "Status", first: "asc" },
 };
+
+// With no sort in the address: the newest added first.
+export const DEFAULT_SORT = "receivedAt";
 
 export const STATUSES = ["queued", "processing", "processed", "warning", "skipped", "failed"];
 
@@ -49,14 +55,14 @@ export function listHash(list) {
 }
 
 export function sortOf(list) {
-  const by = SORTS[list.sort] ? list.sort : "docDate";
-  const order = list.order === "asc" || list.order === "desc" ? list.order : by === "docDate" ? "desc" : SORTS[by].first;
+  const by = SORTS[list.sort] ? list.sort : DEFAULT_SORT;
+  const order = list.order === "asc" || list.order === "desc" ? list.order : SORTS[by].first;
   return { by, order };
 }
 
 // The where clause of the list and of its count: the same one, so the count is the list's.
 export function listWhere(list) {
-  const where = whereClause(effectiveFilters(list));
+  const where = whereClause(list);
   const conditions = where ? [...where.conditions] : [];
   if (list.dups) conditions.push({ field: "duplicateOf", op: "exists", value: true });
   return conditions.length ? { logic: "and", conditions } : null;
@@ -89,4 +95,4 @@ export function countInput(list) {
 }
 
 // The fields the table, the bulk actions and the CSV file need, in one selection.
-export const ROW_FIELDS = "id merchant amount currency docDate category docType processingStatus archived duplicateOfId";
+export const ROW_FIELDS = "id merchant amount currency docDate category docType processingStatus archived duplicateOfId receivedAt";

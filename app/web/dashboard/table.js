@@ -16,7 +16,19 @@ const COLUMNS = [
   { key: "category", label: "Category", cell: (d) => d.category || "—" },
   { key: "docType", label: "Type", cell: (d) => d.docType || "—" },
   { key: "processingStatus", label: "Status", cell: (d) => statusCell(d) },
+  { key: "receivedAt", label: "Added", cell: (d) => addedCell(d.receivedAt) },
 ];
+
+// When it arrived, short: the time today, the day otherwise; the full moment on hover.
+function addedCell(receivedAt) {
+  if (!receivedAt) return "—";
+  const when = new Date(receivedAt);
+  const today = when.toDateString() === new Date().toDateString();
+  const text = today
+    ? when.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
+    : when.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
+  return h("time", { datetime: receivedAt, title: when.toLocaleString() }, text);
+}
 
 function statusCell(doc) {
   const status = doc.processingStatus || "processed";
