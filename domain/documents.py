@@ -88,6 +88,9 @@ COUNT_FILTERS: dict[str, Filterable] = {
     "taxAmount": _MONEY,
     "subtotal": _MONEY,
     "tipAmount": _MONEY,
+    # The amount in the workspace's preferred currency at the document date's rate: amounts in
+    # several currencies compared on one scale.
+    "convertedAmount": _MONEY,
     "isRecurring": Filterable("boolean"),
     "recurringType": _choice(RecurringType, "RecurringType"),
     # Beyond the spec's list: where processing stands (the dashboard's status filter and its

@@ -166,6 +166,10 @@ class Document(CapabilityOutput):
     conversionRate: float | None = Field(
         default=None, description="currency → preferredCurrency rate at the document date"
     )
+    convertedAmount: Money | None = Field(
+        default=None,
+        description="amount in preferredCurrency at conversionRate (null: no rate)",
+    )
     docDate: dt.date | None = Field(default=None, description="Document date, YYYY-MM-DD")
     date: dt.date | None = Field(
         default=None, description="Same as docDate (kept for clients that ask for it)"
@@ -259,6 +263,7 @@ RequiredField = Literal[
     "currency",
     "preferredCurrency",
     "conversionRate",
+    "convertedAmount",
     "date",
     "docDate",
     "receivedAt",
@@ -277,6 +282,7 @@ RequiredField = Literal[
 SortField = Literal[
     "docDate",
     "amount",
+    "convertedAmount",
     "merchant",
     "id",
     "category",
@@ -300,10 +306,8 @@ SortField = Literal[
 SEARCH_WHERE = describe_where(
     SEARCH_FILTERS,
     {
-        "conditions": [
-            {"field": "category", "op": "eq", "value": "Travel"},
-            {"field": "merchant", "op": "regex", "value": "uber|bolt"},
-        ]
+        # One condition: the count's example shows two combined (the MCP listing's budget).
+        "conditions": [{"field": "merchant", "op": "regex", "value": "uber|bolt"}]
     },
 )
 COUNT_WHERE = describe_narrower_where(

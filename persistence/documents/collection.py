@@ -45,6 +45,9 @@ INDEXES = [
         name="workspace_archived_date",
     ),
     IndexModel([("workspaceId", ASCENDING), ("amount", DESCENDING)], name="workspace_amount"),
+    IndexModel(
+        [("workspaceId", ASCENDING), ("preferredCents", DESCENDING)], name="workspace_converted"
+    ),
     IndexModel([("workspaceId", ASCENDING), ("merchant", ASCENDING)], name="workspace_merchant"),
     IndexModel([("workspaceId", ASCENDING), ("category", ASCENDING)], name="workspace_category"),
     IndexModel([("workspaceId", ASCENDING), ("searchTerms", ASCENDING)], name="workspace_terms"),

@@ -13,7 +13,7 @@ from domain.where import Filterable
 from persistence.where import FieldSpec
 
 # Fields stored under another name than the one filters use.
-STORED_AS = {"id": "_id"}
+STORED_AS = {"id": "_id", "convertedAmount": "preferredCents"}
 
 
 def compiled(filters: Mapping[str, Filterable]) -> dict[str, FieldSpec]:

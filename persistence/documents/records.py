@@ -2,10 +2,11 @@
 
 Stored records differ from the API's ``Document`` in a few ways, all owned here: money is
 integer cents, ``docDate`` is a BSON date at midnight UTC, line-item quantities are Decimal128,
-and three fields exist only in storage (``STORED_ONLY``): the workspace id, ``searchTerms``,
+and fields exist only in storage (``STORED_ONLY``): the workspace id, ``searchTerms``,
 the folded words of the searchable fields that a multikey index finds lexical candidates with,
-and ``preferredCents``, the amount in the preferred currency at the stored rate (see
-``preferred_cents``), which totals in the preferred currency add up.
+and others. ``preferredCents``, the amount in the preferred currency at the stored rate (see
+``preferred_cents``), which totals in the preferred currency add up, is shown as
+``convertedAmount`` (``STORED_FOR``).
 The original's GridFS id is stored but never shown either.
 """
 
@@ -29,7 +30,6 @@ LINE_DECIMAL_FIELDS = ("quantity", "unitPrice")
 STORED_ONLY = (
     "workspaceId",
     "searchTerms",
-    "preferredCents",
     # The embedding, its model and when a search index must re-read the document
     # (``persistence/documents/vectors.py``).
     "embedding",
@@ -51,7 +51,12 @@ SEARCHABLE_FIELDS = (
 )
 LINE_DESCRIPTIONS = "lineItems.description"
 # API field → stored fields it is made from, where the two differ.
-STORED_FOR = {"id": ("_id",), "date": ("docDate",), "link": ("_id",)}
+STORED_FOR = {
+    "id": ("_id",),
+    "date": ("docDate",),
+    "link": ("_id",),
+    "convertedAmount": ("preferredCents",),
+}
 
 
 class StoredFile(TypedDict):
@@ -221,6 +226,9 @@ def from_record(record: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in record.items() if k != "_id" and k not in STORED_ONLY}
     if "_id" in record:
         out["id"] = record["_id"]
+    if "preferredCents" in out:
+        converted = out.pop("preferredCents")
+        out["convertedAmount"] = from_cents(converted) if isinstance(converted, int) else None
     for name in MONEY_FIELDS:
         if isinstance(out.get(name), int):
             out[name] = from_cents(out[name])

@@ -217,6 +217,19 @@ def test_sort_is_the_servers_across_pages(live: LiveDashboard, page: Page, shots
     assert (
         page.js("document.querySelector('th[aria-sort]').getAttribute('aria-sort')") == "ascending"
     )
+    # Converted: the amounts compared in the workspace's currency, largest first, the server's
+    # order (issue 38: ¥394,713 topped the amount sort).
+    click_and_wait(page, "button.sort[data-sort=convertedAmount]")
+    assert page.js("location.hash") == "#/documents?sort=convertedAmount&order=desc"
+    converted = result(
+        live.call(
+            "documents.search",
+            {"useSearch": False, "limit": 50, "sortBy": "convertedAmount", "sortOrder": -1},
+        )
+    )["documents"]
+    assert row_ids(page) == [d["id"] for d in converted]
+    first = f"document.querySelector('{ROWS} [data-col=convertedAmount]')"
+    assert page.js(f"{first}.innerText") not in ("", "—")
 
 
 def test_each_filter_narrows_the_list_and_its_count_and_survives_reload(

@@ -155,10 +155,10 @@ export async function documentsView() {
   const summary = h("p", { id: "result-count", class: "result-count", "data-count": String(matched) });
   const sayShown = () => {
     const what = `${matched.toLocaleString()} document${matched === 1 ? "" : "s"} match${matched === 1 ? "es" : ""} (${rangeText(list)})`;
-    // The server sorts amounts as written (no stored converted amount to sort on): say so
-    // when the rows mix currencies, or ¥21,780 above €362 reads as a mistake.
+    // Amounts sort as written: say so when the rows mix currencies, or ¥21,780 above €362
+    // reads as a mistake, and point at the converted column, which compares them.
     const mixed = sort && sort.by === "amount" && currencies.size > 1
-      ? " Amounts are sorted as written, each in its own currency."
+      ? " Amounts are sorted as written, each in its own currency; sort by Converted to compare them."
       : "";
     summary.textContent = ranked
       ? `${what}; showing the ${shown.toLocaleString()} closest to “${list.q.trim()}” first.`

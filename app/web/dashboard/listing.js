@@ -18,6 +18,7 @@ export const SORTS = {
   docDate: { label: "Date", first: "desc" },
   merchant: { label: "Merchant", first: "asc" },
   amount: { label: "Amount", first: "desc" },
+  convertedAmount: { label: "Converted", first: "desc" },
   category: { label: "Category", first: "asc" },
   docType: { label: "Type", first: "asc" },
   processingStatus: { label: "Status", first: "asc" },
@@ -95,4 +96,4 @@ export function countInput(list) {
 }
 
 // The fields the table, the bulk actions and the CSV file need, in one selection.
-export const ROW_FIELDS = "id merchant amount currency docDate category docType processingStatus archived duplicateOfId receivedAt";
+export const ROW_FIELDS = "id merchant amount currency docDate category docType processingStatus archived duplicateOfId receivedAt convertedAmount preferredCurrency conversionRate";

@@ -13,11 +13,21 @@ const COLUMNS = [
     cell: (d) => h("a", { href: `#/documents/${encodeURIComponent(d.id)}`, class: "doc-name" }, d.merchant || "(no merchant yet)"),
   },
   { key: "amount", label: "Amount", cell: (d) => money(d.amount, d.currency), num: true },
+  { key: "convertedAmount", label: "Converted", cell: (d) => convertedCell(d), num: true },
   { key: "category", label: "Category", cell: (d) => d.category || "—" },
   { key: "docType", label: "Type", cell: (d) => d.docType || "—" },
   { key: "processingStatus", label: "Status", cell: (d) => statusCell(d) },
   { key: "receivedAt", label: "Added", cell: (d) => addedCell(d.receivedAt) },
 ];
+
+// The amount in the workspace's currency, with the rate and its date (the document's) on hover.
+function convertedCell(doc) {
+  if (doc.convertedAmount == null || !doc.preferredCurrency) return "—";
+  const rate = doc.conversionRate && doc.currency !== doc.preferredCurrency
+    ? `${doc.currency} → ${doc.preferredCurrency} at ${doc.conversionRate}, the rate of ${doc.docDate || "its date"}`
+    : null;
+  return h("span", { title: rate }, money(doc.convertedAmount, doc.preferredCurrency));
+}
 
 // When it arrived, short: the time today, the day otherwise; the full moment on hover.
 function addedCell(receivedAt) {
