@@ -46,6 +46,7 @@ from pydantic import ValidationError
 from domain.events import EventType
 from persistence.access_changes import PAGE as ACCESS_PAGE
 from persistence.access_changes import AccessChange
+from persistence.documents.matching import FILTER_PATHS
 from persistence.events import PAGE, DocumentEventLog, EventRecord, event_id
 from persistence.events import RETENTION as EVENTS_KEPT
 from persistence.ids import utcnow
@@ -77,6 +78,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("fincap.events")
 
+# What an event keeps of its stored document for filtered subscriptions: the fields a
+# where-clause reads (not the text or the embedding).
+FILTER_ROOTS = tuple(dict.fromkeys(path.split(".")[0] for path in FILTER_PATHS))
 # Whether a subscription wants an event (a filtered one: ``event_filters.event_filter``).
 EventTest = Callable[[DocumentEvent], bool]
 # What a subscription needs, like documents.get (the events carry documents).
@@ -444,7 +448,8 @@ class EventHub:
             try:
                 view = projected_view(stored, EVENT_FIELDS, self._base_url)
                 documents[stored["_id"]] = Document.model_validate(view)
-                stored_by_id[stored["_id"]] = dict(stored)
+                fields: dict[str, Any] = dict(stored)
+                stored_by_id[stored["_id"]] = {r: fields[r] for r in FILTER_ROOTS if r in fields}
             except ValidationError:
                 log.exception("a document could not be shown in its event")
         events = []
