@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.node_tools import npm_file
 from tests.requires import requires
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
@@ -314,7 +315,7 @@ def hints_after(page: Page, before: str, typed: str) -> list[str]:
 
 def axe_violations(page: Page) -> list[dict[str, Any]]:
     """axe-core's serious and critical violations on the page as it is now."""
-    page.js(AXE.read_text())
+    page.js(npm_file(AXE).read_text())
     result = page.call(
         "Runtime.evaluate",
         expression="axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
