@@ -33,11 +33,12 @@ imap-deps:
 	@command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ] || { \
 	  echo "installing dovecot-imapd"; $(APT_INSTALL) dovecot-imapd >/dev/null; }
 
-# Two suites run npm tools against a live server: graphql-http's conformance audit
-# (tests/graphql) and the MCP Inspector's CLI (tests/mcp/inspector). Node comes from Debian when
+# Three suites run npm tools: graphql-http's conformance audit against a live server
+# (tests/graphql), the MCP Inspector's CLI (tests/mcp/inspector), and axe-core, injected into the
+# pages the browser tests open (tests/web). Node comes from Debian when
 # missing; each tool installs with `npm ci` from the lock file committed beside it, again only
 # when the lock file changes.
-NODE_SUITES := tests/graphql tests/mcp/inspector
+NODE_SUITES := tests/graphql tests/mcp/inspector tests/web
 NODE_STAMPS := $(addsuffix /node_modules/.fincap-installed,$(NODE_SUITES))
 
 node-deps: $(NODE_STAMPS)

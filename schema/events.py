@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr
 
@@ -31,3 +31,6 @@ class DocumentEvent(CapabilityOutput):
     skipped: int | None = Field(None, description="lagged: how many events were missed")
     # Its JSON as an SSE stream sends it, made once for all the workspace's streams.
     _serialized: str | None = PrivateAttr(None)
+    # The fields a where-clause reads of the document as stored, read to render this event: a
+    # filtered subscription tests them with the in-memory matcher. Never sent.
+    _stored: dict[str, Any] | None = PrivateAttr(None)

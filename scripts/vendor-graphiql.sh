@@ -2,14 +2,15 @@
 # Re-vendor the GraphQL explorer's browser files into app/graphql/graphiql: the built files the
 # page loads (app/graphql/explorer.py lists them) and each package's licence, laid out as
 # <package>@<version>/<path>. Needs npm; run from the repository root. After a version change,
-# update the paths in app/graphql/explorer.py and run tests/graphql/test_explorer_assets.py.
+# update the paths in app/graphql/explorer.py and run tests/graphql/test_explorer_page.py.
 set -euo pipefail
 
 REACT=18.2.0
 GRAPHIQL=3.8.3
 EXPLORER=1.0.2
 
-target="$(pwd)/app/graphql/graphiql"
+root="$(pwd)"
+target="$root/app/graphql/graphiql"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -37,4 +38,6 @@ plugin="$target/@graphiql/plugin-explorer@$EXPLORER"
 cp node_modules/graphiql/LICENSE "$plugin/LICENSE"
 cp "$(find node_modules -path '*/graphiql-explorer/LICENSE' | head -n 1)" \
   "$plugin/LICENSE.graphiql-explorer"
+# One patch: the query builder draws list arguments instead of logging errors on them.
+python3 "$root/scripts/patch-graphiql-explorer.py" "$plugin/dist/index.umd.js"
 echo "vendored into $target"

@@ -184,15 +184,17 @@ class Link:
 
 @dataclass(frozen=True)
 class Stream:
-    """A Subscription field: ``name(after: String): Returns!``, each event a ``returns`` model
-    from ``subscribe(info, after)`` (the face's stream of live events; the builder only
-    converts the type)."""
+    """A Subscription field: ``name(after: String, …arguments): Returns!``, each event a
+    ``returns`` model from ``subscribe(info, after, arguments)`` (the face's stream of live
+    events; the builder only converts the types). ``arguments`` are GraphQL-native, as a
+    ``Link``'s: ``subscribe`` receives the given ones as plain data."""
 
     name: str
     returns: type[BaseModel]
-    subscribe: Callable[[strawberry.Info, str | None], AsyncIterator[BaseModel]]
+    subscribe: Callable[[strawberry.Info, str | None, dict[str, Any]], AsyncIterator[BaseModel]]
     description: str
     after_description: str = "Resume after this event id"
+    arguments: tuple[LinkArgument, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -467,21 +469,40 @@ class _Converter:
         )
 
     def stream_field(self, stream: Stream) -> Any:
-        """The Subscription field of one stream: ``name(after: String): Returns!``."""
+        """The Subscription field of one stream: ``name(after: String, …): Returns!``."""
         output = self.output_type(stream.returns)
 
-        async def resolve(info: strawberry.Info, after: str | None = None) -> Any:
-            async for event in stream.subscribe(info, after):
+        async def resolve(info: strawberry.Info, after: str | None = None, **given: Any) -> Any:
+            arguments = {
+                name: to_arguments(value) for name, value in given.items() if value is not UNSET
+            }
+            async for event in stream.subscribe(info, after, arguments):
                 yield event
 
-        resolve.__annotations__ = {
-            "info": strawberry.Info,
-            "after": typing.Annotated[
-                Optional[str],  # noqa: UP045 (a runtime type expression, not a hint)
-                strawberry.argument(description=stream.after_description),
-            ],
-            "return": AsyncGenerator[output, None],  # type: ignore[valid-type]
-        }
+        returns = AsyncGenerator[output, None]  # type: ignore[valid-type]
+        after = typing.Annotated[
+            Optional[str],  # noqa: UP045 (a runtime type expression, not a hint)
+            strawberry.argument(description=stream.after_description),
+        ]
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        parameters = [
+            inspect.Parameter(
+                "info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=strawberry.Info
+            ),
+            inspect.Parameter("after", keyword, default=None, annotation=after),
+        ]
+        annotations: dict[str, Any] = {"info": strawberry.Info, "after": after}
+        for argument in stream.arguments:
+            kind = argument.type if argument.required else Optional[argument.type]  # noqa: UP045
+            annotation = Annotated[kind, strawberry.argument(description=argument.description)]  # type: ignore[valid-type]
+            annotations[argument.name] = annotation
+            default = inspect.Parameter.empty if argument.required else UNSET
+            parameters.append(
+                inspect.Parameter(argument.name, keyword, default=default, annotation=annotation)
+            )
+        annotations["return"] = returns
+        resolve.__annotations__ = annotations
+        resolve.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
         resolve.__name__ = stream.name
         return strawberry.subscription(
             resolver=resolve, name=stream.name, description=stream.description

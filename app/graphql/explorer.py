@@ -72,51 +72,81 @@ query Overview {
 """,
     ),
     Example(
-        "CountsByMonthAndCategory",
-        """# Spend per month (every month of the range, empty ones as 0) and per category.
-query CountsByMonthAndCategory {
-  workspace {
-    byMonth: counts(input: {groupBy: month, fillGaps: true}) {
-      groups { key count preferredTotal { amount currency } }
-    }
-    byCategory: counts(input: {groupBy: category}) {
-      groupsTruncated
-      groups { key count preferredTotal { amount currency } }
-    }
-  }
-}
-""",
-    ),
-    Example(
         "NewestDocuments",
-        """# The ten newest documents by date, with their line items. Every field you select is
-# returned (and only those are read): there is no output mode to set.
-query NewestDocuments {
-  documentsSearch(input: {useSearch: false, limit: 10, sortBy: docDate, sortOrder: -1}) {
-    documents {
-      id merchant amount currency docDate category docType summary
-      lineItems { description quantity unitPrice amount }
+        """# The ten newest documents by date, with their line items, as a connection: totalCount
+# (counted only when selected), pageInfo and a cursor per edge. Every field you select is
+# returned (and only those are read). Page forward with after: <endCursor>, back with
+# last: 10, before: <startCursor>.
+query NewestDocuments($after: String) {
+  documentsConnection(orderBy: [{field: DOC_DATE, direction: DESC}], first: 10, after: $after) {
+    totalCount
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges {
+      cursor
+      node {
+        id merchant amount currency docDate category docType summary
+        lineItems { description quantity unitPrice amount }
+      }
     }
-    nextCursor
   }
 }
 """,
     ),
     Example(
-        "NestedWhere",
-        """# A nested where-clause: documents since $since of 20 or more that are fuel or travel,
-# counted by merchant. Conditions nest up to 4 levels; Docs lists every field and op.
-query NestedWhere($since: JSON = "2024-01-01") {
-  documentsCount(input: {groupBy: merchant, where: {logic: and, conditions: [
-    {field: "docDate", op: gte, value: $since},
-    {field: "amount", op: gte, value: 20},
-    {logic: or, conditions: [
-      {field: "category", op: eq, value: "Fuel"},
-      {field: "category", op: eq, value: "Travel"}
-    ]}
-  ]}}) {
-    count
-    groups { key count totals { currency amount } }
+        "FilteredDocuments",
+        """# A typed filter: every field with the tests its type takes (type inside the braces and
+# the editor completes field and test names), combined with and, or and not. Here: documents
+# since $since, of 20 or more, or fuel and travel not bought at a Shell station.
+query FilteredDocuments($since: Date = "2024-01-01") {
+  documentsConnection(
+    filter: {
+      docDate: {gte: $since}
+      or: [
+        {amount: {gte: "20"}}
+        {and: [{category: {in: ["Fuel", "Travel"]}}, {not: {merchant: {startsWith: "Shell"}}}]}
+      ]
+    }
+    orderBy: [{field: AMOUNT, direction: DESC}]
+    first: 10
+  ) {
+    totalCount
+    nodes { id merchant amount currency category docDate }
+  }
+}
+""",
+    ),
+    Example(
+        "SpendByMonthAndCategory",
+        """# Spend per month and category at once (several keys in one aggregation; currencies are
+# never added together: each group is one currency). fillGaps fills the empty buckets of a
+# single time key.
+query SpendByMonthAndCategory {
+  documentsAggregate(groupBy: [MONTH, CATEGORY]) {
+    totalCount
+    groupsTruncated
+    groups {
+      key { month category currency }
+      count
+      sum { amount taxAmount }
+      avg { amount }
+      max { amount docDate }
+    }
+  }
+}
+""",
+    ),
+    Example(
+        "OneDocument",
+        """# One record by its id (an id from NewestDocuments): node(id:) answers for any record
+# with an id in this workspace, null when it has none; nodes(ids:) takes several.
+query OneDocument($id: ID! = "paste a document id") {
+  node(id: $id) {
+    id
+    ... on Document {
+      merchant amount currency docDate
+      duplicates { id merchant }
+      editHistory { field oldValue newValue editedAt }
+    }
   }
 }
 """,
@@ -125,7 +155,9 @@ query NestedWhere($since: JSON = "2024-01-01") {
         "DocumentEvents",
         """# Live: what happens to the workspace's documents, as it happens (graphql-transport-ws on
 # this same path). Run it, then upload a receipt on the dashboard: it arrives as created,
-# then processed with what was read. Stop it with the same button.
+# then processed with what was read. Stop it with the same button. documentEvents(filter:
+# {amount: {gte: "100"}}) takes the same filter as documentsConnection: only the events of
+# documents that match.
 subscription DocumentEvents {
   documentEvents {
     type

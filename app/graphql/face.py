@@ -43,12 +43,13 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
-from app.graphql.builder import CapabilityLike, Graph, Link, Stream, build_schema
+from app.graphql.builder import CapabilityLike, Graph, Link, LinkArgument, Stream, build_schema
 from app.graphql.document_cache import KEEP_KEY
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.graphql.limits import Limits
-from app.graphql.listing import listing_graph
+from app.graphql.listing import _translated as typed_where
+from app.graphql.listing import document_inputs, listing_graph
 from app.graphql.nodes import node_graph
 from app.graphql.selection import listed_fields, lists_documents
 from app.graphql.sockets import (
@@ -74,6 +75,7 @@ from resolvers.framework.errors import (
 )
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
+from resolvers.services.event_filters import event_filter
 from resolvers.services.events import open_stream, watch
 from schema.documents import Document
 from schema.events import DocumentEvent
@@ -392,12 +394,17 @@ def credentials_from_params(params: Mapping[str, Any], request: Any) -> Credenti
     )
 
 
-async def document_events(info: Any, after: str | None) -> AsyncIterator[BaseModel]:
-    """``documentEvents``: the caller's workspace's document events (``open_stream``)."""
+async def document_events(
+    info: Any, after: str | None, arguments: dict[str, Any]
+) -> AsyncIterator[BaseModel]:
+    """``documentEvents``: the caller's workspace's document events (``open_stream``), only
+    those of documents that match ``filter`` when one is given (``event_filters``)."""
     credentials: Credentials = info.context[CREDENTIALS_KEY]
     services = services_of(info.context["request"])
     try:
-        _, subscription = await open_stream(credentials, services, after)
+        translated = typed_where(arguments.get("filter"))
+        accepts = event_filter(translated.where, translated.locate)
+        _, subscription = await open_stream(credentials, services, after, accepts)
     except CapabilityError as exc:
         raise as_graphql_error(exc) from None
     try:
@@ -418,6 +425,15 @@ DOCUMENT_EVENTS = Stream(
     "(with the extracted fields), updated, archived, unarchived; `lagged` when this subscriber "
     "fell behind (resume after its id). Needs read_documents.",
     after_description="Resume after this event id (events are kept 24 hours)",
+    arguments=(
+        LinkArgument(
+            "filter",
+            document_inputs().filter,
+            "Only events of documents that match, as read when the event is delivered (the "
+            "document it carries); an event of a document that no longer exists, and `lagged`, "
+            "always pass. Checked like documentsConnection's filter.",
+        ),
+    ),
 )
 
 

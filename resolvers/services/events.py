@@ -38,7 +38,7 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bson import ObjectId
 from pydantic import ValidationError
@@ -46,6 +46,7 @@ from pydantic import ValidationError
 from domain.events import EventType
 from persistence.access_changes import PAGE as ACCESS_PAGE
 from persistence.access_changes import AccessChange
+from persistence.documents.matching import FILTER_PATHS
 from persistence.events import PAGE, DocumentEventLog, EventRecord, event_id
 from persistence.events import RETENTION as EVENTS_KEPT
 from persistence.ids import utcnow
@@ -77,6 +78,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("fincap.events")
 
+# What an event keeps of its stored document for filtered subscriptions: the fields a
+# where-clause reads (not the text or the embedding).
+FILTER_ROOTS = tuple(dict.fromkeys(path.split(".")[0] for path in FILTER_PATHS))
+# Whether a subscription wants an event (a filtered one: ``event_filters.event_filter``).
+EventTest = Callable[[DocumentEvent], bool]
 # What a subscription needs, like documents.get (the events carry documents).
 PERMISSIONS = ("read_documents",)
 # An event's document: every field but the edit history (read per document on request).
@@ -129,6 +135,7 @@ class Subscription:
         principal: Principal,
         size: int,
         access: AccessWatch | None = None,
+        accepts: EventTest | None = None,
     ) -> None:
         self.hub = hub
         self.workspace_id = workspace_id
@@ -136,6 +143,9 @@ class Subscription:
         self.user_id = principal.user_id
         self.size = size
         self.closed = False
+        # Which events it wants (a filtered subscription, ``event_filters``); None: all. Tested
+        # before an event is queued, so the queue's bound counts only the wanted ones.
+        self.accepts = accepts
         # What its authorization rests on; flagged, the subscription delivers nothing more
         # until it is checked again (``watch``). What it was granted when it opened.
         self.access = access
@@ -165,6 +175,8 @@ class Subscription:
         """Queue ``event``; past the queue's size, drop it (and everything until the queue is
         read empty) and count it."""
         if self.closed or event.id in self.before:
+            return
+        if self.accepts is not None and not self.accepts(event):
             return
         if self._held is not None:
             if len(self._held) < self.size:
@@ -264,19 +276,26 @@ class EventHub:
         ]
 
     async def subscribe(
-        self, workspace_id: str, principal: Principal, after: str | None = None
+        self,
+        workspace_id: str,
+        principal: Principal,
+        after: str | None = None,
+        accepts: EventTest | None = None,
     ) -> Subscription:
         """A new subscription to the workspace's events, from now on, or from the event after
-        ``after`` when it is still stored (a resumed stream). The caller is authorized already
-        (``open_stream``); ``TooManyRequests`` past ``per_key`` open ones of its key,
-        ``per_member`` of its person or ``per_workspace`` in the workspace."""
+        ``after`` when it is still stored (a resumed stream); only those ``accepts`` passes,
+        when given. The caller is authorized already (``open_stream``); ``TooManyRequests``
+        past ``per_key`` open ones of its key, ``per_member`` of its person or
+        ``per_workspace`` in the workspace."""
         self.check_caps(workspace_id, principal)
         if self._closed:  # shutting down: a stream that ends at once (the client reconnects)
             subscription = Subscription(self, workspace_id, principal, self.limits.queue)
             subscription.closed = True
             return subscription
         access = self.access.watch(principal, workspace_id)
-        subscription = Subscription(self, workspace_id, principal, self.limits.queue, access)
+        subscription = Subscription(
+            self, workspace_id, principal, self.limits.queue, access, accepts
+        )
         self._per_key[principal.key_id] += 1
         self._per_member[principal.user_id] += 1
         self._subscribers.setdefault(workspace_id, set()).add(subscription)
@@ -424,14 +443,18 @@ class EventHub:
         with store_errors():
             found = await self._store.documents.get_many(workspace_id, ids)
         documents: dict[str, Document] = {}
+        stored_by_id: dict[str, dict[str, Any]] = {}
         for stored in found:
             try:
                 view = projected_view(stored, EVENT_FIELDS, self._base_url)
                 documents[stored["_id"]] = Document.model_validate(view)
+                fields: dict[str, Any] = dict(stored)
+                stored_by_id[stored["_id"]] = {r: fields[r] for r in FILTER_ROOTS if r in fields}
             except ValidationError:
                 log.exception("a document could not be shown in its event")
-        return [
-            DocumentEvent.model_validate(
+        events = []
+        for record in records:
+            event = DocumentEvent.model_validate(
                 {
                     "id": str(record["_id"]),
                     "type": record["type"],
@@ -440,8 +463,10 @@ class EventHub:
                     "document": documents.get(record["documentId"]),
                 }
             )
-            for record in records
-        ]
+            # Shared by every subscription of the workspace (a reference, not a copy).
+            event._stored = stored_by_id.get(record["documentId"])
+            events.append(event)
+        return events
 
     async def _replay(self, subscription: Subscription, after: ObjectId) -> None:
         """Push the stored events after ``after``, then the live ones that arrived meanwhile.
@@ -553,7 +578,10 @@ def _other_process(one: ObjectId, other: ObjectId) -> bool:
 
 
 async def open_stream(
-    credentials: Credentials, services: Services, after: str | None = None
+    credentials: Credentials,
+    services: Services,
+    after: str | None = None,
+    accepts: EventTest | None = None,
 ) -> tuple[Context, Subscription]:
     """Authorize a subscriber like a documents query (401, 400/403 workspace, 403 without
     ``read_documents``), from the store rather than the auth cache, and subscribe it to its
@@ -564,7 +592,9 @@ async def open_stream(
     services.events.check_caps(known.require_workspace(), known.principal)
     ctx = await authorize(credentials, services, PERMISSIONS, needs_workspace=True, fresh=True)
     grant = await grant_now(ctx, PERMISSIONS, services)
-    subscription = await services.events.subscribe(ctx.require_workspace(), ctx.principal, after)
+    subscription = await services.events.subscribe(
+        ctx.require_workspace(), ctx.principal, after, accepts
+    )
     subscription.grant = grant
     subscription.recheck_in = next_check_in(ctx.principal, services.events.limits.recheck)
     return ctx, subscription

@@ -7,9 +7,11 @@ import base64
 import hashlib
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
+from graphql import FieldNode, GraphQLSchema, TypeInfo, TypeInfoVisitor, Visitor, parse, visit
 
 from app.graphql.explorer import (
     ASSETS_PATH,
@@ -91,35 +93,70 @@ async def test_the_schema_is_documented_without_a_key(api: httpx.AsyncClient) ->
 
 
 async def test_every_example_is_a_named_operation_that_runs(
-    service: httpx.AsyncClient, seeded: Tenant
+    service: httpx.AsyncClient, seeded: Tenant, registry: Registry
 ) -> None:
     names = [example.name for example in EXAMPLES]
     assert names == [
         "Overview",
-        "CountsByMonthAndCategory",
         "NewestDocuments",
-        "NestedWhere",
+        "FilteredDocuments",
+        "SpendByMonthAndCategory",
+        "OneDocument",
         "DocumentEvents",
     ]
     # The subscription runs over the WebSocket (tests/web/test_explorer_browser.py); over HTTP it
     # is refused (tests/events/test_graphql_asgi.py).
-    assert re.search(r"^subscription DocumentEvents\b", EXAMPLES[4].query, re.MULTILINE)
-    for example in EXAMPLES[:4]:
+    assert re.search(r"^subscription DocumentEvents\b", EXAMPLES[-1].query, re.MULTILINE)
+    ran = {}
+    for example in EXAMPLES[:-1]:
         assert re.search(rf"^query {example.name}\b", example.query, re.MULTILINE)
-        body = await gql(service, example.query, headers=seeded.headers())
+        variables = {"id": "doc_b"} if example.name == "OneDocument" else None
+        body = await gql(service, example.query, variables, headers=seeded.headers())
         assert "errors" not in body, (example.name, body)
         assert body["data"], example.name
-    overview = await gql(service, EXAMPLES[0].query, headers=seeded.headers())
-    assert overview["data"]["workspace"]["counts"]["count"] == 6
-    newest = await gql(service, EXAMPLES[2].query, headers=seeded.headers())
-    documents = newest["data"]["documentsSearch"]["documents"]
+        ran[example.name] = body["data"]
+    # No deprecated field in any example: they show the shape to build on.
+    schema = service_schema(registry)._schema
+    for example in EXAMPLES:
+        assert not deprecated_fields(schema, example.query), example.name
+    assert ran["Overview"]["workspace"]["counts"]["count"] == 6
+    newest = ran["NewestDocuments"]["documentsConnection"]
+    assert newest["totalCount"] == 6 and newest["pageInfo"]["hasNextPage"] is False
+    documents = [edge["node"] for edge in newest["edges"]]
     assert documents[0]["docDate"] == "2024-02-03"
     assert any(d["lineItems"] for d in documents)
-    nested = await gql(
-        service, EXAMPLES[3].query, {"since": "2023-01-01"}, headers=seeded.headers()
-    )
-    # doc_b (Shell, 60.20, Fuel) alone is fuel or travel and 20 or more.
-    assert nested["data"]["documentsCount"]["groups"][0]["key"] == "Shell"
+    # Since 2024: doc_b (60.20) and doc_d (59.99) are 20 or more; doc_c is fuel, but Shell's.
+    filtered = ran["FilteredDocuments"]["documentsConnection"]
+    assert [d["id"] for d in filtered["nodes"]] == ["doc_b", "doc_d"]
+    assert filtered["totalCount"] == 2
+    groups = ran["SpendByMonthAndCategory"]["documentsAggregate"]["groups"]
+    keys = {(g["key"]["month"], g["key"]["category"], g["key"]["currency"]) for g in groups}
+    assert ("2024-01", "Fuel", "EUR") in keys and ("2024-02", "Software", "USD") in keys
+    assert ran["OneDocument"]["node"]["merchant"] == "Shell"
+
+
+def deprecated_fields(schema: GraphQLSchema, query: str) -> list[str]:
+    """The deprecated fields ``query`` selects."""
+    found: list[str] = []
+    info = TypeInfo(schema)
+
+    def enter(node: Any, *_: Any) -> None:
+        if isinstance(node, FieldNode):
+            field = info.get_field_def()
+            if field is not None and field.deprecation_reason:
+                found.append(node.name.value)
+
+    visit(parse(query), TypeInfoVisitor(info, _Visitor(enter)))
+    return found
+
+
+class _Visitor(Visitor):
+    def __init__(self, enter: Any) -> None:
+        super().__init__()
+        self._enter = enter
+
+    def enter(self, node: Any, *args: Any) -> None:
+        self._enter(node, *args)
 
 
 def test_the_docs_pane_describes_the_document_graph(registry: Registry) -> None:

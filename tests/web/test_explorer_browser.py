@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.node_tools import npm_file
 from tests.requires import requires
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
@@ -114,14 +115,15 @@ def test_opens_clean_documents_the_schema_and_runs_with_a_pasted_key(
     assert "Not signed in" in page.js("document.querySelector('#explorer-signed').innerText")
     # The examples, one tab each, named by their operations.
     tabs = page.wait(
-        "(t => t.length === 5 && t)"
+        "(t => t.length === 6 && t)"
         "([...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim()))"
     )
     assert tabs == [
         "Overview",
-        "CountsByMonthAndCategory",
         "NewestDocuments",
-        "NestedWhere",
+        "FilteredDocuments",
+        "SpendByMonthAndCategory",
+        "OneDocument",
         "DocumentEvents",
     ]
     # The query builder (the explorer plugin) is open beside the editor and knows the schema.
@@ -172,7 +174,7 @@ def test_opens_clean_documents_the_schema_and_runs_with_a_pasted_key(
         ".includes('query NewestDocuments')"
     )
     newest = run_and_read(page, '"merchant"')
-    assert '"lineItems"' in newest
+    assert '"lineItems"' in newest and '"totalCount"' in newest
     assert page.js("JSON.stringify(window.__blocked)") == "[]"
     assert console_errors(page) == []
     png = page.screenshot(tmp_path / "explorer.png")
@@ -228,7 +230,7 @@ def test_no_console_error_with_neither_a_key_nor_a_sign_in(live: LiveDashboard, 
     # with the server's reason, shown in the result pane, not a failed fetch.
     page.wait(
         "(document.querySelector('.graphiql-explorer-root')?.innerText || '')"
-        ".includes('documentsSearch')"
+        ".includes('documentsConnection')"
     )
     answer: Any = run_and_read(page, "UNAUTHENTICATED")
     assert "errors" in answer
@@ -255,3 +257,199 @@ def test_pages_fit_a_phone_and_ask_for_nothing_missing(
     assert width[0] <= width[1] == 390, width
     assert page.js("document.title") and "not found" not in page.js("document.title").lower()
     assert console_errors(page) == []
+
+
+# -- what issue 37 asks of the explorer ------------------------------------------------------
+
+EDITOR = "document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror"
+RESULT_EDITOR = "document.querySelector('.result-window .CodeMirror').CodeMirror"
+HINTS = "[...document.querySelectorAll('.CodeMirror-hints li')].map(h => h.innerText.trim())"
+AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def open_tab(page: Page, name: str) -> None:
+    page.js(
+        "[...document.querySelectorAll('.graphiql-tab')]"
+        f".find(t => t.innerText.trim() === {json.dumps(name)}).querySelector('button').click()"
+    )
+    page.wait(f"{EDITOR}.getValue().includes({json.dumps('query ' + name)})")
+
+
+def run_json(page: Page, query: str | None = None) -> dict[str, Any]:
+    """Run the editor's operation (``query`` written in first, as a person would paste it) and
+    the answer the result pane shows, parsed."""
+    if query is not None:
+        page.js(f"{EDITOR}.setValue({json.dumps(query)})")
+    page.js(f"{RESULT_EDITOR}.setValue('')")
+    page.js(RUN)
+    text: str = page.wait(f"(t => t.trim().startsWith('{{') && t)({RESULT_EDITOR}.getValue())")
+    answer: dict[str, Any] = json.loads(text)
+    return answer
+
+
+def type_keys(page: Page, text: str) -> None:
+    """Type ``text`` key by key (keyDown with its text, keyUp): the editor completes on key-up,
+    as it does for a person typing."""
+    for char in text:
+        code = ord(char.upper())
+        page.call(
+            "Input.dispatchKeyEvent",
+            type="keyDown",
+            key=char,
+            text=char,
+            windowsVirtualKeyCode=code,
+        )
+        page.call("Input.dispatchKeyEvent", type="keyUp", key=char, windowsVirtualKeyCode=code)
+
+
+def hints_after(page: Page, before: str, typed: str) -> list[str]:
+    """Write ``before`` in the editor, put the cursor at its end, type ``typed``; the
+    completions the editor offers then."""
+    page.js(f"(cm => {{ cm.setValue({json.dumps(before)}); cm.focus(); }})({EDITOR})")
+    page.js(f"{EDITOR}.execCommand('goDocEnd')")
+    type_keys(page, typed)
+    hints: list[str] = page.wait(f"(h => h.length > 0 && h)({HINTS})", timeout=15)
+    page.press("Escape")
+    return hints
+
+
+def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """axe-core's serious and critical violations on the page as it is now."""
+    page.js(npm_file(AXE).read_text())
+    result = page.call(
+        "Runtime.evaluate",
+        expression="axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
+        ".filter(v => ['serious', 'critical'].includes(v.impact))"
+        ".map(v => ({id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.slice(0, 5).map(n => [n.target.join(' '), n.html.slice(0, 300),"
+        " (n.failureSummary || '').slice(0, 300)].join(' | '))})))",
+        awaitPromise=True,
+        returnByValue=True,
+    )
+    violations: list[dict[str, Any]] = result["result"]["value"]
+    return violations
+
+
+def test_the_explorer_runs_the_new_shape_and_completes_inside_filters(
+    live: LiveDashboard, page: Page
+) -> None:
+    """Issue 37's "done means", in the explorer signed in from the dashboard: a typed filter
+    with or and not three levels deep, a connection paged forward and back by its cursors, a
+    two-key aggregate, field names completed inside filter: and orderBy:, no console error
+    (the query builder beside the editor included), and no serious accessibility fault."""
+    page.viewport(1400, 900)  # wide enough for the query builder to open beside the editor
+    page.go(f"{live.base}/app/")
+    page.wait("!!document.querySelector('#key-form')")
+    page.fill("#api-key", live.api_key)
+    page.js("document.querySelector('#key-form').requestSubmit()")
+    page.wait("document.querySelectorAll('#chart-months .bar').length > 0")
+    page.devtools.events.clear()
+    open_explorer(page, live.base)
+    assert page.wait("document.querySelector('#explorer-signed').innerText") == (
+        "Signed in from the dashboard."
+    )
+    page.wait("!!document.querySelector('.graphiql-explorer-root')")
+
+    # The typed filter, three levels deep (or → and → not): what REST counts for the same.
+    open_tab(page, "FilteredDocuments")
+    filtered = run_json(page)
+    assert "errors" not in filtered, filtered
+    where = {
+        "logic": "and",
+        "conditions": [
+            {"field": "docDate", "op": "gte", "value": "2024-01-01"},
+            {
+                "logic": "or",
+                "conditions": [
+                    {"field": "amount", "op": "gte", "value": 20},
+                    {
+                        "logic": "and",
+                        "conditions": [
+                            {"field": "category", "op": "in", "value": ["Fuel", "Travel"]},
+                            {
+                                "logic": "nor",
+                                "conditions": [
+                                    {"field": "merchant", "op": "regex", "value": "^Shell"}
+                                ],
+                            },
+                        ],
+                    },
+                ],
+            },
+        ],
+    }
+    counted = live.call("documents.count", {"where": where}).json()["data"]["result"]["count"]
+    connection = filtered["data"]["documentsConnection"]
+    assert connection["totalCount"] == counted > 0
+    amounts = [float(d["amount"]) for d in connection["nodes"]]
+    assert amounts == sorted(amounts, reverse=True)
+    # The query builder beside the editor shows the nested filter (it threw 4-8 errors on one).
+    page.wait(
+        "(document.querySelector('.graphiql-explorer-root')?.innerText || '')"
+        ".includes('startsWith')"
+    )
+    # The page as a person first sees an example: commented operation, builder, response.
+    violations = axe_violations(page)
+    assert violations == [], json.dumps(violations, indent=1)
+
+    # The connection: totalCount and pageInfo, forward by endCursor and back by startCursor.
+    def paged(**arguments: Any) -> dict[str, Any]:
+        given = ", ".join(f"{name}: {json.dumps(value)}" for name, value in arguments.items())
+        answer = run_json(
+            page,
+            "query Paging {\n  documentsConnection(orderBy: [{field: DOC_DATE, direction: DESC}], "
+            f"{given}) {{\n    totalCount\n"
+            "    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n"
+            "    edges { cursor node { id docDate } }\n  }\n}",
+        )
+        assert "errors" not in answer, answer
+        result: dict[str, Any] = answer["data"]["documentsConnection"]
+        return result
+
+    first = paged(first=5)
+    active = live.call("documents.count", {}).json()["data"]["result"]["count"]
+    assert first["totalCount"] == active > 10
+    assert first["pageInfo"]["hasNextPage"] is True
+    assert first["pageInfo"]["hasPreviousPage"] is False
+    second = paged(first=5, after=first["pageInfo"]["endCursor"])
+    first_ids = [e["node"]["id"] for e in first["edges"]]
+    second_ids = [e["node"]["id"] for e in second["edges"]]
+    assert len(second_ids) == 5 and not set(first_ids) & set(second_ids)
+    assert second["pageInfo"]["hasPreviousPage"] is True
+    back = paged(last=5, before=second["pageInfo"]["startCursor"])
+    assert [e["node"]["id"] for e in back["edges"]] == first_ids
+    assert back["pageInfo"]["hasPreviousPage"] is False
+
+    # The two-key aggregate (its own tab): a group per month, category and currency.
+    open_tab(page, "SpendByMonthAndCategory")
+    aggregate = run_json(page)
+    assert "errors" not in aggregate, aggregate
+    groups = aggregate["data"]["documentsAggregate"]["groups"]
+    assert groups and all(g["key"]["month"] and g["key"]["currency"] for g in groups)
+    assert sum(g["count"] for g in groups) == aggregate["data"]["documentsAggregate"]["totalCount"]
+    assert len({g["key"]["category"] for g in groups}) > 1
+
+    # node(id:) with an id from the connection.
+    open_tab(page, "OneDocument")
+    one = run_json(
+        page,
+        page.js(f"{EDITOR}.getValue()").replace("paste a document id", first_ids[0]),
+    )
+    assert one["data"]["node"]["id"] == first_ids[0], one
+
+    # Completion inside filter: and orderBy: (the where-clause's field was a JSON string).
+    in_filter = hints_after(page, "{ documentsConnection(filter: {", "am")
+    assert "amount" in in_filter, in_filter
+    nested = hints_after(page, "{ documentsConnection(filter: {or: [{not: {", "mer")
+    assert "merchant" in nested, nested
+    tests = hints_after(page, "{ documentsConnection(filter: {amount: {", "g")
+    assert {"gt", "gte"} <= set(tests), tests
+    in_order = hints_after(page, "{ documentsConnection(orderBy: [{", "fi")
+    assert "field" in in_order, in_order
+    sort_fields = hints_after(page, "{ documentsConnection(orderBy: [{field: ", "AM")
+    assert "AMOUNT" in sort_fields, sort_fields
+
+    assert page.js("JSON.stringify(window.__blocked)") == "[]"
+    assert console_errors(page) == []
+    violations = axe_violations(page)
+    assert violations == [], json.dumps(violations, indent=1)

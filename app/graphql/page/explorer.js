@@ -196,6 +196,76 @@
     }
   }
 
+  // What GraphiQL 3 and its query builder leave out for assistive technology (axe-core,
+  // tests/web): names for the editors' text areas and the builder's fields, scroll areas the
+  // keyboard reaches, and tabs that hold buttons (a tab with a close button inside, a "new tab"
+  // button in the tab list) shown as the toolbar of buttons they are, the open one marked
+  // current. Applied again whenever React redraws; an attribute is only written when it
+  // differs, so the observer settles.
+  const EDITOR_NAMES = [
+    [".graphiql-query-editor", "Operation editor"],
+    [".graphiql-editor-tool .graphiql-editor:nth-child(1)", "Variables editor (JSON)"],
+    [".graphiql-editor-tool .graphiql-editor:nth-child(2)", "Headers editor (JSON)"],
+    [".result-window", "Response (read only)"],
+  ];
+
+  function set(element, name, value) {
+    if (value === null) {
+      if (element.hasAttribute(name)) element.removeAttribute(name);
+    } else if (element.getAttribute(name) !== value) {
+      element.setAttribute(name, value);
+    }
+  }
+
+  function accessible(container) {
+    for (const [selector, name] of EDITOR_NAMES) {
+      for (const area of container.querySelectorAll(`${selector} .CodeMirror textarea`)) {
+        set(area, "aria-label", name);
+      }
+    }
+    // An editor taller than its pane scrolls: its scroll area takes the keyboard too.
+    for (const scroller of container.querySelectorAll(".CodeMirror-scroll")) {
+      set(scroller, "tabindex", "0");
+    }
+    // The builder's value fields, named by their argument ("first", "gte").
+    for (const input of container.querySelectorAll(".graphiql-explorer-root input:not([placeholder])")) {
+      const holder = input.closest("[data-arg-name]");
+      if (holder) set(input, "aria-label", `Value of ${holder.dataset.argName}`);
+    }
+    for (const select of container.querySelectorAll(".variable-editor-title > select")) {
+      set(select, "aria-label", "Kind of operation to add");
+    }
+    for (const list of container.querySelectorAll("ul.graphiql-tabs")) {
+      set(list, "role", "toolbar");
+      for (const item of list.querySelectorAll(":scope > li")) {
+        const open = item.classList.contains("graphiql-tab-active");
+        set(item, "role", "none");
+        set(item, "aria-selected", null);
+        const button = item.querySelector(".graphiql-tab-button");
+        if (button) set(button, "aria-current", open ? "true" : null);
+      }
+    }
+  }
+
+  function keepAccessible(container) {
+    let pending = false;
+    const observer = new MutationObserver(() => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => {
+        pending = false;
+        accessible(container);
+      });
+    });
+    observer.observe(container, {
+      childList: true,
+      subtree: true,
+      attributes: true,
+      attributeFilter: ["class", "role", "aria-selected"],
+    });
+    accessible(container);
+  }
+
   const explorerPlugin = GraphiQLPluginExplorer.explorerPlugin();
   const root = ReactDOM.createRoot(document.getElementById("graphiql"));
   let fetcher = null;
@@ -251,5 +321,6 @@
     render();
   });
 
+  keepAccessible(document.getElementById("graphiql"));
   renderBar(render());
 })();
