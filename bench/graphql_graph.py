@@ -8,21 +8,31 @@ transport, the same API key on both faces.
 - connection: ``documentsConnection`` — the 20 newest of a 3-field filter (docDate, category,
   amount) with ``totalCount`` — against REST ``documents.search`` (the same where, limit 20)
   followed by ``documents.count`` (the same where): the ratio GraphQL / REST.
-- aggregate: ``documentsAggregate`` grouped by MONTH and CATEGORY over one year: median ms.
+- aggregate: ``documentsAggregate`` grouped by MONTH and CATEGORY over one year, median ms,
+  twice: as a dashboard asks it (count, sums, converted sums: answered from the rollups) and
+  forced onto the aggregation of the documents (the same query selecting ``min``/``max``,
+  which no rollup row keeps). The two answers are checked equal before timing.
 - node: ``node(id:)`` selecting the fields ``documents.get`` returns, against
   ``documents.get``: the ratio.
 
 Each figure is the median of ``--runs`` runs (each the median of ``--calls`` calls after a
-warm-up); the faces alternate which goes first from run to run. The load average and
-``uptime`` are printed before and after.
+warm-up; ``--slow-calls`` for the forced aggregation, seconds a call). Every run measures the
+three pairs in another order (the six orders in a seeded shuffle); within a pair the two
+sides' calls are interleaved, which goes first alternating from call to call and run to run,
+and a ratio is also given as the median of the ratios of interleaved calls ("paired"), the
+figure a load that changes during the run moves least. ``uptime`` is printed before, beside
+every figure, and after.
 
     .venv/bin/python bench/graphql_graph.py [--documents 20000] [--runs 5] [--calls 7]
+        [--slow-calls 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
+import random
 import statistics
 import subprocess
 import sys
@@ -57,7 +67,10 @@ CONNECTION = """query($filter: DocumentFilter) {
     totalCount nodes { id merchant amount currency docDate category docType } } }"""
 AGGREGATE = """query($filter: DocumentFilter) {
   documentsAggregate(filter: $filter, groupBy: [MONTH, CATEGORY]) {
-    totalCount groups { key { month category currency } count sum { amount taxAmount } } } }"""
+    totalCount groupsTruncated groups { key { month category currency } count
+      sum { amount taxAmount } avg { amount } converted { currency sum count unconverted } } } }"""
+# The same, with what only the documents can answer: the aggregation path.
+FORCED = AGGREGATE.replace("avg { amount }", "avg { amount } min { amount } max { amount }")
 NODE = "query($id: ID!) { node(id: $id) { ... on Document { " + NODE_FIELDS + " } } }"
 
 
@@ -66,34 +79,36 @@ def uptime() -> str:
     return found.stdout.strip() or load_average()
 
 
-async def median_call(call: Callable[[], Awaitable[Any]], calls: int) -> float:
-    """Median milliseconds of ``calls`` sequential calls after one warm-up."""
+async def timed(call: Callable[[], Awaitable[Any]]) -> float:
+    started = time.perf_counter()
     await call()
-    samples = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+    return (time.perf_counter() - started) * 1000
 
 
-async def compare(
-    runs: int, calls: int, first: Callable[[], Awaitable[Any]], second: Callable[[], Awaitable[Any]]
-) -> tuple[float, float, list[float], list[float]]:
-    """Median of run medians of two calls, alternating which is measured first."""
-    a_runs: list[float] = []
-    b_runs: list[float] = []
-    for run in range(runs):
-        if run % 2 == 0:
-            a_runs.append(await median_call(first, calls))
-            b_runs.append(await median_call(second, calls))
-        else:
-            b_runs.append(await median_call(second, calls))
-            a_runs.append(await median_call(first, calls))
-    return statistics.median(a_runs), statistics.median(b_runs), a_runs, b_runs
+async def pair(
+    run: int,
+    first: Callable[[], Awaitable[Any]],
+    second: Callable[[], Awaitable[Any]],
+    calls: tuple[int, int],
+) -> tuple[list[float], list[float]]:
+    """The ms of each call of two, interleaved call by call (a load that changes during the
+    run weighs on both alike), which goes first alternating from call to call and run to
+    run; one warm-up each."""
+    await first()
+    await second()
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(max(calls)):
+        sides = [(first, a, calls[0]), (second, b, calls[1])]
+        if (run + i) % 2:
+            sides.reverse()
+        for call, samples, count in sides:
+            if i < count:
+                samples.append(await timed(call))
+    return a, b
 
 
-async def main(documents: int, runs: int, calls: int) -> None:
+async def main(documents: int, runs: int, calls: int, slow_calls: int) -> None:
     print(f"before: {uptime()}")
     server = EmbeddedServer(storage=":memory:").start()
     name = f"bench_graph_{uuid.uuid4().hex[:8]}"
@@ -157,27 +172,23 @@ async def main(documents: int, runs: int, calls: int) -> None:
                 await rest("documents.search", search)
                 await rest("documents.count", {"where": where})
 
-            gql_ms, rest_ms, gql_runs, rest_runs = await compare(
-                runs, calls, connection_call, rest_pair
-            )
-            print(
-                f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
-                f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x"
-            )
-            print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
-
             one_year = {"docDate": {"gte": year_ago}}
             groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
+            forced = (await gql(FORCED, {"filter": one_year}))["documentsAggregate"]
+            for group in forced["groups"]:
+                del group["min"], group["max"]
+            assert groups == forced, "rollups and aggregation disagree"
+            print(
+                f"aggregate answers agree (rollups = aggregation): {groups['totalCount']} "
+                f"documents, {len(groups['groups'])} groups, truncated "
+                f"{groups['groupsTruncated']}"
+            )
 
             async def aggregate_call() -> None:
                 await gql(AGGREGATE, {"filter": one_year})
 
-            aggregate_runs = [await median_call(aggregate_call, calls) for _ in range(runs)]
-            print(
-                f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
-                f"{len(groups['groups'])} groups): {statistics.median(aggregate_runs):.1f} ms "
-                f"median (runs {_listed(aggregate_runs)})"
-            )
+            async def forced_call() -> None:
+                await gql(FORCED, {"filter": one_year})
 
             document_id = page["documents"][0]["id"]
 
@@ -188,10 +199,53 @@ async def main(documents: int, runs: int, calls: int) -> None:
             async def get_call() -> None:
                 await rest("documents.get", {"id": document_id})
 
-            node_ms, get_ms, node_runs, get_runs = await compare(runs, calls, node_call, get_call)
+            pairs = {
+                "connection": (connection_call, rest_pair, (calls, calls)),
+                "aggregate": (aggregate_call, forced_call, (calls, slow_calls)),
+                "node": (node_call, get_call, (calls, calls)),
+            }
+            # Per pair: each run's median of either side, and the ratio of every interleaved
+            # call pair (its median is the figure least moved by a changing load).
+            medians: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
+            ratios: dict[str, list[float]] = {n: [] for n in pairs}
+            # Every order of the three pairs in turn, from a shuffled start.
+            orders = list(itertools.permutations(pairs))
+            random.Random(37).shuffle(orders)
+            for run in range(runs):
+                order = orders[run % len(orders)]
+                print(f"run {run + 1}: {', '.join(order)} ({load_average()})", flush=True)
+                for name in order:
+                    first, second, counts = pairs[name]
+                    a, b = await pair(run, first, second, counts)
+                    medians[name][0].append(statistics.median(a))
+                    medians[name][1].append(statistics.median(b))
+                    ratios[name] += [x / y for x, y in zip(a, b, strict=False)]
+
+            gql_runs, rest_runs = medians["connection"]
+            gql_ms, rest_ms = statistics.median(gql_runs), statistics.median(rest_runs)
+            print(
+                f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
+                f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x, paired "
+                f"{statistics.median(ratios['connection']):.2f}x [{uptime()}]"
+            )
+            print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
+            fast_runs, slow_runs = medians["aggregate"]
+            print(
+                f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
+                f"{len(groups['groups'])} groups), rollups: {statistics.median(fast_runs):.1f} "
+                f"ms median (runs {_listed(fast_runs)}) [{uptime()}]"
+            )
+            print(
+                f"aggregate MONTH x CATEGORY, one year, forced aggregation (min/max selected): "
+                f"{statistics.median(slow_runs):.1f} ms median (runs {_listed(slow_runs)}) "
+                f"[{uptime()}]"
+            )
+            node_runs, get_runs = medians["node"]
+            node_ms, get_ms = statistics.median(node_runs), statistics.median(get_runs)
             print(
                 f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
-                f"ratio {node_ms / get_ms:.2f}x"
+                f"ratio {node_ms / get_ms:.2f}x, paired {statistics.median(ratios['node']):.2f}x "
+                f"[{uptime()}]"
             )
             print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
     finally:
@@ -210,5 +264,6 @@ if __name__ == "__main__":
     parser.add_argument("--documents", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--calls", type=int, default=7)
+    parser.add_argument("--slow-calls", type=int, default=3)
     options = parser.parse_args()
-    asyncio.run(main(options.documents, options.runs, options.calls))
+    asyncio.run(main(options.documents, options.runs, options.calls, options.slow_calls))

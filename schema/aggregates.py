@@ -62,6 +62,23 @@ class AggregateExtreme(BaseModel):
     docDate: date | None = Field(default=None, description="Document date")
 
 
+class AggregateConverted(BaseModel):
+    """The group's amounts converted to the workspace's currency, each at the ECB rate of its
+    document date (stored when the document was read). A document with an amount but no
+    conversion to this currency (no rate for its currency or date, or converted before the
+    workspace's currency changed) is not in the sum and is counted in unconverted, never
+    added as 0."""
+
+    currency: str = Field(description="The workspace's preferred currency (ISO 4217)")
+    sum: Decimal | None = Field(
+        default=None, description="Sum of the converted amounts (null when none is converted)"
+    )
+    count: int = Field(default=0, description="Documents in the sum")
+    unconverted: int = Field(
+        default=0, description="Documents with an amount that are not in the sum (no conversion)"
+    )
+
+
 class DocumentGroup(BaseModel):
     """One group: its key, how many documents, and their figures in one currency."""
 
@@ -71,6 +88,10 @@ class DocumentGroup(BaseModel):
     avg: AggregateAverage = Field(description="Averages")
     min: AggregateExtreme = Field(description="Smallest values")
     max: AggregateExtreme = Field(description="Largest values")
+    converted: AggregateConverted = Field(
+        description="Amounts converted to the workspace's currency (documents without a "
+        "conversion counted apart)"
+    )
 
 
 class DocumentAggregate(BaseModel):

@@ -49,11 +49,12 @@ IN_PROCESS = {
         ("--calls", "2", "--runs", "1"), (rf"ratio GraphQL / REST\s+:\s+{NUMBER}x",)
     ),
     "graphql_graph": Bench(
-        ("--documents", "200", "--runs", "1", "--calls", "1"),
+        ("--documents", "200", "--runs", "1", "--calls", "1", "--slow-calls", "1"),
         (
             rf"connection .*: GraphQL {NUMBER} ms, REST search\+count "
             rf"{NUMBER} ms, ratio {NUMBER}x",
-            rf"aggregate MONTH x CATEGORY, one year .*: {NUMBER} ms median",
+            rf"aggregate MONTH x CATEGORY, one year .*, rollups: {NUMBER} ms median",
+            rf"aggregate MONTH x CATEGORY, one year, forced aggregation .*: {NUMBER} ms median",
             rf"node\(id:\) {NUMBER} ms vs documents.get {NUMBER} ms",
         ),
     ),

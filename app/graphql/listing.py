@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from app.graphql.builder import Graph, Link, LinkArgument
 from app.graphql.filters import FilterTypes, constant_enum, listing_inputs
 from app.graphql.graph import session_of
-from app.graphql.selection import connection_selection
+from app.graphql.selection import connection_selection, group_selection
 from domain.documents import SEARCH_FILTERS, AggregateKey
 from domain.typed_filters import FilterError, TranslatedFilter, translate
 from resolvers.framework.errors import BadRequest
@@ -98,7 +98,8 @@ def aggregate_arguments() -> tuple[LinkArgument, ...]:
         LinkArgument(
             "fillGaps",
             bool,
-            "With one time key alone: every bucket of the range, empty ones with count 0",
+            "With exactly one time key: every bucket of the range for every combination of "
+            "the other keys, empty ones with count 0",
         ),
     )
 
@@ -117,6 +118,8 @@ async def documents_aggregate(
         translated.where,
         arguments.get("groupBy") or [],
         fill_gaps=bool(arguments.get("fillGaps")),
+        # Minimums and maximums only when selected: without them the rollups can answer.
+        extremes=bool({"min", "max"} & group_selection(info)),
         locate=translated.locate,
     )
 
@@ -198,9 +201,10 @@ def listing_graph(registry: Registry, graph: Graph) -> Graph:
             returns=DocumentAggregate | None,
             resolve=documents_aggregate,
             arguments=aggregate_arguments(),
-            description="Documents grouped by several keys at once (month and category…) in "
-            "one aggregation: count, and per currency sum, avg, min and max. Needs "
-            "read_documents.",
+            description="Documents grouped by several keys at once (month and category…): "
+            "count, and per currency sum, avg, min, max and the sum converted to the "
+            "workspace's currency. From the rollups where they cover the filter and keys and "
+            "min/max are not selected, else one aggregation. Needs read_documents.",
         )
         links += [aggregate, dataclasses.replace(aggregate, model=Workspace)]
     replaced = []

@@ -126,3 +126,12 @@ def connection_selection(
         if name in model.model_fields:
             names.add(name)
     return total, frozenset(names)
+
+
+def group_selection(info: strawberry.Info) -> frozenset[str]:
+    """The fields an aggregate query selects of each of its ``groups`` (``count``, ``sum``,
+    ``min``…): what the store must compute."""
+    raw = info._raw_info
+    top = _fields([n.selection_set for n in raw.field_nodes if n.selection_set], raw.fragments)
+    groups = [n.selection_set for n in top if n.name.value == "groups" and n.selection_set]
+    return frozenset(node.name.value for node in _fields(groups, raw.fragments))

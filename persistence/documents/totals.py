@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, cast
+from typing import Any
 
 from domain.documents import ArchiveFilter, CountGroupBy
 from persistence.documents import buckets
@@ -22,9 +22,6 @@ from persistence.documents.query import (
 )
 from persistence.documents.rollups import RowRead, row_reads
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
-
-# Rollup rows per batch of a read (the store's reply limit is far above this many rows).
-ROWS_BATCH = 20_000
 
 
 @dataclass(frozen=True)
@@ -118,7 +115,7 @@ class DocumentTotals(DocumentCollection):
         if group_by is not None and span is not None and span.first and span.last:
             buckets.check(group_by, span.first, span.last, max_buckets)
         source = "documents"
-        reads = row_reads(caller, group_by) if use_rollups and _rollups_apply(query) else None
+        reads = row_reads(caller, group_by) if use_rollups and rollups_apply(query) else None
         parts: list[list[dict[str, Any]]] = []
         if reads is not None:
             # The stale check and the row reads at once (one round trip's wait, not two).
@@ -172,26 +169,9 @@ class DocumentTotals(DocumentCollection):
     async def _rows(
         self, workspace_id: str, archived: ArchiveFilter, read: RowRead, caller: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
-        """The rollup rows of one read: the workspace, shape, archive filter and date bounds
-        first (index bounds of ``workspace_shape_archived_date``), then the read's own filter
-        (else the caller's). Whole rows: they are small, and the embedded store's ``$project``
-        cost as much per row as reading it (the day rows of 90 days: 299 ms with it, 148
-        without, at 20k documents)."""
-        first: dict[str, Any] = {
-            "workspaceId": workspace_id,
-            "shape": read.shape.name,
-            **ARCHIVE_FILTERS[archived],
-            **({"docDate": dict(read.dates)} if read.dates else {}),
-        }
-        then = caller if read.others is None else read.others
-        pipeline: list[dict[str, Any]] = [{"$match": first}, *([{"$match": then}] if then else [])]
-        found = self._rollups.collection.aggregate(
-            # In one batch: a read of a few thousand rows pays no getMore round trips.
-            pipeline,
-            maxTimeMS=AGGREGATE_TIME_LIMIT_MS,
-            batchSize=ROWS_BATCH,
-        )
-        return cast(list[dict[str, Any]], await self._run(found.to_list(None)))
+        """The rollup rows of one read (``DocumentRollups.read``), through ``_run``."""
+        rows = self._rollups.read(workspace_id, ARCHIVE_FILTERS[archived], read, caller)
+        return await self._run(rows)
 
     async def counts_by_workspace(self, workspace_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Active and archived document counts of several workspaces.
@@ -246,7 +226,7 @@ def _filled(
     return groups + zeros
 
 
-def _rollups_apply(query: DocumentQuery) -> bool:
+def rollups_apply(query: DocumentQuery) -> bool:
     """Whether the query selects only by its where clause and archive filter (rollup rows
     know nothing of words, export status or keyset positions)."""
     return (

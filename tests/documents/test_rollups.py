@@ -487,3 +487,23 @@ async def test_workspaces_without_a_newer_shapes_rows_are_counted_until_rebuilt(
     await accounts.rebuild_rollups(store, [])
     totals = await totals_of(store, since("2024-01-01"), "category")
     assert totals.source == "rollups:month-category" and totals.overall[0].cents == 300
+
+
+async def test_rows_without_the_newer_counters_are_counted_until_rebuilt() -> None:
+    """Rows kept by a release before the tax and amount counters (v4): an ``$inc`` would start
+    those at the change, so at start-up the workspace is stale until it is rebuilt."""
+    db = AsyncMongoMockClient(tz_aware=True)[f"r_{uuid.uuid4().hex[:8]}"]
+    store = Store(db)
+    await store.ensure_indexes()
+    await store.documents.insert_many(
+        WS, [{"_id": "a", "docDate": date(2024, 1, 5), "amount": Decimal(3),
+              "taxAmount": Decimal("0.50")}]
+    )  # fmt: skip
+    await db["document_rollups"].update_many({}, {"$unset": {"taxCents": "", "taxes": ""}})
+    await db["document_rollup_state"].delete_many({})  # as written by an older release
+    store = Store(db)
+    await store.ensure_indexes()
+    assert await store.documents.stale_rollups() == [WS]
+    await accounts.rebuild_rollups(store, [])
+    assert await store.documents.stale_rollups() == []
+    assert {row["taxCents"] for row in await rows(store)} == {50}

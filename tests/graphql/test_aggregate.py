@@ -11,9 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
+from persistence.documents.aggregates import DocumentAggregates
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.resources.documents import aggregate
+from resolvers.services.preferences import preferred_currency
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import doc
 from tests.graphql.helpers import gql
@@ -139,9 +141,10 @@ async def test_bounds_and_mistakes_are_clear_errors(
         message: str = body["errors"][0]["message"]
         return message
 
-    assert "fillGaps: needs groupBy with one time key alone" in await error(
-        groupBy=["MONTH", "CATEGORY"], fillGaps=True
-    )
+    for keys in (["MONTH", "YEAR"], ["CATEGORY"], []):
+        assert "fillGaps: needs exactly one time key in groupBy" in await error(
+            groupBy=keys, fillGaps=True
+        )
     assert "more than 400" in await error(
         filter={"docDate": {"gte": "2000-01-01", "lt": "2024-01-01"}},
         groupBy=["DAY"],
@@ -163,3 +166,101 @@ async def test_another_workspace_sees_only_its_own(
 ) -> None:
     answer = await run(service, bob, groupBy=["CATEGORY"])
     assert answer == {"totalCount": 0, "groupsTruncated": False, "groups": []}
+
+
+async def test_fill_gaps_fills_every_key_combination(
+    service: httpx.AsyncClient, stocked: Tenant
+) -> None:
+    """MONTH × CATEGORY with fillGaps: each (category, currency) the answer holds has a group
+    in every month of the range, the months without its documents at 0."""
+    answer = await run(
+        service,
+        stocked,
+        filter={"docDate": {"gte": "2023-12-01", "lte": "2024-06-30"}, "amount": {"gt": "5"}},
+        groupBy=["MONTH", "CATEGORY"],
+        fillGaps=True,
+    )
+    kept = [
+        d for d in DOCS
+        if d.get("docDate") and d.get("amount") is not None and d["amount"] > 5
+    ]  # fmt: skip
+    counts: dict[tuple[Any, ...], int] = defaultdict(int)
+    for d in kept:
+        counts[(d["docDate"].strftime("%Y-%m"), d["category"], d["currency"])] += 1
+    combinations = {(category, currency) for _, category, currency in counts}
+    months = ["2023-12", "2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06"]
+    got = {
+        (g["key"]["month"], g["key"]["category"], g["key"]["currency"]): g["count"]
+        for g in answer["groups"]
+    }
+    assert len(got) == len(answer["groups"]) == len(months) * len(combinations)
+    assert got == {
+        (month, category, currency): counts.get((month, category, currency), 0)
+        for month in months
+        for category, currency in combinations
+    }
+    assert [g["key"]["month"] for g in answer["groups"]] == sorted(
+        g["key"]["month"] for g in answer["groups"]
+    )
+    assert answer["totalCount"] == len(kept)
+
+
+CONVERTED = """query($groupBy: [DocumentGroupBy!]) {
+  documentsAggregate(groupBy: $groupBy) {
+    totalCount groups { key { month currency } count sum { amount }
+                        converted { currency sum count unconverted } } } }"""
+WITH_EXTREMES = CONVERTED.replace("count sum {", "count min { amount } sum {")
+
+
+async def test_converted_sums_count_the_unconverted_apart(
+    service: httpx.AsyncClient, store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Converted at each document's stored rate into the workspace's currency; a document
+    with an amount and no conversion to it is counted in ``unconverted``, never summed as 0;
+    rows and documents answer alike (the rows unless min or max is selected)."""
+    currency = await preferred_currency(store, alice.org_id, None)
+    other = "GBP" if currency != "GBP" else "CHF"
+    jan = date(2024, 1, 10)
+    await store.documents.insert_many(
+        alice.org_id,
+        [
+            doc("c1", amount=Decimal("10.00"), docDate=jan, preferredCurrency=currency,
+                conversionRate=1.1),
+            doc("c2", amount=Decimal("5.05"), docDate=jan, preferredCurrency=currency,
+                conversionRate=0.5),
+            doc("c3", amount=Decimal("5.00"), docDate=jan, preferredCurrency=currency),
+            doc("c4", amount=Decimal("2.00"), docDate=jan, preferredCurrency=other,
+                conversionRate=0.9),
+            doc("c5", amount=None, docDate=jan, preferredCurrency=currency, conversionRate=1.1),
+            doc("c6", amount=Decimal("1.00"), docDate=date(2024, 2, 1), preferredCurrency=other,
+                conversionRate=0.9),
+        ],
+    )  # fmt: skip
+    read = {"documents": 0}
+    original = DocumentAggregates._from_documents
+
+    async def counted(self: Any, *args: Any) -> Any:
+        read["documents"] += 1
+        return await original(self, *args)
+
+    monkeypatch.setattr(DocumentAggregates, "_from_documents", counted)
+    answers = []
+    for query in (CONVERTED, WITH_EXTREMES):
+        body = await gql(service, query, {"groupBy": ["MONTH"]}, alice.headers())
+        assert "errors" not in body, body
+        answers.append(
+            {
+                g["key"]["month"]: g["converted"]
+                for g in body["data"]["documentsAggregate"]["groups"]
+            }
+        )
+    assert read["documents"] == 1  # the query with min
+    assert (
+        answers[0]
+        == answers[1]
+        == {
+            # 11.00 + 2.525 rounded half to even once per document (2.52)
+            "2024-01": {"currency": currency, "sum": "13.52", "count": 2, "unconverted": 2},
+            "2024-02": {"currency": currency, "sum": None, "count": 0, "unconverted": 1},
+        }
+    )

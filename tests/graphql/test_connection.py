@@ -13,6 +13,7 @@ import pytest
 
 from domain.documents import SEARCH_FILTERS
 from domain.typed_filters import translate
+from persistence.documents.totals import DocumentTotals
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, asgi_client
@@ -253,3 +254,32 @@ async def test_old_listing_fields_are_deprecated(service: httpx.AsyncClient) -> 
     assert "documentsConnection" in schema.query_type.fields["documentsSearch"].deprecation_reason
     assert schema.type_map["Workspace"].fields["documents"].deprecation_reason
     assert not schema.type_map["Workspace"].fields["documentsConnection"].deprecation_reason
+
+
+async def test_total_count_comes_from_the_rollups_where_they_cover_the_filter(
+    service: httpx.AsyncClient, stocked: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter on rollup dimensions (category, whole months) is counted from the rows; one on
+    a field no row keeps (amount) from the documents; both counts right."""
+    sources: list[str] = []
+    original = DocumentTotals.totals
+
+    async def spied(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = await original(self, *args, **kwargs)
+        sources.append(found.source)
+        return found
+
+    monkeypatch.setattr(DocumentTotals, "totals", spied)
+    covered = {"category": {"in": ["Fuel", "Meals"]}, "docDate": {"gte": "2024-03-01"}}
+    answer = await page(service, stocked, filter=covered, first=2)
+    expected = [d for d in DOCS if d["category"] in ("Fuel", "Meals")
+                and d["docDate"] >= date(2024, 3, 1)]  # fmt: skip
+    assert answer["totalCount"] == len(expected) and sources == ["rollups:month-category"]
+    answer = await page(service, stocked, filter={"amount": {"gt": "50"}}, first=2)
+    assert answer["totalCount"] == sum(1 for d in DOCS if d["amount"] > 50)
+    assert sources[1:] == ["documents"]
+    body = await gql(
+        service, "{ documentsConnection(first: 2) { nodes { id } } }", {}, stocked.headers()
+    )
+    assert len(body["data"]["documentsConnection"]["nodes"]) == 2
+    assert len(sources) == 2  # not selected: not counted

@@ -1,17 +1,23 @@
-"""documentsAggregate (GraphQL): documents grouped by several keys in one aggregation.
+"""documentsAggregate (GraphQL): documents grouped by several keys at once.
 
 The filter is the where-clause documents.count and documents.search take (the typed filter
-translated), checked by the same compiler; the groups come from one store aggregation bounded
-by the aggregates' time limit and a cap on groups (``MAX_GROUPS``, as documents.count).
-``fillGaps`` lists every bucket of a time series (one time key, alone), the empty ones with
-count 0, within the same bucket cap as documents.count's.
+translated), checked by the same compiler; the groups come from the rollups where they cover
+the filter and keys and nothing asks for minimums or maximums, else from one store
+aggregation bounded by the aggregates' time limit; both give the same numbers, capped at
+``MAX_GROUPS`` groups (as documents.count). Converted sums are in the workspace's preferred
+currency (``preferred_currency``, as documents.count's preferredTotal).
+
+``fillGaps`` (exactly one time key, beside any others) gives every combination of the other
+keys and currency the answer holds a group in every bucket of the range, the empty ones with
+count 0: the range's buckets within documents.count's cap (``MAX_BUCKETS``), the filled groups
+within ``MAX_FILLED``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from domain.documents import AggregateKey
@@ -31,8 +37,10 @@ from persistence.money import CENT, from_cents
 from persistence.where import WhereError, compile_where
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, store_errors
+from resolvers.services.preferences import preferred_currency
 from schema.aggregates import (
     AggregateAverage,
+    AggregateConverted,
     AggregateExtreme,
     AggregateSum,
     DocumentAggregate,
@@ -41,6 +49,8 @@ from schema.aggregates import (
 )
 
 MAX_GROUPS = 500
+# Groups a filled answer may hold: every combination of the other keys in every bucket.
+MAX_FILLED = 5_000
 TIME_KEYS = ("year", "month", "week", "day")
 
 
@@ -50,15 +60,21 @@ async def document_aggregate(
     keys: Sequence[AggregateKey],
     *,
     fill_gaps: bool = False,
+    extremes: bool = True,
     locate: Callable[[str], str] = str,
+    use_rollups: bool = True,
 ) -> DocumentAggregate:
-    """The workspace's documents matching ``where`` grouped by ``keys`` (and currency)."""
+    """The workspace's documents matching ``where`` grouped by ``keys`` (and currency).
+
+    ``extremes``: whether minimums and maximums are wanted (without them the rollups can
+    answer); ``use_rollups`` False always aggregates the documents (benchmarks, tests).
+    """
     workspace_id = ctx.require_workspace()
     keys = list(dict.fromkeys(keys))
     time_keys = [key for key in keys if key in TIME_KEYS]
-    if fill_gaps and (len(time_keys) != 1 or len(keys) != 1):
+    if fill_gaps and len(time_keys) != 1:
         raise BadRequest(
-            "Invalid request: fillGaps: needs groupBy with one time key alone "
+            "Invalid request: fillGaps: needs exactly one time key in groupBy "
             f"(YEAR, MONTH, WEEK or DAY; got {', '.join(keys) or 'none'})"
         )
     try:
@@ -68,21 +84,28 @@ async def document_aggregate(
     span = range_of(compiled) if fill_gaps else None
     try:
         if span is not None and span.first and span.last:
-            check(keys[0], span.first, span.last, MAX_BUCKETS)
+            check(time_keys[0], span.first, span.last, MAX_BUCKETS)
     except TooManyBuckets as error:
         raise BadRequest(_too_many(error)) from None
     ctx.services.api_calls.count(workspace_id)  # metered like one documents.count call
     query = DocumentQuery(where=where)
+    currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
     with store_errors():
         found = await ctx.store.documents.aggregate(
-            workspace_id, query, keys, max_groups=MAX_GROUPS
+            workspace_id,
+            query,
+            keys,
+            max_groups=MAX_GROUPS,
+            preferred_currency=currency,
+            extremes=extremes,
+            use_rollups=use_rollups,
         )
-    groups = [_group(group) for group in found.groups]
+    groups = [_group(group, currency) for group in found.groups]
     if span is not None:
         if found.truncated:
-            raise BadRequest(_too_many(TooManyBuckets(keys[0], None, MAX_BUCKETS)))
+            raise BadRequest(_too_many(TooManyBuckets(time_keys[0], None, MAX_BUCKETS)))
         try:
-            groups += _gaps(keys[0], groups, span.first, span.last)
+            groups += _gaps(time_keys[0], groups, span.first, span.last, currency)
         except TooManyBuckets as error:
             raise BadRequest(_too_many(error)) from None
     if time_keys:
@@ -102,25 +125,48 @@ def _too_many(error: TooManyBuckets) -> str:
     )
 
 
-def _gaps(key: str, groups: list[DocumentGroup], first: Any, last: Any) -> list[DocumentGroup]:
-    present = {getattr(group.key, key) for group in groups} - {None}
-    days = [key_day(key, value) for value in present]
+def _gaps(
+    key: str, groups: list[DocumentGroup], first: Any, last: Any, currency: str
+) -> list[DocumentGroup]:
+    """A zero group for every bucket of [``first``, ``last``] (an open end: the data's first
+    or last bucket) that a combination of the other keys has none in. The combinations are
+    those the answer's groups hold (currency among them); no groups: one, every other key
+    null."""
+    keys = [name for name in DocumentGroupKey.model_fields if name != key]
+    present: set[tuple[Any, ...]] = set()
+    combinations: set[tuple[Any, ...]] = set()
+    for group in groups:
+        others = tuple(getattr(group.key, name) for name in keys)
+        combinations.add(others)
+        present.add((getattr(group.key, key), others))
+    days = [key_day(key, value) for value, _ in present if value is not None]
     first = first or min(days, default=None)
     last = last or max(days, default=None)
     if first is None or last is None:
         return []
     check(key, first, last, MAX_BUCKETS)
+    combinations = combinations or {tuple(None for _ in keys)}
+    buckets = list(bucket_keys(key, first, last))
+    if len(buckets) * len(combinations) > MAX_FILLED:
+        raise BadRequest(
+            f"Invalid request: fillGaps: {len(buckets)} {key}s for each of "
+            f"{len(combinations)} key combinations is more than {MAX_FILLED} groups; narrow "
+            "the filter or group by fewer keys"
+        )
+    ordered = sorted(combinations, key=lambda values: tuple(_late(v) for v in values))
     return [
         DocumentGroup(
-            key=DocumentGroupKey(**{key: value}),
+            key=DocumentGroupKey(**{key: value}, **dict(zip(keys, others, strict=True))),
             count=0,
             sum=AggregateSum(),
             avg=AggregateAverage(),
             min=AggregateExtreme(),
             max=AggregateExtreme(),
+            converted=AggregateConverted(currency=currency),
         )
-        for value in bucket_keys(key, first, last)
-        if value not in present
+        for others in ordered
+        for value in buckets
+        if (value, others) not in present
     ]
 
 
@@ -132,18 +178,28 @@ def _day(moment: datetime | None) -> Any:
     return moment.date() if isinstance(moment, datetime) else None
 
 
-def _group(group: AggregateGroup) -> DocumentGroup:
+def _group(group: AggregateGroup, currency: str) -> DocumentGroup:
+    # The exact sum over the count, rounded once (half to even): the same from rows or documents.
     average = (
-        (Decimal(str(group.average_cents)) * CENT).quantize(CENT)
-        if group.average_cents is not None
+        (Decimal(group.amount_cents) / group.amounts * CENT).quantize(CENT, ROUND_HALF_EVEN)
+        if group.amounts
         else None
     )
     key = {name: (str(value) if value is not None else None) for name, value in group.key.items()}
     return DocumentGroup(
         key=DocumentGroupKey(**key),
         count=group.count,
-        sum=AggregateSum(amount=_money(group.amount_cents), taxAmount=_money(group.tax_cents)),
+        sum=AggregateSum(
+            amount=_money(group.amount_cents) if group.amounts else None,
+            taxAmount=_money(group.tax_cents) if group.taxes else None,
+        ),
         avg=AggregateAverage(amount=average),
         min=AggregateExtreme(amount=_money(group.min_cents), docDate=_day(group.first_date)),
         max=AggregateExtreme(amount=_money(group.max_cents), docDate=_day(group.last_date)),
+        converted=AggregateConverted(
+            currency=currency,
+            sum=_money(group.converted_cents) if group.converted else None,
+            count=group.converted,
+            unconverted=group.amounts - group.converted,
+        ),
     )
