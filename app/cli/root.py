@@ -214,9 +214,58 @@ def admin() -> None:
 @click.option("--email", required=True, help="The user's email (created if new).")
 @click.option("--workspace", "workspace", required=True, help="Name of the first workspace.")
 def bootstrap(email: str, workspace: str) -> None:
-    """Create a user, a workspace they own and an API key; prints {userId, orgId, apiKey}."""
+    """Create a user, a workspace they own and an API key; prints {userId, orgId, apiKey}.
+
+    On a terminal it also asks for the password the dashboard's sign-in takes (Enter skips;
+    ``fincap admin set-password`` sets it later), and says where to sign in."""
+    from resolvers.services import oauth
+
     plans = settings_from_env().plan_catalog()
-    run_on_store(lambda store: accounts().bootstrap(store, email, workspace, plans))
+    password = dashboard_password() if on_a_terminal() else None
+
+    async def create(store: Store) -> dict[str, Any]:
+        created = await accounts().bootstrap(store, email, workspace, plans)
+        if password:
+            await oauth.set_password(store, email, password)
+        return {**created, "passwordSet": bool(password)}
+
+    run_on_store(create)
+    if password:
+        click.echo(f"Sign in to the dashboard (/app/ on the server) as {email}.", err=True)
+    else:
+        click.echo(
+            "To sign in to the dashboard (/app/ on the server), first set a password: "
+            f"fincap admin set-password --email {email}",
+            err=True,
+        )
+
+
+def on_a_terminal() -> bool:
+    """Whether a person types the input (prompts make sense), not a script or a pipe."""
+    return sys.stdin.isatty()
+
+
+def dashboard_password() -> str | None:
+    """A password for the dashboard's sign-in, asked twice; None when the person skips."""
+    from resolvers.services import oauth
+
+    while True:
+        password = click.prompt(
+            "Password for the dashboard's sign-in (Enter to skip)",
+            hide_input=True,
+            default="",
+            show_default=False,
+            err=True,
+        )
+        if not password:
+            return None
+        problem = oauth.password_problem(password)
+        if problem is not None:
+            click.echo(problem, err=True)
+            continue
+        if click.prompt("Repeat it", hide_input=True, err=True) == password:
+            return str(password)
+        click.echo("The two did not match; again.", err=True)
 
 
 @admin.command("create-workspace")

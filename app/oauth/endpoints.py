@@ -186,7 +186,11 @@ async def submit_sign_in(request: Request) -> Response:
         refused.headers["Retry-After"] = str(exc.retry_after)
         return refused
     if user is None:
-        return again("That email and password do not match an account.", 401)
+        return again(
+            "That email and password do not match an account. No password yet? The operator "
+            "sets one with: fincap admin set-password --email you@example.com",
+            401,
+        )
     response = await consent_or_remembered(request, server, pending, sealed, cookie, user["_id"])
     session = json.dumps({"user": user["_id"], "exp": int(time.time()) + SESSION_SECONDS})
     response.set_cookie(

@@ -58,9 +58,9 @@ output (the <a href="/openapi.json">OpenAPI document</a> for tools).</span></li>
 <ol>
 <li>The operator creates your account and first workspace once:
 <pre><code>fincap admin bootstrap --email you@example.com --workspace "My business"</code></pre>
-It prints an API key (<code>sk_…</code>) and the workspace id (<code>org_…</code>).
-To sign in to the dashboard with a password instead:
-<code>fincap admin set-password --email you@example.com</code>.</li>
+On a terminal it asks for the password you sign in to the dashboard with (or set it
+later: <code>fincap admin set-password --email you@example.com</code>), and prints an API key
+(<code>sk_…</code>) and the workspace id (<code>org_…</code>).</li>
 <li>Signed in to the <a href="/app/#/keys">dashboard</a>, create more keys under
 <em>API keys</em> (one per program, so each can be revoked alone). The secret is shown once.</li>
 <li>Send the key with every call:

@@ -90,12 +90,20 @@ def password_matches(password_hash: str | None, password: str) -> bool:
         return False
 
 
+def password_problem(password: str) -> str | None:
+    """Why ``password`` may not be set (None: it may), as ``set_password`` would refuse it."""
+    if len(password) < 10:
+        return "password: use at least 10 characters"
+    if len(password) > 1024:
+        return "password: at most 1024 characters"
+    return None
+
+
 async def set_password(store: Store, email: str, password: str) -> dict[str, Any]:
     """Give an existing user a password (``fincap admin set-password``)."""
-    if len(password) < 10:
-        raise BadRequest("password: use at least 10 characters")
-    if len(password) > 1024:
-        raise BadRequest("password: at most 1024 characters")
+    problem = password_problem(password)
+    if problem is not None:
+        raise BadRequest(problem)
     user = await store.users.find_by_email(email)
     if user is None:
         raise NotFound(f"No user with the email {email.strip().lower()}")
