@@ -133,6 +133,12 @@ def row_ids(page: Page) -> list[str]:
     return list(page.js(f"[...document.querySelectorAll('{ROWS}')].map(r => r.dataset.id)"))
 
 
+def first_page(live: LiveDashboard, sort_by: str) -> list[str]:
+    """The ids of the server's first page of 50 sorted by ``sort_by``, largest or newest first."""
+    body = {"useSearch": False, "limit": 50, "sortBy": sort_by, "sortOrder": -1}
+    return [d["id"] for d in result(live.call("documents.search", body))["documents"]]
+
+
 def api_count(live: LiveDashboard, conditions: list[dict[str, Any]]) -> int:
     body = {"where": {"conditions": conditions}} if conditions else {}
     return int(result(live.call("documents.count", body))["count"])
@@ -173,13 +179,7 @@ def test_sort_is_the_servers_across_pages(live: LiveDashboard, page: Page, shots
     assert shown_count(page) == api_count(live, where) > 50
     assert "(all dates)" in page.js("document.querySelector('#result-count').innerText")
     assert page.js("document.querySelector('#d-from').value") == ""
-    newest = result(
-        live.call(
-            "documents.search",
-            {"useSearch": False, "limit": 50, "sortBy": "receivedAt", "sortOrder": -1},
-        )
-    )["documents"]
-    assert row_ids(page) == [d["id"] for d in newest]
+    assert row_ids(page) == first_page(live, "receivedAt")
     assert page.js("document.querySelector('th[aria-sort]').innerText").startswith("Added")
     page.screenshot(shots / "documents.png")
 
@@ -221,13 +221,7 @@ def test_sort_is_the_servers_across_pages(live: LiveDashboard, page: Page, shots
     # order (issue 38: ¥394,713 topped the amount sort).
     click_and_wait(page, "button.sort[data-sort=convertedAmount]")
     assert page.js("location.hash") == "#/documents?sort=convertedAmount&order=desc"
-    converted = result(
-        live.call(
-            "documents.search",
-            {"useSearch": False, "limit": 50, "sortBy": "convertedAmount", "sortOrder": -1},
-        )
-    )["documents"]
-    assert row_ids(page) == [d["id"] for d in converted]
+    assert row_ids(page) == first_page(live, "convertedAmount")
     first = f"document.querySelector('{ROWS} [data-col=convertedAmount]')"
     assert page.js(f"{first}.innerText") not in ("", "—")
 
