@@ -221,15 +221,18 @@ def bootstrap(email: str, workspace: str) -> None:
     from resolvers.services import oauth
 
     plans = settings_from_env().plan_catalog()
-    password = dashboard_password() if on_a_terminal() else None
+    person = on_a_terminal()  # a script gets the JSON alone, as before
+    password = dashboard_password() if person else None
 
     async def create(store: Store) -> dict[str, Any]:
         created = await accounts().bootstrap(store, email, workspace, plans)
         if password:
             await oauth.set_password(store, email, password)
-        return {**created, "passwordSet": bool(password)}
+        return {**created, "passwordSet": bool(password)} if person else created
 
     run_on_store(create)
+    if not person:
+        return
     if password:
         click.echo(f"Sign in to the dashboard (/app/ on the server) as {email}.", err=True)
     else:
