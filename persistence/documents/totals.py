@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from domain.documents import ArchiveFilter, CountGroupBy
 from persistence.documents import buckets
-from persistence.documents.collection import DocumentCollection
+from persistence.documents.collection import NEWEST_INDEX, DocumentCollection
 from persistence.documents.query import (
     ARCHIVE_FILTERS,
     TIME_FORMATS,
@@ -20,11 +20,14 @@ from persistence.documents.query import (
     group_key,
     is_time_grouping,
 )
+from persistence.documents.rollups import INDEXES as ROLLUP_INDEXES
 from persistence.documents.rollups import RowRead, row_reads
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
 
 # Rollup rows per batch of a read (the store's reply limit is far above this many rows).
 ROWS_BATCH = 20_000
+# The rollups' one index (declared in ``rollups``): every row read names it.
+ROWS_INDEX: str = ROLLUP_INDEXES[0].document["name"]
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,11 @@ class DocumentTotals(DocumentCollection):
             sums = _document_sums(preferred_currency)
             facets = _totals_facets(sums, group_key(group_by), max_groups)
             pipeline = [*query.stages(workspace_id), {"$facet": facets}]
+            options = await self._hint(NEWEST_INDEX)
             found = await self._run(
-                self._docs.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
+                self._docs.aggregate(
+                    pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, **options
+                ).to_list(None)
             )
             result = found[0] if found else {}
         else:
@@ -190,6 +196,7 @@ class DocumentTotals(DocumentCollection):
             pipeline,
             maxTimeMS=AGGREGATE_TIME_LIMIT_MS,
             batchSize=ROWS_BATCH,
+            **await self._hint(ROWS_INDEX),
         )
         return cast(list[dict[str, Any]], await self._run(found.to_list(None)))
 
@@ -212,8 +219,9 @@ class DocumentTotals(DocumentCollection):
             {"$match": {"workspaceId": workspace_id}},
             {"$group": {"_id": "$archived", "n": {"$sum": 1}}},
         ]
+        options = await self._hint(NEWEST_INDEX)
         rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(None)
         )
         tally = {"active": 0, "archived": 0}
         for row in rows:
