@@ -210,6 +210,12 @@ class DocumentCollection:
             self._hints = await honours_hints(self._db)
         return {"hint": index} if self._hints else {}
 
+    async def _scope_hint(self, words: str | None) -> dict[str, str]:
+        """``_hint(NEWEST_INDEX)`` for a read of the workspace's documents by the where clause
+        and the archive and export filters; none with ``words``, whose prefix ranges on
+        ``workspace_terms`` select fewer entries than the workspace's whole index range."""
+        return {} if words is not None else await self._hint(NEWEST_INDEX)
+
     @staticmethod
     async def _run(awaitable: Any) -> Any:
         try:

@@ -7,7 +7,6 @@ from typing import Any, cast
 
 from pymongo import DESCENDING
 
-from persistence.documents.collection import NEWEST_INDEX
 from persistence.documents.edits import EditEntry
 from persistence.documents.query import (
     ARRIVAL_ORDER,
@@ -107,7 +106,7 @@ class DocumentReads(NewestFirst):
 
     async def count(self, workspace_id: str, query: DocumentQuery) -> int:
         pipeline = [*query.stages(workspace_id), {"$count": "n"}]
-        options = await self._hint(NEWEST_INDEX)
+        options = await self._scope_hint(query.words)
         rows = await self._run(
             self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(None)
         )
@@ -224,7 +223,7 @@ class DocumentReads(NewestFirst):
         """Ids of every document of ``query`` (where-clause, archive and export filters): the
         population a ranked search orders."""
         pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
-        options = await self._hint(NEWEST_INDEX)
+        options = await self._scope_hint(query.words)
         cursor = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options)
         found = cursor.to_list(None)
         return [row["_id"] for row in await self._run(found)]

@@ -135,7 +135,7 @@ class DocumentTotals(DocumentCollection):
             sums = _document_sums(preferred_currency)
             facets = _totals_facets(sums, group_key(group_by), max_groups)
             pipeline = [*query.stages(workspace_id), {"$facet": facets}]
-            options = await self._hint(NEWEST_INDEX)
+            options = await self._scope_hint(query.words)
             found = await self._run(
                 self._docs.aggregate(
                     pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, **options

@@ -117,3 +117,13 @@ async def test_the_answer_is_kept_once_the_store_gave_it(store: Store) -> None:
     assert await documents._hint(NEWEST_INDEX) == {}
     assert await documents._hint(NEWEST_INDEX) == {}
     assert embedded.asked == 1
+
+
+async def test_a_count_by_words_leaves_the_choice_to_the_words_index(
+    store: Store, aggregates: list[tuple[str, dict[str, Any]]]
+) -> None:
+    await store.documents.insert_many("org_a", demo_documents(20, seed=3))
+    await store.documents.count("org_a", DocumentQuery(words="coffee"))
+    await store.documents.candidate_ids("org_a", DocumentQuery(words="coffee"))
+    reads = [options for name, options in aggregates if name == "documents"]
+    assert len(reads) == 2 and not any("hint" in options for options in reads), reads
