@@ -143,8 +143,8 @@ async def measure_order(
         registry = build_registry()
         services = build_services(Settings(), store, registry=registry)
         app = serving_app(Settings(), store, registry=registry)
-        sizes = [options.big, options.mid_size, options.small_size]
         counts = {options.big: 1, options.mid_size: options.mid, options.small_size: options.small}
+        sizes = [size for size, count in counts.items() if count]
         print(
             f"order {order}: {options.big} + {options.mid} x {options.mid_size}"
             f" + {options.small} x {options.small_size} documents loaded in {loaded_s:.0f} s"
