@@ -5,9 +5,11 @@ the keyword and raises TypeError, so a ``bulk_write`` of ``UpdateOne`` fails on 
 store only. The keyword is accepted here while unused (None); a sorted update stays refused.
 
 Hot reads name their index (``hint``) on a server whose ``buildInfo`` says it is a MongoDB
-(``persistence.plans``). mongomock implements no ``buildInfo`` (NotImplementedError) and its
-``aggregate`` ignores a hint; it answers ``buildInfo`` here as a MongoDB does (no
-``secantusVersion``), so unit tests take the hinted path, as a deployment on MongoDB does.
+(``persistence.plans``). mongomock implements no ``buildInfo`` (NotImplementedError), its
+``aggregate`` ignores a hint and its ``find`` refuses one ("Unrecognized field 'hint'"); here it
+answers ``buildInfo`` as a MongoDB does (no ``secantusVersion``) and ``find`` takes a hint that
+names a declared index (and ignores it, as its ``aggregate`` does), so unit tests take the
+hinted path, as a deployment on MongoDB does.
 Imported by ``tests/__init__.py``, so every test module and helper process has it.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mongomock.collection import BulkOperationBuilder
+from mongomock.collection import BulkOperationBuilder, Collection
 from mongomock.database import Database
 from mongomock_motor import AsyncMongoMockCollection
 
@@ -54,3 +56,15 @@ def _command_with_build_info(self: Any, command: Any, **kwargs: Any) -> Any:
 
 
 Database.command = _command_with_build_info  # type: ignore[method-assign]
+
+
+_find = Collection.find
+
+
+def _find_with_hint(self: Any, *args: Any, hint: Any = None, **kwargs: Any) -> Any:
+    if hint is not None and hint not in self.index_information():
+        raise NotImplementedError(f"mongomock: no index {hint!r} to hint")
+    return _find(self, *args, **kwargs)
+
+
+Collection.find = _find_with_hint  # type: ignore[method-assign]

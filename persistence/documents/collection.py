@@ -40,6 +40,9 @@ SWAP_ATTEMPTS = 3
 # and a ranked search's candidates name it (``_hint``, ``persistence.plans``).
 NEWEST_INDEX = "workspace_archived_date"
 
+# The index a search index's read of what changed since it last looked is built for.
+CHANGES_INDEX = "workspace_indexed"
+
 INDEXES = [
     IndexModel(
         [
@@ -55,7 +58,7 @@ INDEXES = [
     IndexModel([("workspaceId", ASCENDING), ("category", ASCENDING)], name="workspace_category"),
     IndexModel([("workspaceId", ASCENDING), ("searchTerms", ASCENDING)], name="workspace_terms"),
     # Search indexes in memory re-read what changed since they last looked.
-    IndexModel([("workspaceId", ASCENDING), ("indexedAt", ASCENDING)], name="workspace_indexed"),
+    IndexModel([("workspaceId", ASCENDING), ("indexedAt", ASCENDING)], name=CHANGES_INDEX),
     IndexModel([("workspaceId", ASCENDING), ("invoiceId", ASCENDING)], name="workspace_invoice"),
     IndexModel([("workspaceId", ASCENDING), ("file.sha256", ASCENDING)], name="workspace_sha256"),
     IndexModel(

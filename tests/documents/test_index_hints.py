@@ -10,6 +10,7 @@ plans are checked through ``explain`` in ``test_load_order_wire``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from pymongo.errors import AutoReconnect
 
 from domain.where import WhereClause
 from engines.demo import demo_documents
-from persistence.documents.collection import NEWEST_INDEX
+from persistence.documents.collection import CHANGES_INDEX, NEWEST_INDEX
 from persistence.documents.query import DocumentQuery
 from persistence.documents.totals import ROWS_INDEX
 from persistence.plans import honours_hints
@@ -68,6 +69,20 @@ def aggregates(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any
         return original(self, pipeline, *args, **kwargs)
 
     monkeypatch.setattr(AsyncMongoMockCollection, "aggregate", recorded)
+    return seen
+
+
+@pytest.fixture
+def finds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    """Every ``find`` sent to mongomock: the collection's name and the options."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+    original = AsyncMongoMockCollection.find
+
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append((self.name, dict(kwargs)))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncMongoMockCollection, "find", recorded)
     return seen
 
 
@@ -127,3 +142,19 @@ async def test_a_count_by_words_leaves_the_choice_to_the_words_index(
     await store.documents.candidate_ids("org_a", DocumentQuery(words="coffee"))
     reads = [options for name, options in aggregates if name == "documents"]
     assert len(reads) == 2 and not any("hint" in options for options in reads), reads
+
+
+async def test_a_search_index_reads_what_changed_through_its_index(
+    store: Store, finds: list[tuple[str, dict[str, Any]]]
+) -> None:
+    await store.documents.insert_many("org_a", demo_documents(20, seed=3))
+    everything = await store.documents.index_rows("org_a")
+    since = await store.documents.index_rows("org_a", datetime(2020, 1, 1, tzinfo=UTC))
+    assert len(everything) == len(since) == 20
+    reads = [options for name, options in finds if name == "documents"]
+    assert [options.get("hint") for options in reads] == [CHANGES_INDEX, CHANGES_INDEX], reads
+
+
+async def test_the_shim_refuses_a_hint_naming_no_index(store: Store) -> None:
+    with pytest.raises(NotImplementedError, match="no index"):
+        await store.db["documents"].find({}, hint="no_such_index").to_list(None)

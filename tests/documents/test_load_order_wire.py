@@ -12,7 +12,7 @@ walks a hinted index from end to end, every workspace's entries (``persistence.p
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from pymongo import monitoring
 from domain.where import WhereClause
 from engines.demo import demo_documents
 from persistence.client import connect
-from persistence.documents.collection import NEWEST_INDEX
+from persistence.documents.collection import CHANGES_INDEX, NEWEST_INDEX
 from persistence.documents.query import DocumentQuery
 from persistence.documents.totals import ROWS_INDEX
 from persistence.embedded import EmbeddedServer
@@ -87,6 +87,10 @@ def hot_reads(store: Store, workspace: str) -> dict[str, Callable[[], Awaitable[
         ),
         "ranked search's candidates": lambda: documents.candidate_ids(
             workspace, DocumentQuery(where=where("amount", "gt", 5))
+        ),
+        # Before every ranked search: what changed since the index last looked.
+        "search index's changes": lambda: documents.index_rows(
+            workspace, datetime(2020, 1, 1, tzinfo=UTC)
         ),
     }
 
@@ -157,6 +161,7 @@ async def test_each_hot_read_plans_on_its_index_whatever_was_loaded_first(
                 )
                 plan, stats = planned(explained)
                 where = f"{order}, {workspace}, {label}: {plan}"
-                assert set(index_names(plan)) == {INDEX_OF[collection]}, where
+                index = CHANGES_INDEX if label == "search index's changes" else INDEX_OF[collection]
+                assert set(index_names(plan)) == {index}, where
                 assert plan.get("isCached") is False, where
                 assert stats["totalDocsExamined"] <= own[collection], (where, stats)
