@@ -10,7 +10,8 @@ the dashboard calls of the big workspace and of ``--sample`` workspaces of each 
 after a warm-up, through ``invoke()`` (the GraphQL dashboard query through the ASGI app). Per
 call and size: the median over the sampled workspaces of each one's median, and the worst
 workspace's median, beside the goal; then the ratio of each order's medians to the first
-order's (the figure that says whether the load order matters, measured in one run). The load
+order's (the figure that says whether the load order matters, measured in one run; an order
+given twice shows how much the same order moves between two loads). The load
 average and ``uptime`` are printed with every table.
 
 Documents are loaded in bulk (``bench.harness.bulk_load``: the service's prepared documents and
@@ -202,14 +203,16 @@ async def measure_order(
 async def main(options: argparse.Namespace) -> None:
     server = EmbeddedServer(storage=":memory:").start()
     try:
-        results = {order: await measure_order(server, order, options) for order in options.orders}
+        results = [await measure_order(server, order, options) for order in options.orders]
     finally:
         server.stop()
-    first, *others = options.orders
-    for order in others:
-        print(f"ratio {order} / {first}, per call and size (medians):")
-        for (label, size), median in results[order].items():
-            base = results[first][(label, size)]
+    # An order may come twice (big-first big-last big-first): how much the same order moves
+    # between two loads at this machine's load is the yardstick for the others.
+    first = options.orders[0]
+    for position, order in enumerate(options.orders[1:], start=2):
+        print(f"ratio {order} (load {position}) / {first} (load 1), per call and size (medians):")
+        for (label, size), median in results[position - 1].items():
+            base = results[0][(label, size)]
             print(f"  {label:30} {size:>7}: {median / base:5.2f}x")
     print(f"uptime: {uptime()}")
 
