@@ -183,13 +183,18 @@ class NewestFirst(DocumentCollection):
         return min(high, max(low, span))
 
     def _first_window(self, memory: tuple[str, str, str], limit: int) -> timedelta | None:
-        """The first window from the density the last read of ``memory`` saw (None: none)."""
+        """The first window from the density the last read of ``memory`` saw (None: none).
+        One that would need more than the longest span reads every date at once: a sparse
+        workspace (20 documents over two years) would otherwise be read in a window of a year
+        that holds half the page, then the next ones and the rest (about seven reads of a few
+        documents each, where the first read, sized from its rollups, was one)."""
         density = self._densities.get(memory)
         if density is None:
             return None
         self._densities.move_to_end(memory)
         low, high = NEWEST_SPAN_BOUNDS
-        return min(high, max(low, timedelta(days=NEWEST_MARGIN * limit / density)))
+        wanted = timedelta(days=NEWEST_MARGIN * limit / density)
+        return EVERY_DATE if wanted > high else max(low, wanted)
 
     def _remember_density(
         self,
