@@ -106,6 +106,18 @@ SERVED = {
         ("--sizes", "30", "--runs", "1", "--cold", "1"),
         (rf"GraphQL dashboard\s+{NUMBER} /\s+{NUMBER}", r"cold \(store restarted"),
     ),
+    "fleet": Bench(
+        (
+            *("--big", "40", "--mid", "2", "--mid-size", "10", "--small", "3"),
+            *("--small-size", "3", "--sample", "2", "--runs", "1"),
+        ),
+        (
+            rf"^order big-first: 40 \+ 2 x 10 \+ 3 x 3 documents loaded in {NUMBER} s",
+            rf"^    GraphQL dashboard\s+{NUMBER} /\s+{NUMBER}",
+            rf"^  count by month\s+3: +{NUMBER}x",
+            r"^uptime: .*load average",
+        ),
+    ),
     "workers": Bench(
         ("--workers", "1", "--documents", "2", "--backlog", "2", "--runs", "1"),
         (

@@ -27,12 +27,21 @@ from persistence.durability import journaled
 from persistence.errors import QueryTimeout
 from persistence.events import DocumentEventLog
 from persistence.ids import utcnow
+from persistence.plans import honours_hints
 from persistence.units import joined
 
 log = logging.getLogger("fincap.documents")
 
 # Compare-and-set writes (``_update_before``): lost races before the atomic fallback.
 SWAP_ATTEMPTS = 3
+
+# The index the hot reads are built for: a workspace's documents (its archive filter an
+# equality), newest first. Newest-first pages, counts, the dashboard's reads of the documents
+# and a ranked search's candidates name it (``_hint``, ``persistence.plans``).
+NEWEST_INDEX = "workspace_archived_date"
+
+# The index a search index's read of what changed since it last looked is built for.
+CHANGES_INDEX = "workspace_indexed"
 
 INDEXES = [
     IndexModel(
@@ -42,7 +51,7 @@ INDEXES = [
             ("docDate", DESCENDING),
             ("_id", DESCENDING),
         ],
-        name="workspace_archived_date",
+        name=NEWEST_INDEX,
     ),
     IndexModel([("workspaceId", ASCENDING), ("amount", DESCENDING)], name="workspace_amount"),
     IndexModel(
@@ -52,7 +61,7 @@ INDEXES = [
     IndexModel([("workspaceId", ASCENDING), ("category", ASCENDING)], name="workspace_category"),
     IndexModel([("workspaceId", ASCENDING), ("searchTerms", ASCENDING)], name="workspace_terms"),
     # Search indexes in memory re-read what changed since they last looked.
-    IndexModel([("workspaceId", ASCENDING), ("indexedAt", ASCENDING)], name="workspace_indexed"),
+    IndexModel([("workspaceId", ASCENDING), ("indexedAt", ASCENDING)], name=CHANGES_INDEX),
     IndexModel([("workspaceId", ASCENDING), ("invoiceId", ASCENDING)], name="workspace_invoice"),
     IndexModel([("workspaceId", ASCENDING), ("file.sha256", ASCENDING)], name="workspace_sha256"),
     IndexModel(
@@ -76,6 +85,7 @@ class DocumentCollection:
     def __init__(self, db: AsyncIOMotorDatabase, vectorize: Vectorize | None = None) -> None:
         # Joined: an intake inserts its documents in the same unit as its activity item and
         # jobs (``persistence.units``).
+        self._db = db
         self._docs = joined(db["documents"])
         self._durable = joined(journaled(db["documents"]))
         self._edits = DocumentEdits(db)
@@ -88,6 +98,8 @@ class DocumentCollection:
         self.vectorize = vectorize
         # What changed, for live subscribers: the writes below append to it (``writes``).
         self.events = DocumentEventLog(db)
+        # Whether the store bounds a hinted read by its filter (None: not asked yet).
+        self._hints: bool | None = None
 
     async def ensure_indexes(self) -> None:
         await self._docs.create_indexes(INDEXES)
@@ -195,6 +207,20 @@ class DocumentCollection:
         for i, row in zip(wanted, vectors, strict=True):
             out[i] = stored_fields(row)
         return out
+
+    async def _hint(self, index: str) -> dict[str, str]:
+        """The read option naming ``index`` (``{"hint": index}``) where the store bounds a
+        hinted read by its filter, nothing where a hint would walk the whole index, every
+        workspace's (the embedded store: ``persistence.plans``). Asked once per process."""
+        if self._hints is None:
+            self._hints = await honours_hints(self._db)
+        return {"hint": index} if self._hints else {}
+
+    async def _scope_hint(self, words: str | None) -> dict[str, str]:
+        """``_hint(NEWEST_INDEX)`` for a read of the workspace's documents by the where clause
+        and the archive and export filters; none with ``words``, whose prefix ranges on
+        ``workspace_terms`` select fewer entries than the workspace's whole index range."""
+        return {} if words is not None else await self._hint(NEWEST_INDEX)
 
     @staticmethod
     async def _run(awaitable: Any) -> Any:

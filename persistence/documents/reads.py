@@ -106,8 +106,9 @@ class DocumentReads(NewestFirst):
 
     async def count(self, workspace_id: str, query: DocumentQuery) -> int:
         pipeline = [*query.stages(workspace_id), {"$count": "n"}]
+        options = await self._scope_hint(query.words)
         rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(None)
         )
         return int(rows[0]["n"]) if rows else 0
 
@@ -222,7 +223,9 @@ class DocumentReads(NewestFirst):
         """Ids of every document of ``query`` (where-clause, archive and export filters): the
         population a ranked search orders."""
         pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
-        found = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        options = await self._scope_hint(query.words)
+        cursor = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options)
+        found = cursor.to_list(None)
         return [row["_id"] for row in await self._run(found)]
 
     async def existing_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:

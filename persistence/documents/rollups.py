@@ -586,8 +586,10 @@ class DocumentRollups:
         archived: Mapping[str, Any],
         read: RowRead,
         caller: Mapping[str, Any],
+        hint: Mapping[str, str] | None = None,
     ) -> list[dict[str, Any]]:
-        """The rows of one read: the workspace, shape, archive filter (``archived``, a
+        """The rows of one read (``hint``: the aggregate's ``hint`` option, when the store
+        bounds a hinted read, ``persistence.plans``): the workspace, shape, archive filter (``archived``, a
         documents' filter) and date bounds first (index bounds of
         ``workspace_shape_archived_date``), then the read's own filter (else the caller's).
         Whole rows: they are small, and the embedded store's ``$project`` cost as much per row
@@ -603,7 +605,7 @@ class DocumentRollups:
         pipeline: list[dict[str, Any]] = [{"$match": first}, *([{"$match": then}] if then else [])]
         # In one batch: a read of a few thousand rows pays no getMore round trips.
         found = self._col.aggregate(
-            pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, batchSize=ROWS_BATCH
+            pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, batchSize=ROWS_BATCH, **(hint or {})
         )
         return cast(list[dict[str, Any]], await found.to_list(None))
 

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pymongo import ASCENDING
 
-from persistence.documents.collection import DocumentCollection
+from persistence.documents.collection import CHANGES_INDEX, DocumentCollection
 from persistence.documents.query import DocumentQuery, combined, match_stages
 from persistence.documents.records import StoredDocument
 from persistence.documents.stamp import INDEXED_PATHS, STAMP
@@ -31,7 +31,8 @@ class DocumentSearchData(DocumentCollection):
         if since is not None:
             match[STAMP] = {"$gte": since}
         wanted = {name: 1 for name in (*INDEXED_PATHS, STAMP)}
-        cursor = self._docs.find(match, wanted, batch_size=5000)
+        options = await self._hint(CHANGES_INDEX)
+        cursor = self._docs.find(match, wanted, batch_size=5000, **options)
         return cast(list[StoredDocument], await cursor.to_list(None))
 
     async def needing_embeddings(

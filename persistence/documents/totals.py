@@ -11,7 +11,7 @@ from typing import Any
 
 from domain.documents import ArchiveFilter, CountGroupBy
 from persistence.documents import buckets
-from persistence.documents.collection import DocumentCollection
+from persistence.documents.collection import NEWEST_INDEX, DocumentCollection
 from persistence.documents.query import (
     ARCHIVE_FILTERS,
     TIME_FORMATS,
@@ -20,8 +20,12 @@ from persistence.documents.query import (
     group_key,
     is_time_grouping,
 )
+from persistence.documents.rollups import INDEXES as ROLLUP_INDEXES
 from persistence.documents.rollups import RowRead, row_reads
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS
+
+# The rollups' one index (declared in ``rollups``): every row read names it.
+ROWS_INDEX: str = ROLLUP_INDEXES[0].document["name"]
 
 
 @dataclass(frozen=True)
@@ -129,8 +133,11 @@ class DocumentTotals(DocumentCollection):
             sums = _document_sums(preferred_currency)
             facets = _totals_facets(sums, group_key(group_by), max_groups)
             pipeline = [*query.stages(workspace_id), {"$facet": facets}]
+            options = await self._scope_hint(query.words)
             found = await self._run(
-                self._docs.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
+                self._docs.aggregate(
+                    pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, **options
+                ).to_list(None)
             )
             result = found[0] if found else {}
         else:
@@ -169,8 +176,10 @@ class DocumentTotals(DocumentCollection):
     async def _rows(
         self, workspace_id: str, archived: ArchiveFilter, read: RowRead, caller: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
-        """The rollup rows of one read (``DocumentRollups.read``), through ``_run``."""
-        rows = self._rollups.read(workspace_id, ARCHIVE_FILTERS[archived], read, caller)
+        """The rollup rows of one read (``DocumentRollups.read``), through ``_run``; on
+        MongoDB it names the rollups' index (``_hint``)."""
+        hint = await self._hint(ROWS_INDEX)
+        rows = self._rollups.read(workspace_id, ARCHIVE_FILTERS[archived], read, caller, hint)
         return await self._run(rows)
 
     async def counts_by_workspace(self, workspace_ids: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -192,8 +201,9 @@ class DocumentTotals(DocumentCollection):
             {"$match": {"workspaceId": workspace_id}},
             {"$group": {"_id": "$archived", "n": {"$sum": 1}}},
         ]
+        options = await self._hint(NEWEST_INDEX)
         rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(None)
         )
         tally = {"active": 0, "archived": 0}
         for row in rows:

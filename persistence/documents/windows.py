@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from persistence.documents.collection import DocumentCollection
+from persistence.documents.collection import NEWEST_INDEX, DocumentCollection
 from persistence.documents.query import DocumentQuery, combined, match_stages
 from persistence.documents.records import StoredDocument
 from persistence.where import QUERY_TIME_LIMIT_MS
@@ -39,13 +39,19 @@ class NewestFirst(DocumentCollection):
         wanted: Mapping[str, int],
         sort: list[tuple[str, int]],
         limit: int,
+        index: str | None = None,
     ) -> list[StoredDocument]:
+        """``stages`` sorted, the first ``limit`` (0: all) with the ``wanted`` fields; the
+        read names ``index`` where the store honours that (``_hint``)."""
         pipeline = [*stages, {"$sort": dict(sort)}]
         if limit:
             pipeline.append({"$limit": limit})
         if wanted:
             pipeline.append({"$project": dict(wanted)})
-        found = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        options = await self._hint(index) if index else {}
+        found = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(
+            None
+        )
         return cast(list[StoredDocument], await self._run(found))
 
     async def _find_newest(
@@ -104,7 +110,9 @@ class NewestFirst(DocumentCollection):
             stages = [{"$match": {**scope, "docDate": bounds}}]
             if caller:
                 stages.append({"$match": caller})
-            found += await self._aggregate_page(stages, dated, sort, limit - len(found))
+            found += await self._aggregate_page(
+                stages, dated, sort, limit - len(found), NEWEST_INDEX
+            )
             if len(found) >= limit:
                 filled = True
                 break
@@ -135,14 +143,16 @@ class NewestFirst(DocumentCollection):
         applies to the whole workspace's documents)."""
         if upper is None:
             stages = match_stages(workspace_id, query.archived, caller)
-            return await self._aggregate_page(stages, wanted, sort, limit)
+            return await self._aggregate_page(stages, wanted, sort, limit, NEWEST_INDEX)
         scope = match_stages(workspace_id, query.archived)[0]["$match"]
         found: list[StoredDocument] = []
         for bound in ({"$lte": upper}, None):
             stages = [{"$match": {**scope, "docDate": bound}}]
             if caller:
                 stages.append({"$match": caller})
-            found += await self._aggregate_page(stages, wanted, sort, limit - len(found))
+            found += await self._aggregate_page(
+                stages, wanted, sort, limit - len(found), NEWEST_INDEX
+            )
             if len(found) >= limit:
                 break
         return found
@@ -173,13 +183,18 @@ class NewestFirst(DocumentCollection):
         return min(high, max(low, span))
 
     def _first_window(self, memory: tuple[str, str, str], limit: int) -> timedelta | None:
-        """The first window from the density the last read of ``memory`` saw (None: none)."""
+        """The first window from the density the last read of ``memory`` saw (None: none).
+        One that would need more than the longest span reads every date at once: a sparse
+        workspace (20 documents over two years) would otherwise be read in a window of a year
+        that holds half the page, then the next ones and the rest (about seven reads of a few
+        documents each, where the first read, sized from its rollups, was one)."""
         density = self._densities.get(memory)
         if density is None:
             return None
         self._densities.move_to_end(memory)
         low, high = NEWEST_SPAN_BOUNDS
-        return min(high, max(low, timedelta(days=NEWEST_MARGIN * limit / density)))
+        wanted = timedelta(days=NEWEST_MARGIN * limit / density)
+        return EVERY_DATE if wanted > high else max(low, wanted)
 
     def _remember_density(
         self,

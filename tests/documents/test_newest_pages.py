@@ -273,3 +273,31 @@ async def test_a_cold_read_sizes_its_first_window_from_the_rollups(store: Store)
     lower = rounds[0]["docDate"]["$gt"]
     expected = datetime.combine(TODAY, datetime.min.time()) - NEWEST_FIRST_WINDOW
     assert abs(lower - expected) <= timedelta(days=1)
+
+
+async def test_a_sparse_workspace_is_read_in_one_go_once_its_density_is_known(
+    store: Store,
+) -> None:
+    """20 documents over two years: the first page reads them at once (the rollups say they
+    are fewer than a page and a half), and so does the next one, from the density remembered:
+    a first window that would need more than the longest span reads every date."""
+    now = store.documents._now()
+    documents = [
+        {"_id": f"s{n:02d}", "docDate": now - timedelta(days=1 + 36 * n), "currency": "EUR"}
+        for n in range(20)
+    ]
+    await store.documents.insert_many(WS, documents)
+    rounds: list[dict[str, Any]] = []
+    read = store.documents._aggregate_page
+
+    async def traced(stages: list[dict[str, Any]], *args: Any) -> Any:
+        rounds.append(stages[0]["$match"])
+        return await read(stages, *args)
+
+    store.documents._aggregate_page = traced  # type: ignore[method-assign]
+    first = await store.documents.find(WS, DocumentQuery(), limit=20, fields=["id"])
+    assert [d["_id"] for d in first] == [d["_id"] for d in documents] and len(rounds) == 1
+    rounds.clear()
+    again = await store.documents.find(WS, DocumentQuery(), limit=20, fields=["id"])
+    assert [d["_id"] for d in again] == [d["_id"] for d in documents]
+    assert len(rounds) == 1, rounds
