@@ -98,6 +98,14 @@ class Rules:
     async def get(self, workspace_id: str, rule_id: str) -> dict[str, Any] | None:
         return await self._col.find_one({"_id": rule_id, "workspaceId": workspace_id})
 
+    async def by_ids(self, workspace_id: str, rule_ids: list[str]) -> list[dict[str, Any]]:
+        """The workspace's rules among ``rule_ids`` (any order; others' ids are not found)."""
+        cursor = self._col.find(
+            {"_id": {"$in": rule_ids}, "workspaceId": workspace_id},
+            max_time_ms=QUERY_TIME_LIMIT_MS,
+        )
+        return list(await cursor.to_list(len(rule_ids)))
+
     async def listing(
         self, workspace_id: str, *, include_disabled: bool, limit: int
     ) -> list[dict[str, Any]]:

@@ -256,6 +256,11 @@ class AutomationRule(CapabilityOutput):
     nextRunAt: datetime | None = Field(description="Scheduled rules: the next run")
 
 
+class Rule(AutomationRule):
+    """A saved automation rule as a node of the graph (node(id:), Workspace.rules): the fields
+    of AutomationRule, its id unique across every workspace."""
+
+
 class SavedRule(CapabilityOutput):
     """rules.execute's result: the saved rule, and (once) its webhook signing secret."""
 

@@ -211,6 +211,19 @@ class Graph:
         return [link for link in self.links if link.model is model]
 
 
+def _declaring_model(model: type[BaseModel], field: str) -> type[BaseModel]:
+    """The first model of ``model``'s bases (``model`` itself at the latest) with ``field``."""
+    for base in reversed(model.__mro__):
+        if (
+            isinstance(base, type)
+            and issubclass(base, BaseModel)
+            and base is not BaseModel
+            and field in base.model_fields
+        ):
+            return base
+    return model
+
+
 class GraphQLSchemaBuildError(Exception):
     """The registry cannot be turned into a GraphQL schema; the message says how to fix it."""
 
@@ -619,7 +632,9 @@ class _Converter:
         namespace: dict[str, Any] = {}
         for python_name, info in model.model_fields.items():
             wire = info.alias or python_name
-            annotations[python_name] = self.convert(info.annotation, model, wire, "output")
+            # An inherited field keeps its declaring model's types (the same enum, not a copy).
+            owner = _declaring_model(model, python_name)
+            annotations[python_name] = self.convert(info.annotation, owner, wire, "output")
             namespace[python_name] = strawberry.field(
                 name=wire if wire != python_name else None, description=info.description
             )

@@ -50,6 +50,7 @@ from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.graphql.limits import Limits
 from app.graphql.listing import _translated as typed_where
 from app.graphql.listing import document_inputs, listing_graph
+from app.graphql.nested import nested_graph
 from app.graphql.nodes import node_graph
 from app.graphql.selection import listed_fields, lists_documents
 from app.graphql.sockets import (
@@ -441,7 +442,9 @@ def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
     """The service's schema: every capability, the document graph, and the live events
     (where the registry has documents)."""
     graph = with_capability_errors(
-        node_graph(registry, listing_graph(registry, document_graph(registry)))
+        node_graph(
+            registry, nested_graph(registry, listing_graph(registry, document_graph(registry)))
+        )
     )
     streams = [DOCUMENT_EVENTS] if registry.get("documents.get") is not None else []
     return build_schema(registry, capability_executor(registry), limits, graph, meaning_of, streams)

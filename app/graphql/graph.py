@@ -107,6 +107,15 @@ class GraphSession:
         self._authorized.setdefault((ctx.workspace_id, permissions), task)
         return ctx
 
+    async def allowed(self, slug: str, org_id: str | None) -> Context:
+        """Authorized in ``org_id`` as capability ``slug`` is: its scopes and its roles (the
+        errors REST answers), for a link that reads what ``slug`` reads."""
+        ctx = await self.authorized(org_id, self.permissions_of(slug))
+        spec = self.registry.get(slug)
+        assert spec is not None  # permissions_of found it
+        spec.require_role(ctx.role)
+        return ctx
+
     async def invoke(
         self,
         slug: str,

@@ -67,6 +67,13 @@ def connection_arguments() -> tuple[LinkArgument, ...]:
             list[inputs.order_by],  # type: ignore[name-defined]
             "The order: one key today, ties broken by id (omitted: docDate DESC)",
         ),
+        *relay_arguments(),
+    )
+
+
+def relay_arguments() -> tuple[LinkArgument, ...]:
+    """``first``, ``after``, ``last``, ``before``: what every connection field takes."""
+    return (
         LinkArgument(
             "first", int, f"Page forward: this many (1-{MAX_PAGE}; default {DEFAULT_PAGE})"
         ),

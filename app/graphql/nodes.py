@@ -1,24 +1,35 @@
-"""Global object identification: the ``Node`` interface, ``node(id:)`` and ``nodes(ids:)``.
+r"""Global object identification: the ``Node`` interface, ``node(id:)`` and ``nodes(ids:)``.
 
-Part of the GraphQL face. A document is a ``Node``: its id (``doc_…``) is unique across every
-workspace, so a client that kept one can fetch it again without knowing where it came from.
-Each read goes through the request's ``GraphSession`` DataLoader, which authorizes the
+Part of the GraphQL face. A document and an automation rule are ``Node``\ s: their ids
+(``doc_…``, ``rul_…``) are unique across every workspace, so a client that kept one can fetch it
+again without knowing where it came from. The id's prefix says which kind of record it names.
+Documents are read through the request's ``GraphSession`` DataLoader, which authorizes the
 request for its workspace with documents.get's scopes and reads only that workspace's
-documents: another workspace's id is simply null, as an id of nothing is.
+documents; rules are read as rules.list reads them, under its scopes and roles, in the
+request's workspace only. Another workspace's id is simply null, as an id of nothing is.
+Members are no Nodes: a member is a person in one workspace, with no id of its own (their user
+id is the same in every workspace they belong to).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any, Optional
 
 import strawberry
+from pydantic import BaseModel
 
 from app.graphql.builder import Graph, Link, LinkArgument
 from app.graphql.graph import READS_DOCUMENTS, session_of
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
+from resolvers.resources.rules import rules_by_id
 from schema.connections import MAX_PAGE
 from schema.documents import Document
+from schema.rules import Rule
+
+READS_RULES = "rules.list"
 
 
 @strawberry.interface(
@@ -31,22 +42,54 @@ class Node:
     def resolve_type(cls, obj: Any, info: strawberry.Info, type_: Any) -> str:
         if isinstance(obj, Document):
             return "Document"
+        if isinstance(obj, Rule):
+            return "Rule"
         raise TypeError(f"{type(obj).__name__} is no Node")
 
 
-async def _documents(info: strawberry.Info, ids: list[str]) -> dict[str, Document]:
+async def _documents(info: strawberry.Info, ids: list[str]) -> dict[str, Any]:
     session = session_of(info)
     ctx = await session.authorized(None, session.permissions_of(READS_DOCUMENTS))
-    # Only ids a document can have: anything else is simply not found.
-    wanted = [i for i in dict.fromkeys(ids) if i.startswith("doc_")]
-    found = await session.load_documents(ctx.require_workspace(), wanted)
+    found = await session.load_documents(ctx.require_workspace(), ids)
     return {document.id: document for document in found}
+
+
+async def _rules(info: strawberry.Info, ids: list[str]) -> dict[str, Any]:
+    ctx = await session_of(info).allowed(READS_RULES, None)
+    return {rule.id: rule for rule in await rules_by_id(ctx, ids)}
+
+
+Reader = Callable[[strawberry.Info, list[str]], Awaitable[dict[str, Any]]]
+# What each id prefix names: the capability whose reads (and scopes) it takes, and how a batch
+# of such ids is read in the request's workspace.
+KINDS: dict[str, tuple[str, Reader]] = {
+    "doc_": (READS_DOCUMENTS, _documents),
+    "rul_": (READS_RULES, _rules),
+}
+
+
+async def _records(info: strawberry.Info, ids: list[str]) -> dict[str, Any]:
+    """The records with these ids in the request's workspace, by id; one read per kind asked
+    for. Ids of no kind (or of a kind this registry lacks) are simply not found."""
+    session = session_of(info)
+    await session.authorized(None, ())  # signed in and a member, whatever the ids name
+    wanted = list(dict.fromkeys(ids))
+    kinds = [
+        (read, batch)
+        for prefix, (slug, read) in KINDS.items()
+        if session.registry.get(slug) is not None
+        if (batch := [i for i in wanted if i.startswith(prefix)])
+    ]
+    found: dict[str, Any] = {}
+    for records in await asyncio.gather(*(read(info, batch) for read, batch in kinds)):
+        found.update(records)
+    return found
 
 
 async def node(root: Any, info: strawberry.Info, arguments: dict[str, Any] | None) -> Any:
     """The record with this id in the request's workspace; null when there is none."""
     wanted = str((arguments or {})["id"])
-    return (await _documents(info, [wanted])).get(wanted)
+    return (await _records(info, [wanted])).get(wanted)
 
 
 async def nodes(root: Any, info: strawberry.Info, arguments: dict[str, Any] | None) -> Any:
@@ -54,12 +97,21 @@ async def nodes(root: Any, info: strawberry.Info, arguments: dict[str, Any] | No
     ids = [str(i) for i in (arguments or {})["ids"]]
     if len(ids) > MAX_PAGE:
         raise BadRequest(f"Invalid request: ids: at most {MAX_PAGE} (got {len(ids)})")
-    found = await _documents(info, ids)
+    found = await _records(info, ids)
     return [found.get(i) for i in ids]
 
 
+def node_models(registry: Registry) -> list[type[BaseModel]]:
+    """The models that are Nodes in a schema of ``registry``."""
+    models: list[type[BaseModel]] = [Document]
+    if registry.get(READS_RULES) is not None:
+        models.append(Rule)
+    return models
+
+
 def node_graph(registry: Registry, graph: Graph) -> Graph:
-    """``graph`` with ``node``/``nodes`` and Document as a Node (where documents.get is)."""
+    """``graph`` with ``node``/``nodes`` and Document (and Rule, where rules.list is) as Nodes
+    (where documents.get is)."""
     if registry.get(READS_DOCUMENTS) is None:
         return graph
     links = (
@@ -68,8 +120,9 @@ def node_graph(registry: Registry, graph: Graph) -> Graph:
             returns=Optional[Node],  # noqa: UP045
             resolve=node,
             arguments=(LinkArgument("id", strawberry.ID, "A record's id", required=True),),
-            description="The record with this id in this workspace (documents for now); "
-            "null when this workspace has none. Needs read_documents.",
+            description="The record with this id in this workspace (a document or an "
+            "automation rule); null when this workspace has none. Needs read_documents for a "
+            "document, read_rules for a rule.",
         ),
         Link(
             name="nodes",
@@ -79,11 +132,11 @@ def node_graph(registry: Registry, graph: Graph) -> Graph:
                 LinkArgument("ids", list[strawberry.ID], f"Up to {MAX_PAGE} ids", required=True),
             ),
             description="The records with these ids, in order; null for each this workspace "
-            "does not have. Needs read_documents.",
+            "does not have. Needs the scopes node(id:) needs for each kind asked for.",
         ),
     )
     return Graph(
         links=(*graph.links, *links),
         deprecated=graph.deprecated,
-        interfaces={**graph.interfaces, Document: (Node,)},
+        interfaces={**graph.interfaces, **{model: (Node,) for model in node_models(registry)}},
     )

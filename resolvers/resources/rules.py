@@ -29,7 +29,7 @@ from persistence.jobs import JobRecord
 from persistence.rules import MAX_RULES_PER_WORKSPACE
 from persistence.where import WhereError, compile_where
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest, Forbidden, NotFound
+from resolvers.framework.errors import BadRequest, Forbidden, NotFound, store_errors
 from resolvers.framework.job_kinds import RunAgain, job_kind
 from resolvers.framework.registry import MANAGERS, MEMBERS, ApprovalGate, capability
 from resolvers.framework.validation import describe_validation_error
@@ -56,6 +56,7 @@ from schema.rules import (
     PrepareRule,
     ResumedRule,
     ResumeRule,
+    Rule,
     RuleDefinition,
     RuleList,
     RulePreview,
@@ -357,6 +358,33 @@ async def list_rules(ctx: Context, args: ListRules) -> RuleList:
         ctx.require_workspace(), include_disabled=args.includeDisabled, limit=args.limit
     )
     return RuleList(rules=await rule_views(ctx, records))
+
+
+async def every_rule(ctx: Context, *, include_disabled: bool) -> list[Rule]:
+    """All the workspace's rules (at most ``MAX_RULES_PER_WORKSPACE``), newest first, as
+    rules.list shows them: the GraphQL face pages them (``Workspace.rules``). The caller has
+    been authorized as for rules.list."""
+    with store_errors():
+        records = await ctx.store.rules.listing(
+            ctx.require_workspace(),
+            include_disabled=include_disabled,
+            limit=MAX_RULES_PER_WORKSPACE,
+        )
+        return _as_nodes(await rule_views(ctx, records))
+
+
+async def rules_by_id(ctx: Context, rule_ids: list[str]) -> list[Rule]:
+    """The workspace's rules among ``rule_ids`` (the graph's node(id:)); another workspace's
+    are simply not found. The caller has been authorized as for rules.list."""
+    if not rule_ids:
+        return []
+    with store_errors():
+        records = await ctx.store.rules.by_ids(ctx.require_workspace(), rule_ids)
+        return _as_nodes(await rule_views(ctx, records))
+
+
+def _as_nodes(views: list[AutomationRule]) -> list[Rule]:
+    return [Rule.model_validate(view.model_dump()) for view in views]
 
 
 async def rule_views(ctx: Context, records: list[dict[str, Any]]) -> list[AutomationRule]:

@@ -23,16 +23,11 @@ from persistence.documents.query import DocumentQuery, Keyset
 from persistence.documents.records import StoredDocument, stored_path
 from persistence.where import WhereError, compile_where
 from resolvers.framework import cursors
+from resolvers.framework.connections import Relay, page_size
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, store_errors
 from resolvers.resources.documents.search import render_documents
-from schema.connections import (
-    DEFAULT_PAGE,
-    MAX_PAGE,
-    DocumentConnection,
-    DocumentEdge,
-    PageInfo,
-)
+from schema.connections import DocumentConnection, DocumentEdge, PageInfo
 from schema.documents import SortField
 
 
@@ -54,23 +49,6 @@ class ConnectionRequest:
     locate: Callable[[str], str] = str
 
 
-def _page_size(request: ConnectionRequest) -> tuple[int, bool]:
-    """(documents per page, forward?) after checking that the arguments make one page."""
-    if request.first is not None and request.last is not None:
-        raise BadRequest("Invalid request: first and last: give one (first pages forward)")
-    forward = request.last is None
-    if forward and request.before is not None:
-        raise BadRequest("Invalid request: before: pages backward; use it with last")
-    if not forward and request.after is not None:
-        raise BadRequest("Invalid request: after: pages forward; use it with first")
-    size = (request.first if forward else request.last) or DEFAULT_PAGE
-    name = "first" if forward else "last"
-    for given in (request.first, request.last):
-        if given is not None and not 1 <= given <= MAX_PAGE:
-            raise BadRequest(f"Invalid request: {name}: between 1 and {MAX_PAGE} (got {given})")
-    return size, forward
-
-
 def _sort_value(record: StoredDocument, path: str) -> Any:
     value: Any = record
     for part in path.split("."):
@@ -88,7 +66,7 @@ async def _count(ctx: Context, workspace_id: str, query: DocumentQuery) -> int:
 async def document_connection(ctx: Context, request: ConnectionRequest) -> DocumentConnection:
     """One page of the workspace's documents matching ``request.where``."""
     workspace_id = ctx.require_workspace()
-    size, forward = _page_size(request)
+    size, forward = page_size(Relay(request.first, request.after, request.last, request.before))
     try:
         compile_where(request.where, SEARCH_FIELDS)
     except WhereError as error:
