@@ -141,4 +141,14 @@ def test_every_page_passes_axe_in_light_and_dark(live: LiveDashboard, page: Page
         page.wait(f"location.pathname === '{path}' && !!document.querySelector('main h1')")
         check(f"help {path}")
 
+    # On a phone's width the layout changes (the documents become cards, the filters fold).
+    page.viewport(390, 844, mobile=True)
+    for route, ready in [
+        ("/", "document.querySelectorAll('#chart-months .bar').length > 0"),
+        ("/documents", "document.querySelectorAll('.doc-table tbody tr').length > 0"),
+        (link[1:], "!!document.querySelector('#fields [data-edit=amount]')"),
+    ]:
+        view(page, live.base, route, ready)
+        check(f"phone {route}")
+
     assert not any(found.values()), report(found)
