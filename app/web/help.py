@@ -140,7 +140,11 @@ async def help_article(request: Request) -> Response:
             '<a href="/help">See all articles</a>.</p>',
             status=404,
         )
-    return page(article.title, render_html(article))
+    # A code block wider than the page scrolls inside itself: focusable, so the keyboard can
+    # scroll it too (axe-core's scrollable-region-focusable). Raw HTML in an article is shown as
+    # text, so every "<pre>" here is the renderer's own.
+    body = render_html(article).replace("<pre>", '<pre tabindex="0">')
+    return page(article.title, body)
 
 
 def help_routes() -> list[Route]:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.node_tools import npm_file
 from tests.requires import requires
+from tests.web.accessibility import axe_violations
 from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
@@ -264,7 +264,6 @@ def test_pages_fit_a_phone_and_ask_for_nothing_missing(
 EDITOR = "document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror"
 RESULT_EDITOR = "document.querySelector('.result-window .CodeMirror').CodeMirror"
 HINTS = "[...document.querySelectorAll('.CodeMirror-hints li')].map(h => h.innerText.trim())"
-AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def open_tab(page: Page, name: str) -> None:
@@ -311,23 +310,6 @@ def hints_after(page: Page, before: str, typed: str) -> list[str]:
     hints: list[str] = page.wait(f"(h => h.length > 0 && h)({HINTS})", timeout=15)
     page.press("Escape")
     return hints
-
-
-def axe_violations(page: Page) -> list[dict[str, Any]]:
-    """axe-core's serious and critical violations on the page as it is now."""
-    page.js(npm_file(AXE).read_text())
-    result = page.call(
-        "Runtime.evaluate",
-        expression="axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
-        ".filter(v => ['serious', 'critical'].includes(v.impact))"
-        ".map(v => ({id: v.id, impact: v.impact, help: v.help,"
-        " nodes: v.nodes.slice(0, 5).map(n => [n.target.join(' '), n.html.slice(0, 300),"
-        " (n.failureSummary || '').slice(0, 300)].join(' | '))})))",
-        awaitPromise=True,
-        returnByValue=True,
-    )
-    violations: list[dict[str, Any]] = result["result"]["value"]
-    return violations
 
 
 def test_the_explorer_runs_the_new_shape_and_completes_inside_filters(

@@ -491,7 +491,9 @@ function lineItemsSection(doc) {
     items.length
       ? h(
           "div",
-          { class: "scroll" },
+          // Wider than a phone it scrolls sideways; nothing inside takes focus, so the box does
+          // (a named region), for the keyboard to scroll it.
+          { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": "items-h" },
           h(
             "table",
             { class: "line-items", id: "line-items" },

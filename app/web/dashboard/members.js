@@ -150,7 +150,8 @@ function memberTable(members, myRole, rerender) {
               type: "button",
               class: "danger",
               "data-remove": member.userId,
-              "aria-label": `Remove ${label}`,
+              // The name starts with the words shown (speech input users say what they see).
+              "aria-label": member.isYou ? "Leave this workspace" : `Remove ${label}`,
               disabled: Boolean(reason),
               title: reason,
               onclick: () => confirmRemove(member, label, cell, remove, status, rerender),
