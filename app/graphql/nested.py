@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import strawberry
+from pydantic import BaseModel
 
 from app.graphql.builder import Graph, Link, LinkArgument
 from app.graphql.graph import session_of
 from app.graphql.listing import relay_arguments
-from resolvers.framework.connections import Relay, page_of
+from resolvers.framework.connections import Page, Relay, page_of
 from resolvers.framework.registry import Registry
 from resolvers.resources.rules import every_rule
 from schema.connections import (
@@ -39,10 +40,27 @@ from schema.documents import Document, EditRecord
 from schema.members import MemberList
 from schema.workspaces import Workspace
 
+C = TypeVar("C", bound=BaseModel)
 LIST_MEMBERS = "members.list"
 LIST_RULES = "rules.list"
 # Where a record has no time of its own, it sorts first (by id among such).
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def connection(
+    page: Page[Any], kind: type[C], edge: type[Any], records: list[Any] | None = None
+) -> C:
+    """``kind`` (a ``…Connection``) of ``page``: its edges of ``edge``, its nodes, where it
+    stands and the total; ``records`` when the nodes are not the page's records themselves."""
+    nodes = page.records if records is None else records
+    return kind(
+        totalCount=page.total,
+        pageInfo=page.page_info,
+        edges=[
+            edge(cursor=cursor, node=node) for cursor, node in zip(page.cursors, nodes, strict=True)
+        ],
+        nodes=nodes,
+    )
 
 
 async def workspace_members(
@@ -60,15 +78,7 @@ async def workspace_members(
         {"list": "members", "workspace": root.id},
         session.services.keyring,
     )
-    return MemberConnection(
-        totalCount=page.total,
-        pageInfo=page.page_info,
-        edges=[
-            MemberEdge(cursor=cursor, node=member)
-            for cursor, member in zip(page.cursors, page.records, strict=True)
-        ],
-        nodes=page.records,
-    )
+    return connection(page, MemberConnection, MemberEdge)
 
 
 async def workspace_rules(
@@ -90,15 +100,7 @@ async def workspace_rules(
         ctx.services.keyring,
         descending=True,
     )
-    return RuleConnection(
-        totalCount=page.total,
-        pageInfo=page.page_info,
-        edges=[
-            RuleEdge(cursor=cursor, node=rule)
-            for cursor, rule in zip(page.cursors, page.records, strict=True)
-        ],
-        nodes=page.records,
-    )
+    return connection(page, RuleConnection, RuleEdge)
 
 
 async def document_duplicates_connection(
@@ -117,15 +119,7 @@ async def document_duplicates_connection(
         {"list": "duplicates", "workspace": workspace_id, "document": root.id},
         session.services.keyring,
     )
-    return DocumentConnection(
-        totalCount=page.total,
-        pageInfo=page.page_info,
-        edges=[
-            DocumentEdge(cursor=cursor, node=document)
-            for cursor, document in zip(page.cursors, page.records, strict=True)
-        ],
-        nodes=page.records,
-    )
+    return connection(page, DocumentConnection, DocumentEdge)
 
 
 async def document_edit_history_connection(
@@ -145,15 +139,7 @@ async def document_edit_history_connection(
         session.services.keyring,
     )
     records = [record for _, record in page.records]
-    return EditRecordConnection(
-        totalCount=page.total,
-        pageInfo=page.page_info,
-        edges=[
-            EditRecordEdge(cursor=cursor, node=record)
-            for cursor, record in zip(page.cursors, records, strict=True)
-        ],
-        nodes=records,
-    )
+    return connection(page, EditRecordConnection, EditRecordEdge, records)
 
 
 def nested_graph(registry: Registry, graph: Graph) -> Graph:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import AsyncIterator
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -13,10 +12,9 @@ import pytest
 
 from persistence.documents.aggregates import DocumentAggregates
 from persistence.store import Store
-from resolvers.framework.registry import Registry
 from resolvers.resources.documents import aggregate
 from resolvers.services.preferences import preferred_currency
-from tests.conftest import Tenant, asgi_client
+from tests.conftest import Tenant
 from tests.documents.conftest import doc
 from tests.graphql.helpers import gql
 
@@ -41,12 +39,6 @@ AGGREGATE = """query($filter: DocumentFilter, $groupBy: [DocumentGroupBy!], $fil
              min { amount docDate } max { amount docDate } }
   }
 }"""
-
-
-@pytest.fixture
-async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(store, registry) as http:
-        yield http
 
 
 @pytest.fixture
@@ -95,8 +87,8 @@ def oracle(docs: list[dict[str, Any]]) -> dict[tuple[Any, ...], dict[str, Any]]:
     return expected
 
 
-async def test_month_by_category_per_currency(service: httpx.AsyncClient, stocked: Tenant) -> None:
-    answer = await run(service, stocked, groupBy=["MONTH", "CATEGORY"])
+async def test_month_by_category_per_currency(client: httpx.AsyncClient, stocked: Tenant) -> None:
+    answer = await run(client, stocked, groupBy=["MONTH", "CATEGORY"])
     assert answer["totalCount"] == len(DOCS) and answer["groupsTruncated"] is False
     got = {
         (g["key"]["month"], g["key"]["category"], g["key"]["currency"]): {
@@ -110,9 +102,9 @@ async def test_month_by_category_per_currency(service: httpx.AsyncClient, stocke
     assert months == sorted(months, key=lambda m: (m is None, m or ""))  # time order, null last
 
 
-async def test_filtered_and_fill_gaps(service: httpx.AsyncClient, stocked: Tenant) -> None:
+async def test_filtered_and_fill_gaps(client: httpx.AsyncClient, stocked: Tenant) -> None:
     answer = await run(
-        service,
+        client,
         stocked,
         filter={"docDate": {"gte": "2023-11-01", "lt": "2024-08-01"}, "currency": {"eq": "eur"}},
         groupBy=["MONTH"],
@@ -133,10 +125,10 @@ async def test_filtered_and_fill_gaps(service: httpx.AsyncClient, stocked: Tenan
 
 
 async def test_bounds_and_mistakes_are_clear_errors(
-    service: httpx.AsyncClient, stocked: Tenant, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, stocked: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def error(**variables: Any) -> str:
-        body = await gql(service, AGGREGATE, variables, stocked.headers())
+        body = await gql(client, AGGREGATE, variables, stocked.headers())
         assert body["data"]["documentsAggregate"] is None, body
         message: str = body["errors"][0]["message"]
         return message
@@ -153,28 +145,28 @@ async def test_bounds_and_mistakes_are_clear_errors(
     assert "filter.amount.gt: money values have at most 2 decimal places" in await error(
         filter={"amount": {"gt": "0.001"}}, groupBy=["MONTH"]
     )
-    body = await gql(service, AGGREGATE, {"groupBy": ["HOUR"]}, stocked.headers())
+    body = await gql(client, AGGREGATE, {"groupBy": ["HOUR"]}, stocked.headers())
     assert "HOUR" in body["errors"][0]["message"] and not body.get("data")
     monkeypatch.setattr(aggregate, "MAX_GROUPS", 3)
-    answer = await run(service, stocked, groupBy=["MONTH", "CATEGORY"])
+    answer = await run(client, stocked, groupBy=["MONTH", "CATEGORY"])
     assert answer["groupsTruncated"] is True and len(answer["groups"]) == 3
     assert answer["totalCount"] == len(DOCS)
 
 
 async def test_another_workspace_sees_only_its_own(
-    service: httpx.AsyncClient, stocked: Tenant, bob: Tenant
+    client: httpx.AsyncClient, stocked: Tenant, bob: Tenant
 ) -> None:
-    answer = await run(service, bob, groupBy=["CATEGORY"])
+    answer = await run(client, bob, groupBy=["CATEGORY"])
     assert answer == {"totalCount": 0, "groupsTruncated": False, "groups": []}
 
 
 async def test_fill_gaps_fills_every_key_combination(
-    service: httpx.AsyncClient, stocked: Tenant
+    client: httpx.AsyncClient, stocked: Tenant
 ) -> None:
     """MONTH × CATEGORY with fillGaps: each (category, currency) the answer holds has a group
     in every month of the range, the months without its documents at 0."""
     answer = await run(
-        service,
+        client,
         stocked,
         filter={"docDate": {"gte": "2023-12-01", "lte": "2024-06-30"}, "amount": {"gt": "5"}},
         groupBy=["MONTH", "CATEGORY"],
@@ -213,7 +205,7 @@ WITH_EXTREMES = CONVERTED.replace("count sum {", "count min { amount } sum {")
 
 
 async def test_converted_sums_count_the_unconverted_apart(
-    service: httpx.AsyncClient, store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Converted at each document's stored rate into the workspace's currency; a document
     with an amount and no conversion to it is counted in ``unconverted``, never summed as 0;
@@ -246,7 +238,7 @@ async def test_converted_sums_count_the_unconverted_apart(
     monkeypatch.setattr(DocumentAggregates, "_from_documents", counted)
     answers = []
     for query in (CONVERTED, WITH_EXTREMES):
-        body = await gql(service, query, {"groupBy": ["MONTH"]}, alice.headers())
+        body = await gql(client, query, {"groupBy": ["MONTH"]}, alice.headers())
         assert "errors" not in body, body
         answers.append(
             {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -15,8 +14,7 @@ from domain.documents import SEARCH_FILTERS
 from domain.typed_filters import translate
 from persistence.documents.totals import DocumentTotals
 from persistence.store import Store
-from resolvers.framework.registry import Registry
-from tests.conftest import Tenant, asgi_client
+from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.graphql.helpers import gql
 
@@ -45,12 +43,6 @@ query($filter: DocumentFilter, $orderBy: [DocumentOrderBy!], $first: Int, $after
   }
 }
 """
-
-
-@pytest.fixture
-async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(store, registry) as http:
-        yield http
 
 
 @pytest.fixture
@@ -94,9 +86,7 @@ FILTER = {
 }
 
 
-async def test_pages_forward_and_back_like_rest(
-    service: httpx.AsyncClient, stocked: Tenant
-) -> None:
+async def test_pages_forward_and_back_like_rest(client: httpx.AsyncClient, stocked: Tenant) -> None:
     where = translate(
         {
             "amount": {"gte": Decimal("10")},
@@ -106,13 +96,13 @@ async def test_pages_forward_and_back_like_rest(
         SEARCH_FILTERS,
     ).where
     assert where is not None
-    expected = await rest_ids(service, stocked, where.model_dump(exclude_none=True), "amount", 1)
+    expected = await rest_ids(client, stocked, where.model_dump(exclude_none=True), "amount", 1)
     assert 4 < len(expected) < 30
     order = [{"field": "AMOUNT", "direction": "ASC"}]
     seen: list[str] = []
     after = None
     while True:
-        got = await page(service, stocked, filter=FILTER, orderBy=order, first=3, after=after)
+        got = await page(client, stocked, filter=FILTER, orderBy=order, first=3, after=after)
         assert got["totalCount"] == len(expected)
         assert [e["node"]["id"] for e in got["edges"]] == [n["id"] for n in got["nodes"]]
         assert got["pageInfo"]["hasPreviousPage"] is (after is not None)
@@ -126,7 +116,7 @@ async def test_pages_forward_and_back_like_rest(
     back: list[str] = []
     before = None
     while True:
-        got = await page(service, stocked, filter=FILTER, orderBy=order, last=4, before=before)
+        got = await page(client, stocked, filter=FILTER, orderBy=order, last=4, before=before)
         back = [n["id"] for n in got["nodes"]] + back
         assert got["pageInfo"]["hasNextPage"] is (before is not None)
         if not got["pageInfo"]["hasPreviousPage"]:
@@ -134,24 +124,24 @@ async def test_pages_forward_and_back_like_rest(
         before = got["pageInfo"]["startCursor"]
     assert back == expected
     # An edge's cursor resumes right after it.
-    first = await page(service, stocked, filter=FILTER, orderBy=order, first=5)
+    first = await page(client, stocked, filter=FILTER, orderBy=order, first=5)
     resumed = await page(
-        service, stocked, filter=FILTER, orderBy=order, first=2, after=first["edges"][1]["cursor"]
+        client, stocked, filter=FILTER, orderBy=order, first=2, after=first["edges"][1]["cursor"]
     )
     assert [n["id"] for n in resumed["nodes"]] == expected[2:4]
 
 
 async def test_default_order_is_newest_first_and_page_of_20(
-    service: httpx.AsyncClient, stocked: Tenant
+    client: httpx.AsyncClient, stocked: Tenant
 ) -> None:
-    got = await page(service, stocked)
-    expected = await rest_ids(service, stocked, None, "docDate", -1)
+    got = await page(client, stocked)
+    expected = await rest_ids(client, stocked, None, "docDate", -1)
     assert [n["id"] for n in got["nodes"]] == expected[:20]
     assert got["totalCount"] == 30 and got["pageInfo"]["hasNextPage"] is True
 
 
 async def test_total_count_is_read_only_when_selected(
-    service: httpx.AsyncClient, stocked: Tenant, store: Store, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, stocked: Tenant, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counted: list[int] = []
     original = store.documents.totals
@@ -162,10 +152,10 @@ async def test_total_count_is_read_only_when_selected(
 
     monkeypatch.setattr(store.documents, "totals", totals)
     query = "{ documentsConnection(first: 2) { nodes { id } pageInfo { hasNextPage } } }"
-    body = await gql(service, query, None, stocked.headers())
+    body = await gql(client, query, None, stocked.headers())
     assert len(body["data"]["documentsConnection"]["nodes"]) == 2 and counted == []
     query = "{ documentsConnection(first: 2) { ... on DocumentConnection { totalCount } } }"
-    body = await gql(service, query, None, stocked.headers())
+    body = await gql(client, query, None, stocked.headers())
     assert body["data"]["documentsConnection"]["totalCount"] == 30 and counted == [1]
 
 
@@ -181,9 +171,9 @@ async def test_total_count_is_read_only_when_selected(
     ],
 )
 async def test_wrong_fields_and_types_are_refused_before_execution(
-    service: httpx.AsyncClient, stocked: Tenant, query: str, message: str
+    client: httpx.AsyncClient, stocked: Tenant, query: str, message: str
 ) -> None:
-    body = await gql(service, query, None, stocked.headers())
+    body = await gql(client, query, None, stocked.headers())
     assert "data" not in body or body["data"] is None, body
     assert message in body["errors"][0]["message"]
 
@@ -197,56 +187,56 @@ async def error_of(client: httpx.AsyncClient, tenant: Tenant, **variables: Any) 
 
 
 async def test_bad_pages_are_clear_errors(
-    service: httpx.AsyncClient, stocked: Tenant, bob: Tenant, store: Store
+    client: httpx.AsyncClient, stocked: Tenant, bob: Tenant, store: Store
 ) -> None:
-    assert "first: between 1 and 100" in await error_of(service, stocked, first=101)
-    assert "last: between 1 and 100" in await error_of(service, stocked, last=0)
-    assert "first and last" in await error_of(service, stocked, first=2, last=2)
-    assert "use it with last" in await error_of(service, stocked, first=2, before="x")
+    assert "first: between 1 and 100" in await error_of(client, stocked, first=101)
+    assert "last: between 1 and 100" in await error_of(client, stocked, last=0)
+    assert "first and last" in await error_of(client, stocked, first=2, last=2)
+    assert "use it with last" in await error_of(client, stocked, first=2, before="x")
     assert "orderBy: one key" in await error_of(
-        service, stocked, orderBy=[{"field": "AMOUNT"}, {"field": "ID"}]
+        client, stocked, orderBy=[{"field": "AMOUNT"}, {"field": "ID"}]
     )
     assert "filter.amount.gt: money values have at most 2 decimal places" in await error_of(
-        service, stocked, filter={"amount": {"gt": "1.234"}}
+        client, stocked, filter={"amount": {"gt": "1.234"}}
     )
     assert "filter.merchant.regex: regex not accepted" in await error_of(
-        service, stocked, filter={"merchant": {"regex": "(a+)+$"}}
+        client, stocked, filter={"merchant": {"regex": "(a+)+$"}}
     )
     deep: dict[str, Any] = {"merchant": {"eq": "x"}}
     for _ in range(5):
         deep = {"or": [deep, {"amount": {"gt": "1"}}]}
-    assert "nest at most 4 levels" in await error_of(service, stocked, filter=deep)
+    assert "nest at most 4 levels" in await error_of(client, stocked, filter=deep)
     many = {"or": [{"merchant": {"eq": f"m{i}"}} for i in range(60)]}
-    assert "filter" in await error_of(service, stocked, filter=many)
+    assert "filter" in await error_of(client, stocked, filter=many)
     # Cursors: forged, of another filter, of another workspace.
-    first = await page(service, stocked, first=2)
+    first = await page(client, stocked, first=2)
     cursor = first["pageInfo"]["endCursor"]
-    assert "not a cursor" in await error_of(service, stocked, first=2, after="forged")
+    assert "not a cursor" in await error_of(client, stocked, first=2, after="forged")
     forged = base64.urlsafe_b64encode(b'{"v":null,"id":"doc_00"}').decode()
-    assert "not a cursor" in await error_of(service, stocked, first=2, after=forged)
+    assert "not a cursor" in await error_of(client, stocked, first=2, after=forged)
     assert "different query" in await error_of(
-        service, stocked, first=2, after=cursor, filter={"amount": {"gt": "1"}}
+        client, stocked, first=2, after=cursor, filter={"amount": {"gt": "1"}}
     )
     await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
-    assert "different query" in await error_of(service, bob, first=2, after=cursor)
+    assert "different query" in await error_of(client, bob, first=2, after=cursor)
 
 
 async def test_workspace_connection_is_scoped_to_the_workspace(
-    service: httpx.AsyncClient, stocked: Tenant, bob: Tenant, store: Store
+    client: httpx.AsyncClient, stocked: Tenant, bob: Tenant, store: Store
 ) -> None:
     await store.documents.insert_many(bob.org_id, [doc("doc_bob", merchant="Shell")])
     query = """{ workspace { id documentsConnection(filter: {merchant: {eq: "Shell"}}) {
         totalCount nodes { id merchant duplicates { id } } } } }"""
-    mine = (await gql(service, query, None, stocked.headers()))["data"]["workspace"]
+    mine = (await gql(client, query, None, stocked.headers()))["data"]["workspace"]
     assert mine["documentsConnection"]["totalCount"] == 5
     assert {n["id"] for n in mine["documentsConnection"]["nodes"]} == {
         d["_id"] for d in DOCS if d["merchant"] == "Shell"
     }
-    theirs = (await gql(service, query, None, bob.headers()))["data"]["workspace"]
+    theirs = (await gql(client, query, None, bob.headers()))["data"]["workspace"]
     assert [n["id"] for n in theirs["documentsConnection"]["nodes"]] == ["doc_bob"]
 
 
-async def test_old_listing_fields_are_deprecated(service: httpx.AsyncClient) -> None:
+async def test_old_listing_fields_are_deprecated(client: httpx.AsyncClient) -> None:
     from app.graphql.face import service_schema
     from resolvers import build_registry
 
@@ -257,7 +247,7 @@ async def test_old_listing_fields_are_deprecated(service: httpx.AsyncClient) -> 
 
 
 async def test_total_count_comes_from_the_rollups_where_they_cover_the_filter(
-    service: httpx.AsyncClient, stocked: Tenant, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, stocked: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A filter on rollup dimensions (category, whole months) is counted from the rows; one on
     a field no row keeps (amount) from the documents; both counts right."""
@@ -271,15 +261,15 @@ async def test_total_count_comes_from_the_rollups_where_they_cover_the_filter(
 
     monkeypatch.setattr(DocumentTotals, "totals", spied)
     covered = {"category": {"in": ["Fuel", "Meals"]}, "docDate": {"gte": "2024-03-01"}}
-    answer = await page(service, stocked, filter=covered, first=2)
+    answer = await page(client, stocked, filter=covered, first=2)
     expected = [d for d in DOCS if d["category"] in ("Fuel", "Meals")
                 and d["docDate"] >= date(2024, 3, 1)]  # fmt: skip
     assert answer["totalCount"] == len(expected) and sources == ["rollups:month-category"]
-    answer = await page(service, stocked, filter={"amount": {"gt": "50"}}, first=2)
+    answer = await page(client, stocked, filter={"amount": {"gt": "50"}}, first=2)
     assert answer["totalCount"] == sum(1 for d in DOCS if d["amount"] > 50)
     assert sources[1:] == ["documents"]
     body = await gql(
-        service, "{ documentsConnection(first: 2) { nodes { id } } }", {}, stocked.headers()
+        client, "{ documentsConnection(first: 2) { nodes { id } } }", {}, stocked.headers()
     )
     assert len(body["data"]["documentsConnection"]["nodes"]) == 2
     assert len(sources) == 2  # not selected: not counted
