@@ -28,7 +28,6 @@ and the ``execute`` callable.
 """
 
 import copy
-import dataclasses
 import enum
 import inspect
 import logging
@@ -37,17 +36,15 @@ import types
 import typing
 from collections.abc import (
     AsyncGenerator,
-    AsyncIterator,
     Awaitable,
     Callable,
     Iterable,
     Mapping,
     Sequence,
 )
-from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Any, Literal, Optional, Protocol
+from typing import Annotated, Any, Literal, Optional
 
 import strawberry
 from graphql import (
@@ -69,6 +66,7 @@ from strawberry.types.execution import ExecutionContext
 from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
 
+from app.graphql.declarations import CapabilityLike, Execute, Graph, Link, Stream
 from app.graphql.document_cache import CachedDocuments, DocumentCache
 from app.graphql.execution import FastExecutionContext
 from app.graphql.limits import (
@@ -119,96 +117,6 @@ def model_field_of(field: Any) -> str | None:
     definition = field.extensions.get("strawberry-definition")
     python_name = getattr(definition, "python_name", None)
     return python_name.removeprefix(LINK_ATTRIBUTE) if isinstance(python_name, str) else None
-
-
-class CapabilityLike(Protocol):
-    """What the builder needs of a capability (``resolvers.framework.registry.CapabilitySpec``
-    fits)."""
-
-    @property
-    def slug(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def input(self) -> type[BaseModel]: ...
-    @property
-    def output(self) -> type[BaseModel]: ...
-    @property
-    def effect(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def cost(self) -> int: ...
-
-
-Execute = Callable[[CapabilityLike, dict[str, Any], strawberry.Info], Awaitable[BaseModel]]
-
-
-@dataclass(frozen=True)
-class LinkArgument:
-    """One argument of a link: its name, strawberry type (optional), and description."""
-
-    name: str
-    type: Any
-    description: str
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class Link:
-    """A field the graph adds to a generated type (or to Query), resolved by ``resolve``.
-
-    Capability fields mirror the registry; links connect the results into a graph for clients
-    such as dashboards (a document's duplicates as documents, a workspace's documents). The
-    return type is written as a pydantic annotation (``list[Document]``, ``Workspace | None``,
-    ``int``) and converted like any model field. ``argument``, when set, is the input model of
-    an optional ``input`` argument; ``resolve(root, info, arguments)`` receives the argument as
-    plain wire-named data (None when omitted) and re-validates it through ``invoke``.
-
-    A link named like a model field replaces it in GraphQL; ``keep_as`` keeps the model's own
-    value under another name (``duplicates`` ids stay readable as ``duplicateIds``).
-    """
-
-    name: str
-    returns: Any
-    resolve: Callable[[Any, strawberry.Info, dict[str, Any] | None], Awaitable[Any]]
-    model: type[BaseModel] | None = None  # None: a Query field
-    argument: type[BaseModel] | None = None
-    description: str | None = None
-    keep_as: str | None = None
-    # GraphQL-native arguments instead of ``input`` (a connection's filter, orderBy, first …):
-    # their types are already strawberry types; ``resolve`` receives them as plain data.
-    arguments: tuple[LinkArgument, ...] = ()
-    deprecation_reason: str | None = None
-
-
-@dataclass(frozen=True)
-class Stream:
-    """A Subscription field: ``name(after: String, …arguments): Returns!``, each event a
-    ``returns`` model from ``subscribe(info, after, arguments)`` (the face's stream of live
-    events; the builder only converts the types). ``arguments`` are GraphQL-native, as a
-    ``Link``'s: ``subscribe`` receives the given ones as plain data."""
-
-    name: str
-    returns: type[BaseModel]
-    subscribe: Callable[[strawberry.Info, str | None, dict[str, Any]], AsyncIterator[BaseModel]]
-    description: str
-    after_description: str = "Resume after this event id"
-    arguments: tuple[LinkArgument, ...] = ()
-
-
-@dataclass(frozen=True)
-class Graph:
-    """The links of a schema; models not in the schema simply get none."""
-
-    links: Sequence[Link] = ()
-    # Capability fields superseded by a link: field name → the reason (``@deprecated``).
-    deprecated: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    # Strawberry interfaces a model's type implements (a Document is a Node).
-    interfaces: Mapping[type[BaseModel], Sequence[type]] = dataclasses.field(default_factory=dict)
-
-    def of(self, model: type[BaseModel] | None) -> list[Link]:
-        return [link for link in self.links if link.model is model]
 
 
 def _declaring_model(model: type[BaseModel], field: str) -> type[BaseModel]:

@@ -43,7 +43,8 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET
 
-from app.graphql.builder import CapabilityLike, Graph, Link, LinkArgument, Stream, build_schema
+from app.graphql.builder import build_schema
+from app.graphql.declarations import CapabilityLike, Graph, Link, LinkArgument, Stream
 from app.graphql.document_cache import KEEP_KEY
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph

@@ -27,7 +27,7 @@ import strawberry
 from pydantic import BaseModel
 from strawberry.dataloader import DataLoader
 
-from app.graphql.builder import Graph, Link
+from app.graphql.declarations import Graph, Link
 from app.graphql.selection import listed_fields
 from resolvers.framework.context import Context, Credentials
 from resolvers.framework.invoke import authorize, invoke

@@ -19,7 +19,7 @@ from typing import Any
 import strawberry
 from pydantic import BaseModel, ValidationError
 
-from app.graphql.builder import Graph, Link, LinkArgument
+from app.graphql.declarations import Graph, Link, LinkArgument
 from app.graphql.filters import FilterTypes, constant_enum, listing_inputs
 from app.graphql.graph import session_of
 from app.graphql.selection import connection_selection, group_selection

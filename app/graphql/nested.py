@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import strawberry
 from pydantic import BaseModel
 
-from app.graphql.builder import Graph, Link, LinkArgument
+from app.graphql.declarations import Graph, Link, LinkArgument
 from app.graphql.graph import session_of
 from app.graphql.listing import relay_arguments
 from resolvers.framework.connections import Page, Relay, page_of

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import strawberry
 from pydantic import BaseModel
 
-from app.graphql.builder import Graph, Link, LinkArgument
+from app.graphql.declarations import Graph, Link, LinkArgument
 from app.graphql.graph import READS_DOCUMENTS, session_of
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
