@@ -30,6 +30,7 @@ from resolvers import build_job_kinds, build_registry
 from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
 from resolvers.services import accounts
+from resolvers.services.container import Services
 from resolvers.services.processing import Analyzer
 from tests import (
     hypothesis_profiles,  # noqa: F401  (loads the ci or full profile for every test)
@@ -167,9 +168,19 @@ async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncC
         yield http
 
 
-def worker_pool(store: Store, kinds: JobKinds | None = None, **options: Any) -> WorkerPool:
-    """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR."""
-    services = build_services(Settings(), store, rates=default_rate_book(), analyzer=Analyzer())
+def worker_pool(
+    store: Store, kinds: JobKinds | None = None, like: Services | None = None, **options: Any
+) -> WorkerPool:
+    """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR.
+    ``like``: an app's services whose keyring, sources and outbound policy they share."""
+    shared = (
+        {}
+        if like is None
+        else {"keyring": like.keyring, "sources": like.sources, "outbound": like.outbound}
+    )
+    services = build_services(
+        Settings(), store, rates=default_rate_book(), analyzer=Analyzer(), **shared
+    )
     return WorkerPool(services, kinds or build_job_kinds(), **options)
 
 

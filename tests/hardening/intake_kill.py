@@ -34,15 +34,12 @@ from pymongo import monitoring
 
 from app.config import Settings
 from app.inbound.smtp import InboundHandler
-from app.services import build_services
 from app.workers import WorkerPool
 from engines.connectors.whatsapp import sign
-from engines.currency import default_rate_book
 from persistence.store import Store
-from resolvers import build_job_kinds, build_registry
+from resolvers import build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services.processing import Analyzer
-from tests.conftest import app_on
+from tests.conftest import app_on, worker_pool
 
 WRITES = frozenset({"insert", "update", "delete", "findAndModify", "commitTransaction"})
 Door = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -136,17 +133,7 @@ class Doors:
         return {**delivered, "fetched": fetched}
 
     def workers(self) -> WorkerPool:
-        base = self.services
-        services = build_services(
-            Settings(),
-            self.store,
-            rates=default_rate_book(),
-            analyzer=Analyzer(),
-            keyring=base.keyring,
-            sources=base.sources,
-            outbound=base.outbound,
-        )
-        return WorkerPool(services, build_job_kinds(), count=1, lease_s=30)
+        return worker_pool(self.store, like=self.services, count=1, lease_s=30)
 
     def door(self, name: str) -> Door:
         doors: dict[str, Any] = {

@@ -13,15 +13,11 @@ import pytest
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.services import build_services
 from app.workers import WorkerPool
-from engines.currency import default_rate_book
 from persistence.store import Store
-from resolvers import build_job_kinds
 from resolvers.framework.registry import Registry
 from resolvers.services.container import Services
-from resolvers.services.processing import Analyzer
-from tests.conftest import Tenant, app_on, make_tenant
+from tests.conftest import Tenant, app_on, make_tenant, worker_pool
 from tests.outbound import LOOPBACK_FAKES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "extraction"
@@ -64,17 +60,7 @@ class SourceApp:
 
     def workers(self) -> WorkerPool:
         """In-process workers with the same services (sources configured), OCR in a thread."""
-        base = self.services
-        services = build_services(
-            Settings(),
-            self.store,
-            rates=default_rate_book(),
-            analyzer=Analyzer(),
-            keyring=base.keyring,
-            sources=base.sources,
-            outbound=base.outbound,
-        )
-        return WorkerPool(services, build_job_kinds(), count=1, lease_s=30)
+        return worker_pool(self.store, like=self.services, count=1, lease_s=30)
 
 
 async def open_source_app(
