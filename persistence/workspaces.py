@@ -241,6 +241,18 @@ class Workspaces:
         )
         return membership["role"] if membership else None
 
+    async def sole_membership(self, user_id: str) -> tuple[str, Role] | None:
+        """The user's workspace and role when they belong to exactly one, else None (one
+        read on the ``user`` index, at most two memberships)."""
+        found = (
+            await self._memberships.find({"userId": user_id}, {"workspaceId": 1, "role": 1})
+            .limit(2)
+            .to_list(2)
+        )
+        if len(found) != 1:
+            return None
+        return found[0]["workspaceId"], found[0]["role"]
+
     async def list_for_user(self, user_id: str, only: str | None = None) -> list[dict[str, Any]]:
         """The user's workspaces with their role, oldest first; ``only`` narrows to one id."""
         query: dict[str, Any] = {"userId": user_id}

@@ -134,6 +134,13 @@ async def member_of(store: Store, workspace: Tenant, email: str, role: Role = "m
     return Tenant(person.user_id, workspace.org_id, person.api_key)
 
 
+async def second_workspace(store: Store, person: Tenant, name: str = "Side project") -> str:
+    """Make ``person`` the owner of another workspace too: with two, a call that names none
+    has no workspace (with one it acts there, ``resolve_workspace``)."""
+    workspace = await store.workspaces.create(name, person.user_id)
+    return str(workspace["_id"])
+
+
 @pytest.fixture
 async def alice(store: Store) -> Tenant:
     return await make_tenant(store, "alice@example.com", "Alice Co")

@@ -16,7 +16,7 @@ from resolvers.framework.errors import CapabilityError, every_reason
 from resolvers.framework.registry import Registry
 from resolvers.resources import approvals, documents, members, workspaces
 from tests import probe_resource
-from tests.conftest import Tenant, app_on, member_of
+from tests.conftest import Tenant, app_on, member_of, second_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKE = re.compile(r"^[a-z]+(_[a-z]+)*$")
@@ -76,6 +76,7 @@ async def test_rest_failures_carry_their_reason(
 ) -> None:
     call = "/v1/capabilities/documents.get"
     get = {"id": "doc_none"}
+    await second_workspace(store, alice)  # with one, a call naming none would act there
     cases = [
         (api.post(call, json=get), 401, "unauthenticated"),
         (api.post(call, json=get, headers=alice.headers(None)), 400, "workspace_required"),

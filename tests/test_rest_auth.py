@@ -14,7 +14,7 @@ from resolvers.framework.registry import Registry
 from resolvers.resources import workspaces
 from resolvers.services import accounts
 from tests import probe_resource
-from tests.conftest import Tenant, asgi_client
+from tests.conftest import Tenant, asgi_client, second_workspace
 
 AUTH_REQUIRED = "API key authentication required"
 
@@ -134,20 +134,60 @@ async def test_revoked_key_is_401(api: httpx.AsyncClient, store: Store, alice: T
     assert_error(response, 401, AUTH_REQUIRED)
 
 
-async def test_missing_org_is_400(api: httpx.AsyncClient, alice: Tenant) -> None:
+async def test_missing_org_is_400_naming_the_header(
+    api: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    """With two workspaces and an unrestricted key, a call that names none has no workspace:
+    the spec's message, then what to send and where the ids are listed."""
+    await second_workspace(store, alice)
     response = await api.post("/v1/capabilities/probe.echo", json={}, headers=alice.headers(None))
-    assert_error(response, 400, "Organization context required")
+    message = assert_error(response, 400)
+    assert message.startswith("Organization context required: ")
+    assert "X-Service-Org-Id" in message and "GET /v1/workspaces" in message
+    assert response.json()["error"]["reason"] == "workspace_required"
 
 
-async def test_org_not_needed_for_workspaces_list(api: httpx.AsyncClient, alice: Tenant) -> None:
+async def test_a_person_with_one_workspace_acts_there_without_the_header(
+    api: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    response = await api.post("/v1/capabilities/probe.echo", json={}, headers=alice.headers(None))
+    assert response.status_code == 200, response.text
+    assert response.json()["data"]["result"]["workspaceId"] == alice.org_id
+    listed = await api.post(
+        "/v1/capabilities/workspaces.list", json={}, headers=alice.headers(None)
+    )
+    result = listed.json()["data"]["result"]
+    assert result["currentOrgId"] == alice.org_id
+    assert [(w["id"], w["isCurrent"]) for w in result["workspaces"]] == [(alice.org_id, True)]
+    # A second workspace ends it at once (the auth cache forgets the only one): from now on
+    # the call must say where.
+    await second_workspace(store, alice)
+    again = await api.post("/v1/capabilities/probe.echo", json={}, headers=alice.headers(None))
+    assert_error(again, 400)
+    assert again.json()["error"]["reason"] == "workspace_required"
+
+
+async def test_workspaces_list_needs_no_org_and_marks_the_current_one(
+    api: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    other = await second_workspace(store, alice)
     response = await api.post(
         "/v1/capabilities/workspaces.list", json={}, headers=alice.headers(None)
     )
     assert response.status_code == 200
     result = response.json()["data"]["result"]
     assert result["currentOrgId"] is None
-    assert [w["id"] for w in result["workspaces"]] == [alice.org_id]
-    assert result["workspaces"][0]["isCurrent"] is False
+    assert {w["id"]: w["isCurrent"] for w in result["workspaces"]} == {
+        alice.org_id: False,
+        other: False,
+    }
+    named = await api.post("/v1/capabilities/workspaces.list", json={}, headers=alice.headers())
+    result = named.json()["data"]["result"]
+    assert result["currentOrgId"] == alice.org_id
+    assert {w["id"]: w["isCurrent"] for w in result["workspaces"]} == {
+        alice.org_id: True,
+        other: False,
+    }
 
 
 async def test_foreign_org_is_403_with_no_data(

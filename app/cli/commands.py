@@ -281,6 +281,8 @@ def fail(failed: CallFailed, raw: bool = False) -> None:
         print_json(failed.envelope)
     message = failed.message
     if failed.reason == WORKSPACE_REQUIRED:
+        # The server's advice is REST's (a header); a CLI user names a workspace these ways.
+        message = message.split(": send the header", 1)[0]
         message += " (choose one: --org org_…, FINCAP_ORG_ID, or `fincap workspace use org_…`)"
     click.echo(f"error: {message}", err=True)
     sys.exit(failed.exit_code)

@@ -22,7 +22,12 @@ from app.http.request_context import services_of
 from resolvers.framework.access_tokens import resource_covers
 from resolvers.framework.auth import authenticate, resolve_workspace
 from resolvers.framework.context import MCP_AUDIENCE, Credentials, Principal
-from resolvers.framework.errors import CapabilityError, Unauthenticated, WorkspaceRequired
+from resolvers.framework.errors import (
+    ORG_REQUIRED,
+    CapabilityError,
+    Unauthenticated,
+    WorkspaceRequired,
+)
 
 # Where the gate leaves what it found, for the handlers of the same request.
 STATE_KEY = "mcp_caller"
@@ -41,11 +46,12 @@ class Caller:
     def by_key(self) -> bool:
         return self.principal.via == "api_key"
 
-    def credentials(self, workspace: str | None = None) -> Credentials:
-        """What ``invoke()`` takes, acting in ``workspace`` when given (a key's only one)."""
+    def credentials(self) -> Credentials:
+        """What ``invoke()`` takes (with no workspace named, ``invoke()`` infers the one a
+        restricted key or a person with a single workspace acts in)."""
         return Credentials(
             api_key=self.secret,
-            org_id=workspace or self.org_id,
+            org_id=self.org_id,
             request_id=self.request_id,
             audience=MCP_AUDIENCE,
         )
@@ -84,15 +90,6 @@ def caller_of(conn: HTTPConnection) -> Caller | None:
     return caller
 
 
-async def only_workspace(conn: HTTPConnection, caller: Caller) -> str | None:
-    """The workspace an unrestricted API key acts in when no ``X-Service-Org-Id`` is sent: the
-    person's only one; None when they have several (or none), or the credential names one."""
-    if not caller.by_key or caller.org_id or caller.principal.restricted_to:
-        return None
-    workspaces = await services_of(conn).store.workspaces.list_for_user(caller.principal.user_id)
-    return str(workspaces[0]["_id"]) if len(workspaces) == 1 else None
-
-
 def explain(exc: CapabilityError, caller: Caller) -> str:
     """The message an assistant gets for a failed call: REST's, and for an API key that may
     act in several workspaces and named none, how to name one."""
@@ -100,7 +97,7 @@ def explain(exc: CapabilityError, caller: Caller) -> str:
         return "Internal server error"
     if caller.by_key and isinstance(exc, WorkspaceRequired):
         return (
-            f"{exc.message}: this API key may act in several workspaces. Send the header "
+            f"{ORG_REQUIRED}: this API key may act in several workspaces. Send the header "
             "X-Service-Org-Id: org_… with it (workspaces_list lists the ids), or use a key "
             "restricted to one workspace"
         )
@@ -111,8 +108,9 @@ async def context_of(conn: HTTPConnection, caller: Caller) -> dict[str, Any]:
     """workspace_get_context: who and where this connection acts (403s as REST would)."""
     store = services_of(conn).store
     principal = caller.principal
-    named = caller.org_id or await only_workspace(conn, caller)
-    workspace_id, role = await resolve_workspace(store, principal, named, required=False)
+    workspace_id, role = await resolve_workspace(
+        store, principal, caller.org_id, required=False, cache=services_of(conn).auth_cache
+    )
     user = await store.users.get(principal.user_id) or {}
     context: dict[str, Any] = {
         "userId": principal.user_id,

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from starlette.requests import HTTPConnection
 
 from app.http.request_context import services_of
-from app.mcp.access import Caller, only_workspace
+from app.mcp.access import Caller
 from app.mcp.errors import protocol_error
 from resolvers.framework.errors import CapabilityError, PayloadTooLarge
 from resolvers.framework.invoke import authorize, invoke
@@ -78,9 +78,6 @@ class DocumentResources:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
 
-    async def _workspace(self, conn: HTTPConnection, caller: Caller) -> str | None:
-        return await only_workspace(conn, caller)
-
     async def list(
         self, conn: HTTPConnection, caller: Caller, cursor: str | None
     ) -> types.ListResourcesResult:
@@ -93,7 +90,7 @@ class DocumentResources:
                 self.registry,
                 "documents.search",
                 arguments,
-                caller.credentials(await self._workspace(conn, caller)),
+                caller.credentials(),
                 services_of(conn),
             )
         except CapabilityError as exc:
@@ -115,7 +112,7 @@ class DocumentResources:
                 f"Unknown resource {uri!r}; fincap's resources are {DOCUMENT} and {ORIGINAL}",
             )
         document_id, original = matched.group(1), matched.group(2) is not None
-        credentials = caller.credentials(await self._workspace(conn, caller))
+        credentials = caller.credentials()
         services = services_of(conn)
         try:
             if original:

@@ -40,7 +40,6 @@ from app.mcp.access import (
     caller_of,
     context_of,
     explain,
-    only_workspace,
 )
 from app.mcp.errors import (
     INSUFFICIENT_SCOPE,
@@ -184,13 +183,12 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
                 raise
             except CapabilityError as exc:
                 return failed(exc, caller)
-        workspace = await only_workspace(request, caller) if entry.spec.needs_workspace else None
         try:
             result = await invoke(
                 registry,
                 entry.spec.slug,
                 dict(params.arguments or {}),
-                caller.credentials(workspace),
+                caller.credentials(),
                 services_of(request),
             )
         except MissingScope as exc:

@@ -104,13 +104,17 @@ async def resolve_workspace(
 ) -> tuple[str | None, str | None]:
     """The workspace id and the caller's role in it.
 
-    A key restricted to one workspace acts there when no org is named (it can act nowhere
-    else); a named org must match the restriction (403) and have the caller as a member (403).
-    ``fresh``: the membership is read from the store even when the cache knows it.
+    When no org is named: a key restricted to one workspace (or an OAuth token, always bound
+    to one) acts there, since it can act nowhere else; a person who belongs to exactly one
+    workspace acts in it. Otherwise the call has no workspace (``WorkspaceRequired`` when it
+    needs one). A named org must match the restriction (403) and have the caller as a member
+    (403). ``fresh``: memberships are read from the store even when the cache knows them.
     """
     org_id = (org_id or "").strip() or None
     if org_id is None:
         org_id = principal.restricted_to
+    if org_id is None:
+        org_id = await sole_workspace(store, principal.user_id, cache, fresh=fresh)
     if org_id is None:
         if required:
             raise WorkspaceRequired()
@@ -125,3 +129,20 @@ async def resolve_workspace(
         if cache is not None:
             cache.remember_role(principal.user_id, org_id, role)
     return org_id, role
+
+
+async def sole_workspace(
+    store: Store, user_id: str, cache: AuthCache | None, *, fresh: bool = False
+) -> str | None:
+    """The workspace of a person who belongs to exactly one (their role is remembered with
+    it), else None. Cached like roles: joining a second workspace forgets it at once in this
+    process (``AuthCache.forget_member``)."""
+    known = cache.sole_workspace(user_id) if cache is not None and not fresh else None
+    if known is not None:
+        return known or None
+    sole = await store.workspaces.sole_membership(user_id)
+    if cache is not None:
+        cache.remember_sole_workspace(user_id, sole[0] if sole else "")
+        if sole is not None:
+            cache.remember_role(user_id, sole[0], sole[1])
+    return sole[0] if sole else None

@@ -46,6 +46,8 @@ class AuthCache:
     max_entries: int = MAX_ENTRIES
     _principals: dict[str, tuple[float, Principal]] = field(default_factory=dict)
     _roles: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
+    # user id -> (until, the one workspace they belong to, or "" for none or several)
+    _sole: dict[str, tuple[float, str]] = field(default_factory=dict)
 
     @property
     def enabled(self) -> bool:
@@ -100,9 +102,27 @@ class AuthCache:
             self._bounded(self._roles)
             self._roles[(user_id, workspace_id)] = (self.clock() + self.ttl, role)
 
+    def sole_workspace(self, user_id: str) -> str | None:
+        """The one workspace the user belongs to ("" when none or several), if known; None
+        when not known."""
+        if not self.enabled:
+            return None
+        entry = self._sole.get(user_id)
+        if entry is None or entry[0] <= self.clock():
+            self._sole.pop(user_id, None)
+            return None
+        return entry[1]
+
+    def remember_sole_workspace(self, user_id: str, workspace_id: str) -> None:
+        if self.enabled:
+            self._bounded(self._sole)
+            self._sole[user_id] = (self.clock() + self.ttl, workspace_id)
+
     def forget_member(self, user_id: str, workspace_id: str) -> None:
-        """A membership was removed or its role changed."""
+        """A membership was added, removed or its role changed (a user who joins a second
+        workspace no longer acts in their only one without naming it)."""
         self._roles.pop((user_id, workspace_id), None)
+        self._sole.pop(user_id, None)
 
     def forget_change(self, change: Mapping[str, Any]) -> None:
         """Another process's change (``persistence.access_changes``), read by the event hub

@@ -205,17 +205,24 @@ class BadGateway(CapabilityError):
 
 
 ORG_REQUIRED = "Organization context required"
+# The spec's message, then what to send: said to REST and GraphQL callers (the CLI and MCP
+# put their own way of naming a workspace after ``ORG_REQUIRED``).
+ORG_REQUIRED_HOW = (
+    f"{ORG_REQUIRED}: send the header X-Service-Org-Id with the id of the workspace to act in "
+    "(GET /v1/workspaces lists yours), or use a key restricted to one workspace"
+)
 KEY_RESTRICTED = "This API key is restricted to a different workspace"
 NOT_A_MEMBER = "You are not a member of this workspace"
 TOKEN_BOUND = "This token is bound to a different workspace; authorize again to act in another one"
 
 
 class WorkspaceRequired(BadRequest):
-    """The capability acts in a workspace and the call named none (spec §5)."""
+    """The capability acts in a workspace and the call named none (spec §5), nor could one be
+    inferred (the credential is not restricted to one and its person belongs to several)."""
 
     reason = "workspace_required"
 
-    def __init__(self, message: str = ORG_REQUIRED) -> None:
+    def __init__(self, message: str = ORG_REQUIRED_HOW) -> None:
         super().__init__(message)
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from persistence.store import Store
 from tests.billing.conftest import START, Billed
-from tests.conftest import Tenant
+from tests.conftest import Tenant, second_workspace
 
 
 async def test_get_reports_subscription_real_usage_features_and_upcoming_invoice(
@@ -21,7 +21,8 @@ async def test_get_reports_subscription_real_usage_features_and_upcoming_invoice
     for _ in range(3):
         await billed.ok("workspaces.list", {}, alice.headers())
     await billed.ok("workspaces.list", {}, bob.headers())
-    await billed.ok("workspaces.list", {}, alice.headers(org=None))  # no workspace: not metered
+    await second_workspace(store, bob)
+    await billed.ok("workspaces.list", {}, bob.headers(org=None))  # no workspace: not metered
 
     result = await billed.ok("billing.get", {}, alice.headers())
     subscription = result["subscription"]
@@ -110,7 +111,9 @@ async def test_without_a_workspace_the_callers_own_account_and_its_subscriptions
     assert [row["workspaceId"] for row in result["subscriptions"]] == [bob.org_id]
 
 
-async def test_bad_input_is_a_400_naming_the_field(billed: Billed, alice: Tenant) -> None:
+async def test_bad_input_is_a_400_naming_the_field(
+    billed: Billed, store: Store, alice: Tenant
+) -> None:
     cases = [
         ("billing.get", {"includeUsage": "yes"}, "includeUsage"),
         ("billing.get", {"verbose": True}, "verbose"),
@@ -125,9 +128,10 @@ async def test_bad_input_is_a_400_naming_the_field(billed: Billed, alice: Tenant
         response = await billed.call(slug, body, alice.headers())
         assert response.status_code == 400, (slug, body, response.text)
         assert named in response.json()["error"]["errorMessage"], (slug, body)
+    await second_workspace(store, alice)  # with one, the call would act there
     needs = await billed.call("billing.change-plan", {"planId": "pro"}, alice.headers(org=None))
     assert needs.status_code == 400
-    assert needs.json()["error"]["errorMessage"] == "Organization context required"
+    assert needs.json()["error"]["reason"] == "workspace_required"
 
 
 GET_QUERY = """
@@ -172,6 +176,7 @@ async def test_graphql_get_and_change_plan(billed: Billed, store: Store, alice: 
     bad = await billed.gql(CHANGE_MUTATION, alice.headers(), {"input": {"planId": "gold"}})
     assert bad["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
     assert "unknown plan 'gold'" in bad["errors"][0]["message"]
+    await second_workspace(store, alice)  # with one, the call would act there
     slim = await billed.gql(GET_QUERY, alice.headers(org=None), {"input": {"includeUsage": False}})
     assert slim["data"]["billingGet"]["subscription"] is None
     assert slim["data"]["billingGet"]["usage"] is None

@@ -14,7 +14,7 @@ from persistence.store import Store
 from resolvers.framework.usage_meter import ApiCallMeter, flushing
 from tests.billing.conftest import Billed
 from tests.clock import ManualClock
-from tests.conftest import Tenant
+from tests.conftest import Tenant, second_workspace
 
 
 async def test_counts_are_written_per_day_and_kept_when_a_write_fails(
@@ -88,6 +88,7 @@ async def test_concurrent_calls_are_counted_exactly_while_flushes_run_and_fail(
 
     monkeypatch.setattr(usage, "add_many", flaky)
     rest, graphql = 0, 0
+    await second_workspace(store, bob)  # with one, a call naming none would be metered there
 
     async def rest_call(who: Tenant) -> None:
         await billed.ok("workspaces.list", {}, who.headers())
@@ -106,7 +107,7 @@ async def test_concurrent_calls_are_counted_exactly_while_flushes_run_and_fail(
             else:
                 calls.append(graphql_call(who))
                 graphql += 1
-        calls.append(billed.ok("workspaces.list", {}, alice.headers(org=None)))  # no workspace
+        calls.append(billed.ok("workspaces.list", {}, bob.headers(org=None)))  # no workspace
         bad = billed.call("documents.count", {"groupBy": "no-such-grouping"}, alice.headers())
         await asyncio.gather(*calls, bad)
     assert writes > 1 and meter.pending() == 0

@@ -233,6 +233,19 @@ def test_the_workspace_hint_follows_the_reason_not_the_message(fake: FakeServer)
         assert result.stderr.startswith(f"error: {message}")
 
 
+def test_the_workspace_hint_replaces_the_servers_header_advice(fake: FakeServer) -> None:
+    """The server tells REST callers to send a header; the CLI tells its own ways instead."""
+    from resolvers.framework.errors import ORG_REQUIRED_HOW
+
+    fake.answers["gadgets.frobnicate"] = (400, ORG_REQUIRED_HOW, "workspace_required")
+    try:
+        result = run(fake, "gadgets", "frobnicate", "--name", "x")
+    finally:
+        fake.answers.clear()
+    assert result.stderr.startswith("error: Organization context required (choose one: --org")
+    assert "X-Service-Org-Id" not in result.stderr
+
+
 def test_unreachable_server_exits_5(fake: FakeServer) -> None:
     from persistence.embedded import free_port
 

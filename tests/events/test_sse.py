@@ -12,7 +12,7 @@ from app.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from resolvers.services.events import EventLimits
-from tests.conftest import Tenant, app_on
+from tests.conftest import Tenant, app_on, second_workspace
 from tests.documents.conftest import doc
 from tests.events.streams import asgi_get
 from tests.test_route_scopes import key_with
@@ -85,6 +85,7 @@ async def test_credentials_and_scope_are_checked_like_a_query(
 ) -> None:
     async with asgi_get(app, EVENTS, {}) as anonymous:
         assert anonymous.status == 401
+    await second_workspace(store, alice)  # with one, a stream naming none would open there
     async with asgi_get(app, EVENTS, alice.headers(org=None)) as no_workspace:
         assert no_workspace.status == 400
     writer_only = await key_with(store, alice, "write_documents", "read_workspaces")

@@ -10,7 +10,7 @@ import pytest
 from persistence.store import Store
 from resolvers.framework.errors import CapabilityError
 from resolvers.services import accounts
-from tests.conftest import Tenant, app_on
+from tests.conftest import Tenant, app_on, second_workspace
 from tests.graphql.helpers import GRAPHQL, gql
 
 AUTH_REQUIRED = "API key authentication required"
@@ -216,9 +216,12 @@ async def test_revoked_key(api: httpx.AsyncClient, store: Store, alice: Tenant) 
     }
 
 
-async def test_missing_org_is_bad_request(api: httpx.AsyncClient, alice: Tenant) -> None:
+async def test_missing_org_is_bad_request(
+    api: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    await second_workspace(store, alice)  # with one, the call would act there
     error = only_error(await gql(api, ECHO, {"input": {}}, alice.headers(None)))
-    assert error["message"] == "Organization context required"
+    assert error["message"].startswith("Organization context required: send the header X-Se")
     assert error["extensions"] == {
         "code": "BAD_REQUEST",
         "status": 400,
@@ -251,8 +254,11 @@ async def test_restricted_key_in_other_workspace(
     }
 
 
-async def test_one_failing_field_leaves_the_others(api: httpx.AsyncClient, alice: Tenant) -> None:
+async def test_one_failing_field_leaves_the_others(
+    api: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
     # workspacesList needs no org; probeEcho does: the same request yields data and an error.
+    await second_workspace(store, alice)
     body = await gql(
         api,
         "{ workspacesList { currentOrgId } probeEcho(input: {}) { limit } }",

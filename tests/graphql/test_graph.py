@@ -19,7 +19,7 @@ from persistence.store import Store
 from resolvers.framework.context import Credentials
 from resolvers.framework.invoke import invoke
 from resolvers.framework.registry import Registry
-from tests.conftest import Tenant, asgi_client, make_tenant
+from tests.conftest import Tenant, asgi_client, make_tenant, second_workspace
 from tests.documents.conftest import doc
 from tests.documents.conftest import seeded as seeded  # a fixture
 from tests.graphql.helpers import gql
@@ -188,11 +188,14 @@ async def test_workspace_documents_validate_like_rest(
 
 
 async def test_workspace_needs_credentials_and_an_org(
-    service: httpx.AsyncClient, seeded: Tenant
+    service: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
     anonymous = await gql(service, "{ workspace { id } }")
     assert anonymous["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     assert anonymous["data"] == {"workspace": None}
+    only = await gql(service, "{ workspace { id } }", headers=seeded.headers(org=None))
+    assert only["data"] == {"workspace": {"id": seeded.org_id}}  # the person's only one
+    await second_workspace(store, seeded)
     no_org = await gql(service, "{ workspace { id } }", headers=seeded.headers(org=None))
     assert no_org["errors"][0]["extensions"]["status"] == 400
 

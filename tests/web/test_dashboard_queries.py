@@ -14,7 +14,7 @@ from app.graphql.face import service_schema
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.services import accounts
-from tests.conftest import Tenant
+from tests.conftest import Tenant, second_workspace
 
 DASHBOARD = Path(__file__).parents[2] / "app" / "web" / "dashboard"
 # A template literal that starts a GraphQL operation.
@@ -62,7 +62,14 @@ async def test_the_overview_in_one_request(
         "/v1/graphql", json={"query": query, "variables": variables}, headers=alice.headers(None)
     )
     body = response.json()
-    # No workspace named: the list answers and the workspace asks for one (the app then picks).
+    # One workspace: the overview answers there without naming it.
+    assert body["data"]["workspace"]["id"] == alice.org_id
+    await second_workspace(store, alice)
+    response = await client.post(
+        "/v1/graphql", json={"query": query, "variables": variables}, headers=alice.headers(None)
+    )
+    body = response.json()
+    # Two and none named: the list answers and the workspace asks for one (the app then picks).
     assert body["data"]["workspacesList"]["workspaces"][0]["id"] == alice.org_id
     assert body["data"]["workspace"] is None
     assert body["errors"][0]["extensions"]["status"] == 400
