@@ -13,15 +13,22 @@ from collections.abc import Callable
 from typing import Any
 
 from graphql import (
+    DirectiveNode,
     GraphQLEnumType,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLScalarType,
+    Node,
     Undefined,
+    Visitor,
+    visit,
 )
+from graphql.language.visitor import BREAK
 from graphql.pyutils import Path, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from app.graphql.document_cache import PLANS_KEY
 
 
 class _NotFast(Exception):
@@ -30,6 +37,31 @@ class _NotFast(Exception):
 
 _Complete = Callable[[Any], Any]
 _NOT_FAST = object()  # plan entry of a field that needs graphql-core's full field execution
+# The key, in a document's shared plans, of whether the document may share them at all.
+_SHAREABLE = "shareable"
+# Directives whose effect depends on the request (its variables): a document using them
+# compiles its plans for each request.
+_CONDITIONAL = frozenset({"skip", "include", "defer", "stream"})
+
+
+class _FindsConditional(Visitor):
+    found = False
+
+    def enter_directive(self, node: DirectiveNode, *_: Any) -> Any:
+        if node.name.value in _CONDITIONAL:
+            self.found = True
+            return BREAK
+        return None
+
+
+def _unconditional(nodes: list[Node]) -> bool:
+    """Whether no node uses a directive whose effect depends on the request."""
+    for node in nodes:
+        finder = _FindsConditional()
+        visit(node, finder)
+        if finder.found:
+            return False
+    return True
 
 
 class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
@@ -52,6 +84,21 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         # Keyed by the identity of the memoized grouped field set; the value keeps the set
         # alive so that its id cannot be reused within the request.
         self._plans: dict[int, tuple[Any, list[tuple[str, Any, Any]]]] = {}
+        # The plans of the kept document this request runs (``DocumentCache``): the next
+        # request of the same text finds them compiled. Keyed by the identity of the parent
+        # type and of the selection's nodes, which the kept document holds alive. None: this
+        # request's document is not kept, or it skips or includes by variables.
+        self._shared = self._shared_plans()
+
+    def _shared_plans(self) -> dict[Any, Any] | None:
+        context = self.context_value
+        shared = context.get(PLANS_KEY) if isinstance(context, dict) else None
+        if shared is None:
+            return None
+        if _SHAREABLE not in shared:
+            fragments = [details.definition for details in self.fragments.values()]
+            shared[_SHAREABLE] = _unconditional([self.operation, *fragments])
+        return shared if shared[_SHAREABLE] else None
 
     def execute_fields(
         self,
@@ -104,11 +151,26 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         cached = self._plans.get(id(grouped_field_set))
         if cached is not None:
             return cached[1]
+        key = None
+        if self._shared is not None:
+            key = (
+                id(parent_type),
+                tuple(
+                    (name, *(id(detail.node) for detail in details))
+                    for name, details in grouped_field_set.items()
+                ),
+            )
+            plan = self._shared.get(key)
+            if plan is not None:
+                self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
+                return plan  # type: ignore[no-any-return]
         plan = [
             (name, details, self._field_completer(parent_type, details))
             for name, details in grouped_field_set.items()
         ]
         self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
+        if key is not None and self._shared is not None:
+            self._shared[key] = plan
         return plan
 
     def _field_completer(self, parent_type: GraphQLObjectType, field_details_list: Any) -> Any:

@@ -141,14 +141,20 @@ def fold_rows(
     field names; a time key is its ``docDate`` (the first of its month or its day)."""
     sums: dict[tuple[Any, ...], dict[str, int]] = {}
     names = [*keys, CURRENCY]
+    # Rows share few dates (the first of a month, or a day): each is formatted once.
+    formatted: dict[tuple[str, datetime], str] = {}
     for row, sign in rows:
-        values = []
+        values: list[Any] = []
         for name in names:
             if name in TIME_FORMATS:
                 moment = row.get("docDate")
-                values.append(
-                    moment.strftime(TIME_FORMATS[name]) if isinstance(moment, datetime) else None
-                )
+                if not isinstance(moment, datetime):
+                    values.append(None)
+                    continue
+                text = formatted.get((name, moment))
+                if text is None:
+                    text = formatted[name, moment] = moment.strftime(TIME_FORMATS[name])
+                values.append(text)
             else:
                 values.append(row.get(name))
         group = sums.setdefault(tuple(values), dict.fromkeys(COUNTERS, 0))

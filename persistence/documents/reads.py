@@ -51,6 +51,15 @@ class DocumentReads(NewestFirst):
         """Documents by id (in no particular order) with the API ``fields`` (None: all)."""
         if not ids:
             return []
+        if len(ids) == 1:  # node(id:), a document's page: one point read, no cursor to drain
+            found = await self._run(
+                self._docs.find_one(
+                    {"_id": ids[0], "workspaceId": workspace_id},
+                    projection(fields),
+                    max_time_ms=QUERY_TIME_LIMIT_MS,
+                )
+            )
+            return [cast(StoredDocument, found)] if found is not None else []
         cursor = self._docs.find(
             {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
             projection(fields),

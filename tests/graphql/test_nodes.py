@@ -76,3 +76,29 @@ async def test_node_needs_credentials(
     body = await gql(service, NODE, {"id": "doc_a1"})
     assert body["data"]["node"] is None
     assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+INCLUDED = """query($id: ID!, $more: Boolean!) { node(id: $id) { id ... on Document {
+  merchant lineItems { description amount @include(if: $more) } } } }"""
+
+
+async def test_a_kept_document_reuses_its_plans_and_answers_each_request_alike(
+    service: httpx.AsyncClient, store: Store, two: tuple[Tenant, Tenant]
+) -> None:
+    """The executor keeps what it compiled for a kept document (``Checked.plans``); the next
+    request of the same text, other variables, answers from them as the first did. A document
+    that includes fields by a variable compiles anew each time: a plan kept from a request
+    that left a line's ``amount`` out would leave it out of the next one too."""
+    alice, _ = two
+    line = {"description": "Fuel", "quantity": 1, "unitPrice": Decimal(10), "amount": Decimal(10)}
+    await store.documents.insert_many(alice.org_id, [doc("doc_a3", lineItems=[line])])
+    first = (await gql(service, NODE, {"id": "doc_a1"}, alice.headers()))["data"]["node"]
+    second = (await gql(service, NODE, {"id": "doc_a2"}, alice.headers()))["data"]["node"]
+    assert (first["id"], first["merchant"]) == ("doc_a1", "Lidl")
+    assert second["id"] == "doc_a2" and second["merchant"] != "Lidl"
+    without = await gql(service, INCLUDED, {"id": "doc_a3", "more": False}, alice.headers())
+    lines = without["data"]["node"]["lineItems"]
+    assert lines and all(set(line) == {"description"} for line in lines), lines
+    wanted = await gql(service, INCLUDED, {"id": "doc_a3", "more": True}, alice.headers())
+    lines = wanted["data"]["node"]["lineItems"]
+    assert lines and all(set(line) == {"description", "amount"} for line in lines), lines

@@ -186,17 +186,24 @@ def _group(group: AggregateGroup, currency: str) -> DocumentGroup:
         else None
     )
     key = {name: (str(value) if value is not None else None) for name, value in group.key.items()}
-    return DocumentGroup(
-        key=DocumentGroupKey(**key),
+    # Built without validation (model_construct): every value here is already of its field's
+    # type, and an answer of 500 groups validated 3,500 models (a third of its time). The
+    # fields set are the same as validating would set.
+    return DocumentGroup.model_construct(
+        key=DocumentGroupKey.model_construct(None, **key),
         count=group.count,
-        sum=AggregateSum(
+        sum=AggregateSum.model_construct(
             amount=_money(group.amount_cents) if group.amounts else None,
             taxAmount=_money(group.tax_cents) if group.taxes else None,
         ),
-        avg=AggregateAverage(amount=average),
-        min=AggregateExtreme(amount=_money(group.min_cents), docDate=_day(group.first_date)),
-        max=AggregateExtreme(amount=_money(group.max_cents), docDate=_day(group.last_date)),
-        converted=AggregateConverted(
+        avg=AggregateAverage.model_construct(amount=average),
+        min=AggregateExtreme.model_construct(
+            amount=_money(group.min_cents), docDate=_day(group.first_date)
+        ),
+        max=AggregateExtreme.model_construct(
+            amount=_money(group.max_cents), docDate=_day(group.last_date)
+        ),
+        converted=AggregateConverted.model_construct(
             currency=currency,
             sum=_money(group.converted_cents) if group.converted else None,
             count=group.converted,
