@@ -200,7 +200,9 @@ def build_index(
 ) -> tuple[SearchIndex, np.ndarray]:
     index = SearchIndex(vectors.shape[1])
     for document, vector in zip(documents, vectors, strict=True):
-        index.upsert(document["_id"], searchable_texts(document), vector)
+        index.upsert(
+            document["_id"], searchable_texts(document), vector, doc_type=document.get("docType")
+        )
     return index, index.rows_of([d["_id"] for d in documents])
 
 

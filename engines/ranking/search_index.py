@@ -9,6 +9,10 @@ query costs a matrix-vector product and the postings of its few terms.
   matches a word exactly, as a prefix (weight 0.6, 3+ letters) or, when it matches no word at
   all, words one edit away (weight 0.4, 5+ letters: misspellings). Document frequencies and the
   average length come from the candidates, the population the user is searching in.
+* **Concepts**: a query word that names a kind of document ("invoice", "Rechnung") or a trade
+  ("hotel", "Tankstelle", "taxi") matches the documents of that ``docType`` or category
+  (``engines.ranking.vocabulary``), as an occurrence weighing ``CONCEPT_WEIGHT``; a word that
+  names only a kind of document matches the kind, not the text.
 * **Vector**: cosine between the query's embedding and each candidate's.
 * **Fusion** (``fuse``): reciprocal rank fusion of the two rankings; see its docstring.
 * **Diversity** (``diversify``): MMR with cosine between the documents' embeddings.
@@ -34,10 +38,15 @@ import numpy.typing as npt
 
 from engines.ranking.diversity import jaccard, mmr
 from engines.ranking.lexical import DEFAULT_FIELD_WEIGHTS, K1, MIN_PREFIX, PREFIX_WEIGHT, B
+from engines.ranking.vocabulary import QueryTerm, document_concepts, understand
 from engines.text import tokenize
 
 FUZZY_WEIGHT = 0.4
 MIN_FUZZY = 5
+# A query word that names a concept the document carries (its category, its kind of document:
+# ``engines.ranking.vocabulary``) counts as one occurrence in a field of this weight: the
+# category field's, below a merchant's name, so "apple" ranks the Apple Store above groceries.
+CONCEPT_WEIGHT = 2.0
 # Reciprocal rank fusion's constant (Cormack et al. 2009): rank 1 scores 1/61, rank 10 1/70.
 RRF_K = 60
 # Fusion (``fuse``), chosen on bench/search.py's labelled queries: a candidate ranks by meaning
@@ -45,6 +54,9 @@ RRF_K = 60
 # (``SearchIndex.lexical``); words weigh LEXICAL_WEIGHT against meaning's 1.
 MIN_SIMILARITY = 0.15
 LEXICAL_WEIGHT = 0.5
+
+# Equal word scores are ordered by meaning: this much per unit of cosine (``_ties_by_meaning``).
+TIE_BREAK = 1e-3
 
 # MMR's λ over cosine between embeddings (0.5 let near-flat fused relevance lose to diversity).
 MMR_TRADE_OFF = 0.7
@@ -104,6 +116,10 @@ class SearchIndex:
     _gone: Bools = field(init=False)  # deleted: never selected again
     _rows: list[_Row] = field(default_factory=list)
     _postings: dict[str, dict[int, float]] = field(default_factory=dict)
+    # A row's category and kind as codes of ``_codes`` (-1: none), the concepts a query's words
+    # can name (``vocabulary``): two int32 a row, compared in one pass per concept.
+    _concepts: npt.NDArray[np.int32] = field(init=False)
+    _codes: dict[str, int] = field(default_factory=dict)
     _deletes: dict[str, set[str]] = field(default_factory=dict)  # one-deletion key → terms
     _vocabulary: list[str] | None = None  # sorted, rebuilt after the terms change
     _recent: tuple[list[str], Ints] | None = None  # the last rows_of: ids, rows
@@ -115,6 +131,7 @@ class SearchIndex:
         self._exported = np.zeros(0, dtype=bool)
         self._vanishing = np.zeros(0, dtype=bool)
         self._gone = np.zeros(0, dtype=bool)
+        self._concepts = np.full((0, 2), -1, dtype=np.int32)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -131,9 +148,11 @@ class SearchIndex:
         texts: Mapping[str, str | None],
         vector: npt.ArrayLike | None,
         state: RowState = ACTIVE,
+        doc_type: str | None = None,
     ) -> None:
         """Add or replace a document: its searchable ``texts`` by field, its unit ``vector``
-        (None: no embedding yet, it ranks by words only) and its ``state``."""
+        (None: no embedding yet, it ranks by words only), its ``state`` and its ``doc_type``
+        (with ``texts["category"]``, the concepts a query's words can name)."""
         row = self.positions.get(document_id)
         if row is None:
             row = len(self.ids)
@@ -161,6 +180,8 @@ class SearchIndex:
                         self._deletes.setdefault(key, set()).add(term)
             postings[row] = frequency
         self._rows[row] = _Row(terms, length)
+        category, kind = document_concepts(texts.get("category"), doc_type)
+        self._concepts[row] = (self._code(category), self._code(kind))
         self._lengths[row] = length
         self._vectors[row] = 0.0 if vector is None else np.asarray(vector, dtype=np.float32)
         self._archived[row] = _ARCHIVED_CODES.get(state.archived, -1)
@@ -206,6 +227,14 @@ class SearchIndex:
         self._exported = _grown(self._exported, bigger)
         self._vanishing = _grown(self._vanishing, bigger)
         self._gone = _grown(self._gone, bigger)
+        concepts = np.full((bigger, 2), -1, dtype=np.int32)
+        concepts[:capacity] = self._concepts
+        self._concepts = concepts
+
+    def _code(self, concept: str | None) -> int:
+        if concept is None:
+            return -1
+        return self._codes.setdefault(concept, len(self._codes))
 
     def rows_of(self, ids: Sequence[str]) -> Ints:
         """Rows of the ids the index holds (unknown ids are left out); read-only.
@@ -251,14 +280,14 @@ class SearchIndex:
         n = len(self.ids)
         scores = np.zeros(len(rows), dtype=np.float32)
         distinctive = np.zeros(len(rows), dtype=bool)
-        terms = list(dict.fromkeys(tokenize(query)))
+        terms = understand(query)
         if not terms or not len(rows):
             return scores, distinctive
         lengths = self._lengths[rows]
         average = float(lengths.mean()) or 1.0
         norm = K1 * (1 - B + B * lengths / average)
         for term in terms:
-            weighted = self._term_weights(term, n)[rows]
+            weighted = self._query_term_weights(term, n)[rows]
             df = int(np.count_nonzero(weighted))
             if df == 0:
                 continue
@@ -269,6 +298,25 @@ class SearchIndex:
         if not distinctive.any():
             distinctive = scores > 0
         return scores, distinctive
+
+    def _query_term_weights(self, term: QueryTerm, n: int) -> Floats:
+        """Weighted frequency of a query word in every row: by its letters (``_term_weights``)
+        or by a concept it names that the row carries (``CONCEPT_WEIGHT``), whichever is more.
+        A word that names only a kind of document is matched by kind alone, unless no document
+        has a kind it names (then by its letters, as any word); a word that names a thing
+        bought ("latte") names its category only when no document has the word itself."""
+        if term.fallback:
+            letters = self._term_weights(term.token, n)
+            if letters.any():
+                return letters
+        named = np.zeros(n, dtype=np.float32)
+        codes = [self._codes[c] for c in term.concepts if c in self._codes]
+        if codes:
+            carried = np.isin(self._concepts[:n], codes).any(axis=1)
+            named[carried] = CONCEPT_WEIGHT
+        if term.kind_only and named.any():
+            return named
+        return np.maximum(self._term_weights(term.token, n), named)
 
     def _term_weights(self, term: str, n: int) -> Floats:
         """Weighted frequency of ``term`` in every row: exact, else prefix, else fuzzy."""
@@ -407,7 +455,8 @@ def fuse(
         _add_ranks(fused, lexical, matched, k)
         return fused
     words = np.zeros(len(lexical), dtype=np.float32)
-    _add_ranks(words, lexical, matched if distinctive is None else matched & distinctive, k)
+    by_words = _ties_by_meaning(lexical, similarity)
+    _add_ranks(words, by_words, matched if distinctive is None else matched & distinctive, k)
     meaning = np.zeros(len(lexical), dtype=np.float32)
     _add_ranks(meaning, similarity, similarity >= min_similarity, k)
     return lexical_weight * words + meaning
@@ -484,6 +533,7 @@ def fused_top(
         return FusedTop(Ranked([], total), [])
     rankings = [(lexical, eligible_words)]
     if similarity is not None and eligible_meaning is not None:
+        rankings = [(_ties_by_meaning(lexical, similarity), eligible_words)]
         rankings.append((similarity, eligible_meaning))
     depth = fusion_depth(k, lexical_weight if len(rankings) == 2 else 1.0, rrf_k)
     prepared = [_ranking_keys(scores, eligible) for scores, eligible in rankings]
@@ -505,6 +555,16 @@ def fused_top(
     return FusedTop(
         Ranked([int(positions[i]) for i in order], total), [float(fused[i]) for i in order]
     )
+
+
+def _ties_by_meaning(lexical: Floats, similarity: Floats) -> Floats:
+    """Word scores whose ties rank by meaning: every invoice matches "invoices" alike, and
+    without this the word ranking would order them by position (then the fusion gives the
+    first of them far more than the last for nothing). ``TIE_BREAK`` times the cosine (moved
+    to 0..2) is added where a word matched: small against any difference BM25 makes."""
+    return np.where(
+        lexical > 0, lexical + np.float32(TIE_BREAK) * (similarity + np.float32(1.0)), lexical
+    ).astype(np.float32)
 
 
 def _keys(scores: Floats, positions: Ints) -> npt.NDArray[np.uint64]:
