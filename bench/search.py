@@ -218,14 +218,16 @@ def ranking(
     if mode == "lexical (before)":
         best, _ = top_ranked(query, texts, k)
         return [item.index for item in best]
-    lexical, distinctive = index.lexical(query, rows)
+    words = index.lexical_match(query, rows)
+    lexical, distinctive = words.scores, words.distinctive
     if mode == "lexical":
         return top(lexical, k).rows
     similarity = index.vector_scores(qvec, rows)
     if mode == "vector":
         return [int(i) for i in np.argsort(-similarity, kind="stable")[:k]]
     if mode == "hybrid rrf":
-        return fused_top(lexical, similarity, k, distinctive=distinctive).ranked.rows
+        best = fused_top(lexical, similarity, k, distinctive=distinctive, first=words.complete)
+        return best.ranked.rows
     return top(weighted_sum(lexical, similarity), k).rows
 
 
@@ -362,9 +364,15 @@ def ranking_latency(sizes: Sequence[int], runs: int) -> None:
             ) -> None:
                 # What rank_documents does once the candidates' ids are read.
                 every = index.rows_of(ids)
-                lexical, distinctive = index.lexical(text, every)
+                words = index.lexical_match(text, every)
                 similarity = index.vector_scores(qvec, every)
-                fused_top(lexical, similarity, 5, distinctive=distinctive)
+                fused_top(
+                    words.scores,
+                    similarity,
+                    5,
+                    distinctive=words.distinctive,
+                    first=words.complete,
+                )
 
             shipped.extend(samples(runs, rank, lambda d=ids: fresh_copies(d)))
             # The fusion alone: as shipped (the heads of the rankings) and over every candidate.

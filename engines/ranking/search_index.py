@@ -55,6 +55,9 @@ RRF_K = 60
 MIN_SIMILARITY = 0.15
 LEXICAL_WEIGHT = 0.5
 
+# Added to the fused score of a document that matches every distinctive query word: more than
+# any fused score (at most (1 + LEXICAL_WEIGHT) / (RRF_K + 1)), so they rank first.
+FIRST = 1.0
 # Equal word scores are ordered by meaning: this much per unit of cosine (``_ties_by_meaning``).
 TIE_BREAK = 1e-3
 
@@ -93,6 +96,17 @@ class RowState:
 
 ACTIVE = RowState()
 _ARCHIVED_CODES = {True: 1, False: 0, None: -1}
+
+
+@dataclass(frozen=True)
+class WordMatch:
+    """What a query's words match among the candidates (``SearchIndex.lexical_match``):
+    BM25 scores, distinctive matches, and the rows matching all distinctive words (None:
+    fewer than two such words, or no row matches them all)."""
+
+    scores: Floats
+    distinctive: Bools
+    complete: Bools | None
 
 
 @dataclass
@@ -277,12 +291,21 @@ class SearchIndex:
         query token: one that at most ``COMMON_SHARE`` of the candidates contain (a match on
         "in" or "receipt" alone says little). When no row matches a distinctive token, every
         match counts."""
+        found = self.lexical_match(query, rows)
+        return found.scores, found.distinctive
+
+    def lexical_match(self, query: str, rows: Ints) -> WordMatch:
+        """``lexical``'s scores and distinctive matches, and the rows that match every
+        distinctive query word that any row matches, when there are two or more such words
+        ("hotel" and "invoice": a hotel's invoice; ``fused_top`` ranks them first)."""
         n = len(self.ids)
         scores = np.zeros(len(rows), dtype=np.float32)
         distinctive = np.zeros(len(rows), dtype=bool)
+        every = np.ones(len(rows), dtype=bool)
+        words = 0
         terms = understand(query)
         if not terms or not len(rows):
-            return scores, distinctive
+            return WordMatch(scores, distinctive, None)
         lengths = self._lengths[rows]
         average = float(lengths.mean()) or 1.0
         norm = K1 * (1 - B + B * lengths / average)
@@ -295,9 +318,12 @@ class SearchIndex:
             scores += idf * weighted * (K1 + 1) / (weighted + norm)
             if df <= COMMON_SHARE * len(rows):
                 distinctive |= weighted > 0
+                every &= weighted > 0
+                words += 1
         if not distinctive.any():
             distinctive = scores > 0
-        return scores, distinctive
+        complete = every if words >= 2 and every.any() else None
+        return WordMatch(scores, distinctive, complete)
 
     def _query_term_weights(self, term: QueryTerm, n: int) -> Floats:
         """Weighted frequency of a query word in every row: by its letters (``_term_weights``)
@@ -432,6 +458,7 @@ def fuse(
     min_similarity: float = MIN_SIMILARITY,
     lexical_weight: float = LEXICAL_WEIGHT,
     k: int = RRF_K,
+    first: Bools | None = None,
 ) -> Floats:
     """Hybrid relevance of each candidate: weighted reciprocal rank fusion of its rank by words
     and its rank by meaning; 0 for a candidate that neither matches nor is near.
@@ -448,6 +475,11 @@ def fuse(
     choices, and the weighted sum of normalised scores, on the labelled queries.
 
     Without ``similarity`` (meaning off) every document that matches a word is ranked by BM25.
+    Documents in ``first`` (those matching every distinctive word of the query:
+    ``WordMatch.complete``) rank before all others, each group in fused order: a hotel's
+    invoice before a railway ticket that is merely closer in meaning to "hotel invoice" than
+    anything else (when every cosine is low, the meaning ranking's head is noise, and rank
+    fusion gives it the same share as a strong one).
     """
     fused = np.zeros(len(lexical), dtype=np.float32)
     matched = lexical > 0
@@ -459,7 +491,10 @@ def fuse(
     _add_ranks(words, by_words, matched if distinctive is None else matched & distinctive, k)
     meaning = np.zeros(len(lexical), dtype=np.float32)
     _add_ranks(meaning, similarity, similarity >= min_similarity, k)
-    return lexical_weight * words + meaning
+    fused = lexical_weight * words + meaning
+    if first is not None:
+        fused[first & (fused > 0)] += np.float32(FIRST)
+    return fused
 
 
 def weighted_sum(
@@ -513,6 +548,7 @@ def fused_top(
     min_similarity: float = MIN_SIMILARITY,
     lexical_weight: float = LEXICAL_WEIGHT,
     rrf_k: int = RRF_K,
+    first: Bools | None = None,
 ) -> FusedTop:
     """The ``k`` best candidates by ``fuse``'s scores, the same documents in the same order
     with the same scores, without ranking every candidate.
@@ -522,7 +558,11 @@ def fused_top(
     head is found by ``argpartition`` (linear), and each head candidate's exact rank in the
     *other* ranking (it may sit anywhere in it) by a binary search in that ranking's sorted keys
     (``np.sort`` of integers, a few times faster than an argsort). Ties keep ``fuse``'s order:
-    a key is the score's bits then the inverted position, so equal scores rank by position."""
+    a key is the score's bits then the inverted position, so equal scores rank by position.
+
+    With ``first`` (see ``fuse``), every eligible candidate in it is scored exactly too: the
+    ``k`` best are those of ``first`` by fused score, then the best of the others, who are
+    among the heads."""
     eligible_words = lexical > 0
     if similarity is not None and distinctive is not None:
         eligible_words &= distinctive
@@ -537,7 +577,12 @@ def fused_top(
         rankings.append((similarity, eligible_meaning))
     depth = fusion_depth(k, lexical_weight if len(rankings) == 2 else 1.0, rrf_k)
     prepared = [_ranking_keys(scores, eligible) for scores, eligible in rankings]
-    union = np.unique(np.concatenate([_head(keys, depth) for keys in prepared]))
+    heads = [_head(keys, depth) for keys in prepared]
+    tier = None
+    if first is not None and similarity is not None:
+        tier = first & matched
+        heads.append(np.flatnonzero(tier))
+    union = np.unique(np.concatenate(heads))
     positions = union.astype(np.int64)
     parts = []
     for (scores, eligible), keys in zip(rankings, prepared, strict=True):
@@ -551,6 +596,8 @@ def fused_top(
             part[inside] = 1.0 / (rrf_k + ranks.astype(np.float32))
         parts.append(part)
     fused = parts[0] if len(parts) == 1 else lexical_weight * parts[0] + parts[1]
+    if tier is not None:
+        fused[tier[positions]] += np.float32(FIRST)
     order = np.lexsort((positions, -fused))[:k]
     return FusedTop(
         Ranked([int(positions[i]) for i in order], total), [float(fused[i]) for i in order]

@@ -105,3 +105,38 @@ async def test_with_meaning_the_hotels_still_come_first(
     client: httpx.AsyncClient, embedded: Tenant, query: str, expected: set[str]
 ) -> None:
     assert set(await first(client, embedded, query, len(expected))) == expected
+
+
+async def every_page(client: httpx.AsyncClient, tenant: Tenant, query: str) -> tuple[int, list]:
+    """``found`` of the first page, and the documents of every page."""
+    body: dict[str, Any] = {"query": query, "limit": 2, "searchType": "similarity"}
+    page = result(await call(client, tenant, "documents.search", body))
+    found, documents = page["found"], list(page["documents"])
+    while page["nextCursor"]:
+        body["cursor"] = page["nextCursor"]
+        page = result(await call(client, tenant, "documents.search", body))
+        assert page["found"] == found
+        documents += page["documents"]
+    return found, documents
+
+
+async def test_the_count_is_what_the_pages_list(
+    client: httpx.AsyncClient, words_only: Tenant
+) -> None:
+    found, documents = await every_page(client, words_only, "Hotel Rechnung")
+    # The hotels' invoices first, then the other invoices: the kind matched, not the trade.
+    assert found == len(documents) == 4
+    assert {d["id"] for d in documents[:2]} == HOTELS
+    assert {d["id"] for d in documents[2:]} == {"doc_netpresse", "doc_vodafone"}
+    found, documents = await every_page(client, words_only, "Mondlandung")
+    assert (found, documents) == (0, [])
+    filtered = result(await call(client, words_only, "documents.search", {"useSearch": False}))
+    assert filtered.get("found") is None  # filter mode: a page, not a search
+
+
+@requires("model")
+async def test_with_meaning_the_count_is_what_the_pages_list(
+    client: httpx.AsyncClient, embedded: Tenant
+) -> None:
+    found, documents = await every_page(client, embedded, "Hotel Rechnung")
+    assert found == len(documents) and {d["id"] for d in documents[:2]} == HOTELS

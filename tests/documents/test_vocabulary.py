@@ -174,3 +174,21 @@ def test_equal_word_scores_rank_by_meaning() -> None:
     fused = fuse(lexical, similarity)
     assert list(np.argsort(-fused[:3], kind="stable")) == [1, 2, 0]
     assert fused_top(lexical, similarity, 4).ranked.rows == [3, 1, 2, 0]
+
+
+def test_documents_matching_every_word_come_first() -> None:
+    """A railway ticket closer in meaning to "hotel invoice" than anything (every cosine low)
+    still ranks after the hotel's invoice, which matches both words."""
+    index, rows = index_of(DOCUMENTS)
+    words = index.lexical_match("hotel invoice", rows)
+    assert words.complete is not None
+    assert [index.ids[int(r)] for r in rows[words.complete]] == ["marriott"]
+    similarity = np.array([0.10, 0.16, 0.12, 0.0, 0.0], dtype=np.float32)  # bahn "nearest"
+    plain = fused_top(words.scores, similarity, 3, distinctive=words.distinctive)
+    assert plain.ranked.rows[0] == 1  # without the tier: the railway first
+    tiered = fused_top(
+        words.scores, similarity, 3, distinctive=words.distinctive, first=words.complete
+    )
+    assert tiered.ranked.rows[0] == 0
+    # One distinctive word: no tier.
+    assert index.lexical_match("hotel", rows).complete is None
