@@ -140,3 +140,14 @@ async def test_with_meaning_the_count_is_what_the_pages_list(
 ) -> None:
     found, documents = await every_page(client, embedded, "Hotel Rechnung")
     assert found == len(documents) and {d["id"] for d in documents[:2]} == HOTELS
+
+
+@requires("model")
+@pytest.mark.parametrize("query", ["hotel invoice", "Hotel Rechnung"])
+async def test_diverse_pages_keep_the_hotels_first(
+    client: httpx.AsyncClient, embedded: Tenant, query: str
+) -> None:
+    """mmr (the API's default) re-picks the page from the best; the hotels stay its head."""
+    body = {"query": query, "limit": 2}  # searchType: mmr
+    page = result(await call(client, embedded, "documents.search", body))
+    assert {d["id"] for d in page["documents"]} == HOTELS
