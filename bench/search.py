@@ -93,14 +93,23 @@ def dev_documents(folder: Path) -> list[dict[str, Any]]:
         if city is None and "JOHOR BAHRU" in address:
             city = "Johor Bahru"
         documents.append(
-            _document(f"sroie/{path.stem}", label["company"], address, "MYR", state, city, "MY")
+            _document(
+                f"sroie/{path.stem}", label["company"], address, "MYR", state, city, "MY", "receipt"
+            )
         )
     labels = folder / "de" / "labels.json"
     if labels.is_file():
         for label in json.loads(labels.read_text()):
             documents.append(
                 _document(
-                    f"de/{label['file']}", label["merchant"].upper(), "", "EUR", None, None, "DE"
+                    f"de/{label['file']}",
+                    label["merchant"].upper(),
+                    "",
+                    "EUR",
+                    None,
+                    None,
+                    "DE",
+                    "receipt",
                 )
             )
     for path in sorted((folder / "invoices").glob("*.json")):
@@ -115,6 +124,7 @@ def dev_documents(folder: Path) -> list[dict[str, Any]]:
                 None,
                 label.get("partner_city"),
                 label.get("country_code"),
+                "invoice",
                 lines,
             )
         )
@@ -132,6 +142,7 @@ def _document(
     state: str | None,
     city: str | None,
     country_code: str | None,
+    doc_type: str,
     lines: Sequence[str] = (),
 ) -> dict[str, Any]:
     category, _ = categorize(merchant, text=address)
@@ -139,7 +150,8 @@ def _document(
         "_id": doc_id,
         "merchant": merchant,
         "category": category,
-        "summary": f"Receipt from {merchant}.",
+        "docType": doc_type,
+        "summary": f"{doc_type.capitalize()} from {merchant}.",
         "currency": currency,
         "lineItems": [{"description": line} for line in lines],
         "expenseLocation": {
@@ -154,6 +166,13 @@ def _document(
 
 
 def relevant(document: dict[str, Any], query: dict[str, Any]) -> bool:
+    """Whether ``document`` is one ``query``'s labels name: by merchant or place, and by the
+    kind of document when the query names kinds (alone: every document of those kinds)."""
+    kinds = query.get("docTypes")
+    if kinds and document.get("docType") not in kinds:
+        return False
+    if kinds and not query.get("merchants") and not query.get("places"):
+        return True
     merchant = document.get("merchant") or ""
     for pattern in query.get("merchants", []):
         if re.search(pattern, merchant, re.IGNORECASE):
@@ -181,7 +200,9 @@ def build_index(
 ) -> tuple[SearchIndex, np.ndarray]:
     index = SearchIndex(vectors.shape[1])
     for document, vector in zip(documents, vectors, strict=True):
-        index.upsert(document["_id"], searchable_texts(document), vector)
+        index.upsert(
+            document["_id"], searchable_texts(document), vector, doc_type=document.get("docType")
+        )
     return index, index.rows_of([d["_id"] for d in documents])
 
 
@@ -197,18 +218,20 @@ def ranking(
     if mode == "lexical (before)":
         best, _ = top_ranked(query, texts, k)
         return [item.index for item in best]
-    lexical, distinctive = index.lexical(query, rows)
+    words = index.lexical_match(query, rows)
+    lexical, distinctive = words.scores, words.distinctive
     if mode == "lexical":
         return top(lexical, k).rows
     similarity = index.vector_scores(qvec, rows)
     if mode == "vector":
         return [int(i) for i in np.argsort(-similarity, kind="stable")[:k]]
     if mode == "hybrid rrf":
-        return fused_top(lexical, similarity, k, distinctive=distinctive).ranked.rows
+        best = fused_top(lexical, similarity, k, distinctive=distinctive, first=words.complete)
+        return best.ranked.rows
     return top(weighted_sum(lexical, similarity), k).rows
 
 
-def quality() -> None:
+def quality(show: bool = False) -> None:
     spec = json.loads(QUERIES.read_text())["queries"]
     demo = demo_documents(400, seed=11, today=TODAY)
     dev = dev_documents(DEV)
@@ -233,6 +256,9 @@ def quality() -> None:
         f"{alone:.1f} ms for one alone (OCR: ~800 ms per photo)"
     )
     scores: dict[str, dict[str, list[tuple[float, float]]]] = {m: defaultdict(list) for m in MODES}
+    # What documents.search finds in all (its pages end there): how many, how many of them are
+    # relevant, how many of the relevant it finds.
+    found: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
     qvecs = embedder.embed([q["query"] for q in spec])
     for q, qvec in zip(spec, qvecs, strict=True):
         wanted = {i for i, d in enumerate(documents) if relevant(d, q)}
@@ -242,6 +268,17 @@ def quality() -> None:
             pair = (recall_at(ranked, wanted), ndcg_at(ranked, wanted))
             scores[mode][q["kind"]].append(pair)
             scores[mode]["all"].append(pair)
+            if show and mode == "hybrid rrf":
+                names = ", ".join(
+                    ("+" if i in wanted else "-") + str(documents[i]["merchant"])[:18]
+                    for i in ranked[:5]
+                )
+                print(f"  {q['query'][:22]:22} r@5 {pair[0]:.2f}  {names}")
+        every = ranking("hybrid rrf", q["query"], qvec, index, rows, texts, len(documents))
+        hits = len(wanted & set(every))
+        triple = (len(every), hits / len(every) if every else 0.0, hits / len(wanted))
+        found[q["kind"]].append(triple)
+        found["all"].append(triple)
     kinds = ["all", *sorted({q["kind"] for q in spec})]
     header = f"{'':18}" + "".join(f"{k + f' ({len(scores[MODES[0]][k])})':>22}" for k in kinds)
     print("\nrecall@5 / nDCG@10 by kind of query (number of queries)")
@@ -254,6 +291,16 @@ def quality() -> None:
             n = statistics.mean(p[1] for p in pairs)
             cells.append(f"{r:.2f} / {n:.2f}")
         print(f"{mode:18}" + "".join(f"{c:>22}" for c in cells))
+    print("\nfound by documents.search (hybrid rrf, every page): count / relevant share / recall")
+    print(
+        f"{'':18}"
+        + "".join(
+            f"{f'{statistics.mean(t[0] for t in found[k]):.0f}'}"
+            f" / {statistics.mean(t[1] for t in found[k]):.2f}"
+            f" / {statistics.mean(t[2] for t in found[k]):.2f}".rjust(22)
+            for k in kinds
+        )
+    )
 
 
 # -- latency ----------------------------------------------------------------------------------
@@ -317,9 +364,15 @@ def ranking_latency(sizes: Sequence[int], runs: int) -> None:
             ) -> None:
                 # What rank_documents does once the candidates' ids are read.
                 every = index.rows_of(ids)
-                lexical, distinctive = index.lexical(text, every)
+                words = index.lexical_match(text, every)
                 similarity = index.vector_scores(qvec, every)
-                fused_top(lexical, similarity, 5, distinctive=distinctive)
+                fused_top(
+                    words.scores,
+                    similarity,
+                    5,
+                    distinctive=words.distinctive,
+                    first=words.complete,
+                )
 
             shipped.extend(samples(runs, rank, lambda d=ids: fresh_copies(d)))
             # The fusion alone: as shipped (the heads of the rankings) and over every candidate.
@@ -513,9 +566,10 @@ def main() -> None:
     parser.add_argument("--e2e-sizes", type=int, nargs="*", default=[10_000])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--show", action="store_true", help="each query's first 5 (hybrid rrf)")
     options = parser.parse_args()
     if not options.skip_quality:
-        quality()
+        quality(options.show)
     if options.sizes:
         ranking_latency(options.sizes, options.runs)
     if options.e2e_sizes:

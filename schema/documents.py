@@ -372,6 +372,15 @@ class DocumentPage(CapabilityOutput):
     nextCursor: str | None = Field(
         default=None, description="Pass as cursor for the next page; null on the last"
     )
+    found: int | None = Field(
+        default=None,
+        description=(
+            "Search mode (a query with useSearch): how many documents the search found, all of "
+            "them in its pages: those matching a distinctive word of the query (by its letters, "
+            "or by the kind of document or category it names) or close to it in meaning. Null "
+            "in filter mode"
+        ),
+    )
 
 
 DOCUMENT_ID = "Document id (doc_…)"

@@ -9,6 +9,10 @@ query costs a matrix-vector product and the postings of its few terms.
   matches a word exactly, as a prefix (weight 0.6, 3+ letters) or, when it matches no word at
   all, words one edit away (weight 0.4, 5+ letters: misspellings). Document frequencies and the
   average length come from the candidates, the population the user is searching in.
+* **Concepts**: a query word that names a kind of document ("invoice", "Rechnung") or a trade
+  ("hotel", "Tankstelle", "taxi") matches the documents of that ``docType`` or category
+  (``engines.ranking.vocabulary``), as an occurrence weighing ``CONCEPT_WEIGHT``; a word that
+  names only a kind of document matches the kind, not the text.
 * **Vector**: cosine between the query's embedding and each candidate's.
 * **Fusion** (``fuse``): reciprocal rank fusion of the two rankings; see its docstring.
 * **Diversity** (``diversify``): MMR with cosine between the documents' embeddings.
@@ -34,10 +38,15 @@ import numpy.typing as npt
 
 from engines.ranking.diversity import jaccard, mmr
 from engines.ranking.lexical import DEFAULT_FIELD_WEIGHTS, K1, MIN_PREFIX, PREFIX_WEIGHT, B
+from engines.ranking.vocabulary import TYPE, QueryTerm, document_concepts, understand
 from engines.text import tokenize
 
 FUZZY_WEIGHT = 0.4
 MIN_FUZZY = 5
+# A query word that names a concept the document carries (its category, its kind of document:
+# ``engines.ranking.vocabulary``) counts as one occurrence in a field of this weight: the
+# category field's, below a merchant's name, so "apple" ranks the Apple Store above groceries.
+CONCEPT_WEIGHT = 2.0
 # Reciprocal rank fusion's constant (Cormack et al. 2009): rank 1 scores 1/61, rank 10 1/70.
 RRF_K = 60
 # Fusion (``fuse``), chosen on bench/search.py's labelled queries: a candidate ranks by meaning
@@ -45,6 +54,12 @@ RRF_K = 60
 # (``SearchIndex.lexical``); words weigh LEXICAL_WEIGHT against meaning's 1.
 MIN_SIMILARITY = 0.15
 LEXICAL_WEIGHT = 0.5
+
+# Added to the fused score of a document that matches every distinctive query word: more than
+# any fused score (at most (1 + LEXICAL_WEIGHT) / (RRF_K + 1)), so they rank first.
+FIRST = 1.0
+# Equal word scores are ordered by meaning: this much per unit of cosine (``_ties_by_meaning``).
+TIE_BREAK = 1e-3
 
 # MMR's λ over cosine between embeddings (0.5 let near-flat fused relevance lose to diversity).
 MMR_TRADE_OFF = 0.7
@@ -83,6 +98,17 @@ ACTIVE = RowState()
 _ARCHIVED_CODES = {True: 1, False: 0, None: -1}
 
 
+@dataclass(frozen=True)
+class WordMatch:
+    """What a query's words match among the candidates (``SearchIndex.lexical_match``):
+    BM25 scores, distinctive matches, and the rows matching all distinctive words (None:
+    fewer than two such words, or no row matches them all)."""
+
+    scores: Floats
+    distinctive: Bools
+    complete: Bools | None
+
+
 @dataclass
 class _Row:
     terms: dict[str, float]  # term → weighted frequency over the fields
@@ -104,6 +130,11 @@ class SearchIndex:
     _gone: Bools = field(init=False)  # deleted: never selected again
     _rows: list[_Row] = field(default_factory=list)
     _postings: dict[str, dict[int, float]] = field(default_factory=dict)
+    # Each row's category (line 0) and kind (line 1) as codes of ``_codes`` (-1: none), the
+    # concepts a query's words can name (``vocabulary``): a concept is one of them, so a query
+    # compares one contiguous line (0.1 ms at 100k rows; a (rows, 2) layout took 7-11 ms).
+    _concepts: npt.NDArray[np.int32] = field(init=False)
+    _codes: dict[str, int] = field(default_factory=dict)
     _deletes: dict[str, set[str]] = field(default_factory=dict)  # one-deletion key → terms
     _vocabulary: list[str] | None = None  # sorted, rebuilt after the terms change
     _recent: tuple[list[str], Ints] | None = None  # the last rows_of: ids, rows
@@ -115,6 +146,7 @@ class SearchIndex:
         self._exported = np.zeros(0, dtype=bool)
         self._vanishing = np.zeros(0, dtype=bool)
         self._gone = np.zeros(0, dtype=bool)
+        self._concepts = np.full((2, 0), -1, dtype=np.int32)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -131,9 +163,11 @@ class SearchIndex:
         texts: Mapping[str, str | None],
         vector: npt.ArrayLike | None,
         state: RowState = ACTIVE,
+        doc_type: str | None = None,
     ) -> None:
         """Add or replace a document: its searchable ``texts`` by field, its unit ``vector``
-        (None: no embedding yet, it ranks by words only) and its ``state``."""
+        (None: no embedding yet, it ranks by words only), its ``state`` and its ``doc_type``
+        (with ``texts["category"]``, the concepts a query's words can name)."""
         row = self.positions.get(document_id)
         if row is None:
             row = len(self.ids)
@@ -161,6 +195,8 @@ class SearchIndex:
                         self._deletes.setdefault(key, set()).add(term)
             postings[row] = frequency
         self._rows[row] = _Row(terms, length)
+        category, kind = document_concepts(texts.get("category"), doc_type)
+        self._concepts[:, row] = (self._code(category), self._code(kind))
         self._lengths[row] = length
         self._vectors[row] = 0.0 if vector is None else np.asarray(vector, dtype=np.float32)
         self._archived[row] = _ARCHIVED_CODES.get(state.archived, -1)
@@ -206,6 +242,14 @@ class SearchIndex:
         self._exported = _grown(self._exported, bigger)
         self._vanishing = _grown(self._vanishing, bigger)
         self._gone = _grown(self._gone, bigger)
+        concepts = np.full((2, bigger), -1, dtype=np.int32)
+        concepts[:, :capacity] = self._concepts
+        self._concepts = concepts
+
+    def _code(self, concept: str | None) -> int:
+        if concept is None:
+            return -1
+        return self._codes.setdefault(concept, len(self._codes))
 
     def rows_of(self, ids: Sequence[str]) -> Ints:
         """Rows of the ids the index holds (unknown ids are left out); read-only.
@@ -248,17 +292,26 @@ class SearchIndex:
         query token: one that at most ``COMMON_SHARE`` of the candidates contain (a match on
         "in" or "receipt" alone says little). When no row matches a distinctive token, every
         match counts."""
+        found = self.lexical_match(query, rows)
+        return found.scores, found.distinctive
+
+    def lexical_match(self, query: str, rows: Ints) -> WordMatch:
+        """``lexical``'s scores and distinctive matches, and the rows that match every
+        distinctive query word that any row matches, when there are two or more such words
+        ("hotel" and "invoice": a hotel's invoice; ``fused_top`` ranks them first)."""
         n = len(self.ids)
         scores = np.zeros(len(rows), dtype=np.float32)
         distinctive = np.zeros(len(rows), dtype=bool)
-        terms = list(dict.fromkeys(tokenize(query)))
+        every = np.ones(len(rows), dtype=bool)
+        words = 0
+        terms = understand(query)
         if not terms or not len(rows):
-            return scores, distinctive
+            return WordMatch(scores, distinctive, None)
         lengths = self._lengths[rows]
         average = float(lengths.mean()) or 1.0
         norm = K1 * (1 - B + B * lengths / average)
         for term in terms:
-            weighted = self._term_weights(term, n)[rows]
+            weighted = self._query_term_weights(term, n)[rows]
             df = int(np.count_nonzero(weighted))
             if df == 0:
                 continue
@@ -266,9 +319,32 @@ class SearchIndex:
             scores += idf * weighted * (K1 + 1) / (weighted + norm)
             if df <= COMMON_SHARE * len(rows):
                 distinctive |= weighted > 0
+                every &= weighted > 0
+                words += 1
         if not distinctive.any():
             distinctive = scores > 0
-        return scores, distinctive
+        complete = every if words >= 2 and every.any() else None
+        return WordMatch(scores, distinctive, complete)
+
+    def _query_term_weights(self, term: QueryTerm, n: int) -> Floats:
+        """Weighted frequency of a query word in every row: by its letters (``_term_weights``)
+        or by a concept it names that the row carries (``CONCEPT_WEIGHT``), whichever is more.
+        A word that names only a kind of document is matched by kind alone, unless no document
+        has a kind it names (then by its letters, as any word); a word that names a thing
+        bought ("latte") names its category only when no document has the word itself."""
+        if term.fallback:
+            letters = self._term_weights(term.token, n)
+            if letters.any():
+                return letters
+        named = np.zeros(n, dtype=np.float32)
+        for concept in term.concepts:
+            code = self._codes.get(concept)
+            if code is not None:
+                line = self._concepts[1 if concept.startswith(TYPE) else 0, :n]
+                named[line == code] = CONCEPT_WEIGHT
+        if term.kind_only and named.any():
+            return named
+        return np.maximum(self._term_weights(term.token, n), named)
 
     def _term_weights(self, term: str, n: int) -> Floats:
         """Weighted frequency of ``term`` in every row: exact, else prefix, else fuzzy."""
@@ -384,6 +460,7 @@ def fuse(
     min_similarity: float = MIN_SIMILARITY,
     lexical_weight: float = LEXICAL_WEIGHT,
     k: int = RRF_K,
+    first: Bools | None = None,
 ) -> Floats:
     """Hybrid relevance of each candidate: weighted reciprocal rank fusion of its rank by words
     and its rank by meaning; 0 for a candidate that neither matches nor is near.
@@ -400,6 +477,11 @@ def fuse(
     choices, and the weighted sum of normalised scores, on the labelled queries.
 
     Without ``similarity`` (meaning off) every document that matches a word is ranked by BM25.
+    Documents in ``first`` (those matching every distinctive word of the query:
+    ``WordMatch.complete``) rank before all others, each group in fused order: a hotel's
+    invoice before a railway ticket that is merely closer in meaning to "hotel invoice" than
+    anything else (when every cosine is low, the meaning ranking's head is noise, and rank
+    fusion gives it the same share as a strong one).
     """
     fused = np.zeros(len(lexical), dtype=np.float32)
     matched = lexical > 0
@@ -407,10 +489,14 @@ def fuse(
         _add_ranks(fused, lexical, matched, k)
         return fused
     words = np.zeros(len(lexical), dtype=np.float32)
-    _add_ranks(words, lexical, matched if distinctive is None else matched & distinctive, k)
+    by_words = _ties_by_meaning(lexical, similarity)
+    _add_ranks(words, by_words, matched if distinctive is None else matched & distinctive, k)
     meaning = np.zeros(len(lexical), dtype=np.float32)
     _add_ranks(meaning, similarity, similarity >= min_similarity, k)
-    return lexical_weight * words + meaning
+    fused = lexical_weight * words + meaning
+    if first is not None:
+        fused[first & (fused > 0)] += np.float32(FIRST)
+    return fused
 
 
 def weighted_sum(
@@ -464,6 +550,7 @@ def fused_top(
     min_similarity: float = MIN_SIMILARITY,
     lexical_weight: float = LEXICAL_WEIGHT,
     rrf_k: int = RRF_K,
+    first: Bools | None = None,
 ) -> FusedTop:
     """The ``k`` best candidates by ``fuse``'s scores, the same documents in the same order
     with the same scores, without ranking every candidate.
@@ -473,7 +560,11 @@ def fused_top(
     head is found by ``argpartition`` (linear), and each head candidate's exact rank in the
     *other* ranking (it may sit anywhere in it) by a binary search in that ranking's sorted keys
     (``np.sort`` of integers, a few times faster than an argsort). Ties keep ``fuse``'s order:
-    a key is the score's bits then the inverted position, so equal scores rank by position."""
+    a key is the score's bits then the inverted position, so equal scores rank by position.
+
+    With ``first`` (see ``fuse``), every eligible candidate in it is scored exactly too: the
+    ``k`` best are those of ``first`` by fused score, then the best of the others, who are
+    among the heads."""
     eligible_words = lexical > 0
     if similarity is not None and distinctive is not None:
         eligible_words &= distinctive
@@ -484,10 +575,16 @@ def fused_top(
         return FusedTop(Ranked([], total), [])
     rankings = [(lexical, eligible_words)]
     if similarity is not None and eligible_meaning is not None:
+        rankings = [(_ties_by_meaning(lexical, similarity), eligible_words)]
         rankings.append((similarity, eligible_meaning))
     depth = fusion_depth(k, lexical_weight if len(rankings) == 2 else 1.0, rrf_k)
     prepared = [_ranking_keys(scores, eligible) for scores, eligible in rankings]
-    union = np.unique(np.concatenate([_head(keys, depth) for keys in prepared]))
+    heads = [_head(keys, depth) for keys in prepared]
+    tier = None
+    if first is not None and similarity is not None:
+        tier = first & matched
+        heads.append(np.flatnonzero(tier))
+    union = np.unique(np.concatenate(heads))
     positions = union.astype(np.int64)
     parts = []
     for (scores, eligible), keys in zip(rankings, prepared, strict=True):
@@ -501,10 +598,22 @@ def fused_top(
             part[inside] = 1.0 / (rrf_k + ranks.astype(np.float32))
         parts.append(part)
     fused = parts[0] if len(parts) == 1 else lexical_weight * parts[0] + parts[1]
+    if tier is not None:
+        fused[tier[positions]] += np.float32(FIRST)
     order = np.lexsort((positions, -fused))[:k]
     return FusedTop(
         Ranked([int(positions[i]) for i in order], total), [float(fused[i]) for i in order]
     )
+
+
+def _ties_by_meaning(lexical: Floats, similarity: Floats) -> Floats:
+    """Word scores whose ties rank by meaning: every invoice matches "invoices" alike, and
+    without this the word ranking would order them by position (then the fusion gives the
+    first of them far more than the last for nothing). ``TIE_BREAK`` times the cosine (moved
+    to 0..2) is added where a word matched: small against any difference BM25 makes."""
+    return np.where(
+        lexical > 0, lexical + np.float32(TIE_BREAK) * (similarity + np.float32(1.0)), lexical
+    ).astype(np.float32)
 
 
 def _keys(scores: Floats, positions: Ints) -> npt.NDArray[np.uint64]:

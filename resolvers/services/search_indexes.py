@@ -118,7 +118,13 @@ class SearchIndexes:
             unit = dequantize(np.stack([row for row in stored if row is not None]))
             vectors = dict(zip(present, unit, strict=True))
         for i, row in enumerate(rows):
-            entry.index.upsert(row["_id"], searchable_texts(row), vectors.get(i), row_state(row))
+            entry.index.upsert(
+                row["_id"],
+                searchable_texts(row),
+                vectors.get(i),
+                row_state(row),
+                doc_type=_text(row.get("docType")),
+            )
             position = entry.index.positions[row["_id"]]
             if position == len(entry.fields):
                 entry.fields.append({})
@@ -174,6 +180,10 @@ def _shared(value: Any) -> Any:
     if isinstance(value, dict):
         return {sys.intern(k): _shared(v) for k, v in value.items() if v is not None}
     return value
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def row_state(row: StoredDocument) -> RowState:

@@ -15,9 +15,23 @@ from engines.ranking.search_index import (
     fusion_depth,
     top,
 )
+from engines.ranking.vocabulary import understand
 from tests.hypothesis_profiles import examples
 
-WORDS = ["shell", "fuel", "diesel", "starbucks", "latte", "coffee", "rewe", "milk", "bread"]
+WORDS = [
+    "shell",
+    "fuel",
+    "diesel",
+    "starbucks",
+    "latte",
+    "coffee",
+    "rewe",
+    "milk",
+    "bread",
+    "aral",
+    "marriott",
+    "adobe",
+]
 texts = st.fixed_dictionaries(
     {
         "merchant": st.sampled_from(WORDS),
@@ -35,8 +49,13 @@ def build(docs: list[dict[str, str | None]]) -> tuple[SearchIndex, np.ndarray]:
     return index, index.rows_of([f"d{i}" for i in range(len(docs))])
 
 
+# Words that name no category or kind (``engines.ranking.vocabulary``): their scores are the
+# reference BM25's; the others are checked in tests/documents/test_vocabulary.py.
+PLAIN = [word for word in WORDS if not any(term.concepts for term in understand(word))]
+
+
 @settings(max_examples=examples(60), deadline=None)
-@given(st.lists(texts, min_size=1, max_size=25), st.lists(st.sampled_from(WORDS), min_size=1))
+@given(st.lists(texts, min_size=1, max_size=25), st.lists(st.sampled_from(PLAIN), min_size=1))
 def test_exact_words_score_as_the_reference_bm25(docs: list, words: list[str]) -> None:
     query = " ".join(words)
     index, rows = build(docs)
@@ -87,20 +106,34 @@ scores_of = st.integers(min_value=1, max_value=400).flatmap(
         st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0, 2.5, 3.7]), min_size=n, max_size=n),
         st.lists(st.sampled_from([-0.2, 0.0, 0.1, 0.15, 0.3, 0.31, 0.6]), min_size=n, max_size=n),
         st.lists(st.booleans(), min_size=n, max_size=n),
+        st.lists(st.booleans(), min_size=n, max_size=n),
     )
 )
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(scores_of, st.integers(min_value=1, max_value=60), st.sampled_from(["both", "words"]))
+@given(
+    scores_of,
+    st.integers(min_value=1, max_value=60),
+    st.sampled_from(["both", "words"]),
+    st.booleans(),
+)
 def test_fusing_the_heads_gives_what_fusing_every_candidate_gives(
-    lists: tuple[list[float], list[float], list[bool]], k: int, signals: str
+    lists: tuple[list[float], list[float], list[bool], list[bool]],
+    k: int,
+    signals: str,
+    tiered: bool,
 ) -> None:
     lexical = np.array(lists[0], dtype=np.float32)
     similarity = np.array(lists[1], dtype=np.float32) if signals == "both" else None
     distinctive = np.array(lists[2])
-    every = fuse(lexical, similarity, distinctive=distinctive)
-    best = fused_top(lexical, similarity, k, distinctive=distinctive)
+    # Those matching every distinctive word (``WordMatch.complete``): some of the word matches.
+    first = np.array(lists[3]) & distinctive & (lexical > 0) if tiered else None
+    every = fuse(lexical, similarity, distinctive=distinctive, first=first)
+    best = fused_top(lexical, similarity, k, distinctive=distinctive, first=first)
+    if first is not None and similarity is not None:
+        ranked_first = [i for i in best.ranked.rows if first[i]]
+        assert best.ranked.rows[: len(ranked_first)] == ranked_first  # they lead
     assert best.ranked.rows == reference_top(every, k)
     assert best.scores == [float(every[i]) for i in best.ranked.rows]
     assert best.ranked.matched == int(np.count_nonzero(every > 0))

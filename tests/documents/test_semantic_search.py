@@ -224,7 +224,8 @@ async def test_reindex_backfills_documents_written_without_vectors(
 ) -> None:
     await store.documents.insert_many(alice.org_id, CORPUS)  # no vectorize: no embeddings
     assert await store.documents.count_needing_embeddings(alice.org_id) == len(CORPUS)
-    assert "doc_sbux" not in await search(client, alice, query="Kaffee", limit=1)
+    # No word of a document, nor a category or kind the search vocabulary knows: meaning only.
+    assert "doc_pharm" not in await search(client, alice, query="Schmerzmittel", limit=1)
     seen: list[tuple[int, int]] = []
     outcome = await reindex(
         store, [alice.org_id], batch=3, progress=lambda _, d, t: seen.append((d, t))
@@ -232,7 +233,7 @@ async def test_reindex_backfills_documents_written_without_vectors(
     assert outcome["reindexed"] == {alice.org_id: len(CORPUS)}
     assert seen[0] == (0, 8) and seen[-1] == (8, 8)
     assert await store.documents.count_needing_embeddings(alice.org_id) == 0
-    assert await search(client, alice, query="Kaffee", limit=1) == ["doc_sbux"]
+    assert await search(client, alice, query="Schmerzmittel", limit=1) == ["doc_pharm"]
     again = await reindex(store, [alice.org_id])
     assert again["reindexed"] == {alice.org_id: 0}
 

@@ -18,7 +18,7 @@ query Documents($input: SearchDocumentsInput, $count: CountDocumentsInput, $cate
   ${WORKSPACES}
   workspace {
     id name preferredCurrency
-    documents(input: $input) { documents { ${ROW_FIELDS} } nextCursor }
+    documents(input: $input) { documents { ${ROW_FIELDS} } nextCursor found }
     matched: counts(input: $count) { count }
     categoryNames: counts(input: $categories) { groups { key } }
   }
@@ -160,8 +160,10 @@ export async function documentsView() {
     const mixed = sort && sort.by === "amount" && currencies.size > 1
       ? " Amounts are sorted as written, each in its own currency; sort by Converted to compare them."
       : "";
+    // A search says how many it found (the server's count: every page together), best first.
+    const found = page.found ?? 0;
     summary.textContent = ranked
-      ? `${what}; showing the ${shown.toLocaleString()} closest to “${list.q.trim()}” first.`
+      ? `${found.toLocaleString()} document${found === 1 ? "" : "s"} found for “${list.q.trim()}” (${rangeText(list)}), best first; showing ${shown.toLocaleString()}.`
       : `${what}; showing ${shown.toLocaleString()}.${mixed}`;
   };
   const shownRows = (documents) => {

@@ -163,7 +163,9 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         else None
     )
     return DocumentPage(
-        documents=await render_documents(search.ctx, ordered, search.fields), nextCursor=next_cursor
+        documents=await render_documents(search.ctx, ordered, search.fields),
+        nextCursor=next_cursor,
+        found=ranked.matched,
     )
 
 
@@ -195,7 +197,8 @@ async def rank_documents(
     both paths. The index scores
     them by words (BM25) and by meaning (cosine of embeddings, in memory or by
     ``$vectorSearch``), and the two rankings are fused (``engines.ranking.search_index.fuse``,
-    computed for the ``k`` best only by ``fused_top``, which reads the head of each ranking).
+    computed for the ``k`` best only by ``fused_top``, which reads the head of each ranking);
+    documents matching every distinctive word of the query come first.
     With ``diverse_head`` the first that many are re-picked by MMR from the ``k`` best, the
     rest keep their order.
     ``mode`` ranks by one signal only (``bench/search.py`` compares them).
@@ -215,16 +218,18 @@ async def rank_documents(
         rows = np.sort(index.rows_of(ids))
     if not len(rows):
         return RankedIds([], 0)
+    complete = None
     if mode == "vector":
         lexical, distinctive = np.zeros(len(rows), np.float32), np.zeros(len(rows), bool)
     else:
-        lexical, distinctive = index.lexical(text, rows)
+        words = index.lexical_match(text, rows)
+        lexical, distinctive, complete = words.scores, words.distinctive, words.complete
     similarity = None
     if mode != "lexical":
         vector = await services.search.query_vector(text)
         if vector is not None:
             similarity = await _similarities(ctx, workspace_id, query, index, rows, vector, k)
-    best = fused_top(lexical, similarity, k, distinctive=distinctive)
+    best = fused_top(lexical, similarity, k, distinctive=distinctive, first=complete)
     order = best.ranked.rows
     if diverse_head and order:
         picked = diversify(
