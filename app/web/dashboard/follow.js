@@ -1,0 +1,88 @@
+// Documents that change elsewhere (another tab, a REST or MCP client, a rule, an upload finishing):
+// the Documents table and a document's page follow the workspace's event stream (live.js), no
+// reload and no poll. Events only name what changed; the view reads again just those documents,
+// in one request per batch, as its own query shows them (its filter, its fields).
+
+import * as api from "./api.js";
+import { onDocumentEvent } from "./live.js";
+
+// Events are gathered for FOLLOW_MS after the first of a burst, then read in one request: a bulk
+// edit sends hundreds, and a debounce that waited for quiet would hold the first change back for
+// as long as the burst lasts. While a read is under way new events wait for the next batch.
+export const FOLLOW_MS = 300;
+// The most ids one where clause takes (`in` takes at most 100 values).
+export const IDS_AT_ONCE = 100;
+
+// Call `onBatch({changes, lagged})` with the documents events named since the last batch
+// (`changes`: documentId → the set of event types), at most once per FOLLOW_MS; `lagged` when
+// the stream fell behind and events were skipped (read everything shown again). Stops by itself
+// once `alive()` is false (the person went to another page); returns the function that stops it.
+export function followEvents(alive, onBatch, ms = FOLLOW_MS) {
+  let changes = new Map();
+  let lagged = false;
+  let timer = null;
+  let running = false;
+  const schedule = () => {
+    if (!timer && !running) timer = setTimeout(flush, ms);
+  };
+  const flush = async () => {
+    timer = null;
+    if (!alive()) return stop();
+    const batch = { changes, lagged };
+    changes = new Map();
+    lagged = false;
+    running = true;
+    try {
+      await onBatch(batch);
+    } catch (error) {
+      console.warn("fincap: could not read changed documents", error);
+    } finally {
+      running = false;
+    }
+    if (changes.size || lagged) schedule();
+  };
+  const stop = onDocumentEvent((event) => {
+    if (!alive()) return stop();
+    if (event.type === "lagged") lagged = true;
+    else if (event.documentId) {
+      if (!changes.has(event.documentId)) changes.set(event.documentId, new Set());
+      changes.get(event.documentId).add(event.type);
+    } else return;
+    schedule();
+  });
+  return stop;
+}
+
+// The documents among `ids` that the list's query (`input`, documents.search's input) shows, read
+// in chunks of IDS_AT_ONCE, without search words (relevance needs the whole list): id → document.
+export async function readShown(input, ids, fields) {
+  const query = `query Changed($input: SearchDocumentsInput) { workspace { documents(input: $input) { documents { ${fields} } } } }`;
+  const found = new Map();
+  for (let start = 0; start < ids.length; start += IDS_AT_ONCE) {
+    const chunk = ids.slice(start, start + IDS_AT_ONCE);
+    const conditions = [...(input.where?.conditions || []), { field: "id", op: "in", value: chunk }];
+    const page = await api.data(query, {
+      input: { ...input, query: null, useSearch: false, cursor: null, limit: chunk.length, where: { logic: "and", conditions } },
+    });
+    for (const doc of page.workspace.documents.documents) found.set(doc.id, doc);
+  }
+  return found;
+}
+
+// Whether `doc` sorts before `first` in `sort` ({by, order}), as the server orders: numbers as
+// numbers, dates and times by their moment, text as text; a missing value sorts last when
+// descending and first when ascending (MongoDB's order).
+export function sortsBefore(doc, first, sort) {
+  const key = (d) => {
+    const value = d?.[sort.by];
+    if (value === null || value === undefined || value === "") return null;
+    if (sort.by === "amount" || sort.by === "convertedAmount") return Number(value);
+    if (sort.by === "receivedAt") return Date.parse(value);
+    return String(value);
+  };
+  const a = key(doc);
+  const b = key(first);
+  if (a === null) return sort.order === "asc" && b !== null;
+  if (b === null) return sort.order === "desc";
+  return sort.order === "asc" ? a <= b : a >= b;
+}
