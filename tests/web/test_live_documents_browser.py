@@ -11,6 +11,7 @@ import base64
 import json
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,43 @@ def test_an_archive_elsewhere_shows_on_the_open_document(live: LiveDashboard, pa
     finally:
         result(live.call("documents.unarchive", {"id": target}))
     within(page, f"{NOTE}.includes('restored elsewhere')")
+
+
+def new_outside(live: LiveDashboard, since: str, start: str) -> int:
+    """How many documents received since ``since`` are dated before ``start`` (REST)."""
+    where = {
+        "conditions": [
+            {"field": "receivedAt", "op": "gte", "value": since},
+            {"field": "docDate", "op": "lt", "value": start},
+        ]
+    }
+    return int(result(live.call("documents.count", {"where": where}))["count"])
+
+
+def test_the_overview_says_which_new_documents_its_range_leaves_out(
+    live: LiveDashboard, page: Page
+) -> None:
+    """A receipt dated 2024 uploaded now is in neither chart of the last 12 months: the overview
+    says how many new ones are dated before its range, live, and links to them."""
+    page.go(f"{live.base}/app/#/")
+    page.wait("!!document.querySelector('#doc-count') && window.__fincapLive?.status === 'open'")
+    start = page.js("document.querySelector('#f-from').value")
+    added = upload(live, FIXTURES / "text-layer.pdf")  # dated 2024-02-29
+    deadline = time.monotonic() + 120
+    while not result(live.call("documents.get", {"id": added}))["document"].get("docDate"):
+        assert time.monotonic() < deadline, "not processed"
+        time.sleep(0.5)
+    expected = new_outside(live, (datetime.now(UTC) - timedelta(days=7)).isoformat(), start)
+    assert expected >= 1
+    written = page.js(f"({expected}).toLocaleString()")
+    noun = "document" if expected == 1 else "documents"
+    said = f"{written} new {noun} dated before this range"
+    # No reload: the overview follows the events (a refresh at most once a second).
+    page.wait(f"document.querySelector('#outside-range')?.innerText.includes({json.dumps(said)})")
+    line = page.js("document.querySelector('#outside-range').innerText")
+    assert "added in the last 7 days" in line
+    # The link opens them: every date, the newest added first.
+    page.click("#outside-link")
+    page.wait("document.querySelector('#doc-list')?.dataset.hash === location.hash", timeout=30)
+    assert page.js("location.hash") == "#/documents"
+    assert row_ids(page)[0] == added

@@ -301,7 +301,7 @@ function followList({ list, table, sort, alive, changed }) {
     const wanted = [...touched, ...arrivals];
     const room = wanted.length % IDS_AT_ONCE ? IDS_AT_ONCE - (wanted.length % IDS_AT_ONCE) : wanted.length ? 0 : IDS_AT_ONCE;
     wanted.push(...(sort ? others.slice(0, room) : []));
-    const found = wanted.length ? await readShown(input, wanted, ROW_FIELDS) : new Map();
+    const found = wanted.length ? await readShown(MORE_QUERY, input, wanted) : new Map();
     if (!alive()) return;
     let left = 0;
     for (const id of touched) {

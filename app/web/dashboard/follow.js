@@ -55,8 +55,8 @@ export function followEvents(alive, onBatch, ms = FOLLOW_MS) {
 
 // The documents among `ids` that the list's query (`input`, documents.search's input) shows, read
 // in chunks of IDS_AT_ONCE, without search words (relevance needs the whole list): id → document.
-export async function readShown(input, ids, fields) {
-  const query = `query Changed($input: SearchDocumentsInput) { workspace { documents(input: $input) { documents { ${fields} } } } }`;
+// The query passed takes the input as $input and selects workspace.documents.documents.
+export async function readShown(query, input, ids) {
   const found = new Map();
   for (let start = 0; start < ids.length; start += IDS_AT_ONCE) {
     const chunk = ids.slice(start, start + IDS_AT_ONCE);
