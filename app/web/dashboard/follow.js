@@ -17,17 +17,25 @@ export const IDS_AT_ONCE = 100;
 // (`changes`: documentId → the set of event types), at most once per FOLLOW_MS; `lagged` when
 // the stream fell behind and events were skipped (read everything shown again). Stops by itself
 // once `alive()` is false (the person went to another page); returns the function that stops it.
+// A view is built before it is shown: until it has been alive once, a batch waits for it (a
+// view that is never shown, a navigation having overtaken it, stops after a few tries).
 export function followEvents(alive, onBatch, ms = FOLLOW_MS) {
   let changes = new Map();
   let lagged = false;
   let timer = null;
   let running = false;
+  let shown = false;
+  let waited = 0;
   const schedule = () => {
     if (!timer && !running) timer = setTimeout(flush, ms);
   };
   const flush = async () => {
     timer = null;
-    if (!alive()) return stop();
+    if (!alive()) {
+      if (shown || ++waited > 20) return stop();
+      return schedule();
+    }
+    shown = true;
     const batch = { changes, lagged };
     changes = new Map();
     lagged = false;
@@ -42,7 +50,7 @@ export function followEvents(alive, onBatch, ms = FOLLOW_MS) {
     if (changes.size || lagged) schedule();
   };
   const stop = onDocumentEvent((event) => {
-    if (!alive()) return stop();
+    if (shown && !alive()) return stop();
     if (event.type === "lagged") lagged = true;
     else if (event.documentId) {
       if (!changes.has(event.documentId)) changes.set(event.documentId, new Set());
