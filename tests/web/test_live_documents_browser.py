@@ -11,6 +11,7 @@ import base64
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -264,3 +265,39 @@ def test_the_overview_says_which_new_documents_its_range_leaves_out(
     page.wait("document.querySelector('#doc-list')?.dataset.hash === location.hash", timeout=30)
     assert page.js("location.hash") == "#/documents"
     assert row_ids(page)[0] == added
+
+
+# Every GraphQL request the page sends from now on (its operation name).
+SPY = """(() => {
+  window.__sent = [];
+  const original = window.fetch;
+  window.fetch = (url, options = {}) => {
+    const body = String(options.body || '');
+    if (String(url).endsWith('/graphql')) window.__sent.push(body.slice(0, 40));
+    return original(url, options);
+  };
+})()"""
+
+
+def test_a_burst_of_changes_is_read_in_a_few_requests(live: LiveDashboard, page: Page) -> None:
+    """Forty corrections at once (as a bulk edit makes them): every shown row follows, read in
+    a few batched requests, not one per event."""
+    open_list(page, live)
+    ids = row_ids(page)[:40]
+    page.js(SPY)
+    tag = f"Burst {page.js('navigator.language')} {time.monotonic_ns() % 100000}"
+
+    def correct(n: int) -> None:
+        result(live.call("documents.update", {"id": ids[n], "category": f"{tag} {n}"}))
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(correct, range(len(ids))))
+    within(page, f"{row(ids[-1])}.querySelector('[data-col=category]').innerText === '{tag} 39'")
+    page.wait(
+        f'{json.dumps(ids)}.every((id, n) => document.querySelector(`tr[data-id="${{id}}"] '
+        f"[data-col=category]`).innerText === `{tag} ${{n}}`)",
+        timeout=WITHIN,
+    )
+    sent = page.js("window.__sent")
+    assert 1 <= len(sent) <= 6, sent  # batches of the 40 events; never one request per event
+    assert row_ids(page)[: len(ids)] == ids  # in place

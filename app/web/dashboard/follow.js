@@ -6,31 +6,39 @@
 import * as api from "./api.js";
 import { onDocumentEvent } from "./live.js";
 
-// Events are gathered for FOLLOW_MS after the first of a burst, then read in one request: a bulk
-// edit sends hundreds, and a debounce that waited for quiet would hold the first change back for
-// as long as the burst lasts. While a read is under way new events wait for the next batch.
+// Events are gathered until FOLLOW_MS pass without one, then read in one request (a bulk edit
+// sends hundreds); but never longer than FOLLOW_MAX_MS after the first of a batch, or a long
+// burst would hold the first change back for as long as it lasts. While a read is under way new
+// events wait for the next batch.
 export const FOLLOW_MS = 300;
+export const FOLLOW_MAX_MS = 1000;
 // The most ids one where clause takes (`in` takes at most 100 values).
 export const IDS_AT_ONCE = 100;
 
 // Call `onBatch({changes, lagged})` with the documents events named since the last batch
-// (`changes`: documentId → the set of event types), at most once per FOLLOW_MS; `lagged` when
+// (`changes`: documentId → the set of event types), batched as above; `lagged` when
 // the stream fell behind and events were skipped (read everything shown again). Stops by itself
 // once `alive()` is false (the person went to another page); returns the function that stops it.
 // A view is built before it is shown: until it has been alive once, a batch waits for it (a
 // view that is never shown, a navigation having overtaken it, stops after a few tries).
-export function followEvents(alive, onBatch, ms = FOLLOW_MS) {
+export function followEvents(alive, onBatch, ms = FOLLOW_MS, longest = FOLLOW_MAX_MS) {
   let changes = new Map();
   let lagged = false;
   let timer = null;
+  let first = null; // when the batch's first event came
   let running = false;
   let shown = false;
   let waited = 0;
   const schedule = () => {
-    if (!timer && !running) timer = setTimeout(flush, ms);
+    if (running) return;
+    const now = Date.now();
+    first ??= now;
+    clearTimeout(timer);
+    timer = setTimeout(flush, Math.max(0, Math.min(ms, first + longest - now)));
   };
   const flush = async () => {
     timer = null;
+    first = null;
     if (!alive()) {
       if (shown || ++waited > 20) return stop();
       return schedule();
