@@ -99,6 +99,9 @@ COUNT_FILTERS: dict[str, Filterable] = {
     # The original a document duplicates (exists: true lists the possible duplicates; counted
     # too, so a list of them says how many there are).
     "duplicateOf": _TEXT,
+    # When fincap received it (upload, email), whatever date it bears: what was added lately
+    # (the overview counts new documents dated outside its range). A date, or an ISO time.
+    "receivedAt": Filterable("date"),
 }
 SEARCH_FILTERS: dict[str, Filterable] = {
     **COUNT_FILTERS,

@@ -12,6 +12,7 @@ import { bulkBar } from "./bulk.js";
 import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
 import { evidencePreview } from "./evidence.js";
 import { undoToast } from "./undo.js";
+import { followEvents, readShown, sortsBefore, IDS_AT_ONCE } from "./follow.js";
 
 const LIST_QUERY = `
 query Documents($input: SearchDocumentsInput, $count: CountDocumentsInput, $categories: CountDocumentsInput) {
@@ -250,6 +251,28 @@ export async function documentsView() {
   });
   csvLabel();
 
+  // data-query says which search the list shows (tests and scripts wait on it).
+  const listed = h("div", { id: "doc-list", "data-query": list.q || "", "data-hash": lastList }, table.element);
+  const empty = h("p", { class: "empty", id: "no-documents" }, "Nothing matches. ", list.from || list.to ? "Documents dated outside these dates are not shown: empty the dates to see them." : "");
+  const shownNow = () => (table.rows.size ? listed : empty);
+  let showing = shownNow();
+  followList({
+    list,
+    table,
+    sort: ranked ? null : sort,
+    alive: () => summary.isConnected,
+    changed: ({ added, left }) => {
+      for (const doc of added) if (doc.currency) currencies.add(doc.currency);
+      const next = shownNow();
+      if (next !== showing) showing.replaceWith(next);
+      showing = next;
+      if (left) bulk.update();
+      const said = [added.length ? `${added.length} new` : "", left ? `${left} left the list` : ""].filter(Boolean).join(", ");
+      if (said) announce(`Documents changed elsewhere: ${said}`);
+      return recount();
+    },
+  });
+
   announce(summary.textContent);
   return h(
     "div",
@@ -258,10 +281,52 @@ export async function documentsView() {
     h("details", { class: "filters-box", open: window.matchMedia("(min-width: 48rem)").matches || Object.keys(list).some((k) => !["sort", "order"].includes(k)) }, h("summary", {}, "Filters"), filtersForm(list, categories)),
     summary,
     h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus)),
-    // data-query says which search the list shows (tests and scripts wait on it).
-    page.documents.length ? h("div", { id: "doc-list", "data-query": list.q || "", "data-hash": lastList }, table.element) : h("p", { class: "empty", id: "no-documents" }, "Nothing matches. ", list.from || list.to ? "Documents dated outside these dates are not shown: empty the dates to see them." : ""),
+    showing,
     more,
   );
+}
+
+// The list follows changes made elsewhere (follow.js): a shown row that changed is read again and
+// updated in place, or leaves when the list's filter no longer matches it (archived, say); a new
+// document (an upload, a restore) joins at the top when the list's order puts it before the first
+// row (`sort` null: a ranked search, where only the search knows the place, so it does not join).
+// `changed({added, left})` runs after rows came or went, to count the list again.
+function followList({ list, table, sort, alive, changed }) {
+  const input = searchInput(list);
+  followEvents(alive, async ({ changes, lagged }) => {
+    const shown = [...table.rows.keys()];
+    const touched = lagged ? shown : shown.filter((id) => changes.has(id));
+    const arrivals = [...changes].filter(([id, types]) => !table.rows.has(id) && (types.has("document.created") || types.has("document.unarchived"))).map(([id]) => id);
+    // Other documents off the page changed too: one that now sorts first (a date set to today in
+    // a list of the latest dates) is read along, as far as the last request has room.
+    const others = [...changes.keys()].filter((id) => !table.rows.has(id) && !arrivals.includes(id));
+    const wanted = [...touched, ...arrivals];
+    const room = wanted.length % IDS_AT_ONCE ? IDS_AT_ONCE - (wanted.length % IDS_AT_ONCE) : wanted.length ? 0 : IDS_AT_ONCE;
+    wanted.push(...(sort ? others.slice(0, room) : []));
+    const found = wanted.length ? await readShown(MORE_QUERY, input, wanted) : new Map();
+    if (!alive()) return;
+    let left = 0;
+    for (const id of touched) {
+      const doc = found.get(id);
+      if (doc) table.update(id, doc, { live: true });
+      else {
+        table.remove(id);
+        left += 1;
+      }
+    }
+    let added = [];
+    if (sort) {
+      const firstId = table.element.querySelector("#doc-rows tr")?.dataset.id;
+      const first = firstId ? table.rows.get(firstId).doc : null;
+      added = wanted
+        .filter((id) => !table.rows.has(id))
+        .map((id) => found.get(id))
+        .filter((doc) => doc && (!first || sortsBefore(doc, first, sort)))
+        .sort((a, b) => (sortsBefore(a, b, sort) ? -1 : 1));
+      table.prepend(added);
+    }
+    if (left || added.length || arrivals.length || others.length || lagged) await changed({ added, left });
+  });
 }
 
 // -- one document ---------------------------------------------------------------------------
@@ -276,6 +341,9 @@ const DOC_FIELDS = `
   duplicates { id merchant amount currency docDate }
   editHistory { field oldValue newValue editedAt via }
   lineItems { description quantity unitPrice amount }`;
+
+// The document alone, read again when it changes elsewhere.
+const DOC_GET = `query Document($input: GetDocumentInput!) { documentsGet(input: $input) { document { ${DOC_FIELDS} } } }`;
 
 const DOC_QUERY = `query Document($input: GetDocumentInput!) {
   ${WORKSPACES}
@@ -304,13 +372,18 @@ export async function documentView({ id, rerender }) {
   const root = h("div", { class: "document" });
   // The original with its evidence boxes: fetched once, kept across repaints after a correction.
   const preview = evidencePreview(doc);
+  // What changed elsewhere while the page was open (kept across repaints).
+  const elsewhere = h("p", { id: "changed-elsewhere", class: "changed-note", role: "status" });
+  let saving = Promise.resolve(); // this page's own correction, under way
 
-  const paint = () => {
+  // `keep`: rows whose correction form is open (field name → row), carried over as they are.
+  const paint = (keep = new Map()) => {
     const evidence = new Map((doc.evidence || []).map((e) => [e.field, e]));
     clear(
       root,
       h("p", {}, h("a", { href: lastList, id: "back-to-list" }, "← Documents")),
       h("h1", {}, doc.merchant || "Document"),
+      elsewhere,
       h(
         "p",
         { class: "meta" },
@@ -326,7 +399,7 @@ export async function documentView({ id, rerender }) {
           "div",
           {},
           h("h2", {}, "Extracted fields"),
-          h("dl", { class: "fields", id: "fields" }, EDITABLE.map(([name, label, kind]) => fieldRow(name, label, kind, evidence.get(name)))),
+          h("dl", { class: "fields", id: "fields" }, EDITABLE.map(([name, label, kind]) => keep.get(name) || fieldRow(name, label, kind, evidence.get(name)))),
           preferredLine(doc),
         ),
       ),
@@ -337,21 +410,23 @@ export async function documentView({ id, rerender }) {
     );
   };
 
+  const editing = (except = null) => new Map([...root.querySelectorAll(".field-row[data-editing]")].filter((r) => r.dataset.field !== except).map((r) => [r.dataset.field, r]));
+
   const save = async (name, value) => {
-    const result = await api.data(
+    const request = api.data(
       `mutation Correct($input: UpdateDocumentInput!) { documentsUpdate(input: $input) { document { ${DOC_FIELDS} } } }`,
       { input: { id: doc.id, [name]: value } },
     );
+    saving = request.catch(() => {});
+    const result = await request;
     doc = result.documentsUpdate.document;
-    paint();
+    paint(editing(name));
     announce("Saved");
     const button = root.querySelector(`[data-edit="${name}"]`);
     if (button) button.focus();
   };
 
   function fieldRow(name, label, kind, evidence) {
-    const value = doc[name];
-    const shown = kind === "money" ? (value == null ? "—" : money(value, doc.currency)) : value ?? "—";
     const dd = h("dd", { id: `value-${name}` });
     const confidence = evidence
       ? h(
@@ -360,14 +435,19 @@ export async function documentView({ id, rerender }) {
           `${Math.round(evidence.confidence * 100)}% sure`,
         )
       : null;
-    const view = () =>
+    // The value as stored now (it may have changed elsewhere while a correction was open).
+    const view = () => {
+      delete row.dataset.editing;
       clear(
         dd,
-        h("span", { class: "value" }, String(shown)),
+        h("span", { class: "value" }, shownValue(doc, name, kind)),
         confidence,
         h("button", { type: "button", class: "link", "data-edit": name, "aria-label": `Correct ${label}`, onclick: edit }, "Correct"),
       );
+    };
     function edit() {
+      const value = doc[name]; // what the person saw when they began
+      row.dataset.editing = "1";
       const input = editor(name, kind, value);
       input.id = `edit-${name}`;
       // The stored amount as this person writes numbers ("12,50" in German), so it reads back.
@@ -440,8 +520,8 @@ export async function documentView({ id, rerender }) {
       clear(dd, form);
       input.focus();
     }
-    view();
     const row = h("div", { class: "field-row", "data-field": name }, h("dt", {}, label), dd);
+    view();
     // Pointing at a field, or moving the keyboard into it, shows where it was read.
     if (preview.hasBox(name)) {
       row.classList.add("has-box");
@@ -452,9 +532,73 @@ export async function documentView({ id, rerender }) {
     return row;
   }
 
+  // Changes made elsewhere (follow.js): read the document again and repaint, keeping an open
+  // correction as it is (saying when its field changed underneath it) and the keyboard focus.
+  followEvents(() => root.isConnected, async ({ changes, lagged }) => {
+    if (!changes.has(doc.id) && !lagged) return;
+    await saving; // the event of this page's own correction: compared once it is saved
+    let next;
+    try {
+      next = (await api.data(DOC_GET, { input: { id: doc.id } })).documentsGet?.document || null;
+    } catch (error) {
+      if (error.code !== "not_found" && error.status !== 404) throw error;
+      next = null;
+    }
+    if (!root.isConnected) return;
+    if (!next) {
+      elsewhere.textContent = "This document was deleted elsewhere: it can no longer be corrected.";
+      for (const button of root.querySelectorAll("[data-edit], #archive, form.inline-edit button")) button.disabled = true;
+      return;
+    }
+    if (JSON.stringify(next) === JSON.stringify(doc)) return;
+    const before = doc;
+    doc = next;
+    const differ = EDITABLE.filter(([name]) => JSON.stringify(before[name]) !== JSON.stringify(next[name]));
+    const keep = editing();
+    const focused = root.contains(document.activeElement) ? document.activeElement : null;
+    const kept = focused && [...keep.values()].some((row) => row.contains(focused));
+    const again = focused && !kept ? focusKey(focused) : null;
+    // Moving the open form into the new page blurs it: the caret goes back where it was.
+    const caret = kept && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
+    paint(keep);
+    if (again) root.querySelector(again)?.focus({ preventScroll: true });
+    else if (kept && document.activeElement !== focused) {
+      focused.focus({ preventScroll: true });
+      if (caret && caret[0] !== null) focused.setSelectionRange(...caret);
+    }
+    for (const [name, label, kind] of differ) {
+      const row = keep.get(name);
+      if (!row) continue;
+      row.querySelector(".changed-under")?.remove();
+      row.querySelector("dd").append(
+        h("span", { class: "changed-under", role: "alert", id: `changed-${name}` }, `${label} was changed elsewhere to ${shownValue(doc, name, kind)} while you were correcting it. Save replaces it; Cancel shows it.`),
+      );
+    }
+    const said = [];
+    if (next.archived && !before.archived) said.push("This document was archived elsewhere.");
+    else if (!next.archived && before.archived) said.push("This document was restored elsewhere.");
+    if (differ.length) said.push(`Changed elsewhere: ${differ.map(([, label]) => label.toLowerCase()).join(", ")}.`);
+    else if (next.processingStatus !== before.processingStatus) said.push(`Processing: ${next.processingStatus}.`);
+    if (said.length) elsewhere.textContent = `${said.join(" ")} (${new Date().toLocaleTimeString()})`;
+  });
+
   paint();
   void rerender;
   return root;
+}
+
+// How a field's value reads on the page.
+function shownValue(doc, name, kind) {
+  const value = doc[name];
+  return kind === "money" ? (value == null ? "—" : money(value, doc.currency)) : String(value ?? "—");
+}
+
+// A selector that finds the focused element again after a repaint (its id, or the field it
+// corrects), or null.
+function focusKey(element) {
+  if (element.id) return `#${CSS.escape(element.id)}`;
+  if (element.dataset.edit) return `[data-edit="${CSS.escape(element.dataset.edit)}"]`;
+  return null;
 }
 
 function editor(name, kind, value) {

@@ -1,12 +1,13 @@
 // Live document events: one Server-Sent Events stream (GET /v1/events) per tab, shared by the
-// views that listen (upload, overview).
+// views that listen (upload, overview, the Documents table and a document's page: follow.js).
 //
 // The dashboard's credential is a bearer (an API key or an OAuth access token in
 // sessionStorage). EventSource cannot send an Authorization header, and a credential in the
 // address would end up in logs and history, so the stream is read with fetch and parsed here
 // (the format is four lines of rules). After a drop it reconnects with Last-Event-ID, so
 // nothing is missed; a 401 first refreshes the sign-in the way every GraphQL call does.
-// When the stream cannot be had at all (status "failed"), views fall back to polling.
+// When the stream cannot be had at all (status "failed"), uploads fall back to polling their
+// status; the other views stay as they were last read.
 //
 // One stream per browser and workspace, not per tab: over HTTP/1.1 a browser opens at most six
 // connections to a server, so six tabs each holding a stream would leave a seventh unable to

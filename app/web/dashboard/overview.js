@@ -6,14 +6,19 @@ import { h, money, monthLabel, errorBox } from "./dom.js";
 import { columnChart, barChart } from "./charts.js";
 import { onDocumentEvent, debounce } from "./live.js";
 import { state, setFilters, whereClause, loadWithWorkspace, WORKSPACES, DOC_TYPES, filtersFromHash, filtersHash, effectiveFilters } from "./state.js";
+import { listHash } from "./listing.js";
 
 // At most one refresh per second however many events arrive (a bulk edit sends hundreds).
 const REFRESH_MS = 1000;
 // Categories beyond the largest TOP_CATEGORIES are one "Other" bar.
 const TOP_CATEGORIES = 8;
+// "New": received in the last NEW_DAYS days, whatever date the document bears (the line under
+// the range says so).
+export const NEW_DAYS = 7;
 
 export const OVERVIEW_QUERY = `
-query Overview($byMonth: CountDocumentsInput, $byCategory: CountDocumentsInput, $latest: SearchDocumentsInput) {
+query Overview($byMonth: CountDocumentsInput, $byCategory: CountDocumentsInput, $latest: SearchDocumentsInput,
+  $newBefore: CountDocumentsInput, $newElse: CountDocumentsInput, $hasFrom: Boolean = false, $ranged: Boolean = false) {
   ${WORKSPACES}
   workspace {
     id name role preferredCurrency documentCount archivedCount
@@ -29,16 +34,38 @@ query Overview($byMonth: CountDocumentsInput, $byCategory: CountDocumentsInput, 
     latest: documents(input: $latest) {
       documents { id merchant amount currency docDate category docType }
     }
+    newBefore: counts(input: $newBefore) @include(if: $hasFrom) { count }
+    newElse: counts(input: $newElse) @include(if: $ranged) { count }
   }
 }`;
 
-export function overviewVariables() {
-  const where = whereClause(effectiveFilters());
+export function overviewVariables(now = new Date()) {
+  const filters = effectiveFilters();
+  const where = whereClause(filters);
   return {
     // fillGaps: every month of the range, empty ones as 0, so the axis has no holes.
     byMonth: { groupBy: "month", where, fillGaps: true },
     byCategory: { groupBy: "category", where },
     latest: { limit: 10, sortBy: "docDate", sortOrder: -1, useSearch: false, where },
+    ...outsideVariables(filters, now),
+  };
+}
+
+// New documents the range leaves out, counted with the other filters: those dated before it, and
+// those dated after it or not dated at all. A receipt from 2019 uploaded today is in neither
+// chart; the overview says so instead of letting it seem lost.
+function outsideVariables(filters, now) {
+  if (!filters.from && !filters.to) return {};
+  const others = whereClause({ ...filters, from: "", to: "" })?.conditions || [];
+  const since = new Date(now.getTime() - NEW_DAYS * 86400000).toISOString();
+  const base = [...others, { field: "receivedAt", op: "gte", value: since }];
+  const later = [{ field: "docDate", op: "exists", value: false }];
+  if (filters.to) later.push({ field: "docDate", op: "gt", value: filters.to });
+  return {
+    ranged: true,
+    hasFrom: Boolean(filters.from),
+    newBefore: filters.from ? { where: { logic: "and", conditions: [...base, { field: "docDate", op: "lt", value: filters.from }] } } : null,
+    newElse: { where: { logic: "and", conditions: [...base, { logic: "or", conditions: later }] } },
   };
 }
 
@@ -158,6 +185,7 @@ function overviewContent(data) {
       ? h("p", { class: "hint" }, `${(ws.byMonth.count - total.converted).toLocaleString()} documents have no amount in ${currency} yet and are not in the totals.`)
       : null,
     h("p", { class: "hint", id: "range" }, rangeText(effectiveFilters())),
+    outsideLine(ws.newBefore?.count || 0, ws.newElse?.count || 0),
     filtersForm(),
     h(
       "div",
@@ -174,6 +202,23 @@ function overviewContent(data) {
     h("h2", {}, "Latest documents"),
     latestTable(ws.latest?.documents || []),
     h("p", {}, h("a", { href: "#/documents" }, "All documents and search →")),
+  );
+}
+
+// "3 new documents dated before this range …", with a link to them on the Documents page (all
+// dates, the newest added first, the overview's other filters kept).
+function outsideLine(before, other) {
+  if (!before && !other) return null;
+  const documents = (n) => `${n.toLocaleString()} new document${n === 1 ? "" : "s"}`;
+  const parts = [];
+  if (before) parts.push(`${documents(before)} dated before this range`);
+  if (other) parts.push(`${before ? other.toLocaleString() : documents(other)} dated after it or undated`);
+  const { category, docType, merchant } = state.filters;
+  return h(
+    "p",
+    { class: "outside-range", id: "outside-range" },
+    `${parts.join(" and ")} (added in the last ${NEW_DAYS} days; not in these totals). `,
+    h("a", { href: listHash({ category, docType, merchant }), id: "outside-link" }, "Show them, the newest added first →"),
   );
 }
 

@@ -82,26 +82,38 @@ export function documentTable({ sort, onSort, onSelect }) {
     body,
   );
 
+  function rowOf(doc) {
+    const box = h("input", { type: "checkbox", class: "pick-row", value: doc.id, "aria-label": `Select ${doc.merchant || doc.id}` });
+    box.addEventListener("change", () => {
+      all.checked = [...rows.values()].every((r) => r.box.checked);
+      onSelect();
+    });
+    const note = h("td", { class: "row-note", "data-label": "Result" });
+    const tr = h(
+      "tr",
+      { "data-id": doc.id },
+      h("td", { class: "pick" }, box),
+      COLUMNS.map((c) => h("td", { class: c.num ? "num" : null, "data-col": c.key, "data-label": c.label }, c.cell(doc))),
+      note,
+    );
+    const row = { doc, tr, box, note };
+    rows.set(doc.id, row);
+    return row;
+  }
+
   function append(documents) {
     for (const doc of documents) {
       if (rows.has(doc.id)) continue;
-      const box = h("input", { type: "checkbox", class: "pick-row", value: doc.id, "aria-label": `Select ${doc.merchant || doc.id}` });
-      box.addEventListener("change", () => {
-        all.checked = [...rows.values()].every((r) => r.box.checked);
-        onSelect();
-      });
-      const note = h("td", { class: "row-note", "data-label": "Result" });
-      const tr = h(
-        "tr",
-        { "data-id": doc.id },
-        h("td", { class: "pick" }, box),
-        COLUMNS.map((c) => h("td", { class: c.num ? "num" : null, "data-col": c.key, "data-label": c.label }, c.cell(doc))),
-        note,
-      );
-      rows.set(doc.id, { doc, tr, box, note });
-      body.append(tr);
+      body.append(rowOf(doc).tr);
     }
     all.checked = false;
+  }
+
+  // A row that changed elsewhere is marked for a moment (site.css), so the eye finds it.
+  function flash(row) {
+    row.tr.classList.remove("changed");
+    void row.tr.offsetWidth; // restart the fade when it changes again
+    row.tr.classList.add("changed");
   }
 
   return {
@@ -109,15 +121,31 @@ export function documentTable({ sort, onSort, onSelect }) {
     append,
     rows,
     selected: () => [...rows.values()].filter((r) => r.box.checked),
-    // After a bulk change: one row's new values, and what happened to it.
-    update(id, changes) {
+    // New documents above the others (a new upload, in a list of the newest first).
+    prepend(documents) {
+      for (const doc of [...documents].reverse()) {
+        if (rows.has(doc.id)) continue;
+        const row = rowOf(doc);
+        body.prepend(row.tr);
+        flash(row);
+      }
+      all.checked = false;
+    },
+    // One row's new values (after a bulk change, or an event from elsewhere: `live`), in place:
+    // the row keeps its place, its checkbox and the keyboard focus (a link in a redrawn cell is a
+    // new element; focus moves to its successor).
+    update(id, changes, { live = false } = {}) {
       const row = rows.get(id);
       if (!row) return;
       row.doc = { ...row.doc, ...changes };
+      row.box.setAttribute("aria-label", `Select ${row.doc.merchant || row.doc.id}`);
       for (const c of COLUMNS) {
         const cell = row.tr.querySelector(`[data-col="${c.key}"]`);
+        const focused = cell.contains(document.activeElement);
         cell.replaceChildren(...[c.cell(row.doc)].flat().filter(Boolean));
+        if (focused) cell.querySelector("a, button")?.focus({ preventScroll: true });
       }
+      if (live) flash(row);
     },
     note(id, text, kind = "") {
       const row = rows.get(id);
@@ -128,6 +156,11 @@ export function documentTable({ sort, onSort, onSelect }) {
     remove(id) {
       const row = rows.get(id);
       if (!row) return;
+      // Focus in a row that leaves goes to the row that takes its place, not to the page's top.
+      if (row.tr.contains(document.activeElement)) {
+        const next = row.tr.nextElementSibling || row.tr.previousElementSibling;
+        next?.querySelector(".doc-name")?.focus({ preventScroll: true });
+      }
       row.tr.remove();
       rows.delete(id);
     },
