@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -47,9 +48,13 @@ class ApiKeys:
         name: str = "",
         scopes: list[str] | None = None,
         grant_family: str | None = None,
+        origin: str = "api_key",
+        origin_name: str | None = None,
     ) -> dict[str, Any]:
         """Store a new key for ``user_id``; the raw secret itself is never written.
-        ``grant_family``: the OAuth grant the key was made through (it ends with the grant)."""
+        ``grant_family``: the third-party OAuth grant the key was made through (it ends with the
+        grant). ``origin``: where it was made (``dashboard``, ``bootstrap``, ``operator``,
+        ``oauth``, ``api_key``), ``origin_name`` the OAuth client's or the parent key's name."""
         record = {
             "_id": new_id("key"),
             "userId": user_id,
@@ -60,6 +65,9 @@ class ApiKeys:
             "scopes": scopes or ["all"],
             "createdAt": utcnow(),
             "revokedAt": None,
+            "origin": origin,
+            "originName": origin_name,
+            "lastUsedAt": None,
         }
         if grant_family is not None:
             record["grantFamily"] = grant_family
@@ -88,6 +96,17 @@ class ApiKeys:
     async def find_active(self, secret: str) -> dict[str, Any] | None:
         """The key record for this secret, unless unknown or revoked."""
         return await self._col.find_one({"secretHash": digest(secret), "revokedAt": None})
+
+    async def mark_used(self, key_id: str, at: datetime, every: timedelta) -> None:
+        """Record that the key was used ``at``, unless it was recorded less than ``every`` ago
+        (one write per key and interval, not one per request)."""
+        await self._col.update_one(
+            {
+                "_id": key_id,
+                "$or": [{"lastUsedAt": None}, {"lastUsedAt": {"$lt": at - every}}],
+            },
+            {"$set": {"lastUsedAt": at}},
+        )
 
     async def list_usable_in(
         self,

@@ -62,6 +62,7 @@ from app.oauth.metadata import (
     protected_resource_metadata,
 )
 from app.oauth.pages import consent_page, destination_of, problem_page, sign_in_page
+from resolvers import build_registry
 from resolvers.framework.access_tokens import FincapAccessToken, FincapRefreshToken, resource_covers
 from resolvers.framework.registry import SCOPES
 from resolvers.services.oauth import (
@@ -74,6 +75,8 @@ from resolvers.services.oauth_first_party import (
     DASHBOARD_CLIENT_ID,
     DASHBOARD_SCOPES,
     dashboard_redirect_uri,
+    dashboard_scopes,
+    dashboard_workspace,
 )
 from resolvers.services.oauth_registration import (
     MAX_REGISTRATION_BYTES,
@@ -212,8 +215,15 @@ async def consent_or_remembered(
 ) -> Response:
     """The consent page, or straight back to the client with a code when this user already
     allowed this client these scopes (or more) and is still a member of that workspace (unless
-    the client asked with ``prompt=consent``, OpenID Connect Core §3.1.2.1: to choose again)."""
+    the client asked with ``prompt=consent``, OpenID Connect Core §3.1.2.1: to choose again).
+    The dashboard never asks for consent (it is the person): it goes back at once to the
+    workspace last chosen or the only one; the page is shown only to choose a workspace."""
     store = server.store
+    if pending.client_id == DASHBOARD_CLIENT_ID:
+        chosen = None if pending.ask_consent else await dashboard_workspace(store, user_id)
+        if chosen is not None:
+            return await back_with_code(request, server, pending, user_id, chosen)
+        return await render_consent(request, server, pending, sealed, cookie, user_id)
     remembered = await store.oauth_consents.find(user_id, pending.client_id)
     if (
         not pending.ask_consent
@@ -221,10 +231,27 @@ async def consent_or_remembered(
         and set(pending.scopes or []) <= set(remembered["scopes"])
         and await store.workspaces.role_of(user_id, remembered["workspaceId"]) is not None
     ):
-        code = await server.grant_code(pending, user_id, remembered["workspaceId"])
-        target = construct_redirect_uri(str(pending.redirect_uri), code=code, state=pending.state)
-        return RedirectResponse(target, status_code=303)
+        return await back_with_code(request, server, pending, user_id, remembered["workspaceId"])
     return await render_consent(request, server, pending, sealed, cookie, user_id)
+
+
+async def back_with_code(
+    request: Request,
+    server: AuthorizationServer,
+    pending: PendingRequest,
+    user_id: str,
+    workspace_id: str,
+) -> RedirectResponse:
+    """To the client's redirect URI with a code for ``workspace_id``: the scopes it asked for,
+    or, for the dashboard, those of them the person's role there allows."""
+    scopes = None
+    if pending.client_id == DASHBOARD_CLIENT_ID:
+        registry = services_of(request).registry or build_registry()
+        role = await server.store.workspaces.role_of(user_id, workspace_id)
+        scopes = dashboard_scopes(registry, list(pending.scopes or []), role)
+    code = await server.grant_code(pending, user_id, workspace_id, scopes)
+    target = construct_redirect_uri(str(pending.redirect_uri), code=code, state=pending.state)
+    return RedirectResponse(target, status_code=303)
 
 
 async def render_consent(
@@ -284,13 +311,11 @@ async def submit_consent(request: Request) -> Response:
         return await render_consent(
             request, server, pending, sealed, cookie, user_id, "Choose one of your workspaces."
         )
-    code = await server.grant_code(pending, user_id, workspace_id)
+    answer = await back_with_code(request, server, pending, user_id, workspace_id)
     await server.store.oauth_consents.remember(
         user_id, pending.client_id, workspace_id, list(pending.scopes or [])
     )
-    return RedirectResponse(
-        construct_redirect_uri(redirect_uri, code=code, state=pending.state), status_code=303
-    )
+    return answer
 
 
 # -- authorization, registration, token ------------------------------------------------
