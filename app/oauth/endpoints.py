@@ -55,6 +55,7 @@ from app.oauth.metadata import (
     MCP_PATH,
     REGISTER_PATH,
     REVOKE_PATH,
+    SIGN_IN_LINK_PATH,
     SIGN_IN_PATH,
     TOKEN_PATH,
     authorization_server_metadata,
@@ -85,6 +86,7 @@ from resolvers.services.oauth_registration import (
     admit_registration,
     check_metadata,
 )
+from resolvers.services.sign_in_links import LINK_REFUSED, redeem
 from resolvers.services.sign_in_throttle import SignInThrottled
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
@@ -195,14 +197,55 @@ async def submit_sign_in(request: Request) -> Response:
             401,
         )
     response = await consent_or_remembered(request, server, pending, sealed, cookie, user["_id"])
-    session = json.dumps({"user": user["_id"], "exp": int(time.time()) + SESSION_SECONDS})
+    open_session(request, server, response, user["_id"])
+    return response
+
+
+def open_session(
+    request: Request, server: AuthorizationServer, response: Response, user_id: str
+) -> None:
+    """The sign-in page's session in this browser (a signed cookie): what a password, or a
+    one-time link, opens."""
+    session = json.dumps({"user": user_id, "exp": int(time.time()) + SESSION_SECONDS})
     response.set_cookie(
         SESSION_COOKIE,
         server.keyring.sign("oauth-session", session.encode()),
         max_age=SESSION_SECONDS,
         **cookie_options(request),
     )
-    return response
+
+
+async def sign_in_link(request: Request) -> Response:
+    """POST ``{"token": "sil_…"}`` (the dashboard, from a one-time link's fragment): consumes
+    the link and opens the sign-in session of its person, bound to its workspace. JSON only, so
+    another site's form cannot post it (no CORS is offered). A used, expired or unknown link:
+    410 with what to do instead."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return JSONResponse(
+            {"error": "invalid_request", "error_description": 'send JSON: {"token": …}'},
+            415,
+            NO_STORE,
+        )
+    body = await bounded_body(request, 1024)
+    try:
+        fields = parse_json(body) if body is not None else None
+    except MalformedJson:
+        fields = None
+    token = fields.get("token") if isinstance(fields, dict) else None
+    if not isinstance(token, str) or not token:
+        return JSONResponse(
+            {"error": "invalid_request", "error_description": "token: a sign-in link's token"},
+            400,
+            NO_STORE,
+        )
+    record = await redeem(services_of(request).store, token)
+    if record is None:
+        return JSONResponse(
+            {"error": "invalid_grant", "error_description": LINK_REFUSED}, 410, NO_STORE
+        )
+    answer = JSONResponse({"signedIn": True}, headers=NO_STORE)
+    open_session(request, authorization_server(request), answer, record["userId"])
+    return answer
 
 
 async def consent_or_remembered(
@@ -518,6 +561,7 @@ def oauth_routes() -> list[Route]:
         Route(DASHBOARD_CLIENT_PATH, dashboard_client, methods=["GET"]),
         Route(AUTHORIZE_PATH, authorize, methods=["GET", "POST"]),
         Route(SIGN_IN_PATH, sign_in_endpoint, methods=["GET", "POST"]),
+        Route(SIGN_IN_LINK_PATH, sign_in_link, methods=["POST"]),
         Route(CONSENT_PATH, submit_consent, methods=["POST"]),
         Route(TOKEN_PATH, token, methods=["POST"]),
         Route(REVOKE_PATH, revoke, methods=["POST"]),
