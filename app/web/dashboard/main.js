@@ -153,7 +153,12 @@ function signInView(problem) {
       "div",
       { class: "panel" },
       h("h2", {}, "With your account"),
-      h("p", {}, "You will sign in on fincap's sign-in page and choose the workspace to open."),
+      h(
+        "p",
+        {},
+        "You will sign in on fincap's sign-in page with your email and password. No password yet? " +
+          "The operator sets one (fincap admin set-password) or gives you a one-time sign-in link (fincap admin sign-in-link).",
+      ),
       h(
         "button",
         {
@@ -193,7 +198,26 @@ function signInView(problem) {
   );
 }
 
+// Opened from a one-time sign-in link: the token leaves the address bar (and the history) at
+// once, then it is used. Returns null (no link), "away" (off to the sign-in, which now needs
+// no password) or why the link did not work (used, expired).
+async function signInWithLink() {
+  const found = (location.hash || "").match(/^#\/sign-in-link\/([A-Za-z0-9_-]{1,100})$/);
+  if (!found) return null;
+  history.replaceState(null, "", "/app/");
+  api.saveSession(null);
+  try {
+    await api.useSignInLink(found[1]);
+    await api.startSignIn();
+    return "away";
+  } catch (error) {
+    return error.message;
+  }
+}
+
 async function start() {
+  const linkProblem = await signInWithLink();
+  if (linkProblem === "away") return;
   try {
     await api.finishSignIn();
   } catch (error) {
@@ -202,7 +226,13 @@ async function start() {
     return;
   }
   window.addEventListener("hashchange", render);
-  await render();
+  if (linkProblem) {
+    showHeader(false);
+    clear(main, signInView(linkProblem));
+    focusHeading();
+  } else {
+    await render();
+  }
   window.__fincapReady = true;
 }
 
