@@ -193,7 +193,8 @@ async def submit_sign_in(request: Request) -> Response:
     if user is None:
         return again(
             "That email and password do not match an account. No password yet? The operator "
-            "sets one with: fincap admin set-password --email you@example.com",
+            "sets one with: fincap admin set-password --email you@example.com (or gives you a "
+            "one-time sign-in link: fincap admin sign-in-link --email you@example.com)",
             401,
         )
     response = await consent_or_remembered(request, server, pending, sealed, cookie, user["_id"])

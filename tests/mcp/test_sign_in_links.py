@@ -5,6 +5,7 @@ foreign one is a clear 410, never a 500."""
 
 from __future__ import annotations
 
+import html
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
@@ -18,6 +19,7 @@ from resolvers.framework.errors import BadRequest
 from resolvers.services import accounts, sign_in_links
 from resolvers.services.sign_in_links import LINK_REFUSED, LINK_TTL
 from tests.conftest import Tenant
+from tests.mcp import oauth_client as oc
 from tests.mcp.test_oauth_dashboard_client import authorize, browser, dashboard_client
 
 LINK = "/v1/oauth/sign-in-link"
@@ -114,3 +116,17 @@ async def test_a_link_ends_when_its_person_leaves_the_workspace(
         assert (await use(http, link["secret"])).status_code == 410
     with pytest.raises(BadRequest, match="not a member"):
         await sign_in_links.issue(store, "alice@example.com", bob.org_id)
+
+
+async def test_a_failed_sign_in_says_how_to_get_a_password_or_a_link(
+    app: Starlette, person: Tenant
+) -> None:
+    async with browser(app) as http:
+        known = await dashboard_client(http)
+        started, _ = await authorize(http, known)
+        page = await oc.sign_in_page(http, started)
+        refused = await oc.submit_sign_in(http, page, "alice@example.com", "not her password")
+    assert refused.status_code == 401
+    text = html.unescape(refused.text)
+    assert "fincap admin set-password --email you@example.com" in text
+    assert "fincap admin sign-in-link --email you@example.com" in text
