@@ -218,6 +218,11 @@ def test_link_sign_in_send_to_xero_keys_and_sign_out(
         again.wait("!!document.querySelector('.sign-in .error')")
         said = again.js("document.querySelector('.sign-in .error').innerText")
         assert "already used or has expired" in said and "sign-in-link" in said
+        # Opened again in a tab already on the dashboard (only the fragment changes): the same.
+        again.js("document.querySelector('.sign-in .error').remove()")
+        again.js(f"location.hash = '#/sign-in-link/{token}'")
+        again.wait("!!document.querySelector('.sign-in .error')")
+        assert "already used" in again.js("document.querySelector('.sign-in .error').innerText")
         assert not again.js(
             "!!document.querySelector('#sign-out') && !document.querySelector('#nav').hidden"
         )
