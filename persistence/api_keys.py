@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -97,9 +97,14 @@ class ApiKeys:
         """The key record for this secret, unless unknown or revoked."""
         return await self._col.find_one({"secretHash": digest(secret), "revokedAt": None})
 
-    async def mark_used(self, key_id: str, at: datetime, every: timedelta) -> None:
-        """Record that the key was used ``at``, unless it was recorded less than ``every`` ago
-        (one write per key and interval, not one per request)."""
+    async def mark_used(self, record: dict[str, Any], at: datetime, every: timedelta) -> None:
+        """Record that the key ``record`` (as just read) was used ``at``, unless that was
+        recorded less than ``every`` ago: one write per key and interval, none meanwhile (the
+        filter keeps concurrent processes from writing twice)."""
+        last = record.get("lastUsedAt")
+        if last is not None and (last if last.tzinfo else last.replace(tzinfo=UTC)) > at - every:
+            return
+        key_id = record["_id"]
         await self._col.update_one(
             {
                 "_id": key_id,

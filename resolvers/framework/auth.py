@@ -72,7 +72,7 @@ async def lookup_principal(store: Store, secret: str | None) -> Principal:
         # Made with a third-party client's OAuth token: it lives as long as the grant that made
         # it (a key made in the dashboard has none: it belongs to the person).
         raise Unauthenticated(GRANT_ENDED)
-    await store.api_keys.mark_used(record["_id"], utcnow(), LAST_USE_EVERY)
+    await store.api_keys.mark_used(record, utcnow(), LAST_USE_EVERY)
     return Principal(
         user_id=record["userId"],
         key_id=record["_id"],
