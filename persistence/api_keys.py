@@ -7,15 +7,19 @@ force, unlike passwords, and lookup by digest is one indexed read per request.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel
+from pymongo.errors import PyMongoError
 
 from persistence.access_changes import AccessChanges
 from persistence.ids import new_id, utcnow
+
+log = logging.getLogger("fincap.access")
 
 INDEXES = [
     IndexModel([("secretHash", ASCENDING)], unique=True, name="secret_hash_unique"),
@@ -105,13 +109,18 @@ class ApiKeys:
         if last is not None and (last if last.tzinfo else last.replace(tzinfo=UTC)) > at - every:
             return
         key_id = record["_id"]
-        await self._col.update_one(
-            {
-                "_id": key_id,
-                "$or": [{"lastUsedAt": None}, {"lastUsedAt": {"$lt": at - every}}],
-            },
-            {"$set": {"lastUsedAt": at}},
-        )
+        try:
+            await self._col.update_one(
+                {
+                    "_id": key_id,
+                    "$or": [{"lastUsedAt": None}, {"lastUsedAt": {"$lt": at - every}}],
+                },
+                {"$set": {"lastUsedAt": at}},
+            )
+        except PyMongoError as exc:
+            # A convenience for the keys screen: a store refusing writes (a full disk, no
+            # primary) must not refuse the reads this key may still make.
+            log.warning("recording the last use of key %s failed: %s", key_id, type(exc).__name__)
 
     async def list_usable_in(
         self,

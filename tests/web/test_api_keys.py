@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from persistence.store import Store
 from resolvers.services import accounts
@@ -219,3 +220,22 @@ async def test_a_keys_last_use_is_recorded(
     assert used["lastUsedAt"] is not None
     bootstrap = next(k for k in listed["keys"] if k["name"] == "bootstrap")
     assert bootstrap["origin"] == "bootstrap" and bootstrap["lastUsedAt"] is not None
+
+
+async def test_a_store_refusing_writes_does_not_refuse_the_key(
+    client: httpx.AsyncClient, store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recording the last use is a convenience: when the store refuses the write (a full disk,
+    no primary), the key still reads."""
+    from pymongo.errors import WriteConcernError
+
+    tried: list[str] = []
+
+    async def refuse(*args: object, **kwargs: object) -> None:
+        tried.append("update")
+        raise WriteConcernError("no primary")
+
+    monkeypatch.setattr(store.api_keys._col, "update_one", refuse)
+    listed = await call(client, "workspaces.list", {}, alice.headers())
+    assert listed.status_code == 200, listed.text
+    assert tried == ["update"]
