@@ -7,14 +7,19 @@ force, unlike passwords, and lookup by digest is one indexed read per request.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel
+from pymongo.errors import PyMongoError
 
 from persistence.access_changes import AccessChanges
 from persistence.ids import new_id, utcnow
+
+log = logging.getLogger("fincap.access")
 
 INDEXES = [
     IndexModel([("secretHash", ASCENDING)], unique=True, name="secret_hash_unique"),
@@ -47,9 +52,13 @@ class ApiKeys:
         name: str = "",
         scopes: list[str] | None = None,
         grant_family: str | None = None,
+        origin: str = "api_key",
+        origin_name: str | None = None,
     ) -> dict[str, Any]:
         """Store a new key for ``user_id``; the raw secret itself is never written.
-        ``grant_family``: the OAuth grant the key was made through (it ends with the grant)."""
+        ``grant_family``: the third-party OAuth grant the key was made through (it ends with the
+        grant). ``origin``: where it was made (``dashboard``, ``bootstrap``, ``operator``,
+        ``oauth``, ``api_key``), ``origin_name`` the OAuth client's or the parent key's name."""
         record = {
             "_id": new_id("key"),
             "userId": user_id,
@@ -60,6 +69,9 @@ class ApiKeys:
             "scopes": scopes or ["all"],
             "createdAt": utcnow(),
             "revokedAt": None,
+            "origin": origin,
+            "originName": origin_name,
+            "lastUsedAt": None,
         }
         if grant_family is not None:
             record["grantFamily"] = grant_family
@@ -88,6 +100,27 @@ class ApiKeys:
     async def find_active(self, secret: str) -> dict[str, Any] | None:
         """The key record for this secret, unless unknown or revoked."""
         return await self._col.find_one({"secretHash": digest(secret), "revokedAt": None})
+
+    async def mark_used(self, record: dict[str, Any], at: datetime, every: timedelta) -> None:
+        """Record that the key ``record`` (as just read) was used ``at``, unless that was
+        recorded less than ``every`` ago: one write per key and interval, none meanwhile (the
+        filter keeps concurrent processes from writing twice)."""
+        last = record.get("lastUsedAt")
+        if last is not None and (last if last.tzinfo else last.replace(tzinfo=UTC)) > at - every:
+            return
+        key_id = record["_id"]
+        try:
+            await self._col.update_one(
+                {
+                    "_id": key_id,
+                    "$or": [{"lastUsedAt": None}, {"lastUsedAt": {"$lt": at - every}}],
+                },
+                {"$set": {"lastUsedAt": at}},
+            )
+        except PyMongoError as exc:
+            # A convenience for the keys screen: a store refusing writes (a full disk, no
+            # primary) must not refuse the reads this key may still make.
+            log.warning("recording the last use of key %s failed: %s", key_id, type(exc).__name__)
 
     async def list_usable_in(
         self,

@@ -26,6 +26,7 @@ from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthConsents, OAuthTokens
 from persistence.rules import Rules
 from persistence.sign_in_failures import SignInFailures
+from persistence.sign_in_links import SignInLinks
 from persistence.thumbnails import Thumbnails
 from persistence.units import Units
 from persistence.usage import Usage
@@ -70,6 +71,7 @@ class Store:
         self.oauth_tokens = OAuthTokens(db)
         self.oauth_consents = OAuthConsents(db)
         self.sign_in_failures = SignInFailures(db)
+        self.sign_in_links = SignInLinks(db)
         self.access_changes = AccessChanges(db)
         self.rules = Rules(db)
         self.inbound_addresses = InboundAddresses(db)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import Field
 
 from schema.base import Boolean, CapabilityInput, CapabilityOutput
 from schema.secrets import SecretText
+
+# Where a key was made (``schema.value_meanings`` says what each means).
+KeyOrigin = Literal["dashboard", "bootstrap", "operator", "oauth", "api_key"]
 
 
 class CreateApiKey(CapabilityInput):
@@ -18,8 +22,10 @@ class CreateApiKey(CapabilityInput):
     )
     restricted: Boolean = Field(
         default=True,
-        description="true: acts in this workspace only; false: in all the user's workspaces "
-        "(an unrestricted caller only)",
+        description="false: acts in all the user's workspaces (unrestricted callers only)",
+    )
+    scopes: list[str] = Field(
+        default_factory=list, max_length=20, description="Scopes; none: your role's"
     )
 
 
@@ -50,6 +56,10 @@ class ApiKey(CapabilityOutput):
         default=None, description="When the key was revoked; null while it works"
     )
     isCurrent: bool = Field(description="True for the key that made this request")
+    origin: KeyOrigin = Field(description="Where it was made")
+    originName: str | None = Field(default=None, description="The client's or parent key's name")
+    endsWithGrant: bool = Field(default=False, description="Ends with an OAuth client's grant")
+    lastUsedAt: datetime | None = Field(default=None, description="Last use (to the minute)")
 
 
 class CreatedApiKey(CapabilityOutput):

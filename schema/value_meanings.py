@@ -31,6 +31,7 @@ from domain.uploads import UploadMimeType
 from domain.where import WhereLogic, WhereOp
 from engines.connectors.registry import CONNECTORS
 from schema.activity import ActivitySource
+from schema.api_keys import KeyOrigin
 from schema.approvals import APPROVAL_REQUIRED, ApprovalStatus
 from schema.documents import Document, EvidenceField, InspectableField, RequiredField, SortField
 from schema.events import DocumentEventKind
@@ -89,6 +90,16 @@ RECURRING = {
 }
 
 _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
+    _vocabulary(
+        KeyOrigin,
+        {
+            "dashboard": "Made in the dashboard; lasts until revoked",
+            "bootstrap": "Made by fincap admin bootstrap",
+            "operator": "Made by an operator command (create-user, create-key)",
+            "oauth": "Made through an OAuth client; ends with its grant",
+            "api_key": "Made with another API key",
+        },
+    ),
     _vocabulary(WorkspaceRole, ROLES),
     _vocabulary(ActivitySource, SOURCE),
     _vocabulary(DocumentSource, SOURCE),

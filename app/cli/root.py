@@ -214,33 +214,62 @@ def admin() -> None:
 @click.option("--email", required=True, help="The user's email (created if new).")
 @click.option("--workspace", "workspace", required=True, help="Name of the first workspace.")
 def bootstrap(email: str, workspace: str) -> None:
-    """Create a user, a workspace they own and an API key; prints {userId, orgId, apiKey}.
+    """Create a user, a workspace they own and an API key; prints {userId, orgId, apiKey,
+    signInUrl}: signInUrl opens the dashboard signed in, once, within 15 minutes.
 
     On a terminal it also asks for the password the dashboard's sign-in takes (Enter skips;
     ``fincap admin set-password`` sets it later), and says where to sign in."""
-    from resolvers.services import oauth
+    from resolvers.services import oauth, sign_in_links
 
-    plans = settings_from_env().plan_catalog()
-    person = on_a_terminal()  # a script gets the JSON alone, as before
+    settings = settings_from_env()
+    plans = settings.plan_catalog()
+    person = on_a_terminal()  # a script gets the JSON alone (no prompt, no hint)
     password = dashboard_password() if person else None
 
     async def create(store: Store) -> dict[str, Any]:
         created = await accounts().bootstrap(store, email, workspace, plans)
         if password:
             await oauth.set_password(store, email, password)
+        link = await sign_in_links.issue(store, email, created["orgId"])
+        created["signInUrl"] = sign_in_links.link_url(settings.base_url, link["secret"])
         return {**created, "passwordSet": bool(password)} if person else created
 
     run_on_store(create)
     if not person:
         return
+    click.echo(
+        "Open signInUrl in a browser to sign in to the dashboard (once, within 15 minutes; "
+        "FINCAP_PUBLIC_URL sets the address it names).",
+        err=True,
+    )
     if password:
-        click.echo(f"Sign in to the dashboard (/app/ on the server) as {email}.", err=True)
+        click.echo(f"Later, sign in at /app/ on the server as {email}.", err=True)
     else:
         click.echo(
-            "To sign in to the dashboard (/app/ on the server), first set a password: "
-            f"fincap admin set-password --email {email}",
+            f"To sign in later with a password, set one: fincap admin set-password --email {email}",
             err=True,
         )
+
+
+@admin.command("sign-in-link")
+@click.option("--email", required=True, help="The person's email.")
+@click.option("--org", "org_id", default=None, help="The workspace to open (default: their first).")
+def sign_in_link(email: str, org_id: str | None) -> None:
+    """A one-time link that opens the dashboard signed in as this person (once, within 15
+    minutes); prints {signInUrl, expiresAt, orgId}."""
+    from resolvers.services import sign_in_links
+
+    settings = settings_from_env()
+
+    async def issue(store: Store) -> dict[str, Any]:
+        link = await sign_in_links.issue(store, email, org_id)
+        return {
+            "signInUrl": sign_in_links.link_url(settings.base_url, link["secret"]),
+            "expiresAt": link["expiresAt"].isoformat(),
+            "orgId": link["orgId"],
+        }
+
+    run_on_store(issue)
 
 
 def on_a_terminal() -> bool:

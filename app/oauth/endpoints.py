@@ -55,6 +55,7 @@ from app.oauth.metadata import (
     MCP_PATH,
     REGISTER_PATH,
     REVOKE_PATH,
+    SIGN_IN_LINK_PATH,
     SIGN_IN_PATH,
     TOKEN_PATH,
     authorization_server_metadata,
@@ -62,6 +63,7 @@ from app.oauth.metadata import (
     protected_resource_metadata,
 )
 from app.oauth.pages import consent_page, destination_of, problem_page, sign_in_page
+from resolvers import build_registry
 from resolvers.framework.access_tokens import FincapAccessToken, FincapRefreshToken, resource_covers
 from resolvers.framework.registry import SCOPES
 from resolvers.services.oauth import (
@@ -74,6 +76,8 @@ from resolvers.services.oauth_first_party import (
     DASHBOARD_CLIENT_ID,
     DASHBOARD_SCOPES,
     dashboard_redirect_uri,
+    dashboard_scopes,
+    dashboard_workspace,
 )
 from resolvers.services.oauth_registration import (
     MAX_REGISTRATION_BYTES,
@@ -82,6 +86,7 @@ from resolvers.services.oauth_registration import (
     admit_registration,
     check_metadata,
 )
+from resolvers.services.sign_in_links import LINK_REFUSED, redeem
 from resolvers.services.sign_in_throttle import SignInThrottled
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
@@ -188,18 +193,60 @@ async def submit_sign_in(request: Request) -> Response:
     if user is None:
         return again(
             "That email and password do not match an account. No password yet? The operator "
-            "sets one with: fincap admin set-password --email you@example.com",
+            "sets one with: fincap admin set-password --email you@example.com (or gives you a "
+            "one-time sign-in link: fincap admin sign-in-link --email you@example.com)",
             401,
         )
     response = await consent_or_remembered(request, server, pending, sealed, cookie, user["_id"])
-    session = json.dumps({"user": user["_id"], "exp": int(time.time()) + SESSION_SECONDS})
+    open_session(request, server, response, user["_id"])
+    return response
+
+
+def open_session(
+    request: Request, server: AuthorizationServer, response: Response, user_id: str
+) -> None:
+    """The sign-in page's session in this browser (a signed cookie): what a password, or a
+    one-time link, opens."""
+    session = json.dumps({"user": user_id, "exp": int(time.time()) + SESSION_SECONDS})
     response.set_cookie(
         SESSION_COOKIE,
         server.keyring.sign("oauth-session", session.encode()),
         max_age=SESSION_SECONDS,
         **cookie_options(request),
     )
-    return response
+
+
+async def sign_in_link(request: Request) -> Response:
+    """POST ``{"token": "sil_…"}`` (the dashboard, from a one-time link's fragment): consumes
+    the link and opens the sign-in session of its person, bound to its workspace. JSON only, so
+    another site's form cannot post it (no CORS is offered). A used, expired or unknown link:
+    410 with what to do instead."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return JSONResponse(
+            {"error": "invalid_request", "error_description": 'send JSON: {"token": …}'},
+            415,
+            NO_STORE,
+        )
+    body = await bounded_body(request, 1024)
+    try:
+        fields = parse_json(body) if body is not None else None
+    except MalformedJson:
+        fields = None
+    token = fields.get("token") if isinstance(fields, dict) else None
+    if not isinstance(token, str) or not token:
+        return JSONResponse(
+            {"error": "invalid_request", "error_description": "token: a sign-in link's token"},
+            400,
+            NO_STORE,
+        )
+    record = await redeem(services_of(request).store, token)
+    if record is None:
+        return JSONResponse(
+            {"error": "invalid_grant", "error_description": LINK_REFUSED}, 410, NO_STORE
+        )
+    answer = JSONResponse({"signedIn": True}, headers=NO_STORE)
+    open_session(request, authorization_server(request), answer, record["userId"])
+    return answer
 
 
 async def consent_or_remembered(
@@ -212,8 +259,15 @@ async def consent_or_remembered(
 ) -> Response:
     """The consent page, or straight back to the client with a code when this user already
     allowed this client these scopes (or more) and is still a member of that workspace (unless
-    the client asked with ``prompt=consent``, OpenID Connect Core §3.1.2.1: to choose again)."""
+    the client asked with ``prompt=consent``, OpenID Connect Core §3.1.2.1: to choose again).
+    The dashboard never asks for consent (it is the person): it goes back at once to the
+    workspace last chosen or the only one; the page is shown only to choose a workspace."""
     store = server.store
+    if pending.client_id == DASHBOARD_CLIENT_ID:
+        chosen = None if pending.ask_consent else await dashboard_workspace(store, user_id)
+        if chosen is not None:
+            return await back_with_code(request, server, pending, user_id, chosen)
+        return await render_consent(request, server, pending, sealed, cookie, user_id)
     remembered = await store.oauth_consents.find(user_id, pending.client_id)
     if (
         not pending.ask_consent
@@ -221,10 +275,27 @@ async def consent_or_remembered(
         and set(pending.scopes or []) <= set(remembered["scopes"])
         and await store.workspaces.role_of(user_id, remembered["workspaceId"]) is not None
     ):
-        code = await server.grant_code(pending, user_id, remembered["workspaceId"])
-        target = construct_redirect_uri(str(pending.redirect_uri), code=code, state=pending.state)
-        return RedirectResponse(target, status_code=303)
+        return await back_with_code(request, server, pending, user_id, remembered["workspaceId"])
     return await render_consent(request, server, pending, sealed, cookie, user_id)
+
+
+async def back_with_code(
+    request: Request,
+    server: AuthorizationServer,
+    pending: PendingRequest,
+    user_id: str,
+    workspace_id: str,
+) -> RedirectResponse:
+    """To the client's redirect URI with a code for ``workspace_id``: the scopes it asked for,
+    or, for the dashboard, those of them the person's role there allows."""
+    scopes = None
+    if pending.client_id == DASHBOARD_CLIENT_ID:
+        registry = services_of(request).registry or build_registry()
+        role = await server.store.workspaces.role_of(user_id, workspace_id)
+        scopes = dashboard_scopes(registry, list(pending.scopes or []), role)
+    code = await server.grant_code(pending, user_id, workspace_id, scopes)
+    target = construct_redirect_uri(str(pending.redirect_uri), code=code, state=pending.state)
+    return RedirectResponse(target, status_code=303)
 
 
 async def render_consent(
@@ -284,13 +355,11 @@ async def submit_consent(request: Request) -> Response:
         return await render_consent(
             request, server, pending, sealed, cookie, user_id, "Choose one of your workspaces."
         )
-    code = await server.grant_code(pending, user_id, workspace_id)
+    answer = await back_with_code(request, server, pending, user_id, workspace_id)
     await server.store.oauth_consents.remember(
         user_id, pending.client_id, workspace_id, list(pending.scopes or [])
     )
-    return RedirectResponse(
-        construct_redirect_uri(redirect_uri, code=code, state=pending.state), status_code=303
-    )
+    return answer
 
 
 # -- authorization, registration, token ------------------------------------------------
@@ -493,6 +562,7 @@ def oauth_routes() -> list[Route]:
         Route(DASHBOARD_CLIENT_PATH, dashboard_client, methods=["GET"]),
         Route(AUTHORIZE_PATH, authorize, methods=["GET", "POST"]),
         Route(SIGN_IN_PATH, sign_in_endpoint, methods=["GET", "POST"]),
+        Route(SIGN_IN_LINK_PATH, sign_in_link, methods=["POST"]),
         Route(CONSENT_PATH, submit_consent, methods=["POST"]),
         Route(TOKEN_PATH, token, methods=["POST"]),
         Route(REVOKE_PATH, revoke, methods=["POST"]),

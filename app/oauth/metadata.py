@@ -21,6 +21,7 @@ TOKEN_PATH = f"{OAUTH}/token"
 REGISTER_PATH = f"{OAUTH}/register"
 REVOKE_PATH = f"{OAUTH}/revoke"
 DASHBOARD_CLIENT_PATH = f"{OAUTH}/dashboard-client"
+SIGN_IN_LINK_PATH = f"{OAUTH}/sign-in-link"
 MCP_PATH = "/mcp"
 
 

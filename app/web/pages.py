@@ -60,7 +60,9 @@ output (the <a href="/openapi.json">OpenAPI document</a> for tools).</span></li>
 <pre><code>fincap admin bootstrap --email you@example.com --workspace "My business"</code></pre>
 On a terminal it asks for the password you sign in to the dashboard with (or set it
 later: <code>fincap admin set-password --email you@example.com</code>), and prints an API key
-(<code>sk_…</code>) and the workspace id (<code>org_…</code>).</li>
+(<code>sk_…</code>), the workspace id (<code>org_…</code>) and <code>signInUrl</code>, a link that
+signs you in to the dashboard once, within 15 minutes (<code>fincap admin sign-in-link --email
+you@example.com</code> prints another).</li>
 <li>Signed in to the <a href="/app/#/keys">dashboard</a>, create more keys under
 <em>API keys</em> (one per program, so each can be revoked alone). The secret is shown once.</li>
 <li>Send the key with every call:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
+from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.access_tokens import ACCESS_PREFIX, find_access_token
 from resolvers.framework.auth_cache import AuthCache
@@ -20,6 +22,9 @@ from resolvers.framework.errors import (
 KEY_PREFIX = "sk_"
 MAX_KEY_LENGTH = 256
 GRANT_ENDED = "This API key was made through an OAuth authorization that was revoked or ended"
+# How stale a key's recorded last use may be (the keys screen shows it): one write per key and
+# minute at most, and none while the auth cache answers.
+LAST_USE_EVERY = timedelta(minutes=1)
 
 
 def new_api_key_secret() -> str:
@@ -64,8 +69,10 @@ async def lookup_principal(store: Store, secret: str | None) -> Principal:
         raise Unauthenticated()
     grant = record.get("grantFamily")
     if grant is not None and not await store.oauth_tokens.family_alive(grant):
-        # Made with an OAuth token: it lives as long as the grant that made it.
+        # Made with a third-party client's OAuth token: it lives as long as the grant that made
+        # it (a key made in the dashboard has none: it belongs to the person).
         raise Unauthenticated(GRANT_ENDED)
+    await store.api_keys.mark_used(record, utcnow(), LAST_USE_EVERY)
     return Principal(
         user_id=record["userId"],
         key_id=record["_id"],

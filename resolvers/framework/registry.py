@@ -314,3 +314,16 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self._canonical)
+
+    def scopes_of_role(self, role: str | None) -> tuple[str, ...]:
+        """The scopes a person with ``role`` in a workspace can use there: those some capability
+        open to that role needs (``("all",)`` when one needs ``all``, which holds every scope).
+        What a credential made for that person may carry at most (``api-keys.create``, the
+        dashboard's sign-in)."""
+        needed: set[str] = set()
+        for spec in self:
+            if not spec.allowed_roles or role in spec.allowed_roles:
+                needed.update(spec.permissions)
+        if "all" in needed:
+            return ("all",)
+        return tuple(scope for scope in SCOPES if scope in needed)

@@ -36,6 +36,7 @@ from resolvers.framework.errors import (
 )
 from resolvers.framework.invoke import run
 from resolvers.framework.registry import MANAGERS, MEMBERS, CapabilitySpec, Registry, capability
+from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID
 from schema.approvals import (
     ApprovalCapability,
     ApprovalExecuted,
@@ -163,6 +164,10 @@ async def _credential_scopes(ctx: Context, requester: dict[str, Any]) -> frozens
         return frozenset(key.get("scopes") or ["all"])
     if via == "oauth":
         scopes = await store.oauth_tokens.family_scopes(key_id)
+        if scopes is None and requester.get("clientId") == DASHBOARD_CLIENT_ID:
+            # Asked in the dashboard, where the person acts for themselves: signing out does not
+            # withdraw it (their membership and role are checked next, as for everyone).
+            return frozenset(requester["scopes"])
         if scopes is None:
             raise RequesterRefused("the authorization (OAuth grant) they used was revoked or ended")
         return frozenset(scopes)

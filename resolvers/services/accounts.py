@@ -48,7 +48,7 @@ async def bootstrap(
     user = await store.users.get_or_create(_clean_email(email))
     workspace = await _new_workspace(store, workspace_name, user["_id"], plans)
     secret = new_api_key_secret()
-    await store.api_keys.create(user["_id"], secret, name="bootstrap")
+    await store.api_keys.create(user["_id"], secret, name="bootstrap", origin="bootstrap")
     return {"userId": user["_id"], "orgId": workspace["_id"], "apiKey": secret}
 
 
@@ -118,7 +118,9 @@ async def create_user(store: Store, email: str) -> dict[str, Any]:
         raise BadRequest(f"{email} already has an account; use create-key for another key")
     user = await store.users.get_or_create(email)
     secret = new_api_key_secret()
-    await store.api_keys.create(user["_id"], secret, name="created by an operator")
+    await store.api_keys.create(
+        user["_id"], secret, name="created by an operator", origin="operator"
+    )
     return {"userId": user["_id"], "apiKey": secret}
 
 
@@ -130,7 +132,9 @@ async def create_key(store: Store, email: str, restrict_to: str | None = None) -
     if restrict_to is not None and await store.workspaces.role_of(user["_id"], restrict_to) is None:
         raise BadRequest(f"{email} is not a member of workspace {restrict_to}")
     secret = new_api_key_secret()
-    record = await store.api_keys.create(user["_id"], secret, restricted_to=restrict_to)
+    record = await store.api_keys.create(
+        user["_id"], secret, restricted_to=restrict_to, origin="operator"
+    )
     return {"apiKey": secret, "keyId": record["_id"]}
 
 

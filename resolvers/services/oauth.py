@@ -258,8 +258,15 @@ class AuthorizationServer:
             return None
         return pending if pending.expires_at > time.time() else None
 
-    async def grant_code(self, pending: PendingRequest, user_id: str, workspace_id: str) -> str:
-        """The user consented: a single-use code for the client."""
+    async def grant_code(
+        self,
+        pending: PendingRequest,
+        user_id: str,
+        workspace_id: str,
+        scopes: list[str] | None = None,
+    ) -> str:
+        """The user consented: a single-use code for the client, for ``scopes`` (default: the
+        ones it asked for)."""
         code = CODE_PREFIX + secrets.token_urlsafe(32)
         expires_at, _ = _expiry(CODE_TTL)
         await self.store.oauth_codes.create(
@@ -268,7 +275,7 @@ class AuthorizationServer:
                 "clientId": pending.client_id,
                 "userId": user_id,
                 "workspaceId": workspace_id,
-                "scopes": pending.scopes,
+                "scopes": pending.scopes if scopes is None else scopes,
                 "codeChallenge": pending.code_challenge,
                 "redirectUri": str(pending.redirect_uri),
                 "redirectUriExplicit": pending.redirect_uri_provided_explicitly,

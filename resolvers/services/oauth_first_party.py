@@ -7,6 +7,10 @@ address changes (``ensure_dashboard_client``): a restart, or another API process
 client. Because there is one client, the consent a person gave it (``oauth_consents``, per user,
 client and scopes) holds for every browser they sign in from.
 
+It asks for every scope and gets those the person's role allows in the workspace it opens;
+there is no consent page (only the choice of workspace, for a person with several and none
+chosen before, or when the dashboard asks to choose again).
+
 Its only redirect URI is the dashboard's page on the service's public address
 (``Settings.base_url``, never the request's ``Host`` header, which a caller chooses): a code for
 this client can never be sent anywhere else. It is a public client (no secret; PKCE S256), it
@@ -20,19 +24,35 @@ from typing import Any
 from mcp.shared.auth import OAuthClientInformationFull
 
 from persistence.store import Store
+from resolvers.framework.registry import SCOPES, Registry
 
 # A registered client's id is a random UUID (the SDK issues it), so it can never be this one.
 DASHBOARD_CLIENT_ID = "fincap-dashboard"
 DASHBOARD_PATH = "/app/"
-# What the dashboard shows and changes: documents, workspaces and members, API keys.
-DASHBOARD_SCOPES = (
-    "read_documents",
-    "write_documents",
-    "read_workspaces",
-    "write_workspaces",
-    "read_api_keys",
-    "write_api_keys",
-)
+# The dashboard is the person: it asks for every scope, and its grant holds those the person's
+# role in the chosen workspace allows (``dashboard_scopes``). No consent page: a person does not
+# consent to themselves (only a choice of workspace is asked, when there is one to make).
+DASHBOARD_SCOPES = SCOPES
+
+
+def dashboard_scopes(registry: Registry, asked: list[str] | None, role: str | None) -> list[str]:
+    """What a dashboard sign-in as ``role`` gets of the scopes it ``asked`` for: those the role
+    allows (``Registry.scopes_of_role``; every one when it allows ``all``)."""
+    allowed = set(registry.scopes_of_role(role))
+    return [s for s in asked or [] if "all" in allowed or s in allowed]
+
+
+async def dashboard_workspace(store: Store, user_id: str) -> str | None:
+    """The workspace a dashboard sign-in opens without asking: the one last chosen, while the
+    person is still a member there, else their only one; None when there is a choice to make."""
+    remembered = await store.oauth_consents.find(user_id, DASHBOARD_CLIENT_ID)
+    if (
+        remembered is not None
+        and await store.workspaces.role_of(user_id, remembered["workspaceId"]) is not None
+    ):
+        return str(remembered["workspaceId"])
+    workspaces = await store.workspaces.list_for_user(user_id)
+    return str(workspaces[0]["_id"]) if len(workspaces) == 1 else None
 
 
 def dashboard_redirect_uri(base_url: str) -> str:

@@ -218,6 +218,35 @@ async def test_a_revoked_or_narrowed_grant_approves_nothing(
     assert await category_of(client, seeded, "doc_a") == "Meals"
 
 
+async def test_a_request_made_in_the_dashboard_outlives_its_sign_in(
+    client: httpx.AsyncClient, store: Store, seeded: Tenant
+) -> None:
+    """The dashboard is the person: signing out (its grant revoked) does not withdraw what they
+    asked there, as it does not end the keys they made there; leaving the workspace still
+    does (seen refused "OAuth grant" on the old code)."""
+    carol = await member_of(store, seeded, "carol@example.com")
+    grant = {
+        "familyId": "fam_carol_dash",
+        "clientId": "fincap-dashboard",
+        "userId": carol.user_id,
+        "workspaceId": seeded.org_id,
+        "scopes": ["read_documents", "write_documents"],
+    }
+    expires = datetime.now(UTC) + timedelta(hours=1)
+    await store.oauth_tokens.create("fat_carol_dash", "access", grant, expires)
+    as_dashboard = Tenant(carol.user_id, seeded.org_id, "fat_carol_dash")
+    first = await request_edit(client, as_dashboard)
+    second = await request_edit(client, as_dashboard)
+    await store.oauth_tokens.revoke_family("fam_carol_dash")  # Carol signed out
+    approved = await call(client, seeded, "approvals.approve", {"approvalRequestId": first})
+    assert approved.status_code == 200, approved.text
+    assert result(approved)["status"] == "executed"
+    assert await category_of(client, seeded, "doc_a") != "Meals"
+    await store.workspaces.remove_member(seeded.org_id, carol.user_id, may_touch_owner=False)
+    refused = await call(client, seeded, "approvals.approve", {"approvalRequestId": second})
+    assert refused.status_code == 403 and "no longer a member" in message(refused)
+
+
 # -- another person must approve -----------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 """`fincap admin bootstrap` as the first step of a person at a terminal: it asks for the
 dashboard's password (twice, Enter skips) and says where to sign in; a script gets the same JSON
-and is asked nothing (issue 38, item 6)."""
+and is asked nothing; both get a one-time sign-in link (issue 38, item 6)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def test_at_a_terminal_it_asks_for_the_dashboard_password(
     assert result.exit_code == 0, result.output
     assert "use at least 10 characters" in result.stderr
     assert "did not match" in result.stderr
-    assert f"Sign in to the dashboard (/app/ on the server) as {EMAIL}" in result.stderr
+    assert f"Later, sign in at /app/ on the server as {EMAIL}" in result.stderr
+    assert "Open signInUrl in a browser" in result.stderr
     created = json.loads(result.stdout)
     assert created["passwordSet"] is True and created["apiKey"].startswith("sk_")
     assert signs_in("long enough 1") and not signs_in("long enough 2")
@@ -77,5 +78,22 @@ def test_a_script_is_asked_nothing(
     result = invoke(monkeypatch, False, "would be a password\n")
     assert result.exit_code == 0, result.output
     assert result.stderr == ""  # nothing asked, nothing said: the JSON alone, as before
-    assert set(json.loads(result.output)) == {"userId", "orgId", "apiKey"}
+    assert set(json.loads(result.output)) == {"userId", "orgId", "apiKey", "signInUrl"}
     assert not signs_in("would be a password")
+
+
+def test_it_prints_a_one_time_sign_in_link(
+    monkeypatch: pytest.MonkeyPatch, signs_in: Callable[[str], bool]
+) -> None:
+    """The link names the server's public address and carries a secret only the link has
+    (the store keeps its digest, bound to the new workspace); ``sign-in-link`` makes another."""
+    monkeypatch.setenv("FINCAP_PUBLIC_URL", "https://books.example")
+    result = invoke(monkeypatch, False, "")
+    created = json.loads(result.output)
+    prefix = "https://books.example/app/#/sign-in-link/sil_"
+    assert created["signInUrl"].startswith(prefix), created
+    again = CliRunner().invoke(root.main, ["admin", "sign-in-link", "--email", EMAIL])
+    assert again.exit_code == 0, again.output
+    other = json.loads(again.output)
+    assert other["signInUrl"].startswith(prefix) and other["signInUrl"] != created["signInUrl"]
+    assert other["orgId"] == created["orgId"] and other["expiresAt"]

@@ -117,15 +117,19 @@ async def test_the_server_names_the_dashboard_client_on_its_public_address(
     assert known["client_id"]
 
 
-async def test_two_browsers_sign_in_with_one_client_and_consent_once(
+async def test_two_browsers_sign_in_with_one_client_and_no_consent_page(
     app: Starlette, person: Tenant, store: Store
 ) -> None:
+    """The dashboard is the person: no consent page (seen asking on the old code), and the
+    grant holds every scope the role allows (the owner: all of them, so "Send to accounting…"
+    finds read_integrations; seen failing with the dashboard's former six scopes)."""
     async with browser(app) as first:
         asked, tokens = await sign_in(first, person.org_id)
-    assert asked  # the first sign-in asks
+    assert not asked  # one workspace: nothing to choose, nothing to consent to
+    assert set(tokens["scope"].split()) >= {"all", "read_integrations", "write_integrations"}
     async with browser(app) as second:
         asked_again, again = await sign_in(second, person.org_id)
-    assert not asked_again  # the consent given in the first browser holds in the second
+    assert not asked_again
     assert again["access_token"] != tokens["access_token"]
     stored = await clients(store)
     assert len(stored) == 1, stored
@@ -149,7 +153,7 @@ async def test_signing_out_keeps_the_choice_and_prompt_consent_asks_again(
     ``prompt=consent`` and gets the consent page, where the workspace is chosen."""
     async with browser(app) as http:
         asked, tokens = await sign_in(http, person.org_id)
-        assert asked
+        assert not asked
         known = await dashboard_client(http)
         revoked = await http.post(
             "/v1/oauth/revoke",
@@ -189,8 +193,8 @@ async def test_the_dashboard_client_refuses_a_foreign_redirect_uri(
         # A code granted for the dashboard cannot be exchanged for another redirect URI.
         started, verifier = await authorize(http, known)
         page = await oc.sign_in_page(http, started)
-        consent = await oc.submit_sign_in(http, page, "alice@example.com", PASSWORD)
-        answer = await allow(http, consent.text, person.org_id)
+        answer = await oc.submit_sign_in(http, page, "alice@example.com", PASSWORD)
+        assert answer.status_code == 303, answer.text
         code = parse_qs(urlparse(answer.headers["location"]).query)["code"][0]
         stolen = await http.post(
             "/v1/oauth/token",
@@ -224,7 +228,7 @@ async def test_the_client_survives_a_restart_and_follows_the_public_address(
     async with browser(before) as http:
         asked, _ = await sign_in(http, person.org_id)
         known = await dashboard_client(http)
-    assert asked
+    assert not asked
     # A new process over the same store: the same client, still one, consent still held.
     after = app_on(store, registry, Settings(public_url=PUBLIC))
     async with browser(after) as http:
@@ -248,3 +252,21 @@ async def test_third_party_registration_is_unchanged(app: Starlette, person: Ten
         assert registered.client_id != (await dashboard_client(http))["client_id"]
         tokens = await oc.whole_flow(http, "alice@example.com", PASSWORD, person.org_id)
     assert tokens["access_token"]
+
+
+async def test_a_member_gets_their_roles_scopes_and_chooses_among_workspaces_once(
+    app: Starlette, store: Store, person: Tenant, bob: Tenant
+) -> None:
+    """Alice, a member of Bob's workspace besides her own: the page asks her once which
+    workspace (no other question), remembers it, and her grant there holds what a member may
+    use: no ``all`` (billing.change-plan is the owners')."""
+    await store.workspaces.add_member(bob.org_id, person.user_id, "member")
+    async with browser(app) as http:
+        asked, tokens = await sign_in(http, bob.org_id)
+        assert asked  # two workspaces: the page asks which
+    async with browser(app) as http:
+        again_asked, again = await sign_in(http, bob.org_id)
+    assert not again_asked
+    for grant in (tokens, again):
+        scopes = set(grant["scope"].split())
+        assert "all" not in scopes and {"read_integrations", "write_api_keys"} <= scopes

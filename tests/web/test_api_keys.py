@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from persistence.store import Store
 from resolvers.services import accounts
@@ -144,3 +145,97 @@ async def test_a_scoped_oauth_like_key_creates_keys_no_wider_than_itself(
     # Without read_documents the narrow key cannot read documents, nor can its child.
     child = {"Authorization": f"Bearer {made.json()['data']['result']['apiKey']}"}
     assert (await call(client, "documents.search", {}, child)).status_code == 403
+
+
+async def test_scopes_are_chosen_when_made_within_the_role_and_the_credential(
+    client: httpx.AsyncClient, store: Store, alice: Tenant, bob: Tenant
+) -> None:
+    chosen = await call(
+        client,
+        "api-keys.create",
+        {"name": "reader", "scopes": ["read_documents", "read_documents", "read_rules"]},
+        alice.headers(),
+    )
+    assert chosen.status_code == 200, chosen.text
+    key = chosen.json()["data"]["result"]["key"]
+    assert key["scopes"] == ["read_documents", "read_rules"]
+    assert key["origin"] == "api_key" and key["originName"] == "bootstrap"
+    reader = {"Authorization": f"Bearer {chosen.json()['data']['result']['apiKey']}"}
+    assert (await call(client, "documents.search", {}, reader)).status_code == 200
+    assert (await call(client, "rules.list", {}, reader)).status_code == 200
+    assert (await call(client, "integrations.list", {}, reader)).status_code == 403
+
+    unknown = await call(
+        client, "api-keys.create", {"name": "x", "scopes": ["read_everything"]}, alice.headers()
+    )
+    assert unknown.status_code == 400 and "read_everything" in unknown.text
+    too_many = await call(
+        client, "api-keys.create", {"name": "x", "scopes": ["read_rules"] * 21}, alice.headers()
+    )
+    assert too_many.status_code == 400 and "scopes" in too_many.text
+
+    # Alice is a member of Bob's workspace: her keys there get a member's scopes by default,
+    # and asking for more than a member may use is refused, naming the scope.
+    await store.workspaces.add_member(bob.org_id, alice.user_id, "member")
+    there = alice.headers(bob.org_id)
+    default = await call(client, "api-keys.create", {"name": "m"}, there)
+    scopes = default.json()["data"]["result"]["key"]["scopes"]
+    assert "all" not in scopes and "read_integrations" in scopes and "read_documents" in scopes
+    more = await call(client, "api-keys.create", {"name": "m", "scopes": ["all"]}, there)
+    assert more.status_code == 403
+    assert "all" in more.json()["error"]["errorMessage"] and "member" in more.text
+    # Never more than the credential making it: the reader key cannot make a writer.
+    wider = await call(
+        client, "api-keys.create", {"name": "w", "scopes": ["write_documents"]}, reader
+    )
+    assert wider.status_code == 403  # it lacks write_api_keys itself, so refused before
+    narrow_secret = (
+        await call(
+            client,
+            "api-keys.create",
+            {"name": "maker", "scopes": ["read_documents", "write_api_keys", "read_api_keys"]},
+            alice.headers(),
+        )
+    ).json()["data"]["result"]["apiKey"]
+    maker = {"Authorization": f"Bearer {narrow_secret}"}
+    refused = await call(
+        client, "api-keys.create", {"name": "w", "scopes": ["write_documents"]}, maker
+    )
+    assert refused.status_code == 403
+    assert refused.json()["error"]["errorMessage"] == (
+        "This credential lacks the scope: write_documents"
+    )
+
+
+async def test_a_keys_last_use_is_recorded(
+    client: httpx.AsyncClient, store: Store, alice: Tenant
+) -> None:
+    made = (await call(client, "api-keys.create", {"name": "used"}, alice.headers())).json()
+    key_id = made["data"]["result"]["key"]["id"]
+    assert made["data"]["result"]["key"]["lastUsedAt"] is None
+    own = {"Authorization": f"Bearer {made['data']['result']['apiKey']}"}
+    assert (await call(client, "workspaces.list", {}, own)).status_code == 200
+    listed = (await call(client, "api-keys.list", {}, alice.headers())).json()["data"]["result"]
+    used = next(k for k in listed["keys"] if k["id"] == key_id)
+    assert used["lastUsedAt"] is not None
+    bootstrap = next(k for k in listed["keys"] if k["name"] == "bootstrap")
+    assert bootstrap["origin"] == "bootstrap" and bootstrap["lastUsedAt"] is not None
+
+
+async def test_a_store_refusing_writes_does_not_refuse_the_key(
+    client: httpx.AsyncClient, store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recording the last use is a convenience: when the store refuses the write (a full disk,
+    no primary), the key still reads."""
+    from pymongo.errors import WriteConcernError
+
+    tried: list[str] = []
+
+    async def refuse(*args: object, **kwargs: object) -> None:
+        tried.append("update")
+        raise WriteConcernError("no primary")
+
+    monkeypatch.setattr(store.api_keys._col, "update_one", refuse)
+    listed = await call(client, "workspaces.list", {}, alice.headers())
+    assert listed.status_code == 200, listed.text
+    assert tried == ["update"]

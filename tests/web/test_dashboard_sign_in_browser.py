@@ -1,6 +1,7 @@
 """Signing in to the dashboard from several browsers, in headless Chromium against a live
 ``fincap serve``: the dashboard is the server's own OAuth client, so no browser registers one,
-the consent given in the first browser holds in the next, and after a restart too."""
+and, being the person, it never shows a consent page (one workspace: nothing to choose), in the
+first browser, the next, and after a restart."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def fresh_browser(page: Page) -> Iterator[Page]:
 
 
 def sign_in(tab: Page, base: str) -> bool:
-    """Sign in on the dashboard as a person does; whether the consent page was shown (it is
+    """Sign in on the dashboard as a person does; whether a consent page was shown (it is
     then allowed)."""
     tab.go(f"{base}/app/")
     tab.wait("!!document.querySelector('#oauth-sign-in')")
@@ -68,7 +69,7 @@ def oauth_clients(data_dir: Path) -> list[dict[str, Any]]:
         return list(client[DEFAULT_DATABASE]["oauth_clients"].find({}))
 
 
-def test_browsers_share_one_client_and_one_consent_across_a_restart(
+def test_browsers_share_one_client_and_no_consent_across_a_restart(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     data_dir = tmp_path_factory.mktemp("sign-in") / "data"
@@ -76,9 +77,9 @@ def test_browsers_share_one_client_and_one_consent_across_a_restart(
     with chromium(tmp_path_factory.mktemp("chromium")) as page:
         with serving(data_dir, boot) as live:
             with fresh_browser(page) as first:
-                assert sign_in(first, live.base)  # the first sign-in asks
+                assert not sign_in(first, live.base)  # no consent page (seen asking before)
             with fresh_browser(page) as second:
-                assert not sign_in(second, live.base)  # remembered for this client
+                assert not sign_in(second, live.base)
                 assert second.js("window.__fincapRequests") >= 1
             stored = oauth_clients(data_dir)
             assert len(stored) == 1, stored

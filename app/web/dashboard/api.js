@@ -233,6 +233,8 @@ export async function finishSignIn() {
     secret: tokens.access_token,
     refresh: tokens.refresh_token,
     clientId: pending.clientId,
+    // What this sign-in may do (the role's scopes): the pages disable what it may not.
+    scopes: (tokens.scope || "").split(" ").filter(Boolean),
     orgId: null,
   });
   return true;
@@ -263,6 +265,26 @@ async function refreshToken() {
   } catch {
     return false;
   }
+}
+
+// A one-time sign-in link (#/sign-in-link/sil_…, printed by `fincap admin bootstrap`): the
+// server consumes it and opens its sign-in session in this browser; startSignIn() then goes
+// through without a password. Throws the server's reason for a used or expired link.
+export async function useSignInLink(token) {
+  const response = await fetch("/v1/oauth/sign-in-link", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify({ token }),
+  });
+  if (response.ok) return;
+  const body = await response.json().catch(() => ({}));
+  throw new ApiError(body.error_description || `The sign-in link did not work (HTTP ${response.status})`);
+}
+
+// Whether this sign-in holds `scope` (unknown for an API key: the server says, naming it).
+export function allows(scope) {
+  const scopes = session()?.scopes;
+  return !scopes || scopes.includes("all") || scopes.includes(scope);
 }
 
 export async function signOut() {

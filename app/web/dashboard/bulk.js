@@ -47,13 +47,20 @@ export function bulkBar({ table, categories, onArchived }) {
   const status = h("p", { id: "bulk-status", role: "status", class: "bulk-status" });
   const panel = h("div", { class: "bulk-panel", id: "bulk-panel" });
   const buttons = [];
-  const button = (id, text, onclick) => {
+  // What this sign-in may not do is disabled with the reason, never refused after the click.
+  const blocked = new Map();
+  const button = (id, text, onclick, scopes = []) => {
     const b = h("button", { type: "button", id, onclick, disabled: true }, text);
+    const missing = scopes.filter((scope) => !api.allows(scope));
+    if (missing.length) {
+      blocked.set(b, `This sign-in may not do this (it lacks the scope ${missing.join(", ")})`);
+      b.title = blocked.get(b);
+    }
     buttons.push(b);
     return b;
   };
   const busy = (on) => {
-    for (const b of buttons) b.disabled = on || !table.selected().length;
+    for (const b of buttons) b.disabled = on || !table.selected().length || blocked.has(b);
   };
 
   const finish = (counts) => {
@@ -212,8 +219,9 @@ export function bulkBar({ table, categories, onArchived }) {
       count,
       button("bulk-archive", "Archive", archive),
       button("bulk-set-category", "Set category…", askCategory),
-      button("bulk-send", "Send to accounting…", askIntegration),
+      button("bulk-send", "Send to accounting…", askIntegration, ["read_integrations", "write_integrations"]),
     ),
+    blocked.size ? h("p", { class: "hint", id: "bulk-blocked" }, [...blocked.values()].join(". ")) : null,
     panel,
     progress,
     status,
@@ -222,7 +230,7 @@ export function bulkBar({ table, categories, onArchived }) {
   function update() {
     const n = table.selected().length;
     count.textContent = n ? `${plural(n, "document")} selected` : "None selected";
-    for (const b of buttons) b.disabled = !n;
+    for (const b of buttons) b.disabled = !n || blocked.has(b);
   }
 
   return { element, update };

@@ -1,10 +1,13 @@
-// The user's API keys in this workspace: create (the secret is shown once), list, revoke.
+// The user's API keys in this workspace: create (the secret is shown once, the scopes chosen),
+// list (where each came from, what it may do, when it was last used), revoke. Signed in with
+// an account, the person also sees the keys that act in all their workspaces (the bootstrap
+// key), so they can revoke those here too.
 
 import * as api from "./api.js";
 import { h, clear, announce, errorBox, confirmInPlace } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 
-const KEY_FIELDS = "id name prefix restrictedTo scopes createdAt revokedAt isCurrent";
+const KEY_FIELDS = "id name prefix restrictedTo scopes createdAt revokedAt isCurrent origin originName endsWithGrant lastUsedAt";
 const KEYS_QUERY = `query Keys {
   ${WORKSPACES}
   workspace { id name }
@@ -20,6 +23,7 @@ export async function keysView({ rerender }) {
   const created = h("div", { id: "created-key", "aria-live": "polite" });
   const name = h("input", { id: "key-name", required: true, maxlength: "100", placeholder: "e.g. accounting export" });
   const everywhere = h("input", { id: "key-everywhere", type: "checkbox" });
+  const scopes = await scopeChooser();
   const form = h(
     "form",
     {
@@ -27,10 +31,15 @@ export async function keysView({ rerender }) {
       id: "create-key",
       onsubmit: async (event) => {
         event.preventDefault();
+        const chosen = scopes.chosen();
+        if (chosen === null) {
+          clear(created, h("p", { class: "error", role: "alert" }, "Tick at least one thing the key may do."));
+          return;
+        }
         try {
           const result = await api.data(
             `mutation Create($input: CreateApiKeyInput!) { apiKeysCreate(input: $input) { apiKey key { ${KEY_FIELDS} } } }`,
-            { input: { name: name.value.trim(), restricted: !everywhere.checked } },
+            { input: { name: name.value.trim(), restricted: !everywhere.checked, scopes: chosen } },
           );
           const secret = result.apiKeysCreate.apiKey;
           keys.unshift(result.apiKeysCreate.key);
@@ -53,16 +62,20 @@ export async function keysView({ rerender }) {
     },
     h("h2", {}, "New key"),
     h("div", { class: "field" }, h("label", { for: "key-name" }, "Name"), name),
-    api.session()?.kind === "key"
-      ? h("div", { class: "field check" }, everywhere, h("label", { for: "key-everywhere" }, "Usable in all my workspaces"))
-      : null,
+    h("div", { class: "field check" }, everywhere, h("label", { for: "key-everywhere" }, "Usable in all my workspaces")),
+    scopes.element,
     h("button", { type: "submit", class: "primary" }, "Create key"),
   );
   return h(
     "div",
     {},
     h("h1", {}, "API keys"),
-    h("p", {}, "Keys let programs call fincap as you, in this workspace. Give each program its own key so it can be revoked alone."),
+    h(
+      "p",
+      {},
+      "Keys let programs call fincap as you. Give each program its own key so it can be revoked alone. " +
+        "A key made here is yours: it works until you revoke it, also after you sign out.",
+    ),
     form,
     created,
     h("h2", {}, "Your keys"),
@@ -81,7 +94,11 @@ function keyTable(keys, rerender) {
     h(
       "table",
       { id: "keys" },
-      h("thead", {}, h("tr", {}, ["Name", "Key", "Where", "Created", ""].map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "thead",
+        {},
+        h("tr", {}, ["Name", "Key", "Where", "May", "Made by", "Created", "Last used", ""].map((t) => h("th", { scope: "col" }, t))),
+      ),
       h(
         "tbody",
         {},
@@ -104,8 +121,11 @@ function keyTable(keys, rerender) {
             { "data-key": key.id },
             h("td", {}, key.name, key.isCurrent ? h("span", { class: "badge" }, "this session") : null),
             h("td", {}, h("code", {}, `${key.prefix}…`)),
-            h("td", {}, key.restrictedTo ? "this workspace" : "all workspaces"),
+            h("td", { "data-col": "where" }, key.restrictedTo ? "this workspace" : "all workspaces"),
+            h("td", { "data-col": "scopes" }, scopeText(key.scopes)),
+            h("td", { "data-col": "origin" }, originText(key)),
             h("td", {}, new Date(key.createdAt).toLocaleDateString()),
+            h("td", { "data-col": "last-used" }, key.lastUsedAt ? new Date(key.lastUsedAt).toLocaleString() : "never"),
             cell,
           );
         }),
@@ -134,4 +154,63 @@ function confirmRevoke(key, cell, button, rerender) {
       }
     },
   });
+}
+
+const ORIGINS = {
+  dashboard: () => "the dashboard",
+  bootstrap: () => "CLI bootstrap",
+  operator: () => "an operator (CLI)",
+  oauth: (key) => `the app ${key.originName || "(an OAuth client)"}`,
+  api_key: (key) => (key.originName ? `the key ${key.originName}` : "another key"),
+};
+
+function originText(key) {
+  const made = (ORIGINS[key.origin] || (() => key.origin))(key);
+  return key.endsWithGrant ? `${made}; ends when that app's access ends` : made;
+}
+
+function scopeText(scopes) {
+  return scopes.includes("all") ? "everything" : scopes.join(", ");
+}
+
+// The scopes a new key may get: every one the role allows (the default), or some of them.
+// The list offered is what this sign-in holds (the role's, for an account's sign-in); the
+// server refuses, naming the scope, anything beyond the role or the credential.
+async function scopeChooser() {
+  const current = api.session();
+  let offered = current?.scopes || [];
+  if (!offered.length || offered.includes("all")) {
+    const response = await fetch("/v1/oauth/dashboard-client", { headers: { Accept: "application/json" } });
+    offered = response.ok ? (await response.json()).scope.split(" ") : [];
+  }
+  offered = offered.filter((s) => s !== "all");
+  const everything = h("input", { type: "radio", name: "key-scopes", id: "scopes-role", value: "role", checked: true });
+  const some = h("input", { type: "radio", name: "key-scopes", id: "scopes-some", value: "some" });
+  const boxes = offered.map((scope) =>
+    h("input", { type: "checkbox", id: `scope-${scope}`, value: scope, "data-scope": scope, disabled: true }),
+  );
+  const toggle = () => boxes.forEach((b) => (b.disabled = !some.checked));
+  everything.addEventListener("change", toggle);
+  some.addEventListener("change", toggle);
+  const element = h(
+    "fieldset",
+    { class: "field", id: "key-scopes" },
+    h("legend", {}, "What it may do"),
+    h("div", { class: "check" }, everything, h("label", { for: "scopes-role" }, "Everything my role here allows")),
+    h("div", { class: "check" }, some, h("label", { for: "scopes-some" }, "Only:")),
+    h(
+      "ul",
+      { class: "scope-list" },
+      boxes.map((b) => h("li", { class: "check" }, b, h("label", { for: b.id }, b.value))),
+    ),
+  );
+  return {
+    element,
+    // [] asks for the role's scopes; null: "Only" with nothing ticked.
+    chosen: () => {
+      if (!some.checked) return [];
+      const ticked = boxes.filter((b) => b.checked).map((b) => b.value);
+      return ticked.length ? ticked : null;
+    },
+  };
 }

@@ -47,9 +47,14 @@ let renderToken = 0;
 
 async function render() {
   const token = ++renderToken;
+  // Opened from a one-time sign-in link (also in a tab already showing the dashboard, where
+  // only the fragment changed). A link that did not work says why; a sign-in already in this
+  // tab stays.
+  const linkProblem = await signInWithLink();
+  if (linkProblem === "away") return;
   if (!api.session()) {
     showHeader(false);
-    clear(main, signInView());
+    clear(main, signInView(linkProblem));
     focusHeading();
     return;
   }
@@ -65,6 +70,7 @@ async function render() {
     const content = await VIEWS[current.name]({ ...current, rerender: render });
     if (token !== renderToken) return; // a newer navigation won
     clear(main, content);
+    if (linkProblem) main.prepend(h("p", { class: "error", role: "alert" }, linkProblem));
     fillPicker();
     // Time to first render since navigation start (bench/web.py reads it).
     window.__fincapFirstRender ??= performance.now();
@@ -153,7 +159,12 @@ function signInView(problem) {
       "div",
       { class: "panel" },
       h("h2", {}, "With your account"),
-      h("p", {}, "You will sign in on fincap's sign-in page and choose the workspace to open."),
+      h(
+        "p",
+        {},
+        "You will sign in on fincap's sign-in page with your email and password. No password yet? " +
+          "The operator sets one (fincap admin set-password) or gives you a one-time sign-in link (fincap admin sign-in-link).",
+      ),
       h(
         "button",
         {
@@ -191,6 +202,28 @@ function signInView(problem) {
       h("button", { type: "submit" }, "Use this key"),
     ),
   );
+}
+
+// The token of a one-time sign-in link leaves the address bar (and the history) at once, then
+// is used. Returns null (no link), "away" (off to the sign-in, which now needs no password) or
+// why the link did not work (used, expired).
+async function signInWithLink() {
+  const found = (location.hash || "").match(/^#\/sign-in-link\/([A-Za-z0-9_-]{1,100})$/);
+  if (!found) return null;
+  history.replaceState(null, "", "/app/");
+  try {
+    await api.useSignInLink(found[1]);
+  } catch (error) {
+    return error.message;
+  }
+  stopLiveEvents();
+  api.saveSession(null); // the link's person, from now on
+  try {
+    await api.startSignIn();
+  } catch (error) {
+    return error.message;
+  }
+  return "away";
 }
 
 async function start() {
