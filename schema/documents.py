@@ -375,10 +375,9 @@ class DocumentPage(CapabilityOutput):
     found: int | None = Field(
         default=None,
         description=(
-            "Search mode (a query with useSearch): how many documents the search found, all of "
-            "them in its pages: those matching a distinctive word of the query (by its letters, "
-            "or by the kind of document or category it names) or close to it in meaning. Null "
-            "in filter mode"
+            "Search mode (useSearch): how many documents the search found, all of them in its "
+            "pages: those matching a distinctive word of the query (by its letters, or by the "
+            "kind of document or category it names) or close in meaning. Null in filter mode"
         ),
     )
 

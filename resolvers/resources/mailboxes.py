@@ -63,10 +63,10 @@ def _mailbox(row: dict[str, Any]) -> Mailbox:
     roles=MANAGERS,
 )
 async def connect(ctx: Context, args: ConnectMailbox) -> Mailbox:
-    """Connects an IMAP mailbox as a source of receipts (owners and admins): every few minutes, new
+    """Connects an IMAP mailbox as a receipt source (owners and admins): every few minutes, new
     messages' PDF and image attachments and order confirmations become documents. It signs in
-    first: a wrong password or unreachable server is a 400 and nothing is saved. The password is
-    stored encrypted, never returned.
+    first: a wrong password or unreachable server is a 400, nothing saved. The password is stored
+    encrypted, never returned.
     """
     workspace_id = ctx.require_workspace()
     probe = ImapMailbox(
