@@ -117,14 +117,19 @@ async def consent(
 
 
 async def exchange(
-    http: httpx.AsyncClient, client_id: str, code: str, verifier: str, **extra: str
+    http: httpx.AsyncClient,
+    client_id: str,
+    code: str,
+    verifier: str,
+    redirect_uri: str = REDIRECT_URI,
+    **extra: str,
 ) -> httpx.Response:
     return await http.post(
         "/v1/oauth/token",
         data={
             "grant_type": "authorization_code",
             "code": code,
-            "redirect_uri": REDIRECT_URI,
+            "redirect_uri": redirect_uri,
             "client_id": client_id,
             "code_verifier": verifier,
             **extra,

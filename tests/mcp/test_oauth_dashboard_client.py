@@ -89,15 +89,8 @@ async def sign_in(
     location = answer.headers["location"]
     assert location.startswith(known["redirect_uri"] + "?"), location
     code = parse_qs(urlparse(location).query)["code"][0]
-    tokens = await http.post(
-        "/v1/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": known["redirect_uri"],
-            "client_id": known["client_id"],
-            "code_verifier": verifier,
-        },
+    tokens = await oc.exchange(
+        http, known["client_id"], code, verifier, redirect_uri=known["redirect_uri"]
     )
     assert tokens.status_code == 200, tokens.text
     return asked, dict(tokens.json())

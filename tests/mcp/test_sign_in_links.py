@@ -38,15 +38,8 @@ async def dashboard_sign_in(http: httpx.AsyncClient) -> dict[str, str]:
     page = await http.get(started.headers["location"])
     assert page.status_code == 303, page.text  # no sign-in form, no consent page
     code = parse_qs(urlparse(page.headers["location"]).query)["code"][0]
-    tokens = await http.post(
-        "/v1/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": known["redirect_uri"],
-            "client_id": known["client_id"],
-            "code_verifier": verifier,
-        },
+    tokens = await oc.exchange(
+        http, known["client_id"], code, verifier, redirect_uri=known["redirect_uri"]
     )
     assert tokens.status_code == 200, tokens.text
     return dict(tokens.json())

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from click.testing import CliRunner
@@ -44,6 +45,28 @@ class LiveDashboard:
             },
             timeout=30,
         )
+
+    def connect_xero(self, key: str | None = None, org: str | None = None) -> None:
+        """The OAuth dance with the fake Xero (our connect URL, its consent, our callback), as
+        the owner (or ``key``) in the workspace (or ``org``)."""
+        headers = {
+            "Authorization": f"Bearer {key or self.api_key}",
+            "X-Service-Org-Id": org or self.org_id,
+            "Accept": "application/json",
+        }
+        started = httpx.get(
+            f"{self.base}/v1/integrations/xero/connect", headers=headers, timeout=30
+        )
+        assert started.status_code == 200, started.text
+        consent = httpx.get(started.json()["data"]["result"]["authorizationUrl"], timeout=30)
+        assert consent.status_code == 302, consent.text
+        back = urlsplit(consent.headers["location"])
+        done = httpx.get(
+            f"{self.base}{back.path}?{back.query}",
+            headers={"Accept": "application/json"},
+            timeout=30,
+        )
+        assert done.status_code == 200, done.text
 
 
 def cli(data_dir: Path, *args: str, stdin: str | None = None) -> dict[str, Any]:

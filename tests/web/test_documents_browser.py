@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -335,26 +334,8 @@ def test_bulk_set_category(live: LiveDashboard, page: Page) -> None:
         assert stored["category"] == "Team events"
 
 
-def connect_xero(live: LiveDashboard) -> None:
-    """The OAuth dance with the fake Xero: our connect URL, its consent, our callback."""
-    headers = {
-        "Authorization": f"Bearer {live.api_key}",
-        "X-Service-Org-Id": live.org_id,
-        "Accept": "application/json",
-    }
-    started = httpx.get(f"{live.base}/v1/integrations/xero/connect", headers=headers, timeout=30)
-    assert started.status_code == 200, started.text
-    consent = httpx.get(started.json()["data"]["result"]["authorizationUrl"], timeout=30)
-    assert consent.status_code == 302, consent.text
-    back = urlsplit(consent.headers["location"])
-    done = httpx.get(
-        f"{live.base}{back.path}?{back.query}", headers={"Accept": "application/json"}, timeout=30
-    )
-    assert done.status_code == 200, done.text
-
-
 def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page, shots: Path) -> None:
-    connect_xero(live)
+    live.connect_xero()
     picked = open_and_select(page, live, 5, 7)
     page.click("#bulk-send")
     page.wait("!!document.querySelector('#bulk-integration option')")

@@ -21,7 +21,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -99,22 +98,9 @@ def call(live: LiveDashboard, slug: str, body: dict[str, Any], key: str, org: st
 
 
 def connect_xero(live: LiveDashboard, key: str, org: str) -> None:
-    """The OAuth dance with the fake Xero (our connect URL, its consent, our callback), and
-    the approval gate on sends switched off, so a send goes out at once."""
-    headers = {
-        "Authorization": f"Bearer {key}",
-        "X-Service-Org-Id": org,
-        "Accept": "application/json",
-    }
-    started = httpx.get(f"{live.base}/v1/integrations/xero/connect", headers=headers, timeout=30)
-    assert started.status_code == 200, started.text
-    consent = httpx.get(started.json()["data"]["result"]["authorizationUrl"], timeout=30)
-    assert consent.status_code == 302, consent.text
-    back = urlsplit(consent.headers["location"])
-    done = httpx.get(
-        f"{live.base}{back.path}?{back.query}", headers={"Accept": "application/json"}, timeout=30
-    )
-    assert done.status_code == 200, done.text
+    """The OAuth dance with the fake Xero, and the approval gate on sends switched off, so a
+    send goes out at once."""
+    live.connect_xero(key, org)
     ungated = call(
         live,
         "approvals.configure",
