@@ -38,8 +38,9 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     # 1. Without a server running: the admin command starts a private one and stops it.
     boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
-    assert set(boot) == {"userId", "orgId", "apiKey"}
+    assert set(boot) == {"userId", "orgId", "apiKey", "signInUrl"}
     assert boot["apiKey"].startswith("sk_") and boot["orgId"].startswith("org_")
+    assert "/app/#/sign-in-link/" in boot["signInUrl"]
     assert not (data_dir / STATE_FILE).exists()
 
     env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
