@@ -75,8 +75,9 @@ CONTEXT = Entry(
         name=CONTEXT_TOOL,
         description="Call it first: who and where this connection acts. Returns userId, email, "
         "credential (oauth|api_key), workspace {id, name, role} (null: a key of several "
-        "workspaces naming none), scopes, and (OAuth) clientId, tokenExpiresAt. Another "
-        "workspace: authorize again (OAuth) or send X-Service-Org-Id (API key).",
+        "workspaces naming none), scopes, toolsets, moreToolsets (add with ?toolsets=), and "
+        "(OAuth) clientId, tokenExpiresAt. Another workspace: authorize again (OAuth) or send "
+        "X-Service-Org-Id (API key).",
         # No output schema: the description names every field (see app.mcp.tools).
         input_schema={"type": "object"},
         annotations=types.ToolAnnotations(read_only_hint=True),
@@ -178,7 +179,8 @@ def build_server(registry: Registry) -> tuple[Server[Any], Catalog]:
         caller = signed_in(request)
         if entry.spec is None:
             try:
-                return result_of(await context_of(request, caller))
+                context = await context_of(request, caller)
+                return result_of({**context, **selection.described(catalog.toolsets)})
             except ServiceUnavailable:
                 raise
             except CapabilityError as exc:

@@ -46,9 +46,18 @@ def tool_name(slug: str) -> str:
     return slug.replace(".", "_").replace("-", "_")
 
 
+# A resource is its own toolset, except those grouped here by the work they serve together.
+GROUPED_TOOLSETS: dict[str, str] = {
+    "statements": "reconcile",
+    "transactions": "reconcile",
+    "matches": "reconcile",
+}
+
+
 def toolset_of(slug: str) -> str:
-    """The toolset a capability's tool belongs to: its resource."""
-    return slug.partition(".")[0]
+    """The toolset a capability's tool belongs to: its resource, or the group it is in."""
+    resource = slug.partition(".")[0]
+    return GROUPED_TOOLSETS.get(resource, resource)
 
 
 def hints(effect: str) -> types.ToolAnnotations:
@@ -142,4 +151,12 @@ class Catalog:
         return self.by_name.get(name)
 
 
-__all__ = ["CONTEXT_TOOL", "Catalog", "Entry", "Naming", "tool_name", "toolset_of"]
+__all__ = [
+    "CONTEXT_TOOL",
+    "GROUPED_TOOLSETS",
+    "Catalog",
+    "Entry",
+    "Naming",
+    "tool_name",
+    "toolset_of",
+]

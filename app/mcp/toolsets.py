@@ -5,9 +5,17 @@ only for what it uses: ``/mcp?toolsets=documents,files`` or the header
 ``X-MCP-Toolsets: documents,files`` (both may be sent; their toolsets add up), and
 ``?readonly=true`` or ``X-MCP-Readonly: true`` for the tools that change nothing. A toolset is a
 resource of the registry (``documents``, ``files``, ``api-keys``, …; written as in tool names,
-``api_keys``, it is the same); ``all`` names every one, and so does sending none. An unknown
-toolset is an error naming the known ones, not a silently smaller list. Calls are held to the
-selection too: a tool the connection was not offered is refused with the way to add it.
+``api_keys``, it is the same; a few resources share one, ``reconcile``); ``all`` names every
+one. An unknown toolset is an error naming the known ones, not a silently smaller list. Calls are
+held to the selection too: a tool the connection was not offered is refused with the way to add it.
+
+Sending none gives the default toolsets (``default`` names them, so ``default,members`` adds
+one): every toolset but the ``OPT_IN`` ones. An assistant is mostly asked about documents; the
+workspace's administration (people, keys, billing, mail and WhatsApp intake) and bank
+reconciliation are asked for by name. So the default listing stays within its size budget as
+resources are added (issue 28: 40 KB, about 10k tokens), and an assistant is not offered to
+invite people or mint keys unless its connection asks for that. The same rule as the GitHub MCP
+server's default toolsets.
 """
 
 from __future__ import annotations
@@ -21,7 +29,9 @@ from app.mcp.tools import Entry
 
 TOOLSETS_PARAM, TOOLSETS_HEADER = "toolsets", "x-mcp-toolsets"
 READONLY_PARAM, READONLY_HEADER = "readonly", "x-mcp-readonly"
-EVERY = "all"
+EVERY, DEFAULT = "all", "default"
+# Toolsets a connection gets only by naming them (or ``all``); see the module's docstring.
+OPT_IN = frozenset({"members", "api-keys", "billing", "mailboxes", "whatsapp", "reconcile"})
 TRUE = frozenset({"1", "true", "yes", "on"})
 FALSE = frozenset({"", "0", "false", "no", "off"})
 
@@ -36,6 +46,7 @@ class Selection:
 
     toolsets: frozenset[str] | None = None
     read_only: bool = False
+    by_default: bool = False  # the toolsets are the default ones: the connection named none
 
     def admits(self, entry: Entry) -> bool:
         if entry.spec is None:  # the face's own tools (workspace_get_context) are always there
@@ -44,12 +55,23 @@ class Selection:
             return False
         return self.toolsets is None or entry.toolset in self.toolsets
 
+    def described(self, known: Sequence[str]) -> dict[str, list[str]]:
+        """For workspace_get_context: the toolsets offered and those a connection may add."""
+        offered = set(known) if self.toolsets is None else self.toolsets & set(known)
+        return {"toolsets": sorted(offered), "moreToolsets": sorted(set(known) - offered)}
+
     def refusal(self, entry: Entry) -> str:
         """Why ``entry`` is not on this connection, and how to get it."""
         if self.read_only and not entry.read_only:
             return (
                 f"Tool {entry.name} changes data, and this connection is read-only "
                 "(readonly=true / X-MCP-Readonly); connect without it to use the tool"
+            )
+        if self.by_default:
+            return (
+                f"Tool {entry.name} is in the toolset '{entry.toolset}', which the default "
+                f"listing leaves out; connect with ?toolsets={DEFAULT},{entry.toolset} "
+                f"(or the header X-MCP-Toolsets) to use it"
             )
         chosen = ", ".join(sorted(self.toolsets or ()))
         return (
@@ -70,12 +92,12 @@ def selection_of(conn: HTTPConnection, known: Sequence[str]) -> Selection:
         for name in value.split(",")
         if name.strip()
     }
-    unknown = sorted(names - set(known) - {EVERY})
+    unknown = sorted(names - set(known) - {EVERY, DEFAULT})
     if unknown:
         raise BadSelection(
             f"Unknown toolset{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
             f" in ?toolsets= / X-MCP-Toolsets; the toolsets are {', '.join(known)} "
-            f"(or {EVERY}, the default)"
+            f"({DEFAULT}: all but {', '.join(sorted(OPT_IN))}; {EVERY}: every one)"
         )
     read_only = False
     for value in _values(conn, READONLY_PARAM, READONLY_HEADER):
@@ -83,8 +105,24 @@ def selection_of(conn: HTTPConnection, known: Sequence[str]) -> Selection:
         if flag not in TRUE | FALSE:
             raise BadSelection(f"readonly / X-MCP-Readonly takes true or false, not {value!r}")
         read_only = read_only or flag in TRUE
-    toolsets = None if not names or EVERY in names else frozenset(names)
-    return Selection(toolsets, read_only)
+    if EVERY in names:
+        return Selection(None, read_only)
+    if not names or DEFAULT in names:
+        names = (names - {DEFAULT}) | default_toolsets(known)
+    return Selection(frozenset(names), read_only, by_default=names == default_toolsets(known))
 
 
-__all__ = ["BadSelection", "Selection", "selection_of"]
+def default_toolsets(known: Sequence[str]) -> set[str]:
+    """The toolsets a connection that names none is offered."""
+    return set(known) - OPT_IN
+
+
+__all__ = [
+    "DEFAULT",
+    "EVERY",
+    "OPT_IN",
+    "BadSelection",
+    "Selection",
+    "default_toolsets",
+    "selection_of",
+]

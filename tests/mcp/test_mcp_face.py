@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from app.mcp.server import INSUFFICIENT_SCOPE, tool_name
+from app.mcp.tools import toolset_of
+from app.mcp.toolsets import OPT_IN
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
@@ -38,6 +40,10 @@ async def call(http: httpx.AsyncClient, token: str, name: str, **arguments: Any)
     return response.json()
 
 
+def registry_toolsets(registry: Registry) -> set[str]:
+    return {toolset_of(spec.slug) for spec in registry}
+
+
 async def test_open_methods_need_no_token(http: httpx.AsyncClient, registry: Registry) -> None:
     init = await rpc(http, "initialize", {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -49,7 +55,8 @@ async def test_open_methods_need_no_token(http: httpx.AsyncClient, registry: Reg
 
     listed = (await rpc(http, "tools/list")).json()["result"]["tools"]
     by_name = {tool["name"]: tool for tool in listed}
-    assert set(by_name) == {tool_name(s.slug) for s in registry} | {"workspace_get_context"}
+    offered = {tool_name(s.slug) for s in registry if toolset_of(s.slug) not in OPT_IN}
+    assert set(by_name) == offered | {"workspace_get_context"}
     assert "documents_bulk_edit" in by_name and "documents_search" in by_name
     search = by_name["documents_search"]
     spec = next(s for s in registry if s.slug == "documents.search")
@@ -92,7 +99,7 @@ async def test_tools_call_without_a_token_is_401_with_discovery(
 
 
 async def test_tools_call_runs_invoke_in_the_tokens_workspace(
-    http: httpx.AsyncClient, person: Tenant, bob: Tenant
+    http: httpx.AsyncClient, person: Tenant, bob: Tenant, registry: Registry
 ) -> None:
     tokens = await oc.whole_flow(http, "alice@example.com", PASSWORD, person.org_id)
     token = tokens["access_token"]
@@ -139,6 +146,9 @@ async def test_tools_call_runs_invoke_in_the_tokens_workspace(
     assert context["scopes"] == ["read_documents", "write_documents"]
     assert context["clientId"] == tokens["client_id"]
     assert context["tokenExpiresAt"] > 0
+    # The toolsets this connection is offered (the default ones) and those it may add.
+    assert "documents" in context["toolsets"] and "members" not in context["toolsets"]
+    assert set(context["moreToolsets"]) == OPT_IN & registry_toolsets(registry)
 
 
 @pytest.mark.parametrize("protocol", ["2025-06-18", "2025-11-25"])

@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 from jsonschema import Draft202012Validator
 
-from app.mcp.tools import OUTPUT_SCHEMA_SLUGS, tool_name
+from app.mcp.tools import OUTPUT_SCHEMA_SLUGS, tool_name, toolset_of
+from app.mcp.toolsets import OPT_IN
 from resolvers.framework.registry import Registry
 from tests.mcp.test_mcp_face import rpc
 
@@ -80,10 +81,11 @@ def test_the_check_finds_an_undescribed_property_anywhere() -> None:
 async def test_default_listing_fits_the_budget(http: httpx.AsyncClient, registry: Registry) -> None:
     body = await listed(http)
     tools = body["result"]["tools"]
-    # The default listing is every capability (everything a full-scope credential may call).
-    assert {tool["name"] for tool in tools} == {tool_name(s.slug) for s in registry} | {
-        "workspace_get_context"
-    }
+    # The default listing is every capability a full-scope credential may call, but for the
+    # opt-in toolsets (administration, reconciliation), which a connection asks for by name.
+    offered = {tool_name(s.slug) for s in registry if toolset_of(s.slug) not in OPT_IN}
+    assert {tool["name"] for tool in tools} == offered | {"workspace_get_context"}
+    assert {toolset_of(s.slug) for s in registry} & OPT_IN, "no opt-in toolset is left"
     sizes = {tool["name"]: compact(tool) for tool in tools}
     total = compact(body)
     assert total <= BUDGET_BYTES, f"tools/list is {total} bytes: {sorted(sizes.items())}"

@@ -7,6 +7,8 @@ from typing import Any
 
 import httpx
 
+from app.mcp.tools import tool_name, toolset_of
+from app.mcp.toolsets import OPT_IN
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
@@ -35,7 +37,7 @@ async def names(http: httpx.AsyncClient, query: str = "", **headers: str) -> set
 async def test_toolsets_in_the_query_or_a_header_narrow_the_listing(
     http: httpx.AsyncClient, registry: Registry
 ) -> None:
-    everything = await names(http)
+    everything = await names(http, "?toolsets=all")
     chosen = await names(http, "?toolsets=documents,files")
     assert chosen == {n for n in everything if n.startswith(("documents_", "files_"))} | {CONTEXT}
     assert "files_upload" in chosen and "documents_count" in chosen
@@ -44,12 +46,33 @@ async def test_toolsets_in_the_query_or_a_header_narrow_the_listing(
     assert await names(http, **{"X-MCP-Toolsets": "documents, FILES"}) == chosen
     both = await names(http, "?toolsets=rules", **{"X-MCP-Toolsets": "files"})
     assert both == {n for n in everything if n.startswith(("rules_", "files_"))} | {CONTEXT}
-    assert await names(http, "?toolsets=all") == everything
     # A toolset written as tool names write it (api_keys) is the resource (api-keys).
     keys = {n for n in everything if n.startswith("api_keys_")} | {CONTEXT}
     assert (
         await names(http, "?toolsets=api_keys") == await names(http, "?toolsets=api-keys") == keys
     )
+
+
+async def test_the_default_listing_leaves_the_opt_in_toolsets_out(
+    http: httpx.AsyncClient, registry: Registry, alice: Tenant
+) -> None:
+    everything = await names(http, "?toolsets=all")
+    default = await names(http)
+    opt_in = {tool_name(s.slug) for s in registry if toolset_of(s.slug) in OPT_IN}
+    assert {"members_invite", "api_keys_create", "billing_get"} <= opt_in
+    assert default == everything - opt_in
+    # `default` names the default toolsets, so one opt-in toolset is added to them by name.
+    members = {n for n in everything if n.startswith("members_")}
+    assert await names(http, "?toolsets=default,members") == default | members
+    assert await names(http, "?toolsets=default") == default
+    # A call to an opt-in tool on a default connection says how to connect for it.
+    bearer = {"Authorization": f"Bearer {alice.api_key}"}
+    call = {"name": "members_list", "arguments": {}}
+    refused = (await post(http, "tools/call", call, **bearer)).json()["error"]
+    assert refused["code"] == -32602
+    assert "?toolsets=default,members" in refused["message"]
+    ran = await post(http, "tools/call", call, "?toolsets=default,members", **bearer)
+    assert ran.json()["result"]["isError"] is False
 
 
 async def test_an_unknown_toolset_is_a_clear_error(http: httpx.AsyncClient) -> None:
@@ -66,8 +89,11 @@ async def test_an_unknown_toolset_is_a_clear_error(http: httpx.AsyncClient) -> N
 
 async def test_readonly_lists_only_reads(http: httpx.AsyncClient, registry: Registry) -> None:
     reads = await names(http, "?readonly=true")
-    expected = {s.slug.replace(".", "_").replace("-", "_") for s in registry if s.read_only}
-    assert reads == expected | {CONTEXT}
+    # Read-only narrows the default toolsets (the opt-in ones are left out as without it).
+    expected = {tool_name(s.slug) for s in registry if s.read_only}
+    opt_in = {tool_name(s.slug) for s in registry if toolset_of(s.slug) in OPT_IN}
+    assert reads == (expected - opt_in) | {CONTEXT}
+    assert await names(http, "?readonly=true&toolsets=all") == expected | {CONTEXT}
     assert "documents_search" in reads and "documents_update" not in reads
 
 
