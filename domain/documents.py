@@ -102,6 +102,8 @@ COUNT_FILTERS: dict[str, Filterable] = {
     # When fincap received it (upload, email), whatever date it bears: what was added lately
     # (the overview counts new documents dated outside its range). A date, or an ISO time.
     "receivedAt": Filterable("date"),
+    # The workspace's tags on it (tags.list names them).
+    "tags": Filterable("tags"),
 }
 SEARCH_FILTERS: dict[str, Filterable] = {
     **COUNT_FILTERS,

@@ -57,6 +57,13 @@ STARTS_WITH = FilterOp(
     "Starts with the text, ignoring case",
     rewrite=lambda text: "^" + re.escape(text),
 )
+# A list of tags: the document holds the tag (eq), one of them (in), each of them (all).
+HAS = FilterOp("eq", "eq", "value", "The tag is on the document")
+LACKS = FilterOp("ne", "ne", "value", "The tag is not on the document")
+HAS_ANY = FilterOp("in", "in", "list", "At least one of the tags is on the document")
+HAS_NONE = FilterOp("nin", "nin", "list", "None of the tags is on the document")
+HAS_ALL = FilterOp("all", "all", "list", "Every one of the tags is on the document")
+TAGGED = FilterOp("exists", "exists", "boolean", "The document has any tag (true) or none (false)")
 REGEX = FilterOp(
     "regex", "regex", "text", "Matches the pattern, ignoring case (RE2 syntax, no inline flags)"
 )
@@ -69,6 +76,7 @@ FILTER_OPS: dict[FieldType, tuple[FilterOp, ...]] = {
     "number": (EQ, NE, GT, GTE, LT, LTE, IN, NIN, EXISTS),
     "money": (EQ, NE, GT, GTE, LT, LTE, IN, NIN, EXISTS),
     "date": (EQ, NE, GT, GTE, LT, LTE, IN, NIN, EXISTS),
+    "tags": (HAS, LACKS, HAS_ANY, HAS_NONE, HAS_ALL, TAGGED),
 }
 # The combinators of a filter: every item holds (and), one does (or), the filter does not (not).
 AND, OR, NOT = "and", "or", "not"

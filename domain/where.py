@@ -17,9 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-WhereOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "regex", "exists"]
+WhereOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "all", "regex", "exists"]
 WhereLogic = Literal["and", "or", "nor"]
-FieldType = Literal["string", "enum", "boolean", "number", "money", "date"]
+# ``tags``: a list of names; a condition tests whether the list holds them (eq: the tag is on
+# the document, in: one of them is, all: every one is, nin: none is, exists: any tag at all).
+FieldType = Literal["string", "enum", "boolean", "number", "money", "date", "tags"]
 
 # Which operators each type of field takes (the compiler checks them; descriptions list them).
 OPS_BY_TYPE: dict[FieldType, tuple[WhereOp, ...]] = {
@@ -29,6 +31,7 @@ OPS_BY_TYPE: dict[FieldType, tuple[WhereOp, ...]] = {
     "number": ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"),
     "money": ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"),
     "date": ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"),
+    "tags": ("eq", "ne", "in", "nin", "all", "exists"),
 }
 # How each type's values are written, for people and assistants composing a clause.
 VALUES_BY_TYPE: dict[FieldType, str] = {
@@ -38,6 +41,7 @@ VALUES_BY_TYPE: dict[FieldType, str] = {
     "string": "eq exact, regex any case",
     "enum": "",
     "boolean": "true|false",
+    "tags": "tag names; eq has it, all has each",
 }
 
 
@@ -134,7 +138,7 @@ class WhereCondition(BaseModel):
     op: WhereOp | None = Field(default=None, description="An operator the field's type takes")
     value: Any = Field(
         default=None,
-        description="Array for in/nin, true|false for exists; regex: no inline flags",
+        description="Array for in/nin/all, true|false for exists; regex: no inline flags",
     )
     logic: WhereLogic | None = Field(default=None, description="Nested group: and|or|nor")
     conditions: list[WhereCondition] | None = Field(

@@ -27,6 +27,7 @@ from persistence.oauth import OAuthClients, OAuthCodes, OAuthConsents, OAuthToke
 from persistence.rules import Rules
 from persistence.sign_in_failures import SignInFailures
 from persistence.sign_in_links import SignInLinks
+from persistence.tags import Tags
 from persistence.thumbnails import Thumbnails
 from persistence.units import Units
 from persistence.usage import Usage
@@ -66,6 +67,7 @@ class Store:
         self.jobs = Jobs(db, clock)
         self.activity = Activity(db)
         self.category_overrides = CategoryOverrides(db)
+        self.tags = Tags(db)
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)

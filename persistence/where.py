@@ -4,9 +4,10 @@ Rules: fields come from a per-capability whitelist and each has a type;
 each operator is checked against that type; values are coerced (ISO dates, numbers, money in
 cents, within the range storage holds); ``regex`` is a plain, length-bounded pattern compiled
 first and matched case-insensitively, from a subset that cannot backtrack catastrophically
-(``persistence/safe_regex.py``); ``in``/``nin`` take arrays; ``exists`` takes a boolean (null
-counts as missing); ``ne``/``nin`` keep documents that miss the field, as MongoDB does. The
-caller adds the workspace and archive filters outside the compiled clause.
+(``persistence/safe_regex.py``); ``in``/``nin``/``all`` take arrays; ``exists`` takes a
+boolean (null counts as missing; a tag list counts when it holds a tag); ``ne``/``nin`` keep
+documents that miss the field, as MongoDB does. The caller adds the workspace and archive
+filters outside the compiled clause.
 """
 
 from __future__ import annotations
@@ -117,11 +118,15 @@ def _compile_condition(
     if op == "exists":
         if not isinstance(value, bool):
             raise WhereError(location, "exists takes true or false")
+        if spec.type == "tags":
+            # A list without a tag ([], as removing the last one leaves it) is untagged too.
+            tagged = {path: {"$exists": True, "$ne": []}}
+            return tagged if value else {"$nor": [tagged]}
         # A null value counts as missing: extraction stores null for fields it could not read.
         return {path: {"$ne": None}} if value else {path: None}
     if op == "regex":
         return {path: {"$regex": _checked_pattern(value, location), "$options": "i"}}
-    if op in ("in", "nin"):
+    if op in ("in", "nin", "all"):
         if not isinstance(value, list) or not value:
             raise WhereError(location, f"{op} takes a non-empty array")
         if len(value) > MAX_LIST_VALUES:
@@ -161,7 +166,7 @@ def _checked_pattern(value: Any, location: str) -> str:
 def _coerce(spec: FieldSpec, value: Any, location: str) -> Any:
     if value is None:
         raise WhereError(location, "null is not a value here; use op 'exists'")
-    if spec.type in ("string", "enum"):
+    if spec.type in ("string", "enum", "tags"):
         if not isinstance(value, str):
             raise WhereError(location, f"expected a string, got {type(value).__name__}")
         if spec.upper:

@@ -23,6 +23,7 @@ from resolvers.resources import (
     mailboxes,
     members,
     rules,
+    tags,
     whatsapp,
     workspaces,
 )
@@ -42,6 +43,7 @@ RESOURCES = (
     mailboxes,
     members,
     rules,
+    tags,
     whatsapp,
     workspaces,
 )

@@ -12,7 +12,7 @@ import datetime as dt
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, EmailStr, Field, field_validator
 
 from domain.documents import (
     COUNT_FILTERS,
@@ -31,6 +31,7 @@ from domain.documents import (
 from domain.where import WhereClause, describe_narrower_where, describe_where
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
+from schema.tags import MAX_TAG_LENGTH, TagName
 
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
 
@@ -252,6 +253,10 @@ class Document(CapabilityOutput):
         default=None, description="Corrections of this document, oldest first"
     )
     createdAt: datetime | None = Field(default=None, description="When it was stored")
+    # Documents never tagged store no list (and a projection may carry null): none.
+    tags: Annotated[list[str], BeforeValidator(lambda value: value or [])] = Field(
+        default_factory=list, description="Its tags' names"
+    )
     updatedAt: datetime | None = Field(default=None, description="When it last changed")
 
 
@@ -470,6 +475,9 @@ class UpdateDocument(CapabilityInput):
     )
     lineItems: list[LineItem] | None = Field(
         default=None, max_length=500, description="Replaces every line"
+    )
+    tags: list[Annotated[TagName, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None = Field(
+        default=None, max_length=20, description="Replaces every tag (names from tags.list)"
     )
 
     @field_validator("currency", mode="before")

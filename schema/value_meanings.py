@@ -356,6 +356,7 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
             "lte": "Less than or equal to value",
             "in": "One of the values (an array)",
             "nin": "None of the values (an array; documents without the field match)",
+            "all": "A tag list holds every one of the values (an array)",
             "regex": "Matches the pattern, ignoring case",
             "exists": "The field is set (value true) or not (false)",
         },

@@ -39,6 +39,7 @@ SCALAR_OF: dict[FieldType, Any] = {
     "number": Decimal,
     "money": Decimal,
     "date": date,
+    "tags": str,
 }
 # The filter input each field type shares (an enum field gets its own, named for its enum).
 FILTER_NAME: dict[FieldType, str] = {
@@ -47,6 +48,7 @@ FILTER_NAME: dict[FieldType, str] = {
     "number": "DecimalFilter",
     "money": "DecimalFilter",
     "date": "DateFilter",
+    "tags": "TagsFilter",
 }
 FILTER_DESCRIPTION: dict[str, str] = {
     "StringFilter": "Tests of a text field; eq, ne, in and nin compare exactly (currency and "
@@ -55,6 +57,7 @@ FILTER_DESCRIPTION: dict[str, str] = {
     "DecimalFilter": "Tests of an amount or number (Decimal: text, or a JSON number; money "
     "takes at most 2 decimal places)",
     "DateFilter": "Tests of a date (YYYY-MM-DD)",
+    "TagsFilter": "Tests of a document's tags (names compare exactly)",
 }
 Meaning = typing.Callable[[tuple[str, ...], str], str | None]
 

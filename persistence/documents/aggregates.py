@@ -270,3 +270,22 @@ class DocumentAggregates(DocumentCollection):
             groups=[_group(row) for row in rows[:max_groups]],
             truncated=len(rows) > max_groups,
         )
+
+    async def tag_counts(self, workspace_id: str) -> dict[str, int]:
+        """Tag name → how many active documents of the workspace carry it."""
+        pipeline: list[dict[str, Any]] = [
+            {
+                "$match": {
+                    "workspaceId": workspace_id,
+                    "archived": False,
+                    "tags": {"$exists": True, "$ne": []},
+                }
+            },
+            {"$project": {"tags": 1}},
+            {"$unwind": "$tags"},
+            {"$group": {"_id": "$tags", "count": {"$sum": 1}}},
+        ]
+        rows = await self._run(
+            self._docs.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
+        )
+        return {row["_id"]: row["count"] for row in rows}

@@ -86,3 +86,19 @@ class DocumentBulkEdits(DocumentCollection):
             await self._rollups.apply(workspace_id, removed=moved_from, added=moved_to)
             await self.events.append(workspace_id, "document.updated", changed)
         return modified
+
+    async def rename_tag(self, workspace_id: str, old: str, new: str | None) -> int:
+        """Every document of the workspace (archived ones too) that carries tag ``old`` carries
+        ``new`` instead (None: no tag in its place); how many changed. Two writes, each safe to
+        repeat: the new name is added where the old one is, then the old one taken out, so a
+        failure between them leaves both names, never a document that lost its tag."""
+        selector = {"workspaceId": workspace_id, "tags": old}
+        ids = [row["_id"] for row in await self._docs.find(selector, {"_id": 1}).to_list(None)]
+        if not ids:
+            return 0
+        now = self._now()
+        if new is not None:
+            await self._update_many(selector, {"$addToSet": {"tags": new}}, now)
+        await self._update_many(selector, {"$pull": {"tags": old}, "$set": {"updatedAt": now}}, now)
+        await self.events.append(workspace_id, "document.updated", ids)
+        return len(ids)

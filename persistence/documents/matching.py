@@ -135,6 +135,9 @@ def _operator(op: str, argument: Any, condition: Mapping[str, Any]) -> Test:
         if op == "$in":
             return lambda values: any(_equal(v, item) for v in values for item in items)
         return lambda values: not any(_equal(v, item) for v in values for item in items)
+    if op == "$all":
+        every = list(argument)
+        return lambda values: all(any(_equal(v, item) for v in values) for item in every)
     if op == "$exists":
         wanted = bool(argument)
         return lambda values: any(value is not _MISSING for value in values) == wanted

@@ -113,6 +113,7 @@ class StoredDocument(TypedDict, total=False):
     exportStatus: str
     expenseLocation: dict[str, Any] | None
     lineItems: list[StoredLineItem] | None
+    tags: list[str]  # names of the workspace's tags (persistence.tags)
     # Per extracted field: confidence, page, box, source text (``Document.evidence``).
     evidence: list[dict[str, Any]]
     file: StoredFile

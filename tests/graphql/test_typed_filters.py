@@ -51,6 +51,7 @@ def test_document_filter_has_exactly_the_declared_fields(schema: typing.Any) -> 
             "date": "DateFilter",
             "boolean": "BooleanFilter",
             "enum": f"{spec.name}Filter",
+            "tags": "TagsFilter",
         }[spec.type]
         assert generated[name] == expected, name
 
@@ -62,6 +63,7 @@ def test_each_filter_takes_its_types_operators(schema: typing.Any) -> None:
         ("DateFilter", "date"),
         ("BooleanFilter", "boolean"),
         ("PaymentStatusFilter", "enum"),
+        ("TagsFilter", "tags"),
     ]:
         fields = schema.type_map[type_name].fields
         assert list(fields) == [op.name for op in FILTER_OPS[kind]]  # type: ignore[index]

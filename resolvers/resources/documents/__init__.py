@@ -22,6 +22,7 @@ from resolvers.services.document_edits import edit_entries, with_summary
 from resolvers.services.document_views import complete_document, complete_documents, full_view
 from resolvers.services.preferences import preferred_currency
 from resolvers.services.rule_runner import queue_update_rules
+from resolvers.services.tagging import known_tags, tag_documents
 from schema.documents import (
     BulkEditDocuments,
     BulkEditResult,
@@ -42,6 +43,7 @@ from schema.documents import (
     UnarchiveDocument,
     UpdateDocument,
 )
+from schema.tags import TagDocuments, TaggedDocuments
 
 MAX_GROUPS = 500
 
@@ -101,6 +103,8 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     if not changes:
         raise BadRequest("Invalid request: no fields to update; send at least one field besides id")
     workspace_id = ctx.require_workspace()
+    if "tags" in changes:  # the workspace's spelling; null takes every tag off
+        changes["tags"] = await known_tags(ctx, changes["tags"] or [], "tags")
     record = await _load(ctx, args.id)
     current = full_view(record, ctx.services.base_url)
     changes = with_summary(current, changes)
@@ -126,6 +130,22 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
         raise NotFound(f"Document '{args.id}' not found")
     await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
     return DocumentResult(document=await complete_document(ctx, updated))
+
+
+@capability(
+    "documents.tag",
+    input=TagDocuments,
+    output=TaggedDocuments,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+)
+async def tag(ctx: Context, args: TagDocuments) -> TaggedDocuments:
+    """Puts tags on documents and/or takes them off, by id (at most 1,000). Tags to add must
+    exist (tags.create); archived documents are left as they are. Each change is recorded in
+    the document's editHistory.
+    """
+    return await tag_documents(ctx, args)
 
 
 @capability(
