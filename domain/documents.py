@@ -51,6 +51,9 @@ AggregateKey = Literal[
     "paymentStatus",
     "paymentMethod",
     "entityId",
+    # A document counts in the group of each of its tags (so the groups may add up to more
+    # than the total), an untagged one in the group without a tag.
+    "tag",
 ]
 
 

@@ -27,6 +27,7 @@ KEY_MEANINGS: dict[str, str] = {
     "paymentStatus": "Payment status (paid, unpaid, partially-paid, refunded)",
     "paymentMethod": "Payment method",
     "entityId": "Entity (entityId)",
+    "tag": "Tag (a document counts under each of its tags; null: untagged)",
 }
 if set(KEY_MEANINGS) != set(typing.get_args(AggregateKey)):
     raise ValueError("every AggregateKey needs its meaning in KEY_MEANINGS")

@@ -28,6 +28,7 @@ ActionType = Literal[
     "set-merchant",
     "mark-recurring",
     "archive",
+    "add-tag",
     "send-to-integration",
     "require-approval",
     "notify-email",
@@ -90,6 +91,7 @@ ACTION_PARAMETERS: dict[str, tuple[str, ...]] = {
     "set-merchant": ("merchant",),
     "mark-recurring": ("recurringType",),
     "archive": (),
+    "add-tag": ("tag",),
     "send-to-integration": ("integration",),
     "require-approval": (),
     "notify-email": ("email",),
@@ -102,6 +104,7 @@ OPTIONAL_PARAMETERS: dict[str, tuple[str, ...]] = {
 }
 _ALL_PARAMETERS = (
     "category",
+    "tag",
     "merchant",
     "recurringType",
     "integration",
@@ -124,6 +127,9 @@ class RuleAction(BaseModel):
     )
     merchant: str | None = Field(
         default=None, min_length=1, max_length=200, description="set-merchant: the merchant to set"
+    )
+    tag: str | None = Field(
+        default=None, min_length=1, max_length=50, description="add-tag: a tag's name (tags.list)"
     )
     recurringType: RecurringType | None = Field(
         default=None, description="mark-recurring: how often the document recurs"

@@ -279,6 +279,7 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
             "set-merchant": "Set the merchant (merchant)",
             "mark-recurring": "Mark the document recurring (recurringType)",
             "archive": "Archive the document",
+            "add-tag": "Put a tag of the workspace on the document",
             "send-to-integration": "Send the document to an accounting integration",
             "require-approval": "Hold the document for approval (reason)",
             "notify-email": "Send an e-mail about the document",

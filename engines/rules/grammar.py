@@ -29,6 +29,8 @@ KEYWORDS = [
     "categorize",
     "categorizeas",
     "categorized",
+    "tag",
+    "tagged",
     "set",
     "rename",
     "category",
@@ -80,7 +82,7 @@ _phrase: action | condition | subject | trigger | WHEN
 
 // -- actions ---------------------------------------------------------------------------
 ?action: categorize | set_category | set_merchant | rename | mark_recurring | archive
-       | send | require_approval | notify_email | notify_webhook
+       | add_tag | send | require_approval | notify_email | notify_webhook
 
 categorize: (CATEGORIZE | MARK) span? (AS | TO | IN) target
           | (CATEGORIZE | MARK)? span? CATEGORIZEAS target
@@ -94,6 +96,7 @@ rename_from: names
 mark_recurring: (MARK | CATEGORIZE) span? AS? FREQ? RECURRING FREQ?
               | (MARK | CATEGORIZE) span? AS FREQ
 archive: ARCHIVE span?
+add_tag: TAG span? AS? target
 send: SEND span? TO? INTEG
 require_approval: MARK? span? REQUIREAPPROVAL span?
 notify_email: EMAIL span? TO? recipient
@@ -123,6 +126,7 @@ recurring_adj: FREQ RECURRING? | RECURRING
 
 ?condition: cond_merchant | cond_sender | cond_amount | cond_currency | cond_country
           | cond_city | cond_category | cond_uncategorized | cond_unpaid | cond_ending
+          | cond_tag
 cond_merchant: (FROM | AT) names
              | MERCHANT IS? names
 cond_sender: FROM EMAILADDR
@@ -143,6 +147,7 @@ cond_category: IN target CATEGORY
              | CATEGORIZED target
              | IN CATEGORY target
 cond_uncategorized: UNCATEGORIZED
+cond_tag: TAGGED target
 cond_unpaid: UNPAID
 cond_ending: ENDING NUM
 

@@ -484,6 +484,9 @@ class _Reader:
     def on_cond_category(self, node: Tree) -> None:
         self._condition("category", "eq", category_name(self.target(node)))
 
+    def on_cond_tag(self, node: Tree) -> None:
+        self._condition("tags", "eq", self.target(node))
+
     def on_cond_uncategorized(self, node: Tree) -> None:
         self._condition("category", "exists", False)
 
@@ -502,6 +505,9 @@ class _Reader:
 
     def on_categorize(self, node: Tree) -> None:
         self._action({"type": "set-category", "category": category_name(self.target(node))})
+
+    def on_add_tag(self, node: Tree) -> None:
+        self._action({"type": "add-tag", "tag": self.target(node)})
 
     def on_set_category(self, node: Tree) -> None:
         self.on_categorize(node)

@@ -112,6 +112,9 @@ def _document_stages(
         "converted": {"$sum": {"$cond": [in_preferred, _present("$preferredCents"), 0]}},
         "convertedCents": {"$sum": {"$cond": [in_preferred, "$preferredCents", 0]}},
     }
+    unwind: list[dict[str, Any]] = []
+    if "tag" in keys:  # one row per tag of each document; none for an untagged one
+        unwind = [{"$unwind": {"path": "$tags", "preserveNullAndEmptyArrays": True}}]
     if extremes:
         accumulators |= {
             "min": {"$min": "$amount"},
@@ -120,6 +123,7 @@ def _document_stages(
             "last": {"$max": "$docDate"},
         }
     return [
+        *unwind,
         {"$group": {"_id": group_id, **accumulators}},
         {"$sort": {"count": -1, "_id": 1}},
         {"$limit": max_groups + 1},

@@ -194,6 +194,8 @@ def group_key(group_by: CountGroupBy | AggregateKey | None) -> Any:
         # Documents without a date form their own null group.
         formatted = {"$dateToString": {"format": TIME_FORMATS[group_by], "date": "$docDate"}}
         return {"$cond": [{"$eq": [{"$ifNull": ["$docDate", None]}, None]}, None, formatted]}
+    if group_by == "tag":  # after $unwind: one tag per row
+        return "$tags"
     return f"${group_by}"
 
 

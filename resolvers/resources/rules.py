@@ -45,6 +45,7 @@ from resolvers.services.rule_runner import (
     resume_held_actions,
     run_document_rules,
 )
+from resolvers.services.tagging import known_tags
 from schema.rules import (
     AutomationRule,
     DeletedRule,
@@ -311,6 +312,9 @@ async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
             f"A workspace has at most {MAX_RULES_PER_WORKSPACE} rules; delete one first"
         )
     definition = reading.rule
+    for action in definition.actions:  # a tag to add must exist; stored as the tag spells it
+        if action.type == "add-tag" and action.tag is not None:
+            action.tag = (await known_tags(ctx, [action.tag], "naturalLanguageRule"))[0]
     secret = (
         secrets.token_urlsafe(32)
         if any(action.type == "notify-webhook" for action in definition.actions)

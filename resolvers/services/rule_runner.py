@@ -31,6 +31,7 @@ from persistence.documents.edits import EditEntry
 from persistence.documents.fields import SEARCH_FIELDS
 from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
+from persistence.tags import name_key
 from persistence.where import WhereError, compile_where
 from resolvers.framework.approval_gate import requester_of
 from resolvers.framework.context import Context, Principal
@@ -397,6 +398,7 @@ def describe_action(action: RuleAction) -> str:
         "set-merchant": f"set merchant to {action.merchant}",
         "mark-recurring": f"mark it {action.recurringType} recurring",
         "archive": "archive it",
+        "add-tag": f"tag it {action.tag}",
         "send-to-integration": f"send it to {action.integration}",
         REQUIRE_APPROVAL: "ask for approval again",
         "notify-email": f"e-mail {action.email}",
@@ -630,10 +632,39 @@ async def notify_email(
     return f"e-mailed {action.email}", True
 
 
+async def add_tag(
+    services: Services,
+    workspace_id: str,
+    rule: Mapping[str, Any],
+    action: RuleAction,
+    record: StoredDocument,
+    event: RuleEvent,
+) -> tuple[str, bool]:
+    """add-tag: the tag put on the document (as documents.tag would), while the tag exists."""
+    wanted = str(action.tag)
+    found = await services.store.tags.by_keys(workspace_id, [name_key(wanted)])
+    if not found:
+        raise ActionFailed(f"the tag '{wanted}' no longer exists (tags.create makes it again)")
+    name = next(iter(found.values()))["name"]
+    before = list(record.get("tags") or [])
+    if name in before:
+        return f"tagged {name} (already so)", False
+    edits = edit_entries(
+        {"tags": before}, {"tags": [*before, name]}, by=rule["_id"], via="rule", at=utcnow()
+    )
+    updated = await services.store.documents.update_fields(
+        workspace_id, record, {"tags": [*before, name]}, edits
+    )
+    if updated is None:
+        raise ActionFailed("the document no longer exists")
+    return f"tagged {name}", True
+
+
 # require-approval is not here: it stops the loop (``_carry_out`` calls hold_for_approval).
 ACTIONS: dict[str, ActionFn] = {
     **dict.fromkeys(FIELD_CHANGES, set_fields),
     "archive": archive,
+    "add-tag": add_tag,
     "send-to-integration": send_to_integration,
     "notify-email": notify_email,
     "notify-webhook": notify_webhook,

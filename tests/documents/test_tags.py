@@ -214,3 +214,24 @@ async def test_tags_over_the_wire(wire_store: Store, registry: Registry) -> None
         assert result(renamed)["documentsChanged"] == 2
         assert await ids(http, alice, tags("eq", "Trips")) == ["doc_1", "doc_2"]
         assert await ids(http, alice, tags("eq", "Travel")) == []
+        grouped = await http.post(
+            "/v1/graphql", json={"query": TAG_GROUPS}, headers=alice.headers()
+        )
+        found = grouped.json()["data"]["documentsAggregate"]
+        counts = {g["key"]["tag"]: g["count"] for g in found["groups"]}
+        assert counts == {"Trips": 2, "Tax 2026": 1, None: 3}, found
+
+
+TAG_GROUPS = """{ documentsAggregate(groupBy: [TAG]) {
+  totalCount groups { key { tag currency } count sum { amount } } } }"""
+
+
+async def test_aggregate_groups_by_tag(client: httpx.AsyncClient, tagged: Tenant) -> None:
+    """groupBy TAG: a document counts under each of its tags, an untagged one under null;
+    the total counts documents once."""
+    answer = await client.post("/v1/graphql", json={"query": TAG_GROUPS}, headers=tagged.headers())
+    assert answer.status_code == 200, answer.text
+    found = answer.json()["data"]["documentsAggregate"]
+    assert found["totalCount"] == 5
+    groups = {g["key"]["tag"]: (g["count"], g["sum"]["amount"]) for g in found["groups"]}
+    assert groups == {"Travel": (2, "20.00"), "Tax 2026": (2, "20.00"), None: (2, "20.00")}

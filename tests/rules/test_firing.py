@@ -287,3 +287,38 @@ async def test_with_the_real_integrations_an_unconnected_xero_is_the_reason(
     )
     stats = await rule_stats(client, alice, rule["id"])
     assert stats["actionsFailed"] == 1 and "xero is not connected" in stats["lastError"]
+
+
+async def test_a_rule_tags_documents_and_a_missing_tag_is_refused_or_reported(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    await store.documents.insert_many(
+        alice.org_id,
+        [doc("doc_uber", merchant="UBER *TRIP"), doc("doc_shell", merchant="Shell")],
+    )
+    sentence = {"naturalLanguageRule": "Tag all Uber receipts as travel", "confirm": True}
+    # The tag must exist when the rule is saved (a typo would otherwise tag nothing, silently).
+    refused = await call(client, alice, "rules.execute", sentence)
+    assert refused.status_code == 400
+    assert "'travel' is not a tag of this workspace" in refused.text
+    await call(client, alice, "tags.create", {"name": "Travel"})
+    rule = await save(client, alice, sentence["naturalLanguageRule"])
+    # Stored as the workspace spells the tag.
+    tagging = next(a for a in rule["definition"]["actions"] if a.get("type") == "add-tag")
+    assert tagging["tag"] == "Travel"
+    running = services(store)
+    said = await run_document_rules(running, alice.org_id, "doc_uber", PROCESSED)
+    assert said == [f"Rule '{rule['name']}': tagged Travel."]
+    assert await run_document_rules(running, alice.org_id, "doc_shell", PROCESSED) == []
+    uber = await document(client, alice, "doc_uber")
+    assert uber["tags"] == ["Travel"]
+    assert ("tags", [], ["Travel"], "rule") in [
+        (e["field"], e["oldValue"] or [], e["newValue"], e["via"]) for e in uber["editHistory"]
+    ]
+    # The tag deleted later: the rule's run says so instead of failing the pipeline.
+    tag_id = result(await call(client, alice, "tags.list", {}))["tags"][0]["id"]
+    await call(client, alice, "tags.delete", {"id": tag_id})
+    await store.documents.insert_many(alice.org_id, [doc("doc_uber2", merchant="Uber BV")])
+    await run_document_rules(running, alice.org_id, "doc_uber2", PROCESSED)
+    stats = await rule_stats(client, alice, rule["id"])
+    assert stats["actionsFailed"] == 1 and "no longer exists" in stats["lastError"]

@@ -114,7 +114,7 @@ CASES = [
         "Tag receipts from Berlin as Travel",
         PROCESSED,
         [RECEIPT, ("expenseLocation.primary.city", "regex", r"\bberlin\b")],
-        [{"type": "set-category", "category": "Travel"}],
+        [{"type": "add-tag", "tag": "Travel"}],  # tags exist: "tag … as" adds one
     ),
     Case(
         "Categorize receipts in CHF as Travel",
@@ -327,6 +327,19 @@ CASES = [
         [{"type": "archive"}],
         ["older than a year"],
     ),
+    # Tags (tags.*): "tag … as" adds one, "tagged …" tests it (before tags, both meant category).
+    Case(
+        "Tag all Uber receipts as Travel",
+        PROCESSED,
+        [("merchant", "regex", r"\buber\b"), RECEIPT],
+        [{"type": "add-tag", "tag": "Travel"}],
+    ),
+    Case(
+        "Archive receipts tagged Personal",
+        PROCESSED,
+        [RECEIPT, ("tags", "eq", "Personal")],
+        [{"type": "archive"}],
+    ),
 ]
 NOT_RULES = ["Make coffee", "What is my total spend?"]
 
@@ -400,7 +413,7 @@ query($input: PrepareRuleInput!) {
   rulesPrepare(input: $input) {
     rule { name trigger { type schedule { frequency weekday dayOfMonth hour } }
            conditions { logic conditions { field op value } }
-           actions { type category merchant recurringType integration email url } }
+           actions { type category tag merchant recurringType integration email url } }
     notUnderstood parsedBy warnings matchingDocuments
   }
 }
