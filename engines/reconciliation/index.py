@@ -1,0 +1,105 @@
+"""Where the matcher looks for a transaction's candidates, so that it never compares every
+transaction with every document: documents by exact total, by currency sorted by total (a
+window for conversions), by day sorted by total (tips and splits) and by invoice number.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+
+from .names import compact, normalise
+from .types import CandidateDocument
+
+CENTS = Decimal(100)
+MIN_INVOICE_NUMBER = 4  # shorter numbers ("12") are found in any booking text
+
+
+def cents(amount: Decimal) -> int:
+    return int((abs(amount) * CENTS).to_integral_value())
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """A document with what the signals compare, computed once: its names normalised (and as
+    printed) and its invoice number in compact form."""
+
+    doc: CandidateDocument
+    names: tuple[tuple[str, str], ...]
+    invoice: str
+
+
+class SortedAmounts:
+    """Documents sorted by an amount in cents: the ones inside a range, by bisection."""
+
+    def __init__(self, pairs: list[tuple[int, Indexed]]) -> None:
+        pairs.sort(key=lambda pair: (pair[0], pair[1].doc.id))
+        self._keys = [amount for amount, _ in pairs]
+        self._docs = [entry for _, entry in pairs]
+
+    def between(self, low: int, high: int) -> list[Indexed]:
+        """Documents with ``low <= amount <= high``."""
+        start = bisect.bisect_left(self._keys, low)
+        end = bisect.bisect_right(self._keys, high)
+        return self._docs[start:end]
+
+
+class DocumentIndex:
+    """The documents, indexed once per matching run."""
+
+    def __init__(self, documents: Iterable[CandidateDocument]) -> None:
+        self.by_total: dict[tuple[str, int], list[Indexed]] = defaultdict(list)
+        by_currency: dict[str, list[tuple[int, Indexed]]] = defaultdict(list)
+        by_converted: dict[str, list[tuple[int, Indexed]]] = defaultdict(list)
+        by_day: dict[tuple[str, date], list[tuple[int, Indexed]]] = defaultdict(list)
+        self.by_invoice: dict[str, list[Indexed]] = defaultdict(list)
+        for doc in sorted(documents, key=lambda d: d.id):
+            printed = [name for name in dict.fromkeys((doc.merchant, doc.seller)) if name]
+            names = tuple((normalise(name), name) for name in printed)
+            kept = tuple(pair for pair in names if pair[0])
+            entry = Indexed(doc, kept, compact(doc.invoice_number))
+            total = cents(doc.total)
+            self.by_total[(doc.currency, total)].append(entry)
+            if doc.tip is not None:
+                self.by_total[(doc.currency, total + cents(doc.tip))].append(entry)
+            by_currency[doc.currency].append((total, entry))
+            if doc.converted_amount is not None:
+                by_converted[doc.currency].append((cents(doc.converted_amount), entry))
+            by_day[(doc.currency, doc.date)].append((total, entry))
+            if len(entry.invoice) >= MIN_INVOICE_NUMBER and any(c.isdigit() for c in entry.invoice):
+                self.by_invoice[entry.invoice].append(entry)
+        self.currencies = tuple(sorted(by_currency))
+        self.by_currency = {code: SortedAmounts(pairs) for code, pairs in by_currency.items()}
+        self.by_converted = {code: SortedAmounts(pairs) for code, pairs in by_converted.items()}
+        self.by_day = {key: SortedAmounts(pairs) for key, pairs in by_day.items()}
+
+    def exact(self, currency: str, amount: int) -> list[Indexed]:
+        """Documents in ``currency`` whose total (or total plus printed tip) is ``amount``."""
+        return self.by_total.get((currency, amount), [])
+
+    def on_days(
+        self, currency: str, last: date, days: int, low: int, high: int
+    ) -> Iterator[Indexed]:
+        """Documents in ``currency`` dated ``days`` days up to ``last``, totals in [low, high]."""
+        for back in range(days + 1):
+            amounts = self.by_day.get((currency, last - timedelta(days=back)))
+            if amounts is not None:
+                yield from amounts.between(low, high)
+
+    def named_in(self, text: str) -> list[Indexed]:
+        """Documents whose invoice number the text contains, as a word or split over two or
+        three words ('RE 2024-0042' finds RE20240042)."""
+        words = [compact(word) for word in text.split()]
+        words = [word for word in words if word]
+        found: dict[str, Indexed] = {}
+        for start in range(len(words)):
+            for width in (1, 2, 3):
+                if start + width > len(words):
+                    break
+                for entry in self.by_invoice.get("".join(words[start : start + width]), ()):
+                    found.setdefault(entry.doc.id, entry)
+        return list(found.values())

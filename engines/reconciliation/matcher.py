@@ -1,0 +1,285 @@
+"""Matching bank transactions to documents: candidates from the index, scored by the signals,
+then a decision per transaction — matched automatically only above the workspace's threshold
+and without a rival within the margin, on either side; everything else for review.
+
+Order does not matter: transactions and documents are taken sorted by id, ties broken by id,
+and a rival is looked for among all transactions before any is decided.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import date
+from decimal import Decimal
+
+from . import signals
+from .index import DocumentIndex, Indexed, cents
+from .names import normalise, similarity
+from .policy import (
+    CARD_LAG_DAYS,
+    CONVERSION_TOLERANCE,
+    EARLY_DAYS,
+    INVOICE_LAG_DAYS,
+    SAME_MERCHANT,
+    SPLIT_MAX_PARTS,
+    SPLIT_MAX_POOL,
+    TIP_ALLOWANCE,
+    MatchSettings,
+)
+from .types import BankTransaction, Candidate, CandidateDocument, Decision, Rates, Signal
+
+CENT = Decimal("0.01")
+
+
+class Matcher:
+    """One matching run: the documents indexed, the rates cached per day."""
+
+    def __init__(
+        self,
+        documents: Iterable[CandidateDocument],
+        rates: Rates,
+        settings: MatchSettings | None = None,
+        rejected: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        self.index = DocumentIndex(documents)
+        self.rates = rates
+        self.settings = settings or MatchSettings()
+        self.rejected = frozenset(rejected)
+        self._rates: dict[tuple[str, str, date], Decimal | None] = {}
+
+    def rate(self, source: str, target: str, on: date) -> Decimal | None:
+        key = (source, target, on)
+        if key not in self._rates:
+            self._rates[key] = self.rates.rate(source, target, on)
+        return self._rates[key]
+
+    # Candidates -----------------------------------------------------------------------------
+
+    def candidates(self, txn: BankTransaction) -> list[Candidate]:
+        """The transaction's candidates, best first (score, then single before split/partial,
+        then document ids), those under the floor left out."""
+        paid = abs(txn.amount)
+        if paid == 0:
+            return []
+        counterparty = normalise(txn.counterparty or txn.reference)
+        referenced = self.index.named_in(f"{txn.reference} {txn.counterparty}")
+        named = {entry.doc.id for entry in referenced}
+        pool: dict[str, Indexed] = {}
+        for entry in (*self._single_pool(txn, paid, counterparty), *referenced):
+            pool.setdefault(entry.doc.id, entry)
+        found: list[Candidate] = []
+        for doc_id, entry in pool.items():
+            if (txn.id, doc_id) in self.rejected:
+                continue
+            scored = self._score(txn, paid, counterparty, entry, doc_id in named)
+            if scored is not None:
+                found.append(scored)
+        found.extend(self._splits(txn, paid, counterparty))
+        floor = self.settings.floor
+        kept = [candidate for candidate in found if candidate.score >= floor]
+        kept.sort(key=lambda c: (-c.score, c.kind != "single", c.document_ids))
+        return kept
+
+    def _single_pool(self, txn: BankTransaction, paid: Decimal, counterparty: str) -> list[Indexed]:
+        index, amount = self.index, cents(paid)
+        last = max(txn.booking_date, txn.value_date or txn.booking_date)
+        window = INVOICE_LAG_DAYS + (last - txn.booking_date).days
+        pool = [
+            entry
+            for entry in index.exact(txn.currency, amount)
+            if -EARLY_DAYS <= (last - entry.doc.date).days <= window
+        ]
+        # A tip written on the slip: the same currency, a card booking's window, a total a
+        # little under the amount — only of a merchant like the counterparty.
+        low = int(amount / (1 + TIP_ALLOWANCE))
+        for entry in index.on_days(txn.currency, last, CARD_LAG_DAYS + 1, low, amount - 1):
+            if entry.doc.tip is None and _same_merchant(counterparty, entry, 70.0):
+                pool.append(entry)
+        # Another currency: its total converted at the booking date within the tolerance.
+        for code in index.currencies:
+            if code == txn.currency:
+                continue
+            rate = self.rate(code, txn.currency, txn.booking_date)
+            if rate is not None and rate > 0:
+                low = int(paid / (rate * (1 + CONVERSION_TOLERANCE)) * 100)
+                high = int(paid / (rate * (1 - CONVERSION_TOLERANCE)) * 100) + 1
+                amounts = index.by_currency[code]
+            elif txn.currency == self.settings.currency and code in index.by_converted:
+                # No rate: the converted amount extraction stored (at the document's date).
+                low = int(paid * (1 - CONVERSION_TOLERANCE) * 100)
+                high = int(paid * (1 + CONVERSION_TOLERANCE) * 100) + 1
+                amounts = index.by_converted[code]
+            else:
+                continue
+            pool.extend(
+                entry
+                for entry in amounts.between(low, high)
+                if -EARLY_DAYS <= (last - entry.doc.date).days <= window
+            )
+        return pool
+
+    def _converted(self, txn: BankTransaction, doc: CandidateDocument) -> Decimal | None:
+        """The document's total (with its printed tip) in the booking's currency."""
+        if doc.currency == txn.currency:
+            return None
+        total = doc.total + (doc.tip or 0)
+        rate = self.rate(doc.currency, txn.currency, txn.booking_date)
+        if rate is not None:
+            return (total * rate).quantize(CENT)
+        if txn.currency == self.settings.currency and doc.converted_amount is not None:
+            return doc.converted_amount + ((doc.tip or 0) * doc.converted_amount / doc.total)
+        return None
+
+    def _score(
+        self,
+        txn: BankTransaction,
+        paid: Decimal,
+        counterparty: str,
+        entry: Indexed,
+        referenced: bool,
+    ) -> Candidate | None:
+        doc = entry.doc
+        fit = signals.amount(paid, txn.currency, doc, self._converted(txn, doc), referenced)
+        if fit is None:
+            return None
+        when = signals.date_window(txn, doc, referenced)
+        if when is None:
+            return None
+        found: list[Signal | None] = [
+            fit.signal,
+            when,
+            signals.merchant(counterparty, txn.counterparty or txn.reference, entry.names),
+            signals.reference(referenced, doc),
+            signals.currency(txn, doc),
+            signals.card(txn, doc),
+        ]
+        kept = tuple(signal for signal in found if signal is not None)
+        score = round(sum(signal.contribution for signal in kept), 2)
+        return Candidate((doc.id,), fit.kind, score, kept)
+
+    def _splits(self, txn: BankTransaction, paid: Decimal, counterparty: str) -> list[Candidate]:
+        """Two or three receipts of the counterparty's merchant, dated within a card booking's
+        lag, whose totals add up to the amount exactly (same currency only)."""
+        if not counterparty:
+            return []
+        amount = cents(paid)
+        last = max(txn.booking_date, txn.value_date or txn.booking_date)
+        pool = [
+            entry
+            for entry in self.index.on_days(txn.currency, last, CARD_LAG_DAYS, 1, amount - 1)
+            if (txn.id, entry.doc.id) not in self.rejected
+            and _same_merchant(counterparty, entry, SAME_MERCHANT)
+        ][:SPLIT_MAX_POOL]
+        found: list[Candidate] = []
+        for parts in range(2, min(SPLIT_MAX_PARTS, len(pool)) + 1):
+            for combo in itertools.combinations(pool, parts):
+                if sum(cents(entry.doc.total) for entry in combo) != amount:
+                    continue
+                found.append(self._split(txn, paid, counterparty, combo))
+        return found
+
+    def _split(
+        self, txn: BankTransaction, paid: Decimal, counterparty: str, combo: tuple[Indexed, ...]
+    ) -> Candidate:
+        docs = sorted((entry.doc for entry in combo), key=lambda d: d.id)
+        sum_text = " + ".join(f"{doc.total:.2f}" for doc in docs)
+        amount = signals.AmountFit(
+            signals._signal(
+                "amount",
+                1.0,
+                f"amount {signals.money(paid, txn.currency)} is the sum of {len(docs)} "
+                f"receipts: {sum_text}",
+            ),
+            "split",
+        ).signal
+        # The weakest part speaks for the split: its latest date, its least similar name.
+        dates = [signals.date_window(txn, doc, False) for doc in docs]
+        names = [
+            signals.merchant(counterparty, txn.counterparty or txn.reference, entry.names)
+            for entry in combo
+        ]
+        weakest: list[Signal | None] = [
+            min((s for s in dates if s is not None), key=lambda s: s.contribution, default=None),
+            min((s for s in names if s is not None), key=lambda s: s.contribution, default=None),
+        ]
+        kept = (amount, *(s for s in weakest if s is not None), signals.currency(txn, docs[0]))
+        score = round(sum(signal.contribution for signal in kept), 2)
+        return Candidate(tuple(doc.id for doc in docs), "split", score, kept)
+
+
+def _same_merchant(counterparty: str, entry: Indexed, least: float) -> bool:
+    return any(similarity(counterparty, norm) >= least for norm, _ in entry.names)
+
+
+def match(
+    transactions: Iterable[BankTransaction],
+    documents: Iterable[CandidateDocument],
+    rates: Rates,
+    settings: MatchSettings | None = None,
+    rejected: Iterable[tuple[str, str]] = (),
+) -> list[Decision]:
+    """A decision for every transaction (in id order). ``rejected`` holds the (transaction id,
+    document id) pairs a person rejected or undid: they are never proposed again."""
+    matcher = Matcher(documents, rates, settings, rejected)
+    chosen = matcher.settings
+    ranked = {txn.id: matcher.candidates(txn) for txn in sorted(transactions, key=lambda t: t.id)}
+    # Every transaction's score for each document: a second transaction that wants the same
+    # document within the margin is a rival, whichever was looked at first.
+    wanted: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for txn_id, candidates in ranked.items():
+        for candidate in candidates:
+            for doc_id in candidate.document_ids:
+                wanted[doc_id].append((candidate.score, txn_id))
+    return [decide(txn_id, candidates, wanted, chosen) for txn_id, candidates in ranked.items()]
+
+
+def decide(
+    txn_id: str,
+    candidates: list[Candidate],
+    wanted: dict[str, list[tuple[float, str]]],
+    settings: MatchSettings,
+) -> Decision:
+    """Auto-match the best candidate only when it is a single document at or above the
+    threshold, no other candidate comes within the margin, and no other transaction wants the
+    document within the margin of this one's score."""
+    shown = tuple(candidates[: settings.top])
+    if not candidates:
+        return Decision(txn_id, "no_candidate", why="no document fits the amount and date")
+    best = candidates[0]
+    if best.kind != "single":
+        return Decision(
+            txn_id, "needs_review", shown, why=f"a {best.kind} match is never made without a person"
+        )
+    if best.score < settings.threshold:
+        return Decision(
+            txn_id,
+            "needs_review",
+            shown,
+            why=f"best score {best.score:.0f} is below the threshold {settings.threshold:.0f}",
+        )
+    if len(candidates) > 1 and candidates[1].score > best.score - settings.margin:
+        second = candidates[1]
+        return Decision(
+            txn_id,
+            "needs_review",
+            shown,
+            why=f"{', '.join(second.document_ids)} scores {second.score:.0f}, within "
+            f"{settings.margin:.0f} of {best.score:.0f}",
+        )
+    doc_id = best.document_ids[0]
+    rivals = sorted(
+        other
+        for score, other in wanted[doc_id]
+        if other != txn_id and score > best.score - settings.margin
+    )
+    if rivals:
+        return Decision(
+            txn_id,
+            "needs_review",
+            shown,
+            why=f"{', '.join(rivals)} also wants {doc_id} within {settings.margin:.0f} points",
+            rivals=tuple(rivals),
+        )
+    return Decision(txn_id, "auto_match", shown, matched=best, why="above the threshold, no rival")
