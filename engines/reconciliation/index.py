@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
-from .names import compact, normalise
+from rapidfuzz import fuzz, process
+
+from .names import compact, normalise, similarity
 from .types import CandidateDocument
 
 CENTS = Decimal(100)
@@ -31,6 +33,7 @@ class Indexed:
     doc: CandidateDocument
     names: tuple[tuple[str, str], ...]
     invoice: str
+    cents: int
 
 
 class SortedAmounts:
@@ -48,6 +51,20 @@ class SortedAmounts:
         return self._docs[start:end]
 
 
+class ByDate:
+    """Documents sorted by date: the ones inside a range of days, by bisection."""
+
+    def __init__(self, entries: list[Indexed]) -> None:
+        entries.sort(key=lambda entry: (entry.doc.date, entry.doc.id))
+        self._days = [entry.doc.date.toordinal() for entry in entries]
+        self._docs = entries
+
+    def between(self, first: date, last: date) -> list[Indexed]:
+        start = bisect.bisect_left(self._days, first.toordinal())
+        end = bisect.bisect_right(self._days, last.toordinal())
+        return self._docs[start:end]
+
+
 class DocumentIndex:
     """The documents, indexed once per matching run."""
 
@@ -55,40 +72,63 @@ class DocumentIndex:
         self.by_total: dict[tuple[str, int], list[Indexed]] = defaultdict(list)
         by_currency: dict[str, list[tuple[int, Indexed]]] = defaultdict(list)
         by_converted: dict[str, list[tuple[int, Indexed]]] = defaultdict(list)
-        by_day: dict[tuple[str, date], list[tuple[int, Indexed]]] = defaultdict(list)
+        by_name: dict[tuple[str, str], list[Indexed]] = defaultdict(list)
         self.by_invoice: dict[str, list[Indexed]] = defaultdict(list)
         for doc in sorted(documents, key=lambda d: d.id):
             printed = [name for name in dict.fromkeys((doc.merchant, doc.seller)) if name]
             names = tuple((normalise(name), name) for name in printed)
             kept = tuple(pair for pair in names if pair[0])
-            entry = Indexed(doc, kept, compact(doc.invoice_number))
             total = cents(doc.total)
+            entry = Indexed(doc, kept, compact(doc.invoice_number), total)
             self.by_total[(doc.currency, total)].append(entry)
             if doc.tip is not None:
                 self.by_total[(doc.currency, total + cents(doc.tip))].append(entry)
             by_currency[doc.currency].append((total, entry))
             if doc.converted_amount is not None:
                 by_converted[doc.currency].append((cents(doc.converted_amount), entry))
-            by_day[(doc.currency, doc.date)].append((total, entry))
+            for norm in dict.fromkeys(norm for norm, _ in kept):
+                by_name[(doc.currency, norm)].append(entry)
             if len(entry.invoice) >= MIN_INVOICE_NUMBER and any(c.isdigit() for c in entry.invoice):
                 self.by_invoice[entry.invoice].append(entry)
         self.currencies = tuple(sorted(by_currency))
         self.by_currency = {code: SortedAmounts(pairs) for code, pairs in by_currency.items()}
         self.by_converted = {code: SortedAmounts(pairs) for code, pairs in by_converted.items()}
-        self.by_day = {key: SortedAmounts(pairs) for key, pairs in by_day.items()}
+        self.by_name = {key: ByDate(entries) for key, entries in by_name.items()}
+        self.names = sorted({norm for _, norm in by_name})
+        self._like: dict[tuple[str, float], tuple[str, ...]] = {}
 
     def exact(self, currency: str, amount: int) -> list[Indexed]:
         """Documents in ``currency`` whose total (or total plus printed tip) is ``amount``."""
         return self.by_total.get((currency, amount), [])
 
-    def on_days(
-        self, currency: str, last: date, days: int, low: int, high: int
+    def names_like(self, name: str, least: float) -> tuple[str, ...]:
+        """The documents' normalised names at least ``least`` similar to ``name`` (computed
+        once per name: a statement books the same merchants again and again)."""
+        key = (name, least)
+        if key not in self._like:
+            found = process.extract(
+                name, self.names, scorer=fuzz.WRatio, score_cutoff=least, limit=None
+            )
+            # WRatio first, in C over every name; then the stricter comparison of short names.
+            self._like[key] = tuple(
+                sorted(choice for choice, _, _ in found if similarity(name, choice) >= least)
+            )
+        return self._like[key]
+
+    def of_merchant(
+        self, currency: str, name: str, least: float, last: date, days: int
     ) -> Iterator[Indexed]:
-        """Documents in ``currency`` dated ``days`` days up to ``last``, totals in [low, high]."""
-        for back in range(days + 1):
-            amounts = self.by_day.get((currency, last - timedelta(days=back)))
-            if amounts is not None:
-                yield from amounts.between(low, high)
+        """Documents in ``currency`` of a merchant like ``name``, dated ``days`` days up to
+        ``last`` (each once, even when both its names are alike)."""
+        first, seen = last - timedelta(days=days), set()
+        for norm in self.names_like(name, least):
+            dated = self.by_name.get((currency, norm))
+            if dated is None:
+                continue
+            for entry in dated.between(first, last):
+                if entry.doc.id not in seen:
+                    seen.add(entry.doc.id)
+                    yield entry
 
     def named_in(self, text: str) -> list[Indexed]:
         """Documents whose invoice number the text contains, as a word or split over two or

@@ -8,7 +8,6 @@ and a rival is looked for among all transactions before any is decided.
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date
@@ -16,13 +15,14 @@ from decimal import Decimal
 
 from . import signals
 from .index import DocumentIndex, Indexed, cents
-from .names import normalise, similarity
+from .names import SHORT_NAME, normalise, similarity
 from .policy import (
     CARD_LAG_DAYS,
     CONVERSION_TOLERANCE,
+    DIFFERENT_MERCHANT,
     EARLY_DAYS,
     INVOICE_LAG_DAYS,
-    SAME_MERCHANT,
+    SIMILAR_MERCHANT,
     SPLIT_MAX_PARTS,
     SPLIT_MAX_POOL,
     TIP_ALLOWANCE,
@@ -93,10 +93,18 @@ class Matcher:
         ]
         # A tip written on the slip: the same currency, a card booking's window, a total a
         # little under the amount — only of a merchant like the counterparty.
+        # Not when a receipt of that merchant has the very amount: a guessed tip would only
+        # crowd the list below it.
         low = int(amount / (1 + TIP_ALLOWANCE))
-        for entry in index.on_days(txn.currency, last, CARD_LAG_DAYS + 1, low, amount - 1):
-            if entry.doc.tip is None and _same_merchant(counterparty, entry, 70.0):
-                pool.append(entry)
+        exact_here = any(_same_merchant(counterparty, entry) for entry in pool)
+        if counterparty and not exact_here:
+            pool.extend(
+                entry
+                for entry in index.of_merchant(
+                    txn.currency, counterparty, SIMILAR_MERCHANT, last, CARD_LAG_DAYS
+                )
+                if entry.doc.tip is None and low <= entry.cents < amount
+            )
         # Another currency: its total converted at the booking date within the tolerance.
         for code in index.currencies:
             if code == txn.currency:
@@ -113,10 +121,13 @@ class Matcher:
                 amounts = index.by_converted[code]
             else:
                 continue
+            # A converted amount within the tolerance is common (2.5% either way): only a
+            # merchant not clearly another one is worth scoring.
             pool.extend(
                 entry
                 for entry in amounts.between(low, high)
                 if -EARLY_DAYS <= (last - entry.doc.date).days <= window
+                and not _another_merchant(counterparty, entry)
             )
         return pool
 
@@ -166,18 +177,19 @@ class Matcher:
             return []
         amount = cents(paid)
         last = max(txn.booking_date, txn.value_date or txn.booking_date)
-        pool = [
-            entry
-            for entry in self.index.on_days(txn.currency, last, CARD_LAG_DAYS, 1, amount - 1)
-            if (txn.id, entry.doc.id) not in self.rejected
-            and _same_merchant(counterparty, entry, SAME_MERCHANT)
-        ][:SPLIT_MAX_POOL]
+        pool = sorted(
+            (
+                entry
+                for entry in self.index.of_merchant(
+                    txn.currency, counterparty, SIMILAR_MERCHANT, last, CARD_LAG_DAYS
+                )
+                if entry.cents < amount and (txn.id, entry.doc.id) not in self.rejected
+            ),
+            key=lambda entry: (entry.cents, entry.doc.id),
+        )[:SPLIT_MAX_POOL]
         found: list[Candidate] = []
-        for parts in range(2, min(SPLIT_MAX_PARTS, len(pool)) + 1):
-            for combo in itertools.combinations(pool, parts):
-                if sum(cents(entry.doc.total) for entry in combo) != amount:
-                    continue
-                found.append(self._split(txn, paid, counterparty, combo))
+        for combo in _adding_up(pool, amount):
+            found.append(self._split(txn, paid, counterparty, combo))
         return found
 
     def _split(
@@ -209,8 +221,41 @@ class Matcher:
         return Candidate(tuple(doc.id for doc in docs), "split", score, kept)
 
 
-def _same_merchant(counterparty: str, entry: Indexed, least: float) -> bool:
-    return any(similarity(counterparty, norm) >= least for norm, _ in entry.names)
+def _same_merchant(counterparty: str, entry: Indexed) -> bool:
+    return any(similarity(counterparty, norm) >= SIMILAR_MERCHANT for norm, _ in entry.names)
+
+
+def _another_merchant(counterparty: str, entry: Indexed) -> bool:
+    """Both sides name a merchant, and they are clearly not the same one."""
+    return (
+        bool(counterparty)
+        and all(
+            len(norm) >= SHORT_NAME and similarity(counterparty, norm) < DIFFERENT_MERCHANT
+            for norm, _ in entry.names
+        )
+        and bool(entry.names)
+    )
+
+
+def _adding_up(pool: list[Indexed], amount: int) -> list[tuple[Indexed, ...]]:
+    """The pairs and triples of ``pool`` (sorted by amount) whose amounts add up to ``amount``:
+    the last part is looked up by its amount, and a loop stops once the parts are too large."""
+    position: dict[int, list[int]] = defaultdict(list)
+    for at, entry in enumerate(pool):
+        position[entry.cents].append(at)
+    found: list[tuple[Indexed, ...]] = []
+    for i, first in enumerate(pool):
+        if first.cents * 2 > amount:
+            break
+        found.extend((first, pool[k]) for k in position.get(amount - first.cents, ()) if k > i)
+        if SPLIT_MAX_PARTS < 3:
+            continue
+        for j in range(i + 1, len(pool)):
+            rest = amount - first.cents - pool[j].cents
+            if rest < pool[j].cents:
+                break
+            found.extend((first, pool[j], pool[k]) for k in position.get(rest, ()) if k > j)
+    return found
 
 
 def match(
@@ -259,7 +304,7 @@ def decide(
             shown,
             why=f"best score {best.score:.0f} is below the threshold {settings.threshold:.0f}",
         )
-    if len(candidates) > 1 and candidates[1].score > best.score - settings.margin:
+    if len(candidates) > 1 and candidates[1].score >= best.score - settings.margin:
         second = candidates[1]
         return Decision(
             txn_id,
@@ -272,7 +317,7 @@ def decide(
     rivals = sorted(
         other
         for score, other in wanted[doc_id]
-        if other != txn_id and score > best.score - settings.margin
+        if other != txn_id and score >= best.score - settings.margin
     )
     if rivals:
         return Decision(

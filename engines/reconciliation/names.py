@@ -23,6 +23,13 @@ PROCESSOR_PREFIX = re.compile(
 # Booking-text noise that is no part of a name: terminal and store numbers, dates, "Filiale".
 NOISE_WORDS = re.compile(r"\b(?:filiale|store|nr|no|fil|tankstelle|station)\b\.?", re.I)
 NON_WORD = re.compile(r"[^0-9a-z]+")
+TRANSLITERATE = str.maketrans(
+    {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "AE", "Ö": "OE", "Ü": "UE", "ß": "ss"}
+)
+# A name this short (an OCR'd 'RE' of 'REWE') is found inside any longer name by a partial
+# comparison: it must be a whole word of the other name to count.
+SHORT_NAME = 4
+SHORT_PREFIX = 75.0
 DIGITS = re.compile(r"\b\w*\d\w*\b")
 # "Karte ****4242", "card ending 4242", "VISA 4242", "xxxx xxxx xxxx 4242".
 CARD_ENDING = re.compile(
@@ -36,7 +43,8 @@ CARD_ENDING = re.compile(
 def normalise(name: str) -> str:
     """The comparable form of a merchant name: folded, processor prefix, legal form, numbers,
     punctuation and noise words removed."""
-    text = PROCESSOR_PREFIX.sub(" ", name)
+    # The bank's transliteration ('MUELLER', 'SUED') and the receipt's umlauts meet halfway.
+    text = PROCESSOR_PREFIX.sub(" ", name.translate(TRANSLITERATE))
     text = name_core(text)
     text = NOISE_WORDS.sub(" ", text)
     text = DIGITS.sub(" ", fold(text))
@@ -50,7 +58,16 @@ def similarity(left: str, right: str) -> float:
     statement books the same few merchants again and again."""
     if not left or not right:
         return 0.0
-    return float(fuzz.WRatio(left, right))
+    score = float(fuzz.WRatio(left, right))
+    short, long = sorted((left, right), key=len)
+    if len(short) < SHORT_NAME and short != long:
+        words = long.split()
+        if short in words:
+            return min(score, 90.0)
+        if any(word.startswith(short) for word in words):
+            return min(score, SHORT_PREFIX)  # 'EDE' of 'EDEKA': a cut name, weak evidence
+        return min(score, float(fuzz.ratio(short, long)))
+    return score
 
 
 def card_ending(text: str) -> str | None:
@@ -61,6 +78,7 @@ def card_ending(text: str) -> str | None:
     return found.group(1) or found.group(2)
 
 
+@functools.lru_cache(maxsize=65536)
 def compact(text: str) -> str:
     """Letters and digits only, upper case: invoice numbers compared across punctuation."""
     return NON_WORD.sub("", fold(text)).upper()

@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .names import similarity
+from .names import SHORT_NAME, similarity
 from .policy import (
     CARD_LAG_DAYS,
     CONVERSION_TOLERANCE,
+    CONVERTED_STRENGTH,
     DIFFERENT_MERCHANT,
     EARLY_DAYS,
     INVOICE_LAG_DAYS,
@@ -20,6 +21,7 @@ from .policy import (
     SAME_MERCHANT,
     SIMILAR_MERCHANT,
     TIP_ALLOWANCE,
+    TIP_STRENGTH,
     WEIGHTS,
 )
 from .types import BankTransaction, CandidateDocument, CandidateKind, Signal
@@ -30,7 +32,7 @@ def money(amount: Decimal, currency: str) -> str:
 
 
 def _signal(name: str, strength: float, reason: str) -> Signal:
-    return Signal(name, round(WEIGHTS[name] * strength, 2), reason)
+    return Signal(name, WEIGHTS[name] * strength, reason)
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def amount(
                 f"amount {money(paid, currency)} is {share:.0f}% above the total {shown}: "
                 f"a tip? (up to {TIP_ALLOWANCE * 100:.0f}% allowed)"
             )
-            return AmountFit(_signal("amount", 0.5, reason), "single")
+            return AmountFit(_signal("amount", TIP_STRENGTH, reason), "single")
         if referenced and paid < total:
             reason = f"pays {money(paid, currency)} of the total {shown}: a partial payment"
             return AmountFit(_signal("amount", 0.3, reason), "partial")
@@ -82,13 +84,12 @@ def amount(
         return None
     drift = abs(paid - converted) / converted
     if drift <= CONVERSION_TOLERANCE:
-        strength = 1.0 - 0.4 * float(drift / CONVERSION_TOLERANCE)
         reason = (
             f"amount {money(paid, currency)} is within {drift * 100:.1f}% of the total "
             f"{money(total, doc.currency)} converted at the booking date "
             f"({money(converted, currency)}; tolerance {CONVERSION_TOLERANCE * 100:.1f}%)"
         )
-        return AmountFit(_signal("amount", strength, reason), "single")
+        return AmountFit(_signal("amount", CONVERTED_STRENGTH, reason), "single")
     if referenced and paid < converted:
         reason = (
             f"pays {money(paid, currency)} of the total {money(total, doc.currency)} "
@@ -117,11 +118,11 @@ def date_window(txn: BankTransaction, doc: CandidateDocument, referenced: bool) 
             f"{which} {when} the document date (card bookings lag 0–{CARD_LAG_DAYS} days)",
         )
     if CARD_LAG_DAYS < lag <= LATE_LAG_DAYS:
-        return _signal("date", 0.5, f"{which} {days} after the document date (late for a card)")
+        return _signal("date", -0.2, f"{which} {days} after the document date (late for a card)")
     if LATE_LAG_DAYS < lag <= INVOICE_LAG_DAYS:
         return _signal(
             "date",
-            0.2,
+            -0.4,
             f"{which} {days} after the document date (an invoice paid within "
             f"{INVOICE_LAG_DAYS} days)",
         )
@@ -138,14 +139,15 @@ def merchant(counterparty: str, shown: str, names: tuple[tuple[str, str], ...]) 
     similarity. None when either side has no name."""
     if not counterparty or not names:
         return None
-    best, printed = max((similarity(counterparty, norm), raw) for norm, raw in names)
+    best, printed, norm = max((similarity(counterparty, norm), raw, norm) for norm, raw in names)
     said = f"'{shown}' ~ '{printed}' {best:.0f}%"
     if best >= SAME_MERCHANT:
         return _signal("merchant", 1.0, said)
     if best >= SIMILAR_MERCHANT:
         strength = 0.4 + 0.6 * (best - SIMILAR_MERCHANT) / (SAME_MERCHANT - SIMILAR_MERCHANT)
         return _signal("merchant", strength, said)
-    if best < DIFFERENT_MERCHANT:
+    # A name too short to judge (an OCR'd 'Ar') does not speak against the match.
+    if best < DIFFERENT_MERCHANT and len(norm) >= SHORT_NAME:
         return _signal("merchant", -0.4, f"{said}: another merchant?")
     return _signal("merchant", 0.0, said)
 
