@@ -20,6 +20,9 @@ PROCESSOR_PREFIX = re.compile(
     r"ec\s+|pos\s+|kartenzahlung\s+|visa\s+|mastercard\s+)+",
     re.I,
 )
+# Legal forms the extraction's list leaves out: the Luxembourg S.à r.l. (before its "S.A" is
+# taken for a société anonyme) and the European SE at the end of a name ("Zalando SE").
+MORE_LEGAL_FORMS = re.compile(r"\bs\.?\s?[aà]\.?\s?r\.?\s?l\b\.?|\bse\b\.?(?=[\s\d]*$)", re.I)
 # Booking-text noise that is no part of a name: terminal and store numbers, dates, "Filiale".
 NOISE_WORDS = re.compile(r"\b(?:filiale|store|nr|no|fil|tankstelle|station)\b\.?", re.I)
 NON_WORD = re.compile(r"[^0-9a-z]+")
@@ -45,7 +48,7 @@ def normalise(name: str) -> str:
     punctuation and noise words removed."""
     # The bank's transliteration ('MUELLER', 'SUED') and the receipt's umlauts meet halfway.
     text = PROCESSOR_PREFIX.sub(" ", name.translate(TRANSLITERATE))
-    text = name_core(text)
+    text = name_core(MORE_LEGAL_FORMS.sub(" ", text))
     text = NOISE_WORDS.sub(" ", text)
     text = DIGITS.sub(" ", fold(text))
     return " ".join(NON_WORD.sub(" ", text).split())

@@ -32,7 +32,7 @@ def money(amount: Decimal, currency: str) -> str:
 
 
 def _signal(name: str, strength: float, reason: str) -> Signal:
-    return Signal(name, WEIGHTS[name] * strength, reason)
+    return Signal(name, round(WEIGHTS[name] * strength, 2), reason)
 
 
 @dataclass(frozen=True)
