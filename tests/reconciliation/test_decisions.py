@@ -6,11 +6,13 @@ booking date's rate; the same decisions whatever the input order."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engines.reconciliation import MatchSettings, match
+from engines.reconciliation import MatchSettings, match, signals
 
 from .stand_ins import DAY, FixedRates, doc, txn
 
@@ -190,3 +192,32 @@ def test_the_decisions_do_not_depend_on_the_input_order(
         for candidate in decision.candidates:
             for doc_id in candidate.document_ids:
                 assert (decision.transaction_id, doc_id) not in rejected
+
+
+def test_candidates_come_from_the_index_not_from_every_document(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 2,000 receipts of every amount and day of a year: one booking scores only the few whose
+    # total, converted total or merchant-and-date fit, never all of them.
+    receipts = [
+        doc(
+            f"d{i:04d}",
+            f"{5 + (i * 7919) % 20000 / 100:.2f}",
+            date=DAY + timedelta(days=i % 365 - 180),
+            merchant=("Shell", "Aral", "REWE", "")[i % 4],
+            currency=("EUR", "EUR", "EUR", "USD")[i % 4],
+        )
+        for i in range(2000)
+    ] + [doc("hit")]
+    scored: list[str] = []
+    amount = signals.amount
+
+    def counting(*args: Any) -> Any:
+        scored.append(args[2].id)
+        return amount(*args)
+
+    monkeypatch.setattr(signals, "amount", counting)
+    [decision] = match([txn(amount="-42.50")], receipts, RATES)
+    assert "hit" in scored and len(scored) <= 20, scored
+    assert decision.candidates[0].document_ids == ("hit",)
+    assert len(set(scored)) == len(scored)  # each document scored once
