@@ -70,8 +70,10 @@ class DocumentIndex:
 
     def __init__(self, documents: Iterable[CandidateDocument]) -> None:
         self.by_total: dict[tuple[str, int], list[Indexed]] = defaultdict(list)
-        by_currency: dict[str, list[tuple[int, Indexed]]] = defaultdict(list)
-        by_converted: dict[str, list[tuple[int, Indexed]]] = defaultdict(list)
+        # Per currency and month: a conversion window is a range of totals, and a year of them
+        # holds too many to filter by date one by one.
+        by_currency: dict[tuple[str, int], list[tuple[int, Indexed]]] = defaultdict(list)
+        by_converted: dict[tuple[str, int], list[tuple[int, Indexed]]] = defaultdict(list)
         by_name: dict[tuple[str, str], list[Indexed]] = defaultdict(list)
         self.by_invoice: dict[str, list[Indexed]] = defaultdict(list)
         for doc in sorted(documents, key=lambda d: d.id):
@@ -83,16 +85,17 @@ class DocumentIndex:
             self.by_total[(doc.currency, total)].append(entry)
             if doc.tip is not None:
                 self.by_total[(doc.currency, total + cents(doc.tip))].append(entry)
-            by_currency[doc.currency].append((total, entry))
+            month = _month(doc.date)
+            by_currency[(doc.currency, month)].append((total, entry))
             if doc.converted_amount is not None:
-                by_converted[doc.currency].append((cents(doc.converted_amount), entry))
+                by_converted[(doc.currency, month)].append((cents(doc.converted_amount), entry))
             for norm in dict.fromkeys(norm for norm, _ in kept):
                 by_name[(doc.currency, norm)].append(entry)
             if len(entry.invoice) >= MIN_INVOICE_NUMBER and any(c.isdigit() for c in entry.invoice):
                 self.by_invoice[entry.invoice].append(entry)
-        self.currencies = tuple(sorted(by_currency))
-        self.by_currency = {code: SortedAmounts(pairs) for code, pairs in by_currency.items()}
-        self.by_converted = {code: SortedAmounts(pairs) for code, pairs in by_converted.items()}
+        self.currencies = tuple(sorted({code for code, _ in by_currency}))
+        self.by_currency = {key: SortedAmounts(pairs) for key, pairs in by_currency.items()}
+        self.by_converted = {key: SortedAmounts(pairs) for key, pairs in by_converted.items()}
         self.by_name = {key: ByDate(entries) for key, entries in by_name.items()}
         self.names = sorted({norm for _, norm in by_name})
         self._like: dict[tuple[str, float], tuple[str, ...]] = {}
@@ -100,6 +103,19 @@ class DocumentIndex:
     def exact(self, currency: str, amount: int) -> list[Indexed]:
         """Documents in ``currency`` whose total (or total plus printed tip) is ``amount``."""
         return self.by_total.get((currency, amount), [])
+
+    def in_currency(
+        self, currency: str, low: int, high: int, first: date, last: date, converted: bool
+    ) -> Iterator[Indexed]:
+        """Documents in ``currency`` with totals (or, ``converted``, converted amounts) in
+        [low, high], dated ``first`` to ``last``."""
+        table = self.by_converted if converted else self.by_currency
+        for month in range(_month(first), _month(last) + 1):
+            amounts = table.get((currency, month))
+            if amounts is not None:
+                for entry in amounts.between(low, high):
+                    if first <= entry.doc.date <= last:
+                        yield entry
 
     def names_like(self, name: str, least: float) -> tuple[str, ...]:
         """The documents' normalised names at least ``least`` similar to ``name`` (computed
@@ -143,3 +159,7 @@ class DocumentIndex:
                 for entry in self.by_invoice.get("".join(words[start : start + width]), ()):
                     found.setdefault(entry.doc.id, entry)
         return list(found.values())
+
+
+def _month(day: date) -> int:
+    return day.year * 12 + day.month - 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 from . import signals
@@ -86,10 +86,9 @@ class Matcher:
         index, amount = self.index, cents(paid)
         last = max(txn.booking_date, txn.value_date or txn.booking_date)
         window = INVOICE_LAG_DAYS + (last - txn.booking_date).days
+        first, after = last - timedelta(days=window), last + timedelta(days=EARLY_DAYS)
         pool = [
-            entry
-            for entry in index.exact(txn.currency, amount)
-            if -EARLY_DAYS <= (last - entry.doc.date).days <= window
+            entry for entry in index.exact(txn.currency, amount) if first <= entry.doc.date <= after
         ]
         # A tip written on the slip: the same currency, a card booking's window, a total a
         # little under the amount — only of a merchant like the counterparty.
@@ -113,21 +112,20 @@ class Matcher:
             if rate is not None and rate > 0:
                 low = int(paid / (rate * (1 + CONVERSION_TOLERANCE)) * 100)
                 high = int(paid / (rate * (1 - CONVERSION_TOLERANCE)) * 100) + 1
-                amounts = index.by_currency[code]
-            elif txn.currency == self.settings.currency and code in index.by_converted:
+                stored = False
+            elif txn.currency == self.settings.currency:
                 # No rate: the converted amount extraction stored (at the document's date).
                 low = int(paid * (1 - CONVERSION_TOLERANCE) * 100)
                 high = int(paid * (1 + CONVERSION_TOLERANCE) * 100) + 1
-                amounts = index.by_converted[code]
+                stored = True
             else:
                 continue
             # A converted amount within the tolerance is common (2.5% either way): only a
             # merchant not clearly another one is worth scoring.
             pool.extend(
                 entry
-                for entry in amounts.between(low, high)
-                if -EARLY_DAYS <= (last - entry.doc.date).days <= window
-                and not _another_merchant(counterparty, entry)
+                for entry in index.in_currency(code, low, high, first, after, stored)
+                if not _another_merchant(counterparty, entry)
             )
         return pool
 
