@@ -7,7 +7,8 @@ weights, windows and defaults are in ``policy``; ``docs/guide/matching.md`` expl
 
 from __future__ import annotations
 
-from .matcher import Matcher, decide, match
+from .decisions import decide
+from .matcher import Matcher, match
 from .names import card_ending, normalise, similarity
 from .policy import WEIGHTS, MatchSettings
 from .rates import RateBookRates

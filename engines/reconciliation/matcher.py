@@ -1,6 +1,5 @@
 """Matching bank transactions to documents: candidates from the index, scored by the signals,
-then a decision per transaction — matched automatically only above the workspace's threshold
-and without a rival within the margin, on either side; everything else for review.
+then a decision per transaction (``decisions.decide``).
 
 Order does not matter: transactions and documents are taken sorted by id, ties broken by id,
 and a rival is looked for among all transactions before any is decided.
@@ -14,6 +13,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from . import signals
+from .decisions import decide
 from .index import DocumentIndex, Indexed, cents
 from .names import SHORT_NAME, normalise, similarity
 from .policy import (
@@ -194,16 +194,7 @@ class Matcher:
         self, txn: BankTransaction, paid: Decimal, counterparty: str, combo: tuple[Indexed, ...]
     ) -> Candidate:
         docs = sorted((entry.doc for entry in combo), key=lambda d: d.id)
-        sum_text = " + ".join(f"{doc.total:.2f}" for doc in docs)
-        amount = signals.AmountFit(
-            signals._signal(
-                "amount",
-                1.0,
-                f"amount {signals.money(paid, txn.currency)} is the sum of {len(docs)} "
-                f"receipts: {sum_text}",
-            ),
-            "split",
-        ).signal
+        amount = signals.split_amount(paid, txn.currency, docs)
         # The weakest part speaks for the split: its latest date, its least similar name.
         dates = [signals.date_window(txn, doc, False) for doc in docs]
         names = [
@@ -220,6 +211,7 @@ class Matcher:
 
 
 def _same_merchant(counterparty: str, entry: Indexed) -> bool:
+    """One of the document's names is at least similar to the counterparty."""
     return any(similarity(counterparty, norm) >= SIMILAR_MERCHANT for norm, _ in entry.names)
 
 
@@ -276,53 +268,3 @@ def match(
             for doc_id in candidate.document_ids:
                 wanted[doc_id].append((candidate.score, txn_id))
     return [decide(txn_id, candidates, wanted, chosen) for txn_id, candidates in ranked.items()]
-
-
-def decide(
-    txn_id: str,
-    candidates: list[Candidate],
-    wanted: dict[str, list[tuple[float, str]]],
-    settings: MatchSettings,
-) -> Decision:
-    """Auto-match the best candidate only when it is a single document at or above the
-    threshold, no other candidate comes within the margin, and no other transaction wants the
-    document within the margin of this one's score."""
-    shown = tuple(candidates[: settings.top])
-    if not candidates:
-        return Decision(txn_id, "no_candidate", why="no document fits the amount and date")
-    best = candidates[0]
-    if best.kind != "single":
-        return Decision(
-            txn_id, "needs_review", shown, why=f"a {best.kind} match is never made without a person"
-        )
-    if best.score < settings.threshold:
-        return Decision(
-            txn_id,
-            "needs_review",
-            shown,
-            why=f"best score {best.score:.0f} is below the threshold {settings.threshold:.0f}",
-        )
-    if len(candidates) > 1 and candidates[1].score >= best.score - settings.margin:
-        second = candidates[1]
-        return Decision(
-            txn_id,
-            "needs_review",
-            shown,
-            why=f"{', '.join(second.document_ids)} scores {second.score:.0f}, within "
-            f"{settings.margin:.0f} of {best.score:.0f}",
-        )
-    doc_id = best.document_ids[0]
-    rivals = sorted(
-        other
-        for score, other in wanted[doc_id]
-        if other != txn_id and score >= best.score - settings.margin
-    )
-    if rivals:
-        return Decision(
-            txn_id,
-            "needs_review",
-            shown,
-            why=f"{', '.join(rivals)} also wants {doc_id} within {settings.margin:.0f} points",
-            rivals=tuple(rivals),
-        )
-    return Decision(txn_id, "auto_match", shown, matched=best, why="above the threshold, no rival")

@@ -31,7 +31,8 @@ def money(amount: Decimal, currency: str) -> str:
     return f"{amount:,.2f} {currency}"
 
 
-def _signal(name: str, strength: float, reason: str) -> Signal:
+def weighted(name: str, strength: float, reason: str) -> Signal:
+    """A signal of ``strength`` (−1 to 1) times the weight ``policy.WEIGHTS`` gives ``name``."""
     return Signal(name, round(WEIGHTS[name] * strength, 2), reason)
 
 
@@ -60,7 +61,7 @@ def amount(
         shown = money(total, currency)
         if paid == total:
             return AmountFit(
-                _signal("amount", 1.0, f"amount {money(paid, currency)} equals the total"),
+                weighted("amount", 1.0, f"amount {money(paid, currency)} equals the total"),
                 "single",
             )
         if doc.tip is not None and paid == total + doc.tip:
@@ -68,17 +69,17 @@ def amount(
                 f"amount {money(paid, currency)} equals the total {shown} "
                 f"plus the tip {doc.tip:.2f}"
             )
-            return AmountFit(_signal("amount", 1.0, reason), "single")
+            return AmountFit(weighted("amount", 1.0, reason), "single")
         if total < paid <= total * (1 + TIP_ALLOWANCE) and doc.tip is None:
             share = (paid - total) / total * 100
             reason = (
                 f"amount {money(paid, currency)} is {share:.0f}% above the total {shown}: "
                 f"a tip? (up to {TIP_ALLOWANCE * 100:.0f}% allowed)"
             )
-            return AmountFit(_signal("amount", TIP_STRENGTH, reason), "single")
+            return AmountFit(weighted("amount", TIP_STRENGTH, reason), "single")
         if referenced and paid < total:
             reason = f"pays {money(paid, currency)} of the total {shown}: a partial payment"
-            return AmountFit(_signal("amount", 0.3, reason), "partial")
+            return AmountFit(weighted("amount", 0.3, reason), "partial")
         return None
     if converted is None or converted == 0:
         return None
@@ -89,14 +90,21 @@ def amount(
             f"{money(total, doc.currency)} converted at the booking date "
             f"({money(converted, currency)}; tolerance {CONVERSION_TOLERANCE * 100:.1f}%)"
         )
-        return AmountFit(_signal("amount", CONVERTED_STRENGTH, reason), "single")
+        return AmountFit(weighted("amount", CONVERTED_STRENGTH, reason), "single")
     if referenced and paid < converted:
         reason = (
             f"pays {money(paid, currency)} of the total {money(total, doc.currency)} "
             f"(≈ {money(converted, currency)}): a partial payment"
         )
-        return AmountFit(_signal("amount", 0.3, reason), "partial")
+        return AmountFit(weighted("amount", 0.3, reason), "partial")
     return None
+
+
+def split_amount(paid: Decimal, currency: str, docs: list[CandidateDocument]) -> Signal:
+    """Receipts whose totals add up to the booking exactly (the index found them)."""
+    parts = " + ".join(f"{doc.total:.2f}" for doc in docs)
+    reason = f"amount {money(paid, currency)} is the sum of {len(docs)} receipts: {parts}"
+    return weighted("amount", 1.0, reason)
 
 
 def date_window(txn: BankTransaction, doc: CandidateDocument, referenced: bool) -> Signal | None:
@@ -112,24 +120,24 @@ def date_window(txn: BankTransaction, doc: CandidateDocument, referenced: bool) 
     days = f"{abs(lag)} day{'s' if abs(lag) != 1 else ''}"
     if 0 <= lag <= CARD_LAG_DAYS:
         when = "the same day as" if lag == 0 else f"{days} after"
-        return _signal(
+        return weighted(
             "date",
             1.0,
             f"{which} {when} the document date (card bookings lag 0–{CARD_LAG_DAYS} days)",
         )
     if CARD_LAG_DAYS < lag <= LATE_LAG_DAYS:
-        return _signal("date", -0.2, f"{which} {days} after the document date (late for a card)")
+        return weighted("date", -0.2, f"{which} {days} after the document date (late for a card)")
     if LATE_LAG_DAYS < lag <= INVOICE_LAG_DAYS:
-        return _signal(
+        return weighted(
             "date",
             -0.4,
             f"{which} {days} after the document date (an invoice paid within "
             f"{INVOICE_LAG_DAYS} days)",
         )
     if -EARLY_DAYS <= lag < 0:
-        return _signal("date", 0.3, f"{which} {days} before the document date")
+        return weighted("date", 0.3, f"{which} {days} before the document date")
     if referenced and -REFERENCE_LAG_DAYS <= lag <= REFERENCE_LAG_DAYS:
-        return _signal("date", 0.0, f"{which} {days} from the document date (named in the text)")
+        return weighted("date", 0.0, f"{which} {days} from the document date (named in the text)")
     return None
 
 
@@ -142,14 +150,14 @@ def merchant(counterparty: str, shown: str, names: tuple[tuple[str, str], ...]) 
     best, printed, norm = max((similarity(counterparty, norm), raw, norm) for norm, raw in names)
     said = f"'{shown}' ~ '{printed}' {best:.0f}%"
     if best >= SAME_MERCHANT:
-        return _signal("merchant", 1.0, said)
+        return weighted("merchant", 1.0, said)
     if best >= SIMILAR_MERCHANT:
         strength = 0.4 + 0.6 * (best - SIMILAR_MERCHANT) / (SAME_MERCHANT - SIMILAR_MERCHANT)
-        return _signal("merchant", strength, said)
+        return weighted("merchant", strength, said)
     # A name too short to judge (an OCR'd 'Ar') does not speak against the match.
     if best < DIFFERENT_MERCHANT and len(norm) >= SHORT_NAME:
-        return _signal("merchant", -0.4, f"{said}: another merchant?")
-    return _signal("merchant", 0.0, said)
+        return weighted("merchant", -0.4, f"{said}: another merchant?")
+    return weighted("merchant", 0.0, said)
 
 
 def reference(found: bool, doc: CandidateDocument) -> Signal | None:
@@ -157,14 +165,14 @@ def reference(found: bool, doc: CandidateDocument) -> Signal | None:
     punctuation)."""
     if not found:
         return None
-    return _signal("reference", 1.0, f"invoice number {doc.invoice_number} in the booking text")
+    return weighted("reference", 1.0, f"invoice number {doc.invoice_number} in the booking text")
 
 
 def currency(txn: BankTransaction, doc: CandidateDocument) -> Signal:
     """The same currency on both sides; a converted one is neither for nor against."""
     if txn.currency == doc.currency:
-        return _signal("currency", 1.0, f"both in {txn.currency}")
-    return _signal("currency", 0.0, f"receipt in {doc.currency}, booked in {txn.currency}")
+        return weighted("currency", 1.0, f"both in {txn.currency}")
+    return weighted("currency", 0.0, f"receipt in {doc.currency}, booked in {txn.currency}")
 
 
 def card(txn: BankTransaction, doc: CandidateDocument) -> Signal | None:
@@ -173,8 +181,8 @@ def card(txn: BankTransaction, doc: CandidateDocument) -> Signal | None:
     if not txn.card_last4 or not doc.card_last4:
         return None
     if txn.card_last4 == doc.card_last4:
-        return _signal("card", 1.0, f"card ending {doc.card_last4} on both")
-    return _signal(
+        return weighted("card", 1.0, f"card ending {doc.card_last4} on both")
+    return weighted(
         "card",
         -1.0,
         f"receipt paid with card ending {doc.card_last4}, booked on card ending {txn.card_last4}",
