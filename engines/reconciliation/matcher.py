@@ -138,7 +138,9 @@ class Matcher:
         if rate is not None:
             return (total * rate).quantize(CENT)
         if txn.currency == self.settings.currency and doc.converted_amount is not None:
-            return doc.converted_amount + ((doc.tip or 0) * doc.converted_amount / doc.total)
+            if not doc.tip or not doc.total:
+                return doc.converted_amount
+            return (doc.converted_amount * (doc.total + doc.tip) / doc.total).quantize(CENT)
         return None
 
     def _score(

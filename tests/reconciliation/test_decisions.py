@@ -159,6 +159,25 @@ def test_far_amounts_and_dates_are_never_scored() -> None:
     assert decision.outcome == "no_candidate" and decision.candidates == ()
 
 
+def test_zero_and_negative_amounts_are_no_trouble() -> None:
+    receipts = [
+        doc("d1", "0.00"),
+        doc("d2", "-42.50"),  # a credit note
+        doc(
+            "d3",
+            "0.00",
+            currency="USD",
+            converted_amount="0.00",
+            tip="1.00",
+            invoice_number="INV-0001",
+        ),
+    ]
+    # The booking names d3's invoice: it is scored, through the stored converted amount.
+    t3 = txn("t3", "1.00", reference="INV-0001")
+    decisions = match([txn("t1", "0.00"), txn("t2", "-42.50"), t3], receipts, FixedRates())
+    assert [d.outcome for d in decisions] == ["no_candidate"] * 3
+
+
 amounts = st.sampled_from(["42.50", "30.00", "12.50", "17.10", "45.00"])
 offsets = st.integers(min_value=-3, max_value=8)
 merchants = st.sampled_from(["Shell", "Aral", ""])
