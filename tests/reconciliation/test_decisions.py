@@ -9,10 +9,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.reconciliation import MatchSettings, match, signals
+from engines.currency import default_rate_book
+from engines.reconciliation import MatchSettings, RateBookRates, match, signals
 
 from .stand_ins import DAY, FixedRates, doc, txn
 
@@ -240,3 +241,46 @@ def test_candidates_come_from_the_index_not_from_every_document(
     assert "hit" in scored and len(scored) <= 20, scored
     assert decision.candidates[0].document_ids == ("hit",)
     assert len(set(scored)) == len(scored)  # each document scored once
+
+
+money_values = st.decimals(
+    min_value=-100000, max_value=100000, places=2, allow_nan=False, allow_infinity=False
+)
+days = st.integers(min_value=-400, max_value=400).map(lambda n: DAY + timedelta(days=n))
+codes = st.sampled_from(["EUR", "USD", "CHF", "XXX"])  # XXX: no rate anywhere
+names = st.text(max_size=30)
+
+
+@settings(deadline=None)  # the first example loads the ECB rate table (~0.3 s)
+@given(
+    receipts=st.lists(
+        st.tuples(money_values, days, codes, names, names, st.none() | money_values), max_size=6
+    ),
+    bookings=st.lists(st.tuples(money_values, days, codes, names, names), max_size=4),
+)
+def test_any_input_gets_a_decision_with_the_real_rates(
+    receipts: list[tuple[Any, ...]], bookings: list[tuple[Any, ...]]
+) -> None:
+    docs = [
+        doc(
+            f"d{i}",
+            str(total),
+            date=on,
+            currency=code,
+            merchant=name,
+            invoice_number=number,
+            tip=tip,
+        )
+        for i, (total, on, code, name, number, tip) in enumerate(receipts)
+    ]
+    txns = [
+        txn(f"t{i}", str(amount), booking_date=on, currency=code, counterparty=name, reference=text)
+        for i, (amount, on, code, name, text) in enumerate(bookings)
+    ]
+    decisions = match(txns, docs, RateBookRates(default_rate_book()))
+    assert [d.transaction_id for d in decisions] == sorted(t.id for t in txns)
+    for decision in decisions:
+        assert len(decision.candidates) <= MatchSettings().top
+        for candidate in decision.candidates:
+            assert candidate.score == pytest.approx(sum(s.contribution for s in candidate.signals))
+            assert all(signal.reason for signal in candidate.signals)
