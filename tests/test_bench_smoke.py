@@ -71,6 +71,14 @@ IN_PROCESS = {
             rf"rules step with 20 enabled rules:\s+{NUMBER} ms/document",
         ),
     ),
+    "reconcile": Bench(
+        ("--transactions", "300", "--documents", "500", "--runs", "1"),
+        (
+            rf"^auto-match precision {NUMBER}% \(\d+/\d+\), recall {NUMBER}%",
+            rf"^top-3 candidate recall {NUMBER}%",
+            rf"^match 300 transactions × 500 documents: median {NUMBER} s",
+        ),
+    ),
     "exports": Bench(("--documents", "3", "--runs", "1"), (rf"^\s+deliver\s+{NUMBER}$",)),
     "inbound": Bench(
         ("--messages", "2", "--runs", "1"),
