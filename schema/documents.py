@@ -31,7 +31,7 @@ from domain.documents import (
 from domain.where import WhereClause, describe_narrower_where, describe_where
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
-from schema.tags import MAX_TAG_LENGTH, TagName
+from schema.tags import MAX_TAG_LENGTH, MAX_TAGS_PER_DOCUMENT, TagName
 
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
 
@@ -477,7 +477,9 @@ class UpdateDocument(CapabilityInput):
         default=None, max_length=500, description="Replaces every line"
     )
     tags: list[Annotated[TagName, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None = Field(
-        default=None, max_length=20, description="Replaces every tag (names from tags.list)"
+        default=None,
+        max_length=MAX_TAGS_PER_DOCUMENT,
+        description="Replaces every tag (names from tags.list)",
     )
 
     @field_validator("currency", mode="before")

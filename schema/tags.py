@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field
 from schema.base import CapabilityInput, CapabilityOutput, Integer, OneLine
 
 MAX_TAG_LENGTH = 50
+MAX_TAGS_PER_DOCUMENT = 20
 # Six hex digits: what every colour picker reads and writes.
 COLOUR_PATTERN = r"^#[0-9a-fA-F]{6}$"
 

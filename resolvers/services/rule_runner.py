@@ -41,6 +41,7 @@ from resolvers.services.container import Services
 from resolvers.services.document_edits import edit_entries, with_summary
 from resolvers.services.document_views import full_view, jsonable
 from schema.rules import RuleAction, RuleDefinition
+from schema.tags import MAX_TAGS_PER_DOCUMENT
 
 log = logging.getLogger("fincap.rules")
 
@@ -649,6 +650,8 @@ async def add_tag(
     before = list(record.get("tags") or [])
     if name in before:
         return f"tagged {name} (already so)", False
+    if len(before) >= MAX_TAGS_PER_DOCUMENT:
+        raise ActionFailed(f"the document already carries {MAX_TAGS_PER_DOCUMENT} tags")
     edits = edit_entries(
         {"tags": before}, {"tags": [*before, name]}, by=rule["_id"], via="rule", at=utcnow()
     )

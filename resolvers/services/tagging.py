@@ -12,7 +12,7 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
 from resolvers.services.document_edits import edit_entries
 from resolvers.services.rule_runner import queue_update_rules
-from schema.tags import TagDocuments, TaggedDocuments
+from schema.tags import MAX_TAGS_PER_DOCUMENT, TagDocuments, TaggedDocuments
 
 
 async def known_tags(ctx: Context, names: Iterable[str], field: str) -> list[str]:
@@ -54,6 +54,11 @@ async def tag_documents(ctx: Context, args: TagDocuments) -> TaggedDocuments:
         before = list(record.get("tags") or [])
         after = [name for name in before if name.casefold() not in taken_off]
         after += [name for name in add if name not in after]
+        if len(after) > MAX_TAGS_PER_DOCUMENT:
+            raise BadRequest(
+                f"Invalid request: add: document '{record['_id']}' would carry {len(after)} "
+                f"tags; at most {MAX_TAGS_PER_DOCUMENT}"
+            )
         edits = edit_entries({"tags": before}, {"tags": after}, by=ctx.user_id, via=VIA, at=now)
         if edits and not record.get("archived"):
             updates.append(FieldUpdate(record, {"tags": after}, edits))

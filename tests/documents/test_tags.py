@@ -235,3 +235,18 @@ async def test_aggregate_groups_by_tag(client: httpx.AsyncClient, tagged: Tenant
     assert found["totalCount"] == 5
     groups = {g["key"]["tag"]: (g["count"], g["sum"]["amount"]) for g in found["groups"]}
     assert groups == {"Travel": (2, "20.00"), "Tax 2026": (2, "20.00"), None: (2, "20.00")}
+
+
+async def test_a_document_carries_at_most_twenty_tags(
+    client: httpx.AsyncClient, tagged: Tenant
+) -> None:
+    names = [f"T{n:02d}" for n in range(21)]
+    for name in names:
+        await call(client, tagged, "tags.create", {"name": name})
+    over = await call(client, tagged, "documents.tag", {"ids": ["doc_1"], "add": names[:20]})
+    assert over.status_code == 400  # doc_1 already carries Travel: 21
+    assert "document 'doc_1' would carry 21 tags; at most 20" in over.text
+    got = result(await call(client, tagged, "documents.get", {"id": "doc_1"}))["document"]
+    assert got["tags"] == ["Travel"]  # nothing written: the check comes before any write
+    too_many = await call(client, tagged, "documents.update", {"id": "doc_4", "tags": names})
+    assert too_many.status_code == 400 and "tags" in too_many.text
