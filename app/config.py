@@ -403,6 +403,20 @@ class _ServiceSettings(_FromNamedVariables):
         description="memory (estimated, in MB) the kept GraphQL documents may take; only "
         "requests whose credentials authenticate add to it",
     )
+    graphql_read_points: int = variable(
+        "FINCAP_GRAPHQL_READ_POINTS",
+        2000,
+        ge=1,
+        description="GraphQL read budget of each API key or OAuth token, in points (a point: "
+        "100 objects of an answer, at least 1 a request), spent at once at most; a key that "
+        "spent it is answered 429 with Retry-After",
+    )
+    graphql_read_points_per_minute: int = variable(
+        "FINCAP_GRAPHQL_READ_POINTS_PER_MINUTE",
+        1000,
+        ge=1,
+        description="points a key's GraphQL read budget regains a minute",
+    )
     billing_plans: Path | None = variable(
         "FINCAP_BILLING_PLANS",
         None,

@@ -15,6 +15,7 @@ from starlette.types import Scope
 
 from app.config import Settings
 from app.graphql import Limits, graphql_routes
+from app.graphql.read_budget import ReadBudget
 from app.graphql.sockets import SocketLimits
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import EXCEPTION_HANDLERS, failure
@@ -83,6 +84,7 @@ def create_app(
                 per_member=settings.ws_operations_per_member,
                 per_workspace=settings.ws_operations_per_workspace,
             ),
+            ReadBudget(settings.graphql_read_points, settings.graphql_read_points_per_minute),
         ),
         *operations_routes(metrics),
         *mcp_routes(registry),

@@ -53,6 +53,7 @@ from app.graphql.listing import _translated as typed_where
 from app.graphql.listing import document_inputs, listing_graph
 from app.graphql.nested import nested_graph
 from app.graphql.nodes import node_graph
+from app.graphql.read_budget import ReadBudget
 from app.graphql.selection import listed_fields, lists_documents
 from app.graphql.sockets import (
     CREDENTIALS_KEY,
@@ -66,7 +67,7 @@ from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, page_headers
 from resolvers.framework.auth import authenticate
-from resolvers.framework.context import Credentials
+from resolvers.framework.context import Credentials, Principal
 from resolvers.framework.errors import (
     STORE_RETRY_AFTER_S,
     CapabilityError,
@@ -90,6 +91,7 @@ HTTP_CODES = {
     404: "NOT_FOUND",
     405: "METHOD_NOT_ALLOWED",
     413: "PAYLOAD_TOO_LARGE",
+    429: "TOO_MANY_REQUESTS",
 }
 
 
@@ -146,6 +148,7 @@ class GraphQLFace(GraphQL):
         registry: Registry,
         ide_csp: str = PLAIN_CSP,
         socket_limits: SocketLimits | None = None,
+        read_budget: ReadBudget | None = None,
     ) -> None:
         super().__init__(
             schema,
@@ -160,6 +163,7 @@ class GraphQLFace(GraphQL):
         self._registry = registry
         self.socket_limits = socket_limits or SocketLimits()
         self.socket_operations = SocketOperations(self.socket_limits)
+        self.read_budget = read_budget or ReadBudget()
 
     async def get_context(  # type: ignore[override]  # the context is a dict
         self, request: Request, response: Any
@@ -168,6 +172,14 @@ class GraphQLFace(GraphQL):
         credentials = credentials_of(request)
         services = services_of(request)
         session = GraphSession(self._registry, credentials, services)
+        principal = await principal_of(credentials, services)
+        if principal is not None and request.scope["type"] != "websocket":
+            # Counted per key: a key that spent its read budget waits, before anything runs.
+            wait = self.read_budget.wait_for(principal.key_id)
+            if wait is not None:
+                request.state.graphql_retry_after = wait
+                raise HTTPException(429, self.read_budget.refusal(wait))
+            request.state.graphql_read_key = principal.key_id
         return {
             "request": request,
             "response": response,
@@ -175,8 +187,7 @@ class GraphQLFace(GraphQL):
             CREDENTIALS_KEY: credentials,
             # Only a request that authenticates may fill the document cache (a stranger's
             # unique documents would fill the process's memory).
-            KEEP_KEY: request.scope["type"] == "websocket"
-            or await authenticates(credentials, services),
+            KEEP_KEY: request.scope["type"] == "websocket" or principal is not None,
         }
 
     async def on_ws_connect(self, context: dict[str, Any]) -> Any:  # type: ignore[override]
@@ -233,6 +244,9 @@ class GraphQLFace(GraphQL):
             response.pop("data", None)
             request.state.graphql_request_error = True
         request.state.graphql_retry_after = unavailable_for(result)
+        key = getattr(request.state, "graphql_read_key", None)
+        if key is not None and result.data is not None:
+            request.state.graphql_cost = self.read_budget.charge(key, result.data)
         return response
 
     async def run(  # type: ignore[override]
@@ -247,9 +261,14 @@ class GraphQLFace(GraphQL):
             return self._error_response(exc.status, exc.message, media)
         except HTTPException as exc:
             response = self._error_response(exc.status_code, exc.reason, media)
+            if exc.status_code == 429:
+                response.headers["retry-after"] = str(request.state.graphql_retry_after)
             if exc.status_code == 405:
                 response.headers["allow"] = "POST" if request.method == "GET" else "GET, POST"
             return response
+        cost = getattr(request.state, "graphql_cost", None)
+        if cost is not None:
+            response.headers.update(cost.headers())
         if response.media_type == JSON_MEDIA:
             response.headers["content-type"] = f"{media}; charset=utf-8"
             if media == GRAPHQL_RESPONSE_JSON and getattr(
@@ -302,17 +321,16 @@ def is_subscription(request_data: Any) -> bool:
     return operation is not None and operation.operation == OperationType.SUBSCRIPTION
 
 
-async def authenticates(credentials: Credentials, services: Any) -> bool:
-    """Whether ``credentials`` name a live key or token (through the auth cache). False also
-    while the store cannot say: the execution then answers the outage itself."""
+async def principal_of(credentials: Credentials, services: Any) -> Principal | None:
+    """The live key or token ``credentials`` name (through the auth cache); None for none,
+    and also while the store cannot say: the execution then answers the outage itself."""
     if not credentials.api_key:
-        return False
+        return None
     try:
         with store_errors():
-            await authenticate(services.store, credentials, services.auth_cache)
+            return await authenticate(services.store, credentials, services.auth_cache)
     except CapabilityError:
-        return False
-    return True
+        return None
 
 
 def unavailable_for(result: ExecutionResult) -> int | None:
@@ -452,12 +470,15 @@ def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
 
 
 def graphql_routes(
-    registry: Registry, limits: Limits | None = None, socket_limits: SocketLimits | None = None
+    registry: Registry,
+    limits: Limits | None = None,
+    socket_limits: SocketLimits | None = None,
+    read_budget: ReadBudget | None = None,
 ) -> list[Route | WebSocketRoute]:
     """The GraphQL endpoint, the explorer's files and ``/graphql``, for one frozen registry."""
     schema = service_schema(registry, limits)
     page, page_csp, explorer = explorer_routes()
-    face = GraphQLFace(schema, page, registry, page_csp, socket_limits)
+    face = GraphQLFace(schema, page, registry, page_csp, socket_limits, read_budget)
     return [
         # The view is an ASGI app, so Route passes every method to it and a PUT gets GraphQL's
         # own 405 with ``Allow`` (a function endpoint would be limited to GET).

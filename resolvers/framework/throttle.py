@@ -37,6 +37,57 @@ class _Budget:
     at: float  # when ``units`` was last brought up to date (the clock's seconds)
 
 
+class TokenBuckets:
+    """A budget of units per key: ``burst`` at once, refilled at ``per_minute``.
+
+    ``take`` spends only what is there (a cost known before the work); ``charge`` spends
+    even past zero (a cost known only after it: a GraphQL read's answer), and the key then
+    waits until the budget is positive again. A key whose budget has refilled is the same as
+    one never seen, so only keys still owing are remembered (at most ``MAX_TRACKED_KEYS``).
+    """
+
+    def __init__(
+        self, burst: float, per_minute: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.burst = burst
+        self.rate = per_minute / 60.0  # units per second
+        self.clock = clock
+        self._budgets: dict[str, _Budget] = {}
+
+    def available(self, key: str) -> float:
+        budget = self._budgets.get(key)
+        if budget is None:
+            return self.burst
+        return min(self.burst, budget.units + (self.clock() - budget.at) * self.rate)
+
+    def wait_for(self, key: str, units: float) -> int:
+        """Whole seconds until ``units`` are available to ``key`` (0: now)."""
+        missing = units - self.available(key)
+        return math.ceil(missing / self.rate) if missing > 0 else 0
+
+    def take(self, key: str, units: float) -> bool:
+        """Spend ``units`` if ``key`` has them; whether it had."""
+        if self.available(key) < units:
+            return False
+        self.charge(key, units)
+        return True
+
+    def charge(self, key: str, units: float) -> float:
+        """Spend ``units`` whatever is left; what remains (negative: owed)."""
+        now = self.clock()
+        left = self.available(key) - units
+        if key not in self._budgets and len(self._budgets) >= MAX_TRACKED_KEYS:
+            self._forget_full(now)
+        self._budgets[key] = _Budget(left, now)
+        return left
+
+    def _forget_full(self, now: float) -> None:
+        """Drop the keys whose budget has refilled (they behave as new ones)."""
+        for key, budget in list(self._budgets.items()):
+            if budget.units + (now - budget.at) * self.rate >= self.burst:
+                del self._budgets[key]
+
+
 class ExpensiveCallGate:
     """At most ``per_key`` expensive calls at a time for each key id, within its budget."""
 
@@ -52,11 +103,8 @@ class ExpensiveCallGate:
         self.per_key = per_key
         self.per_member = per_member
         self.per_workspace = per_workspace
-        self.burst = burst
-        self.rate = per_minute / 60.0  # units per second
-        self.clock = clock
+        self.budgets = TokenBuckets(burst, per_minute, clock)
         self._running: dict[str, int] = {}
-        self._budgets: dict[str, _Budget] = {}
 
     @contextlib.contextmanager
     def slot(
@@ -101,26 +149,11 @@ class ExpensiveCallGate:
                     del self._running[holder]
 
     def _spend(self, key_id: str, slug: str, cost: int) -> None:
-        now = self.clock()
-        budget = self._budgets.get(key_id)
-        units = (
-            self.burst
-            if budget is None
-            else min(self.burst, budget.units + (now - budget.at) * self.rate)
-        )
-        if units < cost:
-            wait = math.ceil((cost - units) / self.rate)
+        budgets = self.budgets
+        if not budgets.take(key_id, cost):
+            wait = budgets.wait_for(key_id, cost)
             raise TooManyRequests(
-                f"{slug}: this API key used its budget of expensive calls ({self.burst:g} at "
-                f"once, {self.rate * 60:g} a minute); retry in {wait} seconds",
+                f"{slug}: this API key used its budget of expensive calls ({budgets.burst:g} at "
+                f"once, {budgets.rate * 60:g} a minute); retry in {wait} seconds",
                 retry_after=wait,
             )
-        if budget is None and len(self._budgets) >= MAX_TRACKED_KEYS:
-            self._forget_full(now)
-        self._budgets[key_id] = _Budget(units - cost, now)
-
-    def _forget_full(self, now: float) -> None:
-        """Drop the keys whose budget has refilled (they behave as new ones)."""
-        for key, budget in list(self._budgets.items()):
-            if budget.units + (now - budget.at) * self.rate >= self.burst:
-                del self._budgets[key]

@@ -1,0 +1,99 @@
+"""Heavy GraphQL reads count against a per-key budget (issue 35, item 8).
+
+One GraphQL request can read thousands of objects (a page of 100 documents, each with its line
+items, duplicates and activity), where a REST call reads one page. Limits per document (depth,
+selections, aliases) bound one request; this bounds what a key reads over time, as GitHub's and
+Shopify's GraphQL APIs do: each request costs points after it ran, by what its answer holds, a
+point per ``OBJECTS_PER_POINT`` objects (at least one point), and each key (API key or OAuth
+token family) has ``burst`` points refilled at ``per_minute``. A key whose budget is spent is
+answered 429 with ``Retry-After`` before its request is read further; a request that takes the
+budget below zero still gets its answer (its cost was not known before), and the key waits the
+debt off. Every answer says its cost in the headers GitHub's API uses: ``X-RateLimit-Used`` (this
+request's points), ``X-RateLimit-Remaining``, ``X-RateLimit-Limit`` and ``X-RateLimit-Resource:
+graphql`` (headers, not the body's ``extensions``, so an answer's JSON is the same with or
+without a budget).
+
+The budget is per process, like the expensive calls' (``resolvers.framework.throttle``); a
+request that does not authenticate is not counted (it reads nothing).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from resolvers.framework.throttle import TokenBuckets
+
+OBJECTS_PER_POINT = 100
+# A dashboard's refresh costs a few points and a script paging through 100,000 documents a
+# page of 100 at a time about 2,000: the burst lets either run, the refill holds a key to about
+# 100,000 objects a minute (a few seconds of the store's reading) whatever it sends.
+BURST = 2_000
+PER_MINUTE = 1_000
+
+
+def objects_in(data: Any) -> int:
+    """How many objects (JSON objects: a document, a line item, a group) an answer holds."""
+    count, pending = 0, [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            count += 1
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return count
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one answer cost its key, and what the key has left."""
+
+    objects: int
+    points: int
+    remaining: float
+    limit: float
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "x-ratelimit-resource": "graphql",
+            "x-ratelimit-used": str(self.points),
+            "x-ratelimit-remaining": str(max(0, math.floor(self.remaining))),
+            "x-ratelimit-limit": f"{self.limit:g}",
+        }
+
+
+class ReadBudget:
+    """The points each key may spend on GraphQL reads."""
+
+    def __init__(
+        self,
+        burst: float = BURST,
+        per_minute: float = PER_MINUTE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.points = TokenBuckets(burst, per_minute, clock)
+        self.per_minute = per_minute
+
+    def wait_for(self, key: str) -> int | None:
+        """Seconds ``key`` must wait before its next request (None: it may send it now)."""
+        if self.points.available(key) > 0:
+            return None
+        return max(1, self.points.wait_for(key, 1))
+
+    def refusal(self, wait: int) -> str:
+        return (
+            f"This API key spent its GraphQL read budget ({self.points.burst:g} points at once, "
+            f"{self.per_minute:g} a minute; a point reads {OBJECTS_PER_POINT} objects); "
+            f"retry in {wait} seconds"
+        )
+
+    def charge(self, key: str, data: Any) -> Cost:
+        """Spend what an answer (its ``data``) cost."""
+        objects = objects_in(data)
+        points = max(1, math.ceil(objects / OBJECTS_PER_POINT))
+        left = self.points.charge(key, points)
+        return Cost(objects, points, left, self.points.burst)
