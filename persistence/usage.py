@@ -10,13 +10,12 @@ through the ``(workspaceId, day)`` index.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from datetime import date
 from typing import Literal
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
-from pymongo import ASCENDING, IndexModel
+from pymongo import ASCENDING, IndexModel, UpdateOne
 
 Counter = Literal["documentsProcessed", "apiCalls"]
 COUNTERS: tuple[Counter, ...] = ("documentsProcessed", "apiCalls")
@@ -40,25 +39,22 @@ class Usage:
         await self.add_many({(workspace_id, day): {counter: amount}})
 
     async def add_many(self, counts: Mapping[tuple[str, date], Mapping[Counter, int]]) -> None:
-        """Add every ``{(workspace, day): {counter: n}}``, the rows concurrently.
-
-        (One upsert per row rather than ``bulk_write``, which the in-memory test store cannot
-        run; a flush holds one row per workspace active since the last one.)
-        """
-        await asyncio.gather(
-            *(
-                self._col.update_one(
-                    {"_id": _row_id(workspace_id, day)},
-                    {
-                        "$inc": dict(increments),
-                        "$setOnInsert": {"workspaceId": workspace_id, "day": day.isoformat()},
-                    },
-                    upsert=True,
-                )
-                for (workspace_id, day), increments in counts.items()
-                if increments
+        """Add every ``{(workspace, day): {counter: n}}``: one unordered bulk write of upserts
+        (a flush holds one row per workspace active since the last one)."""
+        operations = [
+            UpdateOne(
+                {"_id": _row_id(workspace_id, day)},
+                {
+                    "$inc": dict(increments),
+                    "$setOnInsert": {"workspaceId": workspace_id, "day": day.isoformat()},
+                },
+                upsert=True,
             )
-        )
+            for (workspace_id, day), increments in counts.items()
+            if increments
+        ]
+        if operations:
+            await self._col.bulk_write(operations, ordered=False)
 
     async def totals(self, workspace_id: str, first: date, end: date) -> dict[Counter, int]:
         """Each counter summed over the days ``first`` ≤ day < ``end``."""
