@@ -34,8 +34,9 @@ class DocumentBulkEdits(DocumentCollection):
 
         The history of every update is written first, in one batch; the entries of documents
         that were archived meanwhile (and so did not change) are taken back. Updates run
-        concurrently in small batches (one ``update_one`` each: mongomock's ``bulk_write`` does
-        not accept current pymongo ops).
+        concurrently in small batches, each a compare-and-set of its own (``_update_before``):
+        the rollups move each document from the rows of the record it really replaced, which a
+        bulk write does not return.
         """
         now = self._now()
         embedding = [u for u in updates if changes_embedding(u.changes)]
