@@ -23,6 +23,8 @@ from resolvers.resources import (
     mailboxes,
     members,
     rules,
+    statements,
+    transactions,
     whatsapp,
     workspaces,
 )
@@ -42,6 +44,8 @@ RESOURCES = (
     mailboxes,
     members,
     rules,
+    statements,
+    transactions,
     whatsapp,
     workspaces,
 )

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engines.statements.camt import looks_like_camt, read_camt053
-from engines.statements.csv_format import CsvMapping, header_signature, read_csv
+from engines.statements.csv_format import (
+    CsvMapping,
+    candidate_signatures,
+    header_signature,
+    read_csv,
+)
 from engines.statements.keys import line_keys, normalise
 from engines.statements.model import Balance, ParsedStatement, StatementError, StatementLine
 from engines.statements.mt940_format import looks_like_mt940, read_mt940
@@ -82,6 +87,8 @@ __all__ = [
     "StatementError",
     "StatementFormat",
     "StatementLine",
+    "candidate_signatures",
+    "decode_text",
     "detect_format",
     "header_signature",
     "line_keys",

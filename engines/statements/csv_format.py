@@ -13,6 +13,7 @@ refused: the mapping must say).
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 from collections.abc import Iterator
@@ -120,9 +121,19 @@ class CsvMapping:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def header_signature(header: list[str]) -> str:
-    """The header's columns, normalised: how a saved mapping recognises the bank's layout."""
-    return "|".join(_norm(cell) for cell in header)
+def _line_print(line: str) -> str:
+    return hashlib.sha256(re.sub(r'[\s"]', "", line.lower()).encode()).hexdigest()[:32]
+
+
+def header_signature(header: list[str], delimiter: str) -> str:
+    """The header row's fingerprint (case, quotes and spaces aside): how a saved mapping
+    recognises the bank's layout next time."""
+    return _line_print(delimiter.join(header))
+
+
+def candidate_signatures(text: str) -> list[str]:
+    """The fingerprints of the lines that could be the header (the first few)."""
+    return [_line_print(line) for line in text.splitlines()[:HEADER_SEARCH_ROWS] if line.strip()]
 
 
 def _norm(cell: str) -> str:
@@ -375,4 +386,10 @@ def _line(
     )
 
 
-__all__ = ["CsvMapping", "detect_mapping", "header_signature", "read_csv"]
+__all__ = [
+    "CsvMapping",
+    "candidate_signatures",
+    "detect_mapping",
+    "header_signature",
+    "read_csv",
+]

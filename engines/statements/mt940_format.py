@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 import mt940
+import mt940.processors
 import mt940.tags
 
 from engines.statements.model import Balance, ParsedStatement, StatementError, StatementLine
@@ -96,7 +97,14 @@ def read_mt940(text: str, *, max_lines: int) -> ParsedStatement:
 def _read_one(blocks: list[tuple[int, str, str]], statement: ParsedStatement, limit: int) -> None:
     source = "\n".join(f":{tag}:{content}" for _, tag, content in blocks)
     lines_61 = [number for number, tag, _ in blocks if tag == "61"]
-    parsed = mt940.models.Transactions()
+    # The ?20…?29 sub-fields are lines of one purpose: joined with spaces, not glued.
+    parsed = mt940.models.Transactions(
+        processors={
+            "post_transaction_details": [
+                mt940.processors.transaction_details_post_processor_with_space
+            ]
+        }
+    )
     try:
         with redirect_stdout(io.StringIO()):
             parsed.parse(source)
@@ -148,9 +156,9 @@ def _line(data: dict[str, Any], number: int, account: str | None) -> StatementLi
         str(part) for part in (data.get("applicant_name"), data.get("recipient_name")) if part
     )
     customer = data.get("customer_reference")
-    reference = " ".join(
-        part for part in (purpose, None if customer in (None, "NONREF") else customer) if part
-    )
+    if customer in (None, "NONREF") or (purpose and str(customer) in str(purpose)):
+        customer = None
+    reference = " ".join(str(part) for part in (purpose, customer) if part)
     bank_ref = data.get("bank_reference")
     return StatementLine(
         booking_date=date(booked.year, booked.month, booked.day),
