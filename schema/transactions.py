@@ -23,7 +23,12 @@ from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, Not
 from schema.money import Money
 
 TRANSACTION_ID = "Transaction id (txn_…)"
-_COLUMN = Field(default=None, min_length=1, max_length=100)
+
+
+def _column(what: str) -> Any:
+    return Field(default=None, min_length=1, max_length=100, description=what)
+
+
 CurrencyCode = Annotated[str, Field(pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code")]
 
 
@@ -40,21 +45,21 @@ class CsvMapping(BaseModel):
         pattern="^(" + "|".join(f.replace(".", "\\.") for f in CSV_DATE_FORMATS) + ")$",
         description=", ".join(CSV_DATE_FORMATS),
     )
-    valueDate: str | None = _COLUMN
+    valueDate: str | None = _column("Value date column")
     amount: str | None = Field(
         default=None, min_length=1, max_length=100, description="Signed amount; or debit/credit"
     )
     debit: str | None = Field(
         default=None, min_length=1, max_length=100, description="Money out (booked negative)"
     )
-    credit: str | None = _COLUMN
-    currency: str | None = _COLUMN
+    credit: str | None = _column("Money in column")
+    currency: str | None = _column("Currency column")
     defaultCurrency: CurrencyCode | None = Field(
         default=None, description="Every row's currency when no column has it"
     )
-    counterparty: str | None = _COLUMN
-    reference: str | None = _COLUMN
-    account: str | None = _COLUMN
+    counterparty: str | None = _column("Payee or payer column")
+    reference: str | None = _column("Booking text column")
+    account: str | None = _column("Account column")
     bankId: str | None = Field(
         default=None, min_length=1, max_length=100, description="The bank's transaction id"
     )
