@@ -23,6 +23,7 @@ from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, Not
 from schema.money import Money
 
 TRANSACTION_ID = "Transaction id (txn_…)"
+MappingSource = Literal["given", "saved", "detected"]
 
 
 def _column(what: str) -> Any:
@@ -109,7 +110,7 @@ class StatementImported(CapabilityOutput):
     closingBalance: StatedBalance | None = Field(default=None, description="If stated")
     statementId: str | None = Field(default=None, description="The bank's statement id")
     mapping: CsvMapping | None = Field(default=None, description="CSV: the mapping used")
-    mappingSource: Literal["given", "saved", "detected"] | None = Field(
+    mappingSource: MappingSource | None = Field(
         default=None, description="CSV: where the mapping came from"
     )
 

@@ -13,7 +13,7 @@ import base64
 import binascii
 import re
 from datetime import UTC, date, datetime, time
-from typing import Any, Literal
+from typing import Any
 
 from domain.transactions import (
     DELIMITERS,
@@ -41,12 +41,11 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import MEMBERS, capability
 from schema.transactions import CsvMapping as CsvMappingModel
-from schema.transactions import ImportStatement, StatedBalance, StatementImported
+from schema.transactions import ImportStatement, MappingSource, StatedBalance, StatementImported
 
 _DATA_URL = re.compile(r"^data:[\w.+/-]+;base64,", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 MAX_BASE64_CHARS = (MAX_STATEMENT_BYTES + 2) // 3 * 4
-MappingSource = Literal["given", "saved", "detected"]
 
 
 def _decode(encoded: str) -> bytes:
