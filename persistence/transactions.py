@@ -53,17 +53,6 @@ class Transactions:
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
 
-    async def existing_keys(self, workspace_id: str, keys: Sequence[str]) -> set[str]:
-        """Which of ``keys`` the workspace already holds."""
-        found: set[str] = set()
-        for start in range(0, len(keys), 1000):
-            cursor = self._col.find(
-                {"workspaceId": workspace_id, "key": {"$in": list(keys[start : start + 1000])}},
-                {"key": 1, "_id": 0},
-            )
-            found.update(row["key"] for row in await cursor.to_list(None))
-        return found
-
     async def insert_new(self, workspace_id: str, records: Sequence[dict[str, Any]]) -> int:
         """Insert ``records`` (each with its ``key``); returns how many were added. A record
         whose key another import stored meanwhile is left out by the unique index."""

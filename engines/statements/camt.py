@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from lxml import etree
 
 from engines.statements.model import Balance, ParsedStatement, StatementError, StatementLine
-from engines.statements.text import currency_code, one_line
+from engines.statements.text import CURRENCY, currency_code, one_line
 from engines.statements.xml_safe import child, children, local, text
 
 NAMESPACE_PREFIX = "urn:iso:std:iso:20022:tech:xsd:camt.053."
@@ -72,7 +72,10 @@ def _amount(element: etree._Element, indicator_of: etree._Element) -> tuple[Deci
         raise StatementError(
             _path(indicator_of) + " CdtDbtInd", f"expected CRDT or DBIT, got {mark!r}"
         )
-    currency = currency_code(element.get("Ccy"), _path(element) + " @Ccy")
+    currency = (element.get("Ccy") or "").strip().upper()
+    if not CURRENCY.match(currency):
+        # The path only on the way out: computing it for every amount made reading quadratic.
+        currency = currency_code(element.get("Ccy"), _path(element) + " @Ccy")
     return (-value if mark == "DBIT" else value), currency
 
 
@@ -119,12 +122,15 @@ def _read_statement(stmt: etree._Element, result: ParsedStatement, max_lines: in
             result.closing = stated
     result.period_start = result.period_start or start
     result.period_end = end or result.period_end
-    for entry in children(stmt, "Ntry"):
+    stmt_place = _path(stmt).rsplit(" (line", 1)[0]
+    entries = children(stmt, "Ntry")
+    for position, entry in enumerate(entries, start=1):
         status = text(entry, "Sts", "Cd") or text(entry, "Sts")
         if status not in (None, "BOOK"):
             result.skipped += 1
             continue
-        for line in _entry_lines(entry, account):
+        place = f"{stmt_place}/{_named('Ntry', position, len(entries))}"
+        for line in _entry_lines(entry, account, place):
             if len(result.lines) >= max_lines:
                 raise StatementError(
                     _path(entry), f"more than {max_lines:,} transactions in one file"
@@ -157,7 +163,13 @@ def _remittance(details: etree._Element) -> str | None:
     return one_line(" ".join(p for p in parts if p))
 
 
-def _entry_lines(entry: etree._Element, account: str) -> list[StatementLine]:
+def _named(name: str, position: int, count: int) -> str:
+    """``Ntry[3]`` among several, ``Ntry`` alone: as ``_path`` writes it."""
+    return f"{name}[{position}]" if count > 1 else name
+
+
+def _entry_lines(entry: etree._Element, account: str, place: str) -> list[StatementLine]:
+    """The transactions of one booked entry; ``place`` is its path (without its line)."""
     amount_element = child(entry, "Amt")
     if amount_element is None:
         raise StatementError(_path(entry), "an entry without Amt")
@@ -169,7 +181,15 @@ def _entry_lines(entry: etree._Element, account: str) -> list[StatementLine]:
     # The bank's own reference of the entry; NtryRef only numbers entries within one statement.
     entry_ref = text(entry, "AcctSvcrRef")
     extra = text(entry, "AddtlNtryInf")
-    details = [tx for block in children(entry, "NtryDtls") for tx in children(block, "TxDtls")]
+    blocks = children(entry, "NtryDtls")
+    details: list[tuple[etree._Element, str]] = []
+    for block_position, block in enumerate(blocks, start=1):
+        block_place = f"{place}/{_named('NtryDtls', block_position, len(blocks))}"
+        parts = children(block, "TxDtls")
+        details += [
+            (tx, f"{block_place}/{_named('TxDtls', n, len(parts))} (line {tx.sourceline})")
+            for n, tx in enumerate(parts, start=1)
+        ]
     debit = amount < 0
 
     def part_amount(tx: etree._Element) -> tuple[Decimal, str] | None:
@@ -181,16 +201,16 @@ def _entry_lines(entry: etree._Element, account: str) -> list[StatementLine]:
             return None
         return _amount(own, tx if text(tx, "CdtDbtInd") else entry)
 
-    if len(details) > 1 and all(part_amount(tx) is not None for tx in details):
-        parts = [(tx, part_amount(tx)) for tx in details]
-        total = sum((p[1][0] for p in parts if p[1]), Decimal(0))
+    if len(details) > 1 and all(part_amount(tx) is not None for tx, _ in details):
+        parts = [(tx, tx_place, part_amount(tx)) for tx, tx_place in details]
+        total = sum((p[2][0] for p in parts if p[2]), Decimal(0))
         if total != amount:
             raise StatementError(
                 _path(entry),
                 f"the batch's TxDtls add up to {total}, the entry says {amount}",
             )
         lines = []
-        for position, (tx, found) in enumerate(parts, start=1):
+        for position, (tx, tx_place, found) in enumerate(parts, start=1):
             assert found is not None
             own_ref = text(tx, "Refs", "AcctSvcrRef")
             lines.append(
@@ -204,13 +224,13 @@ def _entry_lines(entry: etree._Element, account: str) -> list[StatementLine]:
                     account=account,
                     bank_id=one_line(own_ref, 200)
                     or (f"{entry_ref}/{position}" if entry_ref else _tx_id(tx)),
-                    place=_path(tx),
+                    place=tx_place,
                     batch_ref=entry_ref,
                     batch_amount=amount,
                 )
             )
         return lines
-    tx = details[0] if details else None
+    tx = details[0][0] if details else None
     return [
         StatementLine(
             booking_date=booked,
@@ -221,7 +241,7 @@ def _entry_lines(entry: etree._Element, account: str) -> list[StatementLine]:
             reference=(_remittance(tx) if tx is not None else None) or one_line(extra),
             account=account,
             bank_id=one_line(entry_ref, 200) or (_tx_id(tx) if tx is not None else None),
-            place=_path(entry),
+            place=f"{place} (line {entry.sourceline})",
         )
     ]
 

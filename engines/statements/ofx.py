@@ -205,12 +205,16 @@ def _read_response(response: Node, result: ParsedStatement, max_lines: int) -> N
     if transactions is not None:
         result.period_start = result.period_start or _date(transactions, "DTSTART", False)
         result.period_end = _date(transactions, "DTEND", False) or result.period_end
-        for entry in transactions.all("STMTTRN"):
+        entries = transactions.all("STMTTRN")
+        # The place from the loop's index: ``where()`` counts siblings, once per line would be
+        # quadratic in the statement's length.
+        list_place = transactions.where().rsplit(" (line", 1)[0]
+        for position, entry in enumerate(entries, start=1):
+            name = f"STMTTRN[{position}]" if len(entries) > 1 else "STMTTRN"
+            place = f"{list_place}/{name} (line {entry.line})"
             if len(result.lines) >= max_lines:
-                raise StatementError(
-                    entry.where(), f"more than {max_lines:,} transactions in one file"
-                )
-            result.lines.append(_line(entry, account, currency))
+                raise StatementError(place, f"more than {max_lines:,} transactions in one file")
+            result.lines.append(_line(entry, account, currency, place))
     ledger = response.find("LEDGERBAL")
     if ledger is not None:
         result.closing = Balance(
@@ -218,7 +222,7 @@ def _read_response(response: Node, result: ParsedStatement, max_lines: int) -> N
         )
 
 
-def _line(entry: Node, account: str, default_currency: str) -> StatementLine:
+def _line(entry: Node, account: str, default_currency: str, place: str) -> StatementLine:
     # TRNAMT is in the statement's currency (CURDEF); a CURRENCY or ORIGCURRENCY aggregate
     # only says what it was converted from.
     name = entry.text("NAME") or entry.text("PAYEE", "NAME")
@@ -236,5 +240,5 @@ def _line(entry: Node, account: str, default_currency: str) -> StatementLine:
         reference=one_line(reference or None),
         account=account,
         bank_id=one_line(fitid, 255),
-        place=entry.where(),
+        place=place,
     )

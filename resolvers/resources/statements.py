@@ -202,11 +202,11 @@ async def import_statement(ctx: Context, args: ImportStatement) -> StatementImpo
         "importedBy": ctx.user_id,
         "importedAt": utcnow(),
     }
-    existing = await ctx.store.transactions.existing_keys(workspace_id, keys)
+    # Every line is offered; the unique (workspace, key) index keeps out those already stored
+    # (one round trip, and right when two imports race).
     fresh: dict[str, dict[str, Any]] = {}
     for line, key in zip(statement.lines, keys, strict=True):
-        if key not in existing and key not in fresh:
-            fresh[key] = _record(line, key, account, source)
+        fresh.setdefault(key, _record(line, key, account, source))
     added = await ctx.store.transactions.insert_new(workspace_id, list(fresh.values()))
     if args.saveMapping and read.mapping is not None and read.header is not None:
         saved_keys = [f"header:{header_signature(read.header, read.mapping.delimiter)}"]
