@@ -27,8 +27,10 @@ from persistence.oauth import OAuthClients, OAuthCodes, OAuthConsents, OAuthToke
 from persistence.rules import Rules
 from persistence.sign_in_failures import SignInFailures
 from persistence.sign_in_links import SignInLinks
+from persistence.statement_mappings import StatementMappings
 from persistence.tags import Tags
 from persistence.thumbnails import Thumbnails
+from persistence.transactions import Transactions
 from persistence.units import Units
 from persistence.usage import Usage
 from persistence.used_nonces import UsedNonces
@@ -88,6 +90,8 @@ class Store:
         self.exports = Exports(db)
         self.used_nonces = UsedNonces(db)
         self.intakes = Intakes(db)
+        self.transactions = Transactions(db)
+        self.statement_mappings = StatementMappings(db)
         # Writes to several collections at once, all or nothing (persistence.units).
         self.units = Units(db)
 

@@ -23,7 +23,9 @@ from resolvers.resources import (
     mailboxes,
     members,
     rules,
+    statements,
     tags,
+    transactions,
     whatsapp,
     workspaces,
 )
@@ -43,7 +45,9 @@ RESOURCES = (
     mailboxes,
     members,
     rules,
+    statements,
     tags,
+    transactions,
     whatsapp,
     workspaces,
 )

@@ -27,6 +27,12 @@ from domain.documents import (
     ProcessingStatus,
     RecurringType,
 )
+from domain.transactions import (
+    CsvDelimiter,
+    StatementFormat,
+    StatementFormatChoice,
+    TransactionSortField,
+)
 from domain.uploads import UploadMimeType
 from domain.where import WhereLogic, WhereOp
 from engines.connectors.registry import CONNECTORS
@@ -38,6 +44,7 @@ from schema.events import DocumentEventKind
 from schema.integrations import ExportRecordStatus, IntegrationCategory, IntegrationStatus
 from schema.mailboxes import MailboxSecurity, MailboxStatus
 from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType, Weekday
+from schema.transactions import MappingSource
 from schema.workspaces import WorkspaceRole
 
 Meanings = Mapping[str, str]
@@ -59,6 +66,12 @@ def _document_fields(literal: Any) -> tuple[frozenset[str], Meanings]:
     )
 
 
+STATEMENT_FORMATS = {
+    "csv": "CSV with a column mapping",
+    "ofx": "OFX or QFX, 1.x (SGML) or 2.x (XML)",
+    "camt053": "ISO 20022 CAMT.053 (XML)",
+    "mt940": "SWIFT MT940",
+}
 ROLES = {
     "owner": "Everything, billing included",
     "admin": "Members, sources, integrations, approvals; cannot make, change or remove an owner",
@@ -336,6 +349,31 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
             "image/bmp": "A BMP image",
             "image/tiff": "A TIFF image",
             "application/pdf": "A PDF (its text layer, else its pages are read as images)",
+        },
+    ),
+    _vocabulary(StatementFormat, STATEMENT_FORMATS),
+    _vocabulary(
+        StatementFormatChoice, {"auto": "Told from the file's content", **STATEMENT_FORMATS}
+    ),
+    _vocabulary(
+        CsvDelimiter,
+        {"comma": "','", "semicolon": "';' (German exports)", "tab": "A tab", "pipe": "'|'"},
+    ),
+    _vocabulary(
+        TransactionSortField,
+        {
+            "bookingDate": "When the bank booked it",
+            "valueDate": "When it took effect",
+            "amount": "Signed amount (debits negative)",
+            "counterparty": "The other side's name",
+        },
+    ),
+    _vocabulary(
+        MappingSource,
+        {
+            "given": "The mapping sent with the import",
+            "saved": "The mapping saved for the account or the file's header",
+            "detected": "Detected from the header and the values",
         },
     ),
     _vocabulary(

@@ -80,6 +80,14 @@ IN_PROCESS = {
         ),
     ),
     "exports": Bench(("--documents", "3", "--runs", "1"), (rf"^\s+deliver\s+{NUMBER}$",)),
+    "statements": Bench(
+        ("--lines", "20", "--runs", "1"),
+        tuple(
+            rf"^{name}\s+{NUMBER} MB: read\s+{NUMBER} ms, import\s+{NUMBER} ms, "
+            rf"again\s+{NUMBER} ms"
+            for name in ("csv", "mt940", "camt053", "ofx")
+        ),
+    ),
     "inbound": Bench(
         ("--messages", "2", "--runs", "1"),
         (

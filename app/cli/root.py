@@ -13,6 +13,7 @@ import click
 
 from app.cli.account import auth, doctor, workspace
 from app.cli.commands import CapabilityGroup
+from app.cli.statements import import_statement
 from app.cli.upload import upload
 from app.config import ConfigError, Settings
 
@@ -424,4 +425,7 @@ def demo_load(org: str, count: int, seed: int) -> None:
 main.add_command(auth)
 main.add_command(workspace)
 main.add_command(doctor)
-main.custom_actions = {"files": {"upload": upload}}
+main.custom_actions = {
+    "files": {"upload": upload},
+    "statements": {"import": import_statement},
+}

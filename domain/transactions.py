@@ -1,0 +1,49 @@
+"""The value types of a bank transaction: the statement formats, the limits of one import, and
+the fields a where clause may test (one declaration the contract and storage both read)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from domain.uploads import MAX_UPLOAD_BYTES
+from domain.where import Filterable
+
+StatementFormat = Literal["csv", "ofx", "camt053", "mt940"]
+StatementFormatChoice = Literal["auto", "csv", "ofx", "camt053", "mt940"]
+# Written as the file writes them; a str with a pattern, not an enum: GraphQL enum names
+# cannot hold the separators that tell these apart.
+CSV_DATE_FORMATS = (
+    "YYYY-MM-DD",
+    "DD.MM.YYYY",
+    "DD.MM.YY",
+    "DD/MM/YYYY",
+    "MM/DD/YYYY",
+    "DD-MM-YYYY",
+)
+CsvDelimiter = Literal["comma", "semicolon", "tab", "pipe"]
+DELIMITERS: dict[str, str] = {"comma": ",", "semicolon": ";", "tab": "\t", "pipe": "|"}
+
+# One statement file: the size of an upload, and at most this many transactions (a year of a
+# busy business account; the whole file is read and checked before anything is stored).
+MAX_STATEMENT_BYTES = MAX_UPLOAD_BYTES
+MAX_STATEMENT_TEXT = "10 MB"
+MAX_STATEMENT_LINES = 20_000
+
+_TEXT = Filterable("string")
+
+# transactions.search and transactions.count. Amounts are signed: money leaving the account
+# (a debit) is negative, so "amount lt 0" finds the payments.
+TRANSACTION_FILTERS: dict[str, Filterable] = {
+    "bookingDate": Filterable("date"),
+    "valueDate": Filterable("date"),
+    "amount": Filterable("money"),
+    "currency": Filterable("string", upper=True),
+    "counterparty": _TEXT,
+    "reference": _TEXT,
+    "account": _TEXT,
+    "category": _TEXT,
+    # Whether a document (receipt, invoice) accounts for the transaction: false until matching
+    # (issue 42, item 2) confirms one.
+    "matched": Filterable("boolean"),
+}
+TransactionSortField = Literal["bookingDate", "valueDate", "amount", "counterparty"]

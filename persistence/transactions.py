@@ -1,0 +1,141 @@
+"""Bank transactions, one record per booked line of an imported statement, scoped by workspace.
+
+``key`` (``engines.statements.keys``) identifies a line across imports; the unique index on
+(workspace, key) is what makes importing the same statement twice add nothing, even when two
+imports race. ``bank`` keeps what the bank wrote (a person's correction of counterparty or
+reference never changes it). ``matched`` and ``matches`` are the place the matching of issue 42
+(item 2) fills: false and empty until then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo.errors import BulkWriteError
+
+from domain.transactions import TRANSACTION_FILTERS
+from domain.where import WhereClause
+from persistence.ids import utcnow
+from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS, FieldSpec, compile_where
+
+INDEXES = [
+    IndexModel(
+        [("workspaceId", ASCENDING), ("key", ASCENDING)], unique=True, name="workspace_key_unique"
+    ),
+    # The hot read: a workspace's transactions, newest booking first (two keys: SecantusDB drops
+    # an inclusive bound on a three-key index whose range key is not the last).
+    IndexModel(
+        [("workspaceId", ASCENDING), ("bookingDate", DESCENDING)], name="workspace_booking_date"
+    ),
+    # The unmatched ones (the matching and its review queue read these).
+    IndexModel(
+        [("workspaceId", ASCENDING), ("matched", ASCENDING), ("bookingDate", DESCENDING)],
+        name="workspace_matched_booking_date",
+    ),
+]
+STORED_AS = {"id": "_id"}
+FIELDS: dict[str, FieldSpec] = {
+    name: FieldSpec(spec.type, path=STORED_AS.get(name), upper=spec.upper)
+    for name, spec in TRANSACTION_FILTERS.items()
+}
+DUPLICATE_KEY = 11000
+
+
+class Transactions:
+    """The ``transactions`` collection; every method takes the workspace and filters by it."""
+
+    def __init__(self, db: AsyncIOMotorDatabase) -> None:
+        self._col = db["transactions"]
+
+    async def ensure_indexes(self) -> None:
+        await self._col.create_indexes(INDEXES)
+
+    async def insert_new(self, workspace_id: str, records: Sequence[dict[str, Any]]) -> int:
+        """Insert ``records`` (each with its ``key``); returns how many were added. A record
+        whose key another import stored meanwhile is left out by the unique index."""
+        if not records:
+            return 0
+        rows = [{**record, "workspaceId": workspace_id} for record in records]
+        try:
+            result = await self._col.insert_many(rows, ordered=False)
+        except BulkWriteError as exc:
+            errors = exc.details.get("writeErrors", [])
+            if any(error.get("code") != DUPLICATE_KEY for error in errors):
+                raise
+            return int(exc.details.get("nInserted", len(rows) - len(errors)))
+        return len(result.inserted_ids)
+
+    async def get(self, workspace_id: str, transaction_id: str) -> dict[str, Any] | None:
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one({"_id": transaction_id, "workspaceId": workspace_id}),
+        )
+
+    def _filter(self, workspace_id: str, where: WhereClause | None) -> dict[str, Any]:
+        compiled = compile_where(where, FIELDS)
+        # Flat where it can be: the embedded store plans only filters without a top-level $and.
+        if not compiled:
+            return {"workspaceId": workspace_id}
+        if any(key.startswith("$") for key in compiled) or "workspaceId" in compiled:
+            return {"workspaceId": workspace_id, "$and": [compiled]}
+        return {"workspaceId": workspace_id, **compiled}
+
+    async def search(
+        self,
+        workspace_id: str,
+        where: WhereClause | None,
+        *,
+        sort_by: str,
+        sort_order: int,
+        skip: int,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """A page of matching transactions; ties broken by id so pages never overlap."""
+        cursor = (
+            self._col.find(self._filter(workspace_id, where))
+            .sort([(sort_by, sort_order), ("_id", sort_order)])
+            .skip(skip)
+            .limit(limit)
+            .max_time_ms(QUERY_TIME_LIMIT_MS)
+        )
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
+
+    async def totals(self, workspace_id: str, where: WhereClause | None) -> list[dict[str, Any]]:
+        """Per currency: how many match, and the sums of their debits and credits in cents."""
+        pipeline: list[Mapping[str, Any]] = [
+            {"$match": self._filter(workspace_id, where)},
+            {
+                "$group": {
+                    "_id": "$currency",
+                    "count": {"$sum": 1},
+                    "debits": {"$sum": {"$cond": [{"$lt": ["$amount", 0]}, "$amount", 0]}},
+                    "credits": {"$sum": {"$cond": [{"$gt": ["$amount", 0]}, "$amount", 0]}},
+                }
+            },
+            {"$sort": {"_id": 1}},
+        ]
+        cursor = self._col.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS)
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
+
+    async def update_fields(
+        self,
+        workspace_id: str,
+        transaction_id: str,
+        changes: dict[str, Any],
+        edits: list[dict[str, Any]],
+    ) -> dict[str, Any] | None:
+        """Set ``changes`` and record ``edits`` in the history; None when it does not exist."""
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one_and_update(
+                {"_id": transaction_id, "workspaceId": workspace_id},
+                {
+                    "$set": {**changes, "updatedAt": utcnow()},
+                    "$push": {"editHistory": {"$each": edits}},
+                },
+                return_document=ReturnDocument.AFTER,
+            ),
+        )

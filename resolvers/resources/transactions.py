@@ -1,0 +1,191 @@
+"""Capabilities of the transactions resource: the bank's booked lines, searched, counted and
+corrected (counterparty, reference, category, notes — never what the bank booked)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from persistence.ids import utcnow
+from persistence.money import from_cents
+from resolvers.framework import cursors
+from resolvers.framework.context import Context
+from resolvers.framework.errors import BadRequest, NotFound
+from resolvers.framework.registry import MEMBERS, capability
+from schema.transactions import (
+    CountTransactions,
+    CurrencyFlow,
+    GetTransaction,
+    SearchTransactions,
+    Transaction,
+    TransactionCount,
+    TransactionPage,
+    TransactionResult,
+    UpdateTransaction,
+)
+
+# Offsets beyond this are refused: narrow the where clause instead of paging that deep.
+MAX_OFFSET = 100_000
+
+
+def transaction_view(record: dict[str, Any]) -> Transaction:
+    """The wire shape of a stored transaction."""
+    batch = record.get("batch")
+    bank = record.get("bank") or {}
+    return Transaction.model_validate(
+        {
+            "id": record["_id"],
+            "account": record.get("account"),
+            "bookingDate": record["bookingDate"].date(),
+            "valueDate": record["valueDate"].date() if record.get("valueDate") else None,
+            "amount": from_cents(record["amount"]),
+            "currency": record["currency"],
+            "counterparty": record.get("counterparty"),
+            "reference": record.get("reference"),
+            "bankTransactionId": record.get("bankTransactionId"),
+            "category": record.get("category"),
+            "notes": record.get("notes"),
+            "matched": bool(record.get("matched")),
+            "matches": record.get("matches") or [],
+            "batch": (
+                {"reference": batch.get("reference"), "amount": from_cents(batch["amount"])}
+                if batch
+                else None
+            ),
+            "source": {
+                key: record["source"][key] for key in ("format", "fileName", "place", "importedAt")
+            },
+            "bankCounterparty": bank.get("counterparty"),
+            "bankReference": bank.get("reference"),
+            "editHistory": record.get("editHistory") or [],
+        }
+    )
+
+
+@capability(
+    "transactions.search",
+    input=SearchTransactions,
+    output=TransactionPage,
+    permissions=["read_documents"],
+    effect="read",
+)
+async def search(ctx: Context, args: SearchTransactions) -> TransactionPage:
+    """Bank transactions matching where (amounts signed: debits negative), sorted by sortBy,
+    in pages of limit with nextCursor.
+    """
+    workspace_id = ctx.require_workspace()
+    keyring = ctx.services.keyring
+    query_print = cursors.fingerprint(
+        {
+            "capability": "transactions.search",
+            "where": args.where.model_dump() if args.where else None,
+            "sort": [args.sortBy, args.sortOrder],
+        }
+    )
+    offset = 0
+    if args.cursor is not None:
+        state = cursors.decode(args.cursor, query_print, keyring)
+        if not isinstance(state.get("o"), int):
+            raise BadRequest(cursors.NOT_A_CURSOR)
+        offset = state["o"]
+    if offset > MAX_OFFSET:
+        raise BadRequest(f"cursor: pages end after {MAX_OFFSET:,} rows; narrow the where clause")
+    rows = await ctx.store.transactions.search(
+        workspace_id,
+        args.where,
+        sort_by=args.sortBy,
+        sort_order=args.sortOrder,
+        skip=offset,
+        limit=args.limit + 1,
+    )
+    next_cursor = None
+    if len(rows) > args.limit:
+        rows = rows[: args.limit]
+        next_cursor = cursors.encode({"o": offset + args.limit}, query_print, keyring)
+    return TransactionPage(
+        transactions=[transaction_view(row) for row in rows], nextCursor=next_cursor
+    )
+
+
+async def _load(ctx: Context, transaction_id: str) -> dict[str, Any]:
+    record = await ctx.store.transactions.get(ctx.require_workspace(), transaction_id)
+    if record is None:
+        raise NotFound(f"Transaction '{transaction_id}' not found")
+    return record
+
+
+@capability(
+    "transactions.get",
+    input=GetTransaction,
+    output=TransactionResult,
+    permissions=["read_documents"],
+    effect="read",
+)
+async def get(ctx: Context, args: GetTransaction) -> TransactionResult:
+    """One bank transaction with where it was read, what the bank wrote and its corrections."""
+    return TransactionResult(transaction=transaction_view(await _load(ctx, args.id)))
+
+
+@capability(
+    "transactions.count",
+    input=CountTransactions,
+    output=TransactionCount,
+    permissions=["read_documents"],
+    effect="read",
+)
+async def count(ctx: Context, args: CountTransactions) -> TransactionCount:
+    """Counts the transactions matching where, with money out (debits), in (credits) and net
+    per currency.
+    """
+    groups = await ctx.store.transactions.totals(ctx.require_workspace(), args.where)
+    return TransactionCount(
+        count=sum(group["count"] for group in groups),
+        totals=[
+            CurrencyFlow(
+                currency=group["_id"],
+                count=group["count"],
+                debits=from_cents(group["debits"]),
+                credits=from_cents(group["credits"]),
+                net=from_cents(group["debits"] + group["credits"]),
+            )
+            for group in groups
+        ],
+    )
+
+
+@capability(
+    "transactions.update",
+    input=UpdateTransaction,
+    output=TransactionResult,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+)
+async def update(ctx: Context, args: UpdateTransaction) -> TransactionResult:
+    """Corrects a bank transaction's counterparty or reference, or sets its category or notes.
+    Send only the fields to change (null clears). Amount, dates, currency and account are the
+    bank's: they cannot change. Each change is kept in editHistory.
+    """
+    changes = args.model_dump(exclude_unset=True, exclude={"id"})
+    if not changes:
+        raise BadRequest("Invalid request: no fields to update; send at least one field besides id")
+    workspace_id = ctx.require_workspace()
+    record = await _load(ctx, args.id)
+    now = utcnow()
+    edits = [
+        {
+            "field": field,
+            "oldValue": record.get(field),
+            "newValue": value,
+            "editedBy": ctx.user_id,
+            "editedAt": now,
+        }
+        for field, value in changes.items()
+        if record.get(field) != value
+    ]
+    if not edits:
+        return TransactionResult(transaction=transaction_view(record))
+    changed = {edit["field"]: edit["newValue"] for edit in edits}
+    updated = await ctx.store.transactions.update_fields(workspace_id, args.id, changed, edits)
+    if updated is None:
+        raise NotFound(f"Transaction '{args.id}' not found")
+    return TransactionResult(transaction=transaction_view(updated))
