@@ -265,3 +265,44 @@ __all__ = [
     "TransactionResult",
     "UpdateTransaction",
 ]
+
+
+class TransactionCandidatesInput(CapabilityInput):
+    """Input of transactions.candidates."""
+
+    id: str = Field(min_length=1, max_length=100, description=TRANSACTION_ID)
+
+
+class MatchSignal(CapabilityOutput):
+    """One piece of evidence for or against a candidate."""
+
+    name: str = Field(description="amount, date, merchant, reference, currency or card")
+    contribution: float = Field(description="Points it adds to the score (negative: against)")
+    reason: str = Field(description="What it found, in words")
+
+
+class MatchCandidate(CapabilityOutput):
+    """Documents that could account for the transaction, and why."""
+
+    documentIds: list[str] = Field(description="One document, or several (split)")
+    kind: Literal["single", "split", "partial"] = Field(
+        description="single: one document pays it all; split: receipts adding up to it; "
+        "partial: it pays part of one"
+    )
+    score: float = Field(description="The signals' contributions added up")
+    signals: list[MatchSignal] = Field(description="Each signal with its contribution")
+
+
+class TransactionCandidates(CapabilityOutput):
+    """The documents that could account for a transaction, best first, with the decision the
+    matcher would take."""
+
+    transactionId: str = Field(description=TRANSACTION_ID)
+    outcome: Literal["auto_match", "needs_review", "no_candidate"] = Field(
+        description="auto_match: the best is above the threshold with no rival within the "
+        "margin; needs_review: a person decides; no_candidate: nothing scores"
+    )
+    why: str = Field(description="Why it would or would not be matched automatically")
+    threshold: float = Field(description="The score an automatic match needs")
+    margin: float = Field(description="How far ahead of any rival it must be")
+    candidates: list[MatchCandidate] = Field(description="Best first")

@@ -11,12 +11,17 @@ from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.framework.registry import MEMBERS, capability
+from resolvers.services.reconciliation import decision_for
 from schema.transactions import (
     CountTransactions,
     CurrencyFlow,
     GetTransaction,
+    MatchCandidate,
+    MatchSignal,
     SearchTransactions,
     Transaction,
+    TransactionCandidates,
+    TransactionCandidatesInput,
     TransactionCount,
     TransactionPage,
     TransactionResult,
@@ -123,6 +128,46 @@ async def _load(ctx: Context, transaction_id: str) -> dict[str, Any]:
 async def get(ctx: Context, args: GetTransaction) -> TransactionResult:
     """One bank transaction with where it was read, what the bank wrote and its corrections."""
     return TransactionResult(transaction=transaction_view(await _load(ctx, args.id)))
+
+
+@capability(
+    "transactions.candidates",
+    input=TransactionCandidatesInput,
+    output=TransactionCandidates,
+    permissions=["read_documents"],
+    effect="read",
+    cost=1,
+)
+async def candidates(ctx: Context, args: TransactionCandidatesInput) -> TransactionCandidates:
+    """The documents that could account for a bank transaction, best first, each with the
+    signals that scored it (amount, date, merchant, reference, currency, card) and what each
+    contributed, and whether matching would pair them automatically or leave it to a person
+    (and why). Reads only; nothing is matched.
+    """
+    decision, settings = await decision_for(ctx, await _load(ctx, args.id))
+    return TransactionCandidates(
+        transactionId=args.id,
+        outcome=decision.outcome,
+        why=decision.why,
+        threshold=settings.threshold,
+        margin=settings.margin,
+        candidates=[
+            MatchCandidate(
+                documentIds=list(found.document_ids),
+                kind=found.kind,
+                score=round(found.score, 1),
+                signals=[
+                    MatchSignal(
+                        name=signal.name,
+                        contribution=round(signal.contribution, 1),
+                        reason=signal.reason,
+                    )
+                    for signal in found.signals
+                ],
+            )
+            for found in decision.candidates
+        ],
+    )
 
 
 @capability(
