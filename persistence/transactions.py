@@ -139,3 +139,79 @@ class Transactions:
                 return_document=ReturnDocument.AFTER,
             ),
         )
+
+    async def set_match(
+        self, workspace_id: str, transaction_id: str, match: dict[str, Any], event: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Record ``match`` on a transaction that has none (compare-and-set: two people
+        confirming at once, one wins); the transaction after, or None when it has one (or is
+        gone)."""
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one_and_update(
+                {"_id": transaction_id, "workspaceId": workspace_id, "matched": False},
+                {
+                    "$set": {"matched": True, "matches": [match], "updatedAt": utcnow()},
+                    "$push": {"matchHistory": event},
+                },
+                return_document=ReturnDocument.AFTER,
+            ),
+        )
+
+    async def clear_match(
+        self,
+        workspace_id: str,
+        transaction_id: str,
+        match: dict[str, Any],
+        rejected: list[str],
+        event: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """Take back ``match`` (only while it is still the transaction's) and remember its
+        documents as rejected for it; the transaction after, or None when the match changed."""
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one_and_update(
+                {"_id": transaction_id, "workspaceId": workspace_id, "matches": [match]},
+                {
+                    "$set": {"matched": False, "matches": [], "updatedAt": utcnow()},
+                    "$addToSet": {"rejected": {"$each": rejected}},
+                    "$push": {"matchHistory": event},
+                },
+                return_document=ReturnDocument.AFTER,
+            ),
+        )
+
+    async def reject(
+        self, workspace_id: str, transaction_id: str, document_id: str, event: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Never propose ``document_id`` for the transaction again; the transaction after."""
+        return cast(
+            dict[str, Any] | None,
+            await self._col.find_one_and_update(
+                {"_id": transaction_id, "workspaceId": workspace_id},
+                {
+                    "$addToSet": {"rejected": document_id},
+                    "$push": {"matchHistory": event},
+                    "$set": {"updatedAt": utcnow()},
+                },
+                return_document=ReturnDocument.AFTER,
+            ),
+        )
+
+    async def matched_documents(self, workspace_id: str, document_ids: Sequence[str]) -> set[str]:
+        """Which of ``document_ids`` a transaction of the workspace is matched to."""
+        if not document_ids:
+            return set()
+        cursor = self._col.find(
+            {
+                "workspaceId": workspace_id,
+                "matched": True,
+                "matches.documentIds": {"$in": list(document_ids)},
+            },
+            {"matches.documentIds": 1},
+        )
+        wanted, found = set(document_ids), set()
+        for row in await cursor.to_list(None):
+            for match in row.get("matches") or []:
+                found |= wanted & set(match.get("documentIds") or [])
+        return found

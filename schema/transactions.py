@@ -157,7 +157,14 @@ class Transaction(CapabilityOutput):
     notes: str | None = Field(default=None, description="Set by a person")
     matched: bool = Field(description="Whether a document accounts for it")
     matches: list[dict[str, Any]] = Field(
-        default_factory=list, description="Documents matched to it (empty until matching)"
+        default_factory=list,
+        description="Documents matched to it: documentIds, kind, score, reasons, by, at, via",
+    )
+    rejectedDocumentIds: list[str] = Field(
+        default_factory=list, description="Documents never proposed for it again"
+    )
+    matchHistory: list[dict[str, Any]] = Field(
+        default_factory=list, description="Confirmations, rejections, undos: who and when"
     )
     batch: TransactionBatch | None = Field(default=None, description="Its batch booking")
     source: TransactionSource = Field(description="Where it was read")

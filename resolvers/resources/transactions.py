@@ -12,6 +12,7 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.framework.registry import MEMBERS, capability
 from resolvers.services.reconciliation import decision_for
+from resolvers.services.transaction_views import transaction_view
 from schema.transactions import (
     CountTransactions,
     CurrencyFlow,
@@ -19,7 +20,6 @@ from schema.transactions import (
     MatchCandidate,
     MatchSignal,
     SearchTransactions,
-    Transaction,
     TransactionCandidates,
     TransactionCandidatesInput,
     TransactionCount,
@@ -30,40 +30,6 @@ from schema.transactions import (
 
 # Offsets beyond this are refused: narrow the where clause instead of paging that deep.
 MAX_OFFSET = 100_000
-
-
-def transaction_view(record: dict[str, Any]) -> Transaction:
-    """The wire shape of a stored transaction."""
-    batch = record.get("batch")
-    bank = record.get("bank") or {}
-    return Transaction.model_validate(
-        {
-            "id": record["_id"],
-            "account": record.get("account"),
-            "bookingDate": record["bookingDate"].date(),
-            "valueDate": record["valueDate"].date() if record.get("valueDate") else None,
-            "amount": from_cents(record["amount"]),
-            "currency": record["currency"],
-            "counterparty": record.get("counterparty"),
-            "reference": record.get("reference"),
-            "bankTransactionId": record.get("bankTransactionId"),
-            "category": record.get("category"),
-            "notes": record.get("notes"),
-            "matched": bool(record.get("matched")),
-            "matches": record.get("matches") or [],
-            "batch": (
-                {"reference": batch.get("reference"), "amount": from_cents(batch["amount"])}
-                if batch
-                else None
-            ),
-            "source": {
-                key: record["source"][key] for key in ("format", "fileName", "place", "importedAt")
-            },
-            "bankCounterparty": bank.get("counterparty"),
-            "bankReference": bank.get("reference"),
-            "editHistory": record.get("editHistory") or [],
-        }
-    )
 
 
 @capability(

@@ -119,9 +119,20 @@ async def decision_for(
     others = await ctx.store.transactions.search(
         workspace_id, near, sort_by="bookingDate", sort_order=-1, skip=0, limit=MAX_RIVALS
     )
-    bookings = [txn, *(booking(o) for o in others if o["_id"] != txn.id and not o.get("matched"))]
-    candidates = [c for c in (candidate(dict(d), currency) for d in documents) if c is not None]
+    rivals = [o for o in others if o["_id"] != txn.id and not o.get("matched")]
+    bookings = [txn, *(booking(o) for o in rivals)]
+    # A document already accounts for another transaction: not a candidate for this one.
+    taken = await ctx.store.transactions.matched_documents(
+        workspace_id, [str(d["_id"]) for d in documents]
+    )
+    candidates = [
+        c
+        for c in (candidate(dict(d), currency) for d in documents if d["_id"] not in taken)
+        if c is not None
+    ]
+    # What a person rejected or undid is never proposed again, for them as for the rivals.
+    rejected = [(o["_id"], doc_id) for o in (record, *rivals) for doc_id in o.get("rejected") or []]
     rates = RateBookRates(ctx.services.rate_book())
     # CPU work (a few thousand comparisons at most): off the event loop.
-    decisions = await asyncio.to_thread(match, bookings, candidates, rates, chosen)
+    decisions = await asyncio.to_thread(match, bookings, candidates, rates, chosen, rejected)
     return next(d for d in decisions if d.transaction_id == txn.id), chosen

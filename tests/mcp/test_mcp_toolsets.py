@@ -60,11 +60,11 @@ async def test_the_default_listing_leaves_the_opt_in_toolsets_out(
     default = await names(http)
     opt_in = {tool_name(s.slug) for s in registry if toolset_of(s.slug) in OPT_IN}
     assert {"members_invite", "api_keys_create", "billing_get"} <= opt_in
-    # Statements and transactions are one toolset, reconcile, named as a group.
-    assert {"statements_import", "transactions_search"} <= opt_in
+    # Statements, transactions and matches are one toolset, reconcile, named as a group.
+    assert {"statements_import", "transactions_search", "matches_confirm"} <= opt_in
     reconcile = await names(http, "?toolsets=reconcile")
     assert {n for n in reconcile if n != CONTEXT} == {
-        n for n in everything if n.startswith(("statements_", "transactions_"))
+        n for n in everything if n.startswith(("statements_", "transactions_", "matches_"))
     }
     assert default == everything - opt_in
     # `default` names the default toolsets, so one opt-in toolset is added to them by name.
