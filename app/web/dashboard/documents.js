@@ -57,7 +57,10 @@ function fillTagFilter(box, tags, chosen = new Set([...box.querySelectorAll("inp
   clear(
     box,
     h("legend", {}, "Tags (documents with all ticked)"),
-    tags.map((tag) => h("label", {}, h("input", { type: "checkbox", name: "tag", value: tag.name, checked: chosen.has(tag.name) }), chip(tag.name))),
+    // A name in the address that is no tag (deleted since, or typed) is shown too, to untick.
+    [...tags.map((tag) => tag.name), ...[...chosen].filter((name) => !tags.some((tag) => tag.name === name))].map((name) =>
+      h("label", {}, h("input", { type: "checkbox", name: "tag", value: name, checked: chosen.has(name) }), chip(name)),
+    ),
     h("label", { for: "d-untagged" }, h("input", { type: "checkbox", id: "d-untagged", checked: untagged }), "Untagged"),
     h("a", { href: TAGS_PATH, id: "manage-tags" }, "Manage tags"),
   );

@@ -171,7 +171,7 @@ export async function tagsView() {
                 tr.remove();
                 known.delete(tag.name.toLowerCase());
                 say(`Deleted “${tag.name}”; taken off ${done.documentsChanged.toLocaleString()} document${done.documentsChanged === 1 ? "" : "s"}`);
-                status.focus?.();
+                newName.focus(); // its row is gone: the keyboard goes to the page's first field
               } catch (failure) {
                 clear(deleteCell, remove, errorBox(failure));
               }
