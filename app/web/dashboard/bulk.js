@@ -1,5 +1,6 @@
-// Bulk actions on the documents selected in the table: archive (with Undo), set a category, send
-// to an accounting integration. The API has no "these ids" form of these capabilities
+// Bulk actions on the documents selected in the table: archive (with Undo), set a category, tag
+// and untag (documents.tag: every selected document in one call), send to an accounting
+// integration. The API has no "these ids" form of these capabilities
 // (documents.bulk-edit selects by search, merchant or category, not by id), so each is one call
 // per document, a few at a time, with a progress bar and each row's outcome in its row. A send
 // that the workspace gates waits for an owner's or admin's approval: the row says which request.
@@ -7,6 +8,7 @@
 import * as api from "./api.js";
 import { h, clear, announce, errorBox } from "./dom.js";
 import { undoToast } from "./undo.js";
+import { chip, createTag, knownTags } from "./tags.js";
 
 const AT_ONCE = 3; // calls in flight: quick for a page of rows, gentle on a small server
 
@@ -14,6 +16,7 @@ const ARCHIVE = `mutation Archive($input: DeleteDocumentInput!) { documentsDelet
 const SET_CATEGORY = `mutation SetCategory($input: UpdateDocumentInput!) { documentsUpdate(input: $input) { document { id category } } }`;
 const SEND = `mutation Send($input: SendToIntegrationInput!) { integrationsSend(input: $input) {
   status exportRecordId approvalRequestId warnings } }`;
+const TAG = `mutation Tag($input: TagDocumentsInput!) { documentsTag(input: $input) { matched modified missing } }`;
 const CONNECTED = `query Connected { integrationsList(input: {category: accounting, status: connected}) {
   integrations { id name tenants { id name } } } }`;
 
@@ -41,7 +44,8 @@ function plural(n, one, many = `${one}s`) {
 
 // The bar above the table. `table` is documentTable's handle; `categories` the names in use.
 // onArchived(): after documents left the list, so the page can count what still matches.
-export function bulkBar({ table, categories, onArchived }) {
+// onTagged(ids): after documents.tag changed them, so the page reads those rows again.
+export function bulkBar({ table, categories, onArchived, onTagged }) {
   const count = h("span", { id: "selected-count", class: "selected-count" }, "None selected");
   const progress = h("progress", { id: "bulk-progress", hidden: true, value: 0, max: 1 });
   const status = h("p", { id: "bulk-status", role: "status", class: "bulk-status" });
@@ -148,6 +152,102 @@ export function bulkBar({ table, categories, onArchived }) {
     input.focus();
   }
 
+  // Tags to add and tags to take off, ticked; a new tag is created here (tags.create) and
+  // ticked to be added. documents.tag leaves archived documents as they are: the result says so.
+  function askTags() {
+    const pick = (kind, tag, checked = false) =>
+      h("label", {}, h("input", { type: "checkbox", name: kind, value: tag.name, checked }), chip(tag.name));
+    const tags = knownTags();
+    const adds = h("fieldset", { class: "tag-picks", id: "bulk-tag-add" }, h("legend", {}, "Add"), tags.map((t) => pick("add", t)));
+    const removes = h("fieldset", { class: "tag-picks", id: "bulk-tag-remove" }, h("legend", {}, "Remove"), tags.map((t) => pick("remove", t)));
+    const newName = h("input", { id: "bulk-new-tag", maxlength: "50", autocomplete: "off" });
+    const error = h("p", { class: "error", role: "alert", id: "bulk-tag-error" });
+    const create = async () => {
+      const name = newName.value.trim();
+      error.textContent = "";
+      if (!name) return;
+      try {
+        const tag = await createTag(name);
+        adds.append(pick("add", tag, true));
+        removes.append(pick("remove", tag));
+        newName.value = "";
+        announce(`Created the tag ${tag.name}; it will be added`);
+      } catch (failure) {
+        error.textContent = failure.message;
+      }
+      newName.focus();
+    };
+    newName.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        create();
+      }
+    });
+    const ticked = (box) => [...box.querySelectorAll("input:checked")].map((b) => b.value);
+    const n = table.selected().length;
+    clear(
+      panel,
+      h(
+        "form",
+        {
+          id: "bulk-tag-form",
+          onsubmit: async (event) => {
+            event.preventDefault();
+            const add = ticked(adds);
+            const remove = ticked(removes);
+            if (!add.length && !remove.length) {
+              error.textContent = "Tick a tag to add or to remove";
+              return;
+            }
+            const picked = table.selected();
+            const ids = picked.map((row) => row.doc.id);
+            const archived = picked.filter((row) => row.doc.archived).length;
+            busy(true);
+            try {
+              const done = (await api.data(TAG, { input: { ids, add, remove } })).documentsTag;
+              const same = done.matched - done.modified - archived;
+              const gone = done.missing.length;
+              const said = [
+                `${done.modified.toLocaleString()} ${add.length ? "tagged" : "untagged"}`,
+                archived ? `${archived.toLocaleString()} archived left as they were` : "",
+                same > 0 ? `${same.toLocaleString()} already as asked` : "",
+                gone ? `${gone.toLocaleString()} no longer found` : "",
+              ].filter(Boolean).join("; ");
+              for (const row of picked) table.note(row.doc.id, row.doc.archived ? "archived: left as it was" : "", "");
+              clear(panel);
+              status.textContent = said;
+              announce(said);
+              await onTagged?.(ids);
+            } catch (failure) {
+              error.textContent = failure.message;
+            } finally {
+              busy(false);
+            }
+          },
+        },
+        h("p", { class: "hint" }, `Tags for ${plural(n, "document")}:`),
+        tags.length ? null : h("p", { class: "hint" }, "The workspace has no tags yet: create one below."),
+        adds,
+        removes,
+        h(
+          "div",
+          { class: "inline-edit" },
+          h("label", { for: "bulk-new-tag" }, "New tag"),
+          newName,
+          h("button", { type: "button", id: "bulk-create-tag", onclick: create }, "Create and add"),
+        ),
+        h(
+          "div",
+          { class: "inline-edit" },
+          h("button", { type: "submit", class: "primary" }, "Apply"),
+          h("button", { type: "button", onclick: () => clear(panel) }, "Cancel"),
+        ),
+        error,
+      ),
+    );
+    (tags.length ? adds.querySelector("input") : newName).focus();
+  }
+
   async function askIntegration() {
     clear(panel, h("p", { class: "hint" }, "Looking for connected accounting integrations…"));
     let integrations;
@@ -219,6 +319,7 @@ export function bulkBar({ table, categories, onArchived }) {
       count,
       button("bulk-archive", "Archive", archive),
       button("bulk-set-category", "Set category…", askCategory),
+      button("bulk-tag", "Tag…", askTags),
       button("bulk-send", "Send to accounting…", askIntegration, ["read_integrations", "write_integrations"]),
     ),
     blocked.size ? h("p", { class: "hint", id: "bulk-blocked" }, [...blocked.values()].join(". ")) : null,

@@ -6,7 +6,8 @@ import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
 import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
 import { state, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
-import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput } from "./listing.js";
+import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput, tagsOf } from "./listing.js";
+import { TAGS_LIST, TAGS_PATH, rememberTags, knownTags, chip, documentTags } from "./tags.js";
 import { documentTable } from "./table.js";
 import { bulkBar } from "./bulk.js";
 import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
@@ -23,6 +24,7 @@ query Documents($input: SearchDocumentsInput, $count: CountDocumentsInput, $cate
     matched: counts(input: $count) { count }
     categoryNames: counts(input: $categories) { groups { key } }
   }
+  ${TAGS_LIST}
 }`;
 const COUNT_QUERY = `query Matched($count: CountDocumentsInput) { workspace { matched: counts(input: $count) { count } } }`;
 const MORE_QUERY = `query More($input: SearchDocumentsInput) { workspace { documents(input: $input) { documents { ${ROW_FIELDS} } nextCursor } } }`;
@@ -43,7 +45,28 @@ function rangeText(list) {
   return `dated ${list.from || "…"} to ${list.to || "…"}`;
 }
 
-function filtersForm(list, categories) {
+// The tags to filter by: documents carrying every one ticked (the where clause's `all`), or none.
+// fillTagFilter(box, tags) draws it again with `tags` (one created on this page), ticks kept.
+function tagFilter(list, tags) {
+  const box = h("fieldset", { class: "tag-filter", id: "d-tags" });
+  fillTagFilter(box, tags, new Set(tagsOf(list)), Boolean(list.untagged));
+  return box;
+}
+
+function fillTagFilter(box, tags, chosen = new Set([...box.querySelectorAll("input[name=tag]:checked")].map((b) => b.value)), untagged = Boolean(box.querySelector("#d-untagged")?.checked)) {
+  clear(
+    box,
+    h("legend", {}, "Tags (documents with all ticked)"),
+    // A name in the address that is no tag (deleted since, or typed) is shown too, to untick.
+    [...tags.map((tag) => tag.name), ...[...chosen].filter((name) => !tags.some((tag) => tag.name === name))].map((name) =>
+      h("label", {}, h("input", { type: "checkbox", name: "tag", value: name, checked: chosen.has(name) }), chip(name)),
+    ),
+    h("label", { for: "d-untagged" }, h("input", { type: "checkbox", id: "d-untagged", checked: untagged }), "Untagged"),
+    h("a", { href: TAGS_PATH, id: "manage-tags" }, "Manage tags"),
+  );
+}
+
+function filtersForm(list, categories, tags) {
   const from = h("input", { id: "d-from", type: "date", value: list.from || "" });
   const to = h("input", { id: "d-to", type: "date", value: list.to || "" });
   const amountMin = h("input", { id: "d-amount-min", type: "text", inputmode: "decimal", size: "8", value: list.amountMin || "", autocomplete: "off" });
@@ -61,7 +84,8 @@ function filtersForm(list, categories) {
   );
   const duplicates = h("input", { id: "duplicates", type: "checkbox", checked: Boolean(list.dups) });
   const problem = h("p", { class: "error", role: "alert", id: "filter-error" });
-  const active = ["from", "to", "amountMin", "amountMax", "category", "docType", "status", "q", "archived", "dups"].filter((k) => list[k]).length;
+  const active = ["from", "to", "amountMin", "amountMax", "category", "docType", "status", "q", "archived", "dups", "tags", "untagged"].filter((k) => list[k]).length;
+  const tagBox = tagFilter(list, tags);
   return h(
     "form",
     {
@@ -99,6 +123,8 @@ function filtersForm(list, categories) {
           q: search.value.trim(),
           archived: archived.value === "exclude" ? "" : archived.value,
           dups: duplicates.checked ? "1" : "",
+          tags: [...tagBox.querySelectorAll("input[name=tag]:checked")].map((b) => b.value).join("\n"),
+          untagged: tagBox.querySelector("#d-untagged").checked ? "1" : "",
           sort: list.sort,
           order: list.order,
         });
@@ -114,6 +140,7 @@ function filtersForm(list, categories) {
     field("d-status", "Status", status),
     field("archived", "Show", archived),
     h("div", { class: "field check" }, duplicates, h("label", { for: "duplicates" }, "Possible duplicates only")),
+    tagBox,
     h(
       "div",
       { class: "actions" },
@@ -150,6 +177,7 @@ export async function documentsView() {
   let matched = ws.matched.count;
   const categories = [...new Set([...(ws.categoryNames?.groups || []).map((g) => g.key).filter(Boolean), ...state.categories])].sort();
   state.categories = categories;
+  const tags = rememberTags(data.tagsList?.tags);
 
   let shown = 0;
   const currencies = new Set(); // of the rows shown: an amount sort over several needs a word
@@ -197,7 +225,20 @@ export async function documentsView() {
     sayShown();
     csvLabel();
   };
-  const bulk = bulkBar({ table, categories, onArchived: recount });
+  // After tagging: the rows read again as the list shows them (one no longer matching a tag
+  // filter leaves), then counted again.
+  const reread = async (ids) => {
+    const found = await readShown(MORE_QUERY, searchInput(list), ids);
+    for (const id of ids) {
+      if (found.has(id)) table.update(id, found.get(id));
+      else table.remove(id);
+    }
+    await recount();
+    const box = filters.querySelector("#d-tags");
+    if (box) fillTagFilter(box, knownTags());
+  };
+  const bulk = bulkBar({ table, categories, onArchived: recount, onTagged: reread });
+  const filters = filtersForm(list, categories, tags);
   shownRows(page.documents);
 
   const more = h("div", { class: "more" });
@@ -278,7 +319,7 @@ export async function documentsView() {
     "div",
     {},
     h("h1", {}, "Documents"),
-    h("details", { class: "filters-box", open: window.matchMedia("(min-width: 48rem)").matches || Object.keys(list).some((k) => !["sort", "order"].includes(k)) }, h("summary", {}, "Filters"), filtersForm(list, categories)),
+    h("details", { class: "filters-box", open: window.matchMedia("(min-width: 48rem)").matches || Object.keys(list).some((k) => !["sort", "order"].includes(k)) }, h("summary", {}, "Filters"), filters),
     summary,
     h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus)),
     showing,
@@ -340,6 +381,7 @@ const DOC_FIELDS = `
   duplicateOfId duplicateOf { id merchant amount currency docDate }
   duplicates { id merchant amount currency docDate }
   editHistory { field oldValue newValue editedAt via }
+  tags
   lineItems { description quantity unitPrice amount }`;
 
 // The document alone, read again when it changes elsewhere.
@@ -348,6 +390,7 @@ const DOC_GET = `query Document($input: GetDocumentInput!) { documentsGet(input:
 const DOC_QUERY = `query Document($input: GetDocumentInput!) {
   ${WORKSPACES}
   workspace { id name preferredCurrency }
+  ${TAGS_LIST}
   documentsGet(input: $input) { document { ${DOC_FIELDS} } } }`;
 
 // The fields a person may correct, with their input kind.
@@ -369,6 +412,7 @@ export async function documentView({ id, rerender }) {
   const data = await loadWithWorkspace(DOC_QUERY, { input: { id } });
   if (!data.documentsGet) throw new Error(`Document ${id} was not found`);
   let doc = data.documentsGet.document;
+  rememberTags(data.tagsList?.tags);
   const root = h("div", { class: "document" });
   // The original with its evidence boxes: fetched once, kept across repaints after a correction.
   const preview = evidencePreview(doc);
@@ -403,6 +447,7 @@ export async function documentView({ id, rerender }) {
           preferredLine(doc),
         ),
       ),
+      documentTags(doc, (tags) => save("tags", tags)),
       lineItemsSection(doc),
       duplicatesSection(doc),
       historySection(doc),

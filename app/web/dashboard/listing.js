@@ -8,7 +8,7 @@
 import { FILTER_KEYS, filtersFromHash, filtersHash, whereClause, DOC_TYPES } from "./state.js";
 
 export const LIST_PATH = "#/documents";
-export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "sort", "order"];
+export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "tags", "untagged", "sort", "order"];
 export const PAGE = 50;
 
 // The columns a person can sort by, with the capability's sortBy and the first order of a click
@@ -44,7 +44,14 @@ const VALID = {
   sort: (v) => v in SORTS,
   order: (v) => v === "asc" || v === "desc",
   range: (v) => v === "all",
+  untagged: (v) => v === "1",
 };
+
+// The tags chosen in the filter: one name a line in the address ("tags=Q4%0ATravel"), the one
+// character no tag name holds.
+export function tagsOf(list) {
+  return (list.tags || "").split("\n").map((t) => t.trim()).filter(Boolean);
+}
 
 export function listFromHash(hash = location.hash) {
   const found = filtersFromHash(hash, LIST_KEYS);
@@ -66,6 +73,9 @@ export function listWhere(list) {
   const where = whereClause(list);
   const conditions = where ? [...where.conditions] : [];
   if (list.dups) conditions.push({ field: "duplicateOf", op: "exists", value: true });
+  // Untagged, or carrying every tag chosen (untagged wins: both together match nothing).
+  if (list.untagged) conditions.push({ field: "tags", op: "exists", value: false });
+  else if (tagsOf(list).length) conditions.push({ field: "tags", op: "all", value: tagsOf(list) });
   return conditions.length ? { logic: "and", conditions } : null;
 }
 
@@ -96,4 +106,4 @@ export function countInput(list) {
 }
 
 // The fields the table, the bulk actions and the CSV file need, in one selection.
-export const ROW_FIELDS = "id merchant amount currency docDate category docType processingStatus archived duplicateOfId receivedAt convertedAmount preferredCurrency conversionRate";
+export const ROW_FIELDS = "id merchant amount currency docDate category docType processingStatus archived duplicateOfId receivedAt convertedAmount preferredCurrency conversionRate tags";

@@ -8,6 +8,7 @@ import { documentsView, documentView } from "./documents.js";
 import { uploadView } from "./upload.js";
 import { keysView } from "./keys.js";
 import { membersView } from "./members.js";
+import { tagsView } from "./tags.js";
 import { disconnect as stopLiveEvents } from "./live.js";
 
 const main = document.getElementById("main");
@@ -30,7 +31,7 @@ function route() {
   const path = (location.hash || "#/").slice(1);
   const parts = path.split("?")[0].split("/").filter(Boolean);
   if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
-  if (["documents", "upload", "keys", "members"].includes(parts[0])) return { name: parts[0] };
+  if (["documents", "upload", "keys", "members", "tags"].includes(parts[0])) return { name: parts[0] };
   return { name: "overview" };
 }
 
@@ -41,6 +42,7 @@ const VIEWS = {
   upload: uploadView,
   keys: keysView,
   members: membersView,
+  tags: tagsView,
 };
 
 let renderToken = 0;
@@ -61,7 +63,7 @@ async function render() {
   showHeader(true);
   const current = route();
   for (const link of nav.querySelectorAll("a[data-route]")) {
-    const active = link.dataset.route === current.name || (current.name === "document" && link.dataset.route === "documents");
+    const active = link.dataset.route === current.name || (["document", "tags"].includes(current.name) && link.dataset.route === "documents");
     if (active) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }

@@ -4,6 +4,7 @@
 
 import { h, money } from "./dom.js";
 import { SORTS } from "./listing.js";
+import { chips } from "./tags.js";
 
 const COLUMNS = [
   { key: "docDate", label: "Date", cell: (d) => d.docDate || "—" },
@@ -15,6 +16,7 @@ const COLUMNS = [
   { key: "amount", label: "Amount", cell: (d) => money(d.amount, d.currency), num: true },
   { key: "convertedAmount", label: "Converted", cell: (d) => convertedCell(d), num: true },
   { key: "category", label: "Category", cell: (d) => d.category || "—" },
+  { key: "tags", label: "Tags", cell: (d) => chips(d.tags) },
   { key: "docType", label: "Type", cell: (d) => d.docType || "—" },
   { key: "processingStatus", label: "Status", cell: (d) => statusCell(d) },
   { key: "receivedAt", label: "Added", cell: (d) => addedCell(d.receivedAt) },
