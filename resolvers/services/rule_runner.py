@@ -242,6 +242,18 @@ async def set_fields(
     """set-category, set-merchant and mark-recurring: edit history entries and the change, as
     a correction would (only the fields that actually change)."""
     changes, described = FIELD_CHANGES[action.type](action)
+    return await _correct(services, workspace_id, rule, record, changes, described)
+
+
+async def _correct(
+    services: Services,
+    workspace_id: str,
+    rule: Mapping[str, Any],
+    record: StoredDocument,
+    changes: dict[str, Any],
+    described: str,
+) -> tuple[str, bool]:
+    """Write ``changes`` as the rule's correction (what it says: ``described``)."""
     current = full_view(record, services.base_url)
     changes = with_summary(current, changes)
     edits = edit_entries(current, changes, by=rule["_id"], via="rule", at=utcnow())
@@ -648,19 +660,10 @@ async def add_tag(
         raise ActionFailed(f"the tag '{wanted}' no longer exists (tags.create makes it again)")
     name = next(iter(found.values()))["name"]
     before = list(record.get("tags") or [])
-    if name in before:
-        return f"tagged {name} (already so)", False
-    if len(before) >= MAX_TAGS_PER_DOCUMENT:
+    if name not in before and len(before) >= MAX_TAGS_PER_DOCUMENT:
         raise ActionFailed(f"the document already carries {MAX_TAGS_PER_DOCUMENT} tags")
-    edits = edit_entries(
-        {"tags": before}, {"tags": [*before, name]}, by=rule["_id"], via="rule", at=utcnow()
-    )
-    updated = await services.store.documents.update_fields(
-        workspace_id, record, {"tags": [*before, name]}, edits
-    )
-    if updated is None:
-        raise ActionFailed("the document no longer exists")
-    return f"tagged {name}", True
+    after = before if name in before else [*before, name]
+    return await _correct(services, workspace_id, rule, record, {"tags": after}, f"tagged {name}")
 
 
 # require-approval is not here: it stops the loop (``_carry_out`` calls hold_for_approval).
