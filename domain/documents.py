@@ -102,6 +102,9 @@ COUNT_FILTERS: dict[str, Filterable] = {
     # When fincap received it (upload, email), whatever date it bears: what was added lately
     # (the overview counts new documents dated outside its range). A date, or an ISO time.
     "receivedAt": Filterable("date"),
+    # The review queue (``domain.review``): a field flagged, a processing warning, a possible
+    # duplicate or no amount, not yet accepted by documents.review. Stored, so it is indexed.
+    "needsReview": Filterable("boolean"),
 }
 SEARCH_FILTERS: dict[str, Filterable] = {
     **COUNT_FILTERS,

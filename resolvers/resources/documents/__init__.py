@@ -13,7 +13,7 @@ from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest, NotFound, store_errors
+from resolvers.framework.errors import BadRequest, Conflict, NotFound, store_errors
 from resolvers.framework.registry import MEMBERS, ApprovalGate, capability
 from resolvers.resources.documents.bulk_edit import bulk_edit_documents, describe_bulk_edit
 from resolvers.resources.documents.inspect import inspect_document
@@ -38,6 +38,7 @@ from schema.documents import (
     InspectDocument,
     InspectionReport,
     PreferredTotal,
+    ReviewDocument,
     SearchDocuments,
     UnarchiveDocument,
     UpdateDocument,
@@ -126,6 +127,44 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
         raise NotFound(f"Document '{args.id}' not found")
     await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
     return DocumentResult(document=await complete_document(ctx, updated))
+
+
+@capability(
+    "documents.review",
+    input=ReviewDocument,
+    output=DocumentResult,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+)
+async def review(ctx: Context, args: ReviewDocument) -> DocumentResult:
+    """Accepts a document of the review queue (needsReview true), as it is or with corrections
+    (applied by documents.update first). Records reviewedBy and reviewedAt; it needs review
+    again only for a new reason. 409 if it needs none.
+    """
+    workspace_id = ctx.require_workspace()
+    record = await _load(ctx, args.id)
+    if not record.get("needsReview"):
+        raise Conflict(_reviewed_already(record))
+    if args.corrections is not None and args.corrections.model_fields_set:
+        fields = args.corrections.model_dump(exclude_unset=True)
+        await update(ctx, UpdateDocument.model_validate({"id": args.id, **fields}))
+        record = await _load(ctx, args.id)
+    reviewed = await ctx.store.documents.mark_reviewed(workspace_id, record, ctx.user_id)
+    if reviewed is None:
+        raise Conflict(_reviewed_already(await _load(ctx, args.id)))
+    return DocumentResult(document=await complete_document(ctx, reviewed))
+
+
+def _reviewed_already(record: StoredDocument) -> str:
+    if record.get("needsReview"):
+        return f"Document '{record['_id']}' changed while it was reviewed; review it again"
+    if record.get("reviewedAt"):
+        return (
+            f"Document '{record['_id']}' needs no review: accepted by {record.get('reviewedBy')} "
+            f"at {record.get('reviewedAt')}"
+        )
+    return f"Document '{record['_id']}' needs no review (nothing to check)"
 
 
 @capability(
