@@ -331,7 +331,7 @@ function followList({ list, table, sort, alive, changed }) {
 
 // -- one document ---------------------------------------------------------------------------
 
-const DOC_FIELDS = `
+export const DOC_FIELDS = `
   id merchant amount currency preferredCurrency conversionRate docDate category docType summary
   invoiceId receiptId paymentStatus paymentMethod paymentMethodEnding taxAmount subtotal
   processingStatus processingReason archived archivedAt source receivedAt
@@ -351,7 +351,7 @@ const DOC_QUERY = `query Document($input: GetDocumentInput!) {
   documentsGet(input: $input) { document { ${DOC_FIELDS} } } }`;
 
 // The fields a person may correct, with their input kind.
-const EDITABLE = [
+export const EDITABLE = [
   ["merchant", "Merchant", "text"],
   ["amount", "Amount", "money"],
   ["currency", "Currency", "currency"],
@@ -588,7 +588,7 @@ export async function documentView({ id, rerender }) {
 }
 
 // How a field's value reads on the page.
-function shownValue(doc, name, kind) {
+export function shownValue(doc, name, kind) {
   const value = doc[name];
   return kind === "money" ? (value == null ? "—" : money(value, doc.currency)) : String(value ?? "—");
 }
@@ -601,7 +601,7 @@ function focusKey(element) {
   return null;
 }
 
-function editor(name, kind, value) {
+export function editor(name, kind, value) {
   if (kind === "doctype") {
     return h("select", {}, DOC_TYPES.map((t) => h("option", { value: t, selected: t === value }, t)));
   }
