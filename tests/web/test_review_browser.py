@@ -109,10 +109,13 @@ def test_three_flagged_documents_reviewed_by_keyboard(
         page.go(f"{live.base}/app/#/review")
         page.wait(f"{SHOWN} === {json.dumps(flagged[0])} && window.__fincapLive?.status === 'open'")
         assert page.wait(f"{COUNT} === '3'")
-        reasons = page.js("[...document.querySelectorAll('#review-reasons li')].map(l => l.dataset.reason)")
+        reasons = page.js(
+            "[...document.querySelectorAll('#review-reasons li')].map(l => l.dataset.reason)"
+        )
         assert reasons == ["noAmount"]
         assert "a" in page.js("document.querySelector('#key-hints').innerText")
-        assert page.js("document.querySelector('#review-accept').getAttribute('aria-keyshortcuts')") == "a"
+        accept = "document.querySelector('#review-accept')"
+        assert page.js(f"{accept}.getAttribute('aria-keyshortcuts')") == "a"
         accessible(page)
         page.screenshot(shots / f"review-{locale}.png")
 
