@@ -15,10 +15,11 @@ from app.config import Settings
 from app.services import build_services
 from persistence.documents.writes import REVIEW_MIGRATION
 from persistence.store import Store
+from resolvers.framework.registry import Registry
 from resolvers.services import pipeline
 from resolvers.services.pipeline import process_document
 from resolvers.services.pipeline_contract import Intake, StepContext
-from tests.conftest import Tenant
+from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
 
 WEAK_AMOUNT = [{"field": "amount", "confidence": 0.42, "text": "1O.00", "source": "amount"}]
@@ -235,3 +236,36 @@ async def test_documents_stored_before_the_queue_get_their_flags_once(
     # Once: a later start-up leaves documents alone.
     await raw.update_one({"_id": "doc_old_fine"}, {"$unset": {"needsReview": ""}})
     assert await store.documents.migrate_review() == 0
+
+
+@pytest.mark.wire
+async def test_the_queue_over_the_wire(wire_store: Store, registry: Registry) -> None:
+    """On the embedded MongoDB server: the queue read, a review guarded by the reasons it
+    accepts (an array compared whole), a second review refused, the start-up migration."""
+    alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
+    await wire_store.documents.insert_many(
+        alice.org_id,
+        [doc("doc_w1", amount=None, evidence=WEAK_AMOUNT), doc("doc_w2"), doc("doc_w3")],
+    )
+    await wire_store.documents.link_duplicate(alice.org_id, "doc_w2", "doc_w3")
+    async with asgi_client(wire_store, registry) as http:
+        assert await queue(http, alice) == ["doc_w1", "doc_w3"]
+        assert await count(http, alice) == 2
+        reviewed = result(await call(http, alice, "documents.review", {"id": "doc_w1"}))
+        assert reviewed["document"]["reviewReasons"] == ["flaggedField", "noAmount"]
+        assert reviewed["document"]["needsReview"] is False
+        again = await call(http, alice, "documents.review", {"id": "doc_w1"})
+        assert again.status_code == 409
+        body = {"id": "doc_w3", "corrections": {"merchant": "Aral"}}
+        assert result(await call(http, alice, "documents.review", body))["document"][
+            "merchant"
+        ] == ("Aral")
+        assert await queue(http, alice) == [] and await count(http, alice) == 0
+    await wire_store.db["document_migrations"].delete_many({})
+    await wire_store.db["documents"].update_many(
+        {"workspaceId": alice.org_id}, {"$unset": {"needsReview": "", "reviewReasons": ""}}
+    )
+    assert await wire_store.documents.migrate_review() == 3
+    found = await wire_store.documents.get(alice.org_id, "doc_w1")
+    # Accepted before: the migration computes from the accepted reasons too.
+    assert found is not None and found["needsReview"] is False
