@@ -31,15 +31,14 @@ REVIEWABLE_STATUSES = frozenset({"processed", "warning", "failed"})
 
 
 def flagged_fields(evidence: Iterable[Mapping[str, Any]] | None) -> list[str]:
-    """The fields whose evidence says a person should check them (a correction's evidence,
-    source ``edited``, is certain)."""
+    """The fields whose evidence says a person should check them: a warning, or a weak
+    reading (a correction's evidence, source ``edited``, is certain)."""
     flagged: list[str] = []
     for found in evidence or ():
-        if found.get("source") == "edited":
-            continue
         confidence = found.get("confidence")
         weak = isinstance(confidence, int | float) and confidence < REVIEW_CONFIDENCE
-        if found.get("warning") or weak:
+        # A corrected value is certain; a warning (amounts that do not add up) still counts.
+        if found.get("warning") or (weak and found.get("source") != "edited"):
             flagged.append(str(found.get("field")))
     return list(dict.fromkeys(flagged))
 

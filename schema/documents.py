@@ -92,6 +92,7 @@ EvidenceField = Literal[
     "taxAmount",
     "tipAmount",
     "lineItems",
+    "taxLines",
 ]
 
 
@@ -501,15 +502,9 @@ class ReviewDocument(CapabilityInput):
     id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
     # Validated as documents.update's fields; described in a line, not listed again (every
     # reader of the MCP listing pays for each byte).
-    corrections: Annotated[
-        DocumentCorrections | None,
-        WithJsonSchema(
-            {
-                "type": "object",
-                "description": "Fields to correct first, as documents.update takes them",
-            }
-        ),
-    ] = None
+    corrections: Annotated[DocumentCorrections | None, WithJsonSchema({"type": "object"})] = Field(
+        default=None, description="Fields to correct first, as documents.update takes them"
+    )
 
 
 class CountDocuments(CapabilityInput):

@@ -18,7 +18,12 @@ from resolvers.framework.registry import MEMBERS, ApprovalGate, capability
 from resolvers.resources.documents.bulk_edit import bulk_edit_documents, describe_bulk_edit
 from resolvers.resources.documents.inspect import inspect_document
 from resolvers.resources.documents.search import search_documents
-from resolvers.services.document_edits import edit_entries, with_summary
+from resolvers.services.document_edits import (
+    AMOUNT_FIELDS,
+    checked_evidence,
+    edit_entries,
+    with_summary,
+)
 from resolvers.services.document_views import complete_document, complete_documents, full_view
 from resolvers.services.preferences import preferred_currency
 from resolvers.services.rule_runner import queue_update_rules
@@ -96,7 +101,8 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
 async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     """Corrects extracted fields of one document by id. Send only the fields to change (null clears
     a field); id, workspace, file and processing fields cannot change. Each change is recorded
-    in the document's editHistory.
+    in the document's editHistory. Amounts that do not add up (lines, tax lines, total) are kept
+    as sent and warned about in evidence.
     """
     changes = args.model_dump(exclude_unset=True, exclude={"id"})
     if not changes:
@@ -119,6 +125,11 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
             for e in record["evidence"]
             if e.get("field") not in changed or changed[e["field"]] is not None
         ]
+    if set(changed) & set(AMOUNT_FIELDS):
+        before = changed.get("evidence", record.get("evidence") or [])
+        after = checked_evidence(before, {**current, **changed}, set(changed))
+        if after != before:
+            changed["evidence"] = after
     merchant = changed.get("merchant", current.get("merchant"))
     if "category" in changed and changed["category"] and merchant:
         await ctx.store.category_overrides.remember(workspace_id, merchant, changed["category"])
