@@ -178,3 +178,52 @@ def test_the_review_page_fits_a_phone(live: LiveDashboard, tab: Page, shots: Pat
         tab.screenshot(shots / "review-phone.png")
     finally:
         tab.call("Emulation.clearDeviceMetricsOverride")
+
+
+@pytest.mark.parametrize("locale", list(LOCALES))
+def test_a_line_item_fixed_shows_the_total_warning(
+    live: LiveDashboard, tab: Page, shots: Path, locale: str
+) -> None:
+    """Edit lines on a document's page: a line's total typed as the locale writes it, saved;
+    the lines no longer add up, the page says so, and the total stays as it was."""
+    _, typed = LOCALES[locale]
+    body = {"useSearch": False, "sortBy": "createdAt", "sortOrder": 1, "limit": 100}
+    documents = result(live.call("documents.search", body))["documents"]
+    # Two decimal places (a yen amount has none: "1,234.56" would rightly be refused).
+    cents = [d for d in documents if d["currency"] in ("EUR", "USD", "GBP")]
+    target = cents[-1 if locale == "en-US" else -2]["id"]
+    lines = [
+        {"description": "Cable", "quantity": 1, "unitPrice": "4.00", "amount": "4.00"},
+        {"description": "Plug", "quantity": 2, "unitPrice": "3.00", "amount": "6.00"},
+    ]
+    before = result(live.call("documents.update", {"id": target, "lineItems": lines}))
+    total = before["document"]["amount"]
+    agree = {"amount": "10.00", "subtotal": "10.00", "taxAmount": None, "taxLines": None}
+    result(live.call("documents.update", {"id": target, **agree, "tipAmount": None}))
+    tab.call("Emulation.setLocaleOverride", locale=locale)
+    try:
+        tab.go("about:blank")
+        tab.go(f"{live.base}/app/#/documents/{target}")
+        tab.wait("!!document.querySelector('#edit-lines')")
+        assert tab.js("!!document.querySelector('#amount-warnings')") is False
+        tab.click("#edit-lines")
+        tab.wait("document.activeElement?.id === 'line-0-description'")
+        tab.fill("#line-0-amount", typed)
+        accessible(tab)
+        tab.click("#save-lines")
+        tab.wait("!!document.querySelector('#amount-warnings li[data-field=lineItems]')")
+        said = tab.js("document.querySelector('#amount-warnings').innerText")
+        assert "the 2 lines add up to 1240.56, not the subtotal 10.00" in said, said
+        assert tab.js("document.activeElement?.id") == "edit-lines"
+        cells = tab.js(
+            "[...document.querySelectorAll('#line-items tbody tr')].map(r => r.cells[3].innerText)"
+        )
+        assert len(cells) == 2 and "1" in cells[0] and "234" in cells[0]
+        document = result(live.call("documents.get", {"id": target}))["document"]
+        assert document["amount"] == 10.0 and document["lineItems"][0]["amount"] == 1234.56
+        assert document["needsReview"] is True
+        accessible(tab)
+        tab.screenshot(shots / f"lines-warning-{locale}.png")
+    finally:
+        tab.call("Emulation.setLocaleOverride")
+        result(live.call("documents.update", {"id": target, "amount": total}))

@@ -11,6 +11,7 @@ import { documentTable } from "./table.js";
 import { bulkBar } from "./bulk.js";
 import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
 import { evidencePreview } from "./evidence.js";
+import { lineItemsSection } from "./line_items.js";
 import { undoToast } from "./undo.js";
 import { followEvents, readShown, sortsBefore, IDS_AT_ONCE } from "./follow.js";
 
@@ -336,7 +337,7 @@ export const DOC_FIELDS = `
   invoiceId receiptId paymentStatus paymentMethod paymentMethodEnding taxAmount subtotal
   processingStatus processingReason archived archivedAt source receivedAt
   file { fileName mimeType size }
-  evidence { field confidence page box text source }
+  evidence { field confidence page box text source warning }
   duplicateOfId duplicateOf { id merchant amount currency docDate }
   duplicates { id merchant amount currency docDate }
   editHistory { field oldValue newValue editedAt via }
@@ -403,7 +404,7 @@ export async function documentView({ id, rerender }) {
           preferredLine(doc),
         ),
       ),
-      lineItemsSection(doc),
+      lineItemsSection(doc, (lines) => save("lineItems", lines)),
       duplicatesSection(doc),
       historySection(doc),
       actions(doc),
@@ -624,44 +625,6 @@ function preferredLine(doc) {
   const currency = state.workspace?.preferredCurrency;
   if (!doc.amount || !doc.conversionRate || !currency || doc.currency === currency) return null;
   return h("p", { class: "hint" }, `≈ ${money(Number(doc.amount) * doc.conversionRate, currency)} at ${doc.conversionRate} on ${doc.docDate}`);
-}
-
-// What was bought: description, quantity, unit price and line total, in the document's currency.
-function lineItemsSection(doc) {
-  const items = doc.lineItems || [];
-  const amount = (value) => (value == null ? "—" : money(value, doc.currency));
-  return h(
-    "section",
-    { class: "panel", "aria-labelledby": "items-h" },
-    h("h2", { id: "items-h" }, `Line items${items.length ? ` (${items.length})` : ""}`),
-    items.length
-      ? h(
-          "div",
-          // Wider than a phone it scrolls sideways; nothing inside takes focus, so the box does
-          // (a named region), for the keyboard to scroll it.
-          { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": "items-h" },
-          h(
-            "table",
-            { class: "line-items", id: "line-items" },
-            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Description"), ["Quantity", "Unit price", "Total"].map((t) => h("th", { scope: "col", class: "num" }, t)))),
-            h(
-              "tbody",
-              {},
-              items.map((item) =>
-                h(
-                  "tr",
-                  {},
-                  h("td", {}, item.description),
-                  h("td", { class: "num" }, item.quantity == null ? "—" : Number(item.quantity).toLocaleString()),
-                  h("td", { class: "num" }, amount(item.unitPrice)),
-                  h("td", { class: "num" }, amount(item.amount)),
-                ),
-              ),
-            ),
-          ),
-        )
-      : h("p", { class: "hint" }, "No line items were read from this document."),
-  );
 }
 
 function docLink(d) {

@@ -14,7 +14,7 @@ import { followEvents } from "./follow.js";
 import { QUEUE_WHERE, showReviewCount } from "./review_count.js";
 
 const QUEUE_SIZE = 100; // the most documents.search returns at once
-const FIELDS = `${DOC_FIELDS} reviewReasons evidence { field confidence warning }`;
+const FIELDS = `${DOC_FIELDS} reviewReasons`;
 const QUEUE_INPUT = { where: QUEUE_WHERE, useSearch: false, sortBy: "createdAt", sortOrder: 1, limit: QUEUE_SIZE };
 const QUEUE_QUERY = `query Review($input: SearchDocumentsInput, $count: CountDocumentsInput) {
   ${WORKSPACES}
