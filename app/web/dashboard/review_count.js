@@ -1,6 +1,6 @@
 // The Review link's count in the navigation: how many documents wait for a person's review
-// (needsReview), read again when the workspace's events say documents changed (live.js), a
-// burst of events one read.
+// (needsReview), read again when the workspace's events say documents changed (live.js), once
+// they pause for a second.
 
 import * as api from "./api.js";
 import { onDocumentEvent, debounce } from "./live.js";
@@ -8,6 +8,8 @@ import { onDocumentEvent, debounce } from "./live.js";
 export const QUEUE_WHERE = { conditions: [{ field: "needsReview", op: "eq", value: true }] };
 const COUNT_QUERY = `query ReviewCount($count: CountDocumentsInput) { workspace { waiting: counts(input: $count) { count } } }`;
 
+// Read again once events pause this long: a bulk edit's hundreds of events are one count.
+const QUIET_MS = 1000;
 let stop = null;
 
 // Show `count` on the link (also called by the Review page, which reads it with its queue).
@@ -32,7 +34,7 @@ export async function refreshReviewCount() {
 export function followReviewCount() {
   if (stop) return;
   refreshReviewCount();
-  stop = onDocumentEvent(debounce(refreshReviewCount, 300));
+  stop = onDocumentEvent(debounce(refreshReviewCount, QUIET_MS));
 }
 
 export function stopReviewCount() {
