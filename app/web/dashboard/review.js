@@ -14,12 +14,11 @@ import { followEvents } from "./follow.js";
 import { QUEUE_WHERE, showReviewCount } from "./review_count.js";
 
 const QUEUE_SIZE = 100; // the most documents.search returns at once
-const FIELDS = `${DOC_FIELDS} reviewReasons`;
 const QUEUE_INPUT = { where: QUEUE_WHERE, useSearch: false, sortBy: "createdAt", sortOrder: 1, limit: QUEUE_SIZE };
 const QUEUE_QUERY = `query Review($input: SearchDocumentsInput, $count: CountDocumentsInput) {
   ${WORKSPACES}
   workspace { id name preferredCurrency
-    documents(input: $input) { documents { ${FIELDS} } }
+    documents(input: $input) { documents { ${DOC_FIELDS} reviewReasons } }
     waiting: counts(input: $count) { count } } }`;
 const REVIEW = `mutation Review($input: ReviewDocumentInput!) { documentsReview(input: $input) { document { id needsReview } } }`;
 
