@@ -502,9 +502,10 @@ class ReviewDocument(CapabilityInput):
     id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
     # Validated as documents.update's fields; described in a line, not listed again (every
     # reader of the MCP listing pays for each byte).
-    corrections: Annotated[DocumentCorrections | None, WithJsonSchema({"type": "object"})] = Field(
-        default=None, description="Fields to correct first, as documents.update takes them"
-    )
+    corrections: Annotated[
+        DocumentCorrections | None,
+        WithJsonSchema({"anyOf": [{"type": "object"}, {"type": "null"}]}),
+    ] = Field(default=None, description="Fields to correct first, as documents.update takes them")
 
 
 class CountDocuments(CapabilityInput):

@@ -37,14 +37,14 @@ const KEYS = [
 
 async function readQueue() {
   const data = await loadWithWorkspace(QUEUE_QUERY, { input: QUEUE_INPUT, count: { where: QUEUE_WHERE } });
-  const waiting = data.workspace?.waiting.count ?? 0;
-  showReviewCount(waiting);
-  return { queue: data.workspace?.documents.documents || [], waiting };
+  return { queue: data.workspace?.documents.documents || [], waiting: data.workspace?.waiting.count ?? 0 };
 }
 
 export async function reviewView() {
   let { queue, waiting } = await readQueue();
+  showReviewCount(waiting);
   let index = 0;
+  let accepted = 0; // this page's accepts: a queue read before the latest one is stale
   let editing = false;
   let busy = false;
   const root = h("section", { class: "review", id: "review", "aria-labelledby": "review-h" });
@@ -144,6 +144,7 @@ export async function reviewView() {
     } finally {
       busy = false;
     }
+    accepted += 1;
     queue = queue.filter((d) => d.id !== doc.id);
     waiting = Math.max(0, waiting - 1);
     index = Math.min(index, Math.max(0, queue.length - 1));
@@ -240,8 +241,13 @@ export async function reviewView() {
   // the one on screen stays (unless it left), and a correction being typed is never repainted.
   followEvents(() => root.isConnected, async () => {
     if (editing || busy) return;
+    const before = accepted;
+    const read = await readQueue();
+    // An accept (or a correction begun) while it was read: its own event reads again.
+    if (before !== accepted || editing || busy) return;
     const shownId = current()?.id;
-    ({ queue, waiting } = await readQueue());
+    ({ queue, waiting } = read);
+    showReviewCount(waiting);
     const at = queue.findIndex((d) => d.id === shownId);
     index = at >= 0 ? at : Math.min(index, Math.max(0, queue.length - 1));
     const focused = document.activeElement?.id;
