@@ -107,6 +107,9 @@ COUNT_FILTERS: dict[str, Filterable] = {
     "receivedAt": Filterable("date"),
     # The workspace's tags on it (tags.list names them).
     "tags": Filterable("tags"),
+    # The review queue (``domain.review``): a field flagged, a processing warning, a possible
+    # duplicate or no amount, not yet accepted by documents.review. Stored, so it is indexed.
+    "needsReview": Filterable("boolean"),
 }
 SEARCH_FILTERS: dict[str, Filterable] = {
     **COUNT_FILTERS,

@@ -12,7 +12,15 @@ import datetime as dt
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, EmailStr, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    EmailStr,
+    Field,
+    WithJsonSchema,
+    field_validator,
+)
 
 from domain.documents import (
     COUNT_FILTERS,
@@ -28,6 +36,7 @@ from domain.documents import (
     ProcessingStatus,
     RecurringType,
 )
+from domain.review import ReviewReason
 from domain.where import WhereClause, describe_narrower_where, describe_where
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer, NotBoolean
 from schema.money import Money, Quantity
@@ -92,6 +101,7 @@ EvidenceField = Literal[
     "taxAmount",
     "tipAmount",
     "lineItems",
+    "taxLines",
 ]
 
 
@@ -252,6 +262,16 @@ class Document(CapabilityOutput):
     editHistory: list[EditRecord] | None = Field(
         default=None, description="Corrections of this document, oldest first"
     )
+    needsReview: bool | None = Field(
+        default=None, description="In the review queue until documents.review accepts it"
+    )
+    reviewReasons: list[ReviewReason] | None = Field(
+        default=None,
+        description="Why it needs a look: flaggedField (weak or warned evidence), "
+        "processingWarning, possibleDuplicate, noAmount",
+    )
+    reviewedBy: str | None = Field(default=None, description="Who last accepted it (usr_…)")
+    reviewedAt: datetime | None = Field(default=None, description="When it was last accepted")
     createdAt: datetime | None = Field(default=None, description="When it was stored")
     # Documents never tagged store no list (and a projection may carry null): none.
     tags: Annotated[list[str], BeforeValidator(lambda value: value or [])] = Field(
@@ -421,15 +441,9 @@ class DeletedDocument(CapabilityOutput):
     archivedDuplicates: list[str] = Field(description="Ids of its duplicates archived with it")
 
 
-class UpdateDocument(CapabilityInput):
-    """Input of documents.update: the id and only the fields to change (at least one).
+class DocumentCorrections(CapabilityInput):
+    """The fields a person may correct (documents.update, documents.review's corrections)."""
 
-    A field sent as null is cleared; a field not sent is left as it is.
-    """
-
-    model_config = ConfigDict(json_schema_extra={"minProperties": 2})
-
-    id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
     merchant: str | None = Field(default=None, min_length=1, max_length=200, description="Seller")
     merchantLegalName: str | None = Field(
         default=None, min_length=1, max_length=200, description="Registered name"
@@ -486,6 +500,30 @@ class UpdateDocument(CapabilityInput):
     @classmethod
     def _upper_currency(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
+
+
+class UpdateDocument(DocumentCorrections):
+    """Input of documents.update: the id and only the fields to change (at least one).
+
+    A field sent as null is cleared; a field not sent is left as it is.
+    """
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 2})
+
+    id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
+
+
+class ReviewDocument(CapabilityInput):
+    """Input of documents.review: the id, and corrections to apply first (none: accept it as
+    it is)."""
+
+    id: str = Field(min_length=1, max_length=100, description=DOCUMENT_ID)
+    # Validated as documents.update's fields; described in a line, not listed again (every
+    # reader of the MCP listing pays for each byte).
+    corrections: Annotated[
+        DocumentCorrections | None,
+        WithJsonSchema({"anyOf": [{"type": "object"}, {"type": "null"}]}),
+    ] = Field(default=None, description="Fields to correct first, as documents.update takes them")
 
 
 class CountDocuments(CapabilityInput):

@@ -27,6 +27,7 @@ from domain.documents import (
     ProcessingStatus,
     RecurringType,
 )
+from domain.review import ReviewReason
 from domain.transactions import (
     CsvDelimiter,
     StatementFormat,
@@ -234,6 +235,15 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
         },
     ),
     _vocabulary(RecurringType, RECURRING),
+    _vocabulary(
+        ReviewReason,
+        {
+            "flaggedField": "A field read with low confidence, or whose evidence warns",
+            "processingWarning": "Processing ended with a warning (processingReason says what)",
+            "possibleDuplicate": "It may repeat another document (duplicateOf)",
+            "noAmount": "No total was found",
+        },
+    ),
     _vocabulary(
         ExportRecordStatus,
         {

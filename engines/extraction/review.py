@@ -14,9 +14,12 @@ flags.
 
 from __future__ import annotations
 
+from domain.review import REVIEW_CONFIDENCE
+
 from .fields import ParsedFields
 
-WARNING_CONFIDENCE = 0.8
+# The review queue's threshold (``domain.review``): what processing warns about is what it lists.
+WARNING_CONFIDENCE = REVIEW_CONFIDENCE
 # The fields a financial record cannot do without.
 CHECKED = (("amount", "amount"), ("doc_date", "date"))
 

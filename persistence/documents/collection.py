@@ -73,6 +73,17 @@ INDEXES = [
     ),
     # Billing: a workspace's documents processed per day (``DocumentTotals.billed``).
     IndexModel([("workspaceId", ASCENDING), ("billedOn", ASCENDING)], name="workspace_billed"),
+    # The review queue: a workspace's documents that need review, oldest first (``Review`` page,
+    # ``needsReview`` where-clause), and their count.
+    IndexModel(
+        [
+            ("workspaceId", ASCENDING),
+            ("needsReview", ASCENDING),
+            ("createdAt", ASCENDING),
+            ("_id", ASCENDING),
+        ],
+        name="workspace_review",
+    ),
     # Every workspace's unfinished documents, for the start-up check that each has a job.
     IndexModel([("processingStatus", ASCENDING)], name="processing_status"),
 ]

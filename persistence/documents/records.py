@@ -37,9 +37,13 @@ STORED_ONLY = (
     "indexedAt",
     # Its place among the originals of one incoming item (which of two equal files came first).
     "intakeOrder",
+    # The review reasons its last review accepted (``domain.review``).
+    "reviewAccepted",
 )
 # Stored fields ``preferredCents`` is computed from.
 PREFERRED_INPUTS = ("amount", "conversionRate")
+# Stored fields ``needsReview`` and ``reviewReasons`` are computed from (``domain.review``).
+REVIEW_INPUTS = ("amount", "evidence", "processingStatus", "duplicateOf")
 # Text fields whose words are searchable (with line-item descriptions, see ``searchable_texts``).
 SEARCHABLE_FIELDS = (
     "merchant",
@@ -125,6 +129,12 @@ class StoredDocument(TypedDict, total=False):
     processingReason: str | None
     duplicateOf: str | None
     duplicates: list[str]
+    # The review queue (``domain.review``): kept by every write of REVIEW_INPUTS.
+    needsReview: bool
+    reviewReasons: list[str]
+    reviewAccepted: list[str]
+    reviewedBy: str | None
+    reviewedAt: datetime | None
     # Only on documents written before the history moved to ``document_edits``.
     editHistory: list[dict[str, Any]]
     searchTerms: list[str]

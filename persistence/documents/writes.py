@@ -20,11 +20,13 @@ from typing import Any, cast
 
 from pymongo.errors import BulkWriteError
 
+from domain.review import review_state
 from persistence.activity import TERMINAL
 from persistence.documents.edits import EditEntry
 from persistence.documents.reads import DocumentReads
 from persistence.documents.records import (
     PREFERRED_INPUTS,
+    REVIEW_INPUTS,
     StoredDocument,
     changes_search_terms,
     from_record,
@@ -36,6 +38,14 @@ from persistence.documents.rollups import ROLLUP_FIELDS
 from persistence.documents.vectors import changes_embedding, stored_fields
 from persistence.ids import utcnow
 from persistence.where import QUERY_TIME_LIMIT_MS
+
+# What the review fields are computed from, and the review fields themselves.
+REVIEW_READ = {
+    name: 1 for name in (*REVIEW_INPUTS, "needsReview", "reviewReasons", "reviewAccepted")
+}
+# The marker of the one-time computation of the review fields of older documents.
+REVIEW_MIGRATION = "documents-review-v1"
+MIGRATION_BATCH = 1000  # ids per write of the migration
 
 
 def changed_fields(
@@ -49,7 +59,16 @@ def changed_fields(
         update["searchTerms"] = search_terms({**from_record(record), **changes})
     if set(changes) & set(PREFERRED_INPUTS):
         update["preferredCents"] = preferred_cents({**record, **update})
+    if set(changes) & set(REVIEW_INPUTS):
+        update |= changed_review(record, update)
     return update
+
+
+def changed_review(record: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """The review fields (``domain.review``) of ``record`` after the stored values ``update``,
+    those that differ from the record's (an unchanged flag writes nothing)."""
+    state = review_state({**record, **update})
+    return {name: value for name, value in state.items() if record.get(name) != value}
 
 
 class DocumentWrites(DocumentReads):
@@ -77,6 +96,7 @@ class DocumentWrites(DocumentReads):
         }
         record["searchTerms"] = search_terms(fields)
         record["preferredCents"] = preferred_cents(record)
+        record.update(review_state(record))
         return cast(StoredDocument, record)
 
     async def insert_many(self, workspace_id: str, documents: Sequence[Mapping[str, Any]]) -> int:
@@ -178,10 +198,18 @@ class DocumentWrites(DocumentReads):
         }
         if billed_on is not None:
             change["billedOn"] = billed_on.isoformat()
-        await self._update_one(
-            {"_id": document_id, "workspaceId": workspace_id}, {"$set": change}, now
-        )
         finished = status in TERMINAL
+        selector = {"_id": document_id, "workspaceId": workspace_id}
+        # Read, then written with the outcome: a correction landing in between is reviewed by
+        # its own write's ``changed_fields``, which sees this outcome.
+        record = await self._docs.find_one(selector, REVIEW_READ)
+        if record is not None:
+            after = {**record, **change}
+            if finished and record.get("reviewAccepted"):
+                # A new outcome is something new: what an earlier review accepted is asked again.
+                change["reviewAccepted"] = after["reviewAccepted"] = []
+            change |= changed_review(record, after)
+        await self._update_one(selector, {"$set": change}, now)
         await self.events.append(
             workspace_id, "document.processed" if finished else "document.updated", [document_id]
         )
@@ -258,6 +286,7 @@ class DocumentWrites(DocumentReads):
             {"_id": duplicate_id, "workspaceId": workspace_id},
             {"$set": {"duplicateOf": original_id}},
         )
+        await self.refresh_review(workspace_id, [duplicate_id])
         await self._update_one(
             {"_id": original_id, "workspaceId": workspace_id},
             {"$addToSet": {"duplicates": duplicate_id}},
@@ -275,6 +304,7 @@ class DocumentWrites(DocumentReads):
                 {"workspaceId": workspace_id, "duplicateOf": original_id},
                 {"$set": {"duplicateOf": None}},
             )
+            await self.refresh_review(workspace_id, marked)
             await self.events.append(workspace_id, "document.updated", marked)
         return marked
 
@@ -301,3 +331,80 @@ class DocumentWrites(DocumentReads):
         """Record history entries of changes made outside ``update_fields`` (an archive by an
         automation rule)."""
         await self._edits.add(workspace_id, edits)
+
+    # -- the review queue (``domain.review``) ----------------------------------------------
+
+    async def refresh_review(self, workspace_id: str, ids: Sequence[str]) -> None:
+        """Recompute the review fields of documents changed by a write that sets
+        ``REVIEW_INPUTS`` itself (duplicate links)."""
+        if not ids:
+            return
+        rows = await self._docs.find(
+            {"workspaceId": workspace_id, "_id": {"$in": list(ids)}}, REVIEW_READ
+        ).to_list(None)
+        for row in rows:
+            change = changed_review(row, {})
+            if change:
+                await self._update_one(
+                    {"_id": row["_id"], "workspaceId": workspace_id}, {"$set": change}
+                )
+
+    async def mark_reviewed(
+        self, workspace_id: str, record: StoredDocument, by: str
+    ) -> StoredDocument | None:
+        """Accept the review reasons ``record`` has (as loaded by the caller): who and when,
+        and the flag cleared. None when its reasons or its last review changed meanwhile
+        (another review came first, a new outcome): nothing is written then."""
+        now = self._now()
+        change: dict[str, Any] = {
+            "needsReview": False,
+            "reviewAccepted": list(record.get("reviewReasons") or []),
+            "reviewedBy": by,
+            "reviewedAt": now,
+            "updatedAt": now,
+        }
+        selector = {
+            "_id": record["_id"],
+            "workspaceId": workspace_id,
+            "reviewReasons": list(record.get("reviewReasons") or []),
+            "reviewedAt": record.get("reviewedAt"),
+        }
+        result = await self._update_one(selector, {"$set": change}, now)
+        if not result.matched_count:
+            return None
+        await self.events.append(workspace_id, "document.updated", [record["_id"]])
+        return cast(StoredDocument, {**record, **change})
+
+    async def ensure_indexes(self) -> None:
+        await super().ensure_indexes()
+        await self.migrate_review()
+
+    async def migrate_review(self) -> int:
+        """Documents written before the review queue get their review fields, once (a marker
+        says it was done); how many were written. Documents of one state are written together."""
+        state = self._db["document_migrations"]
+        if await state.find_one({"_id": REVIEW_MIGRATION}) is not None:
+            return 0
+        rows = await self._docs.find(
+            {"needsReview": {"$exists": False}}, {**REVIEW_READ, "workspaceId": 1}
+        ).to_list(None)
+        groups: dict[tuple[str, bool, tuple[str, ...]], list[str]] = {}
+        for row in rows:
+            review = review_state(row)
+            key = (row["workspaceId"], review["needsReview"], tuple(review["reviewReasons"]))
+            groups.setdefault(key, []).append(row["_id"])
+        for (workspace_id, needs, reasons), ids in groups.items():
+            for start in range(0, len(ids), MIGRATION_BATCH):
+                await self._update_many(
+                    {
+                        "workspaceId": workspace_id,
+                        "_id": {"$in": ids[start : start + MIGRATION_BATCH]},
+                    },
+                    {"$set": {"needsReview": needs, "reviewReasons": list(reasons)}},
+                )
+        await state.update_one(
+            {"_id": REVIEW_MIGRATION},
+            {"$set": {"at": self._now(), "documents": len(rows)}},
+            upsert=True,
+        )
+        return len(rows)

@@ -109,7 +109,8 @@ class NotFound(CapabilityError):
 
 
 class Conflict(CapabilityError):
-    """A concurrent change won every attempt of a compare-and-set; the call may be retried."""
+    """The resource's state refuses the call: a concurrent change won every attempt of a
+    compare-and-set (the call may be retried), or it was already done (a reviewed document)."""
 
     status = 409
     code = "CONFLICT"

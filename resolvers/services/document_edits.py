@@ -1,6 +1,6 @@
 """What a correction changes: the one builder of edit-history entries (documents.update,
-documents.bulk-edit and rules record their changes through it), and the summary made again
-when a correction changes what it says."""
+documents.bulk-edit and rules record their changes through it), the summary made again
+when a correction changes what it says, and the amounts checked against each other."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from engines.extraction.fields import describe
+from engines.extraction.fields.secondary import check_amounts
 from persistence.documents.edits import EditEntry
 from resolvers.services.document_views import jsonable
 
@@ -66,6 +67,58 @@ def _summaries(values: Mapping[str, Any]) -> list[str]:
         describe(values.get("docType"), values.get("merchant"), day, spelt, values.get("currency"))
         for spelt in dict.fromkeys(spellings)
     ]
+
+
+# The amounts a correction is checked against each other, and the fields a failed check flags
+# (the checks' names → the API's).
+AMOUNT_FIELDS = ("amount", "subtotal", "taxAmount", "tipAmount", "lineItems", "taxLines")
+FLAGGED_BY_CHECK = {
+    "subtotal": "subtotal",
+    "tax_amount": "taxAmount",
+    "line_items": "lineItems",
+    "tax_lines": "taxLines",
+}
+
+
+def checked_evidence(
+    evidence: list[dict[str, Any]], values: Mapping[str, Any], edited: set[str]
+) -> list[dict[str, Any]]:
+    """``evidence`` with the amount checks of ``values`` (API-level, after a correction of
+    ``edited``): a field that does not add up carries a warning saying what (the values stay
+    as the person wrote them: never a silent change of the total), one that does now loses
+    an earlier warning."""
+    warnings = check_amounts(
+        _decimal(values.get("amount")),
+        _decimal(values.get("subtotal")),
+        _decimal(values.get("taxAmount")),
+        _decimal(values.get("tipAmount")),
+        [_decimal(item.get("amount")) for item in values.get("lineItems") or []],
+        [
+            (_decimal(line.get("rate")), _decimal(line.get("net")), tax)
+            for line in values.get("taxLines") or []
+            if (tax := _decimal(line.get("tax"))) is not None
+        ],
+    )
+    flagged = {FLAGGED_BY_CHECK[name]: text for name, text in warnings.items()}
+    out: list[dict[str, Any]] = []
+    for entry in evidence:
+        name = entry.get("field")
+        if name in FLAGGED_BY_CHECK.values():
+            entry = {key: value for key, value in entry.items() if key != "warning"}
+            if name in flagged:
+                entry["warning"] = flagged.pop(name)
+        out.append(entry)
+    for name, text in flagged.items():  # a field no evidence spoke of yet
+        certain = name in edited
+        out.append(
+            {
+                "field": name,
+                "confidence": 1.0 if certain else 0.5,
+                "source": "edited" if certain else "check",
+                "warning": text,
+            }
+        )
+    return out
 
 
 def _decimal(value: Any) -> Decimal | None:

@@ -113,8 +113,9 @@ def test_sign_in_through_the_oauth_pages_and_see_the_charts(
     assert categories[-1].startswith("Other ("), categories
     assert page.js("document.querySelectorAll('#latest tbody tr').length") == 10
     assert page.js("document.querySelector('#total').innerText").startswith("$")
-    # Everything on the page came from one GraphQL request (after the token exchange).
-    assert page.js("window.__fincapRequests") == 1
+    # Everything on the page came from one GraphQL request (after the token exchange), and
+    # the navigation's review count from one more (ReviewCount, once per sign-in).
+    assert page.js("window.__fincapRequests") == 2
     png = page.screenshot(shots / "overview.png")
     # The month chart is drawn: a real share of the upper half is the bars' blue.
     assert colour_share(png, ACCENT, (0, 150, 1280, 800)) > 0.01
@@ -521,10 +522,12 @@ def test_keyboard_and_phone_width(live: LiveDashboard, page: Page, shots: Path) 
     page.js("document.querySelector('.skip').focus()")
     assert page.js("document.querySelector('.skip').getBoundingClientRect().left") >= 0
     focused = []
-    for _ in range(4):
+    for _ in range(5):
         page.press("Tab")
         focused.append(page.js("document.activeElement.textContent.trim()"))
-    assert focused == ["fincap", "Overview", "Documents", "Upload"], focused
+    # The Review link carries the queue's count ("Review 11 waiting").
+    assert focused[3].startswith("Review ") and focused[3].endswith(" waiting"), focused
+    assert [*focused[:3], focused[4]] == ["fincap", "Overview", "Documents", "Upload"], focused
     for _ in range(3):  # API keys, Members, then the workspace picker
         page.press("Tab")
     assert page.js("document.activeElement.id") == "workspace"  # the workspace picker

@@ -12,6 +12,7 @@ import { documentTable } from "./table.js";
 import { bulkBar } from "./bulk.js";
 import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
 import { evidencePreview } from "./evidence.js";
+import { lineItemsSection } from "./line_items.js";
 import { undoToast } from "./undo.js";
 import { followEvents, readShown, sortsBefore, IDS_AT_ONCE } from "./follow.js";
 
@@ -372,12 +373,12 @@ function followList({ list, table, sort, alive, changed }) {
 
 // -- one document ---------------------------------------------------------------------------
 
-const DOC_FIELDS = `
+export const DOC_FIELDS = `
   id merchant amount currency preferredCurrency conversionRate docDate category docType summary
   invoiceId receiptId paymentStatus paymentMethod paymentMethodEnding taxAmount subtotal
   processingStatus processingReason archived archivedAt source receivedAt
   file { fileName mimeType size }
-  evidence { field confidence page box text source }
+  evidence { field confidence page box text source warning }
   duplicateOfId duplicateOf { id merchant amount currency docDate }
   duplicates { id merchant amount currency docDate }
   editHistory { field oldValue newValue editedAt via }
@@ -394,7 +395,7 @@ const DOC_QUERY = `query Document($input: GetDocumentInput!) {
   documentsGet(input: $input) { document { ${DOC_FIELDS} } } }`;
 
 // The fields a person may correct, with their input kind.
-const EDITABLE = [
+export const EDITABLE = [
   ["merchant", "Merchant", "text"],
   ["amount", "Amount", "money"],
   ["currency", "Currency", "currency"],
@@ -448,7 +449,7 @@ export async function documentView({ id, rerender }) {
         ),
       ),
       documentTags(doc, (tags) => save("tags", tags)),
-      lineItemsSection(doc),
+      lineItemsSection(doc, (lines) => save("lineItems", lines)),
       duplicatesSection(doc),
       historySection(doc),
       actions(doc),
@@ -633,7 +634,7 @@ export async function documentView({ id, rerender }) {
 }
 
 // How a field's value reads on the page.
-function shownValue(doc, name, kind) {
+export function shownValue(doc, name, kind) {
   const value = doc[name];
   return kind === "money" ? (value == null ? "—" : money(value, doc.currency)) : String(value ?? "—");
 }
@@ -646,7 +647,7 @@ function focusKey(element) {
   return null;
 }
 
-function editor(name, kind, value) {
+export function editor(name, kind, value) {
   if (kind === "doctype") {
     return h("select", {}, DOC_TYPES.map((t) => h("option", { value: t, selected: t === value }, t)));
   }
@@ -669,44 +670,6 @@ function preferredLine(doc) {
   const currency = state.workspace?.preferredCurrency;
   if (!doc.amount || !doc.conversionRate || !currency || doc.currency === currency) return null;
   return h("p", { class: "hint" }, `≈ ${money(Number(doc.amount) * doc.conversionRate, currency)} at ${doc.conversionRate} on ${doc.docDate}`);
-}
-
-// What was bought: description, quantity, unit price and line total, in the document's currency.
-function lineItemsSection(doc) {
-  const items = doc.lineItems || [];
-  const amount = (value) => (value == null ? "—" : money(value, doc.currency));
-  return h(
-    "section",
-    { class: "panel", "aria-labelledby": "items-h" },
-    h("h2", { id: "items-h" }, `Line items${items.length ? ` (${items.length})` : ""}`),
-    items.length
-      ? h(
-          "div",
-          // Wider than a phone it scrolls sideways; nothing inside takes focus, so the box does
-          // (a named region), for the keyboard to scroll it.
-          { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": "items-h" },
-          h(
-            "table",
-            { class: "line-items", id: "line-items" },
-            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Description"), ["Quantity", "Unit price", "Total"].map((t) => h("th", { scope: "col", class: "num" }, t)))),
-            h(
-              "tbody",
-              {},
-              items.map((item) =>
-                h(
-                  "tr",
-                  {},
-                  h("td", {}, item.description),
-                  h("td", { class: "num" }, item.quantity == null ? "—" : Number(item.quantity).toLocaleString()),
-                  h("td", { class: "num" }, amount(item.unitPrice)),
-                  h("td", { class: "num" }, amount(item.amount)),
-                ),
-              ),
-            ),
-          ),
-        )
-      : h("p", { class: "hint" }, "No line items were read from this document."),
-  );
 }
 
 function docLink(d) {

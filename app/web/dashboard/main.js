@@ -1,4 +1,4 @@
-// The dashboard: a hash router over six views. Every view loads with one GraphQL request.
+// The dashboard: a hash router over seven views. Every view loads with one GraphQL request.
 
 import * as api from "./api.js";
 import { h, clear, announce, errorBox } from "./dom.js";
@@ -9,6 +9,8 @@ import { uploadView } from "./upload.js";
 import { keysView } from "./keys.js";
 import { membersView } from "./members.js";
 import { tagsView } from "./tags.js";
+import { reviewView } from "./review.js";
+import { followReviewCount, stopReviewCount, refreshReviewCount } from "./review_count.js";
 import { disconnect as stopLiveEvents } from "./live.js";
 
 const main = document.getElementById("main");
@@ -31,7 +33,7 @@ function route() {
   const path = (location.hash || "#/").slice(1);
   const parts = path.split("?")[0].split("/").filter(Boolean);
   if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
-  if (["documents", "upload", "keys", "members", "tags"].includes(parts[0])) return { name: parts[0] };
+  if (["documents", "review", "upload", "keys", "members", "tags"].includes(parts[0])) return { name: parts[0] };
   return { name: "overview" };
 }
 
@@ -39,6 +41,7 @@ const VIEWS = {
   overview: overviewView,
   documents: documentsView,
   document: documentView,
+  review: reviewView,
   upload: uploadView,
   keys: keysView,
   members: membersView,
@@ -61,6 +64,7 @@ async function render() {
     return;
   }
   showHeader(true);
+  followReviewCount();
   const current = route();
   for (const link of nav.querySelectorAll("a[data-route]")) {
     const active = link.dataset.route === current.name || (["document", "tags"].includes(current.name) && link.dataset.route === "documents");
@@ -120,11 +124,14 @@ picker.addEventListener("change", async () => {
     return;
   }
   api.setWorkspace(picker.value);
+  stopReviewCount(); // the next render follows the new workspace's
+  refreshReviewCount();
   announce("Workspace changed");
   render();
 });
 
 document.getElementById("sign-out").addEventListener("click", async () => {
+  stopReviewCount();
   stopLiveEvents();
   await api.signOut();
   showHeader(false);

@@ -248,7 +248,9 @@ def settle_secondary(
     if tip_read is not None:
         evidence["tip_amount"] = _evidence(view, tip_read[1], 0.85, source="label")
     _check_parts(total, subtotal, tax, tip, rounding, warnings)
-    _check_lines(total, subtotal, tip, line_items, warnings)
+    _check_lines(
+        total, subtotal, tip, [i.amount for i in line_items if i.amount is not None], warnings
+    )
     _check_count(view, line_items, warnings)
     # The parts agree with the total: as sure as the total; read but unchecked: less.
     agree = total is not None and subtotal is not None and "subtotal" not in warnings
@@ -294,14 +296,44 @@ def _check_parts(
         warnings["tax_amount"] = message
 
 
+def check_amounts(
+    total: Decimal | None,
+    subtotal: Decimal | None,
+    tax: Decimal | None,
+    tip: Decimal | None,
+    line_amounts: Sequence[Decimal | None],
+    tax_lines: Sequence[tuple[Decimal | None, Decimal | None, Decimal]],
+) -> dict[str, str]:
+    """What does not add up among a document's amounts as a person corrected them: the checks
+    extraction makes (the lines against the subtotal or total, subtotal + tax + tip against the
+    total), and the tax lines (``(rate, net, tax)``) against the tax and each against its rate
+    of its net. Keys: subtotal, tax_amount, line_items, tax_lines. Checks only: nothing is
+    changed to agree."""
+    warnings: dict[str, str] = {}
+    _check_parts(total, subtotal, tax, tip, (), warnings)
+    _check_lines(total, subtotal, tip, [a for a in line_amounts if a is not None], warnings)
+    if tax_lines:
+        summed = sum((line_tax for _, _, line_tax in tax_lines), Decimal(0))
+        if tax is not None and abs(summed - tax) > SUM_TOLERANCE:
+            said = f"the tax lines add up to {summed}, not the tax {tax}"
+            warnings.setdefault("tax_amount", said)
+        for rate, net, line_tax in tax_lines:
+            if rate is None or net is None:
+                continue
+            expected = (net * rate / HUNDRED).quantize(CENT)
+            if abs(expected - line_tax) > SUM_TOLERANCE:
+                warnings["tax_lines"] = f"{rate}% of {net} is {expected}, not {line_tax}"
+                break
+    return warnings
+
+
 def _check_lines(
     total: Decimal | None,
     subtotal: Decimal | None,
     tip: Decimal | None,
-    line_items: Sequence[LineItem],
+    amounts: Sequence[Decimal],
     warnings: dict[str, str],
 ) -> None:
-    amounts = [item.amount for item in line_items if item.amount is not None]
     if len(amounts) < 2 or total is None:
         return
     summed = sum(amounts, Decimal(0))

@@ -13,12 +13,17 @@ from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest, NotFound, store_errors
+from resolvers.framework.errors import BadRequest, Conflict, NotFound, store_errors
 from resolvers.framework.registry import MEMBERS, ApprovalGate, capability
 from resolvers.resources.documents.bulk_edit import bulk_edit_documents, describe_bulk_edit
 from resolvers.resources.documents.inspect import inspect_document
 from resolvers.resources.documents.search import search_documents
-from resolvers.services.document_edits import edit_entries, with_summary
+from resolvers.services.document_edits import (
+    AMOUNT_FIELDS,
+    checked_evidence,
+    edit_entries,
+    with_summary,
+)
 from resolvers.services.document_views import complete_document, complete_documents, full_view
 from resolvers.services.preferences import preferred_currency
 from resolvers.services.rule_runner import queue_update_rules
@@ -39,6 +44,7 @@ from schema.documents import (
     InspectDocument,
     InspectionReport,
     PreferredTotal,
+    ReviewDocument,
     SearchDocuments,
     UnarchiveDocument,
     UpdateDocument,
@@ -97,7 +103,8 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
 async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     """Corrects extracted fields of one document by id. Send only the fields to change (null clears
     a field); id, workspace, file and processing fields cannot change. Each change is recorded
-    in the document's editHistory.
+    in the document's editHistory. Amounts that do not add up (lines, tax lines, total) are kept
+    as sent and warned about in evidence.
     """
     changes = args.model_dump(exclude_unset=True, exclude={"id"})
     if not changes:
@@ -122,6 +129,11 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
             for e in record["evidence"]
             if e.get("field") not in changed or changed[e["field"]] is not None
         ]
+    if set(changed) & set(AMOUNT_FIELDS):
+        before = changed.get("evidence", record.get("evidence") or [])
+        after = checked_evidence(before, {**current, **changed}, set(changed))
+        if after != before:
+            changed["evidence"] = after
     merchant = changed.get("merchant", current.get("merchant"))
     if "category" in changed and changed["category"] and merchant:
         await ctx.store.category_overrides.remember(workspace_id, merchant, changed["category"])
@@ -146,6 +158,44 @@ async def tag(ctx: Context, args: TagDocuments) -> TaggedDocuments:
     the document's editHistory.
     """
     return await tag_documents(ctx, args)
+
+
+@capability(
+    "documents.review",
+    input=ReviewDocument,
+    output=DocumentResult,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+)
+async def review(ctx: Context, args: ReviewDocument) -> DocumentResult:
+    """Accepts a document of the review queue (needsReview true), as it is or with corrections
+    (applied by documents.update first). Records reviewedBy and reviewedAt; it needs review
+    again only for a new reason. 409 if it needs none.
+    """
+    workspace_id = ctx.require_workspace()
+    record = await _load(ctx, args.id)
+    if not record.get("needsReview"):
+        raise Conflict(_reviewed_already(record))
+    if args.corrections is not None and args.corrections.model_fields_set:
+        fields = args.corrections.model_dump(exclude_unset=True)
+        await update(ctx, UpdateDocument.model_validate({"id": args.id, **fields}))
+        record = await _load(ctx, args.id)
+    reviewed = await ctx.store.documents.mark_reviewed(workspace_id, record, ctx.user_id)
+    if reviewed is None:
+        raise Conflict(_reviewed_already(await _load(ctx, args.id)))
+    return DocumentResult(document=await complete_document(ctx, reviewed))
+
+
+def _reviewed_already(record: StoredDocument) -> str:
+    if record.get("needsReview"):
+        return f"Document '{record['_id']}' changed while it was reviewed; review it again"
+    if record.get("reviewedAt"):
+        return (
+            f"Document '{record['_id']}' needs no review: accepted by {record.get('reviewedBy')} "
+            f"at {record.get('reviewedAt')}"
+        )
+    return f"Document '{record['_id']}' needs no review (nothing to check)"
 
 
 @capability(

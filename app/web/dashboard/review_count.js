@@ -1,0 +1,43 @@
+// The Review link's count in the navigation: how many documents wait for a person's review
+// (needsReview), read again when the workspace's events say documents changed (live.js), once
+// they pause for a second.
+
+import * as api from "./api.js";
+import { onDocumentEvent, debounce } from "./live.js";
+
+export const QUEUE_WHERE = { conditions: [{ field: "needsReview", op: "eq", value: true }] };
+const COUNT_QUERY = `query ReviewCount($count: CountDocumentsInput) { workspace { waiting: counts(input: $count) { count } } }`;
+
+// Read again once events pause this long: a bulk edit's hundreds of events are one count.
+const QUIET_MS = 1000;
+let stop = null;
+
+// Show `count` on the link (also called by the Review page, which reads it with its queue).
+export function showReviewCount(count) {
+  const badge = document.getElementById("review-count");
+  if (!badge) return;
+  badge.textContent = String(count);
+  badge.dataset.count = String(count);
+  badge.classList.toggle("warn", count > 0);
+}
+
+export async function refreshReviewCount() {
+  try {
+    const data = await api.data(COUNT_QUERY, { count: { where: QUEUE_WHERE } });
+    showReviewCount(data.workspace?.waiting.count ?? 0);
+  } catch (error) {
+    console.warn("fincap: could not count the review queue", error);
+  }
+}
+
+// Keep the count current while signed in; stopReviewCount ends it (sign-out, another workspace).
+export function followReviewCount() {
+  if (stop) return;
+  refreshReviewCount();
+  stop = onDocumentEvent(debounce(refreshReviewCount, QUIET_MS));
+}
+
+export function stopReviewCount() {
+  stop?.();
+  stop = null;
+}
