@@ -47,3 +47,9 @@ TRANSACTION_FILTERS: dict[str, Filterable] = {
     "matched": Filterable("boolean"),
 }
 TransactionSortField = Literal["bookingDate", "valueDate", "amount", "counterparty"]
+
+# What a matching candidate is: one document paying the whole amount, several receipts of one
+# merchant that add up to the booking, or a document the booking pays only part of.
+MatchKind = Literal["single", "split", "partial"]
+# What matching decides for a transaction.
+MatchOutcome = Literal["auto_match", "needs_review", "no_candidate"]

@@ -14,6 +14,8 @@ from domain.transactions import (
     MAX_STATEMENT_TEXT,
     TRANSACTION_FILTERS,
     CsvDelimiter,
+    MatchKind,
+    MatchOutcome,
     StatementFormat,
     StatementFormatChoice,
     TransactionSortField,
@@ -292,7 +294,7 @@ class MatchCandidate(CapabilityOutput):
     """Documents that could account for the transaction, and why."""
 
     documentIds: list[str] = Field(description="One document, or several (split)")
-    kind: Literal["single", "split", "partial"] = Field(
+    kind: MatchKind = Field(
         description="single: one document pays it all; split: receipts adding up to it; "
         "partial: it pays part of one"
     )
@@ -305,7 +307,7 @@ class TransactionCandidates(CapabilityOutput):
     matcher would take."""
 
     transactionId: str = Field(description=TRANSACTION_ID)
-    outcome: Literal["auto_match", "needs_review", "no_candidate"] = Field(
+    outcome: MatchOutcome = Field(
         description="auto_match: the best is above the threshold with no rival within the "
         "margin; needs_review: a person decides; no_candidate: nothing scores"
     )

@@ -30,6 +30,8 @@ from domain.documents import (
 from domain.review import ReviewReason
 from domain.transactions import (
     CsvDelimiter,
+    MatchKind,
+    MatchOutcome,
     StatementFormat,
     StatementFormatChoice,
     TransactionSortField,
@@ -104,6 +106,22 @@ RECURRING = {
 }
 
 _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
+    _vocabulary(
+        MatchKind,
+        {
+            "single": "One document pays the whole amount",
+            "split": "Receipts of one merchant that add up to the booking",
+            "partial": "The booking pays part of one document",
+        },
+    ),
+    _vocabulary(
+        MatchOutcome,
+        {
+            "auto_match": "Matched without a person: above the threshold, no rival",
+            "needs_review": "A person decides among the candidates",
+            "no_candidate": "No document fits",
+        },
+    ),
     _vocabulary(
         KeyOrigin,
         {

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Literal, Protocol
+from typing import Protocol
 
-# What a candidate is: one document paying the whole amount, several receipts of one merchant
-# that add up to the booking, or a document the booking pays only part of.
-CandidateKind = Literal["single", "split", "partial"]
-Outcome = Literal["auto_match", "needs_review", "no_candidate"]
+from domain.transactions import MatchKind, MatchOutcome
+
+# The kinds of candidate and the outcomes are the domain's vocabulary (the API shows them too).
+CandidateKind = MatchKind
+Outcome = MatchOutcome
 
 
 @dataclass(frozen=True)

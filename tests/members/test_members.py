@@ -386,7 +386,7 @@ async def test_every_face_offers_the_members_capabilities(client: httpx.AsyncCli
 
     from app.cli import main
     from app.cli.commands import shipped_listing
-    from tests.mcp.test_mcp_face import rpc
+    from tests.mcp.test_mcp_face import ACCEPT
 
     slugs = sorted(s.slug for s in build_registry() if s.slug.startswith("members."))
     assert slugs == [
@@ -399,7 +399,15 @@ async def test_every_face_offers_the_members_capabilities(client: httpx.AsyncCli
         "members.set-role",
     ]
     tools = {
-        tool["name"]: tool for tool in (await rpc(client, "tools/list")).json()["result"]["tools"]
+        tool["name"]: tool
+        # Members is an opt-in toolset (administration): the connection names it.
+        for tool in (
+            await client.post(
+                "/mcp?toolsets=default,members",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers=ACCEPT,
+            )
+        ).json()["result"]["tools"]
     }
     assert {name for name in tools if name.startswith("members_")} == {
         slug.replace(".", "_").replace("-", "_") for slug in slugs
