@@ -145,7 +145,10 @@ def test_three_flagged_documents_reviewed_by_keyboard(
         page.fill("#review-edit-amount", typed)
         page.js("document.querySelector('#review-edit-amount').focus()")
         page.press("Enter")
-        page.wait(f"{SHOWN} === {json.dumps(flagged[2])}")
+        # A refusal (the form's alert) fails here with its words, not after a long wait.
+        refused = "document.querySelector('#review-error')?.textContent"
+        page.wait(f"{SHOWN} === {json.dumps(flagged[2])} || {refused}")
+        assert not page.js(refused)
         corrected = result(live.call("documents.get", {"id": flagged[1]}))["document"]
         assert corrected["amount"] == 12.5 and corrected["needsReview"] is False
         assert corrected["reviewedBy"]
