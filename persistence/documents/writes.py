@@ -56,7 +56,9 @@ def changed_fields(
     (``indexedAt`` is the write's: ``persistence.documents.stamp``)."""
     update = {**to_record(changes), "updatedAt": now}
     if changes_search_terms(changes):
-        update["searchTerms"] = search_terms({**from_record(record), **changes})
+        # Notes are stored-only (``from_record`` leaves them out) and searched all the same.
+        before = {**from_record(record), "notes": record.get("notes")}
+        update["searchTerms"] = search_terms({**before, **changes})
     if set(changes) & set(PREFERRED_INPUTS):
         update["preferredCents"] = preferred_cents({**record, **update})
     if set(changes) & set(REVIEW_INPUTS):
