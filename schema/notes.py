@@ -46,12 +46,15 @@ class Note(CapabilityOutput):
     documentId: str = Field(description=DOCUMENT_ID)
     text: str = Field(description="What it says now")
     author: str = Field(description="Who wrote it (user id)")
+    authorEmail: str | None = Field(default=None, description="Its author's e-mail address")
     createdAt: datetime = Field(description="When it was written")
     updatedAt: datetime = Field(description="When it was last changed")
     edits: int = Field(default=0, description="How many times it was changed")
     history: list[NoteRevision] = Field(
         default_factory=list, description="Its earlier texts, the newest first (at most 50)"
     )
+    viewerCanEdit: bool = Field(default=False, description="Whether the caller may change it")
+    viewerCanDelete: bool = Field(default=False, description="Whether the caller may delete it")
 
 
 class ListNotes(CapabilityInput):

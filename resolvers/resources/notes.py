@@ -34,17 +34,35 @@ from schema.notes import (
 Stored = dict[str, Any]
 
 
-def note_of(document_id: str, stored: Stored) -> Note:
+def note_of(ctx: Context, document_id: str, stored: Stored, emails: dict[str, str]) -> Note:
+    """The API's note, with what the caller may do with it (GitHub's ``viewerCanUpdate``)."""
+    author = stored["author"]
     return Note(
         id=stored["id"],
         documentId=document_id,
         text=stored["text"],
-        author=stored["author"],
+        author=author,
+        authorEmail=emails.get(author),
         createdAt=stored["createdAt"],
         updatedAt=stored["updatedAt"],
         edits=stored.get("edits", 0),
         history=[NoteRevision(**revision) for revision in stored.get("history") or []],
+        viewerCanEdit=_may_edit(ctx, stored),
+        viewerCanDelete=_may_delete(ctx, stored),
     )
+
+
+def _may_edit(ctx: Context, note: Stored) -> bool:
+    return bool(note["author"] == ctx.user_id)
+
+
+def _may_delete(ctx: Context, note: Stored) -> bool:
+    return _may_edit(ctx, note) or ctx.role in MANAGERS
+
+
+async def _notes_of(ctx: Context, document_id: str, notes: list[Stored]) -> list[Note]:
+    emails = await ctx.store.users.emails(sorted({note["author"] for note in notes}))
+    return [note_of(ctx, document_id, note, emails) for note in notes]
 
 
 def _document_missing(document_id: str) -> NotFound:
@@ -76,7 +94,7 @@ async def list_notes(ctx: Context, args: ListNotes) -> NoteList:
     notes = await ctx.store.documents.notes_of(ctx.require_workspace(), args.documentId)
     if notes is None:
         raise _document_missing(args.documentId)
-    return NoteList(notes=[note_of(args.documentId, note) for note in notes])
+    return NoteList(notes=await _notes_of(ctx, args.documentId, notes))
 
 
 @capability("notes.add", input=AddNote, output=NoteResult, permissions=["write_documents"],
@@ -103,7 +121,7 @@ async def add(ctx: Context, args: AddNote) -> NoteResult:
         return [*notes, note]
 
     await _change(ctx, args.documentId, append)
-    return NoteResult(note=note_of(args.documentId, note))
+    return NoteResult(note=(await _notes_of(ctx, args.documentId, [note]))[0])
 
 
 @capability("notes.update", input=UpdateNote, output=NoteResult,
@@ -115,7 +133,7 @@ async def update(ctx: Context, args: UpdateNote) -> NoteResult:
 
     def rewrite(notes: list[Stored]) -> list[Stored]:
         note = _find(notes, args.id)
-        if note["author"] != ctx.user_id:
+        if not _may_edit(ctx, note):
             raise Forbidden("Only the author of a note may change it")
         if note["text"] == args.text:
             changed.update(note)
@@ -133,7 +151,7 @@ async def update(ctx: Context, args: UpdateNote) -> NoteResult:
         return notes
 
     await _change(ctx, args.documentId, rewrite)
-    return NoteResult(note=note_of(args.documentId, changed))
+    return NoteResult(note=(await _notes_of(ctx, args.documentId, [changed]))[0])
 
 
 @capability("notes.delete", input=NoteRef, output=DeletedNote, permissions=["write_documents"],
@@ -144,7 +162,7 @@ async def delete(ctx: Context, args: NoteRef) -> DeletedNote:
 
     def remove(notes: list[Stored]) -> list[Stored]:
         note = _find(notes, args.id)
-        if note["author"] != ctx.user_id and ctx.role not in MANAGERS:
+        if not _may_delete(ctx, note):
             raise Forbidden("Only the author of a note, an owner or an admin may delete it")
         return [kept for kept in notes if kept["id"] != args.id]
 

@@ -97,6 +97,18 @@ async def test_only_the_author_changes_a_note_and_a_manager_may_delete_it(
     gone = await call(client, member, "notes.delete", {"documentId": "doc_1", "id": owners["id"]})
     assert gone.status_code == 403
     assert [n["text"] for n in await listed(client, noted)] == ["Member's note", "Owner's note"]
+    # What each may do is in the answer (a screen shows only the buttons that work).
+    seen = {
+        who: [(n["authorEmail"], n["viewerCanEdit"], n["viewerCanDelete"]) for n in notes]
+        for who, notes in [
+            ("member", await listed(client, member)),
+            ("admin", await listed(client, admin)),
+        ]
+    }
+    assert seen == {
+        "member": [("m@example.com", True, True), ("alice@example.com", False, False)],
+        "admin": [("m@example.com", False, True), ("alice@example.com", False, True)],
+    }
     deleted = await call(client, admin, "notes.delete", {"documentId": "doc_1", "id": mine["id"]})
     assert deleted.status_code == 200 and result(deleted) == {"id": mine["id"], "deleted": True}
     assert [n["text"] for n in await listed(client, noted)] == ["Owner's note"]

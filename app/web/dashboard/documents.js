@@ -13,6 +13,7 @@ import { bulkBar } from "./bulk.js";
 import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
 import { evidencePreview } from "./evidence.js";
 import { lineItemsSection } from "./line_items.js";
+import { notesSection } from "./notes.js";
 import { undoToast } from "./undo.js";
 import { followEvents, readShown, sortsBefore, IDS_AT_ONCE } from "./follow.js";
 
@@ -420,6 +421,8 @@ export async function documentView({ id, rerender }) {
   // What changed elsewhere while the page was open (kept across repaints).
   const elsewhere = h("p", { id: "changed-elsewhere", class: "changed-note", role: "status" });
   let saving = Promise.resolve(); // this page's own correction, under way
+  // Its notes read and write themselves: kept across repaints, so a note being typed stays.
+  const notes = notesSection(doc.id);
 
   // `keep`: rows whose correction form is open (field name → row), carried over as they are.
   const paint = (keep = new Map()) => {
@@ -450,6 +453,7 @@ export async function documentView({ id, rerender }) {
       ),
       documentTags(doc, (tags) => save("tags", tags)),
       lineItemsSection(doc, (lines) => save("lineItems", lines)),
+      notes,
       duplicatesSection(doc),
       historySection(doc),
       actions(doc),
