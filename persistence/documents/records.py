@@ -140,6 +140,7 @@ class StoredDocument(TypedDict, total=False):
     reviewAccepted: list[str]
     reviewedBy: str | None
     reviewedAt: datetime | None
+    reprocessedAt: datetime | None
     # Only on documents written before the history moved to ``document_edits``.
     editHistory: list[dict[str, Any]]
     searchTerms: list[str]

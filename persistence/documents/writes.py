@@ -216,6 +216,17 @@ class DocumentWrites(DocumentReads):
             workspace_id, "document.processed" if finished else "document.updated", [document_id]
         )
 
+    async def mark_reprocessed(self, workspace_id: str, document_id: str) -> None:
+        """Say that ``documents.reprocess`` read the document again (whether or not the new
+        reading changed anything): a page waiting for it learns it through the event."""
+        now = self._now()
+        await self._update_one(
+            {"_id": document_id, "workspaceId": workspace_id},
+            {"$set": {"reprocessedAt": now}},
+            now,
+        )
+        await self.events.append(workspace_id, "document.updated", [document_id])
+
     async def set_export_status(
         self, workspace_id: str, document_id: str, status: str, export_id: str | None
     ) -> None:
