@@ -215,3 +215,34 @@ class Transactions:
             for match in row.get("matches") or []:
                 found |= wanted & set(match.get("documentIds") or [])
         return found
+
+    async def by_ids(
+        self, workspace_id: str, transaction_ids: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The workspace's transactions among ``transaction_ids`` (one read; order not kept)."""
+        if not transaction_ids:
+            return []
+        cursor = self._col.find(
+            {"workspaceId": workspace_id, "_id": {"$in": list(transaction_ids)}}
+        ).max_time_ms(QUERY_TIME_LIMIT_MS)
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
+
+    async def matched_to(
+        self, workspace_id: str, document_ids: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The workspace's transactions matched to any of ``document_ids`` (one read), oldest
+        booking first."""
+        if not document_ids:
+            return []
+        cursor = (
+            self._col.find(
+                {
+                    "workspaceId": workspace_id,
+                    "matched": True,
+                    "matches.documentIds": {"$in": list(document_ids)},
+                }
+            )
+            .sort([("bookingDate", ASCENDING), ("_id", ASCENDING)])
+            .max_time_ms(QUERY_TIME_LIMIT_MS)
+        )
+        return cast(list[dict[str, Any]], await cursor.to_list(None))

@@ -175,6 +175,19 @@ class Transaction(CapabilityOutput):
     editHistory: list[TransactionEdit] = Field(default_factory=list, description="Corrections")
 
 
+class BankTransaction(Transaction):
+    """A booked bank transaction as a node of the graph (node(id:), Workspace.transactions, a
+    document's transactions): the fields of Transaction, its id unique across every
+    workspace."""
+
+
+def as_node(transaction: Transaction) -> BankTransaction:
+    """``transaction`` as the graph's node (the same values, the fields it has set kept)."""
+    return BankTransaction.model_construct(
+        _fields_set=set(transaction.model_fields_set), **dict(transaction)
+    )
+
+
 TRANSACTIONS_WHERE = describe_where(
     TRANSACTION_FILTERS,
     {
