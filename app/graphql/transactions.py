@@ -36,17 +36,18 @@ import strawberry
 from strawberry.dataloader import DataLoader
 
 from app.graphql.declarations import Graph, Link, LinkArgument
-from app.graphql.filters import FilterTypes, listing_inputs
+from app.graphql.filters import FilterTypes, constant_enum, listing_inputs
 from app.graphql.graph import READS_DOCUMENTS, GraphSession, session_of
 from app.graphql.listing import field_descriptions, translated_filter
 from app.graphql.selection import connection_selection, node_field_names
-from domain.transactions import TRANSACTION_FILTERS, TransactionSortField
+from domain.transactions import TRANSACTION_FILTERS, TotalsKey, TransactionSortField
 from domain.typed_filters import TranslatedFilter
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
 from resolvers.resources.transactions import (
     page_offset,
     position_cursors,
+    transaction_totals,
     transactions_by_id,
     transactions_of_documents,
 )
@@ -59,12 +60,14 @@ from schema.connections import (
 )
 from schema.documents import Document
 from schema.transactions import (
+    TOTALS_KEY_MEANINGS,
     BankTransaction,
     SearchTransactions,
     Transaction,
     TransactionCandidates,
     TransactionCount,
     TransactionPage,
+    TransactionTotals,
     as_node,
 )
 from schema.value_meanings import meaning_of
@@ -251,6 +254,45 @@ async def _nothing() -> None:
     return None
 
 
+# -- Workspace.transactionTotals ------------------------------------------------------------
+
+
+@cache
+def totals_group_by() -> Any:
+    """``TransactionGroupBy``: the declared totals keys (``TotalsKey``) in UPPER_CASE."""
+    return constant_enum(
+        "TransactionGroupBy",
+        typing.get_args(TotalsKey),
+        "What transactionTotals groups by (several at once; currency always splits groups)",
+        lambda values, value: TOTALS_KEY_MEANINGS[value],
+    )
+
+
+def totals_arguments() -> tuple[LinkArgument, ...]:
+    return (
+        LinkArgument("filter", transaction_inputs().filter, "Which transactions (omitted: all)"),
+        LinkArgument(
+            "groupBy",
+            list[totals_group_by()],  # type: ignore[misc]
+            "The keys, several at once (omitted: by currency only)",
+        ),
+    )
+
+
+async def workspace_transaction_totals(
+    root: Workspace, info: strawberry.Info, arguments: dict[str, Any] | None
+) -> TransactionTotals:
+    """Spent vs receipted per group of this workspace's transactions, computed in the store
+    under transactions.count's scopes and roles (and metered as one such call)."""
+    session = session_of(info)
+    arguments = arguments or {}
+    translated = translated_filter(arguments.get("filter"), TRANSACTION_FILTERS)
+    ctx = await session.allowed(COUNT, root.id)
+    ctx.services.api_calls.count(ctx.require_workspace())
+    with connection_places(translated):
+        return await transaction_totals(ctx, translated.where, arguments.get("groupBy") or [])
+
+
 # -- a transaction's documents and candidates; a document's transactions -----------------------
 
 
@@ -318,6 +360,17 @@ def transaction_graph(registry: Registry, graph: Graph) -> Graph:
             description="This workspace's bank transactions as a connection: typed filter, "
             "orderBy, first/after (forward only); totalCount counted only when selected. "
             "transactions.search's reads. Needs read_documents.",
+        ),
+        Link(
+            name="transactionTotals",
+            model=Workspace,
+            returns=TransactionTotals | None,
+            resolve=workspace_transaction_totals,
+            arguments=totals_arguments(),
+            description="This workspace's transactions grouped by several keys (month, "
+            "account…) and always by currency: money spent, the part documents account for "
+            "(receipted), the part none does (missing), money received. One aggregation in "
+            "the store. Needs read_documents.",
         ),
     ]
     if registry.get(READS_DOCUMENTS) is not None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.transactions import TotalsKey
+from domain.where import WhereClause
 from engines.keyring import Keyring
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest, NotFound
+from resolvers.framework.errors import BadRequest, NotFound, store_errors
 from resolvers.framework.registry import MEMBERS, capability
 from resolvers.services.reconciliation import decision_for
 from resolvers.services.transaction_views import transaction_view
@@ -25,8 +27,12 @@ from schema.transactions import (
     TransactionCandidates,
     TransactionCandidatesInput,
     TransactionCount,
+    TransactionFlow,
+    TransactionGroupKey,
     TransactionPage,
     TransactionResult,
+    TransactionTotals,
+    TransactionTotalsGroup,
     UpdateTransaction,
     as_node,
 )
@@ -247,3 +253,46 @@ async def transactions_of_documents(
         for document_id in sorted(linked & wanted):
             found[document_id].append(view)
     return found
+
+
+# The groups transaction totals list at most (as documentsAggregate).
+MAX_TOTALS_GROUPS = 500
+
+
+async def transaction_totals(
+    ctx: Context, where: WhereClause | None, keys: list[TotalsKey]
+) -> TransactionTotals:
+    """The context's workspace's transactions matching ``where``, grouped by ``keys`` and
+    currency: spent, receipted (matched to documents), missing and received, per group. One
+    aggregation in the store (and a count when the groups are truncated)."""
+    workspace_id = ctx.require_workspace()
+    wanted = [key for key in dict.fromkeys(keys) if key != "currency"]
+    with store_errors():
+        rows = await ctx.store.transactions.flows(workspace_id, where, wanted, MAX_TOTALS_GROUPS)
+        truncated = len(rows) > MAX_TOTALS_GROUPS
+        rows = rows[:MAX_TOTALS_GROUPS]
+        total = (
+            await ctx.store.transactions.count(workspace_id, where)
+            if truncated
+            else sum(int(row["count"]) for row in rows)
+        )
+
+    def flow(row: dict[str, Any], name: str) -> TransactionFlow:
+        return TransactionFlow(count=row[f"{name}_count"], sum=from_cents(row[f"{name}_sum"]))
+
+    groups = []
+    for row in rows:
+        spent, receipted = flow(row, "out"), flow(row, "matched")
+        groups.append(
+            TransactionTotalsGroup(
+                key=TransactionGroupKey(**row["_id"]),
+                count=row["count"],
+                spent=spent,
+                receipted=receipted,
+                missing=TransactionFlow(
+                    count=spent.count - receipted.count, sum=spent.sum - receipted.sum
+                ),
+                received=flow(row, "in"),
+            )
+        )
+    return TransactionTotals(totalCount=total, groups=groups, groupsTruncated=truncated)
