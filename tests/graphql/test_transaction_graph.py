@@ -4,6 +4,8 @@ candidates bounded per request."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -265,3 +267,25 @@ async def test_candidates_beyond_the_bound_through_nodes_are_refused(
         "Invalid request: candidates: at most 10 transactions' candidates per request (each is "
         "an expensive call)"
     }, refused
+
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "api" / "graphql.md"
+
+
+async def test_the_guides_transaction_query_runs(
+    client: httpx.AsyncClient, stocked: tuple[Tenant, Tenant]
+) -> None:
+    alice, _ = stocked
+    blocks = re.findall(r"```graphql\n(query Reconcile.*?)```", GUIDE.read_text("utf-8"), re.S)
+    assert len(blocks) == 1
+    body = await gql(client, blocks[0], None, alice.headers())
+    assert "errors" not in body, body
+    workspace = body["data"]["workspace"]
+    unmatched = workspace["transactions"]
+    assert unmatched["totalCount"] == 2 and len(unmatched["nodes"]) == 2
+    assert all(node["candidates"]["outcome"] for node in unmatched["nodes"])
+    groups = {g["key"]["currency"]: g for g in workspace["transactionTotals"]["groups"]}
+    assert groups["USD"]["missing"] == {"count": 1, "sum": "-99.99"}
+    matched = body["data"]["matched"]
+    assert matched["documents"][0]["id"] == "doc_01"
+    assert [t["id"] for t in matched["documents"][0]["transactions"]] == ["txn_01", "txn_07"]
