@@ -35,6 +35,7 @@ from persistence.units import Units
 from persistence.usage import Usage
 from persistence.used_nonces import UsedNonces
 from persistence.users import Users
+from persistence.views import Views
 from persistence.whatsapp_senders import WhatsAppSenders
 from persistence.workspaces import Workspaces
 
@@ -70,6 +71,7 @@ class Store:
         self.activity = Activity(db)
         self.category_overrides = CategoryOverrides(db)
         self.tags = Tags(db)
+        self.views = Views(db)
         self.oauth_clients = OAuthClients(db)
         self.oauth_codes = OAuthCodes(db)
         self.oauth_tokens = OAuthTokens(db)

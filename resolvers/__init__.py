@@ -28,6 +28,7 @@ from resolvers.resources import (
     statements,
     tags,
     transactions,
+    views,
     whatsapp,
     workspaces,
 )
@@ -58,6 +59,7 @@ RESOURCES = (
     statements,
     tags,
     transactions,
+    views,
     whatsapp,
     workspaces,
 )

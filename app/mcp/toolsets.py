@@ -11,11 +11,11 @@ held to the selection too: a tool the connection was not offered is refused with
 
 Sending none gives the default toolsets (``default`` names them, so ``default,members`` adds
 one): every toolset but the ``OPT_IN`` ones. An assistant is mostly asked about documents; the
-workspace's administration (people, keys, billing, mail and WhatsApp intake) and bank
-reconciliation are asked for by name. So the default listing stays within its size budget as
-resources are added (issue 28: 40 KB, about 10k tokens), and an assistant is not offered to
-invite people or mint keys unless its connection asks for that. The same rule as the GitHub MCP
-server's default toolsets.
+workspace's administration (people, keys, billing, mail and WhatsApp intake), bank
+reconciliation and saved views are asked for by name. So the default listing stays within its
+size budget as resources are added (issue 28: 40 KB, about 10k tokens), and an assistant is not
+offered to invite people or mint keys unless its connection asks for that. The same rule as the
+GitHub MCP server's default toolsets.
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ TOOLSETS_PARAM, TOOLSETS_HEADER = "toolsets", "x-mcp-toolsets"
 READONLY_PARAM, READONLY_HEADER = "readonly", "x-mcp-readonly"
 EVERY, DEFAULT = "all", "default"
 # Toolsets a connection gets only by naming them (or ``all``); see the module's docstring.
-OPT_IN = frozenset({"members", "api-keys", "billing", "mailboxes", "whatsapp", "reconcile"})
+# Saved views are the dashboard's sidebar: an assistant searches with documents.search itself.
+OPT_IN = frozenset(
+    {"members", "api-keys", "billing", "mailboxes", "whatsapp", "reconcile", "views"}
+)
 TRUE = frozenset({"1", "true", "yes", "on"})
 FALSE = frozenset({"", "0", "false", "no", "off"})
 
