@@ -262,6 +262,48 @@ def test_a_booking_matched_and_undone_by_keyboard(
         page.call("Emulation.setLocaleOverride")
 
 
+def test_a_candidate_rejected_by_keyboard(live: LiveDashboard, tab: Page) -> None:
+    """x rejects the selected candidate: it leaves the list, is recorded on the server, the
+    rejection is announced and the transaction stays unmatched."""
+    booked = dt.date.today() - dt.timedelta(days=25)
+    documents = result(live.call("documents.search", {"useSearch": False, "limit": 100}))
+    wrong = documents["documents"][2]["id"]
+    result(
+        live.call(
+            "documents.update",
+            {
+                "id": wrong,
+                "merchant": "Corner Cafe",
+                "amount": "23.45",
+                "currency": "EUR",
+                "docDate": booked.isoformat(),
+            },
+        )
+    )
+    own_key(tab, live, "bank reject")
+    open_bank(tab, live)
+    choose_file(
+        tab, "cafe.xml", camt053("STMT-reject", booked, "23.45", "CORNER CAFE BERLIN").encode()
+    )
+    tab.wait("!!document.querySelector('#import-done')", WAIT)
+    where = {"conditions": [{"field": "amount", "op": "eq", "value": "-23.45"}]}
+    txn = result(live.call("transactions.search", {"where": where}))["transactions"][0]
+    tab.click(f'button.txn-row[data-id="{txn["id"]}"]')
+    candidate = f"document.querySelector('#candidates li[data-doc-ids=\"{wrong}\"]')"
+    settled(tab, f"!!{candidate}")
+    assert (
+        tab.js(f"{candidate}.querySelector('.candidate-reject').getAttribute('aria-keyshortcuts')")
+        == "x"
+    )
+    tab.js(f"{candidate}.querySelector('.candidate-confirm').focus()")
+    tab.key("x")
+    settled(tab, f"!{candidate} && {DETAIL}?.dataset.id === {json.dumps(txn['id'])}")
+    tab.wait("document.querySelector('#announce').textContent.includes('rejected')", WAIT)
+    stored = result(live.call("transactions.get", {"id": txn["id"]}))["transaction"]
+    assert stored["rejectedDocumentIds"] == [wrong] and stored["matched"] is False
+    assert tab.js(f"{DETAIL}.dataset.matched") == "false"
+
+
 def test_a_malformed_statement_is_refused_with_the_place(live: LiveDashboard, tab: Page) -> None:
     own_key(tab, live, "bank refused")
     open_bank(tab, live)
