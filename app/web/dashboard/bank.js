@@ -361,8 +361,10 @@ export async function bankView() {
         h(
           "li",
           { "data-signal": s.name, class: s.contribution < 0 ? "against" : "for" },
-          h("strong", {}, s.name),
-          ` ${s.reason} `,
+          // The name, unless the words begin with it ("amount 42.50 EUR equals the total").
+          s.reason.toLowerCase().startsWith(s.name.toLowerCase())
+            ? [h("strong", {}, s.reason.slice(0, s.name.length)), `${s.reason.slice(s.name.length)} `]
+            : [h("strong", {}, s.name), ` ${s.reason} `],
           h("span", { class: "num points" }, points(s.contribution)),
         ),
       ),
@@ -437,7 +439,7 @@ export async function bankView() {
         "section",
         { id: "txn-candidates", "aria-labelledby": "txn-candidates-h" },
         h("h3", { id: "txn-candidates-h" }, found.candidates.length ? `Candidates (${found.candidates.length}), best first` : "No candidate"),
-        h("p", { class: "hint", id: "txn-why", "data-outcome": found.outcome }, `${found.why} (an automatic match needs ${found.threshold} points and ${found.margin} ahead of any rival).`),
+        h("p", { class: "hint", id: "txn-why", "data-outcome": found.outcome }, `${found.why.charAt(0).toUpperCase()}${found.why.slice(1)} (an automatic match needs ${found.threshold} points and ${found.margin} ahead of any rival).`),
         found.candidates.length ? h("ol", { class: "candidates", id: "candidates" }, found.candidates.map(candidateItem)) : null,
         picked ? evidenceFor(picked.documentIds) : null,
       );
