@@ -47,6 +47,11 @@ TRANSACTION_FILTERS: dict[str, Filterable] = {
     "matched": Filterable("boolean"),
 }
 TransactionSortField = Literal["bookingDate", "valueDate", "amount", "counterparty"]
+# What the graph's transaction totals group by (several at once); currency always splits
+# groups, so sums are never added across currencies.
+TotalsKey = Literal["year", "month", "currency", "account", "matched"]
+# How a time key is cut from the booking date (MongoDB's $dateToString formats).
+TOTALS_TIME_FORMATS: dict[str, str] = {"year": "%Y", "month": "%Y-%m"}
 
 # What a matching candidate is: one document paying the whole amount, several receipts of one
 # merchant that add up to the booking, or a document the booking pays only part of.

@@ -16,7 +16,7 @@ from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.errors import BulkWriteError
 
-from domain.transactions import TRANSACTION_FILTERS
+from domain.transactions import TOTALS_TIME_FORMATS, TRANSACTION_FILTERS
 from domain.where import WhereClause
 from persistence.ids import utcnow
 from persistence.where import AGGREGATE_TIME_LIMIT_MS, QUERY_TIME_LIMIT_MS, FieldSpec, compile_where
@@ -215,3 +215,86 @@ class Transactions:
             for match in row.get("matches") or []:
                 found |= wanted & set(match.get("documentIds") or [])
         return found
+
+    async def by_ids(
+        self, workspace_id: str, transaction_ids: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The workspace's transactions among ``transaction_ids`` (one read; order not kept)."""
+        if not transaction_ids:
+            return []
+        cursor = self._col.find(
+            {"workspaceId": workspace_id, "_id": {"$in": list(transaction_ids)}}
+        ).max_time_ms(QUERY_TIME_LIMIT_MS)
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
+
+    async def matched_to(
+        self, workspace_id: str, document_ids: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The workspace's transactions matched to any of ``document_ids`` (one read), oldest
+        booking first."""
+        if not document_ids:
+            return []
+        cursor = (
+            self._col.find(
+                {
+                    "workspaceId": workspace_id,
+                    "matched": True,
+                    "matches.documentIds": {"$in": list(document_ids)},
+                }
+            )
+            .sort([("bookingDate", ASCENDING), ("_id", ASCENDING)])
+            .max_time_ms(QUERY_TIME_LIMIT_MS)
+        )
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
+
+    async def flows(
+        self,
+        workspace_id: str,
+        where: WhereClause | None,
+        keys: Sequence[str],
+        max_groups: int,
+    ) -> list[dict[str, Any]]:
+        """Per group of ``keys`` (a time key cut from the booking date, or a field) and
+        currency, in key order, at most ``max_groups + 1``: how many transactions, and the
+        count and sum in cents of money out (``out``), of money out matched to documents
+        (``matched``) and of money in (``in``). One aggregation in the store."""
+        group: dict[str, Any] = {
+            key: (
+                {"$dateToString": {"format": TOTALS_TIME_FORMATS[key], "date": "$bookingDate"}}
+                if key in TOTALS_TIME_FORMATS
+                else f"${key}"
+            )
+            for key in keys
+        }
+        group["currency"] = "$currency"
+        money_out = {"$lt": ["$amount", 0]}
+        matched_out = {"$cond": [money_out, {"$eq": ["$matched", True]}, False]}
+        money_in = {"$gt": ["$amount", 0]}
+
+        def tally(condition: dict[str, Any]) -> dict[str, Any]:
+            return {
+                "count": {"$sum": {"$cond": [condition, 1, 0]}},
+                "sum": {"$sum": {"$cond": [condition, "$amount", 0]}},
+            }
+
+        sums = {
+            f"{name}_{part}": value
+            for name, condition in (("out", money_out), ("matched", matched_out), ("in", money_in))
+            for part, value in tally(condition).items()
+        }
+        pipeline: list[Mapping[str, Any]] = [
+            {"$match": self._filter(workspace_id, where)},
+            {"$group": {"_id": group, "count": {"$sum": 1}, **sums}},
+            {"$sort": {f"_id.{key}": 1 for key in group}},
+            {"$limit": max_groups + 1},
+        ]
+        cursor = self._col.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS)
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
+
+    async def count(self, workspace_id: str, where: WhereClause | None) -> int:
+        """How many of the workspace's transactions match ``where``."""
+        return int(
+            await self._col.count_documents(
+                self._filter(workspace_id, where), maxTimeMS=QUERY_TIME_LIMIT_MS
+            )
+        )

@@ -23,6 +23,7 @@ from resolvers.resources import (
     mailboxes,
     matches,
     members,
+    notes,
     rules,
     statements,
     tags,
@@ -30,7 +31,13 @@ from resolvers.resources import (
     whatsapp,
     workspaces,
 )
-from resolvers.services import export_delivery, pipeline, subscriptions, thumbnails
+from resolvers.services import (
+    export_delivery,
+    pipeline,
+    reprocessing,
+    subscriptions,
+    thumbnails,
+)
 
 RESOURCES = (
     activity,
@@ -46,6 +53,7 @@ RESOURCES = (
     mailboxes,
     matches,
     members,
+    notes,
     rules,
     statements,
     tags,
@@ -53,7 +61,16 @@ RESOURCES = (
     whatsapp,
     workspaces,
 )
-JOB_MODULES = (export_delivery, mailboxes, pipeline, rules, subscriptions, thumbnails, whatsapp)
+JOB_MODULES = (
+    export_delivery,
+    mailboxes,
+    pipeline,
+    reprocessing,
+    rules,
+    subscriptions,
+    thumbnails,
+    whatsapp,
+)
 
 
 def build_registry() -> Registry:

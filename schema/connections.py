@@ -11,6 +11,10 @@ The lists nested in a workspace or a document page the same way, with the same `
 ``Document.duplicatesConnection`` (a ``DocumentConnection``) and
 ``Document.editHistoryConnection`` (``EditRecordConnection``). Their ``totalCount`` is always
 known: such a list is short and read whole.
+
+``Workspace.transactions(filter, orderBy, first, after)`` pages the bank transactions
+(``TransactionConnection``) through transactions.search: forward only, its ``totalCount``
+counted by transactions.count when selected.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pydantic import BaseModel, Field
 from schema.documents import Document, EditRecord
 from schema.members import Member
 from schema.rules import Rule
+from schema.transactions import BankTransaction
 
 # As many as a documents.search page may hold.
 MAX_PAGE = 100
@@ -101,3 +106,25 @@ class EditRecordConnection(BaseModel):
     pageInfo: PageInfo = Field(description="Where this page stands")
     edges: list[EditRecordEdge] = Field(description="The corrections with their cursors")
     nodes: list[EditRecord] = Field(description="The corrections of the page, without cursors")
+
+
+class TransactionEdge(BaseModel):
+    """One transaction of a page and its position (pass it as after)."""
+
+    cursor: str = Field(description="This transaction's position in the list (opaque)")
+    node: BankTransaction = Field(description="The transaction")
+
+
+class TransactionConnection(BaseModel):
+    """A page of bank transactions: edges with cursors, the same transactions as nodes, where
+    the page stands, and (when selected) how many the filter matches."""
+
+    totalCount: int | None = Field(
+        default=None,
+        description="Transactions the filter matches in all (counted only when asked)",
+    )
+    pageInfo: PageInfo = Field(description="Where this page stands")
+    edges: list[TransactionEdge] = Field(description="The transactions with their cursors")
+    nodes: list[BankTransaction] = Field(
+        description="The transactions of the page, without cursors"
+    )

@@ -272,6 +272,9 @@ class Document(CapabilityOutput):
     )
     reviewedBy: str | None = Field(default=None, description="Who last accepted it (usr_…)")
     reviewedAt: datetime | None = Field(default=None, description="When it was last accepted")
+    reprocessedAt: datetime | None = Field(
+        default=None, description="When documents.reprocess last read it again"
+    )
     createdAt: datetime | None = Field(default=None, description="When it was stored")
     # Documents never tagged store no list (and a projection may carry null): none.
     tags: Annotated[list[str], BeforeValidator(lambda value: value or [])] = Field(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import typing
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -18,6 +19,7 @@ from domain.transactions import (
     MatchOutcome,
     StatementFormat,
     StatementFormatChoice,
+    TotalsKey,
     TransactionSortField,
 )
 from domain.where import WhereClause, describe_where
@@ -175,6 +177,19 @@ class Transaction(CapabilityOutput):
     editHistory: list[TransactionEdit] = Field(default_factory=list, description="Corrections")
 
 
+class BankTransaction(Transaction):
+    """A booked bank transaction as a node of the graph (node(id:), Workspace.transactions, a
+    document's transactions): the fields of Transaction, its id unique across every
+    workspace."""
+
+
+def as_node(transaction: Transaction) -> BankTransaction:
+    """``transaction`` as the graph's node (the same values, the fields it has set kept)."""
+    return BankTransaction.model_construct(
+        _fields_set=set(transaction.model_fields_set), **dict(transaction)
+    )
+
+
 TRANSACTIONS_WHERE = describe_where(
     TRANSACTION_FILTERS,
     {
@@ -315,3 +330,52 @@ class TransactionCandidates(CapabilityOutput):
     threshold: float = Field(description="The score an automatic match needs")
     margin: float = Field(description="How far ahead of any rival it must be")
     candidates: list[MatchCandidate] = Field(description="Best first")
+
+
+TOTALS_KEY_MEANINGS: dict[str, str] = {
+    "year": "Year of the booking date (YYYY)",
+    "month": "Month of the booking date (YYYY-MM)",
+    "currency": "Currency (ISO 4217); groups are always split by it",
+    "account": "The account booked on",
+    "matched": "Whether a document accounts for the transaction",
+}
+if set(TOTALS_KEY_MEANINGS) != set(typing.get_args(TotalsKey)):
+    raise ValueError("every TotalsKey needs its meaning in TOTALS_KEY_MEANINGS")
+
+
+class TransactionGroupKey(CapabilityOutput):
+    """What a group of transactions shares: the keys asked for, and always the currency."""
+
+    year: str | None = Field(default=None, description=TOTALS_KEY_MEANINGS["year"])
+    month: str | None = Field(default=None, description=TOTALS_KEY_MEANINGS["month"])
+    currency: str | None = Field(default=None, description=TOTALS_KEY_MEANINGS["currency"])
+    account: str | None = Field(default=None, description=TOTALS_KEY_MEANINGS["account"])
+    matched: bool | None = Field(default=None, description=TOTALS_KEY_MEANINGS["matched"])
+
+
+class TransactionFlow(CapabilityOutput):
+    """How many transactions, and their amounts added up (signed as booked)."""
+
+    count: int = Field(description="Transactions")
+    sum: Money = Field(description="Their amounts added up, signed (money out is negative)")
+
+
+class TransactionTotalsGroup(CapabilityOutput):
+    """One group: money spent, how much of it documents account for, and money received."""
+
+    key: TransactionGroupKey = Field(description="What its transactions share")
+    count: int = Field(description="All its transactions, in and out")
+    spent: TransactionFlow = Field(description="Money out (negative amounts)")
+    receipted: TransactionFlow = Field(
+        description="The part of spent matched to documents (receipts, invoices)"
+    )
+    missing: TransactionFlow = Field(description="The part of spent no document accounts for")
+    received: TransactionFlow = Field(description="Money in (positive amounts)")
+
+
+class TransactionTotals(CapabilityOutput):
+    """Transactions grouped by several keys and currency: spent vs receipted per group."""
+
+    totalCount: int = Field(description="Transactions the filter matches")
+    groups: list[TransactionTotalsGroup] = Field(description="By key, in key order")
+    groupsTruncated: bool = Field(description="More groups exist than the 500 listed")

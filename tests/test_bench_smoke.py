@@ -48,6 +48,15 @@ IN_PROCESS = {
     "graphql_vs_rest": Bench(
         ("--calls", "2", "--runs", "1"), (rf"ratio GraphQL / REST\s+:\s+{NUMBER}x",)
     ),
+    "transaction_graph": Bench(
+        ("--transactions", "200", "--documents", "50", "--runs", "1", "--calls", "1"),
+        (
+            rf"connection: GraphQL connection .* {NUMBER} ms, REST search\+count {NUMBER} ms, "
+            rf"ratio {NUMBER}x",
+            rf"totals: transactionTotals by MONTH {NUMBER} ms, REST transactions.count {NUMBER} ms",
+            rf"links: page of 50 with documents {NUMBER} ms, the same page without {NUMBER} ms",
+        ),
+    ),
     "graphql_graph": Bench(
         ("--documents", "200", "--runs", "1", "--calls", "1", "--slow-calls", "1"),
         (

@@ -31,6 +31,7 @@ def test_the_service_kinds_are_collected_from_the_job_modules() -> None:
         "notify-source",
         "poll-mailbox",
         PROCESS_DOCUMENT,
+        "reprocess-document",
         "run-scheduled-rule",
         "run-update-rules",
     ]

@@ -49,8 +49,8 @@ from app.graphql.document_cache import KEEP_KEY
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
 from app.graphql.limits import Limits
-from app.graphql.listing import _translated as typed_where
 from app.graphql.listing import document_inputs, listing_graph
+from app.graphql.listing import translated_filter as typed_where
 from app.graphql.nested import nested_graph
 from app.graphql.nodes import node_graph
 from app.graphql.read_budget import ReadBudget
@@ -63,6 +63,7 @@ from app.graphql.sockets import (
     SocketLimits,
     SocketOperations,
 )
+from app.graphql.transactions import transaction_graph
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, page_headers
@@ -462,7 +463,11 @@ def service_schema(registry: Registry, limits: Limits | None = None) -> Any:
     (where the registry has documents)."""
     graph = with_capability_errors(
         node_graph(
-            registry, nested_graph(registry, listing_graph(registry, document_graph(registry)))
+            registry,
+            transaction_graph(
+                registry,
+                nested_graph(registry, listing_graph(registry, document_graph(registry))),
+            ),
         )
     )
     streams = [DOCUMENT_EVENTS] if registry.get("documents.get") is not None else []

@@ -130,10 +130,16 @@ class FilterTypes:
     direction: Any
 
 
+# The per-field filter inputs (``StringFilter``, ``DateFilter``, ``<Enum>Filter``) every listing
+# shares: one GraphQL type of each name however many listings are generated.
+_FIELD_FILTERS: dict[str, type] = {}
+
+
 class _Generator:
-    def __init__(self, meaning: Meaning) -> None:
+    def __init__(self, meaning: Meaning, noun: str) -> None:
         self.meaning = meaning
-        self.filters: dict[str, type] = {}
+        self.noun = noun
+        self.filters = _FIELD_FILTERS
         self.selves: dict[str, type] = {}
 
     def field_filter(self, spec: Filterable) -> type:
@@ -182,7 +188,7 @@ class _Generator:
             fields[OR] = (list[self_type], "At least one filter holds")  # type: ignore[valid-type]
             fields[NOT] = (self_type, "The filter does not hold")
         text = (
-            "Which documents: each field's tests hold together (and); or, and and not "
+            f"Which {self.noun}: each field's tests hold together (and); or, and and not "
             "combine whole filters"
             if combinators
             else f"Tests of the fields under {name}"
@@ -205,7 +211,7 @@ def listing_inputs(
 ) -> FilterTypes:
     """``<Resource>Filter`` from ``fields`` and ``<Resource>OrderBy`` from ``sortable``
     (``described``: each field's description, from the resource's model)."""
-    generator = _Generator(meaning)
+    generator = _Generator(meaning, f"{resource.lower()}s")
     filter_type = generator.tree(f"{resource}Filter", field_tree(fields), described, True)
     sort_field = constant_enum(
         f"{resource}SortField",

@@ -21,7 +21,7 @@ import asyncio
 import dataclasses
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import strawberry
 from pydantic import BaseModel
@@ -52,6 +52,13 @@ READS_WORKSPACES = "workspaces.list"
 CONTEXT_KEY = "graph"
 
 
+class Identified(Protocol):
+    """A record with an id unique across workspaces (a document, a transaction)."""
+
+    @property
+    def id(self) -> str: ...
+
+
 class GraphSession:
     """The graph's state for one request: credentials, authorizations, DataLoaders.
 
@@ -72,6 +79,9 @@ class GraphSession:
         )
         self._authorized: dict[tuple[str | None, tuple[str, ...]], asyncio.Task[Context]] = {}
         self._workspace_of: dict[str, str] = {}
+        # The request's state of the graph's other parts (the transactions' DataLoaders), by
+        # part: created on first use, gone with the request.
+        self.parts: dict[str, Any] = {}
 
     def permissions_of(self, slug: str) -> tuple[str, ...]:
         """The scopes capability ``slug`` declares (a link reading what it reads needs them)."""
@@ -135,13 +145,14 @@ class GraphSession:
 
     # -- documents ------------------------------------------------------------------------
 
-    def remember(self, documents: Sequence[Document], workspace_id: str) -> None:
-        """Note where ``documents`` were found, for their links."""
+    def remember(self, documents: Sequence[Identified], workspace_id: str) -> None:
+        """Note where ``documents`` (or transactions) were found, for their links."""
         for document in documents:
             self._workspace_of[document.id] = workspace_id
 
-    async def workspace_of(self, document: Document) -> str:
-        """The workspace ``document`` was read in, authorized for reading documents."""
+    async def workspace_of(self, document: Identified) -> str:
+        """The workspace ``document`` (or a transaction) was read in, authorized for reading
+        documents."""
         org_id = self._workspace_of.get(document.id)
         ctx = await self.authorized(org_id, self.permissions_of(READS_DOCUMENTS))
         return ctx.require_workspace()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
@@ -25,6 +25,7 @@ from app.graphql.graph import session_of
 from app.graphql.selection import connection_selection, group_selection
 from domain.documents import SEARCH_FILTERS, AggregateKey
 from domain.typed_filters import FilterError, TranslatedFilter, translate
+from domain.where import Filterable
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
 from resolvers.resources.documents.aggregate import document_aggregate
@@ -42,20 +43,20 @@ COUNT = "documents.count"
 @cache
 def document_inputs() -> FilterTypes:
     """``DocumentFilter``, ``DocumentOrderBy`` and their parts, generated once."""
-    described = dict(_descriptions(Document))
+    described = dict(field_descriptions(Document))
     return listing_inputs(
         "Document", SEARCH_FILTERS, typing.get_args(SortField), described, meaning_of
     )
 
 
-def _descriptions(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, str]]:
+def field_descriptions(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, str]]:
     """Each field of ``model`` and of the models inside it, dotted, with its description."""
     for name, info in model.model_fields.items():
         if info.description:
             yield prefix + name, str(info.description)
         for inner in typing.get_args(info.annotation) or (info.annotation,):
             if isinstance(inner, type) and issubclass(inner, BaseModel) and prefix.count(".") < 3:
-                yield from _descriptions(inner, f"{prefix}{name}.")
+                yield from field_descriptions(inner, f"{prefix}{name}.")
 
 
 def connection_arguments() -> tuple[LinkArgument, ...]:
@@ -119,7 +120,7 @@ async def documents_aggregate(
     org_id = root.id if isinstance(root, Workspace) else None
     ctx = await session.authorized(org_id, session.permissions_of(COUNT))
     arguments = arguments or {}
-    translated = _translated(arguments.get("filter"))
+    translated = translated_filter(arguments.get("filter"))
     return await document_aggregate(
         ctx,
         translated.where,
@@ -131,9 +132,13 @@ async def documents_aggregate(
     )
 
 
-def _translated(value: Any) -> TranslatedFilter:
+def translated_filter(
+    value: Any, fields: Mapping[str, Filterable] = SEARCH_FILTERS
+) -> TranslatedFilter:
+    """A typed filter of a listing of ``fields`` as its where-clause; a 400 naming the
+    filter's place when it has none."""
     try:
-        return translate(value, SEARCH_FILTERS)
+        return translate(value, fields)
     except FilterError as error:
         raise BadRequest(f"Invalid request: {error}") from None
     except ValidationError as error:
@@ -143,7 +148,7 @@ def _translated(value: Any) -> TranslatedFilter:
 
 def connection_request(arguments: dict[str, Any], info: strawberry.Info) -> ConnectionRequest:
     """The page a connection field asks for, checked: filter, order, Relay arguments."""
-    translated = _translated(arguments.get("filter"))
+    translated = translated_filter(arguments.get("filter"))
     order_by = arguments.get("orderBy") or []
     if len(order_by) > 1:
         raise BadRequest("Invalid request: orderBy: one key (ties are broken by id)")

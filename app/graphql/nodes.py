@@ -1,14 +1,16 @@
 r"""Global object identification: the ``Node`` interface, ``node(id:)`` and ``nodes(ids:)``.
 
-Part of the GraphQL face. A document and an automation rule are ``Node``\ s: their ids
-(``doc_…``, ``rul_…``) are unique across every workspace, so a client that kept one can fetch it
-again without knowing where it came from. The id's prefix says which kind of record it names.
-Documents are read through the request's ``GraphSession`` DataLoader, which authorizes the
-request for its workspace with documents.get's scopes and reads only that workspace's
-documents; rules are read as rules.list reads them, under its scopes and roles, in the
-request's workspace only. Another workspace's id is simply null, as an id of nothing is.
-Members are no Nodes: a member is a person in one workspace, with no id of its own (their user
-id is the same in every workspace they belong to).
+Part of the GraphQL face. A document, an automation rule and a bank transaction are
+``Node``\ s: their ids (``doc_…``, ``rul_…``, ``txn_…``) are unique across every workspace, so
+a client that kept one can fetch it again without knowing where it came from. The id's prefix
+says which kind of record it names. Documents are read through the request's ``GraphSession``
+DataLoader, which authorizes the request for its workspace with documents.get's scopes and
+reads only that workspace's documents; transactions are read as transactions.get reads them
+(its scopes and roles), through a DataLoader, in the request's workspace only; rules are read
+as rules.list reads them, under its scopes and roles, in the request's workspace only. Another
+workspace's id is simply null, as an id of nothing is. Members are no Nodes: a member is a
+person in one workspace, with no id of its own (their user id is the same in every workspace
+they belong to).
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from pydantic import BaseModel
 
 from app.graphql.declarations import Graph, Link, LinkArgument
 from app.graphql.graph import READS_DOCUMENTS, session_of
+from app.graphql.transactions import READS_TRANSACTIONS, transactions_by_ids
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
 from resolvers.resources.rules import rules_by_id
 from schema.connections import MAX_PAGE
 from schema.documents import Document
 from schema.rules import Rule
+from schema.transactions import BankTransaction
 
 READS_RULES = "rules.list"
 
@@ -44,6 +48,8 @@ class Node:
             return "Document"
         if isinstance(obj, Rule):
             return "Rule"
+        if isinstance(obj, BankTransaction):
+            return "BankTransaction"
         raise TypeError(f"{type(obj).__name__} is no Node")
 
 
@@ -65,6 +71,7 @@ Reader = Callable[[strawberry.Info, list[str]], Awaitable[dict[str, Any]]]
 KINDS: dict[str, tuple[str, Reader]] = {
     "doc_": (READS_DOCUMENTS, _documents),
     "rul_": (READS_RULES, _rules),
+    "txn_": (READS_TRANSACTIONS, transactions_by_ids),
 }
 
 
@@ -111,6 +118,8 @@ def node_models(registry: Registry) -> list[type[BaseModel]]:
     models: list[type[BaseModel]] = [Document]
     if registry.get(READS_RULES) is not None:
         models.append(Rule)
+    if registry.get(READS_TRANSACTIONS) is not None:
+        models.append(BankTransaction)
     return models
 
 
@@ -125,9 +134,9 @@ def node_graph(registry: Registry, graph: Graph) -> Graph:
             returns=Optional[Node],  # noqa: UP045
             resolve=node,
             arguments=(LinkArgument("id", strawberry.ID, "A record's id", required=True),),
-            description="The record with this id in this workspace (a document or an "
-            "automation rule); null when this workspace has none. Needs read_documents for a "
-            "document, read_rules for a rule.",
+            description="The record with this id in this workspace (a document, an "
+            "automation rule or a bank transaction); null when this workspace has none. Needs "
+            "read_documents for a document or a transaction, read_rules for a rule.",
         ),
         Link(
             name="nodes",

@@ -135,3 +135,21 @@ def group_selection(info: strawberry.Info) -> frozenset[str]:
     top = _fields([n.selection_set for n in raw.field_nodes if n.selection_set], raw.fragments)
     groups = [n.selection_set for n in top if n.name.value == "groups" and n.selection_set]
     return frozenset(node.name.value for node in _fields(groups, raw.fragments))
+
+
+def node_field_names(info: strawberry.Info) -> frozenset[str]:
+    """The GraphQL names of the fields a connection query selects of its nodes (under
+    ``nodes`` and ``edges { node }``), links included: what a connection must allow for
+    before it reads (a costly link asked of a whole page)."""
+    raw = info._raw_info
+    top = list(
+        _fields([n.selection_set for n in raw.field_nodes if n.selection_set], raw.fragments)
+    )
+    below = [n.selection_set for n in top if n.name.value == "nodes" and n.selection_set]
+    edges = [n.selection_set for n in top if n.name.value == "edges" and n.selection_set]
+    below += [
+        n.selection_set
+        for n in _fields(edges, raw.fragments)
+        if n.name.value == "node" and n.selection_set
+    ]
+    return frozenset(node.name.value for node in _fields(below, raw.fragments))

@@ -28,6 +28,7 @@ DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {
     "category": 2.0,
     "summary": 1.0,
     "lineItems": 1.0,
+    "notes": 1.0,
 }
 
 

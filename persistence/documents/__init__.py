@@ -8,6 +8,7 @@ own module over the collection's write methods (``collection``):
     windows      newest-first reads in widening date windows
     reads        by id, sorted pages, counts, duplicates, what a rule matches
     writes       new documents, corrections, processing and export state, archiving
+    notes        a document's notes (compare and set, with their search terms)
     bulk         bulk edits (documents.bulk-edit, update rules)
     totals       documents.count's numbers, from the rollups or the documents
     search       index rows, embeddings, ``$vectorSearch``
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from persistence.documents.aggregates import Aggregate, AggregateGroup, DocumentAggregates
 from persistence.documents.bulk import DocumentBulkEdits, FieldUpdate
+from persistence.documents.notes import DocumentNotes, NotesChanged
 from persistence.documents.search import (
     DocumentSearchData,
     vector_index_definition,
@@ -39,7 +41,12 @@ from persistence.documents.writes import DocumentWrites
 
 
 class Documents(
-    DocumentWrites, DocumentBulkEdits, DocumentTotals, DocumentAggregates, DocumentSearchData
+    DocumentWrites,
+    DocumentNotes,
+    DocumentBulkEdits,
+    DocumentTotals,
+    DocumentAggregates,
+    DocumentSearchData,
 ):
     """The ``documents`` collection; the workspace id is the first argument of every method."""
 
@@ -51,6 +58,7 @@ __all__ = [
     "CurrencyTotal",
     "Documents",
     "FieldUpdate",
+    "NotesChanged",
     "PreferredTotal",
     "Totals",
     "TotalsGroup",

@@ -19,6 +19,7 @@ from persistence.documents.query import (
 )
 from persistence.documents.records import (
     LINE_DESCRIPTIONS,
+    NOTE_TEXTS,
     SEARCHABLE_FIELDS,
     StoredDocument,
     changes_search_terms,
@@ -95,7 +96,7 @@ class DocumentReads(NewestFirst):
         names = list(changing)
         wanted = {name: 1 for name in names}
         if changes_search_terms(names):
-            wanted |= {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS)}
+            wanted |= {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS, NOTE_TEXTS)}
         if changes_embedding(names):
             wanted |= {name: 1 for name in EMBEDDED_PATHS}
         sort = [("docDate", DESCENDING), ("_id", DESCENDING)]

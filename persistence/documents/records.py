@@ -39,12 +39,16 @@ STORED_ONLY = (
     "intakeOrder",
     # The review reasons its last review accepted (``domain.review``).
     "reviewAccepted",
+    # Its notes (``persistence.documents.notes``): read by notes.list, searched by their words.
+    "notes",
+    "notesRevision",
 )
 # Stored fields ``preferredCents`` is computed from.
 PREFERRED_INPUTS = ("amount", "conversionRate")
 # Stored fields ``needsReview`` and ``reviewReasons`` are computed from (``domain.review``).
 REVIEW_INPUTS = ("amount", "evidence", "processingStatus", "duplicateOf")
-# Text fields whose words are searchable (with line-item descriptions, see ``searchable_texts``).
+# Text fields whose words are searchable (with line-item descriptions and notes, see
+# ``searchable_texts``).
 SEARCHABLE_FIELDS = (
     "merchant",
     "merchantLegalName",
@@ -54,6 +58,7 @@ SEARCHABLE_FIELDS = (
     "receiptId",
 )
 LINE_DESCRIPTIONS = "lineItems.description"
+NOTE_TEXTS = "notes.text"
 # API field → stored fields it is made from, where the two differ.
 STORED_FOR = {
     "id": ("_id",),
@@ -135,6 +140,7 @@ class StoredDocument(TypedDict, total=False):
     reviewAccepted: list[str]
     reviewedBy: str | None
     reviewedAt: datetime | None
+    reprocessedAt: datetime | None
     # Only on documents written before the history moved to ``document_edits``.
     editHistory: list[dict[str, Any]]
     searchTerms: list[str]
@@ -162,7 +168,7 @@ def preferred_cents(record: Mapping[str, Any]) -> int | None:
 
 
 def search_terms(fields: Mapping[str, Any]) -> list[str]:
-    """Distinct folded words of the searchable fields and line item descriptions."""
+    """Distinct folded words of the searchable fields, line item descriptions and notes."""
     words: list[str] = []
     for text in searchable_texts(fields).values():
         words += tokenize(text)
@@ -170,19 +176,21 @@ def search_terms(fields: Mapping[str, Any]) -> list[str]:
 
 
 def searchable_texts(record: Mapping[str, Any]) -> dict[str, str | None]:
-    """The searchable text of a document by field; line item descriptions as ``lineItems``."""
+    """The searchable text of a document by field; line item descriptions as ``lineItems``,
+    the texts of its notes as ``notes``."""
     texts: dict[str, str | None] = {}
     for name in SEARCHABLE_FIELDS:
         value = record.get(name)
         texts[name] = value if isinstance(value, str) else None
     descriptions = [item.get("description") or "" for item in record.get("lineItems") or []]
     texts["lineItems"] = " ".join(descriptions) or None
+    texts["notes"] = " ".join(note.get("text") or "" for note in record.get("notes") or []) or None
     return texts
 
 
 def changes_search_terms(names: Iterable[str]) -> bool:
     """Whether changing the fields ``names`` changes the stored search terms."""
-    return bool(set(names) & {*SEARCHABLE_FIELDS, "lineItems"})
+    return bool(set(names) & {*SEARCHABLE_FIELDS, "lineItems", "notes"})
 
 
 def to_record(fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from persistence.documents.matching import FILTER_PATHS
-from persistence.documents.records import LINE_DESCRIPTIONS, SEARCHABLE_FIELDS
+from persistence.documents.records import LINE_DESCRIPTIONS, NOTE_TEXTS, SEARCHABLE_FIELDS
 
 STAMP = "indexedAt"
 # What search indexes keep of a document besides its text and vector, to list a search's
@@ -33,6 +33,7 @@ INDEXED_PATHS = tuple(
         (
             *SEARCHABLE_FIELDS,
             LINE_DESCRIPTIONS,
+            NOTE_TEXTS,
             "searchTerms",
             "embedding",
             *INDEX_STATE,

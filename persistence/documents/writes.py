@@ -56,7 +56,9 @@ def changed_fields(
     (``indexedAt`` is the write's: ``persistence.documents.stamp``)."""
     update = {**to_record(changes), "updatedAt": now}
     if changes_search_terms(changes):
-        update["searchTerms"] = search_terms({**from_record(record), **changes})
+        # Notes are stored-only (``from_record`` leaves them out) and searched all the same.
+        before = {**from_record(record), "notes": record.get("notes")}
+        update["searchTerms"] = search_terms({**before, **changes})
     if set(changes) & set(PREFERRED_INPUTS):
         update["preferredCents"] = preferred_cents({**record, **update})
     if set(changes) & set(REVIEW_INPUTS):
@@ -213,6 +215,17 @@ class DocumentWrites(DocumentReads):
         await self.events.append(
             workspace_id, "document.processed" if finished else "document.updated", [document_id]
         )
+
+    async def mark_reprocessed(self, workspace_id: str, document_id: str) -> None:
+        """Say that ``documents.reprocess`` read the document again (whether or not the new
+        reading changed anything): a page waiting for it learns it through the event."""
+        now = self._now()
+        await self._update_one(
+            {"_id": document_id, "workspaceId": workspace_id},
+            {"$set": {"reprocessedAt": now}},
+            now,
+        )
+        await self.events.append(workspace_id, "document.updated", [document_id])
 
     async def set_export_status(
         self, workspace_id: str, document_id: str, status: str, export_id: str | None

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.transactions import TotalsKey
+from domain.where import WhereClause
+from engines.keyring import Keyring
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest, NotFound
+from resolvers.framework.errors import BadRequest, NotFound, store_errors
 from resolvers.framework.registry import MEMBERS, capability
 from resolvers.services.reconciliation import decision_for
 from resolvers.services.transaction_views import transaction_view
 from schema.transactions import (
+    BankTransaction,
     CountTransactions,
     CurrencyFlow,
     GetTransaction,
@@ -23,9 +27,14 @@ from schema.transactions import (
     TransactionCandidates,
     TransactionCandidatesInput,
     TransactionCount,
+    TransactionFlow,
+    TransactionGroupKey,
     TransactionPage,
     TransactionResult,
+    TransactionTotals,
+    TransactionTotalsGroup,
     UpdateTransaction,
+    as_node,
 )
 
 # Offsets beyond this are refused: narrow the where clause instead of paging that deep.
@@ -45,19 +54,7 @@ async def search(ctx: Context, args: SearchTransactions) -> TransactionPage:
     """
     workspace_id = ctx.require_workspace()
     keyring = ctx.services.keyring
-    query_print = cursors.fingerprint(
-        {
-            "capability": "transactions.search",
-            "where": args.where.model_dump() if args.where else None,
-            "sort": [args.sortBy, args.sortOrder],
-        }
-    )
-    offset = 0
-    if args.cursor is not None:
-        state = cursors.decode(args.cursor, query_print, keyring)
-        if not isinstance(state.get("o"), int):
-            raise BadRequest(cursors.NOT_A_CURSOR)
-        offset = state["o"]
+    offset = page_offset(args, keyring)
     if offset > MAX_OFFSET:
         raise BadRequest(f"cursor: pages end after {MAX_OFFSET:,} rows; narrow the where clause")
     rows = await ctx.store.transactions.search(
@@ -71,10 +68,41 @@ async def search(ctx: Context, args: SearchTransactions) -> TransactionPage:
     next_cursor = None
     if len(rows) > args.limit:
         rows = rows[: args.limit]
-        next_cursor = cursors.encode({"o": offset + args.limit}, query_print, keyring)
+        next_cursor = position_cursors(args, keyring, offset + args.limit, 1)[0]
     return TransactionPage(
         transactions=[transaction_view(row) for row in rows], nextCursor=next_cursor
     )
+
+
+def _query_print(args: SearchTransactions) -> str:
+    """What a search's cursors are bound to: its where clause and its order."""
+    return cursors.fingerprint(
+        {
+            "capability": "transactions.search",
+            "where": args.where.model_dump() if args.where else None,
+            "sort": [args.sortBy, args.sortOrder],
+        }
+    )
+
+
+def page_offset(args: SearchTransactions, keyring: Keyring) -> int:
+    """The row a search's page starts at: 0, or where its cursor points."""
+    if args.cursor is None:
+        return 0
+    state = cursors.decode(args.cursor, _query_print(args), keyring)
+    if not isinstance(state.get("o"), int):
+        raise BadRequest(cursors.NOT_A_CURSOR)
+    return int(state["o"])
+
+
+def position_cursors(
+    args: SearchTransactions, keyring: Keyring, start: int, count: int
+) -> list[str]:
+    """The cursors of the rows after positions ``start`` … ``start + count - 1`` of the search
+    ``args`` asks for: a page of that search continues after the row (the GraphQL face's
+    per-edge cursors are these, so each edge can be an ``after``)."""
+    query_print = _query_print(args)
+    return [cursors.encode({"o": start + i}, query_print, keyring) for i in range(count)]
 
 
 async def _load(ctx: Context, transaction_id: str) -> dict[str, Any]:
@@ -200,3 +228,71 @@ async def update(ctx: Context, args: UpdateTransaction) -> TransactionResult:
     if updated is None:
         raise NotFound(f"Transaction '{args.id}' not found")
     return TransactionResult(transaction=transaction_view(updated))
+
+
+# -- reads of the GraphQL graph (node(id:), a document's transactions): batches, not capabilities
+
+
+async def transactions_by_id(ctx: Context, ids: list[str]) -> list[BankTransaction]:
+    """The transactions of the context's workspace among ``ids``, in one read (ids of other
+    workspaces, or of nothing, are simply absent)."""
+    rows = await ctx.store.transactions.by_ids(ctx.require_workspace(), ids)
+    return [as_node(transaction_view(row)) for row in rows]
+
+
+async def transactions_of_documents(
+    ctx: Context, document_ids: list[str]
+) -> dict[str, list[BankTransaction]]:
+    """For each of ``document_ids``, the transactions of the context's workspace matched to it
+    (oldest booking first), in one read."""
+    wanted = set(document_ids)
+    found: dict[str, list[BankTransaction]] = {document_id: [] for document_id in document_ids}
+    for row in await ctx.store.transactions.matched_to(ctx.require_workspace(), document_ids):
+        view = as_node(transaction_view(row))
+        linked = {i for match in row.get("matches") or [] for i in match.get("documentIds") or []}
+        for document_id in sorted(linked & wanted):
+            found[document_id].append(view)
+    return found
+
+
+# The groups transaction totals list at most (as documentsAggregate).
+MAX_TOTALS_GROUPS = 500
+
+
+async def transaction_totals(
+    ctx: Context, where: WhereClause | None, keys: list[TotalsKey]
+) -> TransactionTotals:
+    """The context's workspace's transactions matching ``where``, grouped by ``keys`` and
+    currency: spent, receipted (matched to documents), missing and received, per group. One
+    aggregation in the store (and a count when the groups are truncated)."""
+    workspace_id = ctx.require_workspace()
+    wanted = [key for key in dict.fromkeys(keys) if key != "currency"]
+    with store_errors():
+        rows = await ctx.store.transactions.flows(workspace_id, where, wanted, MAX_TOTALS_GROUPS)
+        truncated = len(rows) > MAX_TOTALS_GROUPS
+        rows = rows[:MAX_TOTALS_GROUPS]
+        total = (
+            await ctx.store.transactions.count(workspace_id, where)
+            if truncated
+            else sum(int(row["count"]) for row in rows)
+        )
+
+    def flow(row: dict[str, Any], name: str) -> TransactionFlow:
+        return TransactionFlow(count=row[f"{name}_count"], sum=from_cents(row[f"{name}_sum"]))
+
+    groups = []
+    for row in rows:
+        spent, receipted = flow(row, "out"), flow(row, "matched")
+        groups.append(
+            TransactionTotalsGroup(
+                key=TransactionGroupKey(**row["_id"]),
+                count=row["count"],
+                spent=spent,
+                receipted=receipted,
+                missing=TransactionFlow(
+                    count=spent.count - receipted.count, sum=spent.sum - receipted.sum
+                ),
+                received=flow(row, "in"),
+            )
+        )
+    return TransactionTotals(totalCount=total, groups=groups, groupsTruncated=truncated)

@@ -250,3 +250,18 @@ async def test_a_document_carries_at_most_twenty_tags(
     assert got["tags"] == ["Travel"]  # nothing written: the check comes before any write
     too_many = await call(client, tagged, "documents.update", {"id": "doc_4", "tags": names})
     assert too_many.status_code == 400 and "tags" in too_many.text
+
+
+async def test_a_workspace_holds_at_most_its_tags(
+    client: httpx.AsyncClient, tagged: Tenant, bob: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workspace's cap (500; 5 here, the three of the fixture and two more) refuses the
+    next tag with a 400 and writes nothing; another workspace has its own room."""
+    monkeypatch.setattr("resolvers.resources.tags.MAX_TAGS", 5)
+    for name in ("Fuel", "Meals"):
+        assert (await call(client, tagged, "tags.create", {"name": name})).status_code == 200
+    over = await call(client, tagged, "tags.create", {"name": "Hotels"})
+    assert over.status_code == 400 and "a workspace has at most 5 tags" in over.text
+    listed = result(await call(client, tagged, "tags.list", {}))["tags"]
+    assert len(listed) == 5 and "Hotels" not in {t["name"] for t in listed}
+    assert (await call(client, bob, "tags.create", {"name": "Hotels"})).status_code == 200

@@ -100,21 +100,25 @@ LEAVES: dict[str, st.SearchStrategy[Any]] = {
 }
 
 
-def _leaf() -> st.SearchStrategy[dict[str, Any]]:
-    return st.sampled_from(sorted(LEAVES)).flatmap(
-        lambda name: LEAVES[name].map(lambda ops: {name: ops})
+def _leaf(leaves: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.sampled_from(sorted(leaves)).flatmap(
+        lambda name: leaves[name].map(lambda ops: {name: ops})
     )
 
 
-def filters() -> st.SearchStrategy[dict[str, Any]]:
-    """Typed filters in plain form (enum values as REST words), up to three levels deep."""
+def filters(
+    leaves: dict[str, st.SearchStrategy[Any]] = LEAVES,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Typed filters in plain form (enum values as REST words), up to three levels deep, of
+    the fields ``leaves`` draws tests of (the documents' by default; the transactions' property
+    draws its own)."""
     return st.recursive(
-        _leaf(),
+        _leaf(leaves),
         lambda inner: st.one_of(
             st.lists(inner, min_size=1, max_size=3).map(lambda parts: {"and": parts}),
             st.lists(inner, min_size=1, max_size=3).map(lambda parts: {"or": parts}),
             inner.map(lambda part: {"not": part}),
-            st.tuples(_leaf(), inner).map(lambda pair: {**pair[0], "and": [pair[1]]}),
+            st.tuples(_leaf(leaves), inner).map(lambda pair: {**pair[0], "and": [pair[1]]}),
         ),
         max_leaves=6,
     )

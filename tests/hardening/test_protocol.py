@@ -185,6 +185,7 @@ def test_every_status_the_faces_answer_is_documented() -> None:
     expensive_paths = {f"/capabilities/{spec.slug}" for spec in registry if spec.cost}
     assert expensive_paths == {
         "/capabilities/documents.inspect",
+        "/capabilities/documents.reprocess",  # queues OCR of up to 50 originals
         "/capabilities/rules.prepare",
         "/capabilities/rules.execute",
         # Reading a statement file; the matcher over a transaction's candidates.

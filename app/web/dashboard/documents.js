@@ -13,6 +13,7 @@ import { bulkBar } from "./bulk.js";
 import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
 import { evidencePreview } from "./evidence.js";
 import { lineItemsSection } from "./line_items.js";
+import { notesSection } from "./notes.js";
 import { undoToast } from "./undo.js";
 import { followEvents, readShown, sortsBefore, IDS_AT_ONCE } from "./follow.js";
 
@@ -382,6 +383,7 @@ export const DOC_FIELDS = `
   duplicateOfId duplicateOf { id merchant amount currency docDate }
   duplicates { id merchant amount currency docDate }
   editHistory { field oldValue newValue editedAt via }
+  reprocessedAt
   tags
   lineItems { description quantity unitPrice amount }`;
 
@@ -420,6 +422,8 @@ export async function documentView({ id, rerender }) {
   // What changed elsewhere while the page was open (kept across repaints).
   const elsewhere = h("p", { id: "changed-elsewhere", class: "changed-note", role: "status" });
   let saving = Promise.resolve(); // this page's own correction, under way
+  // Its notes read and write themselves: kept across repaints, so a note being typed stays.
+  const notes = notesSection(doc.id);
 
   // `keep`: rows whose correction form is open (field name → row), carried over as they are.
   const paint = (keep = new Map()) => {
@@ -450,6 +454,7 @@ export async function documentView({ id, rerender }) {
       ),
       documentTags(doc, (tags) => save("tags", tags)),
       lineItemsSection(doc, (lines) => save("lineItems", lines)),
+      notes,
       duplicatesSection(doc),
       historySection(doc),
       actions(doc),
@@ -623,7 +628,10 @@ export async function documentView({ id, rerender }) {
     const said = [];
     if (next.archived && !before.archived) said.push("This document was archived elsewhere.");
     else if (!next.archived && before.archived) said.push("This document was restored elsewhere.");
-    if (differ.length) said.push(`Changed elsewhere: ${differ.map(([, label]) => label.toLowerCase()).join(", ")}.`);
+    const reread = next.reprocessedAt !== before.reprocessedAt;
+    if (reread) said.push(differ.length ? "Read again with the current extraction." : "Read again with the current extraction: nothing changed.");
+    const what = differ.map(([, label]) => label.toLowerCase()).join(", ");
+    if (differ.length) said.push(reread ? `Changed: ${what}.` : `Changed elsewhere: ${what}.`);
     else if (next.processingStatus !== before.processingStatus) said.push(`Processing: ${next.processingStatus}.`);
     if (said.length) elsewhere.textContent = `${said.join(" ")} (${new Date().toLocaleTimeString()})`;
   });
@@ -726,7 +734,39 @@ function actions(doc) {
     "div",
     { class: "actions" },
     h("button", { type: "button", id: "archive", onclick: archive }, doc.archived ? "Restore" : "Archive"),
+    doc.file ? readAgain(doc, status) : null,
     status,
+  );
+}
+
+// Read the original again with the current extraction (documents.reprocess, in the
+// background): what changes arrives as a correction, and this page repaints when it lands.
+let keepCorrections = true; // the person's choice, kept across the page's repaints
+
+function readAgain(doc, status) {
+  const keep = h("input", { type: "checkbox", id: "reprocess-keep", checked: keepCorrections, onchange: () => (keepCorrections = keep.checked) });
+  const run = async () => {
+    try {
+      const result = await api.data(
+        `mutation ReadAgain($input: ReprocessDocumentsInput!) { documentsReprocess(input: $input) { queued notReady } }`,
+        { input: { ids: [doc.id], keepCorrections: keep.checked } },
+      );
+      const queued = result.documentsReprocess.queued.length > 0;
+      const said = queued
+        ? "Reading it again. What changes shows here and under Corrections."
+        : "It cannot be read again now: it is still being read, or has no original.";
+      status.textContent = said;
+      announce(said);
+    } catch (error) {
+      status.replaceChildren(errorBox(error));
+    }
+  };
+  return h(
+    "span",
+    { class: "read-again" },
+    h("button", { type: "button", id: "reprocess", onclick: run }, "Read again"),
+    h("label", { for: "reprocess-keep" }, keep, " keep corrections"),
+    doc.reprocessedAt ? h("span", { class: "meta", id: "reprocessed-at", "data-at": doc.reprocessedAt }, ` Last read again ${new Date(doc.reprocessedAt).toLocaleString()}`) : null,
   );
 }
 

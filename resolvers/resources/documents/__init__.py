@@ -26,6 +26,7 @@ from resolvers.services.document_edits import (
 )
 from resolvers.services.document_views import complete_document, complete_documents, full_view
 from resolvers.services.preferences import preferred_currency
+from resolvers.services.reprocessing import FINISHED, queue_reprocessing
 from resolvers.services.rule_runner import queue_update_rules
 from resolvers.services.tagging import known_tags, tag_documents
 from schema.documents import (
@@ -49,6 +50,7 @@ from schema.documents import (
     UnarchiveDocument,
     UpdateDocument,
 )
+from schema.reprocess import ReprocessDocuments, ReprocessQueued
 from schema.tags import TagDocuments, TaggedDocuments
 
 MAX_GROUPS = 500
@@ -142,6 +144,41 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
         raise NotFound(f"Document '{args.id}' not found")
     await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
     return DocumentResult(document=await complete_document(ctx, updated))
+
+
+@capability(
+    "documents.reprocess",
+    input=ReprocessDocuments,
+    output=ReprocessQueued,
+    permissions=["write_documents"],
+    effect="write",
+    roles=MEMBERS,
+    cost=1,  # each document is read again (OCR: seconds): one call at a time per key
+)
+async def reprocess(ctx: Context, args: ReprocessDocuments) -> ReprocessQueued:
+    """Reads documents again (at most 50) with the current extraction, in the background. What
+    the new reading changes is recorded per field in each document's editHistory (via
+    reprocess, with the value before and after). Fields a person corrected keep their value
+    unless keepCorrections is false; a field the new reading does not find keeps its value."""
+    workspace_id = ctx.require_workspace()
+    ids = list(dict.fromkeys(args.ids))
+    fields = ("id", "file", "processingStatus")
+    found = {r["_id"]: r for r in await ctx.store.documents.get_many(workspace_id, ids, fields)}
+    ready = [
+        found[i]
+        for i in ids
+        if i in found
+        and isinstance(found[i].get("file"), dict)
+        and found[i].get("processingStatus") in FINISHED
+    ]
+    queued = await queue_reprocessing(
+        ctx.services, workspace_id, ready, args.keepCorrections, ctx.user_id
+    )
+    return ReprocessQueued(
+        queued=queued,
+        missing=[i for i in ids if i not in found],
+        notReady=[i for i in ids if i in found and i not in queued],
+    )
 
 
 @capability(
