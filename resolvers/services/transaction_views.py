@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from persistence.money import from_cents
 from schema.transactions import Transaction
 
@@ -26,9 +28,11 @@ def transaction_view(record: dict[str, Any]) -> Transaction:
             "category": record.get("category"),
             "notes": record.get("notes"),
             "matched": bool(record.get("matched")),
-            "matches": record.get("matches") or [],
+            # Free-form JSON on every face: their times as ISO 8601 text (GraphQL's JSON scalar
+            # cannot carry a datetime; REST wrote the same text already).
+            "matches": to_jsonable_python(record.get("matches") or []),
             "rejectedDocumentIds": record.get("rejected") or [],
-            "matchHistory": record.get("matchHistory") or [],
+            "matchHistory": to_jsonable_python(record.get("matchHistory") or []),
             "batch": (
                 {"reference": batch.get("reference"), "amount": from_cents(batch["amount"])}
                 if batch

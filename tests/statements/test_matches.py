@@ -3,7 +3,7 @@ or rejected pair never proposed again, a document accounting for one transaction
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 
 import httpx
@@ -12,6 +12,7 @@ import pytest
 from persistence.store import Store
 from tests.conftest import Tenant
 from tests.documents.conftest import doc
+from tests.graphql.helpers import gql
 from tests.statements.helpers import all_transactions, call, fixture, import_bytes, result
 from tests.statements.test_candidates import text_of
 
@@ -111,3 +112,33 @@ async def test_bad_documents_and_other_workspaces(
         ("matches.reject", {"transactionId": pret, "documentId": "doc_bob"}),
     ):
         assert (await call(client, bob, slug, body)).status_code == 404
+
+
+async def test_matches_over_graphql(
+    client: httpx.AsyncClient, alice: Tenant, booked: dict[str, str]
+) -> None:
+    """matchesConfirm, transactionsGet and matchesUndo answer a matched transaction over GraphQL
+    too: its matches and history (who, when) are JSON, their times ISO 8601 text as on REST."""
+    pret = pick(booked, "PRET")
+    fields = "transaction { matched matches matchHistory }"
+    confirm = f"""mutation ($input: ConfirmMatchInput!) {{ matchesConfirm(input: $input) {{
+      {fields} }} }}"""
+    body = await gql(client, confirm, {"input": {"transactionId": pret, "documentIds": [
+        "doc_pret"]}}, headers=alice.headers())  # fmt: skip
+    assert body.get("errors") is None, body
+    confirmed = body["data"]["matchesConfirm"]["transaction"]
+    rest = result(await call(client, alice, "transactions.get", {"id": pret}))["transaction"]
+    assert confirmed["matched"] is True and confirmed["matches"] == rest["matches"]
+    assert confirmed["matchHistory"] == rest["matchHistory"]
+    assert datetime.fromisoformat(confirmed["matches"][0]["at"].replace("Z", "+00:00"))
+    get = f"""query ($input: GetTransactionInput!) {{ transactionsGet(input: $input) {{
+      {fields} }} }}"""
+    body = await gql(client, get, {"input": {"id": pret}}, headers=alice.headers())
+    assert body.get("errors") is None, body
+    undo = f"""mutation ($input: UndoMatchInput!) {{ matchesUndo(input: $input) {{
+      {fields} }} }}"""
+    body = await gql(client, undo, {"input": {"transactionId": pret}}, headers=alice.headers())
+    assert body.get("errors") is None, body
+    undone = body["data"]["matchesUndo"]["transaction"]
+    assert undone["matched"] is False
+    assert [e["action"] for e in undone["matchHistory"]] == ["confirm", "undo"]

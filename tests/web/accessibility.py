@@ -42,3 +42,15 @@ def color_scheme(page: Page, scheme: str) -> None:
 def report(found: dict[str, list[dict[str, Any]]]) -> str:
     """Violations by page, for a failing assertion: id, impact, targets and summaries."""
     return json.dumps({where: v for where, v in found.items() if v}, indent=1)
+
+
+def assert_accessible(page: Page) -> None:
+    """No serious or critical axe-core violation in the light and the dark colour scheme."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for scheme in ("light", "dark"):
+            color_scheme(page, scheme)
+            found[scheme] = axe_violations(page)
+    finally:
+        page.call("Emulation.setEmulatedMedia", features=[])
+    assert not any(found.values()), report(found)

@@ -138,6 +138,13 @@ class Page:
         self.call("Input.dispatchKeyEvent", **down)
         self.call("Input.dispatchKeyEvent", type="keyUp", key=key, windowsVirtualKeyCode=code)
 
+    def key(self, letter: str) -> None:
+        """A real key press of a letter, as the keyboard sends it."""
+        code = ord(letter.upper())
+        down = {"key": letter, "code": f"Key{letter.upper()}", "windowsVirtualKeyCode": code}
+        self.call("Input.dispatchKeyEvent", type="keyDown", text=letter, **down)
+        self.call("Input.dispatchKeyEvent", type="keyUp", **down)
+
     def type_text(self, text: str) -> None:
         self.call("Input.insertText", text=text)
 
@@ -178,6 +185,17 @@ def chromium(profile: Path) -> Iterator[Page]:
     finally:
         process.terminate()
         process.wait(10)
+
+
+@contextmanager
+def signed_in_tab(live: LiveDashboard, profile: Path) -> Iterator[Page]:
+    """A Chromium tab on the dashboard, signed in with the owner's API key in the workspace."""
+    with chromium(profile) as page:
+        page.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
+        page.wait("document.readyState === 'complete'")
+        signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
+        page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+        yield page
 
 
 def colour_share(

@@ -114,6 +114,8 @@ def test_every_page_passes_axe_in_light_and_dark(live: LiveDashboard, page: Page
     page.wait("document.querySelector('#toast')?.innerText === 'Restored'")
     view(page, live.base, "/upload", "!!document.querySelector('.drop-zone')")
     check("upload")
+    view(page, live.base, "/bank", "!!document.querySelector('#missing-box h2')")
+    check("bank (no statement yet)")
     view(page, live.base, "/keys", "!!document.querySelector('#create-key')")
     check("API keys")
     page.fill("#key-name", "accessibility check")

@@ -68,6 +68,10 @@ export async function graphql(query, variables = {}, { retry = true } = {}) {
   if (unauthenticated || response.status === 401) {
     throw new ApiError("Your sign-in has expired or the key was revoked.", "UNAUTHENTICATED", 401);
   }
+  // A failure with no GraphQL answer at all (a 500's plain text): said, not taken as no data.
+  if (!response.ok && !body.data && !body.errors) {
+    throw new ApiError(`The server could not answer (HTTP ${response.status}); try again`, "SERVER_ERROR", response.status);
+  }
   if (!body.data && body.errors) {
     const first = body.errors[0];
     throw new ApiError(first.message, first.extensions?.code, first.extensions?.status);

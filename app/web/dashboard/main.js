@@ -1,4 +1,5 @@
-// The dashboard: a hash router over seven views. Every view loads with one GraphQL request.
+// The dashboard: a hash router over nine views. Every view loads with one GraphQL request (the
+// Bank page with two: the months it counts depend on the newest booking the first one reads).
 
 import * as api from "./api.js";
 import { h, clear, announce, errorBox } from "./dom.js";
@@ -10,6 +11,7 @@ import { keysView } from "./keys.js";
 import { membersView } from "./members.js";
 import { tagsView } from "./tags.js";
 import { reviewView } from "./review.js";
+import { bankView } from "./bank.js";
 import { followReviewCount, stopReviewCount, refreshReviewCount } from "./review_count.js";
 import { disconnect as stopLiveEvents } from "./live.js";
 
@@ -33,7 +35,7 @@ function route() {
   const path = (location.hash || "#/").slice(1);
   const parts = path.split("?")[0].split("/").filter(Boolean);
   if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
-  if (["documents", "review", "upload", "keys", "members", "tags"].includes(parts[0])) return { name: parts[0] };
+  if (["documents", "review", "bank", "upload", "keys", "members", "tags"].includes(parts[0])) return { name: parts[0] };
   return { name: "overview" };
 }
 
@@ -42,6 +44,7 @@ const VIEWS = {
   documents: documentsView,
   document: documentView,
   review: reviewView,
+  bank: bankView,
   upload: uploadView,
   keys: keysView,
   members: membersView,
