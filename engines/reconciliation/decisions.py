@@ -41,6 +41,10 @@ def decide(
             why=f"{', '.join(second.document_ids)} scores {second.score:.0f}, within "
             f"{settings.margin:.0f} of {best.score:.0f}",
         )
+    if not settings.auto:
+        return Decision(
+            txn_id, "needs_review", shown, why="automatic matching is off in this workspace"
+        )
     doc_id = best.document_ids[0]
     rivals = sorted(
         other

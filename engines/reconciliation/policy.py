@@ -55,12 +55,23 @@ SPLIT_MAX_PARTS = 3
 SPLIT_MAX_POOL = 60
 
 
+# What a workspace may set (matches.configure). The threshold's floor is above what the amount,
+# date and currency alone score (60): a second agreeing signal is always needed before anything
+# is matched without a person. Its ceiling is every signal agreeing in full.
+THRESHOLD_MIN = 65.0
+THRESHOLD_MAX = sum(WEIGHTS.values())
+MARGIN_MIN = 0.0
+MARGIN_MAX = 50.0
+
+
 @dataclass(frozen=True)
 class MatchSettings:
-    """The workspace's choices: auto-match only at ``threshold`` or above, and only when no
-    rival (another candidate for the transaction, or another transaction for the document)
-    scores within ``margin`` of it; ``top`` candidates are kept for review."""
+    """The workspace's choices: auto-match only when ``auto`` is on, at ``threshold`` or
+    above, and only when no rival (another candidate for the transaction, or another
+    transaction for the document) scores within ``margin`` of it; ``top`` candidates are kept
+    for review."""
 
+    auto: bool = True
     threshold: float = 70.0
     margin: float = 10.0
     top: int = 3

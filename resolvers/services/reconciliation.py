@@ -27,7 +27,7 @@ from engines.reconciliation.policy import EARLY_DAYS, REFERENCE_LAG_DAYS
 from persistence.documents.query import DocumentQuery
 from persistence.money import from_cents
 from resolvers.framework.context import Context
-from resolvers.services.preferences import preferred_currency
+from resolvers.services.preferences import matching_settings, preferred_currency
 
 # Documents read for one booking, newest first; a workspace with more in its window is matched
 # against these (the window is half a year: a busy workspace, not a single payment).
@@ -106,7 +106,7 @@ async def decision_for(
     workspace_id = ctx.require_workspace()
     txn = booking(record)
     currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
-    chosen = settings or MatchSettings(currency=currency)
+    chosen = settings or await matching_settings(ctx.store, workspace_id, currency)
     day = txn.booking_date
     documents = await ctx.store.documents.find(
         workspace_id,
