@@ -113,7 +113,8 @@ async def reject(ctx: Context, args: RejectMatch) -> MatchResult:
             permissions=["write_documents"], effect="write", roles=MEMBERS)  # fmt: skip
 async def undo(ctx: Context, args: UndoMatch) -> MatchResult:
     """Takes back a transaction's match, recording who and when; its documents are never
-    proposed for that transaction again. 409 when the transaction has no match.
+    proposed for that transaction again, and after an automatic match never matched
+    automatically again. 409 when the transaction has no match.
     """
     record = await _transaction(ctx, args.transactionId)
     matches = record.get("matches") or []
@@ -121,12 +122,11 @@ async def undo(ctx: Context, args: UndoMatch) -> MatchResult:
         raise Conflict("This transaction has no match to undo")
     match = matches[0]
     documents = list(match.get("documentIds") or [])
+    # Which kind of match was undone: an automatic one's documents are never matched
+    # automatically again (persistence.transactions.clear_match).
+    event = {**_event(ctx, "undo", documents), "via": match.get("via") or "person"}
     updated = await ctx.store.transactions.clear_match(
-        ctx.require_workspace(),
-        args.transactionId,
-        match,
-        documents,
-        _event(ctx, "undo", documents),
+        ctx.require_workspace(), args.transactionId, match, documents, event
     )
     if updated is None:
         raise Conflict("This transaction's match changed meanwhile; read it again")
