@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
 from pymongo.errors import BulkWriteError
 
 from domain.transactions import TRANSACTION_FILTERS
@@ -166,6 +166,30 @@ class Transactions:
                 return_document=ReturnDocument.AFTER,
             ),
         )
+
+    async def set_matches(
+        self, workspace_id: str, matches: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]
+    ) -> int:
+        """Record each (transaction id, match, event) as ``set_match`` does, in one round trip
+        (an import's automatic matches); how many were recorded (a transaction matched
+        meanwhile keeps its match)."""
+        if not matches:
+            return 0
+        now = utcnow()
+        result = await self._col.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": transaction_id, "workspaceId": workspace_id, "matched": False},
+                    {
+                        "$set": {"matched": True, "matches": [match], "updatedAt": now},
+                        "$push": {"matchHistory": event},
+                    },
+                )
+                for transaction_id, match, event in matches
+            ],
+            ordered=False,
+        )
+        return int(result.modified_count)
 
     async def clear_match(
         self,
