@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from engines.reconciliation.policy import MARGIN_MAX, MARGIN_MIN, THRESHOLD_MAX, THRESHOLD_MIN
+from domain.transactions import MARGIN_MAX, MARGIN_MIN, THRESHOLD_MAX, THRESHOLD_MIN
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, NotBoolean
 from schema.transactions import TRANSACTION_ID, Transaction
 

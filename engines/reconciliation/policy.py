@@ -55,13 +55,9 @@ SPLIT_MAX_PARTS = 3
 SPLIT_MAX_POOL = 60
 
 
-# What a workspace may set (matches.configure). The threshold's floor is above what the amount,
-# date and currency alone score (60): a second agreeing signal is always needed before anything
-# is matched without a person. Its ceiling is every signal agreeing in full.
-THRESHOLD_MIN = 65.0
-THRESHOLD_MAX = sum(WEIGHTS.values())
-MARGIN_MIN = 0.0
-MARGIN_MAX = 50.0
+# What a workspace may set (matches.configure) is bounded in domain/transactions.py (the
+# contract reads the bounds too): the threshold from above what the amount, date and currency
+# alone score to every signal agreeing in full (tests/statements/test_matching_settings.py).
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,21 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from engines.reconciliation import MatchSettings
-from engines.reconciliation.policy import THRESHOLD_MAX, THRESHOLD_MIN
+from domain.transactions import THRESHOLD_MAX, THRESHOLD_MIN
+from engines.reconciliation import WEIGHTS, MatchSettings
 from persistence.store import Store
 from tests.conftest import Tenant, member_of
 from tests.documents.conftest import doc
 from tests.statements.helpers import call, result
 from tests.statements.test_candidates import imported
+
+
+def test_the_bounds_follow_the_weights() -> None:
+    """The lowest threshold needs a second agreeing signal beyond amount, date and currency;
+    the highest is every signal agreeing in full; the default lies between."""
+    assert sum(WEIGHTS[name] for name in ("amount", "date", "currency")) < THRESHOLD_MIN
+    assert sum(WEIGHTS.values()) == THRESHOLD_MAX
+    assert THRESHOLD_MIN <= MatchSettings().threshold <= THRESHOLD_MAX
 
 
 async def test_defaults_are_the_engines(client: httpx.AsyncClient, alice: Tenant) -> None:
