@@ -144,6 +144,11 @@ def main() -> None:
             for auto in order:
                 took, count = asyncio.run(import_once(server.uri, made, data, auto))
                 timings[auto].append(took)
+                state = "on " if auto else "off"
+                print(
+                    f"run {run + 1}, auto-match {state}: {took:.2f} s [{load_average()}]",
+                    flush=True,
+                )
                 if auto:
                     matched.add(count)
                 else:
