@@ -56,5 +56,13 @@ TOTALS_TIME_FORMATS: dict[str, str] = {"year": "%Y", "month": "%Y-%m"}
 # What a matching candidate is: one document paying the whole amount, several receipts of one
 # merchant that add up to the booking, or a document the booking pays only part of.
 MatchKind = Literal["single", "split", "partial"]
+# The bounds of a workspace's automatic matching (matches.configure; the defaults are in
+# engines/reconciliation/policy.py). The threshold's floor is above what the amount, date and
+# currency alone score (60): a second agreeing signal is always needed before anything is
+# matched without a person; its ceiling is every signal agreeing in full (125).
+THRESHOLD_MIN = 65.0
+THRESHOLD_MAX = 125.0
+MARGIN_MIN = 0.0
+MARGIN_MAX = 50.0
 # What matching decides for a transaction.
 MatchOutcome = Literal["auto_match", "needs_review", "no_candidate"]

@@ -4,7 +4,9 @@
 (workspace, key) is what makes importing the same statement twice add nothing, even when two
 imports race. ``bank`` keeps what the bank wrote (a person's correction of counterparty or
 reference never changes it). ``matched`` and ``matches`` are the place the matching of issue 42
-(item 2) fills: false and empty until then.
+(item 2) fills: false and empty until then. ``rejected`` holds the documents never proposed for
+the transaction again; ``autoUndone`` those of an automatic match a person took back, which are
+never matched automatically again, to any transaction.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
 from pymongo.errors import BulkWriteError
 
 from domain.transactions import TOTALS_TIME_FORMATS, TRANSACTION_FILTERS
@@ -35,6 +37,10 @@ INDEXES = [
         [("workspaceId", ASCENDING), ("matched", ASCENDING), ("bookingDate", DESCENDING)],
         name="workspace_matched_booking_date",
     ),
+    # Documents whose automatic match was undone: every import asks about its window's documents.
+    IndexModel(
+        [("workspaceId", ASCENDING), ("autoUndone", ASCENDING)], name="workspace_auto_undone"
+    ),
 ]
 STORED_AS = {"id": "_id"}
 FIELDS: dict[str, FieldSpec] = {
@@ -53,20 +59,23 @@ class Transactions:
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
 
-    async def insert_new(self, workspace_id: str, records: Sequence[dict[str, Any]]) -> int:
-        """Insert ``records`` (each with its ``key``); returns how many were added. A record
-        whose key another import stored meanwhile is left out by the unique index."""
+    async def insert_new(
+        self, workspace_id: str, records: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Insert ``records`` (each with its ``key``); returns those added. A record whose key
+        another import stored meanwhile is left out by the unique index."""
         if not records:
-            return 0
+            return []
         rows = [{**record, "workspaceId": workspace_id} for record in records]
         try:
-            result = await self._col.insert_many(rows, ordered=False)
+            await self._col.insert_many(rows, ordered=False)
         except BulkWriteError as exc:
             errors = exc.details.get("writeErrors", [])
             if any(error.get("code") != DUPLICATE_KEY for error in errors):
                 raise
-            return int(exc.details.get("nInserted", len(rows) - len(errors)))
-        return len(result.inserted_ids)
+            refused = {error["index"] for error in errors}
+            return [row for at, row in enumerate(rows) if at not in refused]
+        return rows
 
     async def get(self, workspace_id: str, transaction_id: str) -> dict[str, Any] | None:
         return cast(
@@ -158,6 +167,30 @@ class Transactions:
             ),
         )
 
+    async def set_matches(
+        self, workspace_id: str, matches: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]
+    ) -> int:
+        """Record each (transaction id, match, event) as ``set_match`` does, in one round trip
+        (an import's automatic matches); how many were recorded (a transaction matched
+        meanwhile keeps its match)."""
+        if not matches:
+            return 0
+        now = utcnow()
+        result = await self._col.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": transaction_id, "workspaceId": workspace_id, "matched": False},
+                    {
+                        "$set": {"matched": True, "matches": [match], "updatedAt": now},
+                        "$push": {"matchHistory": event},
+                    },
+                )
+                for transaction_id, match, event in matches
+            ],
+            ordered=False,
+        )
+        return int(result.modified_count)
+
     async def clear_match(
         self,
         workspace_id: str,
@@ -167,14 +200,18 @@ class Transactions:
         event: dict[str, Any],
     ) -> dict[str, Any] | None:
         """Take back ``match`` (only while it is still the transaction's) and remember its
-        documents as rejected for it; the transaction after, or None when the match changed."""
+        documents as rejected for it, and when the match was automatic as never to be matched
+        automatically again; the transaction after, or None when the match changed."""
+        remembered: dict[str, Any] = {"rejected": {"$each": rejected}}
+        if match.get("via") == "auto":
+            remembered["autoUndone"] = {"$each": rejected}
         return cast(
             dict[str, Any] | None,
             await self._col.find_one_and_update(
                 {"_id": transaction_id, "workspaceId": workspace_id, "matches": [match]},
                 {
                     "$set": {"matched": False, "matches": [], "updatedAt": utcnow()},
-                    "$addToSet": {"rejected": {"$each": rejected}},
+                    "$addToSet": remembered,
                     "$push": {"matchHistory": event},
                 },
                 return_document=ReturnDocument.AFTER,
@@ -298,3 +335,18 @@ class Transactions:
                 self._filter(workspace_id, where), maxTimeMS=QUERY_TIME_LIMIT_MS
             )
         )
+
+    async def auto_undone_documents(
+        self, workspace_id: str, document_ids: Sequence[str]
+    ) -> set[str]:
+        """Which of ``document_ids`` a person took back from an automatic match."""
+        if not document_ids:
+            return set()
+        cursor = self._col.find(
+            {"workspaceId": workspace_id, "autoUndone": {"$in": list(document_ids)}},
+            {"autoUndone": 1},
+        )
+        wanted, found = set(document_ids), set()
+        for row in await cursor.to_list(None):
+            found |= wanted & set(row.get("autoUndone") or [])
+        return found

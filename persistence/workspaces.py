@@ -303,6 +303,20 @@ class Workspaces:
             "otherApprover": bool(found.get("approvalsNeedOtherApprover", False)),
         }
 
+    async def matching(self, workspace_id: str) -> dict[str, Any]:
+        """The workspace's automatic-matching choices as stored (``autoMatch``, ``threshold``,
+        ``margin``), each absent until someone sets it."""
+        found = await self._workspaces.find_one({"_id": workspace_id}, {"matching": 1})
+        return dict((found or {}).get("matching") or {})
+
+    async def set_matching(self, workspace_id: str, changes: dict[str, Any]) -> None:
+        """Set some of ``autoMatch``, ``threshold`` and ``margin``; the others keep theirs."""
+        if changes:
+            await self._workspaces.update_one(
+                {"_id": workspace_id},
+                {"$set": {f"matching.{name}": value for name, value in changes.items()}},
+            )
+
     async def set_other_approver(self, workspace_id: str, required: bool) -> None:
         """Whether a requester may approve their own request (False, the default) or not."""
         await self._workspaces.update_one(

@@ -105,6 +105,9 @@ class StatementImported(CapabilityOutput):
     format: StatementFormat = Field(description="The format read")
     added: int = Field(description="Transactions stored now")
     alreadyThere: int = Field(description="Transactions an earlier import had stored")
+    autoMatched: int = Field(
+        description="Of those added, how many were matched to a document automatically"
+    )
     notBooked: int = Field(description="Entries left out: pending, not booked")
     account: str | None = Field(default=None, description="The statement's account")
     currency: str | None = Field(default=None, description="Its currency, if one")

@@ -88,6 +88,13 @@ IN_PROCESS = {
             rf"^match 300 transactions × 500 documents: median {NUMBER} s",
         ),
     ),
+    "import_match": Bench(
+        ("--transactions", "30", "--documents", "60", "--runs", "1"),
+        (
+            r"^auto-matched \d+ of \d+$",
+            rf"^import with auto-match {NUMBER} ms, without {NUMBER} ms, matching -?{NUMBER} ms",
+        ),
+    ),
     "exports": Bench(("--documents", "3", "--runs", "1"), (rf"^\s+deliver\s+{NUMBER}$",)),
     "statements": Bench(
         ("--lines", "20", "--runs", "1"),

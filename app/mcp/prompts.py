@@ -127,6 +127,46 @@ def check_document(arguments: dict[str, str], today: date) -> str:
     )
 
 
+def last_month(text: str | None, today: date) -> tuple[date, date]:
+    """The month ``text`` names (YYYY-MM), else the month before ``today``'s, in full."""
+    if text:
+        return month_span(text, today)
+    return month_span(months_back(today, 1).strftime("%Y-%m"), today)
+
+
+def missing_receipts(arguments: dict[str, str], today: date) -> str:
+    first, last = last_month(arguments.get("month"), today)
+    # Money out (amounts are signed) that no document accounts for yet, booked in the month.
+    where = {
+        "conditions": [
+            {"field": "bookingDate", "op": "gte", "value": first.isoformat()},
+            {"field": "bookingDate", "op": "lte", "value": last.isoformat()},
+            {"field": "amount", "op": "lt", "value": 0},
+            {"field": "matched", "op": "eq", "value": False},
+        ]
+    }
+    return "\n".join(
+        [
+            f"Find the payments booked from {first} to {last} that no receipt or invoice "
+            "accounts for yet.",
+            "1. How many, and how much per currency: "
+            + call("transactions_count", {"where": where}),
+            "2. The payments, largest first: "
+            + call(
+                "transactions_search",
+                {"where": where, "sortBy": "amount", "sortOrder": 1, "limit": 50},
+            )
+            + " (follow nextCursor for more).",
+            "3. For each payment, the documents that could account for it: transactions_candidates "
+            "with the payment's id (each candidate has a score and the signals behind it).",
+            "Then list the payments in two groups: those with a likely document (show the best "
+            "candidate's document id, score and its reasons in a few words) and those with none "
+            "(the receipts to find: date, counterparty, amount). End with the number and the total "
+            "per currency of each group. Confirm no match (matches_confirm) until I say which.",
+        ]
+    )
+
+
 @dataclass(frozen=True)
 class PromptSpec:
     """A prompt, the tools it walks an assistant through, and how its text is made."""
@@ -183,6 +223,21 @@ PROMPTS = (
         ),
         ("documents_get", "documents_inspect", "documents_update"),
         check_document,
+    ),
+    PromptSpec(
+        types.Prompt(
+            name="missing_receipts",
+            title="Find receipts missing for last month",
+            description="The month's bank payments no document accounts for, each with its "
+            "likely documents (reconcile toolset)",
+            arguments=[
+                types.PromptArgument(
+                    name="month", description="YYYY-MM; default: last month", required=False
+                )
+            ],
+        ),
+        ("transactions_count", "transactions_search", "transactions_candidates"),
+        missing_receipts,
     ),
 )
 

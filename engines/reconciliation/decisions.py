@@ -13,10 +13,12 @@ def decide(
     candidates: list[Candidate],
     wanted: dict[str, list[tuple[float, str]]],
     settings: MatchSettings,
+    manual: frozenset[str] = frozenset(),
 ) -> Decision:
     """Auto-match the best candidate only when it is a single document at or above the
-    threshold, no other candidate comes within the margin, and no other transaction wants the
-    document within the margin of this one's score."""
+    threshold, no other candidate comes within the margin, no other transaction wants the
+    document within the margin of this one's score, and it is not one of the ``manual``
+    documents (a person took it back from an automatic match once)."""
     shown = tuple(candidates[: settings.top])
     if not candidates:
         return Decision(txn_id, "no_candidate", why="no document fits the amount and date")
@@ -41,7 +43,18 @@ def decide(
             why=f"{', '.join(second.document_ids)} scores {second.score:.0f}, within "
             f"{settings.margin:.0f} of {best.score:.0f}",
         )
+    if not settings.auto:
+        return Decision(
+            txn_id, "needs_review", shown, why="automatic matching is off in this workspace"
+        )
     doc_id = best.document_ids[0]
+    if doc_id in manual:
+        return Decision(
+            txn_id,
+            "needs_review",
+            shown,
+            why=f"{doc_id} was taken back from an automatic match once: a person decides",
+        )
     rivals = sorted(
         other
         for score, other in wanted[doc_id]

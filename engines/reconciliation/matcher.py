@@ -256,9 +256,12 @@ def match(
     rates: Rates,
     settings: MatchSettings | None = None,
     rejected: Iterable[tuple[str, str]] = (),
+    manual: Iterable[str] = (),
 ) -> list[Decision]:
     """A decision for every transaction (in id order). ``rejected`` holds the (transaction id,
-    document id) pairs a person rejected or undid: they are never proposed again."""
+    document id) pairs a person rejected or undid: they are never proposed again. ``manual``
+    holds documents a person took back from an automatic match: still proposed, never matched
+    automatically again."""
     matcher = Matcher(documents, rates, settings, rejected)
     chosen = matcher.settings
     ranked = {txn.id: matcher.candidates(txn) for txn in sorted(transactions, key=lambda t: t.id)}
@@ -269,4 +272,7 @@ def match(
         for candidate in candidates:
             for doc_id in candidate.document_ids:
                 wanted[doc_id].append((candidate.score, txn_id))
-    return [decide(txn_id, candidates, wanted, chosen) for txn_id, candidates in ranked.items()]
+    kept = frozenset(manual)
+    return [
+        decide(txn_id, candidates, wanted, chosen, kept) for txn_id, candidates in ranked.items()
+    ]

@@ -55,12 +55,19 @@ SPLIT_MAX_PARTS = 3
 SPLIT_MAX_POOL = 60
 
 
+# What a workspace may set (matches.configure) is bounded in domain/transactions.py (the
+# contract reads the bounds too): the threshold from above what the amount, date and currency
+# alone score to every signal agreeing in full (tests/statements/test_matching_settings.py).
+
+
 @dataclass(frozen=True)
 class MatchSettings:
-    """The workspace's choices: auto-match only at ``threshold`` or above, and only when no
-    rival (another candidate for the transaction, or another transaction for the document)
-    scores within ``margin`` of it; ``top`` candidates are kept for review."""
+    """The workspace's choices: auto-match only when ``auto`` is on, at ``threshold`` or
+    above, and only when no rival (another candidate for the transaction, or another
+    transaction for the document) scores within ``margin`` of it; ``top`` candidates are kept
+    for review."""
 
+    auto: bool = True
     threshold: float = 70.0
     margin: float = 10.0
     top: int = 3

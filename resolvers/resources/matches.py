@@ -6,6 +6,9 @@ a candidate is wrong, and it is never proposed for that transaction again; ``mat
 a match back, and its documents are never proposed for the transaction again either (an undone
 match is a rejected one). Every step is in the transaction's ``matchHistory``. A document
 accounts for one transaction at a time: confirming one already matched elsewhere is a 409.
+
+``matches.settings`` and ``matches.configure`` are the workspace's automatic matching (at
+statement import): on or off, the threshold and the margin (owners and admins change them).
 """
 
 from __future__ import annotations
@@ -15,10 +18,19 @@ from typing import Any
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, Conflict, NotFound
-from resolvers.framework.registry import MEMBERS, capability
+from resolvers.framework.registry import MANAGERS, MEMBERS, capability
+from resolvers.services.preferences import matching_settings
 from resolvers.services.reconciliation import decision_for
 from resolvers.services.transaction_views import transaction_view
-from schema.matches import ConfirmMatch, MatchResult, RejectMatch, UndoMatch
+from schema.matches import (
+    ConfigureMatching,
+    ConfirmMatch,
+    GetMatchSettings,
+    MatchingSettings,
+    MatchResult,
+    RejectMatch,
+    UndoMatch,
+)
 
 
 async def _transaction(ctx: Context, transaction_id: str) -> dict[str, Any]:
@@ -101,7 +113,8 @@ async def reject(ctx: Context, args: RejectMatch) -> MatchResult:
             permissions=["write_documents"], effect="write", roles=MEMBERS)  # fmt: skip
 async def undo(ctx: Context, args: UndoMatch) -> MatchResult:
     """Takes back a transaction's match, recording who and when; its documents are never
-    proposed for that transaction again. 409 when the transaction has no match.
+    proposed for that transaction again, and after an automatic match never matched
+    automatically again. 409 when the transaction has no match.
     """
     record = await _transaction(ctx, args.transactionId)
     matches = record.get("matches") or []
@@ -109,13 +122,42 @@ async def undo(ctx: Context, args: UndoMatch) -> MatchResult:
         raise Conflict("This transaction has no match to undo")
     match = matches[0]
     documents = list(match.get("documentIds") or [])
+    # Which kind of match was undone: an automatic one's documents are never matched
+    # automatically again (persistence.transactions.clear_match).
+    event = {**_event(ctx, "undo", documents), "via": match.get("via") or "person"}
     updated = await ctx.store.transactions.clear_match(
-        ctx.require_workspace(),
-        args.transactionId,
-        match,
-        documents,
-        _event(ctx, "undo", documents),
+        ctx.require_workspace(), args.transactionId, match, documents, event
     )
     if updated is None:
         raise Conflict("This transaction's match changed meanwhile; read it again")
     return MatchResult(transaction=transaction_view(updated))
+
+
+async def _settings(ctx: Context) -> MatchingSettings:
+    # The currency plays no part in what is shown here.
+    chosen = await matching_settings(ctx.store, ctx.require_workspace(), currency="")
+    return MatchingSettings(autoMatch=chosen.auto, threshold=chosen.threshold, margin=chosen.margin)
+
+
+@capability("matches.settings", input=GetMatchSettings, output=MatchingSettings,
+            permissions=["read_documents"], effect="read")  # fmt: skip
+async def settings(ctx: Context, args: GetMatchSettings) -> MatchingSettings:
+    """The workspace's automatic matching: whether statements.import matches on its own, the
+    score a match needs (threshold) and how far ahead of any rival it must be (margin).
+    transactions.candidates decides with the same settings.
+    """
+    return await _settings(ctx)
+
+
+@capability("matches.configure", input=ConfigureMatching, output=MatchingSettings,
+            permissions=["write_workspaces"], effect="write", roles=MANAGERS)  # fmt: skip
+async def configure(ctx: Context, args: ConfigureMatching) -> MatchingSettings:
+    """Changes the workspace's automatic matching (owners and admins): autoMatch false leaves
+    every transaction to a person; threshold (65 to 125) and margin (0 to 50) set how sure the
+    matcher must be. What is left out keeps its value.
+    """
+    changes = args.model_dump(exclude_none=True)
+    if not changes:
+        raise BadRequest("Invalid request: send autoMatch, threshold or margin")
+    await ctx.store.workspaces.set_matching(ctx.require_workspace(), changes)
+    return await _settings(ctx)

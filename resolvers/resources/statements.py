@@ -3,7 +3,9 @@
 The whole file is read and checked (``engines.statements``, off the event loop) before anything
 is stored: a malformed file is a 400 naming its line or element, and nothing is written. Then
 the lines the workspace does not hold yet are inserted; the unique index on (workspace, key)
-keeps a statement imported twice, or two imports racing, from adding anything twice.
+keeps a statement imported twice, or two imports racing, from adding anything twice. The
+transactions added are then matched automatically where the matcher is sure
+(``services.auto_matching``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from persistence.money import to_cents
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import MEMBERS, capability
+from resolvers.services.auto_matching import auto_match
 from schema.transactions import CsvMapping as CsvMappingModel
 from schema.transactions import ImportStatement, MappingSource, StatedBalance, StatementImported
 
@@ -183,7 +186,8 @@ async def import_statement(ctx: Context, args: ImportStatement) -> StatementImpo
     nothing is stored. Idempotent: lines already imported (same bank id, else same account,
     date, amount, currency, text and place among identical lines) are counted in alreadyThere.
     CSV columns come from mapping, else the mapping saved for the account or header, else the
-    header.
+    header. The transactions added are matched to documents where the matcher is sure (the
+    workspace's matches.settings; autoMatched says how many); the others await a person.
     """
     workspace_id = ctx.require_workspace()
     data = _decode(args.base64Data)
@@ -207,7 +211,8 @@ async def import_statement(ctx: Context, args: ImportStatement) -> StatementImpo
     fresh: dict[str, dict[str, Any]] = {}
     for line, key in zip(statement.lines, keys, strict=True):
         fresh.setdefault(key, _record(line, key, account, source))
-    added = await ctx.store.transactions.insert_new(workspace_id, list(fresh.values()))
+    stored = await ctx.store.transactions.insert_new(workspace_id, list(fresh.values()))
+    added = len(stored)
     if args.saveMapping and read.mapping is not None and read.header is not None:
         saved_keys = [f"header:{header_signature(read.header, read.mapping.delimiter)}"]
         if account:
@@ -215,10 +220,12 @@ async def import_statement(ctx: Context, args: ImportStatement) -> StatementImpo
         await ctx.store.statement_mappings.save(
             workspace_id, saved_keys, read.mapping.as_dict(), read.header
         )
+    auto_matched = await auto_match(ctx, workspace_id, stored)
     return StatementImported(
         format=format,
         added=added,
         alreadyThere=len(keys) - added,
+        autoMatched=auto_matched,
         notBooked=statement.skipped,
         account=account,
         currency=statement.currency,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engines.reconciliation import MatchSettings
 from persistence.store import Store
 
 DEFAULT_CURRENCY = "USD"
@@ -17,3 +18,16 @@ async def preferred_currency(store: Store, workspace_id: str, user_id: str | Non
     if user and user.get("preferredCurrency"):
         return str(user["preferredCurrency"])
     return DEFAULT_CURRENCY
+
+
+async def matching_settings(store: Store, workspace_id: str, currency: str) -> MatchSettings:
+    """The workspace's automatic matching (matches.configure), the engine's defaults
+    (``engines.reconciliation.policy``) where it chose nothing."""
+    chosen = await store.workspaces.matching(workspace_id)
+    default = MatchSettings()
+    return MatchSettings(
+        auto=bool(chosen.get("autoMatch", default.auto)),
+        threshold=float(chosen.get("threshold", default.threshold)),
+        margin=float(chosen.get("margin", default.margin)),
+        currency=currency,
+    )

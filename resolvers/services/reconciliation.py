@@ -27,7 +27,7 @@ from engines.reconciliation.policy import EARLY_DAYS, REFERENCE_LAG_DAYS
 from persistence.documents.query import DocumentQuery
 from persistence.money import from_cents
 from resolvers.framework.context import Context
-from resolvers.services.preferences import preferred_currency
+from resolvers.services.preferences import matching_settings, preferred_currency
 
 # Documents read for one booking, newest first; a workspace with more in its window is matched
 # against these (the window is half a year: a busy workspace, not a single payment).
@@ -41,7 +41,7 @@ DOCUMENT_FIELDS = [
 ]  # fmt: skip
 
 
-def _day(value: Any) -> date | None:
+def day_of(value: Any) -> date | None:
     if isinstance(value, datetime):
         return value.date()
     return value if isinstance(value, date) else None
@@ -53,7 +53,7 @@ def booking(record: dict[str, Any]) -> BankTransaction:
     return BankTransaction(
         id=record["_id"],
         booking_date=record["bookingDate"].date(),
-        value_date=_day(record.get("valueDate")),
+        value_date=day_of(record.get("valueDate")),
         amount=from_cents(record["amount"]),
         currency=record["currency"],
         counterparty=record.get("counterparty") or "",
@@ -65,7 +65,7 @@ def booking(record: dict[str, Any]) -> BankTransaction:
 
 def candidate(record: dict[str, Any], currency: str) -> CandidateDocument | None:
     """A stored document as the matcher takes it; None without a date, amount or currency."""
-    day, cents = _day(record.get("docDate")), record.get("amount")
+    day, cents = day_of(record.get("docDate")), record.get("amount")
     if day is None or not isinstance(cents, int) or not record.get("currency"):
         return None
     converted = record.get("preferredCents")
@@ -88,15 +88,15 @@ def candidate(record: dict[str, Any], currency: str) -> CandidateDocument | None
     )
 
 
-def _between(field: str, first: date, last: date) -> WhereClause:
-    return WhereClause.model_validate(
-        {
-            "conditions": [
-                {"field": field, "op": "gte", "value": first.isoformat()},
-                {"field": field, "op": "lte", "value": last.isoformat()},
-            ]
-        }
-    )
+def between(field: str, first: date, last: date, matched: bool | None = None) -> WhereClause:
+    """``field`` from ``first`` to ``last`` (both included); only (un)matched ones if given."""
+    conditions: list[dict[str, Any]] = [
+        {"field": field, "op": "gte", "value": first.isoformat()},
+        {"field": field, "op": "lte", "value": last.isoformat()},
+    ]
+    if matched is not None:
+        conditions.append({"field": "matched", "op": "eq", "value": matched})
+    return WhereClause.model_validate({"conditions": conditions})
 
 
 async def decision_for(
@@ -106,16 +106,16 @@ async def decision_for(
     workspace_id = ctx.require_workspace()
     txn = booking(record)
     currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
-    chosen = settings or MatchSettings(currency=currency)
+    chosen = settings or await matching_settings(ctx.store, workspace_id, currency)
     day = txn.booking_date
     documents = await ctx.store.documents.find(
         workspace_id,
-        DocumentQuery(where=_between("docDate", day - timedelta(REFERENCE_LAG_DAYS),
+        DocumentQuery(where=between("docDate", day - timedelta(REFERENCE_LAG_DAYS),
                                      day + timedelta(EARLY_DAYS))),
         limit=MAX_DOCUMENTS,
         fields=DOCUMENT_FIELDS,
     )  # fmt: skip
-    near = _between("bookingDate", day - timedelta(RIVAL_DAYS), day + timedelta(RIVAL_DAYS))
+    near = between("bookingDate", day - timedelta(RIVAL_DAYS), day + timedelta(RIVAL_DAYS))
     others = await ctx.store.transactions.search(
         workspace_id, near, sort_by="bookingDate", sort_order=-1, skip=0, limit=MAX_RIVALS
     )
@@ -130,9 +130,15 @@ async def decision_for(
         for c in (candidate(dict(d), currency) for d in documents if d["_id"] not in taken)
         if c is not None
     ]
-    # What a person rejected or undid is never proposed again, for them as for the rivals.
+    # What a person rejected or undid is never proposed again, for them as for the rivals; a
+    # document a person took back from an automatic match is never matched automatically again.
     rejected = [(o["_id"], doc_id) for o in (record, *rivals) for doc_id in o.get("rejected") or []]
+    manual = await ctx.store.transactions.auto_undone_documents(
+        workspace_id, [c.id for c in candidates]
+    )
     rates = RateBookRates(ctx.services.rate_book())
     # CPU work (a few thousand comparisons at most): off the event loop.
-    decisions = await asyncio.to_thread(match, bookings, candidates, rates, chosen, rejected)
+    decisions = await asyncio.to_thread(
+        match, bookings, candidates, rates, chosen, rejected, manual
+    )
     return next(d for d in decisions if d.transaction_id == txn.id), chosen

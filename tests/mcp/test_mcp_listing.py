@@ -168,3 +168,37 @@ async def test_every_call_a_prompt_writes_out_is_valid(http: httpx.AsyncClient) 
             assert errors == [], (name, tool, call, errors)
             seen += 1
     assert seen >= 7  # every call of the three prompts was found and checked
+
+
+async def test_the_missing_receipts_prompt_teaches_valid_reconcile_calls(
+    http: httpx.AsyncClient,
+) -> None:
+    """Offered with the reconcile toolset (opt-in) only; its calls pass the listed schemas and
+    ask for the month's unmatched payments."""
+    default = (await rpc(http, "prompts/list")).json()["result"]["prompts"]
+    assert "missing_receipts" not in {prompt["name"] for prompt in default}
+    query = "?toolsets=reconcile"
+    tools = {tool["name"]: tool for tool in (await listed(http, query))["result"]["tools"]}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    offered = (await http.post(f"/mcp{query}", json=message, headers=headers)).json()
+    assert [p["name"] for p in offered["result"]["prompts"]] == ["missing_receipts"]
+    get = {**message, "method": "prompts/get",
+           "params": {"name": "missing_receipts", "arguments": {"month": "2026-02"}}}  # fmt: skip
+    got = (await http.post(f"/mcp{query}", json=get, headers=headers)).json()
+    text = got["result"]["messages"][0]["content"]["text"]
+    calls = re.findall(r"\b([a-z]+_[a-z_]+) (\{.*?\})(?=[ .\n]|$)", text)
+    assert [tool for tool, _ in calls] == ["transactions_count", "transactions_search"]
+    for tool, call in calls:
+        errors = list(
+            Draft202012Validator(tools[tool]["inputSchema"]).iter_errors(json.loads(call))
+        )
+        assert errors == [], (tool, call, errors)
+        conditions = json.loads(call)["where"]["conditions"]
+        assert {"field": "bookingDate", "op": "gte", "value": "2026-02-01"} in conditions
+        assert {"field": "bookingDate", "op": "lte", "value": "2026-02-28"} in conditions
+        assert {"field": "matched", "op": "eq", "value": False} in conditions
+    assert "transactions_candidates" in text and "transactions_candidates" in tools
+    # Without the toolset, getting it says which tools are missing.
+    refused = (await http.post("/mcp", json=get, headers=headers)).json()
+    assert "transactions_candidates" in refused["error"]["message"]

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import httpx
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from app.mcp import resources
+from app.mcp.prompts import get_prompt
 from persistence.ids import new_id
 from persistence.store import Store
 from tests.conftest import Tenant
@@ -138,3 +140,17 @@ async def test_one_original_at_a_time_per_key(
     assert "already running" in busy["message"]
     done = (await read(http, alice, f"fincap://documents/{document_id}/original"))["result"]
     assert base64.b64decode(done["contents"][0]["blob"]) == PNG
+
+
+def test_missing_receipts_defaults_to_last_month() -> None:
+    """Written out with the month before today's, in full (January's is last December)."""
+    for today, first, last in (
+        (date(2026, 3, 15), "2026-02-01", "2026-02-28"),
+        (date(2026, 1, 10), "2025-12-01", "2025-12-31"),
+    ):
+        content = get_prompt("missing_receipts", {}, today).messages[0].content
+        text = getattr(content, "text", "")
+        assert f'"value":"{first}"' in text and f'"value":"{last}"' in text
+        assert f"from {first} to {last}" in text
+    with pytest.raises(MCPError, match="YYYY-MM"):
+        get_prompt("missing_receipts", {"month": "last"}, date(2026, 3, 15))

@@ -48,6 +48,21 @@ def test_below_the_threshold_is_for_review_and_the_workspace_sets_it() -> None:
     assert lowered.outcome == "auto_match"
 
 
+def test_switched_off_or_taken_back_once_it_is_for_a_person() -> None:
+    """Automatic matching off in the workspace, or a document a person took back from an
+    automatic match: still the best candidate, never matched without a person."""
+    [off] = match([txn()], [doc()], RATES, MatchSettings(auto=False))
+    assert off.outcome == "needs_review" and off.matched is None
+    assert off.why == "automatic matching is off in this workspace"
+    assert [c.document_ids for c in off.candidates] == [("d1",)]
+    [manual] = match([txn()], [doc()], RATES, manual=["d1"])
+    assert manual.outcome == "needs_review" and manual.matched is None
+    assert manual.why == "d1 was taken back from an automatic match once: a person decides"
+    assert [c.document_ids for c in manual.candidates] == [("d1",)]
+    [other] = match([txn()], [doc()], RATES, manual=["d9"])
+    assert other.outcome == "auto_match"
+
+
 def test_a_rival_candidate_within_the_margin_blocks_the_auto_match() -> None:
     # The same amount at the same merchant two days apart, one booking: which was it?
     receipts = [doc("d1"), doc("d2", date=DAY - timedelta(days=2))]

@@ -19,7 +19,10 @@ from tests.statements.test_candidates import text_of
 
 @pytest.fixture
 async def booked(client: httpx.AsyncClient, alice: Tenant, store: Store) -> dict[str, str]:
-    """The Lloyds-style statement and two receipts: text → transaction id."""
+    """The Lloyds-style statement and two receipts: text → transaction id. The receipts
+    arrive after the import, so nothing is matched automatically (a person decides here)."""
+    data = fixture("csv-lloyds.csv")
+    assert (await import_bytes(client, alice, data, "l.csv", currency="GBP")).status_code == 200
     await store.documents.insert_many(
         alice.org_id,
         [
@@ -29,8 +32,6 @@ async def booked(client: httpx.AsyncClient, alice: Tenant, store: Store) -> dict
                 docDate=date(2026, 11, 10)),
         ],
     )  # fmt: skip
-    data = fixture("csv-lloyds.csv")
-    assert (await import_bytes(client, alice, data, "l.csv", currency="GBP")).status_code == 200
     return {text_of(t): t["id"] for t in await all_transactions(client, alice)}
 
 

@@ -11,7 +11,8 @@ from pymongo.errors import DuplicateKeyError
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import asgi_client, make_tenant
-from tests.statements.helpers import fixture, import_bytes, result
+from tests.statements.helpers import call, fixture, import_bytes, result
+from tests.statements.test_auto_match import FIRST, RECEIPTS, by_text, statement
 
 pytestmark = pytest.mark.wire
 
@@ -42,4 +43,23 @@ async def test_the_unique_index_refuses_a_second_copy(wire_store: Store) -> None
     added = await wire_store.transactions.insert_new(
         alice.org_id, [{**row, "_id": "txn_4"}, {**row, "_id": "txn_5", "key": "id:new"}]
     )
-    assert added == 1
+    assert [row["_id"] for row in added] == ["txn_5"]
+
+
+async def test_auto_match_at_import_and_its_undo(wire_store: Store, registry: Registry) -> None:
+    """The import's reads (documents in the window, matched and undone documents, unmatched
+    rivals) and the match's compare-and-set, on the real protocol."""
+    alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
+    await wire_store.documents.insert_many(alice.org_id, RECEIPTS)
+    async with asgi_client(wire_store, registry) as http:
+        answer = result(await import_bytes(http, alice, FIRST, "s.csv", currency="GBP"))
+        assert (answer["added"], answer["autoMatched"]) == (3, 2)
+        shell = (await by_text(http, alice))["SHELL 2026-11-20"]
+        assert shell["matches"][0]["via"] == "auto"
+        await call(http, alice, "matches.undo", {"transactionId": shell["id"]})
+        again = statement(("21/11/2026", "SHELL", "61.20"))
+        answer = result(await import_bytes(http, alice, again, "t.csv", currency="GBP"))
+        assert (answer["added"], answer["autoMatched"]) == (1, 0)
+    assert await wire_store.transactions.auto_undone_documents(
+        alice.org_id, ["doc_shell", "doc_pret"]
+    ) == {"doc_shell"}
