@@ -212,15 +212,3 @@ def colour_share(
     )
     near = sum(1 for p in pixels if sum(abs(a - b) for a, b in zip(p, rgb, strict=True)) < 40)
     return near / max(1, len(pixels))
-
-
-@contextmanager
-def signed_in(live: LiveDashboard, profile: Path) -> Iterator[Page]:
-    """A Chromium tab on ``live``'s dashboard, signed in with its owner's API key (the session
-    the sign-in page would store)."""
-    with chromium(profile) as page:
-        page.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
-        page.wait("document.readyState === 'complete'")
-        session = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
-        page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(session))})")
-        yield page

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.requires import requires
-from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
@@ -45,11 +45,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
 
 @pytest.fixture(scope="module")
 def page(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as tab:
-        tab.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
-        tab.wait("document.readyState === 'complete'")
-        signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
-        tab.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as tab:
         yield tab
 
 

@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from tests.requires import requires
-from tests.web.accessibility import axe_violations, color_scheme, report
-from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+from tests.web.accessibility import assert_accessible
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
@@ -41,11 +41,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
 
 @pytest.fixture(scope="module")
 def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as page:
-        page.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
-        page.wait("document.readyState === 'complete'")
-        signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
-        page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
         yield page
 
 
@@ -93,18 +89,6 @@ def within(page: Page, expression: str, seconds: float = WITHIN) -> float:
     return time.monotonic() - started
 
 
-def accessible(page: Page) -> None:
-    """axe-core finds no serious or critical violation on the page as it is now, light or dark."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    try:
-        for scheme in ("light", "dark"):
-            color_scheme(page, scheme)
-            found[scheme] = axe_violations(page)
-    finally:
-        page.call("Emulation.setEmulatedMedia", features=[])
-    assert not any(found.values()), report(found)
-
-
 def upload(live: LiveDashboard, path: Path) -> str:
     started = result(
         live.call(
@@ -134,7 +118,7 @@ def test_a_rename_elsewhere_updates_its_row_in_place(live: LiveDashboard, page: 
     assert page.js(f"document.activeElement === {row(target)}.querySelector('.doc-name')")
     assert page.js("window.scrollY") == scrolled
     assert page.js("document.querySelector('#selected-count').innerText").startswith("1 ")
-    accessible(page)  # the row marked as changed
+    assert_accessible(page)  # the row marked as changed
 
 
 def test_a_rename_elsewhere_shows_on_the_open_document(live: LiveDashboard, page: Page) -> None:
@@ -163,7 +147,7 @@ def test_a_rename_elsewhere_shows_on_the_open_document(live: LiveDashboard, page
     assert page.js("document.activeElement.value") == "What I am typing"
     # The other fields did follow.
     assert page.js("document.querySelector('#value-summary .value').innerText") == "x"
-    accessible(page)  # the status line and the notice under the open correction
+    assert_accessible(page)  # the status line and the notice under the open correction
     # Cancel shows the value stored now.
     page.press("Escape")
     page.wait("document.querySelector('#value-merchant .value')?.innerText === 'Changed Again'")
@@ -259,7 +243,7 @@ def test_the_overview_says_which_new_documents_its_range_leaves_out(
     page.wait(f"document.querySelector('#outside-range')?.innerText.includes({json.dumps(said)})")
     line = page.js("document.querySelector('#outside-range').innerText")
     assert "added in the last 7 days" in line
-    accessible(page)
+    assert_accessible(page)
     # The link opens them: every date, the newest added first.
     page.click("#outside-link")
     page.wait("document.querySelector('#doc-list')?.dataset.hash === location.hash", timeout=30)

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from tests.requires import requires
-from tests.web.accessibility import axe_violations, color_scheme, report
-from tests.web.dashboard_live import EMAIL, LiveDashboard, Page, prepare, serving, signed_in
+from tests.web.accessibility import assert_accessible
+from tests.web.dashboard_live import EMAIL, LiveDashboard, Page, prepare, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 # A made-up word per locale, found only through the note that carries it (the test checks so
@@ -35,24 +35,13 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
 
 @pytest.fixture(scope="module")
 def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with signed_in(live, tmp_path_factory.mktemp("chromium")) as page:
+    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
         yield page
 
 
 def result(response: httpx.Response) -> Any:
     assert response.status_code == 200, response.text
     return response.json()["data"]["result"]
-
-
-def accessible(page: Page) -> None:
-    found: dict[str, list[dict[str, Any]]] = {}
-    try:
-        for scheme in ("light", "dark"):
-            color_scheme(page, scheme)
-            found[scheme] = axe_violations(page)
-    finally:
-        page.call("Emulation.setEmulatedMedia", features=[])
-    assert not any(found.values()), report(found)
 
 
 def search(page: Page, live: LiveDashboard, words: str) -> list[str]:
@@ -91,7 +80,7 @@ def test_a_note_written_changed_and_found_by_search(
         assert word in page.js("document.querySelector('#notes-list .note-text').textContent")
         assert EMAIL in page.js("document.querySelector('#notes-list .note .meta').textContent")
         assert page.js("document.querySelector('#note-text').value") == ""
-        accessible(page)
+        assert_accessible(page)
 
         # Changed: the earlier text is kept under it.
         page.click("#notes-list .note-edit")
@@ -105,7 +94,7 @@ def test_a_note_written_changed_and_found_by_search(
         )
         earlier = page.js("document.querySelector('#notes-list .note details li q').textContent")
         assert earlier == f"Ask about the {word} before March"
-        accessible(page)
+        assert_accessible(page)
 
         # A phone: nothing scrolls sideways.
         page.viewport(390, 844, mobile=True)

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from tests.requires import requires
-from tests.web.accessibility import axe_violations, color_scheme, report
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in
+from tests.web.accessibility import assert_accessible
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 PDF = Path(__file__).parents[1] / "fixtures" / "extraction" / "text-layer.pdf"
@@ -38,7 +38,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
 
 @pytest.fixture(scope="module")
 def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with signed_in(live, tmp_path_factory.mktemp("chromium")) as page:
+    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
         yield page
 
 
@@ -57,17 +57,6 @@ def processed_upload(live: LiveDashboard) -> dict[str, Any]:
             return dict(document)
         assert time.monotonic() < deadline, f"not processed: {document['processingStatus']}"
         time.sleep(0.5)
-
-
-def accessible(page: Page) -> None:
-    found: dict[str, list[dict[str, Any]]] = {}
-    try:
-        for scheme in ("light", "dark"):
-            color_scheme(page, scheme)
-            found[scheme] = axe_violations(page)
-    finally:
-        page.call("Emulation.setEmulatedMedia", features=[])
-    assert not any(found.values()), report(found)
 
 
 @pytest.mark.parametrize("locale", ["en-US", "de-DE"])
@@ -89,7 +78,7 @@ def test_read_again_keeps_a_correction_unless_told_not_to(
         )
         assert page.js(READ_AT) is None
         assert page.js("document.querySelector('#reprocess-keep').checked") is True
-        accessible(page)
+        assert_accessible(page)
 
         # Kept: the job's event repaints the page with when it was read; the correction stays.
         page.click("#reprocess")
@@ -113,6 +102,6 @@ def test_read_again_keeps_a_correction_unless_told_not_to(
         assert ("merchant", corrected, read["merchant"]) in [
             (e["field"], e["oldValue"], e["newValue"]) for e in entries
         ]
-        accessible(page)
+        assert_accessible(page)
     finally:
         page.call("Emulation.setLocaleOverride")

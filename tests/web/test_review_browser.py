@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from tests.requires import requires
-from tests.web.accessibility import axe_violations, color_scheme, report
-from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+from tests.web.accessibility import assert_accessible
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 LOCALES = {"en-US": ("12.50", "1,234.56"), "de-DE": ("12,50", "1.234,56")}
@@ -34,11 +34,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
 
 @pytest.fixture(scope="module")
 def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as page:
-        page.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
-        page.wait("document.readyState === 'complete'")
-        signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
-        page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
         yield page
 
 
@@ -89,17 +85,6 @@ def key(page: Page, letter: str) -> None:
     page.call("Input.dispatchKeyEvent", type="keyUp", **down)
 
 
-def accessible(page: Page) -> None:
-    found: dict[str, list[dict[str, Any]]] = {}
-    try:
-        for scheme in ("light", "dark"):
-            color_scheme(page, scheme)
-            found[scheme] = axe_violations(page)
-    finally:
-        page.call("Emulation.setEmulatedMedia", features=[])
-    assert not any(found.values()), report(found)
-
-
 @pytest.mark.parametrize("locale", list(LOCALES))
 def test_three_flagged_documents_reviewed_by_keyboard(
     live: LiveDashboard, tab: Page, shots: Path, locale: str
@@ -120,7 +105,7 @@ def test_three_flagged_documents_reviewed_by_keyboard(
         assert "a" in page.js("document.querySelector('#key-hints').innerText")
         accept = "document.querySelector('#review-accept')"
         assert page.js(f"{accept}.getAttribute('aria-keyshortcuts')") == "a"
-        accessible(page)
+        assert_accessible(page)
         page.screenshot(shots / f"review-{locale}.png")
 
         # Next and previous move through the queue, oldest first.
@@ -141,7 +126,7 @@ def test_three_flagged_documents_reviewed_by_keyboard(
         # e: the form, the first field focused; the amount typed as this locale writes it.
         key(page, "e")
         page.wait("document.activeElement?.id === 'review-edit-merchant'")
-        accessible(page)
+        assert_accessible(page)
         page.fill("#review-edit-amount", typed)
         page.js("document.querySelector('#review-edit-amount').focus()")
         page.press("Enter")
@@ -158,7 +143,7 @@ def test_three_flagged_documents_reviewed_by_keyboard(
         page.wait("!!document.querySelector('#review-empty')")
         assert page.wait(f"{COUNT} === '0'")
         assert queue(live) == []
-        accessible(page)
+        assert_accessible(page)
     finally:
         page.call("Emulation.setLocaleOverride")
 
@@ -216,7 +201,7 @@ def test_a_line_item_fixed_shows_the_total_warning(
         tab.click("#edit-lines")
         tab.wait("document.activeElement?.id === 'line-0-description'")
         tab.fill("#line-0-amount", typed)
-        accessible(tab)
+        assert_accessible(tab)
         tab.click("#save-lines")
         tab.wait("!!document.querySelector('#amount-warnings li[data-field=lineItems]')")
         said = tab.js("document.querySelector('#amount-warnings').innerText")
@@ -229,7 +214,7 @@ def test_a_line_item_fixed_shows_the_total_warning(
         document = result(live.call("documents.get", {"id": target}))["document"]
         assert document["amount"] == 10.0 and document["lineItems"][0]["amount"] == 1234.56
         assert document["needsReview"] is True
-        accessible(tab)
+        assert_accessible(tab)
         tab.screenshot(shots / f"lines-warning-{locale}.png")
     finally:
         tab.call("Emulation.setLocaleOverride")

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from tests.requires import requires
-from tests.web.accessibility import axe_violations, color_scheme, report
-from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+from tests.web.accessibility import assert_accessible
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 LOCALES = ["en-US", "de-DE"]
@@ -35,11 +35,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
 
 @pytest.fixture(scope="module")
 def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as page:
-        page.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
-        page.wait("document.readyState === 'complete'")
-        signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
-        page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
         yield page
 
 
@@ -80,18 +76,6 @@ def row(document_id: str) -> str:
 def tick(page: Page, document_id: str) -> None:
     box = f"{row(document_id)}.querySelector('.pick-row')"
     page.js(f"(b => {{ b.checked = true; b.dispatchEvent(new Event('change')); }})({box})")
-
-
-def accessible(page: Page) -> None:
-    """axe-core finds no serious or critical violation on the page as it is now, light or dark."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    try:
-        for scheme in ("light", "dark"):
-            color_scheme(page, scheme)
-            found[scheme] = axe_violations(page)
-    finally:
-        page.call("Emulation.setEmulatedMedia", features=[])
-    assert not any(found.values()), report(found)
 
 
 def fits_a_phone(page: Page, ready: str) -> None:
@@ -171,7 +155,7 @@ def test_tag_a_selection_creating_the_tag_then_filter_by_it(
         open_list(page, live, hash_)  # a reload, or a link to it
         assert sorted(row_ids(page)) == sorted(tagged)
         assert page.js(f"{box}.checked") is True
-        accessible(page)
+        assert_accessible(page)
         fits_a_phone(page, "!!document.querySelector('#doc-rows .tag-chip')")
 
         # Untagged: every other document the list shows (the archived one too).
@@ -233,7 +217,7 @@ def test_remove_and_add_a_tag_on_a_documents_page(live: LiveDashboard, page: Pag
     page.js("document.querySelector('#add-tag-form').requestSubmit()")
     page.wait("/not a tag/.test(document.querySelector('#add-tag-error').innerText)", WAIT)
     assert result(live.call("documents.get", {"id": target}))["document"]["tags"] == [kept, gone]
-    accessible(page)
+    assert_accessible(page)
     fits_a_phone(page, "!!document.querySelector('#doc-tags .tag-chip')")
 
 
@@ -249,7 +233,7 @@ def test_the_tags_page_renames_and_deletes_after_a_warning(live: LiveDashboard, 
     tag_row = f"document.querySelector('tr[data-tag={json.dumps(tag_id)}]')"
     page.wait(f"!!{tag_row}", WAIT)
     assert page.js(f"{tag_row}.querySelector('.tag-count').innerText") == "3"
-    accessible(page)
+    assert_accessible(page)
     fits_a_phone(page, f"!!{tag_row}")
 
     renamed = f"Journey {locale}"
