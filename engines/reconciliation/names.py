@@ -34,10 +34,13 @@ TRANSLITERATE = str.maketrans(
 SHORT_NAME = 4
 SHORT_PREFIX = 75.0
 DIGITS = re.compile(r"\b\w*\d\w*\b")
-# "Karte ****4242", "card ending 4242", "VISA 4242", "xxxx xxxx xxxx 4242".
+# "Karte ****4242", "card ending 4242", "VISA 4242", "xxxx xxxx xxxx 4242". The card's word is
+# a whole word ("Kartenzahlung" is not "Karte"), and four digits that begin a date ("Card
+# payment 2026-10-25") are the date's year, not a card's ending.
 CARD_ENDING = re.compile(
-    r"(?:karte|card|visa|mastercard|maestro|amex|debit|kk)\D{0,12}?(?:[x*•.]{2,}\s*)?(\d{4})\b"
-    r"|[x*•]{4,}[\s-]?(\d{4})\b",
+    r"\b(?:karte|card|visa|mastercard|maestro|amex|debit|kk)\b\D{0,12}?(?:[x*•.]{2,}\s*)?"
+    r"(\d{4})\b(?![-./]\d)"
+    r"|[x*•]{4,}[\s-]?(\d{4})\b(?![-./]\d)",
     re.I,
 )
 

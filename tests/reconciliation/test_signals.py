@@ -170,6 +170,10 @@ def test_card_endings_agree_disagree_or_say_nothing() -> None:
         ("card ending 5555", "5555"),
         ("XXXX XXXX XXXX 1212", "1212"),
         ("Rechnung RE 2025 0042", None),
+        # A date's year is no card ending (a CAMT booking text, a card statement's line).
+        ("Kartenzahlung 2026-10-25 SHELL", None),
+        ("Card payment 2026-10-25 ARAL", None),
+        ("Kartenzahlung Karte 4242 2026-10-25", "4242"),
     ],
 )
 def test_the_card_ending_in_a_booking_text(text: str, ending: str | None) -> None:
