@@ -114,7 +114,8 @@ def test_sign_in_through_the_oauth_pages_and_see_the_charts(
     assert page.js("document.querySelectorAll('#latest tbody tr').length") == 10
     assert page.js("document.querySelector('#total').innerText").startswith("$")
     # Everything on the page came from one GraphQL request (after the token exchange), and
-    # the navigation's review count from one more (ReviewCount, once per sign-in).
+    # the navigation's review count and saved views from one more (Navigation, once per
+    # sign-in).
     assert page.js("window.__fincapRequests") == 2
     png = page.screenshot(shots / "overview.png")
     # The month chart is drawn: a real share of the upper half is the bars' blue.

@@ -6,7 +6,8 @@ import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
 import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
 import { state, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
-import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput, tagsOf } from "./listing.js";
+import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput, tagsOf, applyView, listWhere, archivedOf } from "./listing.js";
+import { savedView, saveViewForm, viewHeader } from "./views.js";
 import { TAGS_LIST, TAGS_PATH, rememberTags, knownTags, chip, documentTags } from "./tags.js";
 import { documentTable } from "./table.js";
 import { bulkBar } from "./bulk.js";
@@ -168,8 +169,11 @@ async function allMatching(list, onProgress) {
 }
 
 export async function documentsView() {
-  const list = listFromHash();
-  lastList = listHash(list);
+  const asked = listFromHash();
+  lastList = listHash(asked);
+  // A saved view (#/documents?view=…): its clause, words and sort under the address's own.
+  const view = asked.view ? await savedView(asked.view) : null;
+  const list = view ? applyView(asked, view) : asked;
   const ranked = Boolean((list.q || "").trim());
   const sort = ranked ? null : sortOf(list);
   const data = await loadWithWorkspace(LIST_QUERY, { input: searchInput(list), count: countInput(list), categories: { groupBy: "category" } });
@@ -317,13 +321,21 @@ export async function documentsView() {
   });
 
   announce(summary.textContent);
+  const saveView = saveViewForm(() => ({
+    where: listWhere(list),
+    query: (list.q || "").trim() || null,
+    archived: archivedOf(list),
+    sortBy: (sort || sortOf(list)).by,
+    sortOrder: (sort || sortOf(list)).order === "asc" ? 1 : -1,
+  }));
   return h(
     "div",
     {},
-    h("h1", {}, "Documents"),
+    h("h1", {}, view ? view.name : "Documents"),
+    view ? viewHeader(view) : null,
     h("details", { class: "filters-box", open: window.matchMedia("(min-width: 48rem)").matches || Object.keys(list).some((k) => !["sort", "order"].includes(k)) }, h("summary", {}, "Filters"), filters),
     summary,
-    h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus)),
+    h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus), saveView),
     showing,
     more,
   );

@@ -8,7 +8,7 @@
 import { FILTER_KEYS, filtersFromHash, filtersHash, whereClause, DOC_TYPES } from "./state.js";
 
 export const LIST_PATH = "#/documents";
-export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "tags", "untagged", "sort", "order"];
+export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "tags", "untagged", "sort", "order", "view"];
 export const PAGE = 50;
 
 // The columns a person can sort by, with the capability's sortBy and the first order of a click
@@ -45,6 +45,7 @@ const VALID = {
   order: (v) => v === "asc" || v === "desc",
   range: (v) => v === "all",
   untagged: (v) => v === "1",
+  view: (v) => /^view_[\w-]{1,60}$/.test(v),
 };
 
 // The tags chosen in the filter: one name a line in the address ("tags=Q4%0ATravel"), the one
@@ -71,7 +72,8 @@ export function sortOf(list) {
 // The where clause of the list and of its count: the same one, so the count is the list's.
 export function listWhere(list) {
   const where = whereClause(list);
-  const conditions = where ? [...where.conditions] : [];
+  // A saved view's clause (applyView), and the page's own filters on top of it.
+  const conditions = [...(list.viewWhere ? [list.viewWhere] : []), ...(where ? where.conditions : [])];
   if (list.dups) conditions.push({ field: "duplicateOf", op: "exists", value: true });
   // Untagged, or carrying every tag chosen (untagged wins: both together match nothing).
   if (list.untagged) conditions.push({ field: "tags", op: "exists", value: false });
@@ -81,6 +83,19 @@ export function listWhere(list) {
 
 export function archivedOf(list) {
   return ["only", "include"].includes(list.archived) ? list.archived : "exclude";
+}
+
+// A saved view opened by its address (#/documents?view=view_…): its clause under the page's
+// filters, and its words, archive filter and sort where the address names none of its own.
+export function applyView(list, view) {
+  const out = { ...list, viewWhere: view.where || null };
+  if (!out.q && view.query) out.q = view.query;
+  if (!out.archived && view.archived !== "exclude") out.archived = view.archived;
+  if (!out.sort && SORTS[view.sortBy]) {
+    out.sort = view.sortBy;
+    out.order = view.sortOrder === 1 ? "asc" : "desc";
+  }
+  return out;
 }
 
 // documents.search's input for one page. With search words the closest matches come first

@@ -1,12 +1,15 @@
-// The Review link's count in the navigation: how many documents wait for a person's review
-// (needsReview), read again when the workspace's events say documents changed (live.js), once
-// they pause for a second.
+// The navigation's counts, in one request: how many documents wait for a person's review
+// (needsReview) and the saved views with how many documents each lists (views_nav.js), read
+// again when the workspace's events say documents changed (live.js), once they pause for a
+// second.
 
 import * as api from "./api.js";
 import { onDocumentEvent, debounce } from "./live.js";
+import { VIEWS_NAV, showViews } from "./views_nav.js";
 
 export const QUEUE_WHERE = { conditions: [{ field: "needsReview", op: "eq", value: true }] };
-const COUNT_QUERY = `query ReviewCount($count: CountDocumentsInput) { workspace { waiting: counts(input: $count) { count } } }`;
+// The navigation's one request: the review count and the saved views with their counts.
+const COUNT_QUERY = `query Navigation($count: CountDocumentsInput) { workspace { waiting: counts(input: $count) { count } } ${VIEWS_NAV} }`;
 
 // Read again once events pause this long: a bulk edit's hundreds of events are one count.
 const QUIET_MS = 1000;
@@ -25,6 +28,7 @@ export async function refreshReviewCount() {
   try {
     const data = await api.data(COUNT_QUERY, { count: { where: QUEUE_WHERE } });
     showReviewCount(data.workspace?.waiting.count ?? 0);
+    showViews(data.viewsList?.views || []);
   } catch (error) {
     console.warn("fincap: could not count the review queue", error);
   }
@@ -40,4 +44,5 @@ export function followReviewCount() {
 export function stopReviewCount() {
   stop?.();
   stop = null;
+  showViews([]);
 }
