@@ -180,3 +180,34 @@ async def test_notes_over_the_wire(wire_store: Store) -> None:
     record = await wire_store.documents.get("org_w", "doc_w")
     assert record is not None and {f"word{n}" for n in range(5)} <= set(record["searchTerms"])
     assert await wire_store.documents.notes_of("org_x", "doc_w") is None
+
+
+async def test_notes_through_graphql(client: httpx.AsyncClient, noted: Tenant) -> None:
+    """The same capability on the GraphQL face: written, then listed with its history."""
+    from tests.graphql.helpers import gql
+
+    added = await gql(
+        client,
+        "mutation($input: AddNoteInput!) { notesAdd(input: $input) { note { id author } } }",
+        {"input": {"documentId": "doc_1", "text": "Graph note"}},
+        noted.headers(),
+    )
+    assert "errors" not in added, added
+    listed = await gql(
+        client,
+        "query($input: ListNotesInput!) { notesList(input: $input) "
+        "{ notes { text viewerCanEdit edits } } }",
+        {"input": {"documentId": "doc_1"}},
+        noted.headers(),
+    )
+    assert listed["data"]["notesList"]["notes"] == [
+        {"text": "Graph note", "viewerCanEdit": True, "edits": 0}
+    ]
+    refused = await gql(
+        client,
+        "mutation($input: AddNoteInput!) { notesAdd(input: $input) { note { id } } }",
+        {"input": {"documentId": "doc_1", "text": "   "}},
+        noted.headers(),
+    )
+    assert refused["errors"] and "text" in refused["errors"][0]["message"]
+    assert len(await listed(client, noted)) == 1

@@ -170,3 +170,39 @@ async def test_views_over_the_wire(wire_store: Store) -> None:
     seen = await wire_store.views.visible("org_w", "usr_a")
     assert [v["name"] for v in seen] == ["a", "b"] and seen[0]["where"] == FUEL
     assert await wire_store.views.visible("org_x", "usr_a") == []
+
+
+async def test_views_through_graphql(client: httpx.AsyncClient, viewer: Tenant) -> None:
+    """The same capability on the GraphQL face: saved with a typed where clause, read back with
+    its count; a clause that cannot run is an error naming it, and nothing is saved."""
+    from tests.graphql.helpers import gql
+
+    made = await gql(
+        client,
+        "mutation($input: CreateViewInput!) { viewsCreate(input: $input) { view { id } } }",
+        {"input": {"name": "Fuel", "where": FUEL}},
+        viewer.headers(),
+    )
+    assert "errors" not in made, made
+    view_id = made["data"]["viewsCreate"]["view"]["id"]
+    got = await gql(
+        client,
+        "query($input: ViewRefInput!) { viewsGet(input: $input) "
+        "{ view { name count where { conditions { field op value } } } } }",
+        {"input": {"id": view_id}},
+        viewer.headers(),
+    )
+    assert got["data"]["viewsGet"]["view"] == {
+        "name": "Fuel",
+        "count": 1,
+        "where": {"conditions": [{"field": "category", "op": "eq", "value": "Fuel"}]},
+    }
+    bad = {"conditions": [{"field": "nope", "op": "eq", "value": 1}]}
+    refused = await gql(
+        client,
+        "mutation($input: CreateViewInput!) { viewsCreate(input: $input) { view { id } } }",
+        {"input": {"name": "Bad", "where": bad}},
+        viewer.headers(),
+    )
+    assert refused["errors"] and "nope" in refused["errors"][0]["message"]
+    assert [n for n, _ in await names_and_counts(client, viewer)] == ["Fuel"]
