@@ -193,14 +193,14 @@ async def test_notes_through_graphql(client: httpx.AsyncClient, noted: Tenant) -
         noted.headers(),
     )
     assert "errors" not in added, added
-    listed = await gql(
+    read = await gql(
         client,
         "query($input: ListNotesInput!) { notesList(input: $input) "
         "{ notes { text viewerCanEdit edits } } }",
         {"input": {"documentId": "doc_1"}},
         noted.headers(),
     )
-    assert listed["data"]["notesList"]["notes"] == [
+    assert read["data"]["notesList"]["notes"] == [
         {"text": "Graph note", "viewerCanEdit": True, "edits": 0}
     ]
     refused = await gql(
