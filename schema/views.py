@@ -73,7 +73,8 @@ class View(CapabilityOutput):
     sortOrder: Literal[1, -1] = Field(description="1 ascending, -1 descending")
     columns: list[ViewColumn] = Field(description="The columns shown, in order")
     count: Integer | None = Field(
-        default=None, description="How many documents it lists now (views.list with counts)"
+        default=None,
+        description="How many documents it lists now (views.list with counts: the first 50)",
     )
     viewerCanEdit: bool = Field(description="Whether the caller may change or delete it")
     createdAt: datetime = Field(description="When it was saved")

@@ -138,6 +138,26 @@ async def test_another_workspace_cannot_see_or_change_a_view(
         assert (await call(client, bob, slug, body)).status_code == 404
 
 
+async def test_one_call_counts_a_bounded_number_of_views(
+    client: httpx.AsyncClient, store: Store, viewer: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shared views add up over a workspace's people: one call counts at most MAX_COUNTED of
+    them (the threats' cost), the rest answer null."""
+    monkeypatch.setattr("resolvers.resources.views.MAX_COUNTED", 2)
+    reads: list[Any] = []
+    counting = store.documents.count
+
+    async def counted(workspace_id: str, query: Any) -> int:
+        reads.append(query)
+        return await counting(workspace_id, query)
+
+    monkeypatch.setattr(store.documents, "count", counted)
+    for name in ("a", "b", "c"):
+        await save(client, viewer, name=name, where=FUEL)
+    assert await names_and_counts(client, viewer) == [("a", 1), ("b", 1), ("c", None)]
+    assert len(reads) == 2
+
+
 async def test_a_person_keeps_at_most_their_views(
     client: httpx.AsyncClient, viewer: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
