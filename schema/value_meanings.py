@@ -48,6 +48,7 @@ from schema.integrations import ExportRecordStatus, IntegrationCategory, Integra
 from schema.mailboxes import MailboxSecurity, MailboxStatus
 from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType, Weekday
 from schema.transactions import MappingSource
+from schema.views import ViewColumn
 from schema.workspaces import WorkspaceRole
 
 Meanings = Mapping[str, str]
@@ -276,6 +277,7 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
     _document_fields(InspectableField),
     _document_fields(RequiredField),
     _document_fields(SortField),
+    _document_fields(ViewColumn),
     _vocabulary(
         typing.Literal["words", "meaning"],
         {"words": "Its words matched (full text)", "meaning": "Its meaning matched (embeddings)"},

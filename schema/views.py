@@ -112,7 +112,9 @@ class UpdateView(CapabilityInput):
     """A view's changes: only the fields sent change."""
 
     id: str = Field(min_length=1, max_length=100, description=VIEW_ID)
-    name: ViewName | None = Field(default=None, min_length=1, max_length=MAX_VIEW_NAME)
+    name: ViewName | None = Field(
+        default=None, min_length=1, max_length=MAX_VIEW_NAME, description="Its new name"
+    )
     shared: Boolean | None = Field(default=None, description="Shown to everyone")
     where: WhereClause | None = WHERE
     query: str | None = QUERY

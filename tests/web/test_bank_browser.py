@@ -40,6 +40,10 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
     data_dir = tmp_path_factory.mktemp("bank") / "data"
     boot = prepare(data_dir, 6)
     with serving(data_dir, boot) as server:
+        # Matching at import is off here: these tests confirm by keyboard what the matcher
+        # proposes (tests/statements/test_auto_match.py tests matching at import).
+        answer = server.call("matches.configure", {"autoMatch": False})
+        assert answer.status_code == 200, answer.text
         yield server
 
 
