@@ -16,13 +16,16 @@ from collections.abc import Callable
 from typing import Any
 
 from persistence.documents.collection import DocumentCollection
-from persistence.documents.records import SEARCHABLE_FIELDS, from_record, search_terms
+from persistence.documents.records import (
+    LINE_DESCRIPTIONS,
+    SEARCHABLE_FIELDS,
+    from_record,
+    search_terms,
+)
 
 # Reads of one document's notes lose to concurrent writers at most this often in a row.
 ATTEMPTS = 20
-NOTE_READ = {
-    name: 1 for name in (*SEARCHABLE_FIELDS, "lineItems.description", "notes", "notesRevision")
-}
+NOTE_READ = {name: 1 for name in (*SEARCHABLE_FIELDS, LINE_DESCRIPTIONS, "notes", "notesRevision")}
 
 Note = dict[str, Any]
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from persistence.activity import TERMINAL
 from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
@@ -61,7 +62,7 @@ READ_AGAIN: tuple[Step, ...] = (
 DERIVED = ("preferredCurrency", "conversionRate")
 # Processing statuses whose document has been read once: only those are read again (a queued
 # or running document is being read now).
-FINISHED = frozenset({"processed", "warning", "skipped", "failed"})
+FINISHED = TERMINAL
 
 
 def reprocess_job(document_id: str, keep_corrections: bool, requested_by: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from engines.thumbnail import placeholder
+from persistence.documents.query import UNFINISHED
 from persistence.documents.records import StoredFile
 from persistence.jobs import JobRecord
 from resolvers.framework.context import Context
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from resolvers.services.container import Services
 
 MAKE_THUMBNAIL = "make-thumbnail"
-UNFINISHED = ("queued", "processing")
 
 
 @dataclass(frozen=True)
