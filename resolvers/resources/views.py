@@ -134,7 +134,7 @@ async def get(ctx: Context, args: ViewRef) -> ViewResult:
 
 
 @capability("views.create", input=CreateView, output=ViewResult,
-            permissions=["read_documents"], effect="write", roles=MEMBERS)  # fmt: skip
+            permissions=["write_documents"], effect="write", roles=MEMBERS)  # fmt: skip
 async def create(ctx: Context, args: CreateView) -> ViewResult:
     """Saves a view: documents.search's where clause, words, archive filter, sort and the
     columns shown, for the caller or shared with the workspace (at most 50 a person)."""
@@ -148,7 +148,7 @@ async def create(ctx: Context, args: CreateView) -> ViewResult:
 
 
 @capability("views.update", input=UpdateView, output=ViewResult,
-            permissions=["read_documents"], effect="write", roles=MEMBERS)  # fmt: skip
+            permissions=["write_documents"], effect="write", roles=MEMBERS)  # fmt: skip
 async def update(ctx: Context, args: UpdateView) -> ViewResult:
     """Changes a view (only the fields sent; where and query may be null). Its owner may, and
     an owner or admin for a shared view."""
@@ -167,7 +167,7 @@ async def update(ctx: Context, args: UpdateView) -> ViewResult:
     return ViewResult(view=view_of(ctx, updated))
 
 
-@capability("views.delete", input=ViewRef, output=DeletedView, permissions=["read_documents"],
+@capability("views.delete", input=ViewRef, output=DeletedView, permissions=["write_documents"],
             effect="destructive", roles=MEMBERS)  # fmt: skip
 async def delete(ctx: Context, args: ViewRef) -> DeletedView:
     """Deletes a view (the documents stay). Its owner may, and an owner or admin for a shared
