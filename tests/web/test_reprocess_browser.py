@@ -105,3 +105,39 @@ def test_read_again_keeps_a_correction_unless_told_not_to(
         assert_accessible(page)
     finally:
         page.call("Emulation.setLocaleOverride")
+
+
+def test_read_again_for_a_selection_keeps_the_corrections(live: LiveDashboard, tab: Page) -> None:
+    """The Documents page's bulk bar reads the chosen documents again in one call (up to 50 ids
+    a call); each row says it was queued, and their corrections stay."""
+    page = tab
+    first, second = processed_upload(live), processed_upload(live)
+    chosen = {first["id"]: "Bulk Bistro One", second["id"]: "Bulk Bistro Two"}
+    for document_id, merchant in chosen.items():
+        result(live.call("documents.update", {"id": document_id, "merchant": merchant}))
+    page.go("about:blank")
+    page.go(f"{live.base}/app/#/documents")
+    rows = " && ".join(f"!!document.querySelector('tr[data-id={json.dumps(i)}]')" for i in chosen)
+    page.wait(rows, WAIT)
+    for document_id in chosen:
+        box = f"document.querySelector('tr[data-id={json.dumps(document_id)}] .pick-row')"
+        page.js(f"(b => {{ b.checked = true; b.dispatchEvent(new Event('change')); }})({box})")
+    page.click("#bulk-reprocess")
+    page.wait("!!document.querySelector('#bulk-reprocess-form')", WAIT)
+    assert page.js("document.querySelector('#bulk-keep-corrections').checked") is True
+    assert_accessible(page)
+    page.js("document.querySelector('#bulk-reprocess-form').requestSubmit()")
+    page.wait("document.querySelector('#bulk-status').textContent.includes('2 queued')", WAIT)
+    for document_id in chosen:
+        note = f"document.querySelector('tr[data-id={json.dumps(document_id)}]').dataset.result"
+        assert page.js(note) == "ok"
+
+    deadline = time.monotonic() + WAIT
+    for document_id, merchant in chosen.items():
+        while True:
+            document = result(live.call("documents.get", {"id": document_id}))["document"]
+            if document.get("reprocessedAt"):
+                break
+            assert time.monotonic() < deadline, "not read again"
+            time.sleep(0.5)
+        assert document["merchant"] == merchant  # the person's correction is kept

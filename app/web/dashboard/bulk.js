@@ -1,6 +1,6 @@
 // Bulk actions on the documents selected in the table: archive (with Undo), set a category, tag
-// and untag (documents.tag: every selected document in one call), send to an accounting
-// integration. The API has no "these ids" form of these capabilities
+// and untag (documents.tag: every selected document in one call), read again
+// (documents.reprocess: 50 ids a call), send to an accounting integration. The API has no "these ids" form of these capabilities
 // (documents.bulk-edit selects by search, merchant or category, not by id), so each is one call
 // per document, a few at a time, with a progress bar and each row's outcome in its row. A send
 // that the workspace gates waits for an owner's or admin's approval: the row says which request.
@@ -17,6 +17,9 @@ const SET_CATEGORY = `mutation SetCategory($input: UpdateDocumentInput!) { docum
 const SEND = `mutation Send($input: SendToIntegrationInput!) { integrationsSend(input: $input) {
   status exportRecordId approvalRequestId warnings } }`;
 const TAG = `mutation Tag($input: TagDocumentsInput!) { documentsTag(input: $input) { matched modified missing } }`;
+const REPROCESS = `mutation ReadAgainMany($input: ReprocessDocumentsInput!) { documentsReprocess(input: $input) {
+  queued missing notReady } }`;
+const REPROCESS_AT_MOST = 50; // documents.reprocess takes at most 50 ids a call
 const CONNECTED = `query Connected { integrationsList(input: {category: accounting, status: connected}) {
   integrations { id name tenants { id name } } } }`;
 
@@ -248,6 +251,53 @@ export function bulkBar({ table, categories, onArchived, onTagged }) {
     (tags.length ? adds.querySelector("input") : newName).focus();
   }
 
+  function askReprocess() {
+    const keep = h("input", { type: "checkbox", id: "bulk-keep-corrections", checked: true });
+    clear(
+      panel,
+      h(
+        "form",
+        {
+          class: "inline-edit",
+          id: "bulk-reprocess-form",
+          onsubmit: async (event) => {
+            event.preventDefault();
+            const picked = table.selected();
+            busy(true);
+            const counts = { "queued to be read again": 0, "not ready": 0, failed: 0 };
+            const batches = [];
+            for (let i = 0; i < picked.length; i += REPROCESS_AT_MOST) batches.push(picked.slice(i, i + REPROCESS_AT_MOST));
+            await eachRow(
+              batches,
+              async (batch) => {
+                try {
+                  const ids = batch.map((row) => row.doc.id);
+                  const result = (await api.data(REPROCESS, { input: { ids, keepCorrections: keep.checked } })).documentsReprocess;
+                  const notReady = new Set([...result.notReady, ...result.missing]);
+                  for (const id of result.queued) table.note(id, "queued to be read again", "ok");
+                  for (const id of notReady) table.note(id, "cannot be read again now (still being read, or no original)", "error");
+                  counts["queued to be read again"] += result.queued.length;
+                  counts["not ready"] += notReady.size;
+                } catch (error) {
+                  counts.failed += batch.length;
+                  for (const row of batch) table.note(row.doc.id, error.message, "error");
+                }
+              },
+              progress,
+            );
+            clear(panel);
+            finish(counts);
+          },
+        },
+        h("p", {}, `Read ${plural(table.selected().length, "document")} again with the current extraction.`),
+        h("label", { for: "bulk-keep-corrections" }, keep, " Keep the corrections people made"),
+        h("button", { type: "submit", class: "primary" }, "Read again"),
+        h("button", { type: "button", onclick: () => clear(panel) }, "Cancel"),
+      ),
+    );
+    keep.focus();
+  }
+
   async function askIntegration() {
     clear(panel, h("p", { class: "hint" }, "Looking for connected accounting integrations…"));
     let integrations;
@@ -320,6 +370,7 @@ export function bulkBar({ table, categories, onArchived, onTagged }) {
       button("bulk-archive", "Archive", archive),
       button("bulk-set-category", "Set category…", askCategory),
       button("bulk-tag", "Tag…", askTags),
+      button("bulk-reprocess", "Read again…", askReprocess, ["write_documents"]),
       button("bulk-send", "Send to accounting…", askIntegration, ["read_integrations", "write_integrations"]),
     ),
     blocked.size ? h("p", { class: "hint", id: "bulk-blocked" }, [...blocked.values()].join(". ")) : null,
