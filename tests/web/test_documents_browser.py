@@ -373,6 +373,10 @@ def test_csv_of_the_selection_and_of_everything_matching(
     awkward, formula, semicolon = row_ids(page)[:3]
     tricky = 'Smith, "Jones" & Co\nLtd'
     result(live.call("documents.update", {"id": awkward, "merchant": tricky}))
+    for tag in ("Client X", "=Tax"):
+        created = live.call("tags.create", {"name": tag})
+        assert created.status_code == 200 or "already" in created.text, created.text
+    result(live.call("documents.update", {"id": semicolon, "tags": ["Client X", "=Tax"]}))
     result(
         live.call("documents.update", {"id": formula, "merchant": '=HYPERLINK("http://x.test")'})
     )
@@ -397,12 +401,15 @@ def test_csv_of_the_selection_and_of_everything_matching(
         "type",
         "status",
         "archived",
+        "tags",
     ]
     by_id = {row[0]: row for row in rows[1:]}
     assert len(rows) == 4 and set(by_id) == {awkward, formula, semicolon}
     assert by_id[awkward][2] == tricky  # commas, quotes and the line break survive
     assert by_id[formula][2] == "'" + '=HYPERLINK("http://x.test")'  # not a formula
     assert by_id[semicolon][2] == "Acme;'=1+2"
+    assert by_id[semicolon][9] == "Client X, =Tax"  # a tag can't start the cell: not a formula
+    assert by_id[awkward][9] == ""
     # The same file read as a ';'-separated one: no cell starts a formula.
     before = set(downloads.glob("*.csv"))
     page.click("#csv-download")

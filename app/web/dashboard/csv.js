@@ -44,6 +44,8 @@ export const DOCUMENT_COLUMNS = [
   ["type", (d) => d.docType],
   ["status", (d) => d.processingStatus],
   ["archived", (d) => (d.archived ? "yes" : "no")],
+  // A cell of names: a later name never starts the cell, so no tag can make it a formula.
+  ["tags", (d) => (d.tags || []).join(", ")],
 ];
 
 // Save `text` as a file (UTF-8 with a byte-order mark, so spreadsheet programs read accents).
