@@ -123,3 +123,48 @@ def _link(view_id: str) -> str:
 
 def _count_expression(view_id: str) -> str:
     return f"{_link(view_id)}?.querySelector('.badge')?.dataset.count"
+
+
+COLUMNS_SHOWN = "[...document.querySelectorAll('#doc-rows tr:first-child td[data-col]')].map(t => t.dataset.col)"
+
+
+def test_a_views_columns_are_chosen_saved_and_shown_again(live: LiveDashboard, tab: Page) -> None:
+    """Columns unticked by keyboard leave the table (the address keeps the choice and the focus
+    comes back to the box); a view saved then keeps them, and opens with them by its address."""
+    page = tab
+    page.go("about:blank")
+    page.go(f"{live.base}/app/#/documents")
+    page.wait(LISTED, WAIT)
+    assert "tags" in page.js(COLUMNS_SHOWN) and "docType" in page.js(COLUMNS_SHOWN)
+    page.click("#columns-box > summary")
+    for column in ("tags", "docType"):
+        page.js(f"document.querySelector('#col-{column}').focus()")
+        page.press(" ")
+        page.wait(
+            f"location.hash.includes('cols=') && document.activeElement?.id === 'col-{column}'"
+            f" && !({COLUMNS_SHOWN}).includes({json.dumps(column)})",
+            WAIT,
+        )
+    shown = page.js(COLUMNS_SHOWN)
+    assert shown == ["docDate", "merchant", "amount", "convertedAmount", "category"] + [
+        "processingStatus",
+        "receivedAt",
+    ]
+    assert page.js("document.querySelector('#col-merchant').disabled") is True
+    assert_accessible(page)
+
+    page.click("#save-view-open")
+    page.wait("document.activeElement?.id === 'view-name'", WAIT)
+    page.type_text("Narrow")
+    page.press("Enter")
+    page.wait("location.hash.includes('view=view_')", WAIT)
+    view_id = page.js("new URLSearchParams(location.hash.split('?')[1]).get('view')")
+    saved = result(live.call("views.get", {"id": view_id}))["view"]
+    assert saved["columns"] == shown
+
+    # By the view's address alone (no cols in it): the view's columns.
+    page.go("about:blank")
+    page.go(f"{live.base}/app/#/documents?view={view_id}")
+    page.wait(LISTED, WAIT)
+    assert page.js(COLUMNS_SHOWN) == shown
+    result(live.call("views.delete", {"id": view_id}))

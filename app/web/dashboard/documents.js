@@ -6,10 +6,10 @@ import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
 import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
 import { state, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
-import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput, tagsOf, applyView, listWhere, archivedOf } from "./listing.js";
+import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput, tagsOf, applyView, listWhere, archivedOf, columnsOf, COLUMN_KEYS } from "./listing.js";
 import { savedView, saveViewForm, viewHeader } from "./views.js";
 import { TAGS_LIST, TAGS_PATH, rememberTags, knownTags, chip, documentTags } from "./tags.js";
-import { documentTable } from "./table.js";
+import { documentTable, columnChooser } from "./table.js";
 import { bulkBar } from "./bulk.js";
 import { toCsv, download, DOCUMENT_COLUMNS } from "./csv.js";
 import { evidencePreview } from "./evidence.js";
@@ -168,6 +168,9 @@ async function allMatching(list, onProgress) {
   return documents;
 }
 
+// The column whose tick drew the list again: its box gets the focus back.
+let columnTicked = null;
+
 export async function documentsView() {
   const asked = listFromHash();
   lastList = listHash(asked);
@@ -207,7 +210,9 @@ export async function documentsView() {
     for (const doc of documents) if (doc.currency) currencies.add(doc.currency);
     sayShown();
   };
+  const columns = columnsOf(list);
   const table = documentTable({
+    columns,
     sort,
     onSort: (key) => {
       const order = sort.by === key ? (sort.order === "asc" ? "desc" : "asc") : SORTS[key].first;
@@ -327,7 +332,21 @@ export async function documentsView() {
     archived: archivedOf(list),
     sortBy: (sort || sortOf(list)).by,
     sortOrder: (sort || sortOf(list)).order === "asc" ? 1 : -1,
+    columns,
   }));
+  // A new choice of columns goes into the address (all of them: none named, unless a view with
+  // fewer is open), so a reload, a link and a view saved now keep it.
+  const chooser = columnChooser(
+    columns,
+    (keys, key) => {
+      columnTicked = key;
+      const next = { ...list, cols: keys.join(",") };
+      if (keys.length === COLUMN_KEYS.length && !view) delete next.cols;
+      go(next);
+    },
+    columnTicked,
+  );
+  columnTicked = null;
   return h(
     "div",
     {},
@@ -335,7 +354,7 @@ export async function documentsView() {
     view ? viewHeader(view) : null,
     h("details", { class: "filters-box", open: window.matchMedia("(min-width: 48rem)").matches || Object.keys(list).some((k) => !["sort", "order"].includes(k)) }, h("summary", {}, "Filters"), filters),
     summary,
-    h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus), saveView),
+    h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus), chooser, saveView),
     showing,
     more,
   );

@@ -8,7 +8,7 @@
 import { FILTER_KEYS, filtersFromHash, filtersHash, whereClause, DOC_TYPES } from "./state.js";
 
 export const LIST_PATH = "#/documents";
-export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "tags", "untagged", "sort", "order", "view"];
+export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "tags", "untagged", "sort", "order", "view", "cols"];
 export const PAGE = 50;
 
 // The columns a person can sort by, with the capability's sortBy and the first order of a click
@@ -23,6 +23,10 @@ export const SORTS = {
   docType: { label: "Type", first: "asc" },
   processingStatus: { label: "Status", first: "asc" },
 };
+
+// The table's columns in their order (a saved view's `columns` take these names). The address
+// lists the chosen ones ("cols=docDate,merchant,amount"); none listed: all of them.
+export const COLUMN_KEYS = ["docDate", "merchant", "amount", "convertedAmount", "category", "tags", "docType", "processingStatus", "receivedAt"];
 
 // With no sort in the address: the newest added first.
 export const DEFAULT_SORT = "receivedAt";
@@ -46,6 +50,7 @@ const VALID = {
   range: (v) => v === "all",
   untagged: (v) => v === "1",
   view: (v) => /^view_[\w-]{1,60}$/.test(v),
+  cols: (v) => v.split(",").every((k) => COLUMN_KEYS.includes(k)),
 };
 
 // The tags chosen in the filter: one name a line in the address ("tags=Q4%0ATravel"), the one
@@ -81,14 +86,21 @@ export function listWhere(list) {
   return conditions.length ? { logic: "and", conditions } : null;
 }
 
+// The columns shown, in their order; the merchant always (it is the link to the document).
+export function columnsOf(list) {
+  const chosen = list.cols ? list.cols.split(",").filter((k) => COLUMN_KEYS.includes(k)) : COLUMN_KEYS;
+  return chosen.includes("merchant") ? chosen : ["merchant", ...chosen];
+}
+
 export function archivedOf(list) {
   return ["only", "include"].includes(list.archived) ? list.archived : "exclude";
 }
 
 // A saved view opened by its address (#/documents?view=view_…): its clause under the page's
-// filters, and its words, archive filter and sort where the address names none of its own.
+// filters, and its words, archive filter, sort and columns where the address names none of its own.
 export function applyView(list, view) {
   const out = { ...list, viewWhere: view.where || null };
+  if (!out.cols && view.columns?.length) out.cols = view.columns.join(",");
   if (!out.q && view.query) out.q = view.query;
   if (!out.archived && view.archived !== "exclude") out.archived = view.archived;
   if (!out.sort && SORTS[view.sortBy]) {

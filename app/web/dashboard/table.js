@@ -3,7 +3,7 @@
 // phone each row is a small card (site.css), the column names beside the values.
 
 import { h, money } from "./dom.js";
-import { SORTS } from "./listing.js";
+import { SORTS, COLUMN_KEYS } from "./listing.js";
 import { chips } from "./tags.js";
 
 const COLUMNS = [
@@ -51,9 +51,36 @@ function statusCell(doc) {
   ];
 }
 
+// Ticks for the columns to show (`shown`: their keys); `onChange(keys, key)` with the new
+// choice, in the table's order, and the column just ticked or unticked. The merchant cannot be
+// hidden: it is the link to the document. `focusKey`: the list was drawn again after that
+// column's tick, so the box is open with the focus back on it (a keyboard keeps its place).
+export function columnChooser(shown, onChange, focusKey = null) {
+  const boxes = COLUMNS.map((c) =>
+    h("input", { type: "checkbox", id: `col-${c.key}`, value: c.key, checked: shown.includes(c.key), disabled: c.key === "merchant" }),
+  );
+  const changed = (event) => onChange(boxes.filter((b) => b.checked).map((b) => b.value), event.target.value);
+  for (const box of boxes) box.addEventListener("change", changed);
+  const again = boxes.find((b) => b.value === focusKey);
+  if (again) requestAnimationFrame(() => again.focus());
+  return h(
+    "details",
+    { class: "columns-box", id: "columns-box", open: Boolean(again) },
+    h("summary", {}, "Columns"),
+    h(
+      "fieldset",
+      { class: "columns-choice" },
+      h("legend", { class: "visually-hidden" }, "Columns shown"),
+      COLUMNS.map((c, i) => h("label", { for: `col-${c.key}` }, boxes[i], ` ${c.label}`)),
+    ),
+  );
+}
+
 // `sort` is {by, order} or null (search results come in relevance order); `onSort(key)` asks
-// for another order; `onSelect()` runs when the selection changes.
-export function documentTable({ sort, onSort, onSelect }) {
+// for another order; `onSelect()` runs when the selection changes; `columns` the keys of the
+// columns shown, in their order (all by default).
+export function documentTable({ sort, onSort, onSelect, columns = COLUMN_KEYS }) {
+  const shown = columns.map((key) => COLUMNS.find((c) => c.key === key)).filter(Boolean);
   const rows = new Map(); // id -> {doc, tr, box, note}
   const all = h("input", { type: "checkbox", id: "select-page", "aria-label": "Select every document on the page" });
   all.addEventListener("change", () => {
@@ -80,7 +107,7 @@ export function documentTable({ sort, onSort, onSelect }) {
     "table",
     { class: "documents doc-table", id: "doc-table" },
     h("caption", { class: "visually-hidden" }, sort ? `Documents, sorted by ${SORTS[sort.by].label.toLowerCase()}, ${sort.order}ending` : "Documents, closest matches first"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "pick" }, all), COLUMNS.map(header), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Bulk action result")))),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "pick" }, all), shown.map(header), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Bulk action result")))),
     body,
   );
 
@@ -95,7 +122,7 @@ export function documentTable({ sort, onSort, onSelect }) {
       "tr",
       { "data-id": doc.id },
       h("td", { class: "pick" }, box),
-      COLUMNS.map((c) => h("td", { class: c.num ? "num" : null, "data-col": c.key, "data-label": c.label }, c.cell(doc))),
+      shown.map((c) => h("td", { class: c.num ? "num" : null, "data-col": c.key, "data-label": c.label }, c.cell(doc))),
       note,
     );
     const row = { doc, tr, box, note };
@@ -141,7 +168,7 @@ export function documentTable({ sort, onSort, onSelect }) {
       if (!row) return;
       row.doc = { ...row.doc, ...changes };
       row.box.setAttribute("aria-label", `Select ${row.doc.merchant || row.doc.id}`);
-      for (const c of COLUMNS) {
+      for (const c of shown) {
         const cell = row.tr.querySelector(`[data-col="${c.key}"]`);
         const focused = cell.contains(document.activeElement);
         cell.replaceChildren(...[c.cell(row.doc)].flat().filter(Boolean));

@@ -1,5 +1,5 @@
 // Saved views on the Documents page: "Save view…" keeps the list as it is now (its where
-// clause, words, archive filter and sort, in the API's terms: views.create), for the person or
+// clause, words, archive filter, sort and columns, in the API's terms: views.create), for the person or
 // shared with the workspace; a view opens by its address (#/documents?view=view_…), named at
 // the top with what it is and, for whoever may, a Delete button.
 
@@ -9,7 +9,7 @@ import { refreshReviewCount as refreshViews } from "./review_count.js";
 import { viewHref } from "./views_nav.js";
 
 // A where clause three levels deep: the page's filters over a view saved from another view.
-const VIEW_FIELDS = `id name shared query archived sortBy sortOrder viewerCanEdit count
+const VIEW_FIELDS = `id name shared query archived sortBy sortOrder columns viewerCanEdit count
   where { logic conditions { field op value logic conditions { field op value logic conditions { field op value } } } }`;
 const GET = `query View($input: ViewRefInput!) { viewsGet(input: $input) { view { ${VIEW_FIELDS} } } }`;
 const CREATE = `mutation SaveView($input: CreateViewInput!) { viewsCreate(input: $input) { view { id name } } }`;
