@@ -44,6 +44,7 @@ from schema.documents import (
     EditRecord,
     SearchDocuments,
 )
+from schema.notes import Note, NoteList
 from schema.workspaces import Workspace, WorkspaceSummary
 
 # The links read what these capabilities read, so they need the scopes those declare.
@@ -252,6 +253,19 @@ async def document_edit_history(
     return history or []
 
 
+async def document_notes(
+    root: Document, info: strawberry.Info, _: dict[str, Any] | None
+) -> list[Note]:
+    """notes.list of this document, with its scopes and roles (the notes are stored with the
+    document but not in its fields)."""
+    session = session_of(info)
+    found = await session.invoke(
+        NOTES_LIST, {"documentId": root.id}, await session.workspace_of(root)
+    )
+    assert isinstance(found, NoteList)
+    return found.notes
+
+
 async def current_workspace(
     root: Any, info: strawberry.Info, _: dict[str, Any] | None
 ) -> Workspace | None:
@@ -305,6 +319,9 @@ def _workspace_count(kind: str) -> Callable[..., Awaitable[int]]:
     return resolve
 
 
+NOTES_LIST = "notes.list"
+
+
 def document_graph(registry: Registry) -> Graph:
     """The links of the service's graph that ``registry`` can serve."""
     links = [
@@ -332,6 +349,16 @@ def document_graph(registry: Registry) -> Graph:
             description="Corrections of this document, oldest first",
         ),
     ]
+    if registry.get(NOTES_LIST):
+        links.append(
+            Link(
+                name="notes",
+                model=Document,
+                returns=list[Note],
+                resolve=document_notes,
+                description="The people's notes on this document, oldest first (notes.list)",
+            )
+        )
     if registry.get("documents.search") and registry.get("documents.count"):
         links += [
             Link(

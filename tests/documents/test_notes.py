@@ -211,3 +211,29 @@ async def test_notes_through_graphql(client: httpx.AsyncClient, noted: Tenant) -
     )
     assert refused["errors"] and "text" in refused["errors"][0]["message"]
     assert len(await listed(client, noted)) == 1
+
+
+async def test_a_documents_notes_in_the_graph(
+    client: httpx.AsyncClient, noted: Tenant, bob: Tenant
+) -> None:
+    """Document.notes: each listed document's notes, under notes.list's scopes; another
+    workspace's document is not reachable through it."""
+    from tests.graphql.helpers import gql
+
+    await add(client, noted, "Paid by card", "doc_1")
+    await add(client, noted, "Ask for the invoice", "doc_1")
+    query = (
+        "{ workspace { documents(input: {limit: 10, sortBy: merchant, sortOrder: 1}) "
+        "{ documents { id notes { text viewerCanDelete } } } } }"
+    )
+    answer = await gql(client, query, None, noted.headers())
+    assert "errors" not in answer, answer
+    listed_notes = {
+        d["id"]: [n["text"] for n in d["notes"]]
+        for d in answer["data"]["workspace"]["documents"]["documents"]
+    }
+    assert listed_notes == {"doc_1": ["Paid by card", "Ask for the invoice"], "doc_2": []}
+    node = await gql(
+        client, '{ node(id: "doc_1") { ... on Document { notes { text } } } }', None, bob.headers()
+    )
+    assert "errors" in node or node["data"]["node"] is None, node
