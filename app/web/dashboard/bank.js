@@ -37,34 +37,10 @@ const CONFIRM = `mutation Confirm($input: ConfirmMatchInput!) { matchesConfirm(i
 const REJECT = `mutation Reject($input: RejectMatchInput!) { matchesReject(input: $input) { transaction { ${TXN_FIELDS} } } }`;
 const UNDO = `mutation Undo($input: UndoMatchInput!) { matchesUndo(input: $input) { transaction { ${TXN_FIELDS} } } }`;
 
-// Per month (a0…a11 every transaction, m0…m11 the unmatched debits), the newest month first:
-// written out, so the schema test validates it (MONTHS is 12).
-const MISSING_FIELDS = "count totals { currency count debits }";
-const MISSING_QUERY = `query Missing(
-  $a0: CountTransactionsInput!, $m0: CountTransactionsInput!,
-  $a1: CountTransactionsInput!, $m1: CountTransactionsInput!,
-  $a2: CountTransactionsInput!, $m2: CountTransactionsInput!,
-  $a3: CountTransactionsInput!, $m3: CountTransactionsInput!,
-  $a4: CountTransactionsInput!, $m4: CountTransactionsInput!,
-  $a5: CountTransactionsInput!, $m5: CountTransactionsInput!,
-  $a6: CountTransactionsInput!, $m6: CountTransactionsInput!,
-  $a7: CountTransactionsInput!, $m7: CountTransactionsInput!,
-  $a8: CountTransactionsInput!, $m8: CountTransactionsInput!,
-  $a9: CountTransactionsInput!, $m9: CountTransactionsInput!,
-  $a10: CountTransactionsInput!, $m10: CountTransactionsInput!,
-  $a11: CountTransactionsInput!, $m11: CountTransactionsInput!) {
-  a0: transactionsCount(input: $a0) { count } m0: transactionsCount(input: $m0) { ${MISSING_FIELDS} }
-  a1: transactionsCount(input: $a1) { count } m1: transactionsCount(input: $m1) { ${MISSING_FIELDS} }
-  a2: transactionsCount(input: $a2) { count } m2: transactionsCount(input: $m2) { ${MISSING_FIELDS} }
-  a3: transactionsCount(input: $a3) { count } m3: transactionsCount(input: $m3) { ${MISSING_FIELDS} }
-  a4: transactionsCount(input: $a4) { count } m4: transactionsCount(input: $m4) { ${MISSING_FIELDS} }
-  a5: transactionsCount(input: $a5) { count } m5: transactionsCount(input: $m5) { ${MISSING_FIELDS} }
-  a6: transactionsCount(input: $a6) { count } m6: transactionsCount(input: $m6) { ${MISSING_FIELDS} }
-  a7: transactionsCount(input: $a7) { count } m7: transactionsCount(input: $m7) { ${MISSING_FIELDS} }
-  a8: transactionsCount(input: $a8) { count } m8: transactionsCount(input: $m8) { ${MISSING_FIELDS} }
-  a9: transactionsCount(input: $a9) { count } m9: transactionsCount(input: $m9) { ${MISSING_FIELDS} }
-  a10: transactionsCount(input: $a10) { count } m10: transactionsCount(input: $m10) { ${MISSING_FIELDS} }
-  a11: transactionsCount(input: $a11) { count } m11: transactionsCount(input: $m11) { ${MISSING_FIELDS} } }`;
+// Per month and currency, in one aggregation in the store (Workspace.transactionTotals): every
+// transaction, and the money out that no document accounts for (missing).
+const MISSING_QUERY = `query Missing($filter: TransactionFilter) { workspace { id
+  transactionTotals(filter: $filter, groupBy: [MONTH]) { groups { key { month currency } count missing { count sum } } } } }`;
 
 const FORMATS = { csv: "CSV", ofx: "OFX", camt053: "CAMT.053", mt940: "MT940" };
 const ACCEPT = ".csv,.txt,.ofx,.qfx,.xml,.053,.sta,.mt940";
@@ -107,16 +83,26 @@ function nextMonth(key) {
   return new Date(Date.UTC(year, month, 1)).toISOString().slice(0, 10);
 }
 
-// The months to count, newest first: the 12 ending with the newest booking's month.
-function monthsVariables(newest) {
+// The months to show, newest first: the 12 ending with the newest booking's month, and the
+// filter of their bookings.
+function monthsFilter(newest) {
   const keys = Array.from({ length: MONTHS }, (_, i) => monthKey(newest, i));
-  const vars = {};
-  keys.forEach((key, i) => {
-    const within = [cond("bookingDate", "gte", `${key}-01`), cond("bookingDate", "lt", nextMonth(key))];
-    vars[`a${i}`] = { where: { conditions: within } };
-    vars[`m${i}`] = { where: { conditions: [...within, cond("amount", "lt", 0), cond("matched", "eq", false)] } };
-  });
-  return { keys, vars };
+  const filter = { bookingDate: { gte: `${keys[MONTHS - 1]}-01`, lt: nextMonth(keys[0]) } };
+  return { keys, filter };
+}
+
+// The groups (month × currency) as one row per month: all its transactions, the payments out
+// without a document, and their sum per currency.
+function byMonth(groups) {
+  const months = new Map();
+  for (const g of groups) {
+    const month = months.get(g.key.month) || { all: 0, count: 0, totals: [] };
+    month.all += g.count;
+    month.count += g.missing.count;
+    if (g.missing.count) month.totals.push({ currency: g.key.currency, debits: g.missing.sum });
+    months.set(g.key.month, month);
+  }
+  return months;
 }
 
 async function readDocuments(ids) {
@@ -524,11 +510,11 @@ export async function bankView() {
       clear(missing, h("h2", { id: "missing-h" }, "Receipts missing"), h("p", { class: "empty", id: "missing-none" }, "No transactions yet."));
       return;
     }
-    const { keys, vars } = monthsVariables(newest);
-    const data = await api.data(MISSING_QUERY, vars);
+    const { keys, filter } = monthsFilter(newest);
+    const months = byMonth((await api.data(MISSING_QUERY, { filter })).workspace.transactionTotals.groups);
     const rows = keys
-      .map((key, i) => ({ key, all: data[`a${i}`].count, missing: data[`m${i}`] }))
-      .filter((m) => m.all > 0)
+      .filter((key) => months.has(key))
+      .map((key) => ({ key, all: months.get(key).all, missing: months.get(key) }))
       .map(({ key, all, missing: m }) =>
         h(
           "tr",
