@@ -14,6 +14,7 @@ from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 
 from persistence.ids import new_id, utcnow
+from persistence.pagination import after
 
 StoredStatus = Literal["pending", "running", "executed", "rejected"]
 
@@ -74,6 +75,36 @@ class Approvals:
             dict[str, Any] | None,
             await self._col.find_one({"_id": request_id, "workspaceId": workspace_id}),
         )
+
+    async def page(
+        self,
+        workspace_id: str,
+        *,
+        statuses: list[str] | None,
+        hidden_slugs: list[str],
+        requested_by: str | None,
+        limit: int,
+        after_row: tuple[Any, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Requests newest first (ties by id): of ``statuses`` (all when None), gating none of
+        ``hidden_slugs``, asked by ``requested_by`` when given; those after ``after_row``
+        (createdAt, id) when paging on."""
+        query: dict[str, Any] = {
+            "workspaceId": workspace_id,
+            "capabilitySlug": {"$nin": hidden_slugs},
+        }
+        if statuses is not None:
+            query["status"] = {"$in": statuses}
+        if requested_by is not None:
+            query["requestedBy"] = requested_by
+        if after_row is not None:
+            query = {"$and": [query, after("createdAt", -1, after_row[0], after_row[1])]}
+        cursor = (
+            self._col.find(query)
+            .sort([("createdAt", DESCENDING), ("_id", DESCENDING)])
+            .limit(limit)
+        )
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
 
     async def unresolved(
         self, workspace_id: str, slug: str, key: str, values: list[str], limit: int = 20

@@ -14,12 +14,15 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from persistence.ids import new_id, utcnow
+from persistence.pagination import after
 
 INDEXES = [
     IndexModel(
         [("workspaceId", ASCENDING), ("documentId", ASCENDING), ("createdAt", DESCENDING)],
         name="workspace_document_created",
     ),
+    # The export history (exports.list): a workspace's exports, newest first.
+    IndexModel([("workspaceId", ASCENDING), ("createdAt", DESCENDING)], name="workspace_created"),
     # At most one live (queued, sending or exported) export per document and tenant, even when
     # two sends race. Sparse, not partial: the in-memory test store ignores partial filters.
     IndexModel([("activeKey", ASCENDING)], unique=True, sparse=True, name="active_key_unique"),
@@ -69,6 +72,31 @@ class Exports:
             dict[str, Any] | None,
             await self._col.find_one({"_id": export_id, "workspaceId": workspace_id}),
         )
+
+    async def page(
+        self,
+        workspace_id: str,
+        *,
+        document_id: str | None,
+        status: str | None,
+        limit: int,
+        after_row: tuple[Any, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Exports newest first (ties by id), of one document or status when given; those
+        after ``after_row`` (createdAt, id) when paging on."""
+        query: dict[str, Any] = {"workspaceId": workspace_id}
+        if document_id is not None:
+            query["documentId"] = document_id
+        if status is not None:
+            query["status"] = status
+        if after_row is not None:
+            query = {"$and": [query, after("createdAt", -1, after_row[0], after_row[1])]}
+        cursor = (
+            self._col.find(query)
+            .sort([("createdAt", DESCENDING), ("_id", DESCENDING)])
+            .limit(limit)
+        )
+        return cast(list[dict[str, Any]], await cursor.to_list(None))
 
     async def active_for(
         self, workspace_id: str, document_id: str, tenant_id: str, integration_id: str

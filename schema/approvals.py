@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from schema.base import Boolean, CapabilityInput, CapabilityOutput
+from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
 
 APPROVAL_REQUIRED: Literal["approval_required"] = "approval_required"
 ApprovalStatus = Literal["pending", "executed", "rejected"]
@@ -183,6 +183,26 @@ class ApprovalRejected(CapabilityOutput):
     rejectionMessage: str | None = Field(
         default=None, description="The reviewer's reason, when one was given"
     )
+
+
+class ListApprovals(CapabilityInput):
+    """Input of approvals.list."""
+
+    status: Literal["pending", "executed", "rejected", "all"] = Field(
+        default="pending",
+        description="pending (waiting), executed (approved and run), rejected, or all",
+    )
+    limit: Integer = Field(default=20, ge=1, le=100, description="Page size")
+    cursor: str | None = Field(
+        default=None, min_length=1, max_length=2000, description="nextCursor of the previous page"
+    )
+
+
+class ApprovalPage(CapabilityOutput):
+    """One page of approval requests, newest first; ``nextCursor`` is null on the last page."""
+
+    requests: list[ApprovalRequest] = Field(description="The page, newest first")
+    nextCursor: str | None = Field(default=None, description="For the next page; null on the last")
 
 
 class GetApprovalSettings(CapabilityInput):

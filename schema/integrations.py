@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from engines.connectors.registry import provider_ids
-from schema.base import Boolean, CapabilityInput, CapabilityOutput
+from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
 
 IntegrationCategory = Literal["email", "accounting", "storage", "social"]
 IntegrationStatus = Literal["available", "connected", "error"]
@@ -194,6 +194,21 @@ class GetExport(CapabilityInput):
     id: str = Field(min_length=1, max_length=100, description="Export record id (exp_…)")
 
 
+class ListExports(CapabilityInput):
+    """Input of exports.list: both filters are optional; ``{}`` lists the newest exports."""
+
+    documentId: str | None = Field(
+        default=None, min_length=1, max_length=100, description="Only this document's exports"
+    )
+    status: ExportRecordStatus | None = Field(
+        default=None, description="Only exports with this status"
+    )
+    limit: Integer = Field(default=20, ge=1, le=100, description="Page size")
+    cursor: str | None = Field(
+        default=None, min_length=1, max_length=2000, description="nextCursor of the previous page"
+    )
+
+
 class ExportHistoryEntry(CapabilityOutput):
     """One step of an export: the status reached and when."""
 
@@ -246,5 +261,15 @@ class ExportRecord(CapabilityOutput):
     error: str | None = Field(default=None, description="The last failure, in words")
     attempts: int = Field(description="Delivery attempts so far")
     requestedBy: str = Field(description="The user who asked for the export")
+    approvedBy: str | None = Field(
+        default=None, description="The owner or admin who approved it (null: not gated)"
+    )
     createdAt: datetime = Field(description="When the export was requested")
     updatedAt: datetime = Field(description="When its status last changed")
+
+
+class ExportPage(CapabilityOutput):
+    """One page of export records, newest first; ``nextCursor`` is null on the last page."""
+
+    exports: list[ExportRecord] = Field(description="The page, newest first")
+    nextCursor: str | None = Field(default=None, description="For the next page; null on the last")

@@ -4,7 +4,9 @@
 admins) redirects to the provider's consent page; a client that asks for JSON
 (``Accept: application/json``) gets ``{authorizationUrl}`` instead, to open it elsewhere.
 The provider sends the browser back to ``GET /v1/integrations/{id}/callback``, which needs no
-API key: the signed ``state`` names the workspace and the user who started the flow.
+API key: the signed ``state`` names the workspace and the user who started the flow. A flow
+started with ``?return=dashboard`` ends on the dashboard's Integrations page (a redirect when it
+connected; a link on the page that says why it did not).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def _wants_json(request: Request) -> bool:
 
 async def callback(request: Request) -> Response:
     integration_id = request.path_params["integration_id"]
+    back = integration_connections.return_url(services_of(request), request.query_params)
     try:
         connection = await integration_connections.finish(
             services_of(request), integration_id, dict(request.query_params)
@@ -40,9 +43,11 @@ async def callback(request: Request) -> Response:
         if _wants_json(request):
             return render_error(exc)
         failed = render_error(exc)
-        text = bytes(failed.body).decode("utf-8", "replace")
+        text = html.escape(bytes(failed.body).decode("utf-8", "replace"))
+        if back:
+            text += f' <a href="{html.escape(back)}">Back to the dashboard</a>'
         return HTMLResponse(
-            PAGE.format(title="Connection failed", text=html.escape(text)),
+            PAGE.format(title="Connection failed", text=text),
             status_code=failed.status_code,
             headers=page_headers(),
         )
@@ -50,6 +55,8 @@ async def callback(request: Request) -> Response:
     if _wants_json(request):
         result = {"integrationId": integration_id, "status": "connected", "tenants": tenants}
         return EnvelopeResponse({"success": True, "code": 200, "data": {"result": result}})
+    if back:
+        return RedirectResponse(f"{back}?connected={integration_id}", status_code=303)
     names = ", ".join(t["name"] for t in tenants)
     return HTMLResponse(
         PAGE.format(
@@ -75,7 +82,9 @@ def integration_routes(registry: Registry) -> list[PlainRoute]:
         integration_id = request.path_params["integration_id"]
         try:
             ctx = await workspace_context(request, permissions)
-            url = integration_connections.start(ctx, integration_id)
+            url = integration_connections.start(
+                ctx, integration_id, request.query_params.get("return")
+            )
         except Exception as exc:
             return render_error(exc)
         if _wants_json(request):
@@ -98,6 +107,13 @@ def integration_routes(registry: Registry) -> list[PlainRoute]:
             "consent page (JSON with its authorizationUrl when Accept asks for JSON)",
             tag="integrations",
             permissions=permissions,
+            query=(
+                (
+                    "return",
+                    "dashboard: the callback then sends the browser back to the dashboard's "
+                    "Integrations page",
+                ),
+            ),
             responses={
                 "200": {
                     "description": "{authorizationUrl} (Accept: application/json)",

@@ -64,6 +64,8 @@ class Context:
     # The fields of each listed document the face will show (GraphQL: the query's selection,
     # which is its output mode); None: the input's outputMode decides. Only these are read.
     selected_fields: frozenset[str] | None = None
+    # Who approved this call, when it runs as an approved request (an export records it).
+    approved_by: str | None = None
 
     @property
     def store(self) -> Store:

@@ -69,3 +69,25 @@ def _decoded(key: str, value: Any) -> Any:
             except ValueError:
                 pass
     raise BadRequest(NOT_A_CURSOR)
+
+
+def keyset_after(cursor: str | None, query_print: str, keyring: Keyring) -> tuple[Any, str] | None:
+    """The (sort value, id) a keyset page starts after: None for the first page."""
+    if cursor is None:
+        return None
+    state = decode(cursor, query_print, keyring)
+    if "v" not in state or "id" not in state:
+        raise BadRequest(NOT_A_CURSOR)
+    return state["v"], state["id"]
+
+
+def keyset_next(
+    rows: list[dict[str, Any]], limit: int, sort_key: str, query_print: str, keyring: Keyring
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A page read with ``limit + 1`` rows: the page and the cursor after its last row (None
+    when nothing follows)."""
+    if len(rows) <= limit:
+        return rows, None
+    page = rows[:limit]
+    last = page[-1]
+    return page, encode({"v": last[sort_key], "id": last["_id"]}, query_print, keyring)

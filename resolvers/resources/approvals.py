@@ -24,6 +24,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
+from resolvers.framework import cursors
 from resolvers.framework.approval_gate import open_input
 from resolvers.framework.context import Context, Principal
 from resolvers.framework.errors import (
@@ -40,6 +41,7 @@ from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID
 from schema.approvals import (
     ApprovalCapability,
     ApprovalExecuted,
+    ApprovalPage,
     ApprovalRejected,
     ApprovalRequest,
     ApprovalSettings,
@@ -49,6 +51,7 @@ from schema.approvals import (
     GatedCapability,
     GetApproval,
     GetApprovalSettings,
+    ListApprovals,
     RejectRequest,
 )
 from schema.secrets import redact
@@ -151,6 +154,46 @@ async def get(ctx: Context, args: GetApproval) -> ApprovalRequest:
     return _view(ctx, record)
 
 
+# What approvals.list's status filter reads in the store ("running" is pending to readers).
+STORED_STATUSES: dict[str, list[str] | None] = {
+    "pending": ["pending", "running"],
+    "executed": ["executed"],
+    "rejected": ["rejected"],
+    "all": None,
+}
+
+
+@capability(
+    "approvals.list",
+    input=ListApprovals,
+    output=ApprovalPage,
+    permissions=[],
+    effect="read",
+)
+async def list_requests(ctx: Context, args: ListApprovals) -> ApprovalPage:
+    """Approval requests of this workspace, newest first, by status (pending by default;
+    executed, rejected or all), in pages of limit with nextCursor; each as approvals.get shows
+    it. Owners and admins see everyone's, others their own; only requests for capabilities whose
+    read scope the caller holds.
+    """
+    registry = _registry(ctx)
+    # approvals.get's rule (_require_reader) as a filter: the gated capability's read scope…
+    hidden = [spec.slug for spec in registry if not ctx.principal.allows(spec.read_permissions)]
+    query_print = cursors.fingerprint({"capability": "approvals.list", "status": args.status})
+    keyring = ctx.services.keyring
+    rows = await ctx.store.approvals.page(
+        ctx.require_workspace(),
+        statuses=STORED_STATUSES[args.status],
+        hidden_slugs=hidden,
+        # … and being an owner or admin, or the requester.
+        requested_by=None if ctx.role in MANAGERS else ctx.user_id,
+        limit=args.limit + 1,
+        after_row=cursors.keyset_after(args.cursor, query_print, keyring),
+    )
+    page, next_cursor = cursors.keyset_next(rows, args.limit, "createdAt", query_print, keyring)
+    return ApprovalPage(requests=[_view(ctx, row) for row in page], nextCursor=next_cursor)
+
+
 async def _credential_scopes(ctx: Context, requester: dict[str, Any]) -> frozenset[str]:
     """The scopes the requester's credential holds now; RequesterRefused when it is gone."""
     store, via, key_id = ctx.store, requester["via"], requester["keyId"]
@@ -204,7 +247,13 @@ async def _requester_context(ctx: Context, spec: CapabilitySpec, record: dict[st
     except Forbidden as exc:
         raise RequesterRefused(exc.message) from None
     return Context(
-        ctx.services, principal, workspace_id, role, ctx.request_id, registry=ctx.registry
+        ctx.services,
+        principal,
+        workspace_id,
+        role,
+        ctx.request_id,
+        registry=ctx.registry,
+        approved_by=ctx.user_id,
     )
 
 

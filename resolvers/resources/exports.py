@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import NotFound
 from resolvers.framework.registry import capability
-from schema.integrations import ExportRecord, ExportRemote, GetExport
+from schema.integrations import ExportPage, ExportRecord, ExportRemote, GetExport, ListExports
 
 
 def _view(record: dict[str, Any]) -> ExportRecord:
@@ -25,6 +26,7 @@ def _view(record: dict[str, Any]) -> ExportRecord:
         error=record.get("error"),
         attempts=record.get("attempts", 0),
         requestedBy=record["requestedBy"],
+        approvedBy=record.get("approvedBy"),
         createdAt=record["createdAt"],
         updatedAt=record["updatedAt"],
     )
@@ -46,3 +48,30 @@ async def get(ctx: Context, args: GetExport) -> ExportRecord:
     if record is None:
         raise NotFound(f"Export record '{args.id}' not found")
     return _view(record)
+
+
+@capability(
+    "exports.list",
+    input=ListExports,
+    output=ExportPage,
+    permissions=["read_integrations"],
+    effect="read",
+)
+async def list_exports(ctx: Context, args: ListExports) -> ExportPage:
+    """This workspace's export records, newest first (of one document or status when given), in
+    pages of limit with nextCursor: each with its document, status, history and the provider's
+    last error, as exports.get shows it.
+    """
+    query_print = cursors.fingerprint(
+        {"capability": "exports.list", "documentId": args.documentId, "status": args.status}
+    )
+    keyring = ctx.services.keyring
+    rows = await ctx.store.exports.page(
+        ctx.require_workspace(),
+        document_id=args.documentId,
+        status=args.status,
+        limit=args.limit + 1,
+        after_row=cursors.keyset_after(args.cursor, query_print, keyring),
+    )
+    page, next_cursor = cursors.keyset_next(rows, args.limit, "createdAt", query_print, keyring)
+    return ExportPage(exports=[_view(row) for row in page], nextCursor=next_cursor)

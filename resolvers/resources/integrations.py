@@ -300,6 +300,7 @@ async def _create_export(
             "warnings": warnings,
             "summary": summary_of(bill),
             "requestedBy": ctx.user_id,
+            "approvedBy": ctx.approved_by,
         },
     )
 

@@ -79,8 +79,17 @@ def unseal(services: Services, workspace_id: str, integration_id: str, sealed: s
     )
 
 
-def start(ctx: Context, integration_id: str) -> str:
-    """The provider's authorization URL for this workspace (owners and admins connect)."""
+# Where the callback may send the browser afterwards: a name, never a URL (no open redirect).
+RETURNS = {"dashboard": "/app/#/integrations"}
+
+
+def start(ctx: Context, integration_id: str, return_to: str | None = None) -> str:
+    """The provider's authorization URL for this workspace (owners and admins connect);
+    ``return_to`` (a name of ``RETURNS``) is where the callback sends the browser back to."""
+    if return_to is not None and return_to not in RETURNS:
+        raise BadRequest(
+            f"Invalid request: return: '{return_to[:40]}' is not one of {', '.join(RETURNS)}"
+        )
     connector = connector_of(ctx.services, integration_id)
     workspace_id = ctx.require_workspace()
     # A plain route, not a capability: the role is checked here, as @capability(roles=) would.
@@ -97,9 +106,21 @@ def start(ctx: Context, integration_id: str) -> str:
         "i": integration_id,
         "exp": int(time.time()) + STATE_TTL_S,
         "n": secrets.token_urlsafe(8),
+        **({"r": return_to} if return_to else {}),
     }
     state = ctx.services.keyring.sign(STATE_PURPOSE, json.dumps(payload).encode())
     return connector.authorize_url(state, redirect_uri(ctx.services, integration_id))
+
+
+def return_url(services: Services, params: Mapping[str, str]) -> str | None:
+    """The page a flow started with ``return_to`` goes back to (the state's signature checked
+    again); None for a flow that asked for none or a state this server did not sign."""
+    try:
+        payload = json.loads(services.keyring.verify(STATE_PURPOSE, params.get("state") or ""))
+    except (InvalidToken, ValueError):
+        return None
+    path = RETURNS.get(payload.get("r") or "") if isinstance(payload, dict) else None
+    return f"{services.base_url}{path}" if path else None
 
 
 async def finish(

@@ -68,6 +68,35 @@ class LiveDashboard:
         )
         assert done.status_code == 200, done.text
 
+    def join(self, person: dict[str, Any], email: str, role: str = "member") -> None:
+        """``person`` (an account made with ``admin bootstrap`` before the server started)
+        invited by the owner and joining the workspace with their own key, as ``role``."""
+        invited = self.call("members.invite", {"email": email, "role": role})
+        assert invited.status_code == 200, invited.text
+        joined = httpx.post(
+            f"{self.base}/v1/capabilities/members.accept-invite",
+            json={"code": invited.json()["data"]["result"]["code"]},
+            headers={"Authorization": f"Bearer {person['apiKey']}"},
+            timeout=30,
+        )
+        assert joined.status_code == 200, joined.text
+
+
+def fake_xero_env(url: str) -> dict[str, str]:
+    """``serving``'s settings that point the server at a fake Xero listening at ``url``."""
+    from tests.integrations.fakes import CLIENT_ID, CLIENT_SECRET
+    from tests.outbound import LOOPBACK_FAKES
+
+    return {
+        "FINCAP_XERO_CLIENT_ID": CLIENT_ID,
+        "FINCAP_XERO_CLIENT_SECRET": CLIENT_SECRET,
+        "FINCAP_XERO_AUTHORIZE_URL": f"{url}/authorize",
+        "FINCAP_XERO_TOKEN_URL": f"{url}/token",
+        "FINCAP_XERO_API_URL": url,
+        # The fake provider listens on loopback: admitted explicitly, as an operator would.
+        "FINCAP_OUTBOUND_ALLOW": LOOPBACK_FAKES,
+    }
+
 
 def cli(data_dir: Path, *args: str, stdin: str | None = None) -> dict[str, Any]:
     """A server-side ``fincap`` command on ``data_dir`` (it starts a private store)."""
@@ -124,6 +153,14 @@ class Page:
 
     def wait(self, expression: str, timeout: float = 60) -> Any:
         return self.devtools.wait_for(self.session, expression, timeout)
+
+    def sign_in(self, base: str, secret: str, org_id: str) -> None:
+        """Sign this tab in to the dashboard with the API key ``secret`` in ``org_id``."""
+        page_url = f"{base}/app/"  # sessionStorage belongs to the origin: be on it first
+        self.go(page_url)
+        self.wait("document.readyState === 'complete'")
+        signed_in = {"kind": "key", "secret": secret, "orgId": org_id}
+        self.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
 
     def go(self, url: str) -> None:
         self.call("Page.navigate", url=url)

@@ -530,7 +530,7 @@ def test_keyboard_and_phone_width(live: LiveDashboard, page: Page, shots: Path) 
     assert focused[3].startswith("Review ") and focused[3].endswith(" waiting"), focused
     expected = ["fincap", "Overview", "Documents", "Bank", "Upload"]
     assert [*focused[:3], *focused[4:]] == expected, focused
-    for _ in range(3):  # API keys, Members, then the workspace picker
+    for _ in range(5):  # Integrations, Approvals, API keys, Members, then the workspace picker
         page.press("Tab")
     assert page.js("document.activeElement.id") == "workspace"  # the workspace picker
     page.js("document.querySelector('[data-route=documents]').focus()")

@@ -22,11 +22,17 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integrations.fakes import CLIENT_ID, CLIENT_SECRET, FakeXero
+from tests.integrations.fakes import FakeXero
 from tests.integrations.fakes import serving as fake_serving
-from tests.outbound import LOOPBACK_FAKES
 from tests.requires import requires
-from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+from tests.web.dashboard_live import (
+    LiveDashboard,
+    Page,
+    chromium,
+    fake_xero_env,
+    prepare,
+    serving,
+)
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
@@ -44,16 +50,7 @@ def xero() -> Iterator[FakeXero]:
 def live(tmp_path_factory: pytest.TempPathFactory, xero: FakeXero) -> Iterator[LiveDashboard]:
     data_dir = tmp_path_factory.mktemp("documents") / "data"
     boot = prepare(data_dir, DEMO_DOCUMENTS)
-    provider = {
-        "FINCAP_XERO_CLIENT_ID": CLIENT_ID,
-        "FINCAP_XERO_CLIENT_SECRET": CLIENT_SECRET,
-        "FINCAP_XERO_AUTHORIZE_URL": f"{xero.url}/authorize",
-        "FINCAP_XERO_TOKEN_URL": f"{xero.url}/token",
-        "FINCAP_XERO_API_URL": xero.url,
-        # The fake provider listens on loopback: admitted explicitly, as an operator would.
-        "FINCAP_OUTBOUND_ALLOW": LOOPBACK_FAKES,
-    }
-    with serving(data_dir, boot, provider) as server:
+    with serving(data_dir, boot, fake_xero_env(xero.url)) as server:
         yield server
 
 
