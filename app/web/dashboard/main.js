@@ -1,4 +1,4 @@
-// The dashboard: a hash router over nine views. Every view loads with one GraphQL request (the
+// The dashboard: a hash router over eleven views. Every view loads with one GraphQL request (the
 // Bank page with two: the months it counts depend on the newest booking the first one reads).
 
 import * as api from "./api.js";
@@ -12,6 +12,8 @@ import { membersView } from "./members.js";
 import { tagsView } from "./tags.js";
 import { reviewView } from "./review.js";
 import { bankView } from "./bank.js";
+import { rulesView } from "./rules.js";
+import { sourcesView } from "./sources.js";
 import { followReviewCount, stopReviewCount, refreshReviewCount } from "./review_count.js";
 import { disconnect as stopLiveEvents } from "./live.js";
 
@@ -35,7 +37,7 @@ function route() {
   const path = (location.hash || "#/").slice(1);
   const parts = path.split("?")[0].split("/").filter(Boolean);
   if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
-  if (["documents", "review", "bank", "upload", "keys", "members", "tags"].includes(parts[0])) return { name: parts[0] };
+  if (["documents", "review", "bank", "rules", "sources", "upload", "keys", "members", "tags"].includes(parts[0])) return { name: parts[0] };
   return { name: "overview" };
 }
 
@@ -45,6 +47,8 @@ const VIEWS = {
   document: documentView,
   review: reviewView,
   bank: bankView,
+  rules: rulesView,
+  sources: sourcesView,
   upload: uploadView,
   keys: keysView,
   members: membersView,
