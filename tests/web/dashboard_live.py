@@ -255,3 +255,15 @@ def fits_a_phone(page: Page, ready: str, timeout: float = 30) -> None:
         assert page.js("document.documentElement.scrollWidth") <= 390
     finally:
         page.call("Emulation.clearDeviceMetricsOverride")
+
+
+def own_key(page: Page, live: LiveDashboard, name: str) -> str:
+    """Sign the tab in with a new key of the owner's, and return it: each test its own budget
+    of expensive calls (statements.import, transactions.candidates, matches.confirm,
+    rules.prepare and rules.execute cost one each; a key has 10 a minute)."""
+    secret = str(result(live.call("api-keys.create", {"name": name}))["apiKey"])
+    signed_in = {"kind": "key", "secret": secret, "orgId": live.org_id}
+    page.go(f"{live.base}/app/")
+    page.wait("document.readyState === 'complete'")
+    page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+    return secret

@@ -9,6 +9,7 @@ the light and the dark scheme; the page fits 390 px."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from urllib.parse import parse_qs
 
@@ -22,6 +23,7 @@ from tests.web.dashboard_live import (
     fits_a_phone,
     in_locale,
     live_with_tab,
+    own_key,
     result,
 )
 
@@ -76,6 +78,7 @@ def test_a_rule_written_in_words_shows_its_matches(
     live, tab = live_tab
     merchant = MERCHANT[locale]
     with in_locale(tab, locale) as page:
+        own_key(page, live, f"rules {locale}")  # its own budget of rule readings
         open_rules(page, live)
         # A part not understood is named, above the reading.
         read(page, f"Categorize {merchant} receipts as Travel when the moon is full")
@@ -153,8 +156,28 @@ def test_a_sentence_with_no_rule_says_so_and_offers_no_save(
     live_tab: tuple[LiveDashboard, Page],
 ) -> None:
     live, page = live_tab
+    own_key(page, live, "no rule")
     open_rules(page, live)
     read(page, "Uber receipts are Travel")
     assert page.js("!!document.querySelector('#rule-none')")
     assert texts(page, "#rule-not-understood li") == ["“are Travel”"]
+    assert not page.js("!!document.querySelector('#rule-save')")
+
+
+def test_readings_used_up_are_said_with_the_wait(live_tab: tuple[LiveDashboard, Page]) -> None:
+    live, page = live_tab
+    key = own_key(page, live, "spent")
+    open_rules(page, live)
+    page.fill("#rule-text", "Archive Uber receipts")
+    # The key's readings spent over REST (10 at once, then 429 until one is earned again).
+    for _ in range(15):
+        answer = live.call("rules.prepare", {"naturalLanguageRule": "Archive Uber receipts"}, key)
+        if answer.status_code == 429:
+            break
+        assert answer.status_code == 200, answer.text
+    assert answer.status_code == 429, answer.text
+    page.press("Enter")
+    page.wait(READ, WAIT)
+    said = page.js("document.querySelector('#rule-preview .error').innerText")
+    assert re.fullmatch(r"Too many rules read for now .*: try again in \d+ seconds?\.", said), said
     assert not page.js("!!document.querySelector('#rule-save')")
