@@ -181,3 +181,37 @@ def test_readings_used_up_are_said_with_the_wait(live_tab: tuple[LiveDashboard, 
     said = page.js("document.querySelector('#rule-preview .error').innerText")
     assert re.fullmatch(r"Too many rules read for now .*: try again in \d+ seconds?\.", said), said
     assert not page.js("!!document.querySelector('#rule-save')")
+
+
+# Steps of types this page does not know (a newer server's trigger, action or condition field),
+# a weekly schedule and a nested or-group, as the page words them.
+WORDS = """Promise.all([import('/app/assets/rules.js'), import('/app/assets/where_words.js')])
+  .then(([rules, where]) => { window.__words = [
+    rules.triggerWords({type: 'transaction_imported', schedule: null, account: 'DE89 3704'}),
+    rules.actionWords({type: 'split_booking', category: null, share: 50}),
+    rules.triggerWords({type: 'schedule', schedule: {frequency: 'weekly', weekday: 'friday',
+      dayOfMonth: null, hour: 9}}),
+    rules.actionWords({type: 'mark_recurring', recurringType: 'monthly'}),
+    where.whereSentence({logic: 'and', conditions: [
+      {field: 'transaction.counterparty', op: 'regex', value: '\\\\b(?:shell|aral)\\\\b'},
+      {logic: 'or', conditions: [{field: 'amount', op: 'gt', value: '100'},
+                                 {field: 'fromEmail', op: 'exists', value: false}]},
+      {field: 'bookedOn', op: 'within', value: {days: 7}}]}),
+  ]; })"""
+
+
+def test_steps_of_unknown_types_are_said_by_their_names(
+    live_tab: tuple[LiveDashboard, Page],
+) -> None:
+    live, page = live_tab
+    open_rules(page, live)
+    page.js("window.__words = null")
+    page.js(WORDS)
+    assert page.wait("window.__words", WAIT) == [
+        "On “transaction imported” (account: DE89 3704)",
+        "split booking (share: 50)",
+        "Every Friday at 09:00 UTC",
+        "Mark it recurring (monthly)",
+        "transaction.counterparty “shell” or “aral” and (amount over 100 or has no sent from) "
+        'and bookedOn within {"days":7}',
+    ]
