@@ -249,3 +249,58 @@ def colour_share(
     )
     near = sum(1 for p in pixels if sum(abs(a - b) for a, b in zip(p, rgb, strict=True)) < 40)
     return near / max(1, len(pixels))
+
+
+def result(response: httpx.Response) -> Any:
+    """A REST capability call's result, the call having succeeded."""
+    assert response.status_code == 200, response.text
+    return response.json()["data"]["result"]
+
+
+@contextmanager
+def live_with_tab(
+    temp: Any, name: str, documents: int, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[LiveDashboard, Page]]:
+    """A browser test module's server and tab in one: ``fincap serve`` with ``documents`` demo
+    documents, and a Chromium tab signed in there with the owner's key. ``temp`` is pytest's
+    ``tmp_path_factory``."""
+    data_dir = temp.mktemp(name) / "data"
+    boot = prepare(data_dir, documents)
+    with (
+        serving(data_dir, boot, extra_env) as live,
+        signed_in_tab(live, temp.mktemp(f"{name}-chromium")) as page,
+    ):
+        yield live, page
+
+
+@contextmanager
+def in_locale(page: Page, locale: str) -> Iterator[Page]:
+    """The tab in ``locale`` (en-US, de-DE…) from the next navigation on, then as it was."""
+    page.call("Emulation.setLocaleOverride", locale=locale)
+    page.go("about:blank")
+    try:
+        yield page
+    finally:
+        page.call("Emulation.setLocaleOverride")
+
+
+def fits_a_phone(page: Page, ready: str, timeout: float = 30) -> None:
+    """Once ``ready`` holds on a 390 px wide phone screen, the page scrolls no way but down."""
+    page.viewport(390, 844, mobile=True)
+    try:
+        page.wait(ready, timeout)
+        assert page.js("document.documentElement.scrollWidth") <= 390
+    finally:
+        page.call("Emulation.clearDeviceMetricsOverride")
+
+
+def own_key(page: Page, live: LiveDashboard, name: str) -> str:
+    """Sign the tab in with a new key of the owner's, and return it: each test its own budget
+    of expensive calls (statements.import, transactions.candidates, matches.confirm,
+    rules.prepare and rules.execute cost one each; a key has 10 a minute)."""
+    secret = str(result(live.call("api-keys.create", {"name": name}))["apiKey"])
+    signed_in = {"kind": "key", "secret": secret, "orgId": live.org_id}
+    page.go(f"{live.base}/app/")
+    page.wait("document.readyState === 'complete'")
+    page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+    return secret

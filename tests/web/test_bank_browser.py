@@ -21,7 +21,7 @@ import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, own_key, prepare, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "statements"
@@ -61,17 +61,6 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def result(response: httpx.Response) -> Any:
     assert response.status_code == 200, response.text
     return response.json()["data"]["result"]
-
-
-def own_key(page: Page, live: LiveDashboard, name: str) -> None:
-    """Sign the tab in with a new key of the owner's: each test its own budget of expensive
-    calls (statements.import, transactions.candidates and matches.confirm cost one each; a key
-    has 10 a minute)."""
-    secret = result(live.call("api-keys.create", {"name": name}))["apiKey"]
-    signed_in = {"kind": "key", "secret": secret, "orgId": live.org_id}
-    page.go(f"{live.base}/app/")
-    page.wait("document.readyState === 'complete'")
-    page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
 
 
 def camt053(message_id: str, booked: dt.date, amount: str, counterparty: str) -> str:

@@ -523,12 +523,12 @@ def test_keyboard_and_phone_width(live: LiveDashboard, page: Page, shots: Path) 
     page.js("document.querySelector('.skip').focus()")
     assert page.js("document.querySelector('.skip').getBoundingClientRect().left") >= 0
     focused = []
-    for _ in range(6):
+    for _ in range(8):
         page.press("Tab")
         focused.append(page.js("document.activeElement.textContent.trim()"))
     # The Review link carries the queue's count ("Review 11 waiting").
     assert focused[3].startswith("Review ") and focused[3].endswith(" waiting"), focused
-    expected = ["fincap", "Overview", "Documents", "Bank", "Upload"]
+    expected = ["fincap", "Overview", "Documents", "Bank", "Rules", "Sources", "Upload"]
     assert [*focused[:3], *focused[4:]] == expected, focused
     for _ in range(5):  # Integrations, Approvals, API keys, Members, then the workspace picker
         page.press("Tab")

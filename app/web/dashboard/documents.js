@@ -6,7 +6,8 @@ import * as api from "./api.js";
 import { h, clear, money, announce, errorBox } from "./dom.js";
 import { parseMoney, changeFactor, fractionDigits } from "./numbers.js";
 import { state, loadWithWorkspace, WORKSPACES, DOC_TYPES } from "./state.js";
-import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput, tagsOf, applyView, listWhere, archivedOf, columnsOf, COLUMN_KEYS } from "./listing.js";
+import { LIST_PATH, PAGE, ROW_FIELDS, STATUSES, SORTS, listFromHash, listHash, sortOf, searchInput, countInput, tagsOf, applyView, listWhere, archivedOf, whereOf, columnsOf, COLUMN_KEYS } from "./listing.js";
+import { whereSentence } from "./where_words.js";
 import { savedView, saveViewForm, viewHeader } from "./views.js";
 import { TAGS_LIST, TAGS_PATH, rememberTags, knownTags, chip, documentTags } from "./tags.js";
 import { documentTable, columnChooser } from "./table.js";
@@ -128,6 +129,7 @@ function filtersForm(list, categories, tags) {
           dups: duplicates.checked ? "1" : "",
           tags: [...tagBox.querySelectorAll("input[name=tag]:checked")].map((b) => b.value).join("\n"),
           untagged: tagBox.querySelector("#d-untagged").checked ? "1" : "",
+          where: list.where,
           sort: list.sort,
           order: list.order,
         });
@@ -352,6 +354,9 @@ export async function documentsView() {
     {},
     h("h1", {}, view ? view.name : "Documents"),
     view ? viewHeader(view) : null,
+    whereOf(list)
+      ? h("p", { class: "meta", id: "where-meta" }, `Only documents where ${whereSentence(whereOf(list))}. `, h("a", { href: listHash({ ...list, where: "" }) }, "Drop this condition"))
+      : null,
     h("details", { class: "filters-box", open: window.matchMedia("(min-width: 48rem)").matches || Object.keys(list).some((k) => !["sort", "order"].includes(k)) }, h("summary", {}, "Filters"), filters),
     summary,
     h("div", { class: "list-tools" }, bulk.element, h("div", { class: "actions csv" }, csvButton, csvStatus), chooser, saveView),

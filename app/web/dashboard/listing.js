@@ -8,7 +8,7 @@
 import { FILTER_KEYS, filtersFromHash, filtersHash, whereClause, DOC_TYPES } from "./state.js";
 
 export const LIST_PATH = "#/documents";
-export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "tags", "untagged", "sort", "order", "view", "cols"];
+export const LIST_KEYS = [...FILTER_KEYS, "amountMin", "amountMax", "status", "q", "archived", "dups", "tags", "untagged", "sort", "order", "view", "where", "cols"];
 export const PAGE = 50;
 
 // The columns a person can sort by, with the capability's sortBy and the first order of a click
@@ -51,7 +51,32 @@ const VALID = {
   untagged: (v) => v === "1",
   view: (v) => /^view_[\w-]{1,60}$/.test(v),
   cols: (v) => v.split(",").every((k) => COLUMN_KEYS.includes(k)),
+  where: (v) => whereOf({ where: v }) !== null,
 };
+
+// Any where clause, as JSON in the address (#/documents?where={"logic":"and","conditions":[…]}):
+// what a rule's "matches N documents" opens. Not a clause (bad JSON, no conditions): ignored.
+// The API checks its fields and operators, and says what it refuses.
+export function whereOf(list) {
+  if (!list.where || list.where.length > 8000) return null;
+  try {
+    const clause = JSON.parse(list.where);
+    return clause && typeof clause === "object" && Array.isArray(clause.conditions) ? clause : null;
+  } catch {
+    return null;
+  }
+}
+
+// An and-clause's conditions join the list's own; another (or, nor) goes in as one group.
+function addressed(clause) {
+  if (!clause) return [];
+  return !clause.logic || clause.logic === "and" ? clause.conditions : [clause];
+}
+
+// The Documents page listing exactly what `where` matches.
+export function whereHref(where) {
+  return listHash({ where: JSON.stringify(where) });
+}
 
 // The tags chosen in the filter: one name a line in the address ("tags=Q4%0ATravel"), the one
 // character no tag name holds.
@@ -78,7 +103,11 @@ export function sortOf(list) {
 export function listWhere(list) {
   const where = whereClause(list);
   // A saved view's clause (applyView), and the page's own filters on top of it.
-  const conditions = [...(list.viewWhere ? [list.viewWhere] : []), ...(where ? where.conditions : [])];
+  const conditions = [
+    ...(list.viewWhere ? [list.viewWhere] : []),
+    ...addressed(whereOf(list)),
+    ...(where ? where.conditions : []),
+  ];
   if (list.dups) conditions.push({ field: "duplicateOf", op: "exists", value: true });
   // Untagged, or carrying every tag chosen (untagged wins: both together match nothing).
   if (list.untagged) conditions.push({ field: "tags", op: "exists", value: false });

@@ -14,6 +14,8 @@ import { reviewView } from "./review.js";
 import { bankView } from "./bank.js";
 import { integrationsView } from "./integrations.js";
 import { approvalsView } from "./approvals.js";
+import { rulesView } from "./rules.js";
+import { sourcesView } from "./sources.js";
 import { followReviewCount, stopReviewCount, refreshReviewCount } from "./review_count.js";
 import { disconnect as stopLiveEvents } from "./live.js";
 
@@ -37,7 +39,7 @@ function route() {
   const path = (location.hash || "#/").slice(1);
   const parts = path.split("?")[0].split("/").filter(Boolean);
   if (parts[0] === "documents" && parts[1]) return { name: "document", id: decodeURIComponent(parts[1]) };
-  if (["documents", "review", "bank", "upload", "keys", "members", "tags", "integrations", "approvals"].includes(parts[0])) return { name: parts[0] };
+  if (["documents", "review", "bank", "rules", "sources", "upload", "keys", "members", "tags", "integrations", "approvals"].includes(parts[0])) return { name: parts[0] };
   return { name: "overview" };
 }
 
@@ -47,6 +49,8 @@ const VIEWS = {
   document: documentView,
   review: reviewView,
   bank: bankView,
+  rules: rulesView,
+  sources: sourcesView,
   upload: uploadView,
   keys: keysView,
   members: membersView,
