@@ -16,7 +16,7 @@ import { integrationsView } from "./integrations.js";
 import { approvalsView } from "./approvals.js";
 import { rulesView } from "./rules.js";
 import { sourcesView } from "./sources.js";
-import { followReviewCount, stopReviewCount, refreshReviewCount } from "./review_count.js";
+import { followNavCounts, stopNavCounts, refreshNavCounts } from "./nav_counts.js";
 import { disconnect as stopLiveEvents } from "./live.js";
 
 const main = document.getElementById("main");
@@ -75,7 +75,7 @@ async function render() {
     return;
   }
   showHeader(true);
-  followReviewCount();
+  followNavCounts();
   const current = route();
   for (const link of nav.querySelectorAll("a[data-route]")) {
     const active = link.dataset.route === current.name || (["document", "tags"].includes(current.name) && link.dataset.route === "documents");
@@ -135,14 +135,14 @@ picker.addEventListener("change", async () => {
     return;
   }
   api.setWorkspace(picker.value);
-  stopReviewCount(); // the next render follows the new workspace's
-  refreshReviewCount();
+  stopNavCounts(); // the next render follows the new workspace's
+  refreshNavCounts();
   announce("Workspace changed");
   render();
 });
 
 document.getElementById("sign-out").addEventListener("click", async () => {
-  stopReviewCount();
+  stopNavCounts();
   stopLiveEvents();
   await api.signOut();
   showHeader(false);

@@ -11,7 +11,7 @@ import { loadWithWorkspace, WORKSPACES } from "./state.js";
 import { evidencePreview } from "./evidence.js";
 import { DOC_FIELDS, EDITABLE, editor, shownValue } from "./documents.js";
 import { followEvents } from "./follow.js";
-import { QUEUE_WHERE, showReviewCount } from "./review_count.js";
+import { QUEUE_WHERE, showReviewCount } from "./nav_counts.js";
 
 const QUEUE_SIZE = 100; // the most documents.search returns at once
 const QUEUE_INPUT = { where: QUEUE_WHERE, useSearch: false, sortBy: "createdAt", sortOrder: 1, limit: QUEUE_SIZE };

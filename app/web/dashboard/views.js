@@ -5,7 +5,7 @@
 
 import * as api from "./api.js";
 import { h, clear, announce, errorBox, confirmInPlace } from "./dom.js";
-import { refreshReviewCount as refreshViews } from "./review_count.js";
+import { refreshNavCounts as refreshViews } from "./nav_counts.js";
 import { viewHref } from "./views_nav.js";
 
 // A where clause three levels deep: the page's filters over a view saved from another view.

@@ -1,6 +1,6 @@
 // Saved views in the navigation: each of the person's views and the workspace's shared ones,
 // with how many documents it lists now. They are read with the review count, in the
-// navigation's one request (review_count.js), and again when documents change. A view's
+// navigation's one request (nav_counts.js), and again when documents change. A view's
 // address is stable: #/documents?view=view_….
 
 import { h, clear } from "./dom.js";

@@ -24,7 +24,7 @@ export function showReviewCount(count) {
   badge.classList.toggle("warn", count > 0);
 }
 
-export async function refreshReviewCount() {
+export async function refreshNavCounts() {
   try {
     const data = await api.data(COUNT_QUERY, { count: { where: QUEUE_WHERE } });
     showReviewCount(data.workspace?.waiting.count ?? 0);
@@ -34,14 +34,14 @@ export async function refreshReviewCount() {
   }
 }
 
-// Keep the count current while signed in; stopReviewCount ends it (sign-out, another workspace).
-export function followReviewCount() {
+// Keep the count current while signed in; stopNavCounts ends it (sign-out, another workspace).
+export function followNavCounts() {
   if (stop) return;
-  refreshReviewCount();
-  stop = onDocumentEvent(debounce(refreshReviewCount, QUIET_MS));
+  refreshNavCounts();
+  stop = onDocumentEvent(debounce(refreshNavCounts, QUIET_MS));
 }
 
-export function stopReviewCount() {
+export function stopNavCounts() {
   stop?.();
   stop = null;
   showViews([]);
