@@ -22,6 +22,7 @@ from persistence.transactions import FIELDS as TRANSACTION_FIELDS
 from persistence.where import compile_where
 from resolvers import build_job_kinds, build_registry
 from resolvers.framework.registry import Registry
+from resolvers.services.rule_runner import queue_match_rules, run_transaction_rules
 from schema.rules import RuleDefinition
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, doc, result
@@ -223,6 +224,7 @@ async def test_an_automatic_match_at_import_runs_the_rule(
     assert answer["autoMatched"] == 3  # Pret, British Gas and Shell
     [job] = await queued(store, "run-match-rules")
     assert len(job["payload"]["transactionIds"]) == 3  # one job for the import
+    assert (await document(client, alice, "doc_shell"))["category"] == "Other"  # not inline
 
     assert await pool(store).run_until_idle() == 1
     assert (await document(client, alice, "doc_shell"))["category"] == "Fuel"
@@ -233,8 +235,6 @@ async def test_an_automatic_match_at_import_runs_the_rule(
     stats = await rule_stats(client, alice, rule["id"])
     assert (stats["runs"], stats["documentsMatched"], stats["actionsApplied"]) == (3, 1, 1)
     # A retried job acts on nothing twice.
-    from resolvers.services.rule_runner import run_transaction_rules
-
     await run_transaction_rules(
         build_services(Settings(), store, registry=build_registry()),
         alice.org_id,
@@ -277,3 +277,18 @@ async def test_a_confirmed_match_runs_the_rule_on_the_wire(
         assert (await document(http, alice, "doc_pret"))["category"] == "Meals"
         stats = await rule_stats(http, alice, rule["id"])
         assert (stats["runs"], stats["documentsMatched"], stats["actionsApplied"]) == (2, 1, 1)
+
+
+async def test_an_import_s_matches_are_queued_in_jobs_of_500(
+    client: httpx.AsyncClient, alice: Tenant, store: Store
+) -> None:
+    """Each job stays well within a job's time limit, other workspaces' jobs in between."""
+    services = build_services(Settings(), store, registry=build_registry())
+    ids = [f"txn_{i}" for i in range(1_100)]
+    await queue_match_rules(services, alice.org_id, ids)
+    assert await queued(store, "run-match-rules") == []  # no rule: nothing queued
+    await save(client, alice, SHELL_IS_FUEL)
+    await queue_match_rules(services, alice.org_id, ids)
+    jobs = await queued(store, "run-match-rules")
+    assert sorted(len(job["payload"]["transactionIds"]) for job in jobs) == [100, 500, 500]
+    assert sorted(i for job in jobs for i in job["payload"]["transactionIds"]) == sorted(ids)
