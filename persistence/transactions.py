@@ -264,6 +264,40 @@ class Transactions:
         ).max_time_ms(QUERY_TIME_LIMIT_MS)
         return cast(list[dict[str, Any]], await cursor.to_list(None))
 
+    async def matching(
+        self,
+        workspace_id: str,
+        transaction_ids: Sequence[str],
+        filters: Mapping[str, Mapping[str, Any]],
+    ) -> dict[str, set[str]]:
+        """Per name of ``filters`` (compiled where clauses): which of the matched transactions
+        among ``transaction_ids`` it matches, in one read (one ``$facet`` branch per filter)."""
+        if not transaction_ids or not filters:
+            return {}
+        names = list(filters)
+        facets = {
+            f"f{index}": [{"$match": dict(filters[name])}, {"$project": {"_id": 1}}]
+            for index, name in enumerate(names)
+        }
+        pipeline: list[Mapping[str, Any]] = [
+            {
+                "$match": {
+                    "workspaceId": workspace_id,
+                    "_id": {"$in": list(transaction_ids)},
+                    "matched": True,
+                }
+            },
+            {"$facet": facets},
+        ]
+        cursor = self._col.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS)
+        rows = await cursor.to_list(None)
+        if not rows:
+            return {}
+        return {
+            name: {str(row["_id"]) for row in rows[0].get(f"f{index}") or []}
+            for index, name in enumerate(names)
+        }
+
     async def matched_to(
         self, workspace_id: str, document_ids: Sequence[str]
     ) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from domain.documents import RecurringType
+from domain.rules import TRANSACTION_RULE_ACTIONS
 from domain.where import WhereClause
 from engines.connectors.registry import provider_ids
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
@@ -20,7 +21,11 @@ from schema.secrets import SecretText
 
 MAX_RULE_TEXT = 1000
 
-TriggerType = Literal["document-processed", "document-updated", "schedule"]
+TriggerType = Literal["document-processed", "document-updated", "schedule", "transaction-matched"]
+# The trigger of the rules about bank transactions: their conditions are a where clause over the
+# transactions' fields (``domain.transactions.TRANSACTION_FILTERS``), their actions act on the
+# documents matched to the transaction.
+TRANSACTION_MATCHED = "transaction-matched"
 ScheduleFrequency = Literal["daily", "weekly", "monthly"]
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 ActionType = Literal[
@@ -70,8 +75,8 @@ class RuleSchedule(BaseModel):
 
 
 class RuleTrigger(BaseModel):
-    """What starts the rule: a document finished processing, a document was corrected, or a
-    schedule (then ``schedule`` says when)."""
+    """What starts the rule: a document finished processing, a document was corrected, a
+    schedule (then ``schedule`` says when), or a bank transaction was matched to documents."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -182,11 +187,24 @@ class RuleDefinition(BaseModel):
     trigger: RuleTrigger = Field(description="What starts it")
     conditions: WhereClause | None = Field(
         default=None,
-        description="which documents: a where clause as in documents.search (none: every document)",
+        description="which documents: a where clause as in documents.search (none: every "
+        "document); for trigger transaction-matched, which transactions: a where clause as in "
+        "transactions.search",
     )
     actions: list[RuleAction] = Field(
         min_length=1, max_length=10, description="What it does, in order"
     )
+
+    @model_validator(mode="after")
+    def _actions_fit_trigger(self) -> RuleDefinition:
+        if self.trigger.type == TRANSACTION_MATCHED:
+            refused = [a.type for a in self.actions if a.type not in TRANSACTION_RULE_ACTIONS]
+            if refused:
+                raise ValueError(
+                    f"a transaction-matched rule does not {', '.join(dict.fromkeys(refused))}: it "
+                    f"can {', '.join(TRANSACTION_RULE_ACTIONS)} on the matched documents"
+                )
+        return self
 
 
 # -- capability bodies ---------------------------------------------------------------------
@@ -221,7 +239,13 @@ class RulePreview(CapabilityOutput):
     parsedBy: ParsedBy = Field(description="grammar (offline) or llm (the configured model)")
     warnings: list[str] = Field(description="Assumptions made and things to check")
     matchingDocuments: int | None = Field(
-        description="Active documents the conditions match today (null without a rule)"
+        description="Active documents the conditions match today (null without a rule, and "
+        "for a transaction-matched rule, whose conditions are about transactions)"
+    )
+    matchingTransactions: int | None = Field(
+        default=None,
+        description="transaction-matched rules: bank transactions the conditions match today "
+        "(matched or not; null for other rules)",
     )
 
 

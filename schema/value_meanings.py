@@ -169,6 +169,8 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
             "document-processed": "When a document finishes processing",
             "document-updated": "When a document is corrected",
             "schedule": "On a schedule (see schedule)",
+            "transaction-matched": "When a bank transaction is matched to documents (its "
+            "conditions are about the transaction; its actions change the matched documents)",
         },
     ),
     _vocabulary(typing.Literal["local"], {"local": "Charges are recorded in the local ledger"}),

@@ -32,6 +32,7 @@ def test_the_service_kinds_are_collected_from_the_job_modules() -> None:
         "poll-mailbox",
         PROCESS_DOCUMENT,
         "reprocess-document",
+        "run-match-rules",
         "run-scheduled-rule",
         "run-update-rules",
     ]

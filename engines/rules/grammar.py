@@ -61,6 +61,7 @@ KEYWORDS = [
     "receipt",
     "invoice",
     "document",
+    "transaction",
     "unpaid",
     "uncategorized",
     "ending",
@@ -82,7 +83,7 @@ _phrase: action | condition | subject | trigger | WHEN
 
 // -- actions ---------------------------------------------------------------------------
 ?action: categorize | set_category | set_merchant | rename | mark_recurring | archive
-       | add_tag | send | require_approval | notify_email | notify_webhook
+       | add_tag | send | require_approval | notify_email | notify_webhook | copula
 
 categorize: (CATEGORIZE | MARK) span? (AS | TO | IN) target
           | (CATEGORIZE | MARK)? span? CATEGORIZEAS target
@@ -97,6 +98,8 @@ mark_recurring: (MARK | CATEGORIZE) span? AS? FREQ? RECURRING FREQ?
               | (MARK | CATEGORIZE) span? AS FREQ
 archive: ARCHIVE span?
 add_tag: TAG span? AS? target
+// "Transactions from Shell are Fuel", "Uber receipts are Travel": a category, said of a subject.
+copula: subject condition* IS target
 send: SEND span? TO? INTEG
 require_approval: MARK? span? REQUIREAPPROVAL span?
 notify_email: EMAIL span? TO? recipient
@@ -116,8 +119,12 @@ span: subject condition* | condition+ | bare condition*
 bare: names
 
 subject: EVERY? _adjective* names? _adjective* doc_nouns
+       | EVERY? names? txn_nouns payee?
 doc_nouns: doc_noun ((AND | OR | COMMA) doc_noun)*
 doc_noun: RECEIPT | INVOICE | DOCUMENT | RECURRING
+// Bank transactions: "card payments to Uber" names the counterparty with "to".
+txn_nouns: TRANSACTION ((AND | OR | COMMA) TRANSACTION)*
+payee: TO names
 _adjective: recurring_adj | unpaid | uncategorized | currency
 unpaid: UNPAID
 uncategorized: UNCATEGORIZED

@@ -41,8 +41,12 @@ Fields: %(fields)s. Ops: eq, ne, gt, gte, lt, lte, in, nin, regex, exists. Match
 op regex and a lower-case word pattern such as \\\\bnetflix\\\\b. Amounts are numbers in the
 document's currency; add a currency condition when the sentence names one. Use trigger type
 document-processed unless the sentence says the rule runs when a document is updated
-(document-updated) or on a schedule (schedule, with a schedule object). Do not invent
-conditions the sentence does not state.
+(document-updated) or on a schedule (schedule, with a schedule object). A rule whose subject
+is bank transactions (transactions, card payments, bookings, debits) uses trigger type
+transaction-matched: its conditions use the transaction fields counterparty, reference, amount
+(negative for money paid), currency, account, bookingDate and valueDate, and its actions are
+only set-category, set-merchant, mark-recurring or add-tag (they change the documents matched
+to the transaction). Do not invent conditions the sentence does not state.
 JSON schema of a rule:
 %(schema)s"""
 

@@ -26,6 +26,7 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from domain.rules import TRANSACTION_RULE_ACTIONS
 from engines.rules.grammar import grammar
 from engines.rules.lexicon import (
     CATEGORY_NAMES,
@@ -351,6 +352,8 @@ class _Reader:
         self.triggers: list[dict[str, Any]] = []
         self.hour: int | None = None
         self.warnings: list[str] = []
+        # "Transactions from Shell …": the rule is about bank transactions (transaction-matched).
+        self.transactions = False
 
     # tokens and names
 
@@ -408,6 +411,10 @@ class _Reader:
                             self.doc_types.append(kind)
                         elif kind == "recurring":
                             self._recurring(None)
+            elif child.data == "txn_nouns":
+                self.transactions = True
+            elif child.data == "payee":
+                self.on_cond_merchant(child)
             elif child.data == "recurring_adj":
                 freq = [p for p in self.tokens(child) if p.kind == "freq"]
                 self._recurring(freq[0].value if freq else None)
@@ -505,6 +512,9 @@ class _Reader:
 
     def on_categorize(self, node: Tree) -> None:
         self._action({"type": "set-category", "category": category_name(self.target(node))})
+
+    def on_copula(self, node: Tree) -> None:
+        self.on_categorize(node)
 
     def on_add_tag(self, node: Tree) -> None:
         self._action({"type": "add-tag", "tag": self.target(node)})
@@ -652,6 +662,78 @@ class _Reader:
         return {"logic": "and", "conditions": conditions} if conditions else None
 
 
+# A condition on a bank transaction's amount is about the money paid: transactions book debits
+# as negative amounts, so "over 500" is ``amount lt -500`` (and never a credit).
+_DEBIT_OPS = {"gt": "lt", "gte": "lte", "lt": "gt", "lte": "gte", "eq": "eq"}
+# The conditions a rule about bank transactions keeps (the transactions' where fields).
+_TRANSACTION_FIELDS = ("amount",)
+
+
+def payee_condition(names: Iterable[str]) -> dict[str, Any]:
+    """ "From Shell" on a bank transaction: its counterparty, or its booking text (reference)
+    where the bank writes the payee only there (a card booking "SHELL 1234 LONDON", a CSV's
+    description column, an MT940 :86: line) — the same pattern and aliases as a merchant."""
+    pattern = merchant_pattern(names)
+    return {
+        "logic": "or",
+        "conditions": [
+            {"field": "counterparty", "op": "regex", "value": pattern},
+            {"field": "reference", "op": "regex", "value": pattern},
+        ],
+    }
+
+
+def _transaction_rule(reader: _Reader) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The trigger and the where clause (over the transactions' fields) of a rule whose
+    subject is bank transactions; what does not fit is left out with a warning, and actions
+    that cannot act on matched documents are dropped with a warning."""
+    triggers = {t["type"] for t in reader.triggers} - {"document-processed"}
+    if triggers:
+        reader.warnings.append(
+            "A rule about bank transactions runs when one is matched to documents, not "
+            f"{' or '.join(sorted(triggers))}."
+        )
+    conditions: list[dict[str, Any]] = []
+    if reader.merchants:
+        conditions.append(payee_condition(reader.merchants))
+    currencies = list(dict.fromkeys(reader.currencies))
+    if len(currencies) == 1:
+        conditions.append({"field": "currency", "op": "eq", "value": currencies[0]})
+    elif currencies:
+        conditions.append({"field": "currency", "op": "in", "value": currencies})
+    amounts = [c for c in reader.conditions if c["field"] in _TRANSACTION_FIELDS]
+    for condition in amounts:
+        conditions.append(
+            {"field": "amount", "op": _DEBIT_OPS[condition["op"]], "value": -condition["value"]}
+        )
+    if amounts:
+        conditions.append({"field": "amount", "op": "lt", "value": 0})
+    left_out = [c["field"] for c in reader.conditions if c["field"] not in _TRANSACTION_FIELDS]
+    for values, field_name in (
+        (reader.senders, "fromEmail"),
+        (reader.doc_types, "docType"),
+        (reader.countries, "country"),
+        (reader.cities, "city"),
+    ):
+        if values:
+            left_out.append(field_name)
+    if left_out:
+        reader.warnings.append(
+            "A rule about bank transactions reads their counterparty, amount and currency; "
+            f"left out (about documents): {', '.join(dict.fromkeys(left_out))}."
+        )
+    refused = [a for a in reader.actions if a["type"] not in TRANSACTION_RULE_ACTIONS]
+    if refused:
+        reader.warnings.append(
+            "A rule about bank transactions can "
+            f"{', '.join(TRANSACTION_RULE_ACTIONS)} on the documents matched to them; left out: "
+            f"{', '.join(dict.fromkeys(a['type'] for a in refused))}."
+        )
+        reader.actions = [a for a in reader.actions if a["type"] in TRANSACTION_RULE_ACTIONS]
+    where = {"logic": "and", "conditions": conditions} if conditions else None
+    return {"type": "transaction-matched"}, where
+
+
 def category_name(written: str) -> str:
     """The taxonomy's spelling of a category people wrote, else their words in title case."""
     known = CATEGORY_NAMES.get(written.lower().strip())
@@ -703,6 +785,8 @@ def _read_rule(sentence: str) -> RuleDraft:
             "short sentence per rule)."
         )
     not_understood = _spans(sentence, pieces, parsed.dropped)
+    if reader.transactions and reader.actions:
+        return _transaction_draft(sentence, reader, not_understood)
     if not reader.actions:
         return RuleDraft(None, not_understood or [sentence.strip()], reader.warnings)
     if reader.currencies and not any(c["field"] == "amount" for c in reader.conditions):
@@ -723,4 +807,32 @@ def _read_rule(sentence: str) -> RuleDraft:
     return RuleDraft(rule, not_understood, reader.warnings)
 
 
-__all__ = ["RuleDraft", "category_name", "merchant_pattern", "read_rule", "tokenize"]
+def _transaction_draft(sentence: str, reader: _Reader, not_understood: list[str]) -> RuleDraft:
+    trigger, conditions = _transaction_rule(reader)
+    if not reader.actions:
+        return RuleDraft(None, not_understood or [sentence.strip()], reader.warnings)
+    if any(c["field"] == "amount" for c in reader.conditions) and not reader.currencies:
+        reader.warnings.append(
+            "No currency was named: amounts are compared in each transaction's own currency."
+        )
+    if conditions is None:
+        reader.warnings.append(
+            "The rule names no conditions: it applies to every transaction matched."
+        )
+    rule = {
+        "name": rule_name(sentence),
+        "trigger": trigger,
+        "conditions": conditions,
+        "actions": reader.actions,
+    }
+    return RuleDraft(rule, not_understood, reader.warnings)
+
+
+__all__ = [
+    "RuleDraft",
+    "category_name",
+    "merchant_pattern",
+    "payee_condition",
+    "read_rule",
+    "tokenize",
+]

@@ -21,6 +21,7 @@ from resolvers.framework.errors import BadRequest, Conflict, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, capability
 from resolvers.services.preferences import matching_settings
 from resolvers.services.reconciliation import decision_for
+from resolvers.services.rule_runner import queue_match_rules
 from resolvers.services.transaction_views import transaction_view
 from schema.matches import (
     ConfigureMatching,
@@ -84,6 +85,8 @@ async def confirm(ctx: Context, args: ConfirmMatch) -> MatchResult:
     )
     if updated is None:
         raise Conflict("This transaction was matched meanwhile; read it again")
+    # The workspace's transaction-matched rules act on the documents, in a job (not here).
+    await queue_match_rules(ctx.services, workspace_id, [args.transactionId])
     return MatchResult(transaction=transaction_view(updated))
 
 

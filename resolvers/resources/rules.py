@@ -37,16 +37,20 @@ from resolvers.services.container import Services
 from resolvers.services.rule_reading import read_sentence_off_loop
 from resolvers.services.rule_runner import (
     RESUME_CAPABILITY,
+    RUN_MATCH_RULES,
     RUN_UPDATE_RULES,
     RuleEvent,
     apply_rule,
     held_actions_rejected,
     note_on_document,
     resume_held_actions,
+    rule_fields,
     run_document_rules,
+    run_transaction_rules,
 )
 from resolvers.services.tagging import known_tags
 from schema.rules import (
+    TRANSACTION_MATCHED,
     AutomationRule,
     DeletedRule,
     DeleteRule,
@@ -109,7 +113,7 @@ def validated(candidate: Any) -> RuleDefinition:
     except ValidationError as exc:
         raise ValueError(describe_validation_error(exc).removeprefix("Invalid request: ")) from None
     try:
-        compile_where(rule.conditions, dict(SEARCH_FIELDS), "conditions")
+        compile_where(rule.conditions, rule_fields(rule), "conditions")
     except WhereError as exc:
         raise ValueError(str(exc)) from None
     return rule
@@ -214,10 +218,17 @@ def rule_view(record: dict[str, Any], awaiting: list[str] | None = None) -> Auto
     )
 
 
-async def _matching_count(ctx: Context, rule: RuleDefinition) -> int:
-    return await ctx.store.documents.count(
-        ctx.require_workspace(), DocumentQuery(where=rule.conditions)
-    )
+async def _matching_counts(
+    ctx: Context, rule: RuleDefinition | None
+) -> tuple[int | None, int | None]:
+    """(matching documents, matching transactions) today: a transaction-matched rule's
+    conditions are about transactions (its documents are only known once matched)."""
+    if rule is None:
+        return None, None
+    workspace_id = ctx.require_workspace()
+    if rule.trigger.type == TRANSACTION_MATCHED:
+        return None, await ctx.store.transactions.count(workspace_id, rule.conditions)
+    return await ctx.store.documents.count(workspace_id, DocumentQuery(where=rule.conditions)), None
 
 
 # -- capabilities ----------------------------------------------------------------------------
@@ -234,21 +245,25 @@ async def _matching_count(ctx: Context, rule: RuleDefinition) -> int:
 async def prepare(ctx: Context, args: PrepareRule) -> RulePreview:
     """Reads a plain-language rule (e.g. "Categorize all Uber and Bolt receipts as Travel") into a
     structured rule and previews it, saving nothing: name, trigger (document-processed,
-    document-updated, schedule), conditions (a where clause as in documents.search) and actions
-    (set-category, set-merchant, mark-recurring, archive, send-to-integration, require-approval,
-    notify-email, notify-webhook). notUnderstood lists what it does not reflect;
-    matchingDocuments counts the documents it matches today.
+    document-updated, schedule, transaction-matched), conditions (a where clause as in
+    documents.search, or as in transactions.search for a rule about bank transactions, e.g.
+    "Transactions from Shell are Fuel") and actions (set-category, set-merchant, mark-recurring,
+    archive, add-tag, send-to-integration, require-approval, notify-email, notify-webhook).
+    notUnderstood lists what it does not reflect; matchingDocuments counts the documents it
+    matches today (matchingTransactions the transactions, for a transaction-matched rule).
     """
     ctx.require_workspace()
     reading = await read_sentence(ctx, args.naturalLanguageRule)
     if reading.rule is not None:
         reading.warnings.extend(webhook_refusals(ctx.services, reading.rule))
+    documents, transactions = await _matching_counts(ctx, reading.rule)
     return RulePreview(
         rule=reading.rule,
         notUnderstood=reading.not_understood,
         parsedBy=reading.parsed_by,  # type: ignore[arg-type]
         warnings=reading.warnings,
-        matchingDocuments=await _matching_count(ctx, reading.rule) if reading.rule else None,
+        matchingDocuments=documents,
+        matchingTransactions=transactions,
     )
 
 
@@ -288,7 +303,8 @@ async def describe_rule(args: ExecuteRule) -> str:
 async def execute(ctx: Context, args: ExecuteRule) -> SavedRule:
     """Creates and enables an automation rule from a plain-language description (read as
     rules.prepare does); confirm must be true. It runs on each newly processed document
-    (document-processed), after each correction (document-updated) or at its times (schedule). A
+    (document-processed), after each correction (document-updated), at its times (schedule) or
+    when a bank transaction is matched, on the matched documents (transaction-matched). A
     webhook action's signing secret is returned here only. Waits for an owner's or admin's
     approval (status approval_required) unless switched off.
     """
@@ -618,3 +634,12 @@ async def run_update_rules(services: Services, job: JobRecord) -> None:
             await note_on_document(
                 services, workspace_id, document_id, "After an update: " + " ".join(lines)
             )
+
+
+@job_kind(RUN_MATCH_RULES)
+async def run_match_rules(services: Services, job: JobRecord) -> None:
+    """transaction-matched rules on the transactions just matched (by a person or at import);
+    what they did is added to each matched document's activity reasoning."""
+    await run_transaction_rules(
+        services, job["workspaceId"], list(job["payload"]["transactionIds"])
+    )

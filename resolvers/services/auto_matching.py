@@ -33,6 +33,7 @@ from resolvers.services.reconciliation import (
     candidate,
     day_of,
 )
+from resolvers.services.rule_runner import queue_match_rules
 
 # Documents read for one import, newest first. A window holding more is read in part: the
 # bookings whose own window reaches past what was read are left to a person.
@@ -125,4 +126,8 @@ async def auto_match(ctx: Context, workspace_id: str, fresh: list[dict[str, Any]
         }
         chosen.append((decision.transaction_id, match_record, event))
     # One round trip for them all (one by one, 2,000 matches took seconds on the wire).
-    return await ctx.store.transactions.set_matches(workspace_id, chosen)
+    made = await ctx.store.transactions.set_matches(workspace_id, chosen)
+    # The workspace's transaction-matched rules act on the matched documents: one job for the
+    # whole import (it acts on the match each transaction holds when it runs).
+    await queue_match_rules(ctx.services, workspace_id, [txn_id for txn_id, _, _ in chosen])
+    return made
