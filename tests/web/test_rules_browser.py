@@ -158,10 +158,30 @@ def test_a_sentence_with_no_rule_says_so_and_offers_no_save(
     live, page = live_tab
     own_key(page, live, "no rule")
     open_rules(page, live)
-    read(page, "Uber receipts are Travel")
+    read(page, "Uber receipts wobble")
     assert page.js("!!document.querySelector('#rule-none')")
-    assert texts(page, "#rule-not-understood li") == ["“are Travel”"]
+    assert texts(page, "#rule-not-understood li") == ["“wobble”"]
     assert not page.js("!!document.querySelector('#rule-save')")
+
+
+def test_a_rule_about_bank_transactions_is_read_as_one(
+    live_tab: tuple[LiveDashboard, Page],
+) -> None:
+    """ "Transactions from Shell are Fuel" acts when a transaction is matched: the page says so,
+    names the transactions (not documents) it is about, and counts transactions."""
+    live, page = live_tab
+    own_key(page, live, "bank rule")
+    open_rules(page, live)
+    sentence = "Transactions from Shell are Fuel"
+    read(page, sentence)
+    expected = result(live.call("rules.prepare", {"naturalLanguageRule": sentence}))
+    assert expected["matchingDocuments"] is None
+    shown = page.js("document.querySelector('#rule-matches').dataset.count")
+    assert shown == str(expected["matchingTransactions"])
+    assert not page.js("document.querySelector('#rule-matches').href")  # no Documents link
+    said = page.js("document.querySelector('#rule-preview').innerText")
+    assert "When a bank transaction is matched" in said
+    assert "Which transactions" in said and "What it does to the matched documents" in said
 
 
 def test_readings_used_up_are_said_with_the_wait(live_tab: tuple[LiveDashboard, Page]) -> None:

@@ -26,7 +26,7 @@ const RULES_QUERY = `query Rules {
   membersList { members { userId isYou } }
 }`;
 const PREPARE = `query PrepareRule($input: PrepareRuleInput!) {
-  rulesPrepare(input: $input) { rule { ${RULE_DEFINITION} } notUnderstood parsedBy warnings matchingDocuments } }`;
+  rulesPrepare(input: $input) { rule { ${RULE_DEFINITION} } notUnderstood parsedBy warnings matchingDocuments matchingTransactions } }`;
 const EXECUTE = `mutation SaveRule($input: ExecuteRuleInput!) {
   rulesExecute(input: $input) { status rule { ${RULE_FIELDS} } notUnderstood warnings webhookSecret approvalRequestId } }`;
 const ENABLE = `mutation EnableRule($input: EnableRuleInput!) { rulesEnable(input: $input) { rule { ${RULE_FIELDS} } } }`;
@@ -65,6 +65,7 @@ async function ask(query, variables) {
 const TRIGGERS = {
   "document-processed": () => "When a document has been read (uploaded, e-mailed, sent by WhatsApp)",
   "document-updated": () => "When a document is corrected",
+  "transaction-matched": () => "When a bank transaction is matched to documents (confirmed by a person, or matched at import)",
   schedule: (trigger) => scheduleWords(trigger.schedule),
 };
 
@@ -111,17 +112,24 @@ export function actionWords(action) {
   return `${words(action?.type) || "?"}${extra ? ` (${extra})` : ""}`;
 }
 
-// The rule's reading: when, which documents, what it does.
+// A rule whose trigger is a bank match: its conditions are about the transaction, and its
+// actions change the documents matched to it.
+function aboutTransactions(definition) {
+  return kebab(definition.trigger?.type) === "transaction-matched";
+}
+
+// The rule's reading: when, which documents (or transactions), what it does.
 function reading(definition, idPrefix) {
   const conditions = whereWords(definition.conditions);
+  const banked = aboutTransactions(definition);
   return h(
     "dl",
     { class: "rule-reading", id: idPrefix ? `${idPrefix}-reading` : null },
     h("dt", {}, "When"),
     h("dd", { class: "rule-trigger" }, triggerWords(definition.trigger)),
-    h("dt", {}, "Which documents"),
-    h("dd", {}, conditions.length ? h("ul", { class: "rule-conditions" }, conditions.map((c) => h("li", {}, c))) : "Every document (no conditions)"),
-    h("dt", {}, "What it does"),
+    h("dt", {}, banked ? "Which transactions" : "Which documents"),
+    h("dd", {}, conditions.length ? h("ul", { class: "rule-conditions" }, conditions.map((c) => h("li", {}, c))) : banked ? "Every matched transaction (no conditions)" : "Every document (no conditions)"),
+    h("dt", {}, banked ? "What it does to the matched documents" : "What it does"),
     h("dd", {}, h("ol", { class: "rule-actions" }, (definition.actions || []).map((a) => h("li", {}, actionWords(a))))),
   );
 }
@@ -263,7 +271,8 @@ export async function rulesView() {
         try {
           const read = (await ask(PREPARE, { input: { naturalLanguageRule: sentence } })).rulesPrepare;
           clear(preview, previewOf(sentence, read));
-          announce(read.rule ? `Read: ${plural(read.matchingDocuments ?? 0, "document")} match now${read.notUnderstood.length ? `; ${plural(read.notUnderstood.length, "part")} not understood` : ""}` : "No rule could be read");
+          const matching = read.matchingTransactions != null ? plural(read.matchingTransactions, "bank transaction") : plural(read.matchingDocuments ?? 0, "document");
+          announce(read.rule ? `Read: ${matching} match now${read.notUnderstood.length ? `; ${plural(read.notUnderstood.length, "part")} not understood` : ""}` : "No rule could be read");
         } catch (failure) {
           clear(preview, errorBox(failure));
         } finally {
@@ -299,11 +308,14 @@ export async function rulesView() {
     }
     const n = read.matchingDocuments ?? 0;
     const where = compactWhere(read.rule.conditions);
-    const matches = h(
-      "a",
-      { id: "rule-matches", href: where && where.conditions?.length ? whereHref(where) : LIST_PATH, "data-count": String(n) },
-      `Matches ${plural(n, "document")} now`,
-    );
+    // A rule about bank transactions counts transactions (the Documents page cannot list them).
+    const matches = read.matchingTransactions != null
+      ? h("span", { id: "rule-matches", "data-count": String(read.matchingTransactions) }, `Matches ${plural(read.matchingTransactions, "bank transaction")} now; it acts when one of them is matched to documents`)
+      : h(
+          "a",
+          { id: "rule-matches", href: where && where.conditions?.length ? whereHref(where) : LIST_PATH, "data-count": String(n) },
+          `Matches ${plural(n, "document")} now`,
+        );
     const saved = h("div", { id: "rule-saved", role: "status" });
     const save = h("button", { type: "button", id: "rule-save", class: "primary" }, "Save rule");
     save.addEventListener("click", async () => {
