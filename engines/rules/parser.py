@@ -257,6 +257,9 @@ def parse_pieces(
     parsed again. Beyond ``MAX_SEGMENT_PIECES`` pieces a segment's rest, and every segment once
     ``budget_s`` seconds have passed on ``clock``, are set aside unread."""
     parsed = Parsed()
+    # The grammar is built on a process's first reading (a second or more on a loaded machine):
+    # before the budget starts, or that first sentence would be set aside unread.
+    parser = _parser()
     deadline = clock() + budget_s
     for part in segments(pieces):
         keep = part[:MAX_SEGMENT_PIECES]
@@ -270,7 +273,7 @@ def parse_pieces(
                 break
             line, offsets = _line(pieces, keep)
             try:
-                parsed.trees.append(_parser().parse(line))
+                parsed.trees.append(parser.parse(line))
                 break
             except UnexpectedInput as error:
                 for at in sorted(_failed_at(error, offsets, pieces, keep), reverse=True):

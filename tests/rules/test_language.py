@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from engines.rules import parser as parser_module
 from engines.rules.parser import (
     merchant_pattern,
     parse_pieces,
@@ -504,3 +505,22 @@ def test_the_parse_budget_sets_the_rest_aside_once_spent() -> None:
     assert len(hurried.trees) == 2 and hurried.cut_short
     assert hurried.dropped == segments(pieces)[2]  # the whole third sentence, none of the rest
     assert clock.now > 1.0 + 0.4  # the budget (after the first reading) was spent
+
+
+def test_building_the_grammar_is_not_counted_in_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The grammar is built on a process's first reading; that build (slow on a loaded machine)
+    happens before the sentence's budget starts, so the first sentence is read whole."""
+    clock = TickingClock(step=0.0)
+    built = parser_module._parser
+
+    def slow_build() -> Any:
+        if not getattr(slow_build, "done", False):
+            slow_build.done = True  # type: ignore[attr-defined]
+            clock.now += 5.0  # building took five budgets' worth of time
+        return built()
+
+    monkeypatch.setattr(parser_module, "_parser", slow_build)
+    read = parse_pieces(tokenize(THREE_RULES), budget_s=1.0, clock=clock)
+    assert len(read.trees) == 3 and read.dropped == [] and not read.cut_short
