@@ -14,7 +14,7 @@ from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 
 from persistence.ids import new_id, utcnow
-from persistence.pagination import after
+from persistence.pagination import newest_first
 
 StoredStatus = Literal["pending", "running", "executed", "rejected"]
 
@@ -97,14 +97,7 @@ class Approvals:
             query["status"] = {"$in": statuses}
         if requested_by is not None:
             query["requestedBy"] = requested_by
-        if after_row is not None:
-            query = {"$and": [query, after("createdAt", -1, after_row[0], after_row[1])]}
-        cursor = (
-            self._col.find(query)
-            .sort([("createdAt", DESCENDING), ("_id", DESCENDING)])
-            .limit(limit)
-        )
-        return cast(list[dict[str, Any]], await cursor.to_list(None))
+        return await newest_first(self._col, query, limit, after_row)
 
     async def unresolved(
         self, workspace_id: str, slug: str, key: str, values: list[str], limit: int = 20

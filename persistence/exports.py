@@ -14,7 +14,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from persistence.ids import new_id, utcnow
-from persistence.pagination import after
+from persistence.pagination import newest_first
 
 INDEXES = [
     IndexModel(
@@ -89,14 +89,7 @@ class Exports:
             query["documentId"] = document_id
         if status is not None:
             query["status"] = status
-        if after_row is not None:
-            query = {"$and": [query, after("createdAt", -1, after_row[0], after_row[1])]}
-        cursor = (
-            self._col.find(query)
-            .sort([("createdAt", DESCENDING), ("_id", DESCENDING)])
-            .limit(limit)
-        )
-        return cast(list[dict[str, Any]], await cursor.to_list(None))
+        return await newest_first(self._col, query, limit, after_row)
 
     async def active_for(
         self, workspace_id: str, document_id: str, tenant_id: str, integration_id: str

@@ -6,7 +6,10 @@ an ascending order first; the filters below follow that so no row is skipped or 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+
+from motor.motor_asyncio import AsyncIOMotorCollection
+from pymongo import DESCENDING
 
 
 def after(path: str, order: int, value: Any, last_id: str) -> dict[str, Any]:
@@ -21,3 +24,17 @@ def after(path: str, order: int, value: Any, last_id: str) -> dict[str, Any]:
     if value is None:
         return {"$or": [{path: {"$ne": None}}, {"$and": [{path: None}, {"_id": id_after}]}]}
     return {"$or": [{path: {"$gt": value}}, {path: value, "_id": id_after}]}
+
+
+async def newest_first(
+    collection: AsyncIOMotorCollection,
+    query: dict[str, Any],
+    limit: int,
+    after_row: tuple[Any, str] | None = None,
+) -> list[dict[str, Any]]:
+    """A page of ``query``'s records, newest ``createdAt`` first (ties by id), those after
+    ``after_row`` (createdAt, id) when paging on."""
+    if after_row is not None:
+        query = {"$and": [query, after("createdAt", -1, after_row[0], after_row[1])]}
+    cursor = collection.find(query).sort([("createdAt", DESCENDING), ("_id", DESCENDING)])
+    return cast(list[dict[str, Any]], await cursor.limit(limit).to_list(None))
