@@ -14,14 +14,20 @@ import datetime as dt
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, own_key, prepare, serving, signed_in_tab
+from tests.web.dashboard_live import (
+    LiveDashboard,
+    Page,
+    own_key,
+    prepare,
+    result,
+    serving,
+    signed_in_tab,
+)
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "statements"
@@ -56,11 +62,6 @@ def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
-
-
-def result(response: httpx.Response) -> Any:
-    assert response.status_code == 200, response.text
-    return response.json()["data"]["result"]
 
 
 def camt053(message_id: str, booked: dt.date, amount: str, counterparty: str) -> str:

@@ -19,7 +19,6 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.integrations.fakes import FakeXero
@@ -31,6 +30,7 @@ from tests.web.dashboard_live import (
     chromium,
     fake_xero_env,
     prepare,
+    result,
     serving,
 )
 
@@ -79,11 +79,6 @@ def page(
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
-
-
-def result(response: httpx.Response) -> Any:
-    assert response.status_code == 200, response.text
-    return response.json()["data"]["result"]
 
 
 def mark_stale(page: Page) -> None:

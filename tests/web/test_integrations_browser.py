@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.integrations.fakes import Failure, FakeXero
@@ -30,6 +29,7 @@ from tests.web.dashboard_live import (
     cli,
     fake_xero_env,
     prepare,
+    result,
     serving,
 )
 
@@ -77,11 +77,6 @@ def page(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Itera
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
-
-
-def result(response: httpx.Response) -> Any:
-    assert response.status_code == 200, response.text
-    return response.json()["data"]["result"]
 
 
 def gate(live: LiveDashboard, on: bool) -> None:

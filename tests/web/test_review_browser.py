@@ -8,14 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, result, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 LOCALES = {"en-US": ("12.50", "1,234.56"), "de-DE": ("12,50", "1.234,56")}
@@ -41,11 +39,6 @@ def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
-
-
-def result(response: httpx.Response) -> Any:
-    assert response.status_code == 200, response.text
-    return response.json()["data"]["result"]
 
 
 def queue(live: LiveDashboard) -> list[str]:

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
-import httpx
 import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, result, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 LOCALES = ["en-US", "de-DE"]
@@ -48,11 +46,6 @@ def page(tab: Page, request: pytest.FixtureRequest) -> Iterator[Page]:
         yield tab
     finally:
         tab.call("Emulation.setLocaleOverride")
-
-
-def result(response: httpx.Response) -> Any:
-    assert response.status_code == 200, response.text
-    return response.json()["data"]["result"]
 
 
 def open_list(page: Page, live: LiveDashboard, hash_: str) -> None:

@@ -10,12 +10,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, prepare, result, serving, signed_in_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 WAIT = 30
@@ -38,11 +37,6 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
 def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
         yield page
-
-
-def result(response: httpx.Response) -> Any:
-    assert response.status_code == 200, response.text
-    return response.json()["data"]["result"]
 
 
 def nav_count(page: Page, view_id: str) -> Any:
