@@ -64,6 +64,10 @@ DUPLICATE_KEY = 11000
 CLAIM_LEASE = timedelta(seconds=60)
 
 
+# The row of ``document_claims`` saying the matches from before claims existed have theirs.
+BACKFILLED = "backfilled:v1"
+
+
 class DocumentTaken(Exception):
     """A document of a match accounts for another transaction already."""
 
@@ -89,7 +93,10 @@ class Transactions:
 
     async def _claim_existing_matches(self) -> None:
         """Claims for the matches made before claims existed (idempotent: a claim already
-        there is kept). One read of the matched transactions' document ids."""
+        there is kept). One read of the matched transactions' document ids, once: a marker
+        row says it was done, so later starts skip the read of every matched transaction."""
+        if await self._claims.find_one({"_id": BACKFILLED}, {"_id": 1}):
+            return
         cursor = self._col.find({"matched": True}, {"workspaceId": 1, "matches.documentIds": 1})
         rows = [
             self._claim_row(row["workspaceId"], row["_id"], document_id)
@@ -99,6 +106,7 @@ class Transactions:
         ]
         if rows:
             await self._insert_claims(rows)
+        await self._insert_claims([{"_id": BACKFILLED, "at": utcnow()}])
 
     @staticmethod
     def _claim_row(workspace_id: str, transaction_id: str, document_id: str) -> dict[str, Any]:
