@@ -7,16 +7,26 @@ reference never changes it). ``matched`` and ``matches`` are the place the match
 (item 2) fills: false and empty until then. ``rejected`` holds the documents never proposed for
 the transaction again; ``autoUndone`` those of an automatic match a person took back, which are
 never matched automatically again, to any transaction.
+
+A document accounts for one transaction at a time. What makes that hold when two people (or a
+person and an import) match one document at once is a *claim* per matched document in
+``document_claims`` (``_id`` = workspace and document, so the store refuses a second one),
+written before the transaction's match and released when the match fails or is undone. A
+claim whose transaction does not hold the document is left from a call that stopped between
+the two writes; after ``CLAIM_LEASE`` it is free again (a younger one may be a match still
+being written). Matches from before the claims existed get theirs at start-up
+(``ensure_indexes``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
-from pymongo.errors import BulkWriteError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from domain.transactions import TOTALS_TIME_FORMATS, TRANSACTION_FILTERS
 from domain.where import WhereClause
@@ -48,6 +58,26 @@ FIELDS: dict[str, FieldSpec] = {
     for name, spec in TRANSACTION_FILTERS.items()
 }
 DUPLICATE_KEY = 11000
+# How long a claim whose transaction does not hold its document still counts: the time a call
+# may take between writing the claim and the transaction's match (two writes, well under a
+# second), with a wide margin for a loaded store.
+CLAIM_LEASE = timedelta(seconds=60)
+
+
+# The row of ``document_claims`` saying the matches from before claims existed have theirs.
+BACKFILLED = "backfilled:v1"
+
+
+class DocumentTaken(Exception):
+    """A document of a match accounts for another transaction already."""
+
+    def __init__(self, document_id: str) -> None:
+        super().__init__(document_id)
+        self.document_id = document_id
+
+
+def claim_id(workspace_id: str, document_id: str) -> str:
+    return f"{workspace_id}:{document_id}"
 
 
 class Transactions:
@@ -55,9 +85,117 @@ class Transactions:
 
     def __init__(self, db: AsyncIOMotorDatabase) -> None:
         self._col = db["transactions"]
+        self._claims = db["document_claims"]
 
     async def ensure_indexes(self) -> None:
         await self._col.create_indexes(INDEXES)
+        await self._claim_existing_matches()
+
+    async def _claim_existing_matches(self) -> None:
+        """Claims for the matches made before claims existed (idempotent: a claim already
+        there is kept). One read of the matched transactions' document ids, once: a marker
+        row says it was done, so later starts skip the read of every matched transaction."""
+        if await self._claims.find_one({"_id": BACKFILLED}, {"_id": 1}):
+            return
+        cursor = self._col.find({"matched": True}, {"workspaceId": 1, "matches.documentIds": 1})
+        rows = [
+            self._claim_row(row["workspaceId"], row["_id"], document_id)
+            for row in await cursor.to_list(None)
+            for match in row.get("matches") or []
+            for document_id in match.get("documentIds") or []
+        ]
+        if rows:
+            await self._insert_claims(rows)
+        await self._insert_claims([{"_id": BACKFILLED, "at": utcnow()}])
+
+    @staticmethod
+    def _claim_row(workspace_id: str, transaction_id: str, document_id: str) -> dict[str, Any]:
+        return {
+            "_id": claim_id(workspace_id, document_id),
+            "workspaceId": workspace_id,
+            "documentId": document_id,
+            "transactionId": transaction_id,
+            "claimedAt": utcnow(),
+        }
+
+    async def _insert_claims(self, rows: list[dict[str, Any]]) -> set[str]:
+        """Insert ``rows``; the ids of those refused because a claim was there already."""
+        try:
+            await self._claims.insert_many(rows, ordered=False)
+        except BulkWriteError as exc:
+            errors = exc.details.get("writeErrors", [])
+            if any(error.get("code") != DUPLICATE_KEY for error in errors):
+                raise
+            return {str(rows[error["index"]]["_id"]) for error in errors}
+        return set()
+
+    async def _holds(self, workspace_id: str, transaction_id: str, document_id: str) -> bool:
+        found = await self._col.count_documents(
+            {
+                "_id": transaction_id,
+                "workspaceId": workspace_id,
+                "matched": True,
+                "matches.documentIds": document_id,
+            }
+        )
+        return bool(found)
+
+    async def _claim_one(self, workspace_id: str, transaction_id: str, document_id: str) -> bool:
+        """Claim ``document_id`` for the transaction; False when another transaction has it."""
+        row = self._claim_row(workspace_id, transaction_id, document_id)
+        try:
+            await self._claims.insert_one(row)
+            return True
+        except DuplicateKeyError:
+            pass
+        held = await self._claims.find_one({"_id": row["_id"]})
+        if held is None:  # released meanwhile: try once more
+            try:
+                await self._claims.insert_one(row)
+                return True
+            except DuplicateKeyError:
+                return False
+        if held["transactionId"] == transaction_id:
+            return True
+        if await self._holds(workspace_id, held["transactionId"], document_id):
+            return False
+        claimed_at = cast(datetime, held["claimedAt"])
+        if claimed_at.tzinfo is None:  # the driver hands back naive UTC
+            claimed_at = claimed_at.replace(tzinfo=row["claimedAt"].tzinfo)
+        if row["claimedAt"] - claimed_at < CLAIM_LEASE:
+            return False  # maybe a match still being written
+        # Stale: take it over, unless someone else did first (compare-and-set on its holder).
+        taken = await self._claims.find_one_and_update(
+            {"_id": row["_id"], "transactionId": held["transactionId"],
+             "claimedAt": held["claimedAt"]},
+            {"$set": {"transactionId": transaction_id, "claimedAt": row["claimedAt"]}},
+        )  # fmt: skip
+        return taken is not None
+
+    async def release_claims(
+        self, workspace_id: str, transaction_id: str, document_ids: Sequence[str]
+    ) -> None:
+        """Release the transaction's claims on ``document_ids`` (never another's)."""
+        if not document_ids:
+            return
+        await self._claims.delete_many(
+            {
+                "_id": {"$in": [claim_id(workspace_id, d) for d in document_ids]},
+                "transactionId": transaction_id,
+            }
+        )
+
+    async def claim(
+        self, workspace_id: str, transaction_id: str, document_ids: Sequence[str]
+    ) -> None:
+        """Claim every one of ``document_ids`` for the transaction, or none: raises
+        ``DocumentTaken`` (naming the first refused) after releasing what this call claimed."""
+        claimed: list[str] = []
+        for document_id in document_ids:
+            if not await self._claim_one(workspace_id, transaction_id, document_id):
+                await self.release_claims(workspace_id, transaction_id, claimed)
+                raise DocumentTaken(document_id)
+            claimed.append(document_id)
 
     async def insert_new(
         self, workspace_id: str, records: Sequence[dict[str, Any]]
@@ -154,8 +292,11 @@ class Transactions:
     ) -> dict[str, Any] | None:
         """Record ``match`` on a transaction that has none (compare-and-set: two people
         confirming at once, one wins); the transaction after, or None when it has one (or is
-        gone)."""
-        return cast(
+        gone). Its documents are claimed first: ``DocumentTaken`` when one accounts for another
+        transaction (nothing written)."""
+        document_ids = list(match.get("documentIds") or [])
+        await self.claim(workspace_id, transaction_id, document_ids)
+        updated = cast(
             dict[str, Any] | None,
             await self._col.find_one_and_update(
                 {"_id": transaction_id, "workspaceId": workspace_id, "matched": False},
@@ -166,13 +307,30 @@ class Transactions:
                 return_document=ReturnDocument.AFTER,
             ),
         )
+        if updated is None:
+            await self.release_claims(workspace_id, transaction_id, document_ids)
+        return updated
 
     async def set_matches(
         self, workspace_id: str, matches: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]
     ) -> int:
         """Record each (transaction id, match, event) as ``set_match`` does, in one round trip
-        (an import's automatic matches); how many were recorded (a transaction matched
-        meanwhile keeps its match)."""
+        (an import's automatic matches); how many were recorded. A match one of whose documents
+        another transaction has claimed is left out, and a transaction matched meanwhile keeps
+        its match (the claims made for it are released)."""
+        if not matches:
+            return 0
+        rows = [
+            self._claim_row(workspace_id, transaction_id, document_id)
+            for transaction_id, match, _ in matches
+            for document_id in match.get("documentIds") or []
+        ]
+        held_elsewhere = await self._insert_claims(rows) if rows else set()
+        refused = {str(row["transactionId"]) for row in rows if row["_id"] in held_elsewhere}
+        for transaction_id, match, _ in matches:
+            if transaction_id in refused:
+                await self.release_claims(workspace_id, transaction_id, match["documentIds"])
+        matches = [m for m in matches if m[0] not in refused]
         if not matches:
             return 0
         now = utcnow()
@@ -189,6 +347,15 @@ class Transactions:
             ],
             ordered=False,
         )
+        if result.modified_count < len(matches):
+            # Some were matched meanwhile: release the claims of those not holding theirs.
+            held = {
+                str(row["_id"]): [m.get("documentIds") for m in row.get("matches") or []]
+                for row in await self.by_ids(workspace_id, [m[0] for m in matches])
+            }
+            for transaction_id, match, _ in matches:
+                if match["documentIds"] not in held.get(transaction_id, []):
+                    await self.release_claims(workspace_id, transaction_id, match["documentIds"])
         return int(result.modified_count)
 
     async def clear_match(
@@ -201,11 +368,12 @@ class Transactions:
     ) -> dict[str, Any] | None:
         """Take back ``match`` (only while it is still the transaction's) and remember its
         documents as rejected for it, and when the match was automatic as never to be matched
-        automatically again; the transaction after, or None when the match changed."""
+        automatically again; the transaction after, or None when the match changed. Its
+        documents' claims are released after (free for another transaction)."""
         remembered: dict[str, Any] = {"rejected": {"$each": rejected}}
         if match.get("via") == "auto":
             remembered["autoUndone"] = {"$each": rejected}
-        return cast(
+        updated = cast(
             dict[str, Any] | None,
             await self._col.find_one_and_update(
                 {"_id": transaction_id, "workspaceId": workspace_id, "matches": [match]},
@@ -217,6 +385,9 @@ class Transactions:
                 return_document=ReturnDocument.AFTER,
             ),
         )
+        if updated is not None:
+            await self.release_claims(workspace_id, transaction_id, match.get("documentIds") or [])
+        return updated
 
     async def reject(
         self, workspace_id: str, transaction_id: str, document_id: str, event: dict[str, Any]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from persistence.ids import utcnow
+from persistence.transactions import DocumentTaken
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, Conflict, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, capability
@@ -66,6 +67,7 @@ async def confirm(ctx: Context, args: ConfirmMatch) -> MatchResult:
                 f"Invalid request: documentIds: '{document_id}' is not an active document of "
                 "this workspace"
             )
+    # A cheap first refusal; the claims set_match writes are what holds when two calls race.
     taken = await ctx.store.transactions.matched_documents(workspace_id, wanted)
     if taken:
         raise Conflict(f"Document '{sorted(taken)[0]}' is matched to another transaction")
@@ -80,9 +82,14 @@ async def confirm(ctx: Context, args: ConfirmMatch) -> MatchResult:
         "at": utcnow(),
         "via": "person",
     }
-    updated = await ctx.store.transactions.set_match(
-        workspace_id, args.transactionId, match, _event(ctx, "confirm", wanted)
-    )
+    try:
+        updated = await ctx.store.transactions.set_match(
+            workspace_id, args.transactionId, match, _event(ctx, "confirm", wanted)
+        )
+    except DocumentTaken as taken_now:
+        raise Conflict(
+            f"Document '{taken_now.document_id}' is matched to another transaction"
+        ) from None
     if updated is None:
         raise Conflict("This transaction was matched meanwhile; read it again")
     # The workspace's transaction-matched rules act on the documents, in a job (not here).

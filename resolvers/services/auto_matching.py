@@ -125,7 +125,8 @@ async def auto_match(ctx: Context, workspace_id: str, fresh: list[dict[str, Any]
             "importId": import_id,
         }
         chosen.append((decision.transaction_id, match_record, event))
-    # One round trip for them all (one by one, 2,000 matches took seconds on the wire).
+    # One round trip for them all (one by one, 2,000 matches took seconds on the wire). A
+    # document a person (or another import) claimed since the reads above is left out there.
     made = await ctx.store.transactions.set_matches(workspace_id, chosen)
     # The workspace's transaction-matched rules act on the matched documents: one job for the
     # whole import (it acts on the match each transaction holds when it runs).

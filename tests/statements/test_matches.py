@@ -17,8 +17,7 @@ from tests.statements.helpers import all_transactions, call, fixture, import_byt
 from tests.statements.test_candidates import text_of
 
 
-@pytest.fixture
-async def booked(client: httpx.AsyncClient, alice: Tenant, store: Store) -> dict[str, str]:
+async def book(client: httpx.AsyncClient, alice: Tenant, store: Store) -> dict[str, str]:
     """The Lloyds-style statement and two receipts: text → transaction id. The receipts
     arrive after the import, so nothing is matched automatically (a person decides here)."""
     data = fixture("csv-lloyds.csv")
@@ -33,6 +32,11 @@ async def booked(client: httpx.AsyncClient, alice: Tenant, store: Store) -> dict
         ],
     )  # fmt: skip
     return {text_of(t): t["id"] for t in await all_transactions(client, alice)}
+
+
+@pytest.fixture
+async def booked(client: httpx.AsyncClient, alice: Tenant, store: Store) -> dict[str, str]:
+    return await book(client, alice, store)
 
 
 def pick(booked: dict[str, str], word: str) -> str:
