@@ -21,6 +21,8 @@ from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
 
 APPROVAL_REQUIRED: Literal["approval_required"] = "approval_required"
 ApprovalStatus = Literal["pending", "executed", "rejected"]
+# approvals.list's filter: a stored status, or every request.
+ApprovalStatusFilter = Literal["pending", "executed", "rejected", "all"]
 
 
 class ApprovalCapability(CapabilityOutput):
@@ -188,7 +190,7 @@ class ApprovalRejected(CapabilityOutput):
 class ListApprovals(CapabilityInput):
     """Input of approvals.list."""
 
-    status: Literal["pending", "executed", "rejected", "all"] = Field(
+    status: ApprovalStatusFilter = Field(
         default="pending",
         description="pending (waiting), executed (approved and run), rejected, or all",
     )

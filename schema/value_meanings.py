@@ -41,7 +41,7 @@ from domain.where import WhereLogic, WhereOp
 from engines.connectors.registry import CONNECTORS
 from schema.activity import ActivitySource
 from schema.api_keys import KeyOrigin
-from schema.approvals import APPROVAL_REQUIRED, ApprovalStatus
+from schema.approvals import APPROVAL_REQUIRED, ApprovalStatus, ApprovalStatusFilter
 from schema.documents import Document, EvidenceField, InspectableField, RequiredField, SortField
 from schema.events import DocumentEventKind
 from schema.integrations import ExportRecordStatus, IntegrationCategory, IntegrationStatus
@@ -154,6 +154,15 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
             "pending": "Waiting for an owner or admin (or being executed)",
             "executed": "Approved; the call ran once, as its requester",
             "rejected": "Rejected; the call will never run",
+        },
+    ),
+    _vocabulary(
+        ApprovalStatusFilter,
+        {
+            "pending": "Requests still waiting for a decision (or being executed)",
+            "executed": "Requests approved, whose call ran",
+            "rejected": "Requests rejected (or withdrawn by their requester)",
+            "all": "Every request, whatever its status",
         },
     ),
     _vocabulary(typing.Literal["executed"], {"executed": "The approved call ran"}),

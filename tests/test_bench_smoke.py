@@ -95,6 +95,13 @@ IN_PROCESS = {
             rf"^import with auto-match {NUMBER} ms, without {NUMBER} ms, matching -?{NUMBER} ms",
         ),
     ),
+    "match_rules": Bench(
+        ("--transactions", "30", "--documents", "60", "--runs", "1"),
+        (
+            rf"^import \(median\): with the rule {NUMBER} s, without {NUMBER} s, ratio {NUMBER}; "
+            rf"the rules' job {NUMBER} s, {NUMBER} ms per matched transaction$",
+        ),
+    ),
     "exports": Bench(("--documents", "3", "--runs", "1"), (rf"^\s+deliver\s+{NUMBER}$",)),
     "statements": Bench(
         ("--lines", "20", "--runs", "1"),
