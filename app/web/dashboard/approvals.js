@@ -4,7 +4,7 @@
 // admins which capabilities wait for approval here (approvals.settings / approvals.configure).
 
 import * as api from "./api.js";
-import { h, announce } from "./dom.js";
+import { h, announce, moment } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 import { whoIs } from "./integrations.js";
 
@@ -24,10 +24,6 @@ const APPROVE = `mutation Approve($input: ApproveRequestInput!) { approvalsAppro
 const REJECT = `mutation Reject($input: RejectRequestInput!) { approvalsReject(input: $input) { approvalRequestId status rejectionMessage } }`;
 const CONFIGURE = `mutation ConfigureApprovals($input: ConfigureApprovalInput!) { approvalsConfigure(input: $input) {
   capabilities { slug name gated } requireOtherApprover } }`;
-
-function when(iso) {
-  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "—";
-}
 
 // What an approved call did, in words (an export names its record; others their status).
 function resultInWords(request) {
@@ -95,7 +91,7 @@ function pendingItem(request, { manager, who, onDone }) {
     { class: "panel approval", "data-request": request.id, "aria-labelledby": `title-${request.id}` },
     h("h3", { id: `title-${request.id}` }, request.title),
     h("p", { class: "approval-description" }, request.description),
-    h("p", { class: "hint" }, `Asked by ${who(request.requestedBy)}, ${when(request.createdAt)} (${request.capability.slug}).`),
+    h("p", { class: "hint" }, `Asked by ${who(request.requestedBy)}, ${moment(request.createdAt)} (${request.capability.slug}).`),
     request.lastError ? h("p", { class: "error" }, `The last approval could not run it: ${request.lastError}`) : null,
     buttons.length
       ? h(
@@ -116,9 +112,9 @@ function decidedRow(request, who) {
     "tr",
     { "data-request": request.id, "data-status": request.status },
     h("td", { "data-label": "Request" }, request.title, h("br", {}), h("span", { class: "hint" }, request.description)),
-    h("td", { "data-label": "Asked by" }, who(request.requestedBy), h("br", {}), h("span", { class: "hint" }, when(request.createdAt))),
+    h("td", { "data-label": "Asked by" }, who(request.requestedBy), h("br", {}), h("span", { class: "hint" }, moment(request.createdAt))),
     h("td", { "data-label": "Decision", class: "decision" }, approved ? "Approved" : "Rejected"),
-    h("td", { "data-label": "Decided by", class: "decided-by" }, who(request.resolvedBy), h("br", {}), h("span", { class: "hint" }, when(request.resolvedAt))),
+    h("td", { "data-label": "Decided by", class: "decided-by" }, who(request.resolvedBy), h("br", {}), h("span", { class: "hint" }, moment(request.resolvedAt))),
     h("td", { "data-label": "Reason or outcome" }, approved ? resultInWords(request) : request.rejectionMessage || "No reason given."),
   );
 }

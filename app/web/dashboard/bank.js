@@ -9,7 +9,7 @@
 // candidate confirms it, x rejects it, u undoes a match, Escape goes back to the list.
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox, money, monthLabel } from "./dom.js";
+import { h, clear, announce, errorBox, money, monthLabel, plural } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 import { evidencePreview } from "./evidence.js";
 import { DOC_FIELDS } from "./documents.js";
@@ -61,10 +61,6 @@ const UNMATCHED = { conditions: [cond("matched", "eq", false)] };
 export function dateText(iso) {
   if (!iso) return "—";
   return new Date(`${String(iso).slice(0, 10)}T00:00:00Z`).toLocaleDateString(undefined, { dateStyle: "medium", timeZone: "UTC" });
-}
-
-function plural(count, one, many = `${one}s`) {
-  return `${count} ${count === 1 ? one : many}`;
 }
 
 function points(value) {

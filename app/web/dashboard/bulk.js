@@ -6,7 +6,7 @@
 // that the workspace gates waits for an owner's or admin's approval: the row says which request.
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox } from "./dom.js";
+import { h, clear, announce, errorBox, plural } from "./dom.js";
 import { undoToast } from "./undo.js";
 import { chip, createTag, knownTags } from "./tags.js";
 
@@ -39,10 +39,6 @@ async function eachRow(rows, call, progress) {
     }
   };
   await Promise.all(Array.from({ length: Math.min(AT_ONCE, rows.length) }, worker));
-}
-
-function plural(n, one, many = `${one}s`) {
-  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
 }
 
 // The bar above the table. `table` is documentTable's handle; `categories` the names in use.

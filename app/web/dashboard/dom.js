@@ -75,3 +75,13 @@ export function confirmInPlace(cell, button, { id, warning, yes, no, onYes }) {
   clear(cell, h("span", { role: "alert" }, warning), confirm, keep);
   confirm.focus();
 }
+
+// A moment as the browser's locale writes it (medium date, short time); `none` when there is none.
+export function moment(value, none = "—") {
+  return value ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : none;
+}
+
+// "1 document", "1,204 documents": a count with its noun.
+export function plural(n, one, many = `${one}s`) {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}

@@ -7,7 +7,7 @@
 // again every few seconds until it settles.
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox, confirmInPlace, money } from "./dom.js";
+import { h, clear, announce, errorBox, confirmInPlace, money, moment } from "./dom.js";
 import { loadWithWorkspace, WORKSPACES } from "./state.js";
 
 export const INTEGRATIONS_PATH = "#/integrations";
@@ -41,10 +41,6 @@ const STATUS_WORDS = {
   failed: "Failed",
   unlinked: "Unlinked",
 };
-
-function when(iso) {
-  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "—";
-}
 
 function day(iso) {
   return new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium" });
@@ -277,7 +273,7 @@ function historyRow(record, names, who) {
   return h(
     "tr",
     { "data-export": record.id, "data-doc": record.documentId, "data-status": record.status },
-    h("td", { "data-label": "Requested" }, when(record.createdAt)),
+    h("td", { "data-label": "Requested" }, moment(record.createdAt)),
     h("td", { "data-label": "Document" }, h("a", { href: `#/documents/${encodeURIComponent(record.documentId)}` }, summary.vendor), ` ${money(summary.total, summary.currency)}`),
     h("td", { "data-label": "To" }, names(record)),
     h("td", { "data-label": "Status", class: "export-status" }, STATUS_WORDS[record.status] || record.status),

@@ -9,7 +9,7 @@
 // and its parameters, so a newer server's rule reads instead of breaking the page.
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox, confirmInPlace } from "./dom.js";
+import { h, clear, announce, errorBox, confirmInPlace, moment, plural } from "./dom.js";
 import { state, loadWithWorkspace, WORKSPACES } from "./state.js";
 import { LIST_PATH, whereHref } from "./listing.js";
 import { whereWords, compactWhere } from "./where_words.js";
@@ -39,11 +39,6 @@ const WRITERS = ["owner", "admin", "member"];
 // GraphQL spells enum values with "_" (document_processed); the API's own names use "-".
 const kebab = (value) => String(value || "").replace(/_/g, "-");
 const words = (value) => kebab(value).replace(/-/g, " ");
-const plural = (n, one, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
-
-function when(value) {
-  return value ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "";
-}
 
 // One GraphQL call whose first error is thrown in words; a 429 (rule readings used up) says
 // when to try again (extensions.retryAfter).
@@ -223,12 +218,12 @@ export async function rulesView() {
           "p",
           { class: "meta rule-history", "data-runs": String(s.runs) },
           s.runs
-            ? `Ran ${plural(s.runs, "time")}, last ${when(s.lastRunAt)}; matched ${plural(s.documentsMatched, "document")}; ${plural(s.actionsApplied, "action")} applied, ${s.actionsFailed.toLocaleString()} failed.`
+            ? `Ran ${plural(s.runs, "time")}, last ${moment(s.lastRunAt, "")}; matched ${plural(s.documentsMatched, "document")}; ${plural(s.actionsApplied, "action")} applied, ${s.actionsFailed.toLocaleString()} failed.`
             : "Has not run yet.",
-          rule.nextRunAt && enabled ? ` Next run ${when(rule.nextRunAt)}.` : "",
+          rule.nextRunAt && enabled ? ` Next run ${moment(rule.nextRunAt, "")}.` : "",
           s.awaitingApproval.length ? ` ${plural(s.awaitingApproval.length, "document")} held for approval.` : "",
         ),
-        s.lastError ? h("p", { class: "error rule-error" }, `Last failure (${when(s.lastErrorAt)}): ${s.lastError}`) : null,
+        s.lastError ? h("p", { class: "error rule-error" }, `Last failure (${moment(s.lastErrorAt, "")}): ${s.lastError}`) : null,
         controls.children.length ? controls : null,
         error,
       );

@@ -6,7 +6,7 @@
 // numbers and rotation are owners' and admins' (MANAGERS in the registry).
 
 import * as api from "./api.js";
-import { h, clear, announce, errorBox, confirmInPlace } from "./dom.js";
+import { h, clear, announce, errorBox, confirmInPlace, moment } from "./dom.js";
 import { state, loadWithWorkspace, WORKSPACES } from "./state.js";
 
 export const SOURCES_PATH = "#/sources";
@@ -28,10 +28,6 @@ const DISCONNECT = `mutation DisconnectMailbox($input: MailboxRefInput!) { mailb
 
 const MANAGERS = ["owner", "admin"];
 const MANAGERS_ONLY = "Only owners and admins change this; ask one of them.";
-
-function when(value) {
-  return value ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "never";
-}
 
 function panel(id, title, ...children) {
   return h("section", { class: "panel", id, "aria-labelledby": `${id}-h` }, h("h2", { id: `${id}-h` }, title), ...children);
@@ -109,9 +105,9 @@ function addressPanel(inbound, manager, say) {
       controls,
       // The retired address is in the rotation's answer only; later, when it changed.
       found.retiredAddress
-        ? h("p", { class: rotated ? "ok" : "meta", id: "inbound-retired" }, `Replaced ${when(found.rotatedAt)}: mail to ${found.retiredAddress} is refused.`)
+        ? h("p", { class: rotated ? "ok" : "meta", id: "inbound-retired" }, `Replaced ${moment(found.rotatedAt, "never")}: mail to ${found.retiredAddress} is refused.`)
         : found.rotatedAt
-          ? h("p", { class: "meta", id: "inbound-retired" }, `Last replaced ${when(found.rotatedAt)}: mail to the earlier addresses is refused.`)
+          ? h("p", { class: "meta", id: "inbound-retired" }, `Last replaced ${moment(found.rotatedAt, "never")}: mail to the earlier addresses is refused.`)
           : null,
     );
   };
@@ -137,7 +133,7 @@ function sendersPanel(listed, manager, say) {
       " ",
       h("span", { class: `badge ${active ? "" : "warn"}` }, active ? "Verified" : "Waiting for its code"),
       " ",
-      h("span", { class: "meta" }, active ? `since ${when(sender.updatedAt)}` : `until ${when(sender.expiresAt)}`),
+      h("span", { class: "meta" }, active ? `since ${moment(sender.updatedAt, "never")}` : `until ${moment(sender.expiresAt, "never")}`),
       " ",
       cell,
     );
@@ -188,7 +184,7 @@ function sendersPanel(listed, manager, say) {
               ? h(
                   "p",
                   {},
-                  `To verify +${sender.phoneNumber}, send this code from that number to the workspace's WhatsApp business number by ${when(sender.expiresAt)} (shown this once): `,
+                  `To verify +${sender.phoneNumber}, send this code from that number to the workspace's WhatsApp business number by ${moment(sender.expiresAt, "never")} (shown this once): `,
                   h("code", { class: "secret", id: "sender-code-value" }, sender.verificationCode),
                 )
               : h("p", {}, `+${sender.phoneNumber} is already verified.`),
@@ -263,8 +259,8 @@ function mailboxesPanel(listed, role, say) {
         item,
         h("strong", {}, mailbox.username),
         ` on ${mailbox.server}:${mailbox.port}, folder ${mailbox.folder}. `,
-        h("span", { class: "meta" }, `Last read ${when(mailbox.lastPolledAt)}; ${mailbox.imported.toLocaleString()} messages brought in.`),
-        mailbox.status === "error" ? h("p", { class: "error" }, `Reading failed (${when(mailbox.lastErrorAt)}): ${mailbox.lastError || "no reason given"}`) : null,
+        h("span", { class: "meta" }, `Last read ${moment(mailbox.lastPolledAt, "never")}; ${mailbox.imported.toLocaleString()} messages brought in.`),
+        mailbox.status === "error" ? h("p", { class: "error" }, `Reading failed (${moment(mailbox.lastErrorAt, "never")}): ${mailbox.lastError || "no reason given"}`) : null,
         h("span", { class: "actions" }, poll, cell),
         error,
       );
