@@ -9,7 +9,8 @@ Three stages, no network:
    stopped is set aside as not understood and the rest is parsed again, so a sentence with an
    unknown part still yields what it says clearly, and the answer names what was left out.
 3. ``_Reader`` walks the tree and assembles trigger, conditions (a where clause for
-   ``persistence/where.py``) and actions.
+   ``persistence/where.py``) and actions; a rule about bank transactions gets its trigger and
+   its where clause over the transactions' fields from ``transactions.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import copy
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -26,7 +27,6 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from domain.rules import TRANSACTION_RULE_ACTIONS
 from engines.rules.grammar import grammar
 from engines.rules.lexicon import (
     CATEGORY_NAMES,
@@ -36,9 +36,10 @@ from engines.rules.lexicon import (
     FILLERS,
     FREQUENCIES,
     INTEGRATIONS,
-    MERCHANT_ALIASES,
     PHRASES,
 )
+from engines.rules.patterns import merchant_pattern
+from engines.rules.transactions import transaction_rule
 
 MAX_PHRASE_WORDS = 6
 # Earley parses grow fast with length and ambiguity: a segment reads at most this many pieces,
@@ -308,35 +309,6 @@ def _failed_at(
 
 
 # -- 3. meaning ----------------------------------------------------------------------------
-
-
-def _word_pattern(name: str) -> tuple[str, str, str]:
-    """(left boundary, escaped words, right boundary) of a name in a pattern."""
-    escaped = re.sub(r"([^\w\s])", r"\\\1", name.lower())
-    escaped = re.sub(r"\s+", " ", escaped)
-    left = r"\b" if name[:1].isalnum() else ""
-    right = r"\b" if name[-1:].isalnum() else ""
-    return left, escaped, right
-
-
-def merchant_pattern(names: Iterable[str]) -> str:
-    """A case-insensitive regex matching any of ``names`` (and their known aliases) as words."""
-    variants: list[str] = []
-    for name in names:
-        for variant in (name, *MERCHANT_ALIASES.get(name.lower(), ())):
-            if variant.lower() not in (v.lower() for v in variants):
-                variants.append(variant)
-    escaped = []
-    for variant in variants:
-        escaped.append(_word_pattern(variant))
-    if len(escaped) == 1:
-        left, body, right = escaped[0]
-        return f"{left}{body}{right}"
-    bounded = all(left and right for left, _, right in escaped)
-    bodies = "|".join(body for _, body, _ in escaped)
-    if bounded:
-        return rf"\b(?:{bodies})\b"
-    return f"(?:{bodies})"
 
 
 class _Reader:
@@ -665,78 +637,6 @@ class _Reader:
         return {"logic": "and", "conditions": conditions} if conditions else None
 
 
-# A condition on a bank transaction's amount is about the money paid: transactions book debits
-# as negative amounts, so "over 500" is ``amount lt -500`` (and never a credit).
-_DEBIT_OPS = {"gt": "lt", "gte": "lte", "lt": "gt", "lte": "gte", "eq": "eq"}
-# The conditions a rule about bank transactions keeps (the transactions' where fields).
-_TRANSACTION_FIELDS = ("amount",)
-
-
-def payee_condition(names: Iterable[str]) -> dict[str, Any]:
-    """ "From Shell" on a bank transaction: its counterparty, or its booking text (reference)
-    where the bank writes the payee only there (a card booking "SHELL 1234 LONDON", a CSV's
-    description column, an MT940 :86: line) — the same pattern and aliases as a merchant."""
-    pattern = merchant_pattern(names)
-    return {
-        "logic": "or",
-        "conditions": [
-            {"field": "counterparty", "op": "regex", "value": pattern},
-            {"field": "reference", "op": "regex", "value": pattern},
-        ],
-    }
-
-
-def _transaction_rule(reader: _Reader) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The trigger and the where clause (over the transactions' fields) of a rule whose
-    subject is bank transactions; what does not fit is left out with a warning, and actions
-    that cannot act on matched documents are dropped with a warning."""
-    triggers = {t["type"] for t in reader.triggers} - {"document-processed"}
-    if triggers:
-        reader.warnings.append(
-            "A rule about bank transactions runs when one is matched to documents, not "
-            f"{' or '.join(sorted(triggers))}."
-        )
-    conditions: list[dict[str, Any]] = []
-    if reader.merchants:
-        conditions.append(payee_condition(reader.merchants))
-    currencies = list(dict.fromkeys(reader.currencies))
-    if len(currencies) == 1:
-        conditions.append({"field": "currency", "op": "eq", "value": currencies[0]})
-    elif currencies:
-        conditions.append({"field": "currency", "op": "in", "value": currencies})
-    amounts = [c for c in reader.conditions if c["field"] in _TRANSACTION_FIELDS]
-    for condition in amounts:
-        conditions.append(
-            {"field": "amount", "op": _DEBIT_OPS[condition["op"]], "value": -condition["value"]}
-        )
-    if amounts:
-        conditions.append({"field": "amount", "op": "lt", "value": 0})
-    left_out = [c["field"] for c in reader.conditions if c["field"] not in _TRANSACTION_FIELDS]
-    for values, field_name in (
-        (reader.senders, "fromEmail"),
-        (reader.doc_types, "docType"),
-        (reader.countries, "country"),
-        (reader.cities, "city"),
-    ):
-        if values:
-            left_out.append(field_name)
-    if left_out:
-        reader.warnings.append(
-            "A rule about bank transactions reads their counterparty, amount and currency; "
-            f"left out (about documents): {', '.join(dict.fromkeys(left_out))}."
-        )
-    refused = [a for a in reader.actions if a["type"] not in TRANSACTION_RULE_ACTIONS]
-    if refused:
-        reader.warnings.append(
-            "A rule about bank transactions can "
-            f"{', '.join(TRANSACTION_RULE_ACTIONS)} on the documents matched to them; left out: "
-            f"{', '.join(dict.fromkeys(a['type'] for a in refused))}."
-        )
-        reader.actions = [a for a in reader.actions if a["type"] in TRANSACTION_RULE_ACTIONS]
-    where = {"logic": "and", "conditions": conditions} if conditions else None
-    return {"type": "transaction-matched"}, where
-
-
 def category_name(written: str) -> str:
     """The taxonomy's spelling of a category people wrote, else their words in title case."""
     known = CATEGORY_NAMES.get(written.lower().strip())
@@ -811,7 +711,7 @@ def _read_rule(sentence: str) -> RuleDraft:
 
 
 def _transaction_draft(sentence: str, reader: _Reader, not_understood: list[str]) -> RuleDraft:
-    trigger, conditions = _transaction_rule(reader)
+    trigger, conditions = transaction_rule(reader)
     if not reader.actions:
         return RuleDraft(None, not_understood or [sentence.strip()], reader.warnings)
     if any(c["field"] == "amount" for c in reader.conditions) and not reader.currencies:
@@ -835,7 +735,6 @@ __all__ = [
     "RuleDraft",
     "category_name",
     "merchant_pattern",
-    "payee_condition",
     "read_rule",
     "tokenize",
 ]
