@@ -70,7 +70,7 @@ async def confirm(ctx: Context, args: ConfirmMatch) -> MatchResult:
     # A cheap first refusal; the claims set_match writes are what holds when two calls race.
     taken = await ctx.store.transactions.matched_documents(workspace_id, wanted)
     if taken:
-        raise Conflict(f"Document '{sorted(taken)[0]}' is matched to another transaction")
+        raise _taken(sorted(taken)[0])
     decision, _ = await decision_for(ctx, record)
     proposed = next((c for c in decision.candidates if set(c.document_ids) == set(wanted)), None)
     match = {
@@ -87,14 +87,18 @@ async def confirm(ctx: Context, args: ConfirmMatch) -> MatchResult:
             workspace_id, args.transactionId, match, _event(ctx, "confirm", wanted)
         )
     except DocumentTaken as taken_now:
-        raise Conflict(
-            f"Document '{taken_now.document_id}' is matched to another transaction"
-        ) from None
+        raise _taken(taken_now.document_id) from None
     if updated is None:
         raise Conflict("This transaction was matched meanwhile; read it again")
     # The workspace's transaction-matched rules act on the documents, in a job (not here).
     await queue_match_rules(ctx.services, workspace_id, [args.transactionId])
     return MatchResult(transaction=transaction_view(updated))
+
+
+def _taken(document_id: str) -> Conflict:
+    """The 409 of a document already matched to another transaction (the cheap first check and
+    the claim that holds when two calls race say the same)."""
+    return Conflict(f"Document '{document_id}' is matched to another transaction")
 
 
 @capability("matches.reject", input=RejectMatch, output=MatchResult,
