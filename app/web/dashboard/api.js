@@ -8,11 +8,21 @@ const CLIENT = "fincap.oauthClient"; // a registered client, only off the public
 const PENDING = "fincap.oauthPending";
 
 export class ApiError extends Error {
-  constructor(message, code, status) {
+  // retryAfter: seconds the server asked to wait (429, 503), when it said.
+  constructor(message, code, status, retryAfter = null) {
     super(message);
     this.code = code;
     this.status = status;
+    this.retryAfter = retryAfter;
   }
+}
+
+// A GraphQL error as an ApiError, with its code, HTTP status and Retry-After in seconds.
+function fromGraphQLError(error, response) {
+  const ext = error.extensions || {};
+  const header = response ? Number(response.headers.get("Retry-After")) : NaN;
+  const wait = Number(ext.retryAfter ?? header);
+  return new ApiError(error.message, ext.code, ext.status, wait > 0 ? wait : null);
 }
 
 export function session() {
@@ -72,20 +82,14 @@ export async function graphql(query, variables = {}, { retry = true } = {}) {
   if (!response.ok && !body.data && !body.errors) {
     throw new ApiError(`The server could not answer (HTTP ${response.status}); try again`, "SERVER_ERROR", response.status);
   }
-  if (!body.data && body.errors) {
-    const first = body.errors[0];
-    throw new ApiError(first.message, first.extensions?.code, first.extensions?.status);
-  }
+  if (!body.data && body.errors) throw fromGraphQLError(body.errors[0], response);
   return body;
 }
 
 // The data of an operation, throwing the first field error.
 export async function data(query, variables) {
   const body = await graphql(query, variables);
-  if (body.errors && body.errors.length) {
-    const first = body.errors[0];
-    throw new ApiError(first.message, first.extensions?.code, first.extensions?.status);
-  }
+  if (body.errors && body.errors.length) throw fromGraphQLError(body.errors[0]);
   return body.data;
 }
 

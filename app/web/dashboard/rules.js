@@ -41,18 +41,15 @@ const kebab = (value) => String(value || "").replace(/_/g, "-");
 const words = (value) => kebab(value).replace(/-/g, " ");
 
 // One GraphQL call whose first error is thrown in words; a 429 (rule readings used up) says
-// when to try again (extensions.retryAfter).
+// when to try again.
 async function ask(query, variables) {
-  const body = await api.graphql(query, variables);
-  const first = (body.errors || [])[0];
-  if (!first) return body.data;
-  const ext = first.extensions || {};
-  if (ext.status === 429) {
-    const wait = Number(ext.retryAfter);
-    const again = wait > 0 ? `try again in ${plural(wait, "second")}` : "try again in a moment";
-    throw new api.ApiError(`Too many rules read for now (each reading takes the server up to a second): ${again}.`, ext.code, 429);
+  try {
+    return await api.data(query, variables);
+  } catch (error) {
+    if (!(error instanceof api.ApiError) || error.status !== 429) throw error;
+    const again = error.retryAfter ? `try again in ${plural(error.retryAfter, "second")}` : "try again in a moment";
+    throw new api.ApiError(`Too many rules read for now (each reading takes the server up to a second): ${again}.`, error.code, 429, error.retryAfter);
   }
-  throw new api.ApiError(first.message, ext.code, ext.status);
 }
 
 // -- a rule in words ----------------------------------------------------------------------
