@@ -417,6 +417,20 @@ class _ServiceSettings(_FromNamedVariables):
         ge=1,
         description="points a key's GraphQL read budget regains a minute",
     )
+    graphql_anonymous_kb: int = variable(
+        "FINCAP_GRAPHQL_ANONYMOUS_KB",
+        512,
+        ge=64,
+        description="KB of GraphQL documents a client address may send with no credential, at "
+        "once at most (each is parsed and validated, and reads nothing); past it, 429 with "
+        "Retry-After",
+    )
+    graphql_anonymous_kb_per_minute: int = variable(
+        "FINCAP_GRAPHQL_ANONYMOUS_KB_PER_MINUTE",
+        256,
+        ge=1,
+        description="KB a client address's budget for GraphQL with no credential regains a minute",
+    )
     billing_plans: Path | None = variable(
         "FINCAP_BILLING_PLANS",
         None,

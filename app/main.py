@@ -15,7 +15,7 @@ from starlette.types import Scope
 
 from app.config import Settings
 from app.graphql import Limits, graphql_routes
-from app.graphql.read_budget import ReadBudget
+from app.graphql.read_budget import AnonymousBudget, ReadBudget
 from app.graphql.sockets import SocketLimits
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import EXCEPTION_HANDLERS, failure
@@ -85,6 +85,9 @@ def create_app(
                 per_workspace=settings.ws_operations_per_workspace,
             ),
             ReadBudget(settings.graphql_read_points, settings.graphql_read_points_per_minute),
+            AnonymousBudget(
+                settings.graphql_anonymous_kb, settings.graphql_anonymous_kb_per_minute
+            ),
         ),
         *operations_routes(metrics),
         *mcp_routes(registry),

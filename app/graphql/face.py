@@ -53,7 +53,7 @@ from app.graphql.listing import document_inputs, listing_graph
 from app.graphql.listing import translated_filter as typed_where
 from app.graphql.nested import nested_graph
 from app.graphql.nodes import node_graph
-from app.graphql.read_budget import ReadBudget
+from app.graphql.read_budget import AnonymousBudget, ReadBudget
 from app.graphql.selection import listed_fields, lists_documents
 from app.graphql.sockets import (
     CREDENTIALS_KEY,
@@ -65,7 +65,7 @@ from app.graphql.sockets import (
 )
 from app.graphql.transactions import transaction_graph
 from app.http.json_body import MalformedJson, parse_json
-from app.http.request_context import credentials_of, services_of
+from app.http.request_context import client_address, credentials_of, services_of
 from app.http.security_headers import PLAIN_CSP, page_headers
 from resolvers.framework.auth import authenticate
 from resolvers.framework.context import Credentials, Principal
@@ -150,6 +150,7 @@ class GraphQLFace(GraphQL):
         ide_csp: str = PLAIN_CSP,
         socket_limits: SocketLimits | None = None,
         read_budget: ReadBudget | None = None,
+        anonymous_budget: AnonymousBudget | None = None,
     ) -> None:
         super().__init__(
             schema,
@@ -165,6 +166,7 @@ class GraphQLFace(GraphQL):
         self.socket_limits = socket_limits or SocketLimits()
         self.socket_operations = SocketOperations(self.socket_limits)
         self.read_budget = read_budget or ReadBudget()
+        self.anonymous_budget = anonymous_budget or AnonymousBudget()
 
     async def get_context(  # type: ignore[override]  # the context is a dict
         self, request: Request, response: Any
@@ -226,6 +228,15 @@ class GraphQLFace(GraphQL):
         if request_data is not None and is_subscription(request_data):
             # Over HTTP a subscription would run as a query and answer a null error.
             raise HTTPException(400, SUBSCRIPTIONS_OVER_WEBSOCKET)
+        context = kwargs.get("context", args[3] if len(args) > 3 else None)
+        if request_data is not None and isinstance(context, dict) and not context[KEEP_KEY]:
+            # No credential: the document is parsed for nothing it may read, so the client's
+            # address pays for its size first (``AnonymousBudget``).
+            request = context["request"]
+            wait = self.anonymous_budget.take(client_address(request), request_data.query or "")
+            if wait is not None:
+                request.state.graphql_retry_after = wait
+                raise HTTPException(429, self.anonymous_budget.refusal(wait))
         try:
             result: ExecutionResult = await super().execute_single(*args, **kwargs)
         except HTTPException as exc:
@@ -479,11 +490,14 @@ def graphql_routes(
     limits: Limits | None = None,
     socket_limits: SocketLimits | None = None,
     read_budget: ReadBudget | None = None,
+    anonymous_budget: AnonymousBudget | None = None,
 ) -> list[Route | WebSocketRoute]:
     """The GraphQL endpoint, the explorer's files and ``/graphql``, for one frozen registry."""
     schema = service_schema(registry, limits)
     page, page_csp, explorer = explorer_routes()
-    face = GraphQLFace(schema, page, registry, page_csp, socket_limits, read_budget)
+    face = GraphQLFace(
+        schema, page, registry, page_csp, socket_limits, read_budget, anonymous_budget
+    )
     return [
         # The view is an ASGI app, so Route passes every method to it and a PUT gets GraphQL's
         # own 405 with ``Allow`` (a function endpoint would be limited to GET).

@@ -97,3 +97,42 @@ class ReadBudget:
         points = max(1, math.ceil(objects / OBJECTS_PER_POINT))
         left = self.points.charge(key, points)
         return Cost(objects, points, left, self.points.burst)
+
+
+# A request with no credential reads nothing, but its document is still parsed and validated on
+# the event loop, and not kept (``document_cache``): 600 unique 64 KB documents sent with no key
+# held a victim's searches up by ~400 ms at p95 (bench/attacks.py, M1). So what a client address
+# may have parsed with no credential is a budget of its own, in KB of document text: the explorer
+# with no key yet (its schema query is ~3 KB) never meets it; a flood of large unique documents
+# waits after the first few.
+ANONYMOUS_BURST_KB = 512
+ANONYMOUS_KB_PER_MINUTE = 256
+
+
+class AnonymousBudget:
+    """The KB of GraphQL document text each client address may send with no credential."""
+
+    def __init__(
+        self,
+        burst_kb: float = ANONYMOUS_BURST_KB,
+        kb_per_minute: float = ANONYMOUS_KB_PER_MINUTE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.kilobytes = TokenBuckets(burst_kb, kb_per_minute, clock)
+
+    def take(self, address: str, text: str) -> int | None:
+        """Spend what ``text`` costs the ``address`` (its digest, ``client_address``); the
+        seconds to wait when its budget cannot pay (nothing spent), else None."""
+        # A document over the size limit is refused after this (``DocumentSizeLimiter``) and
+        # costs at most the whole burst.
+        size = min(max(1, math.ceil(len(text.encode()) / 1024)), self.kilobytes.burst)
+        if self.kilobytes.take(address, size):
+            return None
+        return max(1, self.kilobytes.wait_for(address, size))
+
+    def refusal(self, wait: int) -> str:
+        return (
+            "Too much GraphQL sent with no credential from this address "
+            f"({self.kilobytes.burst:g} KB at once, {self.kilobytes.rate * 60:g} KB a minute); "
+            f"send an API key or an OAuth token, or retry in {wait} seconds"
+        )
