@@ -28,11 +28,13 @@ from engines.ranking.model_store import EmbeddingUnavailable
 
 __all__ = [
     "BATCH",
+    "BATCH_CHARS",
     "DIM",
     "MODEL_NAME",
     "Embedder",
     "EmbeddingUnavailable",
     "available",
+    "batches",
     "dequantize",
     "load_embedder",
     "model_path",
@@ -42,9 +44,14 @@ __all__ = [
 
 MODEL_NAME = "universal-sentence-encoder-multilingual-3 (quantized ONNX)"
 DIM = 512
-# Texts run through the model this many at a time: one run of 32 costs ~5 ms per text here,
-# one text alone ~20 ms (the graph's fixed cost is shared by the batch).
+# Texts run through the model together, at most BATCH of them and at most BATCH_CHARS counted
+# as the batch's size times its longest text: the graph's fixed cost (~20 ms for a text alone) is
+# shared by a batch, but a run's memory grows with the batch times its longest text (attention
+# over padded rows). 32 random 1,000-character texts as one batch peaked at +503 MB; in batches
+# of 4 at +47 MB, and sooner (4.4 s against 5.2 s); short texts still go 32 at a time (a bulk
+# edit's re-embedding raised the server's peak by ~400 MB: attacks M2 and M5 of issue 35).
 BATCH = 32
+BATCH_CHARS = 4_000
 # Longer texts are cut: a receipt's meaning is in its first lines, and the cost grows with length.
 MAX_CHARS = 2000
 
@@ -96,11 +103,28 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         parts = []
-        for start in range(0, len(texts), BATCH):
-            batch = [(text or "")[:MAX_CHARS] for text in texts[start : start + BATCH]]
+        for batch in batches([(text or "")[:MAX_CHARS] for text in texts]):
             out = self._session.run([self._output], {self._input: batch}, self._run_options)[0]
             parts.append(np.asarray(out, dtype=np.float32))
         return normalise(np.concatenate(parts))
+
+
+def batches(texts: Sequence[str]) -> list[list[str]]:
+    """``texts`` in order, cut into runs of at most ``BATCH`` whose size times their longest
+    text is at most ``BATCH_CHARS`` (a text longer than that runs alone)."""
+    out: list[list[str]] = []
+    current: list[str] = []
+    longest = 0
+    for text in texts:
+        wider = max(longest, len(text))
+        if current and (len(current) == BATCH or (len(current) + 1) * wider > BATCH_CHARS):
+            out.append(current)
+            current, wider = [], len(text)
+        current.append(text)
+        longest = wider
+    if current:
+        out.append(current)
+    return out
 
 
 def normalise(vectors: npt.ArrayLike) -> FloatMatrix:
