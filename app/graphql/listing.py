@@ -68,6 +68,13 @@ def connection_arguments() -> tuple[LinkArgument, ...]:
             list[inputs.order_by],  # type: ignore[name-defined]
             "The order: one key today, ties broken by id (omitted: docDate DESC)",
         ),
+        LinkArgument(
+            "search",
+            str,
+            "Ranked search: the documents matching the filter, best first by their words "
+            "(prefixes and one-letter typos count) and their meaning in any language; paged "
+            "forward (first/after), without orderBy",
+        ),
         *relay_arguments(),
     )
 
@@ -152,6 +159,9 @@ def connection_request(arguments: dict[str, Any], info: strawberry.Info) -> Conn
     order_by = arguments.get("orderBy") or []
     if len(order_by) > 1:
         raise BadRequest("Invalid request: orderBy: one key (ties are broken by id)")
+    search = arguments.get("search")
+    if search and search.strip() and order_by:
+        raise BadRequest("Invalid request: orderBy: a search is ordered by relevance; omit orderBy")
     key = order_by[0] if order_by else {"field": "docDate"}
     with_total, selected = connection_selection(info, Document)
     return ConnectionRequest(
@@ -165,6 +175,7 @@ def connection_request(arguments: dict[str, Any], info: strawberry.Info) -> Conn
         with_total=with_total,
         fields=["id", *sorted(selected - {"id"})],
         locate=translated.locate,
+        search=search,
     )
 
 
@@ -183,8 +194,9 @@ async def documents_connection(
 
 
 DEPRECATED_BY_CONNECTION = (
-    "Use documentsConnection(filter, orderBy, first, after): typed filters, cursors per edge, "
-    "totalCount and pageInfo"
+    "Use documentsConnection(filter, orderBy, first, after), or documentsConnection(search, "
+    "filter, first, after) for a ranked search: typed filters, cursors per edge, totalCount and "
+    "pageInfo"
 )
 
 
@@ -196,7 +208,8 @@ def listing_graph(registry: Registry, graph: Graph) -> Graph:
     arguments = connection_arguments()
     description = (
         "Documents as a Relay connection: typed filter, orderBy, first/after or last/before; "
-        "totalCount counted only when selected. Needs read_documents."
+        "totalCount counted only when selected. With search: ranked by words and meaning, "
+        "best first, paged forward. Needs read_documents."
     )
     links = [
         Link(

@@ -273,3 +273,96 @@ async def test_total_count_comes_from_the_rollups_where_they_cover_the_filter(
     )
     assert len(body["data"]["documentsConnection"]["nodes"]) == 2
     assert len(sources) == 2  # not selected: not counted
+
+
+SEARCH_PAGE = """
+query($search: String, $filter: DocumentFilter, $orderBy: [DocumentOrderBy!], $first: Int,
+      $after: String, $last: Int) {
+  documentsConnection(search: $search, filter: $filter, orderBy: $orderBy, first: $first,
+                      after: $after, last: $last) {
+    totalCount
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges { cursor node { id merchant } }
+    nodes { id }
+  }
+}
+"""
+
+
+async def rest_ranked(
+    client: httpx.AsyncClient, tenant: Tenant, text: str, where: Any
+) -> tuple[list[str], int]:
+    """Every id REST's documents.search ranks for ``text`` (search mode), and its ``found``."""
+    ids: list[str] = []
+    cursor = None
+    while True:
+        body: dict[str, Any] = {"useSearch": True, "query": text, "limit": 4, "where": where}
+        if cursor:
+            body["cursor"] = cursor
+        found = result(await call(client, tenant, "documents.search", body))
+        ids += [d["id"] for d in found["documents"]]
+        cursor = found["nextCursor"]
+        if not cursor:
+            return ids, found["found"]
+
+
+async def searched(client: httpx.AsyncClient, tenant: Tenant, **variables: Any) -> dict[str, Any]:
+    body = await gql(client, SEARCH_PAGE, variables, tenant.headers())
+    assert "errors" not in body, body
+    connection: dict[str, Any] = body["data"]["documentsConnection"]
+    return connection
+
+
+async def test_search_ranks_like_rest_and_pages_forward(
+    client: httpx.AsyncClient, stocked: Tenant
+) -> None:
+    """documentsConnection(search:) is documents.search's search mode as a connection, so the
+    deprecated documentsSearch has a replacement for ranked search too."""
+    where = {"conditions": [{"field": "amount", "op": "gte", "value": "10"}]}
+    expected, found = await rest_ranked(client, stocked, "shell", where)
+    assert expected and expected[0] in {d["_id"] for d in DOCS if d["merchant"] == "Shell"}
+    typed = {"amount": {"gte": "10"}}
+    seen: list[str] = []
+    after = None
+    while True:
+        got = await searched(client, stocked, search="shell", filter=typed, first=2, after=after)
+        assert got["totalCount"] == found
+        assert [e["node"]["id"] for e in got["edges"]] == [n["id"] for n in got["nodes"]]
+        assert got["pageInfo"]["hasPreviousPage"] is (after is not None)
+        seen += [n["id"] for n in got["nodes"]]
+        if not got["pageInfo"]["hasNextPage"]:
+            break
+        after = got["pageInfo"]["endCursor"]
+    assert seen == expected
+    # An edge's cursor resumes right after it.
+    first = await searched(client, stocked, search="shell", filter=typed, first=3)
+    resumed = await searched(
+        client, stocked, search="shell", filter=typed, first=2, after=first["edges"][0]["cursor"]
+    )
+    assert [n["id"] for n in resumed["nodes"]] == expected[1:3]
+
+
+async def test_search_refuses_what_a_ranking_cannot_do(
+    client: httpx.AsyncClient, stocked: Tenant
+) -> None:
+    async def error(**variables: Any) -> str:
+        body = await gql(client, SEARCH_PAGE, variables, stocked.headers())
+        assert body.get("errors"), body
+        return str(body["errors"][0]["message"])
+
+    assert "paged forward only" in await error(search="shell", last=2)
+    assert "ordered by relevance" in await error(search="shell", orderBy=[{"field": "AMOUNT"}])
+    ranked = await searched(client, stocked, search="shell", first=1)
+    ordered = await page(client, stocked, first=1)
+    # A cursor of another search, or of the ordered list, is not this search's.
+    assert "different query" in await error(
+        search="uber", first=1, after=ranked["pageInfo"]["endCursor"]
+    )
+    assert "different query" in await error(
+        search="shell", first=1, after=ordered["pageInfo"]["endCursor"]
+    )
+    # A blank search is the ordered list.
+    blank = await searched(client, stocked, search="  ", first=30)
+    assert [n["id"] for n in blank["nodes"]] == [
+        n["id"] for n in (await page(client, stocked, first=30))["nodes"]
+    ]

@@ -7,6 +7,10 @@ read the reverse order from the cursor and turn the page around. Every edge carr
 workspace, so a cursor of another filter, order or workspace is refused, never reinterpreted.
 ``totalCount`` is read only when asked for, in parallel with the page, by documents.count's
 path (the rollups when they cover the filter).
+
+With ``search`` the page is documents.search's search mode instead: the documents matching the
+filter ranked by their words and meaning (``rank_documents``), paged forward only; each edge's
+cursor holds its rank, and ``totalCount`` is how many candidates matched (known from ranking).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from resolvers.framework import cursors
 from resolvers.framework.connections import Relay, page_size
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, store_errors
-from resolvers.resources.documents.search import render_documents
+from resolvers.resources.documents.search import rank_documents, render_documents
 from schema.connections import DocumentConnection, DocumentEdge, PageInfo
 from schema.documents import SortField
 
@@ -47,6 +51,7 @@ class ConnectionRequest:
     fields: list[str] | None = None  # API fields of each node (None: all)
     # Names a where-clause location as the caller wrote it (the typed filter's path).
     locate: Callable[[str], str] = str
+    search: str | None = None  # ranked search's words (None or blank: ordered by sort_by)
 
 
 def _sort_value(record: StoredDocument, path: str) -> Any:
@@ -73,15 +78,23 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
         raise BadRequest(
             f"Invalid request: {request.locate(error.location)}: {error.reason}"
         ) from None
+    text = (request.search or "").strip()
     query_print = cursors.fingerprint(
         {
             "list": "documents",
             "workspace": workspace_id,
             "where": request.where.model_dump() if request.where else None,
-            "sortBy": request.sort_by,
-            "order": request.order,
+            "sortBy": None if text else request.sort_by,
+            "order": None if text else request.order,
+            "search": text or None,
         }
     )
+    if text:
+        if not forward:
+            raise BadRequest(
+                "Invalid request: last/before: a search is paged forward only (first/after)"
+            )
+        return await _ranked(ctx, request, text, size, query_print)
     keyring = ctx.services.keyring
     path = stored_path(request.sort_by)
     order = request.order if forward else -request.order
@@ -129,6 +142,49 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
         pageInfo=PageInfo(
             hasNextPage=more if forward else request.before is not None,
             hasPreviousPage=request.after is not None if forward else more,
+            startCursor=edges[0].cursor if edges else None,
+            endCursor=edges[-1].cursor if edges else None,
+        ),
+        edges=edges,
+        nodes=documents,
+    )
+
+
+async def _ranked(
+    ctx: Context, request: ConnectionRequest, text: str, size: int, query_print: str
+) -> DocumentConnection:
+    """A page of the documents matching the filter, best first for ``text``."""
+    workspace_id = ctx.require_workspace()
+    keyring = ctx.services.keyring
+    offset = 0
+    if request.after is not None:
+        offset = cursors.decode(request.after, query_print, keyring).get("o", -1)
+        if not isinstance(offset, int) or offset < 0:
+            raise BadRequest(cursors.NOT_A_CURSOR)
+    ctx.services.api_calls.count(workspace_id)  # metered like one documents.search call
+    with store_errors():
+        ranked = await rank_documents(
+            ctx, workspace_id, DocumentQuery(where=request.where), text, offset + size
+        )
+        page_ids = ranked.ids[offset : offset + size]
+        found = {
+            r["_id"]: r
+            for r in await ctx.store.documents.get_many(workspace_id, page_ids, request.fields)
+        }
+        records = [found[i] for i in page_ids if i in found]
+        shown = dataclasses.replace(
+            ctx, selected_fields=frozenset(request.fields) if request.fields else None
+        )
+        documents = await render_documents(shown, records, request.fields)
+    edges = [
+        DocumentEdge(cursor=cursors.encode({"o": offset + n + 1}, query_print, keyring), node=doc)
+        for n, doc in enumerate(documents)
+    ]
+    return DocumentConnection(
+        totalCount=ranked.matched if request.with_total else None,
+        pageInfo=PageInfo(
+            hasNextPage=offset + size < ranked.matched,
+            hasPreviousPage=offset > 0,
             startCursor=edges[0].cursor if edges else None,
             endCursor=edges[-1].cursor if edges else None,
         ),
