@@ -51,32 +51,44 @@ async def stocked(store: Store, alice: Tenant) -> Tenant:
     return alice
 
 
-async def page(client: httpx.AsyncClient, tenant: Tenant, **variables: Any) -> dict[str, Any]:
-    body = await gql(client, PAGE, variables, tenant.headers())
+async def page(
+    client: httpx.AsyncClient, tenant: Tenant, query: str = PAGE, **variables: Any
+) -> dict[str, Any]:
+    body = await gql(client, query, variables, tenant.headers())
     assert "errors" not in body, body
     connection: dict[str, Any] = body["data"]["documentsConnection"]
     return connection
+
+
+async def rest_pages(
+    client: httpx.AsyncClient, tenant: Tenant, body: dict[str, Any]
+) -> tuple[list[str], int | None]:
+    """Every id REST's documents.search lists for ``body``, page by page, and its ``found``."""
+    ids: list[str] = []
+    cursor = None
+    while True:
+        found = result(
+            await call(
+                client,
+                tenant,
+                "documents.search",
+                {**body, **({"cursor": cursor} if cursor else {})},
+            )
+        )
+        ids += [d["id"] for d in found["documents"]]
+        cursor = found["nextCursor"]
+        if not cursor:
+            return ids, found.get("found")
 
 
 async def rest_ids(
     client: httpx.AsyncClient, tenant: Tenant, where: Any, sort_by: str, order: int
 ) -> list[str]:
     """Every id REST's documents.search lists for ``where`` in this order."""
-    ids: list[str] = []
-    cursor = None
-    while True:
-        body: dict[str, Any] = {
-            "useSearch": False, "limit": 100, "sortBy": sort_by, "sortOrder": order
-        }  # fmt: skip
-        if where is not None:
-            body["where"] = where
-        if cursor:
-            body["cursor"] = cursor
-        found = result(await call(client, tenant, "documents.search", body))
-        ids += [d["id"] for d in found["documents"]]
-        cursor = found["nextCursor"]
-        if not cursor:
-            return ids
+    body: dict[str, Any] = {"useSearch": False, "limit": 100, "sortBy": sort_by, "sortOrder": order}
+    if where is not None:
+        body["where"] = where
+    return (await rest_pages(client, tenant, body))[0]
 
 
 FILTER = {
@@ -291,26 +303,14 @@ query($search: String, $filter: DocumentFilter, $orderBy: [DocumentOrderBy!], $f
 
 async def rest_ranked(
     client: httpx.AsyncClient, tenant: Tenant, text: str, where: Any
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int | None]:
     """Every id REST's documents.search ranks for ``text`` (search mode), and its ``found``."""
-    ids: list[str] = []
-    cursor = None
-    while True:
-        body: dict[str, Any] = {"useSearch": True, "query": text, "limit": 4, "where": where}
-        if cursor:
-            body["cursor"] = cursor
-        found = result(await call(client, tenant, "documents.search", body))
-        ids += [d["id"] for d in found["documents"]]
-        cursor = found["nextCursor"]
-        if not cursor:
-            return ids, found["found"]
+    body = {"useSearch": True, "query": text, "limit": 4, "where": where}
+    return await rest_pages(client, tenant, body)
 
 
 async def searched(client: httpx.AsyncClient, tenant: Tenant, **variables: Any) -> dict[str, Any]:
-    body = await gql(client, SEARCH_PAGE, variables, tenant.headers())
-    assert "errors" not in body, body
-    connection: dict[str, Any] = body["data"]["documentsConnection"]
-    return connection
+    return await page(client, tenant, SEARCH_PAGE, **variables)
 
 
 async def test_search_ranks_like_rest_and_pages_forward(
