@@ -31,7 +31,7 @@ from email.message import EmailMessage
 from email.utils import getaddresses
 from typing import ClassVar, Literal
 
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import ConnectorError, ConnectorUnreachable
 from engines.mail import body_text
 from engines.outbound import OutboundPolicy, unreachable_text
 
@@ -167,7 +167,7 @@ class ImapMailbox:
             "IMAP connection failed",
             extra={"host": self.host, "port": self.port, "reason": repr(exc)},
         )
-        return ConnectorError(unreachable_text(self.host, self.port), retryable=True)
+        return ConnectorUnreachable(unreachable_text(self.host, self.port))
 
     def _check(self) -> int:
         with self._session() as (_, validity):

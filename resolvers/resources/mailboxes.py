@@ -17,11 +17,10 @@ import logging
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import ConnectorError, ConnectorUnreachable
 from engines.connectors.imap import SIGN_IN_CHECK_TIMEOUT_S, ImapMailbox
 from engines.mail import body_is_receipt
 from engines.mail_limits import MessageRefused
-from engines.outbound import unreachable_text
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from resolvers.framework.context import Context
@@ -82,7 +81,7 @@ async def connect(ctx: Context, args: ConnectMailbox) -> Mailbox:
     try:
         await probe.check()
     except ConnectorError as exc:
-        if exc.message == unreachable_text(args.server, args.port):
+        if isinstance(exc, ConnectorUnreachable):
             # The outbound policy's one text for every unreachable server (refused by the
             # policy, closed, timed out, not an IMAP server): nothing about the network.
             raise BadRequest(f"Invalid request: server: {exc.message}") from None
