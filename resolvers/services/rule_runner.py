@@ -166,46 +166,46 @@ async def run_transaction_rules(
                 failed=0,
                 error=f"its conditions no longer compile: {exc}",
             )
-    for start in range(0, len(transaction_ids), MATCH_RULES_SLICE):
-        ids = transaction_ids[start : start + MATCH_RULES_SLICE]
-        found = {
-            t["_id"]: t
-            for t in await store.transactions.by_ids(workspace_id, ids)
-            if t.get("matched") and t.get("matches")
-        }
-        matched = await store.transactions.matching(workspace_id, list(found), filters)
+    # A job holds at most MATCH_RULES_SLICE transactions (queue_match_rules).
+    ids = transaction_ids
+    found = {
+        t["_id"]: t
+        for t in await store.transactions.by_ids(workspace_id, ids)
+        if t.get("matched") and t.get("matches")
+    }
+    matched = await store.transactions.matching(workspace_id, list(found), filters)
+    for rule in rules:
+        misses = sum(1 for t in found if t not in matched.get(rule["_id"], set()))
+        if rule["_id"] in filters and misses:
+            await store.rules.record_run(
+                workspace_id, rule["_id"], matched=0, applied=0, failed=0, error=None,
+                runs=misses,
+            )  # fmt: skip
+    for transaction_id in ids:
+        transaction = found.get(transaction_id)
+        if transaction is None:
+            continue  # undone (or gone) before the job ran: nothing to act on
+        match = transaction["matches"][0]
+        event = RuleEvent(trigger=TRANSACTION_MATCHED, key=_match_key(transaction_id, match))
+        lines: dict[str, list[str]] = {}
         for rule in rules:
-            misses = sum(1 for t in found if t not in matched.get(rule["_id"], set()))
-            if rule["_id"] in filters and misses:
-                await store.rules.record_run(
-                    workspace_id, rule["_id"], matched=0, applied=0, failed=0, error=None,
-                    runs=misses,
-                )  # fmt: skip
-        for transaction_id in ids:
-            transaction = found.get(transaction_id)
-            if transaction is None:
-                continue  # undone (or gone) before the job ran: nothing to act on
-            match = transaction["matches"][0]
-            event = RuleEvent(trigger=TRANSACTION_MATCHED, key=_match_key(transaction_id, match))
-            lines: dict[str, list[str]] = {}
-            for rule in rules:
-                if transaction_id not in matched.get(rule["_id"], set()):
-                    continue
-                counted = False
-                for document_id in match.get("documentIds") or []:
-                    if await store.rules.claim(workspace_id, rule["_id"], document_id, event.key):
-                        line = await apply_rule(
-                            services, workspace_id, rule, document_id, event, count_run=not counted
-                        )
-                        counted = True
-                        lines.setdefault(document_id, []).append(line)
-            for document_id, said in lines.items():
-                await note_on_document(
-                    services,
-                    workspace_id,
-                    document_id,
-                    f"After a bank match ({transaction_id}): " + " ".join(said),
-                )
+            if transaction_id not in matched.get(rule["_id"], set()):
+                continue
+            counted = False
+            for document_id in match.get("documentIds") or []:
+                if await store.rules.claim(workspace_id, rule["_id"], document_id, event.key):
+                    line = await apply_rule(
+                        services, workspace_id, rule, document_id, event, count_run=not counted
+                    )
+                    counted = True
+                    lines.setdefault(document_id, []).append(line)
+        for document_id, said in lines.items():
+            await note_on_document(
+                services,
+                workspace_id,
+                document_id,
+                f"After a bank match ({transaction_id}): " + " ".join(said),
+            )
 
 
 async def run_document_rules(
