@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, get_args
 
+from domain.documents import SAVED
+
 ReviewReason = Literal["flaggedField", "processingWarning", "possibleDuplicate", "noAmount"]
 REVIEW_REASONS: tuple[ReviewReason, ...] = get_args(ReviewReason)
 
@@ -27,7 +29,7 @@ REVIEW_REASONS: tuple[ReviewReason, ...] = get_args(ReviewReason)
 REVIEW_CONFIDENCE = 0.8
 # Outcomes that leave a document with fields to check; queued, processing and skipped (not a
 # financial document) ones have none yet, or none to keep.
-REVIEWABLE_STATUSES = frozenset({"processed", "warning", "failed"})
+REVIEWABLE_STATUSES = frozenset((*SAVED, "failed"))
 
 
 def flagged_fields(evidence: Iterable[Mapping[str, Any]] | None) -> list[str]:

@@ -16,18 +16,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from domain.documents import (
+    SOURCES,
+    STATUSES,
     ArchiveFilter,
     CountGroupBy,
     DocType,
-    DocumentSource,
     ExportFilter,
     ExportStatus,
     LocationKind,
     PaymentStatus,
-    ProcessingStatus,
     RecurringType,
 )
 from domain.review import ReviewReason
+from domain.roles import ROLES
+from domain.rules import WEEKDAYS
 from domain.transactions import (
     CsvDelimiter,
     MatchKind,
@@ -37,29 +39,29 @@ from domain.transactions import (
     TransactionSortField,
 )
 from domain.uploads import UploadMimeType
+from domain.vocabulary import Vocabulary, vocabulary
 from domain.where import WhereLogic, WhereOp
 from engines.connectors.registry import CONNECTORS
-from schema.activity import ActivitySource
 from schema.api_keys import KeyOrigin
 from schema.approvals import APPROVAL_REQUIRED, ApprovalStatus, ApprovalStatusFilter
 from schema.documents import Document, EvidenceField, InspectableField, RequiredField, SortField
 from schema.events import DocumentEventKind
 from schema.integrations import ExportRecordStatus, IntegrationCategory, IntegrationStatus
 from schema.mailboxes import MailboxSecurity, MailboxStatus
-from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType, Weekday
+from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType
 from schema.transactions import MappingSource
 from schema.views import ViewColumn
-from schema.workspaces import WorkspaceRole
 
 Meanings = Mapping[str, str]
 
 
+def _declared(declared: Vocabulary) -> tuple[frozenset[str], Meanings]:
+    return frozenset(declared.values), declared.meanings
+
+
 def _vocabulary(literal: Any, meanings: Meanings) -> tuple[frozenset[str], Meanings]:
     """One vocabulary, checked now: every value of ``literal`` described, nothing else."""
-    values = frozenset(typing.get_args(literal))
-    if values != set(meanings):
-        raise ValueError(f"meanings of {sorted(values)} do not match: {sorted(meanings)}")
-    return values, meanings
+    return _declared(vocabulary(literal, meanings))
 
 
 def _document_fields(literal: Any) -> tuple[frozenset[str], Meanings]:
@@ -75,25 +77,6 @@ STATEMENT_FORMATS = {
     "ofx": "OFX or QFX, 1.x (SGML) or 2.x (XML)",
     "camt053": "ISO 20022 CAMT.053 (XML)",
     "mt940": "SWIFT MT940",
-}
-ROLES = {
-    "owner": "Everything, billing included",
-    "admin": "Members, sources, integrations, approvals; cannot make, change or remove an owner",
-    "member": "Uses the workspace",
-}
-ITEM_STATUS = {
-    "queued": "Stored; waiting for a worker",
-    "processing": "Being read",
-    "processed": "Read and saved as a document",
-    "skipped": "Not a receipt or invoice (the reasoning says why); nothing saved",
-    "failed": "Could not be read (the reasoning says why)",
-    "warning": "Saved, with something to check (the reasoning says what)",
-}
-SOURCE = {
-    "upload": "Uploaded (files.upload: the dashboard, the API, the command line)",
-    "email": "Read from a connected mailbox",
-    "inbound-email": "Mailed to the workspace's inbound address",
-    "whatsapp": "Sent from a registered number over WhatsApp",
 }
 EXPORT_STATUS = {
     "exported": "Sent to an accounting integration",
@@ -133,10 +116,8 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
             "api_key": "Made with another API key",
         },
     ),
-    _vocabulary(WorkspaceRole, ROLES),
-    _vocabulary(ActivitySource, SOURCE),
-    _vocabulary(DocumentSource, SOURCE),
-    _vocabulary(ProcessingStatus, ITEM_STATUS),
+    # Declared in domain/, each with its meanings.
+    *(_declared(declared) for declared in (ROLES, SOURCES, STATUSES, WEEKDAYS)),
     _vocabulary(
         DocumentEventKind,
         {
@@ -348,7 +329,6 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
         ScheduleFrequency,
         {"daily": "Every day", "weekly": "Every week (on weekday)", "monthly": "Every month"},
     ),
-    _vocabulary(Weekday, {day: day.capitalize() for day in typing.get_args(Weekday)}),
     _vocabulary(
         typing.Literal["preview", "queued"],
         {
