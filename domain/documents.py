@@ -162,3 +162,66 @@ SEARCH_FILTERS: dict[str, Filterable] = {
     "expenseLocation.primary.stateOrProvince": _TEXT,
     "expenseLocation.primary.kind": _choice(LocationKind, "LocationKind"),
 }
+
+# What each value means (the GraphQL enum values' descriptions read it).
+RECURRING_TYPES = vocabulary(
+    RecurringType,
+    {
+        "weekly": "Every week",
+        "monthly": "Every month",
+        "quarterly": "Every three months",
+        "yearly": "Every year",
+    },
+)
+EXPORT_STATUSES = vocabulary(
+    ExportStatus,
+    {
+        "exported": "Sent to an accounting integration",
+        "not-exported": "Not sent to any, or unlinked since",
+    },
+)
+EXPORT_FILTERS = vocabulary(ExportFilter, {"all": "Exported or not", **EXPORT_STATUSES.meanings})
+ARCHIVE_FILTERS = vocabulary(
+    ArchiveFilter,
+    {
+        "exclude": "Only documents not archived",
+        "only": "Only archived documents",
+        "include": "Archived or not",
+    },
+)
+
+COUNT_GROUPS = vocabulary(
+    CountGroupBy,
+    {
+        "merchant": "Per merchant",
+        "category": "Per category",
+        "docType": "Per document type",
+        "currency": "Per original currency",
+        "paymentMethod": "Per payment method",
+        "entityId": "Per entity (entityId)",
+        "day": "Per day of the document date (YYYY-MM-DD)",
+        "date": "Per day, as day",
+        "week": "Per ISO week of the document date (YYYY-Www, Monday first)",
+        "month": "Per month of the document date (YYYY-MM)",
+        "year": "Per year of the document date (YYYY)",
+    },
+)
+
+PAYMENT_STATUSES = vocabulary(
+    PaymentStatus,
+    {
+        "paid": "Paid in full",
+        "unpaid": "Not paid yet",
+        "partially-paid": "Paid in part",
+        "refunded": "Paid, then refunded",
+    },
+)
+
+LOCATION_KINDS = vocabulary(
+    LocationKind,
+    {
+        "in-store": "Spent in person, at a place",
+        "online": "Spent online",
+        "travel": "Spent while travelling",
+    },
+)

@@ -13,21 +13,24 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
+import pkgutil
 from pathlib import Path
 from typing import Literal, get_args
 
 import pytest
 
+import domain
 from domain.documents import SOURCES, STATUSES, ActivitySource, ActivityStatus
 from domain.roles import ROLES
 from domain.rules import WEEKDAYS
 from domain.scopes import SCOPES
-from domain.vocabulary import vocabulary
-from schema.value_meanings import meaning_of
+from domain.vocabulary import Vocabulary, vocabulary
+from schema.value_meanings import DECLARED, meaning_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("app", "resolvers", "schema", "persistence", "engines", "bench", "scripts")
-DECLARED: dict[str, frozenset[str]] = {
+SCANNED_FOR: dict[str, frozenset[str]] = {
     "roles": frozenset(ROLES),
     "statuses": frozenset(STATUSES),
     "sources": frozenset(SOURCES),
@@ -86,18 +89,18 @@ def second_lists(values: frozenset[str]) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("name", sorted(DECLARED))
+@pytest.mark.parametrize("name", sorted(SCANNED_FOR))
 def test_each_vocabulary_is_listed_only_where_it_is_declared(name: str) -> None:
-    assert second_lists(DECLARED[name]) == []
+    assert second_lists(SCANNED_FOR[name]) == []
 
 
 def test_the_scan_finds_a_second_list() -> None:
     """The check itself: a copy, whole or in part, in any spelling of a collection is found;
     one value, or values of another vocabulary that share a word, are not."""
-    roles = DECLARED["roles"]
+    roles = SCANNED_FOR["roles"]
     copied = 'Role = Literal["owner", "admin", "member"]\nX = {"owner": 1, "admin": 2}\n'
     assert [line for line, _ in copies(copied, roles)] == [1, 2]
-    statuses = DECLARED["statuses"]
+    statuses = SCANNED_FOR["statuses"]
     assert len(list(copies('if s in {"processed", "warning"}: pass', statuses))) == 1
     assert list(copies('if role == "owner": pass', roles)) == []
     # An export record's statuses share queued and failed with processing, and are their own.
@@ -106,8 +109,18 @@ def test_the_scan_finds_a_second_list() -> None:
 
 
 def test_the_descriptions_read_the_declared_meanings() -> None:
-    """The GraphQL enum values are described from the declarations."""
-    for declared in (ROLES, SOURCES, STATUSES, WEEKDAYS):
+    """The GraphQL enum values are described from the declarations, every one of them."""
+    made = {
+        id(found): f"{module.__name__}.{name}"
+        for module in (
+            importlib.import_module(f"domain.{info.name}")
+            for info in pkgutil.iter_modules(domain.__path__)
+        )
+        for name, found in vars(module).items()
+        if isinstance(found, Vocabulary)
+    }
+    assert set(made) == {id(declared) for declared in DECLARED}, sorted(made.values())
+    for declared in DECLARED:
         for value in declared:
             assert meaning_of(declared.values, value) == declared.meaning(value)
     # The activity fields list the same values in their own order, with the same meanings.
