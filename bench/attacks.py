@@ -36,6 +36,8 @@ from typing import Any
 import httpx
 import psutil
 
+from domain.documents import UNFINISHED
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -198,7 +200,7 @@ async def wait_processed(http: httpx.AsyncClient, tenant: dict[str, str], docume
             "/v1/capabilities/documents.get", json={"id": document_id}, headers=headers(tenant)
         )
         status = response.json()["data"]["result"]["document"]["processingStatus"]
-        if status not in ("queued", "processing"):
+        if status not in UNFINISHED:
             return str(status)
         await asyncio.sleep(0.1)
 

@@ -10,10 +10,50 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from domain.doc_types import DocType
+from domain.vocabulary import vocabulary
 from domain.where import Filterable
 
+# How a document (and the incoming item it came in) arrived.
 DocumentSource = Literal["upload", "email", "whatsapp", "inbound-email"]
+SOURCES = vocabulary(
+    DocumentSource,
+    {
+        "upload": "Uploaded (files.upload: the dashboard, the API, the command line)",
+        "email": "Read from a connected mailbox",
+        "inbound-email": "Mailed to the workspace's inbound address",
+        "whatsapp": "Sent from a registered number over WhatsApp",
+    },
+)
+# activity.search and its items list the same sources in the order they always have.
+ActivitySource = Literal["email", "whatsapp", "upload", "inbound-email"]
+SOURCES.spelled(ActivitySource)
+
+# Where reading a document (or an incoming item) stands, or how it ended.
 ProcessingStatus = Literal["queued", "processing", "processed", "skipped", "failed", "warning"]
+STATUSES = vocabulary(
+    ProcessingStatus,
+    {
+        "queued": "Stored; waiting for a worker",
+        "processing": "Being read",
+        "processed": "Read and saved as a document",
+        "skipped": "Not a receipt or invoice (the reasoning says why); nothing saved",
+        "failed": "Could not be read (the reasoning says why)",
+        "warning": "Saved, with something to check (the reasoning says what)",
+    },
+)
+ActivityStatus = Literal["queued", "processed", "skipped", "failed", "processing", "warning"]
+STATUSES.spelled(ActivityStatus)
+# Its named parts. Not finished: still waiting or being read (no one's original yet).
+UNFINISHED: tuple[ProcessingStatus, ...] = STATUSES.subset(Literal["queued", "processing"])
+# Read and saved as a document: what is billed, and what a later copy may be a duplicate of.
+SAVED: tuple[ProcessingStatus, ...] = STATUSES.subset(Literal["processed", "warning"])
+# Read, and nothing kept: never the original of another document.
+NothingSaved = Literal["skipped", "failed"]
+NOTHING_SAVED: tuple[NothingSaved, ...] = STATUSES.subset(NothingSaved)
+# Reading ended, one way or another.
+TERMINAL: frozenset[ProcessingStatus] = frozenset((*SAVED, *NOTHING_SAVED))
+# Ended with something a person should look at.
+NEEDS_A_LOOK: tuple[ProcessingStatus, ...] = STATUSES.subset(Literal["warning", "failed"])
 PaymentStatus = Literal["paid", "unpaid", "partially-paid", "refunded"]
 RecurringType = Literal["weekly", "monthly", "quarterly", "yearly"]
 ExportStatus = Literal["exported", "not-exported"]
@@ -122,3 +162,66 @@ SEARCH_FILTERS: dict[str, Filterable] = {
     "expenseLocation.primary.stateOrProvince": _TEXT,
     "expenseLocation.primary.kind": _choice(LocationKind, "LocationKind"),
 }
+
+# What each value means (the GraphQL enum values' descriptions read it).
+RECURRING_TYPES = vocabulary(
+    RecurringType,
+    {
+        "weekly": "Every week",
+        "monthly": "Every month",
+        "quarterly": "Every three months",
+        "yearly": "Every year",
+    },
+)
+EXPORT_STATUSES = vocabulary(
+    ExportStatus,
+    {
+        "exported": "Sent to an accounting integration",
+        "not-exported": "Not sent to any, or unlinked since",
+    },
+)
+EXPORT_FILTERS = vocabulary(ExportFilter, {"all": "Exported or not", **EXPORT_STATUSES.meanings})
+ARCHIVE_FILTERS = vocabulary(
+    ArchiveFilter,
+    {
+        "exclude": "Only documents not archived",
+        "only": "Only archived documents",
+        "include": "Archived or not",
+    },
+)
+
+COUNT_GROUPS = vocabulary(
+    CountGroupBy,
+    {
+        "merchant": "Per merchant",
+        "category": "Per category",
+        "docType": "Per document type",
+        "currency": "Per original currency",
+        "paymentMethod": "Per payment method",
+        "entityId": "Per entity (entityId)",
+        "day": "Per day of the document date (YYYY-MM-DD)",
+        "date": "Per day, as day",
+        "week": "Per ISO week of the document date (YYYY-Www, Monday first)",
+        "month": "Per month of the document date (YYYY-MM)",
+        "year": "Per year of the document date (YYYY)",
+    },
+)
+
+PAYMENT_STATUSES = vocabulary(
+    PaymentStatus,
+    {
+        "paid": "Paid in full",
+        "unpaid": "Not paid yet",
+        "partially-paid": "Paid in part",
+        "refunded": "Paid, then refunded",
+    },
+)
+
+LOCATION_KINDS = vocabulary(
+    LocationKind,
+    {
+        "in-store": "Spent in person, at a place",
+        "online": "Spent online",
+        "travel": "Spent while travelling",
+    },
+)

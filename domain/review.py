@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, get_args
 
+from domain.documents import SAVED
+from domain.vocabulary import vocabulary
+
 ReviewReason = Literal["flaggedField", "processingWarning", "possibleDuplicate", "noAmount"]
 REVIEW_REASONS: tuple[ReviewReason, ...] = get_args(ReviewReason)
 
@@ -27,7 +30,7 @@ REVIEW_REASONS: tuple[ReviewReason, ...] = get_args(ReviewReason)
 REVIEW_CONFIDENCE = 0.8
 # Outcomes that leave a document with fields to check; queued, processing and skipped (not a
 # financial document) ones have none yet, or none to keep.
-REVIEWABLE_STATUSES = frozenset({"processed", "warning", "failed"})
+REVIEWABLE_STATUSES = frozenset((*SAVED, "failed"))
 
 
 def flagged_fields(evidence: Iterable[Mapping[str, Any]] | None) -> list[str]:
@@ -69,3 +72,15 @@ def review_state(document: Mapping[str, Any]) -> dict[str, Any]:
         "needsReview": any(reason not in accepted for reason in reasons),
         "reviewReasons": reasons,
     }
+
+
+# What each value means (the GraphQL enum values' descriptions read it).
+REVIEW_REASON_MEANINGS = vocabulary(
+    ReviewReason,
+    {
+        "flaggedField": "A field read with low confidence, or whose evidence warns",
+        "processingWarning": "Processing ended with a warning (processingReason says what)",
+        "possibleDuplicate": "It may repeat another document (duplicateOf)",
+        "noAmount": "No total was found",
+    },
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from domain.uploads import MAX_UPLOAD_BYTES
+from domain.vocabulary import vocabulary
 from domain.where import Filterable
 
 StatementFormat = Literal["csv", "ofx", "camt053", "mt940"]
@@ -66,3 +67,50 @@ MARGIN_MIN = 0.0
 MARGIN_MAX = 50.0
 # What matching decides for a transaction.
 MatchOutcome = Literal["auto_match", "needs_review", "no_candidate"]
+
+# What each value means (the GraphQL enum values' descriptions read it).
+STATEMENT_FORMATS = vocabulary(
+    StatementFormat,
+    {
+        "csv": "CSV with a column mapping",
+        "ofx": "OFX or QFX, 1.x (SGML) or 2.x (XML)",
+        "camt053": "ISO 20022 CAMT.053 (XML)",
+        "mt940": "SWIFT MT940",
+    },
+)
+STATEMENT_FORMAT_CHOICES = vocabulary(
+    StatementFormatChoice,
+    {"auto": "Told from the file's content", **STATEMENT_FORMATS.meanings},
+)
+MATCH_KINDS = vocabulary(
+    MatchKind,
+    {
+        "single": "One document pays the whole amount",
+        "split": "Receipts of one merchant that add up to the booking",
+        "partial": "The booking pays part of one document",
+    },
+)
+
+MATCH_OUTCOMES = vocabulary(
+    MatchOutcome,
+    {
+        "auto_match": "Matched without a person: above the threshold, no rival",
+        "needs_review": "A person decides among the candidates",
+        "no_candidate": "No document fits",
+    },
+)
+
+CSV_DELIMITERS = vocabulary(
+    CsvDelimiter,
+    {"comma": "','", "semicolon": "';' (German exports)", "tab": "A tab", "pipe": "'|'"},
+)
+
+TRANSACTION_SORT_FIELDS = vocabulary(
+    TransactionSortField,
+    {
+        "bookingDate": "When the bank booked it",
+        "valueDate": "When it took effect",
+        "amount": "Signed amount (debits negative)",
+        "counterparty": "The other side's name",
+    },
+)

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from domain.vocabulary import vocabulary
+
 WhereOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "all", "regex", "exists"]
 WhereLogic = Literal["and", "or", "nor"]
 # ``tags``: a list of names; a condition tests whether the list holds them (eq: the tag is on
@@ -170,3 +172,31 @@ class WhereClause(BaseModel):
     conditions: list[WhereCondition] = Field(
         min_length=1, max_length=50, description="Conditions or nested groups"
     )
+
+
+# What each value means (the GraphQL enum values' descriptions read it).
+WHERE_LOGIC = vocabulary(
+    WhereLogic,
+    {
+        "and": "Every condition must hold",
+        "or": "At least one condition must hold",
+        "nor": "No condition may hold (a negation)",
+    },
+)
+
+WHERE_OPS = vocabulary(
+    WhereOp,
+    {
+        "eq": "Equal to value",
+        "ne": "Not equal to value (documents without the field match)",
+        "gt": "Greater than value",
+        "gte": "Greater than or equal to value",
+        "lt": "Less than value",
+        "lte": "Less than or equal to value",
+        "in": "One of the values (an array)",
+        "nin": "None of the values (an array; documents without the field match)",
+        "all": "A tag list holds every one of the values (an array)",
+        "regex": "Matches the pattern, ignoring case",
+        "exists": "The field is set (value true) or not (false)",
+    },
+)

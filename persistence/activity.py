@@ -16,6 +16,7 @@ from typing import Any
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 
+from domain.documents import NEEDS_A_LOOK, SAVED
 from persistence.durability import journaled
 from persistence.ids import new_id, utcnow
 from persistence.units import joined
@@ -33,7 +34,6 @@ INDEXES = [
 ]
 # How many items a text search reads at most before paging (newest first).
 SEARCH_SCAN_LIMIT = 2000
-TERMINAL = frozenset({"processed", "skipped", "failed", "warning"})
 
 
 def combine_outcomes(outcomes: Sequence[tuple[str, str, str]]) -> tuple[str, str]:
@@ -43,9 +43,9 @@ def combine_outcomes(outcomes: Sequence[tuple[str, str, str]]) -> tuple[str, str
         return outcomes[0][1], outcomes[0][2]
     if len(statuses) == 1:
         status = next(iter(statuses))
-    elif statuses & {"processed", "warning"}:
+    elif statuses.intersection(SAVED):
         # Something was read, something else was not (a failed or skipped attachment).
-        status = "warning" if statuses & {"warning", "failed"} else "processed"
+        status = "warning" if statuses.intersection(NEEDS_A_LOOK) else "processed"
     else:
         status = "failed" if "failed" in statuses else "skipped"
     reasoning = " ".join(f"{name}: {status} — {reason}" for name, status, reason in outcomes)

@@ -32,10 +32,10 @@ from typing import Any, Literal
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, IndexModel
 
+from domain.roles import Role
 from persistence.access_changes import AccessChanges
 from persistence.ids import new_id, utcnow
 
-Role = Literal["owner", "admin", "member"]
 # What a guarded membership change did (``change_role``, ``remove_member``): ``owners-only``
 # when the caller may not touch an owner and the member is (or would become) one; ``busy`` when
 # another change of the same owner kept the way blocked through every attempt.

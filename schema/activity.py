@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field
 
+from domain.documents import ActivitySource, ActivityStatus
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
 
-ActivitySource = Literal["email", "whatsapp", "upload", "inbound-email"]
-ActivityStatus = Literal["queued", "processed", "skipped", "failed", "processing", "warning"]
-ALL_SOURCES: list[ActivitySource] = ["email", "whatsapp", "upload", "inbound-email"]
+ALL_SOURCES: list[ActivitySource] = list(get_args(ActivitySource))
 
 
 class SearchActivity(CapabilityInput):

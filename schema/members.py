@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from pydantic import EmailStr, Field
 
@@ -11,7 +10,7 @@ from schema.base import CapabilityInput, CapabilityOutput
 from schema.secrets import SecretText
 from schema.workspaces import WorkspaceRole
 
-InvitedRole = Literal["owner", "admin", "member"]
+InvitedRole = WorkspaceRole
 
 
 class ListMembers(CapabilityInput):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from domain.documents import RecurringType
-from domain.rules import TRANSACTION_RULE_ACTIONS
+from domain.rules import TRANSACTION_RULE_ACTIONS, Weekday
 from domain.where import WhereClause
 from engines.connectors.registry import provider_ids
 from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
@@ -27,7 +27,6 @@ TriggerType = Literal["document-processed", "document-updated", "schedule", "tra
 # documents matched to the transaction.
 TRANSACTION_MATCHED = "transaction-matched"
 ScheduleFrequency = Literal["daily", "weekly", "monthly"]
-Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 ActionType = Literal[
     "set-category",
     "set-merchant",

@@ -1,12 +1,14 @@
 """What each value of the contract's closed vocabularies means (its Literal types).
 
-A ``Field(description=…)`` says what a field is; the meaning of each value it may take lives
-here, once per vocabulary, keyed by the Literal's values, so every field sharing a vocabulary
-(a document's ``source`` and an activity item's ``sourceType``) says the same. The GraphQL face
-describes each enum value from it (the explorer's Docs pane). Vocabularies of document field
-names (``requiredFields``, ``sortBy``, ``fields``) take each field's own description from
-``Document``. ``meaning_of`` fails loudly in the schema's tests when a Literal gains a value
-nobody described.
+A ``Field(description=…)`` says what a field is; the meaning of each value it may take is
+declared once per vocabulary, keyed by the Literal's values, so every field sharing a
+vocabulary (a document's ``source`` and an activity item's ``sourceType``) says the same. A
+vocabulary of ``domain/`` is declared there with its meanings (``DECLARED`` gathers them);
+the table below holds the meanings of the contract's other Literals, not yet declared there.
+The GraphQL face describes each enum value from them (the explorer's Docs pane). Vocabularies
+of document field names (``requiredFields``, ``sortBy``, ``fields``) take each field's own
+description from ``Document``. ``meaning_of`` fails loudly in the schema's tests when a
+Literal gains a value nobody described.
 """
 
 from __future__ import annotations
@@ -15,51 +17,78 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from domain.doc_types import DOC_TYPES
 from domain.documents import (
-    ArchiveFilter,
-    CountGroupBy,
-    DocType,
-    DocumentSource,
-    ExportFilter,
-    ExportStatus,
-    LocationKind,
-    PaymentStatus,
-    ProcessingStatus,
-    RecurringType,
+    ARCHIVE_FILTERS,
+    COUNT_GROUPS,
+    EXPORT_FILTERS,
+    EXPORT_STATUSES,
+    LOCATION_KINDS,
+    PAYMENT_STATUSES,
+    RECURRING_TYPES,
+    SOURCES,
+    STATUSES,
 )
-from domain.review import ReviewReason
+from domain.review import REVIEW_REASON_MEANINGS
+from domain.roles import ROLES
+from domain.rules import WEEKDAYS
 from domain.transactions import (
-    CsvDelimiter,
-    MatchKind,
-    MatchOutcome,
-    StatementFormat,
-    StatementFormatChoice,
-    TransactionSortField,
+    CSV_DELIMITERS,
+    MATCH_KINDS,
+    MATCH_OUTCOMES,
+    STATEMENT_FORMAT_CHOICES,
+    STATEMENT_FORMATS,
+    TRANSACTION_SORT_FIELDS,
 )
-from domain.uploads import UploadMimeType
-from domain.where import WhereLogic, WhereOp
+from domain.uploads import UPLOAD_TYPES
+from domain.vocabulary import Vocabulary, vocabulary
+from domain.where import WHERE_LOGIC, WHERE_OPS
 from engines.connectors.registry import CONNECTORS
-from schema.activity import ActivitySource
 from schema.api_keys import KeyOrigin
 from schema.approvals import APPROVAL_REQUIRED, ApprovalStatus, ApprovalStatusFilter
 from schema.documents import Document, EvidenceField, InspectableField, RequiredField, SortField
 from schema.events import DocumentEventKind
 from schema.integrations import ExportRecordStatus, IntegrationCategory, IntegrationStatus
 from schema.mailboxes import MailboxSecurity, MailboxStatus
-from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType, Weekday
+from schema.rules import ActionType, ParsedBy, RuleStatus, ScheduleFrequency, TriggerType
 from schema.transactions import MappingSource
 from schema.views import ViewColumn
-from schema.workspaces import WorkspaceRole
 
 Meanings = Mapping[str, str]
+# The vocabularies declared in domain/, each with its meanings.
+DECLARED: tuple[Vocabulary, ...] = (
+    ROLES,
+    SOURCES,
+    STATUSES,
+    WEEKDAYS,
+    DOC_TYPES,
+    PAYMENT_STATUSES,
+    RECURRING_TYPES,
+    EXPORT_STATUSES,
+    EXPORT_FILTERS,
+    LOCATION_KINDS,
+    ARCHIVE_FILTERS,
+    COUNT_GROUPS,
+    REVIEW_REASON_MEANINGS,
+    MATCH_KINDS,
+    MATCH_OUTCOMES,
+    STATEMENT_FORMATS,
+    STATEMENT_FORMAT_CHOICES,
+    CSV_DELIMITERS,
+    TRANSACTION_SORT_FIELDS,
+    UPLOAD_TYPES,
+    WHERE_LOGIC,
+    WHERE_OPS,
+)
+
+
+def _declared(declared: Vocabulary) -> tuple[frozenset[str], Meanings]:
+    return frozenset(declared.values), declared.meanings
 
 
 def _vocabulary(literal: Any, meanings: Meanings) -> tuple[frozenset[str], Meanings]:
     """One vocabulary, checked now: every value of ``literal`` described, nothing else."""
-    values = frozenset(typing.get_args(literal))
-    if values != set(meanings):
-        raise ValueError(f"meanings of {sorted(values)} do not match: {sorted(meanings)}")
-    return values, meanings
+    return _declared(vocabulary(literal, meanings))
 
 
 def _document_fields(literal: Any) -> tuple[frozenset[str], Meanings]:
@@ -70,59 +99,7 @@ def _document_fields(literal: Any) -> tuple[frozenset[str], Meanings]:
     )
 
 
-STATEMENT_FORMATS = {
-    "csv": "CSV with a column mapping",
-    "ofx": "OFX or QFX, 1.x (SGML) or 2.x (XML)",
-    "camt053": "ISO 20022 CAMT.053 (XML)",
-    "mt940": "SWIFT MT940",
-}
-ROLES = {
-    "owner": "Everything, billing included",
-    "admin": "Members, sources, integrations, approvals; cannot make, change or remove an owner",
-    "member": "Uses the workspace",
-}
-ITEM_STATUS = {
-    "queued": "Stored; waiting for a worker",
-    "processing": "Being read",
-    "processed": "Read and saved as a document",
-    "skipped": "Not a receipt or invoice (the reasoning says why); nothing saved",
-    "failed": "Could not be read (the reasoning says why)",
-    "warning": "Saved, with something to check (the reasoning says what)",
-}
-SOURCE = {
-    "upload": "Uploaded (files.upload: the dashboard, the API, the command line)",
-    "email": "Read from a connected mailbox",
-    "inbound-email": "Mailed to the workspace's inbound address",
-    "whatsapp": "Sent from a registered number over WhatsApp",
-}
-EXPORT_STATUS = {
-    "exported": "Sent to an accounting integration",
-    "not-exported": "Not sent to any, or unlinked since",
-}
-RECURRING = {
-    "weekly": "Every week",
-    "monthly": "Every month",
-    "quarterly": "Every three months",
-    "yearly": "Every year",
-}
-
 _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
-    _vocabulary(
-        MatchKind,
-        {
-            "single": "One document pays the whole amount",
-            "split": "Receipts of one merchant that add up to the booking",
-            "partial": "The booking pays part of one document",
-        },
-    ),
-    _vocabulary(
-        MatchOutcome,
-        {
-            "auto_match": "Matched without a person: above the threshold, no rival",
-            "needs_review": "A person decides among the candidates",
-            "no_candidate": "No document fits",
-        },
-    ),
     _vocabulary(
         KeyOrigin,
         {
@@ -133,10 +110,7 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
             "api_key": "Made with another API key",
         },
     ),
-    _vocabulary(WorkspaceRole, ROLES),
-    _vocabulary(ActivitySource, SOURCE),
-    _vocabulary(DocumentSource, SOURCE),
-    _vocabulary(ProcessingStatus, ITEM_STATUS),
+    *(_declared(declared) for declared in DECLARED),
     _vocabulary(
         DocumentEventKind,
         {
@@ -220,61 +194,6 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
         {"active": "Its last read worked", "error": "The last read failed (see lastError)"},
     ),
     _vocabulary(
-        ArchiveFilter,
-        {
-            "exclude": "Only documents not archived",
-            "only": "Only archived documents",
-            "include": "Archived or not",
-        },
-    ),
-    _vocabulary(
-        CountGroupBy,
-        {
-            "merchant": "Per merchant",
-            "category": "Per category",
-            "docType": "Per document type",
-            "currency": "Per original currency",
-            "paymentMethod": "Per payment method",
-            "entityId": "Per entity (entityId)",
-            "day": "Per day of the document date (YYYY-MM-DD)",
-            "date": "Per day, as day",
-            "week": "Per ISO week of the document date (YYYY-Www, Monday first)",
-            "month": "Per month of the document date (YYYY-MM)",
-            "year": "Per year of the document date (YYYY)",
-        },
-    ),
-    _vocabulary(
-        DocType,
-        {
-            "receipt": "A receipt: proof of a payment made",
-            "invoice": "An invoice: a bill to pay or paid",
-            "refund": "A refund receipt: money paid back (a negative amount)",
-            "credit-note": "A credit note against an invoice (a negative amount)",
-            "other": "Another financial document",
-        },
-    ),
-    _vocabulary(ExportStatus, EXPORT_STATUS),
-    _vocabulary(ExportFilter, {"all": "Exported or not", **EXPORT_STATUS}),
-    _vocabulary(
-        PaymentStatus,
-        {
-            "paid": "Paid in full",
-            "unpaid": "Not paid yet",
-            "partially-paid": "Paid in part",
-            "refunded": "Paid, then refunded",
-        },
-    ),
-    _vocabulary(RecurringType, RECURRING),
-    _vocabulary(
-        ReviewReason,
-        {
-            "flaggedField": "A field read with low confidence, or whose evidence warns",
-            "processingWarning": "Processing ended with a warning (processingReason says what)",
-            "possibleDuplicate": "It may repeat another document (duplicateOf)",
-            "noAmount": "No total was found",
-        },
-    ),
-    _vocabulary(
         ExportRecordStatus,
         {
             "queued": "Waiting to be delivered",
@@ -311,14 +230,6 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
         },
     ),
     _vocabulary(
-        LocationKind,
-        {
-            "in-store": "Spent in person, at a place",
-            "online": "Spent online",
-            "travel": "Spent while travelling",
-        },
-    ),
-    _vocabulary(
         typing.Literal["ok", "error"],
         {"ok": "The mailbox answered", "error": "The mailbox did not answer (see error)"},
     ),
@@ -348,7 +259,6 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
         ScheduleFrequency,
         {"daily": "Every day", "weekly": "Every week (on weekday)", "monthly": "Every month"},
     ),
-    _vocabulary(Weekday, {day: day.capitalize() for day in typing.get_args(Weekday)}),
     _vocabulary(
         typing.Literal["preview", "queued"],
         {
@@ -381,64 +291,11 @@ _VOCABULARIES: tuple[tuple[frozenset[str], Meanings], ...] = (
         },
     ),
     _vocabulary(
-        UploadMimeType,
-        {
-            "image/jpeg": "A JPEG photo",
-            "image/png": "A PNG image",
-            "image/gif": "A GIF image",
-            "image/webp": "A WebP image",
-            "image/bmp": "A BMP image",
-            "image/tiff": "A TIFF image",
-            "application/pdf": "A PDF (its text layer, else its pages are read as images)",
-        },
-    ),
-    _vocabulary(StatementFormat, STATEMENT_FORMATS),
-    _vocabulary(
-        StatementFormatChoice, {"auto": "Told from the file's content", **STATEMENT_FORMATS}
-    ),
-    _vocabulary(
-        CsvDelimiter,
-        {"comma": "','", "semicolon": "';' (German exports)", "tab": "A tab", "pipe": "'|'"},
-    ),
-    _vocabulary(
-        TransactionSortField,
-        {
-            "bookingDate": "When the bank booked it",
-            "valueDate": "When it took effect",
-            "amount": "Signed amount (debits negative)",
-            "counterparty": "The other side's name",
-        },
-    ),
-    _vocabulary(
         MappingSource,
         {
             "given": "The mapping sent with the import",
             "saved": "The mapping saved for the account or the file's header",
             "detected": "Detected from the header and the values",
-        },
-    ),
-    _vocabulary(
-        WhereLogic,
-        {
-            "and": "Every condition must hold",
-            "or": "At least one condition must hold",
-            "nor": "No condition may hold (a negation)",
-        },
-    ),
-    _vocabulary(
-        WhereOp,
-        {
-            "eq": "Equal to value",
-            "ne": "Not equal to value (documents without the field match)",
-            "gt": "Greater than value",
-            "gte": "Greater than or equal to value",
-            "lt": "Less than value",
-            "lte": "Less than or equal to value",
-            "in": "One of the values (an array)",
-            "nin": "None of the values (an array; documents without the field match)",
-            "all": "A tag list holds every one of the values (an array)",
-            "regex": "Matches the pattern, ignoring case",
-            "exists": "The field is set (value true) or not (false)",
         },
     ),
 )

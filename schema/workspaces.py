@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from pydantic import Field
 
+from domain.roles import Role
 from schema.base import CapabilityInput, CapabilityOutput
 
-WorkspaceRole = Literal["owner", "admin", "member"]
+# The roles are declared once, with their meanings, in domain.roles.
+WorkspaceRole = Role
 
 
 class ListWorkspaces(CapabilityInput):

@@ -25,10 +25,10 @@ from app.cli.client import EXIT_FAILED_ITEMS, EXIT_OK, CallFailed, Client
 from app.cli.commands import common_options, fail
 from app.cli.config import resolve
 from app.cli.output import print_json, table, wants_json
+from domain.documents import NOTHING_SAVED, SAVED, TERMINAL
 from domain.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXT, UPLOAD_MIME_TYPES
 from engines.sniff import sniff_mime
 
-TERMINAL = frozenset({"processed", "warning", "skipped", "failed"})
 SHOWN_FIELDS = ("merchant", "amount", "currency", "docDate", "category", "docType")
 
 
@@ -190,6 +190,6 @@ def report(outcomes: list[Outcome], *, as_json: bool, waited: bool) -> None:
         for outcome in outcomes:
             if outcome.status != "processed" and outcome.reason:
                 click.echo(f"{outcome.status}: {outcome.path}: {outcome.reason}")
-    order = ("processed", "warning", "queued", "skipped", "failed", "rejected")
+    order = (*SAVED, "queued", *NOTHING_SAVED, "rejected")
     summary = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
     click.echo(f"{len(outcomes)} file(s): {summary}")

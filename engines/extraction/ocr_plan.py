@@ -14,6 +14,8 @@ from functools import lru_cache
 
 from PIL.Image import Image
 
+from engines.ocr_availability import installed_ocr_engines
+
 from .image_prep import (
     clean_noisy,
     normalize_size,
@@ -66,10 +68,12 @@ class PageReading:
 
 
 def available_engines() -> tuple[str, ...]:
-    """The engine names this install can run (advertise only what is installed)."""
-    if tesseract_available():
-        return ("auto", "tesseract", "rapidocr")
-    return ("rapidocr",)
+    """The plans this install can run (advertise only what is installed): each engine
+    installed (``engines.ocr_availability``), and ``auto`` when both are (it runs both)."""
+    installed = set(installed_ocr_engines())
+    if installed == {"tesseract", "rapidocr"}:
+        return ENGINE_NAMES
+    return tuple(name for name in ENGINE_NAMES if name in installed)
 
 
 @lru_cache(maxsize=4)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from typing import TYPE_CHECKING, Any
 
 import pytesseract
+
+from engines.ocr_availability import tesseract_installed
 
 from .errors import MissingDependency
 from .layout import TextBox
@@ -27,8 +28,8 @@ INSTALL_HINT = (
 
 
 def tesseract_available() -> bool:
-    """True when the tesseract program is installed."""
-    return shutil.which("tesseract") is not None
+    """True when the tesseract program is installed (``engines.ocr_availability`` says)."""
+    return tesseract_installed()
 
 
 class TesseractEngine:

@@ -10,6 +10,7 @@ rule did not understand.
 
 from __future__ import annotations
 
+from domain.rules import WEEKDAYS
 from engines.connectors.registry import CONNECTORS
 from engines.extraction.categorization import TAXONOMY
 from engines.extraction.fields.countries import COUNTRIES
@@ -111,25 +112,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
     **_many("week", "week", "weeks"),
     **_many("month", "month", "months"),
     **_many("run", "run", "runs", "running", "sweep"),
-    **{
-        f"{day}": ("weekday",)
-        for day in (
-            "monday",
-            "tuesday",
-            "wednesday",
-            "thursday",
-            "friday",
-            "saturday",
-            "sunday",
-            "mondays",
-            "tuesdays",
-            "wednesdays",
-            "thursdays",
-            "fridays",
-            "saturdays",
-            "sundays",
-        )
-    },
+    **{f"{day}": ("weekday",) for day in (*WEEKDAYS, *(day + "s" for day in WEEKDAYS))},
     **_many(
         "freq",
         "daily",
@@ -712,7 +695,6 @@ FREQUENCIES: dict[str, str] = {
     "annually": "yearly",
     "per year": "yearly",
 }
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 # Merchants known by more than one name: a rule about one also matches the others.
 MERCHANT_ALIASES: dict[str, tuple[str, ...]] = {

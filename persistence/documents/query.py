@@ -43,13 +43,9 @@ TIME_FORMATS = {
     "month": "%Y-%m",
     "year": "%Y",
 }
-# A document that is still being read is not yet anyone's original.
-# Never the original of another document: what could not be read, or is no receipt.
-NOT_AN_ORIGINAL = ("failed", "skipped")
 # Arrival order: who came first is the original (``Documents.find_duplicates``). Documents of
 # one incoming item share ``createdAt``; ``intakeOrder`` is their order within it.
 ARRIVAL_ORDER = (("createdAt", 1), ("intakeOrder", 1), ("_id", 1))
-UNFINISHED = ("queued", "processing")
 
 
 def arrival(record: Mapping[str, Any]) -> tuple[datetime, int, str]:

@@ -7,11 +7,10 @@ from typing import Any, cast
 
 from pymongo import DESCENDING
 
+from domain.documents import NOTHING_SAVED, UNFINISHED
 from persistence.documents.edits import EditEntry
 from persistence.documents.query import (
     ARRIVAL_ORDER,
-    NOT_AN_ORIGINAL,
-    UNFINISHED,
     DocumentQuery,
     DuplicateRule,
     arrival,
@@ -173,7 +172,7 @@ class DocumentReads(NewestFirst):
                     "$match": {
                         "archived": False,
                         "_id": {"$ne": document_id},
-                        "processingStatus": {"$nin": list(NOT_AN_ORIGINAL)},
+                        "processingStatus": {"$nin": list(NOTHING_SAVED)},
                         **rule.rest,
                         **(only or {}),
                     }

@@ -20,8 +20,8 @@ from typing import Any, cast
 
 from pymongo.errors import BulkWriteError
 
+from domain.documents import TERMINAL
 from domain.review import review_state
-from persistence.activity import TERMINAL
 from persistence.documents.edits import EditEntry
 from persistence.documents.reads import DocumentReads
 from persistence.documents.records import (

@@ -23,6 +23,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
+# Declared in domain/ (the roles, the OAuth scopes); imported from here by the resources.
+from domain.roles import MANAGERS as MANAGERS
+from domain.roles import MEMBERS as MEMBERS
+from domain.roles import OWNERS as OWNERS
+from domain.roles import ROLE_NAMES as ROLE_NAMES
+from domain.roles import SIGNED_IN as SIGNED_IN
+from domain.roles import Role as Role
+from domain.scopes import CONSENT_TEXT as CONSENT_TEXT
+from domain.scopes import SCOPE_TABLE as SCOPE_TABLE
+from domain.scopes import SCOPES as SCOPES
+from domain.scopes import Scope as Scope
 from resolvers.framework.errors import RoleRequired
 from schema.approvals import with_approval
 
@@ -30,51 +41,8 @@ if TYPE_CHECKING:
     from resolvers.framework.context import Context
 
 Effect = Literal["read", "write", "destructive"]
-Role = Literal["owner", "admin", "member"]
-
-# Who may call a capability (``roles=``), in the caller's workspace. Row-level rules (the
-# requester of an approval, the author of a rule) stay in the handler, on top of these.
-OWNERS: tuple[Role, ...] = ("owner",)
-MANAGERS: tuple[Role, ...] = ("owner", "admin")
-MEMBERS: tuple[Role, ...] = ("owner", "admin", "member")
-# Any signed-in caller, for capabilities that act on the caller's own account and need no
-# workspace (workspaces.list, members.accept-invite): there is no role to check.
-SIGNED_IN: tuple[Role, ...] = ()
-ROLE_NAMES = {"owner": "owners", "admin": "admins", "member": "members"}
 
 
-@dataclass(frozen=True)
-class Scope:
-    """An OAuth scope and what the consent page tells a person it allows."""
-
-    name: str
-    consent: str
-
-
-# The OAuth scopes of the contract (spec §5), each declared once with its consent text (the
-# consent page shows it; discovery, the OAuth metadata and ``invoke()`` use the names). ``all``
-# grants every other one; a capability's ``permissions`` name the scopes it needs, and must be
-# among these.
-SCOPE_TABLE: tuple[Scope, ...] = (
-    Scope("all", "Everything below, now and in future"),
-    Scope("read_documents", "Read your receipts, invoices and their files"),
-    Scope("write_documents", "Upload, correct, archive and restore documents"),
-    Scope("read_time_capsules", "Read time capsules"),
-    Scope("write_time_capsules", "Change time capsules"),
-    Scope("read_currency", "Convert currencies"),
-    Scope("read_integrations", "See your accounting connections"),
-    Scope("write_integrations", "Send documents to accounting systems"),
-    Scope("read_rules", "Read your rules"),
-    Scope("write_rules", "Create and run rules"),
-    Scope("read_workspaces", "List your workspaces and their members"),
-    Scope("read_api_keys", "See your API keys for this workspace"),
-    Scope("write_api_keys", "Create and revoke your API keys for this workspace"),
-    # Members and workspace-wide settings (members.invite, set-role, remove, leave, accept-invite;
-    # the approval policy). Reading members needs read_workspaces, like listing workspaces.
-    Scope("write_workspaces", "Invite, change and remove members, and change workspace settings"),
-)
-SCOPES: tuple[str, ...] = tuple(scope.name for scope in SCOPE_TABLE)
-CONSENT_TEXT: dict[str, str] = {scope.name: scope.consent for scope in SCOPE_TABLE}
 Handler = Callable[["Context", Any], Awaitable[BaseModel]]
 # Told when an approval request for the capability's call was rejected (the call never ran).
 RejectHook = Callable[["Context", dict[str, Any]], Awaitable[None]]

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from domain.rules import WEEKDAY_NUMBERS
 from engines.rules.llm import RuleModel, RuleModelError
 from persistence.documents.fields import SEARCH_FIELDS
 from persistence.documents.query import DocumentQuery
@@ -78,12 +79,6 @@ SWEEP_LIMIT = 500
 # Deleting a rule rejects at most this many of its open approval requests (the rest stay
 # pending; approving one then fails with "the rule was deleted").
 MAX_OPEN_REJECTED = 1000
-WEEKDAY_NUMBERS = {
-    name: i
-    for i, name in enumerate(
-        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-    )
-}
 
 
 @dataclass

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from domain.documents import SAVED
 from engines.connectors.errors import ConnectorError
 from engines.connectors.whatsapp import IncomingMessage, WhatsAppGraph, parse_webhook
 from engines.extraction import OverBudget, check_image_bytes
@@ -423,7 +424,7 @@ async def reply_text(services: Services, item: dict[str, Any]) -> str:
     """What the sender is told: the total read, or why nothing was."""
     store = services.store
     status = item["status"]
-    if status in {"processed", "warning"} and item["documentIds"]:
+    if status in SAVED and item["documentIds"]:
         record = await store.documents.get(item["workspaceId"], item["documentIds"][0]) or {}
         amount = record.get("amount")
         total = (

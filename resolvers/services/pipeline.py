@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from persistence.activity import TERMINAL
+from domain.documents import SAVED, TERMINAL
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import job_kind
 from resolvers.services.intake import Original, take_in
@@ -49,7 +49,6 @@ PROCESS_DOCUMENT = "process-document"
 # Handled by the source that asked for it (``details.notify`` on the activity item).
 NOTIFY_SOURCE = "notify-source"
 # Outcomes that produced a document record: what billing counts as a document processed.
-BILLABLE = frozenset({"processed", "warning"})
 
 # The pipeline, in order (docs/guide/uploads.md): a new step is one line here.
 STEPS: tuple[Step, ...] = (
@@ -254,7 +253,7 @@ async def set_outcome(
     store = services.store
     # A billable outcome is its billing count, in the same write (usage counted exactly once:
     # a job run again finds the document finished and returns before reaching here).
-    billed_on = services.clock().date() if status in BILLABLE else None
+    billed_on = services.clock().date() if status in SAVED else None
     await store.documents.set_processing(
         workspace_id, document_id, status, reason, billed_on=billed_on
     )

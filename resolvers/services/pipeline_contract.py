@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from domain.documents import NothingSaved
 from engines.analysis import Analysis
 from persistence.documents.records import StoredDocument, StoredFile
 
@@ -67,7 +68,7 @@ class Step(Protocol):
 class StopPipeline(Exception):
     """The document ends here with ``status`` and ``reason`` (not a receipt; unreadable)."""
 
-    def __init__(self, status: Literal["skipped", "failed"], reason: str) -> None:
+    def __init__(self, status: NothingSaved, reason: str) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason

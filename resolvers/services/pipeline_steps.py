@@ -10,6 +10,7 @@ import logging
 from datetime import date
 from typing import ClassVar
 
+from domain.documents import SAVED
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
 from persistence.documents.query import arrival, duplicate_rules
@@ -25,7 +26,7 @@ from resolvers.services.thumbnails import store_preview
 log = logging.getLogger("fincap.processing")
 # Later arrivals an earlier document may still claim as its duplicates: finished as originals,
 # or being processed (they may have looked for their original before this one was saved).
-ADOPTABLE = ("processed", "warning", "processing")
+ADOPTABLE = (*SAVED, "processing")
 LATER_COPIES = 20  # per rule: more copies of one receipt processed before it are not expected
 
 

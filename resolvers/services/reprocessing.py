@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from persistence.activity import TERMINAL
+from domain.documents import TERMINAL
 from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord

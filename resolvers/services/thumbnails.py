@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from domain.documents import UNFINISHED
 from engines.thumbnail import placeholder
-from persistence.documents.query import UNFINISHED
 from persistence.documents.records import StoredFile
 from persistence.jobs import JobRecord
 from resolvers.framework.context import Context

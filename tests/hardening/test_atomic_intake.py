@@ -27,7 +27,7 @@ import pytest
 from bson import ObjectId
 
 from app.workers import WorkerPool
-from persistence.activity import TERMINAL
+from domain.documents import TERMINAL
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.registry import Registry
