@@ -545,6 +545,37 @@ def _nonempty_range(bounds: Mapping[str, datetime]) -> bool:
     return "$gte" not in bounds or "$lt" not in bounds or bounds["$gte"] < bounds["$lt"]
 
 
+class Recount:
+    """A workspace's rows and packed records added up from its documents, as ``rebuild``
+    writes them (and the benches' bulk loads)."""
+
+    def __init__(self, workspace_id: str) -> None:
+        self.workspace_id = workspace_id
+        self._rows: dict[str, _Delta] = {}
+
+    @property
+    def rows(self) -> int:
+        return len(self._rows)
+
+    def add(self, records: Iterable[Mapping[str, Any]]) -> None:
+        for row_id, delta in deltas(self.workspace_id, added=records).items():
+            kept = self._rows.setdefault(row_id, _Delta(delta.row, dict.fromkeys(delta.amounts, 0)))
+            for name, value in delta.amounts.items():
+                kept.amounts[name] += value
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows, then the packed records, as stored."""
+        documents = [{"_id": row_id, **d.row, **d.amounts} for row_id, d in self._rows.items()]
+        packed: dict[str, dict[str, Any]] = {}
+        for row_id, d in self._rows.items():
+            if d.row["shape"] == PACKED_ROWS:
+                record = packed.setdefault(
+                    _packed_id(d.row), {**_packed_record(d.row), "cells": {}}
+                )
+                record["cells"][row_id] = _cell(d.row, d.amounts)
+        return documents + [{"_id": packed_id, **record} for packed_id, record in packed.items()]
+
+
 class DocumentRollups:
     """The ``document_rollups`` collection and the per-workspace staleness markers; used
     through the documents repository."""
@@ -657,26 +688,14 @@ class DocumentRollups:
         cursor = self._documents.find(
             {"workspaceId": workspace_id}, {name: 1 for name in ROLLUP_FIELDS}
         )
-        rows: dict[str, _Delta] = {}
+        recount = Recount(workspace_id)
         async for record in cursor:
-            for row_id, delta in deltas(workspace_id, added=[record]).items():
-                kept = rows.setdefault(row_id, _Delta(delta.row, dict.fromkeys(delta.amounts, 0)))
-                for name, value in delta.amounts.items():
-                    kept.amounts[name] += value
-        documents = [{"_id": row_id, **d.row, **d.amounts} for row_id, d in rows.items()]
-        packed: dict[str, dict[str, Any]] = {}
-        for row_id, d in rows.items():
-            if d.row["shape"] == PACKED_ROWS:
-                record = packed.setdefault(
-                    _packed_id(d.row), {**_packed_record(d.row), "cells": {}}
-                )
-                record["cells"][row_id] = _cell(d.row, d.amounts)
-        rows_kept = len(documents)
-        documents += [{"_id": packed_id, **record} for packed_id, record in packed.items()]
+            recount.add([record])
+        documents = recount.records()
         for start in range(0, len(documents), 1000):
             await self._col.insert_many(documents[start : start + 1000], ordered=False)
         await self._state.delete_one({"_id": f"stale:{workspace_id}"})
-        return rows_kept
+        return recount.rows
 
     async def read(
         self,
