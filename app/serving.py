@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 
 from app.config import Settings
 from app.database import open_store
+from app.heap import frozen_start_up_heap
 from app.inbound import start_smtp_server
 from app.metrics import Metrics
 from app.processing import running_workers
@@ -130,7 +131,9 @@ async def _running(
             extra={"embedded": settings.mongodb_uri is None, "workers": settings.workers},
         )
         try:
-            yield
+            # What start-up built lives as long as the process: out of the collector's passes.
+            with frozen_start_up_heap():
+                yield
         finally:
             log.info("shutting down")
             if smtp is not None:

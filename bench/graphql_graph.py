@@ -49,6 +49,7 @@ import httpx
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.config import Settings
+from app.heap import frozen_start_up_heap
 from bench.harness import bulk_load, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
@@ -139,115 +140,121 @@ async def main(documents: int, runs: int, calls: int, slow_calls: int) -> None:
         }
         app = serving_app(Settings(), store)
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
+        # As `fincap serve` runs once started: the start-up heap out of the collector's passes.
+        with frozen_start_up_heap():
+            async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
 
-            async def gql(query: str, variables: dict[str, Any]) -> dict[str, Any]:
-                response = await http.post(
-                    "/v1/graphql", json={"query": query, "variables": variables}, headers=headers
+                async def gql(query: str, variables: dict[str, Any]) -> dict[str, Any]:
+                    response = await http.post(
+                        "/v1/graphql",
+                        json={"query": query, "variables": variables},
+                        headers=headers,
+                    )
+                    body: dict[str, Any] = response.json()
+                    assert "errors" not in body, body["errors"][:2]
+                    return body["data"]
+
+                async def rest(slug: str, arguments: dict[str, Any]) -> dict[str, Any]:
+                    response = await http.post(
+                        f"/v1/capabilities/{slug}", json=arguments, headers=headers
+                    )
+                    assert response.status_code == 200, response.text
+                    result: dict[str, Any] = response.json()["data"]["result"]
+                    return result
+
+                search = {"useSearch": False, "limit": 20, "where": where}
+                page = await rest("documents.search", search)
+                counted = await rest("documents.count", {"where": where})
+                connection = (await gql(CONNECTION, {"filter": typed}))["documentsConnection"]
+                assert [d["id"] for d in page["documents"]] == [
+                    n["id"] for n in connection["nodes"]
+                ]
+                assert counted["count"] == connection["totalCount"]
+                print(f"3-field filter matches {counted['count']} documents; page of 20 agrees")
+
+                async def connection_call() -> None:
+                    await gql(CONNECTION, {"filter": typed})
+
+                async def rest_pair() -> None:
+                    await rest("documents.search", search)
+                    await rest("documents.count", {"where": where})
+
+                one_year = {"docDate": {"gte": year_ago}}
+                groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
+                forced = (await gql(FORCED, {"filter": one_year}))["documentsAggregate"]
+                for group in forced["groups"]:
+                    del group["min"], group["max"]
+                assert groups == forced, "rollups and aggregation disagree"
+                print(
+                    f"aggregate answers agree (rollups = aggregation): {groups['totalCount']} "
+                    f"documents, {len(groups['groups'])} groups, truncated "
+                    f"{groups['groupsTruncated']}"
                 )
-                body: dict[str, Any] = response.json()
-                assert "errors" not in body, body["errors"][:2]
-                return body["data"]
 
-            async def rest(slug: str, arguments: dict[str, Any]) -> dict[str, Any]:
-                response = await http.post(
-                    f"/v1/capabilities/{slug}", json=arguments, headers=headers
+                async def aggregate_call() -> None:
+                    await gql(AGGREGATE, {"filter": one_year})
+
+                async def forced_call() -> None:
+                    await gql(FORCED, {"filter": one_year})
+
+                document_id = page["documents"][0]["id"]
+
+                async def node_call() -> None:
+                    found = await gql(NODE, {"id": document_id})
+                    assert found["node"]["id"] == document_id
+
+                async def get_call() -> None:
+                    await rest("documents.get", {"id": document_id})
+
+                pairs = {
+                    "connection": (connection_call, rest_pair, (calls, calls)),
+                    "aggregate": (aggregate_call, forced_call, (calls, slow_calls)),
+                    "node": (node_call, get_call, (calls, calls)),
+                }
+                # Per pair: each run's median of either side, and the ratio of every interleaved
+                # call pair (its median is the figure least moved by a changing load).
+                medians: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
+                ratios: dict[str, list[float]] = {n: [] for n in pairs}
+                # Every order of the three pairs in turn, from a shuffled start.
+                orders = list(itertools.permutations(pairs))
+                random.Random(37).shuffle(orders)
+                for run in range(runs):
+                    order = orders[run % len(orders)]
+                    print(f"run {run + 1}: {', '.join(order)} ({load_average()})", flush=True)
+                    for name in order:
+                        first, second, counts = pairs[name]
+                        a, b = await pair(run, first, second, counts)
+                        medians[name][0].append(statistics.median(a))
+                        medians[name][1].append(statistics.median(b))
+                        ratios[name] += [x / y for x, y in zip(a, b, strict=False)]
+
+                gql_runs, rest_runs = medians["connection"]
+                gql_ms, rest_ms = statistics.median(gql_runs), statistics.median(rest_runs)
+                print(
+                    f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
+                    f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x, paired "
+                    f"{statistics.median(ratios['connection']):.2f}x [{uptime()}]"
                 )
-                assert response.status_code == 200, response.text
-                result: dict[str, Any] = response.json()["data"]["result"]
-                return result
-
-            search = {"useSearch": False, "limit": 20, "where": where}
-            page = await rest("documents.search", search)
-            counted = await rest("documents.count", {"where": where})
-            connection = (await gql(CONNECTION, {"filter": typed}))["documentsConnection"]
-            assert [d["id"] for d in page["documents"]] == [n["id"] for n in connection["nodes"]]
-            assert counted["count"] == connection["totalCount"]
-            print(f"3-field filter matches {counted['count']} documents; page of 20 agrees")
-
-            async def connection_call() -> None:
-                await gql(CONNECTION, {"filter": typed})
-
-            async def rest_pair() -> None:
-                await rest("documents.search", search)
-                await rest("documents.count", {"where": where})
-
-            one_year = {"docDate": {"gte": year_ago}}
-            groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
-            forced = (await gql(FORCED, {"filter": one_year}))["documentsAggregate"]
-            for group in forced["groups"]:
-                del group["min"], group["max"]
-            assert groups == forced, "rollups and aggregation disagree"
-            print(
-                f"aggregate answers agree (rollups = aggregation): {groups['totalCount']} "
-                f"documents, {len(groups['groups'])} groups, truncated "
-                f"{groups['groupsTruncated']}"
-            )
-
-            async def aggregate_call() -> None:
-                await gql(AGGREGATE, {"filter": one_year})
-
-            async def forced_call() -> None:
-                await gql(FORCED, {"filter": one_year})
-
-            document_id = page["documents"][0]["id"]
-
-            async def node_call() -> None:
-                found = await gql(NODE, {"id": document_id})
-                assert found["node"]["id"] == document_id
-
-            async def get_call() -> None:
-                await rest("documents.get", {"id": document_id})
-
-            pairs = {
-                "connection": (connection_call, rest_pair, (calls, calls)),
-                "aggregate": (aggregate_call, forced_call, (calls, slow_calls)),
-                "node": (node_call, get_call, (calls, calls)),
-            }
-            # Per pair: each run's median of either side, and the ratio of every interleaved
-            # call pair (its median is the figure least moved by a changing load).
-            medians: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
-            ratios: dict[str, list[float]] = {n: [] for n in pairs}
-            # Every order of the three pairs in turn, from a shuffled start.
-            orders = list(itertools.permutations(pairs))
-            random.Random(37).shuffle(orders)
-            for run in range(runs):
-                order = orders[run % len(orders)]
-                print(f"run {run + 1}: {', '.join(order)} ({load_average()})", flush=True)
-                for name in order:
-                    first, second, counts = pairs[name]
-                    a, b = await pair(run, first, second, counts)
-                    medians[name][0].append(statistics.median(a))
-                    medians[name][1].append(statistics.median(b))
-                    ratios[name] += [x / y for x, y in zip(a, b, strict=False)]
-
-            gql_runs, rest_runs = medians["connection"]
-            gql_ms, rest_ms = statistics.median(gql_runs), statistics.median(rest_runs)
-            print(
-                f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
-                f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x, paired "
-                f"{statistics.median(ratios['connection']):.2f}x [{uptime()}]"
-            )
-            print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
-            fast_runs, slow_runs = medians["aggregate"]
-            print(
-                f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
-                f"{len(groups['groups'])} groups), rollups: {statistics.median(fast_runs):.1f} "
-                f"ms median (runs {_listed(fast_runs)}) [{uptime()}]"
-            )
-            print(
-                f"aggregate MONTH x CATEGORY, one year, forced aggregation (min/max selected): "
-                f"{statistics.median(slow_runs):.1f} ms median (runs {_listed(slow_runs)}) "
-                f"[{uptime()}]"
-            )
-            node_runs, get_runs = medians["node"]
-            node_ms, get_ms = statistics.median(node_runs), statistics.median(get_runs)
-            print(
-                f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
-                f"ratio {node_ms / get_ms:.2f}x, paired {statistics.median(ratios['node']):.2f}x "
-                f"[{uptime()}]"
-            )
-            print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
+                print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
+                fast_runs, slow_runs = medians["aggregate"]
+                print(
+                    f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
+                    f"{len(groups['groups'])} groups), rollups: {statistics.median(fast_runs):.1f} "
+                    f"ms median (runs {_listed(fast_runs)}) [{uptime()}]"
+                )
+                print(
+                    f"aggregate MONTH x CATEGORY, one year, forced aggregation (min/max selected): "
+                    f"{statistics.median(slow_runs):.1f} ms median (runs {_listed(slow_runs)}) "
+                    f"[{uptime()}]"
+                )
+                node_runs, get_runs = medians["node"]
+                node_ms, get_ms = statistics.median(node_runs), statistics.median(get_runs)
+                print(
+                    f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
+                    f"ratio {node_ms / get_ms:.2f}x, paired "
+                    f"{statistics.median(ratios['node']):.2f}x [{uptime()}]"
+                )
+                print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
     finally:
         await client.drop_database(name)
         client.close()

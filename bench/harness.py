@@ -29,7 +29,7 @@ from app.main import create_app
 from app.services import build_services
 from engines.demo import demo_documents
 from persistence.client import connect
-from persistence.documents.rollups import deltas
+from persistence.documents.rollups import Recount
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry
@@ -97,22 +97,19 @@ async def loaded(
 
 async def bulk_load(store: Store, org_id: str, count: int, seed: int) -> None:
     """The state ``accounts.load_demo`` leaves, written faster: the same demo documents
-    (``Documents.prepare``, inserted in batches), and their rollup rows added up here and
-    inserted once at the end, as ``rebuild_rollups`` writes them (the rollup property test
-    proves rows kept write by write equal such a recount). Demo documents carry no edit
-    history and the bench embeds nothing, so nothing else is left out."""
+    (``Documents.prepare``, inserted in batches), and their rollup rows (and packed records)
+    added up and inserted once at the end, as ``rebuild_rollups`` writes them (the rollup
+    property test proves rows kept write by write equal such a recount). Demo documents carry
+    no edit history and the bench embeds nothing, so nothing else is left out."""
     documents = demo_documents(count, seed=seed)
-    rows: dict[str, dict[str, Any]] = {}
+    recount = Recount(org_id)
     for start in range(0, len(documents), DEMO_BATCH):
         records = [
             store.documents.prepare(org_id, d) for d in documents[start : start + DEMO_BATCH]
         ]
         await store.db["documents"].insert_many(records, ordered=False)
-        for row_id, change in deltas(org_id, added=records).items():
-            row = rows.setdefault(row_id, {"_id": row_id, **change.row})
-            for name, value in change.amounts.items():
-                row[name] = row.get(name, 0) + value
-    kept = list(rows.values())
+        recount.add(records)
+    kept = recount.records()
     for start in range(0, len(kept), DEMO_BATCH):
         await store.db["document_rollups"].insert_many(kept[start : start + DEMO_BATCH])
 

@@ -4,6 +4,7 @@ failures that are recorded instead of raised."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -83,7 +84,17 @@ async def document(client: httpx.AsyncClient, tenant: Tenant, doc_id: str) -> di
 
 async def rollup_rows(store: Store, workspace_id: str) -> list[tuple[Any, ...]]:
     rows = await store.db["document_rollups"].find({"workspaceId": workspace_id}).to_list(None)
-    return sorted(tuple(sorted((k, str(v)) for k, v in row.items() if k != "_id")) for row in rows)
+    # Canonical text: a packed record's cells are in the order its writes created them.
+    return sorted(
+        tuple(
+            sorted(
+                (k, json.dumps(v, sort_keys=True, default=str))
+                for k, v in row.items()
+                if k != "_id"
+            )
+        )
+        for row in rows
+    )
 
 
 async def test_a_matching_rule_sets_the_category_with_history_stats_and_rollups(

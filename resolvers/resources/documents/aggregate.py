@@ -100,7 +100,16 @@ async def document_aggregate(
             extremes=extremes,
             use_rollups=use_rollups,
         )
-    groups = [_group(group, currency) for group in found.groups]
+    # Validated in one call (pydantic-core builds the 3,500 models of 500 groups in Rust):
+    # half the time of building each model in Python without validation.
+    answer = DocumentAggregate.model_validate(
+        {
+            "totalCount": found.total,
+            "groups": [_group(group, currency) for group in found.groups],
+            "groupsTruncated": found.truncated,
+        }
+    )
+    groups = answer.groups
     if span is not None:
         if found.truncated:
             raise BadRequest(_too_many(TooManyBuckets(time_keys[0], None, MAX_BUCKETS)))
@@ -110,7 +119,7 @@ async def document_aggregate(
             raise BadRequest(_too_many(error)) from None
     if time_keys:
         groups.sort(key=lambda group: tuple(_late(getattr(group.key, k)) for k in time_keys))
-    return DocumentAggregate(totalCount=found.total, groups=groups, groupsTruncated=found.truncated)
+    return answer
 
 
 def _late(value: str | None) -> tuple[bool, str]:
@@ -178,7 +187,8 @@ def _day(moment: datetime | None) -> Any:
     return moment.date() if isinstance(moment, datetime) else None
 
 
-def _group(group: AggregateGroup, currency: str) -> DocumentGroup:
+def _group(group: AggregateGroup, currency: str) -> dict[str, Any]:
+    """A ``DocumentGroup``'s fields (validated by the caller, with the whole answer)."""
     # The exact sum over the count, rounded once (half to even): the same from rows or documents.
     average = (
         (Decimal(group.amount_cents) / group.amounts * CENT).quantize(CENT, ROUND_HALF_EVEN)
@@ -186,27 +196,20 @@ def _group(group: AggregateGroup, currency: str) -> DocumentGroup:
         else None
     )
     key = {name: (str(value) if value is not None else None) for name, value in group.key.items()}
-    # Built without validation (model_construct): every value here is already of its field's
-    # type, and an answer of 500 groups validated 3,500 models (a third of its time). The
-    # fields set are the same as validating would set.
-    return DocumentGroup.model_construct(
-        key=DocumentGroupKey.model_construct(None, **key),
-        count=group.count,
-        sum=AggregateSum.model_construct(
-            amount=_money(group.amount_cents) if group.amounts else None,
-            taxAmount=_money(group.tax_cents) if group.taxes else None,
-        ),
-        avg=AggregateAverage.model_construct(amount=average),
-        min=AggregateExtreme.model_construct(
-            amount=_money(group.min_cents), docDate=_day(group.first_date)
-        ),
-        max=AggregateExtreme.model_construct(
-            amount=_money(group.max_cents), docDate=_day(group.last_date)
-        ),
-        converted=AggregateConverted.model_construct(
-            currency=currency,
-            sum=_money(group.converted_cents) if group.converted else None,
-            count=group.converted,
-            unconverted=group.amounts - group.converted,
-        ),
-    )
+    return {
+        "key": key,
+        "count": group.count,
+        "sum": {
+            "amount": _money(group.amount_cents) if group.amounts else None,
+            "taxAmount": _money(group.tax_cents) if group.taxes else None,
+        },
+        "avg": {"amount": average},
+        "min": {"amount": _money(group.min_cents), "docDate": _day(group.first_date)},
+        "max": {"amount": _money(group.max_cents), "docDate": _day(group.last_date)},
+        "converted": {
+            "currency": currency,
+            "sum": _money(group.converted_cents) if group.converted else None,
+            "count": group.converted,
+            "unconverted": group.amounts - group.converted,
+        },
+    }
