@@ -30,7 +30,7 @@ import bisect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import pairwise, repeat
 from typing import TypeVar, cast
 
 import numpy as np
@@ -107,6 +107,27 @@ class WordMatch:
     scores: Floats
     distinctive: Bools
     complete: Bools | None
+
+
+@dataclass(frozen=True)
+class IndexArrays:
+    """A ``SearchIndex`` as flat data (``SearchIndex.to_arrays``): ids, terms and concept codes
+    as lists, every row's data as arrays, postings as CSR (term ``i``'s rows and weighted
+    frequencies are ``rows``/``freqs`` from ``offsets[i]`` to ``offsets[i + 1]``)."""
+
+    ids: list[str]
+    terms: list[str]
+    codes: list[str]
+    vectors: Floats
+    lengths: Floats
+    archived: npt.NDArray[np.int8]
+    exported: Bools
+    vanishing: Bools
+    gone: Bools
+    concepts: npt.NDArray[np.int32]
+    offsets: Ints
+    rows: npt.NDArray[np.int32]
+    freqs: Floats
 
 
 @dataclass
@@ -280,6 +301,107 @@ class SearchIndex:
     def words(self, row: int) -> set[str]:
         """The distinct words of a row (its terms)."""
         return set(self._rows[row].terms)
+
+    # -- snapshots (``engines.ranking.index_snapshot``) ---------------------------------------
+
+    def to_arrays(self) -> IndexArrays:
+        """The index as flat arrays and lists (postings as CSR: each term's rows and weighted
+        frequencies, contiguous), from which ``from_arrays`` makes an equal index. Terms whose
+        postings are empty are kept: their presence changes ``_term_weights`` (no fuzzy match)."""
+        n = len(self.ids)
+        terms = list(self._postings)
+        counts = np.fromiter(
+            (len(self._postings[t]) for t in terms), dtype=np.int64, count=len(terms)
+        )
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        total = int(offsets[-1])
+        rows = np.fromiter(
+            (r for t in terms for r in self._postings[t]), dtype=np.int32, count=total
+        )
+        freqs = np.fromiter(
+            (f for t in terms for f in self._postings[t].values()), dtype=np.float32, count=total
+        )
+        codes = sorted(self._codes, key=self._codes.__getitem__)
+        return IndexArrays(
+            ids=list(self.ids),
+            terms=terms,
+            codes=codes,
+            vectors=self._vectors[:n].copy(),
+            lengths=self._lengths[:n].copy(),
+            archived=self._archived[:n].copy(),
+            exported=self._exported[:n].copy(),
+            vanishing=self._vanishing[:n].copy(),
+            gone=self._gone[:n].copy(),
+            concepts=self._concepts[:, :n].copy(),
+            offsets=offsets,
+            rows=rows,
+            freqs=freqs,
+        )
+
+    @classmethod
+    def from_arrays(cls, dim: int, arrays: IndexArrays) -> SearchIndex:
+        """The index ``to_arrays`` describes (raises ``ValueError`` on arrays that disagree)."""
+        n = len(arrays.ids)
+        shapes = {
+            "vectors": (arrays.vectors.shape, (n, dim)),
+            "lengths": (arrays.lengths.shape, (n,)),
+            "archived": (arrays.archived.shape, (n,)),
+            "exported": (arrays.exported.shape, (n,)),
+            "vanishing": (arrays.vanishing.shape, (n,)),
+            "gone": (arrays.gone.shape, (n,)),
+            "concepts": (arrays.concepts.shape, (2, n)),
+            "offsets": (arrays.offsets.shape, (len(arrays.terms) + 1,)),
+            "freqs": (arrays.freqs.shape, arrays.rows.shape),
+        }
+        for name, (actual, expected) in shapes.items():
+            if actual != expected:
+                raise ValueError(f"{name} has shape {actual}, not {expected}")
+        offsets = arrays.offsets
+        if len(offsets) and (offsets[0] != 0 or offsets[-1] != len(arrays.rows)):
+            raise ValueError("offsets do not span the postings")
+        if len(offsets) > 1 and bool((np.diff(offsets) < 0).any()):
+            raise ValueError("offsets decrease")
+        if len(arrays.rows) and (int(arrays.rows.min()) < 0 or int(arrays.rows.max()) >= n):
+            raise ValueError("a posting names a row the index does not hold")
+        if len(set(arrays.ids)) != n:
+            raise ValueError("an id appears twice")
+        index = cls(dim)
+        index.ids = list(arrays.ids)
+        index.positions = {document_id: row for row, document_id in enumerate(index.ids)}
+        index._grow(n)
+        index._vectors[:n] = arrays.vectors
+        index._lengths[:n] = arrays.lengths
+        index._archived[:n] = arrays.archived
+        index._exported[:n] = arrays.exported
+        index._vanishing[:n] = arrays.vanishing
+        index._gone[:n] = arrays.gone
+        index._concepts[:, :n] = arrays.concepts
+        index._codes = {concept: code for code, concept in enumerate(arrays.codes)}
+        rows = arrays.rows.tolist()
+        freqs = arrays.freqs.tolist()
+        bounds = offsets.tolist()
+        postings: dict[str, dict[int, float]] = {}
+        for i, term in enumerate(arrays.terms):
+            start, end = bounds[i], bounds[i + 1]
+            postings[term] = dict(zip(rows[start:end], freqs[start:end], strict=True))
+            if len(term) >= MIN_FUZZY:
+                for key in _deletions(term):
+                    index._deletes.setdefault(key, set()).add(term)
+        index._postings = postings
+        # Each row's terms: the postings regrouped by row (a stable sort keeps term order).
+        owners = np.repeat(np.arange(len(arrays.terms), dtype=np.int64), np.diff(offsets))
+        order = np.argsort(arrays.rows, kind="stable")
+        by_row = np.searchsorted(arrays.rows[order], np.arange(n + 1)).tolist()
+        term_of = [arrays.terms[i] for i in owners[order].tolist()]
+        freq_of = arrays.freqs[order].tolist()
+        lengths = arrays.lengths.tolist()
+        spans = pairwise(by_row)
+        index._rows = [
+            _Row(dict(zip(term_of[a:b], freq_of[a:b], strict=True)), int(lengths[r]))
+            for r, (a, b) in enumerate(spans)
+        ]
+        return index
 
     # -- scores ------------------------------------------------------------------------------
 
