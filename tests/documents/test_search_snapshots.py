@@ -19,6 +19,7 @@ import pytest
 
 from engines.ranking import embeddings, index_snapshot
 from engines.ranking.search_index import SearchIndex, fused_top
+from persistence import search_snapshots
 from persistence.documents import collection as documents_clock
 from persistence.documents.query import DocumentQuery
 from persistence.documents.vectors import stored_fields
@@ -26,7 +27,7 @@ from persistence.store import Store
 from resolvers.services import search_indexes
 from resolvers.services.search_indexes import OVERLAP, SearchConfig, SearchIndexes, candidates
 from tests.clock import ManualClock
-from tests.conftest import Tenant
+from tests.conftest import Tenant, make_tenant
 from tests.documents.conftest import doc
 from tests.documents.test_search_candidates import _check_equal
 
@@ -319,3 +320,27 @@ async def test_small_indexes_are_not_snapshotted(store: Store, alice: Tenant) ->
     await process.fresh(store, alice.org_id)
     await process.settled()
     assert await store.search_snapshots.head(alice.org_id) is not None
+
+
+@pytest.mark.wire
+async def test_a_snapshot_in_many_chunks_round_trips_on_the_wire(
+    wire_store: Store, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the embedded store over TCP, in chunks far smaller than the snapshot: a restarted
+    process loads it (no full read) and ranks as the process that built it."""
+    monkeypatch.setattr(search_snapshots, "CHUNK", 16 * 1024)
+    tenant = await make_tenant(wire_store, "wire@example.com", "Wire")
+    await _seed(wire_store, tenant.org_id, count=120)
+    built = await _snapshotted(wire_store, tenant.org_id, clock)
+    head = await wire_store.search_snapshots.head(tenant.org_id)
+    assert head is not None and head["chunks"] > 3
+    fresh = await built.fresh(wire_store, tenant.org_id)
+    clock.advance(60)
+    spy = Spy(wire_store, monkeypatch)
+    restarted = SearchIndexes(CONFIG)
+    loaded = await restarted.fresh(wire_store, tenant.org_id)
+    assert spy.calls == [(head["watermark"] - OVERLAP, 0)]
+    vector = embeddings.normalise(np.random.default_rng(2).standard_normal(embeddings.DIM))[0]
+    for query in QUERIES:
+        assert _ranking(loaded, query, vector) == _ranking(fresh, query, vector), query
+    await _check_equal(wire_store, restarted, tenant.org_id)
