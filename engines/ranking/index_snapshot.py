@@ -88,18 +88,19 @@ def derivation() -> dict[str, Any]:
 
 
 def encode(
-    index: SearchIndex,
+    index: SearchIndex | IndexArrays,
     meta: Mapping[str, Any] | None = None,
     blobs: Mapping[str, bytes] | None = None,
     *,
     compress: bool = False,
 ) -> bytes:
-    """The snapshot of ``index`` (with the caller's JSON ``meta`` and ``blobs``) as bytes."""
-    arrays = index.to_arrays()
+    """The snapshot of ``index`` (with the caller's JSON ``meta`` and ``blobs``) as bytes; or
+    of its ``to_arrays``, taken while nothing changes it (the rest needs no lock)."""
+    arrays = index.to_arrays() if isinstance(index, SearchIndex) else index
     vectors, kind = _compact(arrays.vectors)
     header = {
         "format": FORMAT,
-        "dim": index.dim,
+        "dim": arrays.vectors.shape[1],
         "vectors": kind,
         "derivation": derivation(),
         "ids": arrays.ids,

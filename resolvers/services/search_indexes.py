@@ -51,7 +51,12 @@ from domain.documents import ArchiveFilter, ExportFilter
 from engines.ranking import embeddings, index_snapshot
 from engines.ranking.embeddings import dequantize
 from engines.ranking.index_snapshot import SnapshotError
-from engines.ranking.search_index import RowState, SearchIndex, limit_blas_threads
+from engines.ranking.search_index import (
+    IndexArrays,
+    RowState,
+    SearchIndex,
+    limit_blas_threads,
+)
 from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
 from persistence.documents.query import DocumentQuery, combined
 from persistence.documents.records import StoredDocument, from_record, searchable_texts
@@ -204,7 +209,10 @@ class SearchIndexes:
                 watermark, changed = entry.checked, entry.changed
                 if watermark is None:
                     return
-                data = await asyncio.to_thread(_encode, entry, workspace_id)
+                # Only the copy holds the lock (refreshes wait for it); encoding does not.
+                arrays = await asyncio.to_thread(entry.index.to_arrays)
+                fields = entry.fields[: len(arrays.ids)]  # rows are replaced, never changed
+            data = await asyncio.to_thread(_encode, arrays, fields, workspace_id)
             await store.search_snapshots.put(workspace_id, data, watermark)
             entry.changed = max(0, entry.changed - changed)
         except Exception:
@@ -278,10 +286,10 @@ def _meta(workspace_id: str) -> dict[str, Any]:
     return {"workspaceId": workspace_id, "model": MODEL_ID, "filterRoots": list(FILTER_ROOTS)}
 
 
-def _encode(entry: _Entry, workspace_id: str) -> bytes:
-    values, codes = _columns(entry.fields[: len(entry.index)])
+def _encode(arrays: IndexArrays, fields: Sequence[Mapping[str, Any]], workspace_id: str) -> bytes:
+    values, codes = _columns(fields)
     blobs = {"fieldValues": values, "fieldCodes": codes.tobytes()}
-    return index_snapshot.encode(entry.index, _meta(workspace_id), blobs)
+    return index_snapshot.encode(arrays, _meta(workspace_id), blobs)
 
 
 def _decode(data: bytes, workspace_id: str) -> tuple[SearchIndex, list[dict[str, Any]]]:
@@ -323,6 +331,8 @@ def _columns(fields: Sequence[Mapping[str, Any]]) -> tuple[bytes, npt.NDArray[np
 
 def _key(value: Any) -> Any:
     """A dictionary key that tells values apart as the store does (True is not 1)."""
+    if type(value) is str:
+        return value  # the common case; a string equals nothing else
     if isinstance(value, dict | list):
         return (dict, bson.encode({"v": value}, codec_options=_CODEC))
     try:
