@@ -25,6 +25,7 @@ from persistence.jobs import Clock, Jobs
 from persistence.mailboxes import Mailboxes
 from persistence.oauth import OAuthClients, OAuthCodes, OAuthConsents, OAuthTokens
 from persistence.rules import Rules
+from persistence.search_snapshots import SearchSnapshots
 from persistence.sign_in_failures import SignInFailures
 from persistence.sign_in_links import SignInLinks
 from persistence.statement_mappings import StatementMappings
@@ -96,6 +97,7 @@ class Store:
         self.statement_mappings = StatementMappings(db)
         # Writes to several collections at once, all or nothing (persistence.units).
         self.units = Units(db)
+        self.search_snapshots = SearchSnapshots(db)
 
     def repositories(self) -> list[Repository]:
         # Not ``db``: a motor database answers every attribute name with a collection.

@@ -118,6 +118,14 @@ IN_PROCESS = {
             rf"processed into documents .*:\s+{NUMBER} documents/min",
         ),
     ),
+    "search_restart": Bench(
+        ("--sizes", "60", "--runs", "1"),
+        (
+            rf"snapshot npz\s+{NUMBER} MB",
+            rf"first ranked search after\s+median\s+{NUMBER} ms",
+            rf"index memory beyond vectors: {NUMBER} B/doc",
+        ),
+    ),
     "documents": Bench(
         ("--sizes", "50", "--runs", "1"),
         (

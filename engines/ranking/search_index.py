@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import pairwise, repeat
 from typing import TypeVar, cast
 
 import numpy as np
@@ -109,10 +110,25 @@ class WordMatch:
     complete: Bools | None
 
 
-@dataclass
-class _Row:
-    terms: dict[str, float]  # term → weighted frequency over the fields
-    length: int
+@dataclass(frozen=True)
+class IndexArrays:
+    """A ``SearchIndex`` as flat data (``SearchIndex.to_arrays``): ids, terms and concept codes
+    as lists, every row's data as arrays, postings as CSR (term ``i``'s rows and weighted
+    frequencies are ``rows``/``freqs`` from ``offsets[i]`` to ``offsets[i + 1]``)."""
+
+    ids: list[str]
+    terms: list[str]
+    codes: list[str]
+    vectors: Floats
+    lengths: Floats
+    archived: npt.NDArray[np.int8]
+    exported: Bools
+    vanishing: Bools
+    gone: Bools
+    concepts: npt.NDArray[np.int32]
+    offsets: Ints
+    rows: npt.NDArray[np.int32]
+    freqs: Floats
 
 
 @dataclass
@@ -128,7 +144,10 @@ class SearchIndex:
     _exported: Bools = field(init=False)
     _vanishing: Bools = field(init=False)
     _gone: Bools = field(init=False)  # deleted: never selected again
-    _rows: list[_Row] = field(default_factory=list)
+    # Each row's distinct terms (interned: the postings' own keys), to take it out of their
+    # postings when it changes: a tuple, ~0.2 kB a document where a dict of the frequencies
+    # (they are in the postings) with its own copies of the strings took ~2 kB.
+    _rows: list[tuple[str, ...]] = field(default_factory=list)
     _postings: dict[str, dict[int, float]] = field(default_factory=dict)
     # Each row's category (line 0) and kind (line 1) as codes of ``_codes`` (-1: none), the
     # concepts a query's words can name (``vocabulary``): a concept is one of them, so a query
@@ -174,16 +193,16 @@ class SearchIndex:
             self.ids.append(document_id)
             self.positions[document_id] = row
             self._grow(row + 1)
-            self._rows.append(_Row({}, 0))
+            self._rows.append(())
         else:
-            for term in self._rows[row].terms:
+            for term in self._rows[row]:
                 self._postings[term].pop(row, None)
         terms: dict[str, float] = {}
         length = 0
         for name, weight in DEFAULT_FIELD_WEIGHTS.items():
             tokens = tokenize(texts.get(name))
             length += len(tokens)
-            for token in tokens:
+            for token in map(sys.intern, tokens):
                 terms[token] = terms.get(token, 0.0) + weight
         for term, frequency in terms.items():
             postings = self._postings.get(term)
@@ -194,7 +213,7 @@ class SearchIndex:
                     for key in _deletions(term):
                         self._deletes.setdefault(key, set()).add(term)
             postings[row] = frequency
-        self._rows[row] = _Row(terms, length)
+        self._rows[row] = tuple(terms)
         category, kind = document_concepts(texts.get("category"), doc_type)
         self._concepts[:, row] = (self._code(category), self._code(kind))
         self._lengths[row] = length
@@ -279,7 +298,103 @@ class SearchIndex:
 
     def words(self, row: int) -> set[str]:
         """The distinct words of a row (its terms)."""
-        return set(self._rows[row].terms)
+        return set(self._rows[row])
+
+    # -- snapshots (``engines.ranking.index_snapshot``) ---------------------------------------
+
+    def to_arrays(self) -> IndexArrays:
+        """The index as flat arrays and lists (postings as CSR: each term's rows and weighted
+        frequencies, contiguous), from which ``from_arrays`` makes an equal index. Terms whose
+        postings are empty are kept: their presence changes ``_term_weights`` (no fuzzy match)."""
+        n = len(self.ids)
+        terms = list(self._postings)
+        counts = np.fromiter(
+            (len(self._postings[t]) for t in terms), dtype=np.int64, count=len(terms)
+        )
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        total = int(offsets[-1])
+        rows = np.fromiter(
+            (r for t in terms for r in self._postings[t]), dtype=np.int32, count=total
+        )
+        freqs = np.fromiter(
+            (f for t in terms for f in self._postings[t].values()), dtype=np.float32, count=total
+        )
+        codes = sorted(self._codes, key=self._codes.__getitem__)
+        return IndexArrays(
+            ids=list(self.ids),
+            terms=terms,
+            codes=codes,
+            vectors=self._vectors[:n].copy(),
+            lengths=self._lengths[:n].copy(),
+            archived=self._archived[:n].copy(),
+            exported=self._exported[:n].copy(),
+            vanishing=self._vanishing[:n].copy(),
+            gone=self._gone[:n].copy(),
+            concepts=self._concepts[:, :n].copy(),
+            offsets=offsets,
+            rows=rows,
+            freqs=freqs,
+        )
+
+    @classmethod
+    def from_arrays(cls, dim: int, arrays: IndexArrays) -> SearchIndex:
+        """The index ``to_arrays`` describes (raises ``ValueError`` on arrays that disagree)."""
+        n = len(arrays.ids)
+        shapes = {
+            "vectors": (arrays.vectors.shape, (n, dim)),
+            "lengths": (arrays.lengths.shape, (n,)),
+            "archived": (arrays.archived.shape, (n,)),
+            "exported": (arrays.exported.shape, (n,)),
+            "vanishing": (arrays.vanishing.shape, (n,)),
+            "gone": (arrays.gone.shape, (n,)),
+            "concepts": (arrays.concepts.shape, (2, n)),
+            "offsets": (arrays.offsets.shape, (len(arrays.terms) + 1,)),
+            "freqs": (arrays.freqs.shape, arrays.rows.shape),
+        }
+        for name, (actual, expected) in shapes.items():
+            if actual != expected:
+                raise ValueError(f"{name} has shape {actual}, not {expected}")
+        offsets = arrays.offsets
+        if len(offsets) and (offsets[0] != 0 or offsets[-1] != len(arrays.rows)):
+            raise ValueError("offsets do not span the postings")
+        if len(offsets) > 1 and bool((np.diff(offsets) < 0).any()):
+            raise ValueError("offsets decrease")
+        if len(arrays.rows) and (int(arrays.rows.min()) < 0 or int(arrays.rows.max()) >= n):
+            raise ValueError("a posting names a row the index does not hold")
+        if len(set(arrays.ids)) != n:
+            raise ValueError("an id appears twice")
+        index = cls(dim)
+        index.ids = list(arrays.ids)
+        index.positions = {document_id: row for row, document_id in enumerate(index.ids)}
+        index._grow(n)
+        index._vectors[:n] = arrays.vectors
+        index._lengths[:n] = arrays.lengths
+        index._archived[:n] = arrays.archived
+        index._exported[:n] = arrays.exported
+        index._vanishing[:n] = arrays.vanishing
+        index._gone[:n] = arrays.gone
+        index._concepts[:, :n] = arrays.concepts
+        index._codes = {concept: code for code, concept in enumerate(arrays.codes)}
+        rows = arrays.rows.tolist()
+        freqs = arrays.freqs.tolist()
+        bounds = offsets.tolist()
+        terms = [sys.intern(term) for term in arrays.terms]
+        postings: dict[str, dict[int, float]] = {}
+        for i, term in enumerate(terms):
+            start, end = bounds[i], bounds[i + 1]
+            postings[term] = dict(zip(rows[start:end], freqs[start:end], strict=True))
+            if len(term) >= MIN_FUZZY:
+                for key in _deletions(term):
+                    index._deletes.setdefault(key, set()).add(term)
+        index._postings = postings
+        # Each row's terms: the postings regrouped by row (a stable sort keeps term order).
+        owners = np.repeat(np.arange(len(arrays.terms), dtype=np.int64), np.diff(offsets))
+        order = np.argsort(arrays.rows, kind="stable")
+        by_row = np.searchsorted(arrays.rows[order], np.arange(n + 1)).tolist()
+        term_of = [terms[i] for i in owners[order].tolist()]
+        index._rows = [tuple(term_of[a:b]) for a, b in pairwise(by_row)]
+        return index
 
     # -- scores ------------------------------------------------------------------------------
 

@@ -14,6 +14,17 @@ index (``candidates``).
 Memory is bounded by ``SearchConfig.max_documents`` over all workspaces (2 kB per document for
 the vectors, a little more for postings): the least recently searched workspaces are dropped
 first and rebuilt when searched again.
+
+**Snapshots.** Building an index reads and tokenizes every document (about 0.6 ms each: a minute
+at 100k). So a built index is written to the store (``persistence.search_snapshots``, format in
+``engines.ranking.index_snapshot``) with its filter fields and its watermark (when the refresh
+that produced it began); a process's first search of a workspace loads it, then refreshes from
+the watermark less ``OVERLAP`` as any later refresh does. A snapshot is written in the
+background (one task per workspace; errors logged, never raised to the search) after a full
+build, and again once ``SNAPSHOT_ROWS`` rows or ``SNAPSHOT_SHARE`` of the index were re-read
+since the last one, at most once per ``SNAPSHOT_INTERVAL`` (checked against the stored
+snapshot's time, so replicas do not each write one). A snapshot of another format, model or
+filter fields, or a damaged one, is ignored with a log line, and the index is built as before.
 """
 
 from __future__ import annotations
@@ -21,23 +32,41 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+import bson
 import numpy as np
 import numpy.typing as npt
+from bson.binary import UuidRepresentation
+from bson.codec_options import CodecOptions
+from bson.errors import BSONError
+from pymongo.errors import PyMongoError
 
 from domain.documents import ArchiveFilter, ExportFilter
-from engines.ranking import embeddings
+from engines.ranking import embeddings, index_snapshot
 from engines.ranking.embeddings import dequantize
-from engines.ranking.search_index import RowState, SearchIndex, limit_blas_threads
+from engines.ranking.index_snapshot import SnapshotError
+from engines.ranking.search_index import (
+    IndexArrays,
+    RowState,
+    SearchIndex,
+    limit_blas_threads,
+)
 from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
 from persistence.documents.query import DocumentQuery, combined
 from persistence.documents.records import StoredDocument, from_record, searchable_texts
-from persistence.documents.vectors import Vectorize, embedding_text, from_stored, stored_fields
+from persistence.documents.vectors import (
+    MODEL_ID,
+    Vectorize,
+    embedding_text,
+    from_stored,
+    stored_fields,
+)
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.errors import BadRequest
@@ -48,6 +77,16 @@ OVERLAP = timedelta(seconds=5)
 # The top-level fields of the stored paths filters read (a nested path's whole parent).
 FILTER_ROOTS = tuple(dict.fromkeys(path.split(".")[0] for path in FILTER_PATHS))
 QUERY_CACHE = 512
+# A snapshot again once this many rows were re-read since the last one (each costs ~0.6 ms on
+# the next restart: 1,000 keep that under a second), or this share of a smaller index, and no
+# more often than every SNAPSHOT_INTERVAL (writing one costs ~1 s of a core per 10k rows).
+SNAPSHOT_ROWS = 1_000
+SNAPSHOT_SHARE = 0.1
+SNAPSHOT_INTERVAL = timedelta(minutes=1)
+# The store's own decoding of BSON (persistence.client): the filter fields come back as reads do.
+_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(
+    tz_aware=True, uuid_representation=UuidRepresentation.STANDARD
+)
 
 VectorBackend = Literal["memory", "mongodb"]
 
@@ -61,6 +100,9 @@ class SearchConfig:
     vector_index: str = "documents_embedding"  # the $vectorSearch index, for "mongodb"
     max_documents: int = 250_000
     threads: int = 1
+    snapshots: bool = True  # keep built indexes in the store (``persistence.search_snapshots``)
+    # Smaller indexes are built in a fraction of a second: no snapshot is written for them.
+    snapshot_min_rows: int = 500
 
 
 @dataclass
@@ -70,6 +112,9 @@ class _Entry:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # By row: the fields filters read (``FILTER_PATHS``), for ``filtered``.
     fields: list[dict[str, Any]] = field(default_factory=list)
+    changed: int = 0  # rows read since the last snapshot (a full build: all of them)
+    saved: float | None = None  # when this process last wrote (or tried) a snapshot, monotonic
+    saving: asyncio.Task[None] | None = None
 
 
 class SearchIndexes:
@@ -80,6 +125,7 @@ class SearchIndexes:
         limit_blas_threads(self.config.threads)
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def semantic(self) -> bool:
@@ -100,13 +146,80 @@ class SearchIndexes:
         self._entries.move_to_end(workspace_id)
         async with entry.lock:
             started = utcnow()
+            if entry.checked is None and self.config.snapshots:
+                await self._load(store, workspace_id, entry)
             since = None if entry.checked is None else entry.checked - OVERLAP
             rows = await store.documents.index_rows(workspace_id, since)
             if rows:
                 self._apply(entry, rows)
             entry.checked = started
+            entry.changed += len(rows)
         self._evict(keep=workspace_id)
+        if self._due(entry):
+            task = asyncio.create_task(self._snapshot(store, workspace_id, entry))
+            entry.saving = task
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         return entry.index
+
+    async def settled(self) -> None:
+        """Wait for the snapshots being written (tests, and a process that stops)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _due(self, entry: _Entry) -> bool:
+        """Whether to write a snapshot now (``SNAPSHOT_ROWS``, ``SNAPSHOT_SHARE``)."""
+        size = len(entry.index)
+        if not self.config.snapshots or entry.saving is not None or entry.changed == 0:
+            return False
+        if size < self.config.snapshot_min_rows:
+            return False
+        if entry.saved is not None and (
+            time.monotonic() - entry.saved < SNAPSHOT_INTERVAL.total_seconds()
+        ):
+            return False
+        return entry.changed >= min(SNAPSHOT_ROWS, max(1.0, SNAPSHOT_SHARE * size))
+
+    async def _load(self, store: Store, workspace_id: str, entry: _Entry) -> None:
+        """Start ``entry`` from the workspace's stored snapshot, when there is a usable one."""
+        try:
+            found = await store.search_snapshots.get(workspace_id)
+        except PyMongoError as error:
+            log.warning("search snapshot of %s not read: %s", workspace_id, error)
+            return
+        if found is None:
+            return
+        data, watermark = found
+        try:
+            index, fields = await asyncio.to_thread(_decode, data, workspace_id)
+        except SnapshotError as error:
+            log.warning("search snapshot of %s ignored, rebuilding: %s", workspace_id, error)
+            return
+        entry.index, entry.fields, entry.checked = index, fields, watermark
+
+    async def _snapshot(self, store: Store, workspace_id: str, entry: _Entry) -> None:
+        """Write the workspace's snapshot, unless one was written within ``SNAPSHOT_INTERVAL``
+        (by any process). The index is encoded off the event loop, under the entry's lock so
+        that no refresh changes it meanwhile; errors are logged."""
+        try:
+            head = await store.search_snapshots.head(workspace_id)
+            if head is not None and utcnow() - head["createdAt"] < SNAPSHOT_INTERVAL:
+                return
+            async with entry.lock:
+                watermark, changed = entry.checked, entry.changed
+                if watermark is None:
+                    return
+                # Only the copy holds the lock (refreshes wait for it); encoding does not.
+                arrays = await asyncio.to_thread(entry.index.to_arrays)
+                fields = entry.fields[: len(arrays.ids)]  # rows are replaced, never changed
+            data = await asyncio.to_thread(_encode, arrays, fields, workspace_id)
+            await store.search_snapshots.put(workspace_id, data, watermark)
+            entry.changed = max(0, entry.changed - changed)
+        except Exception:
+            log.exception("search snapshot of %s not written", workspace_id)
+        finally:
+            entry.saved = time.monotonic()
+            entry.saving = None
 
     @staticmethod
     def _apply(entry: _Entry, rows: Sequence[StoredDocument]) -> None:
@@ -165,6 +278,85 @@ class SearchIndexes:
         if len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
         return vector
+
+
+def _meta(workspace_id: str) -> dict[str, Any]:
+    """What a snapshot must have been made for: this workspace, this model's embeddings, these
+    filter fields."""
+    return {"workspaceId": workspace_id, "model": MODEL_ID, "filterRoots": list(FILTER_ROOTS)}
+
+
+def _encode(arrays: IndexArrays, fields: Sequence[Mapping[str, Any]], workspace_id: str) -> bytes:
+    values, codes = _columns(fields)
+    blobs = {"fieldValues": values, "fieldCodes": codes.tobytes()}
+    return index_snapshot.encode(arrays, _meta(workspace_id), blobs)
+
+
+def _decode(data: bytes, workspace_id: str) -> tuple[SearchIndex, list[dict[str, Any]]]:
+    snapshot = index_snapshot.decode(data, embeddings.DIM)
+    if snapshot.meta != _meta(workspace_id):
+        raise SnapshotError(f"made for {snapshot.meta}")
+    try:
+        fields = _rows(snapshot.blobs["fieldValues"], snapshot.blobs["fieldCodes"], snapshot)
+    except (KeyError, ValueError, TypeError, BSONError) as error:
+        raise SnapshotError(f"filter fields unreadable: {error}") from error
+    return snapshot.index, fields
+
+
+def _columns(fields: Sequence[Mapping[str, Any]]) -> tuple[bytes, npt.NDArray[np.int32]]:
+    """The rows' filter fields by column: each root's distinct values (BSON) and, per root and
+    row, the code of its value (-1: absent). Values repeat (currencies, categories, places), so
+    this is a fraction of the rows' BSON, decoded in a fraction of the time, and a loaded index
+    shares one object per distinct value."""
+    codes = np.full((len(FILTER_ROOTS), len(fields)), -1, dtype=np.int32)
+    columns: list[list[Any]] = []
+    for line, root in enumerate(FILTER_ROOTS):
+        distinct: dict[Any, int] = {}
+        column: list[Any] = []
+        for row, record in enumerate(fields):
+            if root not in record:
+                continue
+            value = record[root]
+            key = _key(value)
+            code = distinct.get(key)
+            if code is None:
+                code = distinct[key] = len(column)
+                column.append(value)
+            codes[line, row] = code
+        columns.append(column)
+    return bson.encode(
+        {"roots": list(FILTER_ROOTS), "values": columns}, codec_options=_CODEC
+    ), codes
+
+
+def _key(value: Any) -> Any:
+    """A dictionary key that tells values apart as the store does (True is not 1)."""
+    if type(value) is str:
+        return value  # the common case; a string equals nothing else
+    if isinstance(value, dict | list):
+        return (dict, bson.encode({"v": value}, codec_options=_CODEC))
+    try:
+        return (type(value), hash(value), value)
+    except TypeError:
+        return (dict, bson.encode({"v": value}, codec_options=_CODEC))
+
+
+def _rows(values: bytes, codes: bytes, snapshot: index_snapshot.Snapshot) -> list[dict[str, Any]]:
+    """The rows ``_columns`` describes (``filter_fields``'s form: strings interned)."""
+    stored = bson.decode(values, codec_options=_CODEC)
+    if stored.get("roots") != list(FILTER_ROOTS):
+        raise ValueError("other filter fields")
+    n = len(snapshot.index)
+    matrix = np.frombuffer(codes, dtype=np.int32).reshape(len(FILTER_ROOTS), n)
+    rows: list[dict[str, Any]] = [{} for _ in range(n)]
+    for root, column, line in zip(FILTER_ROOTS, stored["values"], matrix, strict=True):
+        shared = [_shared(value) for value in column]
+        present = np.flatnonzero(line >= 0)
+        if len(present) and int(line.max()) >= len(shared):
+            raise ValueError(f"a code of {root} names no value")
+        for row, code in zip(present.tolist(), line[present].tolist(), strict=True):
+            rows[row][root] = shared[code]
+    return rows
 
 
 def filter_fields(row: Mapping[str, Any]) -> dict[str, Any]:
