@@ -209,24 +209,25 @@ class DocumentAggregates(DocumentCollection):
         the conversions to ``preferred_currency`` counted and summed; minimum and maximum
         amount and date only with ``extremes``. From the rollups when they cover the query
         (and ``use_rollups``), else from the documents: the same numbers either way."""
-        caller = combined(query.parts())
-        reads = None
-        if use_rollups and not extremes and rollups_apply(query):
-            reads = row_reads(caller, keys)
-        if reads is not None:
-            archived = ARCHIVE_FILTERS[query.archived]
-            # The stale check and the row reads at once (one round trip's wait, not two).
-            current, *parts = await self._run(
-                asyncio.gather(
-                    self._rollups.is_current(workspace_id),
-                    *(self._rollups.read(workspace_id, archived, r, caller) for r in reads),
+        async with self._scan_turns.turn(workspace_id, query.where):
+            caller = combined(query.parts())
+            reads = None
+            if use_rollups and not extremes and rollups_apply(query):
+                reads = row_reads(caller, keys)
+            if reads is not None:
+                archived = ARCHIVE_FILTERS[query.archived]
+                # The stale check and the row reads at once (one round trip's wait, not two).
+                current, *parts = await self._run(
+                    asyncio.gather(
+                        self._rollups.is_current(workspace_id),
+                        *(self._rollups.read(workspace_id, archived, r, caller) for r in reads),
+                    )
                 )
+                if current:
+                    return self._from_rows(reads, parts, keys, preferred_currency, max_groups)
+            return await self._from_documents(
+                workspace_id, query, keys, max_groups, preferred_currency, extremes
             )
-            if current:
-                return self._from_rows(reads, parts, keys, preferred_currency, max_groups)
-        return await self._from_documents(
-            workspace_id, query, keys, max_groups, preferred_currency, extremes
-        )
 
     @staticmethod
     def _from_rows(

@@ -21,6 +21,7 @@ from pymongo.errors import ExecutionTimeout
 
 from persistence.documents.edits import DocumentEdits
 from persistence.documents.rollups import ROLLUP_FIELDS, DocumentRollups
+from persistence.documents.scan_turns import ScanTurns
 from persistence.documents.stamp import stamped, stamped_record
 from persistence.documents.vectors import Vectorize, embedding_text, stored_fields
 from persistence.durability import journaled
@@ -101,6 +102,8 @@ class DocumentCollection:
         self._durable = joined(journaled(db["documents"]))
         self._edits = DocumentEdits(db)
         self._rollups = DocumentRollups(db)
+        # Reads filtered by a regex, one at a time per workspace (``scan_turns``).
+        self._scan_turns = ScanTurns()
         # Matching documents per day near the top of each (workspace, archive filter, caller
         # filter) read newest first, least recently used first: sizes the first date window.
         self._densities: OrderedDict[tuple[str, str, str], float] = OrderedDict()

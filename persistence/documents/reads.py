@@ -109,17 +109,21 @@ class DocumentReads(NewestFirst):
         sort: list[tuple[str, int]],
         limit: int,
     ) -> list[StoredDocument]:
-        if limit and sort[0] == ("docDate", DESCENDING) and query.archived != "include":
-            return await self._find_newest(workspace_id, query, wanted, sort, limit)
-        return await self._aggregate_page(query.stages(workspace_id), wanted, sort, limit)
+        async with self._scan_turns.turn(workspace_id, query.where):
+            if limit and sort[0] == ("docDate", DESCENDING) and query.archived != "include":
+                return await self._find_newest(workspace_id, query, wanted, sort, limit)
+            return await self._aggregate_page(query.stages(workspace_id), wanted, sort, limit)
 
     async def count(self, workspace_id: str, query: DocumentQuery) -> int:
-        pipeline = [*query.stages(workspace_id), {"$count": "n"}]
-        options = await self._scope_hint(query.words)
-        rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(None)
-        )
-        return int(rows[0]["n"]) if rows else 0
+        async with self._scan_turns.turn(workspace_id, query.where):
+            pipeline = [*query.stages(workspace_id), {"$count": "n"}]
+            options = await self._scope_hint(query.words)
+            rows = await self._run(
+                self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(
+                    None
+                )
+            )
+            return int(rows[0]["n"]) if rows else 0
 
     async def distinct_values(self, workspace_id: str, field: str, limit: int = 200) -> list[str]:
         """Values of ``field`` in use among active documents, most used first."""
@@ -231,11 +235,12 @@ class DocumentReads(NewestFirst):
     async def candidate_ids(self, workspace_id: str, query: DocumentQuery) -> list[str]:
         """Ids of every document of ``query`` (where-clause, archive and export filters): the
         population a ranked search orders."""
-        pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
-        options = await self._scope_hint(query.words)
-        cursor = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options)
-        found = cursor.to_list(None)
-        return [row["_id"] for row in await self._run(found)]
+        async with self._scan_turns.turn(workspace_id, query.where):
+            pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
+            options = await self._scope_hint(query.words)
+            cursor = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options)
+            found = cursor.to_list(None)
+            return [row["_id"] for row in await self._run(found)]
 
     async def existing_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
         """Those of ``ids`` that are still stored (by primary key: no scan)."""

@@ -113,65 +113,68 @@ class DocumentTotals(DocumentCollection):
         with count 0 (``buckets``); ``TooManyBuckets`` when there would be more than
         ``max_buckets``, before reading anything when the filter bounds both ends.
         """
-        caller = combined(query.parts())
-        fill = fill_gaps and group_by is not None and buckets.fillable(group_by)
-        span = buckets.range_of(caller) if fill else None
-        if group_by is not None and span is not None and span.first and span.last:
-            buckets.check(group_by, span.first, span.last, max_buckets)
-        source = "documents"
-        reads = row_reads(caller, group_by) if use_rollups and rollups_apply(query) else None
-        parts: list[list[dict[str, Any]]] = []
-        if reads is not None:
-            # The stale check and the row reads at once (one round trip's wait, not two).
-            current, *parts = await asyncio.gather(
-                self._rollups.is_current(workspace_id),
-                *(self._rows(workspace_id, query.archived, read, caller) for read in reads),
+        async with self._scan_turns.turn(workspace_id, query.where):
+            caller = combined(query.parts())
+            fill = fill_gaps and group_by is not None and buckets.fillable(group_by)
+            span = buckets.range_of(caller) if fill else None
+            if group_by is not None and span is not None and span.first and span.last:
+                buckets.check(group_by, span.first, span.last, max_buckets)
+            source = "documents"
+            reads = row_reads(caller, group_by) if use_rollups and rollups_apply(query) else None
+            parts: list[list[dict[str, Any]]] = []
+            if reads is not None:
+                # The stale check and the row reads at once (one round trip's wait, not two).
+                current, *parts = await asyncio.gather(
+                    self._rollups.is_current(workspace_id),
+                    *(self._rows(workspace_id, query.archived, read, caller) for read in reads),
+                )
+                if not current:
+                    reads = None  # a stale workspace counts its documents
+            if reads is None:
+                sums = _document_sums(preferred_currency)
+                facets = _totals_facets(sums, group_key(group_by), max_groups)
+                pipeline = [*query.stages(workspace_id), {"$facet": facets}]
+                options = await self._scope_hint(query.words)
+                found = await self._run(
+                    self._docs.aggregate(
+                        pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, **options
+                    ).to_list(None)
+                )
+                result = found[0] if found else {}
+            else:
+                source = "rollups:" + "+".join(dict.fromkeys(read.shape.name for read in reads))
+                signed = (
+                    (row, read.sign)
+                    for read, part in zip(reads, parts, strict=True)
+                    for row in part
+                )
+                result = _fold_rows(signed, group_by, preferred_currency, max_groups)
+            overall_rows = [row for row in result.get("overall") or [] if row["count"] > 0]
+            overall = _currency_totals({**r, "currency": r["_id"]} for r in overall_rows)
+            group_rows = result.get("groups") or []
+            groups = [
+                TotalsGroup(
+                    key=row["_id"],
+                    count=row["count"],
+                    by_currency=_currency_totals(row["byCurrency"]),
+                    preferred=_preferred(preferred_currency, [row]),
+                )
+                for row in group_rows[:max_groups]
+            ]
+            truncated = len(group_rows) > max_groups
+            if group_by is not None and span is not None:
+                if truncated:  # more buckets hold documents than an answer lists
+                    raise buckets.TooManyBuckets(group_by, None, max_buckets)
+                groups = _filled(groups, group_by, span, max_buckets, preferred_currency)
+            if is_time_grouping(group_by):
+                groups.sort(key=lambda group: (group.key is None, group.key or ""))
+            return Totals(
+                overall=overall,
+                groups=groups,
+                truncated=truncated,
+                preferred=_preferred(preferred_currency, overall_rows),
+                source=source,
             )
-            if not current:
-                reads = None  # a stale workspace counts its documents
-        if reads is None:
-            sums = _document_sums(preferred_currency)
-            facets = _totals_facets(sums, group_key(group_by), max_groups)
-            pipeline = [*query.stages(workspace_id), {"$facet": facets}]
-            options = await self._scope_hint(query.words)
-            found = await self._run(
-                self._docs.aggregate(
-                    pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, **options
-                ).to_list(None)
-            )
-            result = found[0] if found else {}
-        else:
-            source = "rollups:" + "+".join(dict.fromkeys(read.shape.name for read in reads))
-            signed = (
-                (row, read.sign) for read, part in zip(reads, parts, strict=True) for row in part
-            )
-            result = _fold_rows(signed, group_by, preferred_currency, max_groups)
-        overall_rows = [row for row in result.get("overall") or [] if row["count"] > 0]
-        overall = _currency_totals({**r, "currency": r["_id"]} for r in overall_rows)
-        group_rows = result.get("groups") or []
-        groups = [
-            TotalsGroup(
-                key=row["_id"],
-                count=row["count"],
-                by_currency=_currency_totals(row["byCurrency"]),
-                preferred=_preferred(preferred_currency, [row]),
-            )
-            for row in group_rows[:max_groups]
-        ]
-        truncated = len(group_rows) > max_groups
-        if group_by is not None and span is not None:
-            if truncated:  # more buckets hold documents than an answer lists
-                raise buckets.TooManyBuckets(group_by, None, max_buckets)
-            groups = _filled(groups, group_by, span, max_buckets, preferred_currency)
-        if is_time_grouping(group_by):
-            groups.sort(key=lambda group: (group.key is None, group.key or ""))
-        return Totals(
-            overall=overall,
-            groups=groups,
-            truncated=truncated,
-            preferred=_preferred(preferred_currency, overall_rows),
-            source=source,
-        )
 
     async def _rows(
         self, workspace_id: str, archived: ArchiveFilter, read: RowRead, caller: Mapping[str, Any]
