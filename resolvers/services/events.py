@@ -591,10 +591,13 @@ async def open_stream(
     known = await authorize(credentials, services, PERMISSIONS, needs_workspace=True)
     services.events.check_caps(known.require_workspace(), known.principal)
     ctx = await authorize(credentials, services, PERMISSIONS, needs_workspace=True, fresh=True)
-    grant = await grant_now(ctx, PERMISSIONS, services)
-    subscription = await services.events.subscribe(
-        ctx.require_workspace(), ctx.principal, after, accepts
-    )
+    # A store lost while the stream opens (its grant, the events it resumes from or already
+    # knows) is the 503 every other read answers, not an unexpected error.
+    with store_errors():
+        grant = await grant_now(ctx, PERMISSIONS, services)
+        subscription = await services.events.subscribe(
+            ctx.require_workspace(), ctx.principal, after, accepts
+        )
     subscription.grant = grant
     subscription.recheck_in = next_check_in(ctx.principal, services.events.limits.recheck)
     return ctx, subscription

@@ -179,6 +179,29 @@ async def test_graphql_subscription_needs_credentials_and_read_documents(
     assert then == {"id": "1", "type": "complete"}
 
 
+async def test_a_store_lost_while_a_subscription_opens_is_service_unavailable(
+    served: Threaded[Setup], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subscription's opening reads the events it already knows; a store lost right then
+    (seen in CI: the store killed while a subscription was opening) ends it with the outage's
+    error, as every other read answers it, not an internal one."""
+    from pymongo.errors import AutoReconnect
+
+    async def lost(*args: object, **kwargs: object) -> object:
+        raise AutoReconnect("127.0.0.1:1: [Errno 104] Connection reset by peer")
+
+    monkeypatch.setattr(served.setup.hub._log, "recent", lost)
+    async with connect(ws_url(served.base), subprotocols=[PROTOCOL]) as ws:  # type: ignore[list-item]
+        await subscribed(ws, init_payload(served.setup.alice))
+        message, then = await receive(ws), await receive(ws)
+    assert message["type"] == "next" and message["payload"]["data"] is None
+    [error] = message["payload"]["errors"]
+    assert error["extensions"]["code"] == "SERVICE_UNAVAILABLE"
+    assert error["extensions"]["retryAfter"] > 0
+    assert "Connection reset" not in json.dumps(message)
+    assert then == {"id": "1", "type": "complete"}
+
+
 async def test_a_server_with_open_streams_stops_at_once() -> None:
     """uvicorn waits for open responses before it stops; the server ends the event streams
     first, so both kinds of client see their stream end and the server thread ends."""

@@ -185,3 +185,26 @@ async def test_a_malformed_resume_id_starts_from_now(
         assert stream.status == 200
         await store.documents.insert_many(alice.org_id, [doc("doc_new")])
         assert (await stream.message()).data["documentId"] == "doc_new"
+
+
+async def test_a_store_lost_while_a_stream_opens_is_a_503_not_an_internal_error(
+    app: Starlette, alice: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stream's opening reads the events it already knows; a store lost right then (seen in
+    CI: the store killed while a subscription was opening) is the outage's 503 with
+    Retry-After, as every other read answers it, and leaves no stream counted."""
+    from pymongo.errors import AutoReconnect
+
+    hub = hub_of(app)
+
+    async def lost(*args: object, **kwargs: object) -> object:
+        raise AutoReconnect("127.0.0.1:1: [Errno 104] Connection reset by peer")
+
+    monkeypatch.setattr(hub._log, "recent", lost)
+    async with asgi_get(app, EVENTS, alice.headers()) as refused:
+        assert refused.status == 503
+        assert int(refused.headers["retry-after"]) > 0
+        body = json.loads(await refused.body())
+        assert body["error"]["reason"] == "service_unavailable"
+        assert "Connection reset" not in json.dumps(body)  # no driver text
+    assert hub.subscribers() == 0
