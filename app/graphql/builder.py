@@ -54,12 +54,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
-from strawberry.extensions import (
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    QueryDepthLimiter,
-    SchemaExtension,
-)
+from strawberry.extensions import SchemaExtension
 from strawberry.scalars import JSON
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types.execution import ExecutionContext
@@ -67,15 +62,9 @@ from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
 
 from app.graphql.declarations import CapabilityLike, Execute, Graph, Link, Stream
-from app.graphql.document_cache import CachedDocuments, DocumentCache
+from app.graphql.document_cache import CheckedDocuments, DocumentCache, DocumentChecks
 from app.graphql.execution import FastExecutionContext
-from app.graphql.limits import (
-    DocumentSizeLimiter,
-    ExpansionLimiter,
-    Limits,
-    MaskUnexpectedErrors,
-    is_safe_error,
-)
+from app.graphql.limits import Limits, MaskUnexpectedErrors, is_safe_error
 
 log = logging.getLogger("fincap.graphql")
 
@@ -198,16 +187,11 @@ def build_schema(
         )
     subscription = {stream.name: converter.stream_field(stream) for stream in streams}
     documents = DocumentCache(limits.document_cache, limits.document_cache_bytes)
+    checks = DocumentChecks.of(limits, costs, documents)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
-        lambda: DocumentSizeLimiter(limits),
-        # Before the limits and rules: a kept document skips them all.
-        lambda: CachedDocuments(documents),
-        # First of the validation rules, so that a bomb is refused before the limiters below
-        # walk it.
-        lambda: ExpansionLimiter(limits, costs),
-        lambda: QueryDepthLimiter(max_depth=limits.max_depth),
-        lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
-        lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
+        # The size, the cache, the token, expansion, depth and alias limits: a kept document
+        # skips all but the size.
+        lambda: CheckedDocuments(checks),
         MaskUnexpectedErrors,
     ]
     schema = CapabilitySchema(

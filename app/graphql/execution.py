@@ -140,6 +140,17 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         if not awaitable_fields:
             return results
 
+        if len(awaitable_fields) == 1:
+            # The usual case (a root field, a link): awaited in place, where a gather would
+            # wrap it in a task and take turns of the event loop to settle it.
+            (only,) = awaitable_fields
+
+            async def get_result() -> dict[str, Any]:
+                results[only] = await results[only]
+                return results
+
+            return get_result()
+
         async def get_results() -> dict[str, Any]:
             values = await gather_with_cancel(*(results[field] for field in awaitable_fields))
             results.update(zip(awaitable_fields, values, strict=True))

@@ -184,12 +184,12 @@ class GraphSession:
         contexts = [
             await self.authorized(ws, self.permissions_of(READS_DOCUMENTS)) for ws in by_workspace
         ]
-        batches = await asyncio.gather(
-            *(
-                documents_by_id(ctx, ids)
-                for ctx, ids in zip(contexts, by_workspace.values(), strict=True)
-            )
-        )
+        reads = [
+            documents_by_id(ctx, ids)
+            for ctx, ids in zip(contexts, by_workspace.values(), strict=True)
+        ]
+        # One workspace is awaited in place: a gather would make it a task.
+        batches = [await reads[0]] if len(reads) == 1 else await asyncio.gather(*reads)
         found = {
             (ws, document.id): document
             for ws, batch in zip(by_workspace, batches, strict=True)

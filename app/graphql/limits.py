@@ -1,18 +1,21 @@
 """Bounds on one GraphQL document, checked before anything runs, and the mask on errors.
 
-``Limits`` sizes them; ``DocumentSizeLimiter`` refuses a document too long to parse;
-``ExpansionLimiter`` counts field selections, aliases and capability cost with fragment spreads
+``Limits`` sizes them; ``refuse_oversized`` refuses a document too long to parse;
+``expansion_error`` counts field selections, aliases and capability cost with fragment spreads
 expanded (linear in the document, where strawberry's own limiters are exponential on an alias
-bomb); ``MaskUnexpectedErrors`` hides the text of an exception nobody expected. The schema
-builder (``app.graphql.builder``) installs them.
+bomb); ``limit_rules`` are the depth and alias rules; ``MaskUnexpectedErrors`` hides the text of
+an exception nobody expected. ``app.graphql.document_cache.CheckedDocuments`` applies the
+checks (skipped for a document kept checked); the schema builder (``app.graphql.builder``)
+installs it and the mask.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphql import (
+    ASTValidationRule,
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
@@ -23,7 +26,7 @@ from graphql import (
     SelectionSetNode,
 )
 from strawberry.exceptions import StrawberryGraphQLError
-from strawberry.extensions import MaskErrors, SchemaExtension
+from strawberry.extensions import MaskErrors, MaxAliasesLimiter, QueryDepthLimiter
 
 INTERNAL_ERROR = "Internal server error"
 # The reason of an error nobody expected, as every face names it (``CapabilityError.reason``;
@@ -143,57 +146,53 @@ def expanded_counts(document: DocumentNode, costs: Mapping[str, int]) -> tuple[i
     )
 
 
-class DocumentSizeLimiter(SchemaExtension):
-    """Refuses a document over ``max_document_bytes`` before the parser reads it."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-
-    def on_parse(self) -> Iterator[None]:
-        query = self.execution_context.query or ""
-        # A character is at most four bytes: only long documents pay for the exact count.
-        if len(query) * 4 > self.limits.max_document_bytes:
-            size = len(query.encode("utf-8", "surrogatepass"))
-            if size > self.limits.max_document_bytes:
-                # Raised before parsing starts, it becomes the request's only error.
-                raise GraphQLError(
-                    f"The GraphQL document has {size} bytes. "
-                    f"Allowed: {self.limits.max_document_bytes}"
-                )
-        yield
+def refuse_oversized(query: str | None, limits: Limits) -> None:
+    """Raises a ``GraphQLError`` when ``query`` is over ``max_document_bytes``: checked before
+    the parser reads it (raised before parsing starts, it becomes the request's only error)."""
+    query = query or ""
+    # A character is at most four bytes: only long documents pay for the exact count.
+    if len(query) * 4 > limits.max_document_bytes:
+        size = len(query.encode("utf-8", "surrogatepass"))
+        if size > limits.max_document_bytes:
+            raise GraphQLError(
+                f"The GraphQL document has {size} bytes. Allowed: {limits.max_document_bytes}"
+            )
 
 
-class ExpansionLimiter(SchemaExtension):
-    """Rejects a document whose expanded size is over the limits before validation runs.
+def expansion_error(
+    document: DocumentNode, limits: Limits, costs: Mapping[str, int]
+) -> GraphQLError | None:
+    """The error of a document whose expanded size or cost is over the limits, else None.
 
     Strawberry's alias and depth limiters walk every fragment spread again, so a few hundred
     tokens of nested fragments (an alias bomb) would take them exponential time. This check is
-    linear; when it fails it sets the request's errors, which makes strawberry skip the other
-    validation rules.
+    linear, and runs before them: a request with errors skips the validation rules.
     """
+    selections, aliases, cost = expanded_counts(document, costs)
+    if aliases > limits.max_aliases:
+        return GraphQLError(f"{aliases} aliases found. Allowed: {limits.max_aliases}")
+    if selections > limits.max_selections:
+        return GraphQLError(
+            f"{selections} field selections after expanding fragments. "
+            f"Allowed: {limits.max_selections}"
+        )
+    if cost > limits.max_cost:
+        priced = ", ".join(f"{name} costs {c}" for name, c in sorted(costs.items()))
+        return GraphQLError(
+            f"The operation costs {cost}. Allowed: {limits.max_cost} "
+            f"({priced}; send expensive fields in separate requests)"
+        )
+    return None
 
-    def __init__(self, limits: Limits, costs: Mapping[str, int]) -> None:
-        self.limits = limits
-        self.costs = costs
 
-    def on_validate(self) -> Iterator[None]:
-        context = self.execution_context
-        if context.graphql_document is not None and context.pre_execution_errors is None:
-            selections, aliases, cost = expanded_counts(context.graphql_document, self.costs)
-            if aliases > self.limits.max_aliases:
-                message = f"{aliases} aliases found. Allowed: {self.limits.max_aliases}"
-                context.pre_execution_errors = [GraphQLError(message)]
-            elif selections > self.limits.max_selections:
-                message = (
-                    f"{selections} field selections after expanding fragments. "
-                    f"Allowed: {self.limits.max_selections}"
-                )
-                context.pre_execution_errors = [GraphQLError(message)]
-            elif cost > self.limits.max_cost:
-                priced = ", ".join(f"{name} costs {c}" for name, c in sorted(self.costs.items()))
-                message = (
-                    f"The operation costs {cost}. Allowed: {self.limits.max_cost} "
-                    f"({priced}; send expensive fields in separate requests)"
-                )
-                context.pre_execution_errors = [GraphQLError(message)]
-        yield
+def limit_rules(limits: Limits) -> tuple[type[ASTValidationRule], ...]:
+    """The validation rules of the depth and alias limits, built once per schema.
+
+    Strawberry's ``QueryDepthLimiter`` and ``MaxAliasesLimiter`` are extensions that build a
+    rule class each time they are made, which is once a request; the rule classes themselves
+    keep nothing between validations, so one pair serves every request.
+    """
+    return (
+        *QueryDepthLimiter(max_depth=limits.max_depth).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=limits.max_aliases).validation_rules,
+    )

@@ -123,7 +123,7 @@ class AnonymousBudget:
     def take(self, address: str, text: str) -> int | None:
         """Spend what ``text`` costs the ``address`` (its digest, ``client_address``); the
         seconds to wait when its budget cannot pay (nothing spent), else None."""
-        # A document over the size limit is refused after this (``DocumentSizeLimiter``) and
+        # A document over the size limit is refused after this (``refuse_oversized``) and
         # costs at most the whole burst.
         size = min(max(1, math.ceil(len(text.encode()) / 1024)), self.kilobytes.burst)
         if self.kilobytes.take(address, size):

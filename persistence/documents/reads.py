@@ -42,7 +42,19 @@ class DocumentReads(NewestFirst):
     """Reads of the documents collection (none writes)."""
 
     async def get(self, workspace_id: str, document_id: str) -> StoredDocument | None:
+        """The whole stored record (its storage-only fields too), for a writer."""
         found = await self._docs.find_one({"_id": document_id, "workspaceId": workspace_id})
+        return cast(StoredDocument | None, found)
+
+    async def shown(
+        self, workspace_id: str, document_id: str, fields: Iterable[str] | None = None
+    ) -> StoredDocument | None:
+        """One document as a reader sees it, with the API ``fields`` (None: all): what
+        documents.get, node(id:) and a document's page read. A point read by ``_id``, so no
+        time limit: the id's index finds it or nothing."""
+        found = await self._docs.find_one(
+            {"_id": document_id, "workspaceId": workspace_id}, projection(fields)
+        )
         return cast(StoredDocument | None, found)
 
     async def get_many(
@@ -52,14 +64,8 @@ class DocumentReads(NewestFirst):
         if not ids:
             return []
         if len(ids) == 1:  # node(id:), a document's page: one point read, no cursor to drain
-            found = await self._run(
-                self._docs.find_one(
-                    {"_id": ids[0], "workspaceId": workspace_id},
-                    projection(fields),
-                    max_time_ms=QUERY_TIME_LIMIT_MS,
-                )
-            )
-            return [cast(StoredDocument, found)] if found is not None else []
+            found = await self.shown(workspace_id, ids[0], fields)
+            return [found] if found is not None else []
         cursor = self._docs.find(
             {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
             projection(fields),

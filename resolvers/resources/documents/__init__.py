@@ -91,7 +91,10 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
     """One document with every extracted field, line items, amounts, the original file's reference
     and URL, the source, duplicates and the edit history.
     """
-    return DocumentResult(document=await complete_document(ctx, await _load(ctx, args.id)))
+    record = await ctx.store.documents.shown(ctx.require_workspace(), args.id)
+    if record is None:
+        raise NotFound(f"Document '{args.id}' not found")
+    return DocumentResult(document=await complete_document(ctx, record))
 
 
 @capability(
