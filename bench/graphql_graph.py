@@ -50,7 +50,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.config import Settings
 from app.heap import frozen_start_up_heap
-from bench.harness import bulk_load, load_average, serving_app
+from bench.harness import Faces, bulk_load, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -143,24 +143,8 @@ async def main(documents: int, runs: int, calls: int, slow_calls: int) -> None:
         # As `fincap serve` runs once started: the start-up heap out of the collector's passes.
         with frozen_start_up_heap():
             async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
-
-                async def gql(query: str, variables: dict[str, Any]) -> dict[str, Any]:
-                    response = await http.post(
-                        "/v1/graphql",
-                        json={"query": query, "variables": variables},
-                        headers=headers,
-                    )
-                    body: dict[str, Any] = response.json()
-                    assert "errors" not in body, body["errors"][:2]
-                    return body["data"]
-
-                async def rest(slug: str, arguments: dict[str, Any]) -> dict[str, Any]:
-                    response = await http.post(
-                        f"/v1/capabilities/{slug}", json=arguments, headers=headers
-                    )
-                    assert response.status_code == 200, response.text
-                    result: dict[str, Any] = response.json()["data"]["result"]
-                    return result
+                api = Faces(http, headers)
+                gql, rest = api.gql, api.rest
 
                 search = {"useSearch": False, "limit": 20, "where": where}
                 page = await rest("documents.search", search)

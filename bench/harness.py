@@ -173,3 +173,30 @@ def serving_app(
     (``app.services.build_services``); ``parts`` replace some of them."""
     services = build_services(settings, store, registry=registry or build_registry(), **parts)
     return create_app(settings, services=services)
+
+
+@dataclass(frozen=True)
+class Faces:
+    """One API key's calls to the GraphQL and REST faces of a served app (``serving_app``
+    behind httpx's ASGI transport): what a bench comparing the two sends."""
+
+    http: Any  # httpx.AsyncClient (httpx is a test and bench dependency, not the service's)
+    headers: dict[str, str]
+
+    async def gql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """The ``data`` of a GraphQL request; an answer with errors fails the bench."""
+        response = await self.http.post(
+            "/v1/graphql", json={"query": query, "variables": variables}, headers=self.headers
+        )
+        body: dict[str, Any] = response.json()
+        assert "errors" not in body, body["errors"][:2]
+        return body["data"]
+
+    async def rest(self, slug: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` of a capability called over REST; anything but a 200 fails it."""
+        response = await self.http.post(
+            f"/v1/capabilities/{slug}", json=arguments, headers=self.headers
+        )
+        assert response.status_code == 200, response.text
+        result: dict[str, Any] = response.json()["data"]["result"]
+        return result

@@ -46,7 +46,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.config import Settings
 from bench.graphql_graph import _listed, pair, uptime
-from bench.harness import bulk_load, load_average, serving_app
+from bench.harness import Faces, bulk_load, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -129,22 +129,8 @@ async def main(count: int, documents: int, runs: int, calls: int, matched: float
         app = serving_app(Settings(), store)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
-
-            async def gql(query: str, variables: dict[str, Any]) -> dict[str, Any]:
-                response = await http.post(
-                    "/v1/graphql", json={"query": query, "variables": variables}, headers=headers
-                )
-                body: dict[str, Any] = response.json()
-                assert "errors" not in body, body["errors"][:2]
-                return body["data"]
-
-            async def rest(slug: str, arguments: dict[str, Any]) -> dict[str, Any]:
-                response = await http.post(
-                    f"/v1/capabilities/{slug}", json=arguments, headers=headers
-                )
-                assert response.status_code == 200, response.text
-                result: dict[str, Any] = response.json()["data"]["result"]
-                return result
+            api = Faces(http, headers)
+            gql, rest = api.gql, api.rest
 
             typed = {"amount": {"lt": "0"}, "matched": {"eq": False}}
             where = {
