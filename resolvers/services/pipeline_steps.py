@@ -13,9 +13,7 @@ from typing import ClassVar
 from domain.documents import SAVED
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
-from persistence.documents.query import arrival, duplicate_rules
-from persistence.documents.records import from_record, midnight
-from persistence.documents.vectors import embedding_text
+from persistence.documents import arrival, duplicate_rules, embedding_text, from_record, midnight
 from persistence.money import to_cents
 from resolvers.services.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.services.preferences import DEFAULT_CURRENCY, preferred_currency
