@@ -10,7 +10,8 @@ This package's ``__init__`` is its public surface: code above persistence (``res
     pages            ``Page`` (rows, each row's opaque key, whether more follow), ``PageKey``,
                      ``NotAPageKey``: the keyset is built and read here, callers keep keys
     records          ``StoredDocument`` / ``StoredFile`` and the mapping of a record to the
-                     API's values (``from_record``) and back of a date (``midnight``)
+                     API's values (``from_record``)
+    duplicates       the checks a new document's fields imply, and who arrived first
     results          totals, aggregates, notes, bulk edits, the edit history's entries
     time series      the buckets of ``documents.count``/``aggregate``'s filled gaps
     the index's view what the in-memory search index evaluates and embeds of a document
@@ -55,12 +56,16 @@ from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
 from persistence.documents.notes import DocumentNotes, NotesChanged
 from persistence.documents.pages import DocumentPages, NotAPageKey, Page, PageKey
-from persistence.documents.query import DocumentQuery, arrival, combined, duplicate_rules
+from persistence.documents.query import (
+    DocumentQuery,
+    arrived_before,
+    combined,
+    duplicate_rules_of,
+)
 from persistence.documents.records import (
     StoredDocument,
     StoredFile,
     from_record,
-    midnight,
     searchable_texts,
 )
 from persistence.documents.search import (
@@ -124,17 +129,16 @@ __all__ = [
     "TotalsGroup",
     "UnsupportedFilter",
     "Vectorize",
-    "arrival",
+    "arrived_before",
     "bucket_keys",
     "check_buckets",
     "combined",
-    "duplicate_rules",
+    "duplicate_rules_of",
     "embedding_text",
     "fillable",
     "from_record",
     "from_stored",
     "key_day",
-    "midnight",
     "predicate",
     "range_of",
     "searchable_texts",
