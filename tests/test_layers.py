@@ -7,6 +7,7 @@ The same contracts run as ``lint-imports``; here they run with the unit tests, o
 
 from __future__ import annotations
 
+import ast
 import copy
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ WRONG_WAY = {
     "cli-client-light": ("app.cli.commands", "resolvers.framework.registry"),
     "faces-below-the-root": ("app.http.envelope", "app.main"),
     "schema-alone": ("schema.documents", "engines.currency"),
+    "documents-surface": ("resolvers.resources.files", "persistence.documents.records"),
 }
 
 
@@ -87,3 +89,39 @@ def test_an_arrow_the_wrong_way_breaks_it(code_graph: grimp.ImportGraph, contrac
 def test_every_contract_has_a_wrong_way_case() -> None:
     """A contract nobody has seen fail may check nothing: each gets its counter-example."""
     assert set(WRONG_WAY) == set(CONTRACTS)
+
+
+def documents_internals_imported(root: Path) -> list[str]:
+    """Imports of a ``persistence.documents`` module (not its package) under ``resolvers`` and
+    ``app``, as ``path:line``, those under ``TYPE_CHECKING`` included."""
+    found = []
+    for package in ("resolvers", "app"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                else:
+                    continue
+                if any(name.startswith("persistence.documents.") for name in names):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_no_import_of_documents_internals_even_for_types() -> None:
+    """The documents-surface contract does not see imports under ``TYPE_CHECKING`` (the
+    session excludes them): a type hint must name the surface too."""
+    assert documents_internals_imported(ROOT) == []
+
+
+def test_an_internal_import_for_types_is_found(tmp_path: Path) -> None:
+    module = tmp_path / "resolvers" / "hinted.py"
+    module.parent.mkdir()
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from persistence.documents.records import StoredDocument\n"
+        "from persistence.documents import Documents\n"
+    )
+    assert documents_internals_imported(tmp_path) == ["resolvers/hinted.py:3"]

@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
 from domain.documents import AggregateKey, ArchiveFilter, CountGroupBy, ExportFilter
 from domain.where import WhereClause
 from engines.text import tokenize
 from persistence.documents.fields import SEARCH_FIELDS
+from persistence.documents.records import midnight
+from persistence.money import to_cents
 from persistence.pagination import after
 from persistence.where import FieldSpec, compile_where
 
@@ -56,6 +58,11 @@ def arrival(record: Mapping[str, Any]) -> tuple[datetime, int, str]:
         int(record.get("intakeOrder") or 0),
         str(record["_id"]),
     )
+
+
+def arrived_before(record: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether the stored document ``record`` came before ``other`` in ``ARRIVAL_ORDER``."""
+    return arrival(record) < arrival(other)
 
 
 @dataclass(frozen=True)
@@ -251,3 +258,16 @@ def duplicate_rules(
             )
         )
     return rules
+
+
+def duplicate_rules_of(fields: Mapping[str, Any], sha256: str | None) -> list[DuplicateRule]:
+    """The duplicate checks of a document with the API's ``fields`` (a Decimal amount, a date)
+    and the file ``sha256``: ``duplicate_rules`` with the amount and date as stored."""
+    amount, doc_date = fields.get("amount"), fields.get("docDate")
+    return duplicate_rules(
+        sha256=sha256,
+        invoice_id=fields.get("invoiceId"),
+        merchant=fields.get("merchant"),
+        amount_cents=to_cents(amount) if amount is not None else None,
+        doc_date=midnight(doc_date) if isinstance(doc_date, date) else None,
+    )

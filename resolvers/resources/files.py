@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from domain.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXT, UPLOAD_MIME_TYPES
 from engines.extraction import OverBudget, check_image_bytes
 from engines.sniff import sniff_mime
-from persistence.documents.records import StoredFile
+from persistence.documents import StoredFile
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.framework.registry import MEMBERS, capability

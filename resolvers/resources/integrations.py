@@ -14,7 +14,7 @@ from engines.connectors.base import Bill, Plan, RemoteGone
 from engines.connectors.catalog import CATALOG, CatalogEntry
 from engines.connectors.errors import ConnectorError
 from engines.connectors.mapping import NotExportable, build_bill, effective_mapping
-from persistence.documents.records import StoredDocument, from_record
+from persistence.documents import StoredDocument, from_record
 from persistence.exports import ExportExists
 from persistence.ids import utcnow
 from resolvers.framework.context import Context

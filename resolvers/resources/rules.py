@@ -23,8 +23,7 @@ from pydantic import ValidationError
 
 from domain.rules import WEEKDAY_NUMBERS
 from engines.rules.llm import RuleModel, RuleModelError
-from persistence.documents.fields import SEARCH_FIELDS
-from persistence.documents.query import DocumentQuery
+from persistence.documents import SEARCH_FIELDS, DocumentQuery
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from persistence.rules import MAX_RULES_PER_WORKSPACE

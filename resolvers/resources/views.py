@@ -15,7 +15,7 @@ from typing import Any
 
 from domain.where import WhereClause
 from engines.text import fold
-from persistence.documents.query import DocumentQuery
+from persistence.documents import DocumentQuery
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, Forbidden, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, capability

@@ -21,7 +21,7 @@ from typing import Any
 from domain.transactions import MAX_STATEMENT_LINES
 from engines.reconciliation import RateBookRates, match
 from engines.reconciliation.policy import EARLY_DAYS, REFERENCE_LAG_DAYS
-from persistence.documents.query import DocumentQuery
+from persistence.documents import DocumentQuery
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
 from resolvers.services.preferences import matching_settings, preferred_currency

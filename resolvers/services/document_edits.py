@@ -11,7 +11,7 @@ from typing import Any
 
 from engines.extraction.fields import describe
 from engines.extraction.fields.secondary import check_amounts
-from persistence.documents.edits import EditEntry
+from persistence.documents import EditEntry
 from resolvers.services.document_views import jsonable
 
 

@@ -7,8 +7,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from persistence.documents.edits import EditEntry
-from persistence.documents.records import StoredDocument, from_record
+from persistence.documents import EditEntry, StoredDocument, from_record
 from resolvers.framework.context import Context
 from resolvers.framework.errors import store_errors
 from schema.documents import COMPACT_FIELDS, Document

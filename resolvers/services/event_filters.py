@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from domain.where import WhereClause
-from persistence.documents.fields import SEARCH_FIELDS
-from persistence.documents.matching import UnsupportedFilter, predicate
+from persistence.documents import SEARCH_FIELDS, UnsupportedFilter, predicate
 from persistence.where import WhereError, compile_where
 from resolvers.framework.errors import BadRequest
 from resolvers.services.events import EventTest

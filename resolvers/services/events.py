@@ -46,7 +46,7 @@ from pydantic import ValidationError
 from domain.events import EventType
 from persistence.access_changes import PAGE as ACCESS_PAGE
 from persistence.access_changes import AccessChange
-from persistence.documents.matching import FILTER_PATHS
+from persistence.documents import FILTER_PATHS
 from persistence.events import PAGE, DocumentEventLog, EventRecord, event_id
 from persistence.events import RETENTION as EVENTS_KEPT
 from persistence.ids import utcnow

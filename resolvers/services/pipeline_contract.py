@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from domain.documents import NothingSaved
 from engines.analysis import Analysis
-from persistence.documents.records import StoredDocument, StoredFile
+from persistence.documents import StoredDocument, StoredFile
 
 if TYPE_CHECKING:
     from resolvers.services.container import Services

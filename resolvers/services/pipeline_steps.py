@@ -13,10 +13,7 @@ from typing import ClassVar
 from domain.documents import SAVED
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
-from persistence.documents.query import arrival, duplicate_rules
-from persistence.documents.records import from_record, midnight
-from persistence.documents.vectors import embedding_text
-from persistence.money import to_cents
+from persistence.documents import arrived_before, duplicate_rules_of, embedding_text, from_record
 from resolvers.services.pipeline_contract import Intake, StepContext, StopPipeline
 from resolvers.services.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.services.processing import PermanentFailure, document_fields
@@ -171,21 +168,13 @@ class CheckDuplicate:
         return bool(intake.fields)
 
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
-        fields = intake.fields
-        amount, doc_date = fields.get("amount"), fields.get("docDate")
-        rules = duplicate_rules(
-            sha256=intake.file["sha256"],
-            invoice_id=fields.get("invoiceId"),
-            merchant=fields.get("merchant"),
-            amount_cents=to_cents(amount) if amount is not None else None,
-            doc_date=midnight(doc_date) if isinstance(doc_date, date) else None,
-        )
+        rules = duplicate_rules_of(intake.fields, intake.file["sha256"])
         documents = ctx.services.store.documents
         first = await documents.find_duplicates(intake.workspace_id, intake.document_id, rules)
         if not first:
             return intake
         original, why = first[0]
-        if arrival(original) < arrival(intake.record):
+        if arrived_before(original, intake.record):
             original_id = original.get("duplicateOf") or original["_id"]
             return dataclasses.replace(intake, duplicate=(original_id, why))
         # Everything it repeats arrived later: those taken for originals so far become its.

@@ -24,7 +24,7 @@ from engines.reconciliation import (
     match,
 )
 from engines.reconciliation.policy import EARLY_DAYS, REFERENCE_LAG_DAYS
-from persistence.documents.query import DocumentQuery
+from persistence.documents import DocumentQuery
 from persistence.money import from_cents
 from resolvers.framework.context import Context
 from resolvers.services.preferences import matching_settings, preferred_currency

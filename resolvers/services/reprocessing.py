@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from domain.documents import TERMINAL
-from persistence.documents.records import StoredDocument
+from persistence.documents import StoredDocument
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import job_kind

@@ -28,9 +28,7 @@ from typing import Any
 
 from engines.rules.notify import NotifyError, post_webhook, send_email
 from persistence.approvals import new_request_id
-from persistence.documents.edits import EditEntry
-from persistence.documents.fields import SEARCH_FIELDS
-from persistence.documents.records import StoredDocument
+from persistence.documents import SEARCH_FIELDS, EditEntry, StoredDocument
 from persistence.ids import utcnow
 from persistence.tags import name_key
 from persistence.transactions import FIELDS as TRANSACTION_FIELDS

@@ -57,14 +57,19 @@ from engines.ranking.search_index import (
     SearchIndex,
     limit_blas_threads,
 )
-from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
-from persistence.documents.query import DocumentQuery, combined
-from persistence.documents.records import StoredDocument, from_record, searchable_texts
-from persistence.documents.vectors import (
+from persistence.documents import (
+    FILTER_PATHS,
     MODEL_ID,
+    DocumentQuery,
+    StoredDocument,
+    UnsupportedFilter,
     Vectorize,
+    combined,
     embedding_text,
+    from_record,
     from_stored,
+    predicate,
+    searchable_texts,
     stored_fields,
 )
 from persistence.ids import utcnow

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from domain.documents import UNFINISHED
 from engines.thumbnail import placeholder
-from persistence.documents.records import StoredFile
+from persistence.documents import StoredFile
 from persistence.jobs import JobRecord
 from resolvers.framework.context import Context
 from resolvers.framework.errors import NotFound

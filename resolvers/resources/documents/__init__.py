@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from persistence.documents import (
+    COUNT_FIELDS,
+    MAX_BUCKETS,
+    DocumentQuery,
+    StoredDocument,
+    TooManyBuckets,
+    fillable,
+)
 from persistence.documents import CurrencyTotal as StoredTotal
 from persistence.documents import PreferredTotal as StoredPreferredTotal
-from persistence.documents.buckets import MAX_BUCKETS, TooManyBuckets, fillable
-from persistence.documents.fields import COUNT_FIELDS
-from persistence.documents.query import DocumentQuery
-from persistence.documents.records import StoredDocument
 from persistence.ids import utcnow
 from persistence.money import from_cents
 from resolvers.framework.context import Context

@@ -22,17 +22,17 @@ from typing import Any
 
 from domain.documents import AggregateKey
 from domain.where import WhereClause
-from persistence.documents import AggregateGroup
-from persistence.documents.buckets import (
+from persistence.documents import (
     MAX_BUCKETS,
+    SEARCH_FIELDS,
+    AggregateGroup,
+    DocumentQuery,
     TooManyBuckets,
     bucket_keys,
-    check,
+    check_buckets,
     key_day,
     range_of,
 )
-from persistence.documents.fields import SEARCH_FIELDS
-from persistence.documents.query import DocumentQuery
 from persistence.money import CENT, from_cents
 from persistence.where import WhereError, compile_where
 from resolvers.framework.context import Context
@@ -84,7 +84,7 @@ async def document_aggregate(
     span = range_of(compiled) if fill_gaps else None
     try:
         if span is not None and span.first and span.last:
-            check(time_keys[0], span.first, span.last, MAX_BUCKETS)
+            check_buckets(time_keys[0], span.first, span.last, MAX_BUCKETS)
     except TooManyBuckets as error:
         raise BadRequest(_too_many(error)) from None
     ctx.services.api_calls.count(workspace_id)  # metered like one documents.count call
@@ -153,7 +153,7 @@ def _gaps(
     last = last or max(days, default=None)
     if first is None or last is None:
         return []
-    check(key, first, last, MAX_BUCKETS)
+    check_buckets(key, first, last, MAX_BUCKETS)
     combinations = combinations or {tuple(None for _ in keys)}
     buckets = list(bucket_keys(key, first, last))
     if len(buckets) * len(combinations) > MAX_FILLED:

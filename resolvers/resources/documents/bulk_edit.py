@@ -9,9 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from persistence.documents import FieldUpdate
-from persistence.documents.query import DocumentQuery
-from persistence.documents.records import StoredDocument, from_record
+from persistence.documents import DocumentQuery, FieldUpdate, StoredDocument, from_record
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest

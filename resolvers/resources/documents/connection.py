@@ -19,12 +19,9 @@ import asyncio
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from domain.where import WhereClause
-from persistence.documents.fields import SEARCH_FIELDS
-from persistence.documents.query import DocumentQuery, Keyset
-from persistence.documents.records import StoredDocument, stored_path
+from persistence.documents import SEARCH_FIELDS, DocumentQuery, NotAPageKey
 from persistence.where import WhereError, compile_where
 from resolvers.framework import cursors
 from resolvers.framework.connections import Relay, page_size
@@ -52,13 +49,6 @@ class ConnectionRequest:
     # Names a where-clause location as the caller wrote it (the typed filter's path).
     locate: Callable[[str], str] = str
     search: str | None = None  # ranked search's words (None or blank: ordered by sort_by)
-
-
-def _sort_value(record: StoredDocument, path: str) -> Any:
-    value: Any = record
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
 
 
 async def _count(ctx: Context, workspace_id: str, query: DocumentQuery) -> int:
@@ -96,47 +86,39 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
             )
         return await _ranked(ctx, request, text, size, query_print)
     keyring = ctx.services.keyring
-    path = stored_path(request.sort_by)
     order = request.order if forward else -request.order
-    base = DocumentQuery(where=request.where)
-    query = base
+    query = DocumentQuery(where=request.where)
     cursor = request.after if forward else request.before
-    if cursor is not None:
-        state = cursors.decode(cursor, query_print, keyring)
-        if "id" not in state:
-            raise BadRequest(cursors.NOT_A_CURSOR)
-        query = dataclasses.replace(base, after=Keyset(path, order, state.get("v"), state["id"]))
-    ctx.services.api_calls.count(workspace_id)  # metered like one documents.search call
-    with store_errors():
-        page = ctx.store.documents.find(
+    key = cursors.decode(cursor, query_print, keyring) if cursor is not None else None
+    try:
+        read = ctx.store.documents.find_page(
             workspace_id,
             query,
             sort_by=request.sort_by,
             order=order,
-            limit=size + 1,
+            limit=size,
+            after=key,
             fields=request.fields,
         )
+    except NotAPageKey:
+        raise BadRequest(cursors.NOT_A_CURSOR) from None
+    ctx.services.api_calls.count(workspace_id)  # metered like one documents.search call
+    with store_errors():
         if request.with_total:
-            records, total = await asyncio.gather(page, _count(ctx, workspace_id, base))
+            page, total = await asyncio.gather(read, _count(ctx, workspace_id, query))
         else:
-            records, total = await page, None
-        more = len(records) > size
-        records = records[:size]
+            page, total = await read, None
         if not forward:
-            records.reverse()
+            page = page.reversed()
         shown = dataclasses.replace(
             ctx, selected_fields=frozenset(request.fields) if request.fields else None
         )
-        documents = await render_documents(shown, records, request.fields)
+        documents = await render_documents(shown, page.rows, request.fields)
     edges = [
-        DocumentEdge(
-            cursor=cursors.encode(
-                {"v": _sort_value(record, path), "id": record["_id"]}, query_print, keyring
-            ),
-            node=document,
-        )
-        for record, document in zip(records, documents, strict=True)
+        DocumentEdge(cursor=cursors.encode(dict(row_key), query_print, keyring), node=document)
+        for row_key, document in zip(page.keys, documents, strict=True)
     ]
+    more = page.more
     return DocumentConnection(
         totalCount=total,
         pageInfo=PageInfo(

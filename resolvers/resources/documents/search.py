@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -10,9 +9,12 @@ import numpy as np
 import numpy.typing as npt
 
 from engines.ranking.search_index import SearchIndex, diversify, fused_top
-from persistence.documents.matching import UnsupportedFilter
-from persistence.documents.query import DocumentQuery, Keyset
-from persistence.documents.records import StoredDocument, stored_path
+from persistence.documents import (
+    DocumentQuery,
+    NotAPageKey,
+    StoredDocument,
+    UnsupportedFilter,
+)
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
@@ -93,41 +95,29 @@ async def render_documents(
 
 
 async def _filtered_page(search: PreparedSearch) -> DocumentPage:
-    query = search.query
-    path = stored_path(search.args.sortBy)
-    order = search.args.sortOrder
-    if search.state:
-        if "id" not in search.state:
-            raise BadRequest("cursor: not a cursor returned by this capability")
-        keyset = Keyset(path, order, search.state.get("v"), search.state["id"])
-        query = dataclasses.replace(query, after=keyset)
-    records = await search.ctx.store.documents.find(
-        search.workspace_id,
-        query,
-        sort_by=search.args.sortBy,
-        order=order,
-        limit=search.args.limit + 1,
-        fields=search.fields,
-    )
-    next_cursor = None
-    if len(records) > search.args.limit:
-        records = records[: search.args.limit]
-        last = records[-1]
-        next_cursor = cursors.encode(
-            {"v": _sort_value(last, path), "id": last["_id"]},
-            search.query_print,
-            search.ctx.services.keyring,
+    try:
+        read = search.ctx.store.documents.find_page(
+            search.workspace_id,
+            search.query,
+            sort_by=search.args.sortBy,
+            order=search.args.sortOrder,
+            limit=search.args.limit,
+            after=search.state or None,
+            fields=search.fields,
         )
-    return DocumentPage(
-        documents=await render_documents(search.ctx, records, search.fields), nextCursor=next_cursor
+    except NotAPageKey:
+        raise BadRequest("cursor: not a cursor returned by this capability") from None
+    page = await read
+    next_key = page.next_key
+    next_cursor = (
+        cursors.encode(dict(next_key), search.query_print, search.ctx.services.keyring)
+        if next_key is not None
+        else None
     )
-
-
-def _sort_value(record: StoredDocument, path: str) -> Any:
-    value: Any = record
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
+    return DocumentPage(
+        documents=await render_documents(search.ctx, page.rows, search.fields),
+        nextCursor=next_cursor,
+    )
 
 
 async def _ranked_page(search: PreparedSearch) -> DocumentPage:
