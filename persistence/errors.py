@@ -21,7 +21,12 @@ UNAVAILABLE_CODES = frozenset({6, 7, 89, 91, 11600, 11602, 10107, 13435, 13436, 
 
 
 class QueryTimeout(Exception):
-    """A query ran past its ``maxTimeMS`` (typically an expensive regex)."""
+    """A query ran past its ``maxTimeMS`` (typically an expensive regex); ``fields`` names the
+    fields its regexes test, when it had any."""
+
+    def __init__(self, message: str, fields: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.fields = fields
 
 
 class StoreUnavailable(Exception):

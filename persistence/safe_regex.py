@@ -22,10 +22,12 @@ time is bounded by construction:
 
 Within the subset a pattern costs at most about field length × pattern length × 16 steps per
 document, whatever the data (measured in ``bench/attacks.py``: under a millisecond on a
-1,000-character summary); exponential and quadratic blow-ups are impossible. The embedded store
-matches with Python's ``re`` and cannot be interrupted, so this bound is what holds there; where
-fincap matches itself it uses RE2, linear whatever the pattern (``persistence.documents
-.matching``), and every pattern must also be one RE2 reads (``persistence.where``).
+1,000-character summary); exponential and quadratic blow-ups are impossible. On the embedded
+store fincap matches a where-clause's regex itself, with RE2, linear whatever the pattern
+(``persistence.documents.regex_reads``, ``persistence.documents.matching``), so every pattern
+must also be one RE2 reads (``persistence.where``); the store's ``re``, which cannot be
+interrupted, still sees a caller's pattern where fincap cannot read the clause in memory (an
+array on a path), and this bound is what holds there.
 
 Everyday patterns fit: prefixes (``^star``), contains (``coffee``, ``coffee.{0,15}shop``),
 alternation of words (``starbucks|costa``), ids (``^INV-\\d+$``), whole words (``\\bltd\\b``).

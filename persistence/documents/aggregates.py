@@ -209,7 +209,7 @@ class DocumentAggregates(DocumentCollection):
         the conversions to ``preferred_currency`` counted and summed; minimum and maximum
         amount and date only with ``extremes``. From the rollups when they cover the query
         (and ``use_rollups``), else from the documents: the same numbers either way."""
-        async with self._scan_turns.turn(workspace_id, query.where):
+        async with self._regex_turn(workspace_id, query):
             caller = combined(query.parts())
             reads = None
             if use_rollups and not extremes and rollups_apply(query):
@@ -225,8 +225,9 @@ class DocumentAggregates(DocumentCollection):
                 )
                 if current:
                     return self._from_rows(reads, parts, keys, preferred_currency, max_groups)
+            matched = await self._regex_matched(workspace_id, query)
             return await self._from_documents(
-                workspace_id, query, keys, max_groups, preferred_currency, extremes
+                workspace_id, matched.query, keys, max_groups, preferred_currency, extremes
             )
 
     @staticmethod

@@ -9,9 +9,10 @@ data) are the mixins ``persistence.documents.Documents`` is made of.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -20,8 +21,10 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.errors import ExecutionTimeout
 
 from persistence.documents.edits import DocumentEdits
+from persistence.documents.query import DocumentQuery
+from persistence.documents.regex_reads import RegexRead, matched_here, regex_fields
 from persistence.documents.rollups import ROLLUP_FIELDS, DocumentRollups
-from persistence.documents.scan_turns import ScanTurns
+from persistence.documents.scan_turns import ScanTurns, has_regex
 from persistence.documents.stamp import stamped, stamped_record
 from persistence.documents.vectors import Vectorize, embedding_text, stored_fields
 from persistence.durability import journaled
@@ -114,6 +117,9 @@ class DocumentCollection:
         self.events = DocumentEventLog(db)
         # Whether the store bounds a hinted read by its filter (None: not asked yet).
         self._hints: bool | None = None
+        # Whether regex conditions are matched in this process (``regex_reads``); None: where
+        # the store is the embedded one (its hints are not bounds), as ``_hints`` says.
+        self.regex_here: bool | None = None
 
     async def ensure_indexes(self) -> None:
         await self._docs.create_indexes(INDEXES)
@@ -235,6 +241,33 @@ class DocumentCollection:
         and the archive and export filters; none with ``words``, whose prefix ranges on
         ``workspace_terms`` select fewer entries than the workspace's whole index range."""
         return {} if words is not None else await self._hint(NEWEST_INDEX)
+
+    @contextlib.asynccontextmanager
+    async def _regex_turn(self, workspace_id: str, query: DocumentQuery) -> AsyncIterator[None]:
+        """Held while a read of ``query`` runs: its workspace's turn when it has a regex
+        (``scan_turns``). A time-out of a regex read names the fields its regexes test."""
+        async with self._scan_turns.turn(workspace_id, query.where):
+            try:
+                yield
+            except QueryTimeout as exc:
+                if exc.fields or not has_regex(query.where):
+                    raise
+                raise QueryTimeout(str(exc), regex_fields(query.where_filter())) from exc
+
+    async def _regex_matched(self, workspace_id: str, query: DocumentQuery) -> RegexRead:
+        """``query`` to read documents by: its regex conditions matched in this process on the
+        embedded store (``regex_reads``), as it is elsewhere or without a regex. Called within
+        ``_regex_turn``."""
+        if not has_regex(query.where):
+            return RegexRead(query)
+        here = self.regex_here
+        if here is None:
+            await self._hint(NEWEST_INDEX)  # asks the store once
+            here = self._hints is False
+        if not here:
+            return RegexRead(query)
+        options = await self._scope_hint(query.words)
+        return await matched_here(self._docs, workspace_id, query, options) or RegexRead(query)
 
     @staticmethod
     async def _run(awaitable: Any) -> Any:

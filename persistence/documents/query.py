@@ -95,13 +95,19 @@ class DocumentQuery:
     merchant: str | None = None
     category: str | None = None
     after: Keyset | None = None
+    # The where-clause as fincap narrowed it (its regex conditions matched in this process and
+    # replaced by the ids that pass them: ``regex_reads``), instead of ``where`` compiled.
+    compiled: tuple[Mapping[str, Any], ...] | None = None
+
+    def where_filter(self) -> dict[str, Any]:
+        """The where-clause's filter: ``compiled`` when set, else ``where`` compiled."""
+        if self.compiled is not None:
+            return combined(self.compiled)
+        return compile_where(self.where, dict(self.where_fields))
 
     def parts(self) -> list[dict[str, Any]]:
         """The caller's filters (the workspace and archive filters are added outside them)."""
-        parts = [
-            compile_where(self.where, dict(self.where_fields)),
-            EXPORT_FILTERS[self.export_status],
-        ]
+        parts = [self.where_filter(), EXPORT_FILTERS[self.export_status]]
         if self.words is not None:
             parts.append(words_filter(tokenize(self.words), self.words_match))
         if self.merchant is not None:
@@ -123,7 +129,7 @@ class DocumentQuery:
             and self.category is None
             and self.after is None
             # Compiled, so that an invalid clause is the same 400 as on the database's path.
-            and not compile_where(self.where, dict(self.where_fields))
+            and not self.where_filter()
         )
 
     def stages(self, workspace_id: str) -> list[dict[str, Any]]:

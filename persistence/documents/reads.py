@@ -115,14 +115,18 @@ class DocumentReads(NewestFirst):
         sort: list[tuple[str, int]],
         limit: int,
     ) -> list[StoredDocument]:
-        async with self._scan_turns.turn(workspace_id, query.where):
+        async with self._regex_turn(workspace_id, query):
+            query = (await self._regex_matched(workspace_id, query)).query
             if limit and sort[0] == ("docDate", DESCENDING) and query.archived != "include":
                 return await self._find_newest(workspace_id, query, wanted, sort, limit)
             return await self._aggregate_page(query.stages(workspace_id), wanted, sort, limit)
 
     async def count(self, workspace_id: str, query: DocumentQuery) -> int:
-        async with self._scan_turns.turn(workspace_id, query.where):
-            pipeline = [*query.stages(workspace_id), {"$count": "n"}]
+        async with self._regex_turn(workspace_id, query):
+            read = await self._regex_matched(workspace_id, query)
+            if read.ids is not None:  # matched here, by every other condition too
+                return len(read.ids)
+            pipeline = [*read.query.stages(workspace_id), {"$count": "n"}]
             options = await self._scope_hint(query.words)
             rows = await self._run(
                 self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(
@@ -241,8 +245,11 @@ class DocumentReads(NewestFirst):
     async def candidate_ids(self, workspace_id: str, query: DocumentQuery) -> list[str]:
         """Ids of every document of ``query`` (where-clause, archive and export filters): the
         population a ranked search orders."""
-        async with self._scan_turns.turn(workspace_id, query.where):
-            pipeline = [*query.stages(workspace_id), {"$project": {"_id": 1}}]
+        async with self._regex_turn(workspace_id, query):
+            read = await self._regex_matched(workspace_id, query)
+            if read.ids is not None:  # matched here, by every other condition too
+                return read.ids
+            pipeline = [*read.query.stages(workspace_id), {"$project": {"_id": 1}}]
             options = await self._scope_hint(query.words)
             cursor = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options)
             found = cursor.to_list(None)

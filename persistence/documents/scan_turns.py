@@ -10,7 +10,8 @@ quiet machine (issue 35, M3), its one request thread waiting for the interpreter
 In turns, a workspace's regex scans compete with other workspaces' reads as one, whatever it
 sends; a workspace's own regex reads queue behind each other (one dashboard's list and count of
 the same filter run one after the other). The turns are per process, like the other fairness
-bounds.
+bounds. They left +75 to +173 ms; the store's regex work itself is now fincap's on the embedded
+store (``regex_reads``), and the turns still bound one workspace's scans to one at a time.
 """
 
 from __future__ import annotations

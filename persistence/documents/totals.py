@@ -113,7 +113,7 @@ class DocumentTotals(DocumentCollection):
         with count 0 (``buckets``); ``TooManyBuckets`` when there would be more than
         ``max_buckets``, before reading anything when the filter bounds both ends.
         """
-        async with self._scan_turns.turn(workspace_id, query.where):
+        async with self._regex_turn(workspace_id, query):
             caller = combined(query.parts())
             fill = fill_gaps and group_by is not None and buckets.fillable(group_by)
             span = buckets.range_of(caller) if fill else None
@@ -131,6 +131,7 @@ class DocumentTotals(DocumentCollection):
                 if not current:
                     reads = None  # a stale workspace counts its documents
             if reads is None:
+                query = (await self._regex_matched(workspace_id, query)).query
                 sums = _document_sums(preferred_currency)
                 facets = _totals_facets(sums, group_key(group_by), max_groups)
                 pipeline = [*query.stages(workspace_id), {"$facet": facets}]

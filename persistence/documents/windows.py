@@ -4,6 +4,7 @@ embedded store sorting the whole workspace."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
@@ -90,7 +91,10 @@ class NewestFirst(DocumentCollection):
         upper: datetime | None = None
         if keyset is not None and isinstance(keyset.value, datetime):
             start = upper = _off_midnight(keyset.value + timedelta(days=1))
-        memory = (workspace_id, query.archived, repr(caller))
+        # Remembered by the filter as the caller wrote it: not by the ids a regex matched here
+        # (``regex_reads``), which can be many.
+        written = combined(replace(query, compiled=None).parts())
+        memory = (workspace_id, query.archived, repr(written))
         span = self._first_window(memory, limit)
         if span is None:
             span = await self._estimated_window(workspace_id, query.archived, start, upper, limit)

@@ -336,9 +336,11 @@ def store_errors() -> Iterator[None]:
         yield
     except CapabilityError:
         raise
-    except QueryTimeout:
+    except QueryTimeout as exc:
+        named = f" (a regex on {', '.join(exc.fields)})" if exc.fields else ""
         raise BadRequest(
-            "The query exceeded its time limit; narrow the where clause or simplify its regex"
+            f"The query exceeded its time limit{named}; narrow the where clause or simplify "
+            "its regex"
         ) from None
     except WhereError as exc:
         raise BadRequest(f"Invalid request: {exc}") from None
