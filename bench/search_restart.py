@@ -95,7 +95,7 @@ def memory_per_document(index_rows: list[Any]) -> tuple[float, float, float]:
     tracemalloc.stop()
     n = len(entry.index)
     vectors = entry.index._vectors.nbytes
-    fields = _deep_size(entry.fields)
+    fields = entry.fields.nbytes + _deep_size(entry.fields._values)
     return (total - vectors) / n, (total - vectors - fields) / n, fields / n
 
 
@@ -141,7 +141,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
         begin = time.perf_counter()
         arrays = index.to_arrays()
         copied = time.perf_counter() - begin
-        data = search_indexes._encode(arrays, entry.fields, org_id)
+        data = search_indexes._encode(arrays, entry.fields.encode(), org_id)
         encoded = time.perf_counter() - begin
         begin = time.perf_counter()
         assert entry.checked is not None

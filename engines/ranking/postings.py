@@ -1,0 +1,336 @@
+"""The postings of a search index (``engines.ranking.search_index``): for each term, the rows
+that contain it and its weighted frequency in each, as compressed sparse rows (CSR) in numpy.
+
+Why arrays and not a dict per term: a ``{row: weight}`` entry costs ~50 bytes of Python objects
+and loading a snapshot rebuilt millions of them (most of a 100k-document load's 4.5 s); here an
+entry costs 12 bytes (its row and weight in the term's run, its term in the row's run) and a
+snapshot's arrays are the postings themselves.
+
+* The **base** is two CSRs of one set of entries: by term (``offsets`` into ``rows`` and
+  ``weights``, rows ascending) and by row (``row_offsets`` into ``row_terms``), terms numbered
+  in sorted order.
+* Changes go to an **overlay**: a row that changes is marked ``stale`` (its base entries stop
+  counting) and its new entries are kept in dicts by term. When the overlay holds more than
+  ``1 / MERGE_SHARE`` of the base's entries (and at least ``MERGE_MIN``), both are merged into
+  a new base (a sort of every entry: ~0.5 s at 100k documents), which bounds its memory.
+* Each term's count of live entries says which terms any row still holds: prefix and
+  one-edit expansions consider only those; a term whose rows all left stays known (an exact
+  match on it finds nothing and, as before, blocks the fuzzy expansion).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+Floats = npt.NDArray[np.float32]
+Int32s = npt.NDArray[np.int32]
+Int64s = npt.NDArray[np.int64]
+
+# Words this long or longer are expanded to words one edit away (misspellings).
+MIN_FUZZY = 5
+# The overlay is merged into the base past this share of the base's entries (and MERGE_MIN).
+MERGE_SHARE = 16
+MERGE_MIN = 4096
+
+
+@dataclass(frozen=True)
+class PostingsArrays:
+    """Postings as flat data (``Postings.to_arrays``): term ``i`` (``terms`` sorted) has the
+    rows ``rows[offsets[i]:offsets[i + 1]]`` (ascending) with the weighted frequencies
+    ``weights`` there; row ``r`` has the terms ``row_terms[row_offsets[r]:row_offsets[r + 1]]``."""
+
+    terms: list[str]
+    offsets: Int64s
+    rows: Int32s
+    weights: Floats
+    row_offsets: Int64s
+    row_terms: Int32s
+
+
+class Postings:
+    """Term → rows and weights, for rows numbered from 0; see the module's docstring."""
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self._ids: dict[str, int] = {}
+        self._offsets = np.zeros(1, dtype=np.int64)
+        self._rows = np.zeros(0, dtype=np.int32)
+        self._weights = np.zeros(0, dtype=np.float32)
+        self._row_offsets = np.zeros(1, dtype=np.int64)
+        self._row_terms = np.zeros(0, dtype=np.int32)
+        self._size = 0  # rows numbered so far
+        self._stale = np.zeros(0, dtype=bool)  # base rows whose entries no longer count
+        self._any_stale = False
+        self._live = np.zeros(0, dtype=np.int32)  # by term: entries that count
+        self._added: dict[int, dict[int, float]] = {}  # overlay: term → row → weight
+        self._row_added: dict[int, Int32s] = {}  # overlay: row → its terms
+        self._pending = 0  # the overlay's entries
+        self._vocabulary: list[str] | None = None  # live terms, sorted
+        self._deletes: dict[str, set[str]] | None = None  # one-deletion key → terms
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the base's arrays."""
+        arrays = (self._offsets, self._rows, self._weights, self._row_offsets, self._row_terms)
+        return sum(int(a.nbytes) for a in arrays) + int(self._stale.nbytes + self._live.nbytes)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def set_row(self, row: int, weights: Mapping[str, float]) -> None:
+        """Make ``weights`` (term → weighted frequency) the terms of ``row`` (a row already
+        numbered, or the next one), replacing what it held."""
+        if row >= self._size:
+            self._size = row + 1
+        old = self._row_added.pop(row, None)
+        if old is not None:
+            for term in old.tolist():
+                del self._added[term][row]
+            self._pending -= len(old)
+            self._count(old, -1)
+        elif row < len(self._stale) and not self._stale[row]:
+            self._stale[row] = True
+            self._any_stale = True
+            self._count(self._base_terms(row), -1)
+        ids = np.fromiter(map(self._term_id, weights), dtype=np.int32, count=len(weights))
+        for term, weight in zip(ids.tolist(), weights.values(), strict=True):
+            self._added.setdefault(term, {})[row] = weight
+        self._row_added[row] = ids
+        self._pending += len(ids)
+        self._count(ids, 1)
+        if self._pending > max(MERGE_MIN, len(self._rows) // MERGE_SHARE):
+            self._merge()
+
+    def _term_id(self, term: str) -> int:
+        found = self._ids.get(term)
+        if found is not None:
+            return found
+        found = self._ids[term] = len(self.terms)
+        self.terms.append(term)
+        if len(self._live) <= found:
+            live = np.zeros(max(64, 2 * len(self._live)), dtype=np.int32)
+            live[: len(self._live)] = self._live
+            self._live = live
+        if self._deletes is not None and len(term) >= MIN_FUZZY:
+            for key in deletions(term):
+                self._deletes.setdefault(key, set()).add(term)
+        return found
+
+    def _count(self, terms: Int32s, step: int) -> None:
+        """Add ``step`` to the live counts of ``terms`` (distinct); a term that starts or stops
+        counting changes the vocabulary."""
+        if not len(terms):
+            return
+        self._live[terms] += step
+        edge = 1 if step > 0 else 0
+        if self._vocabulary is not None and bool((self._live[terms] == edge).any()):
+            self._vocabulary = None
+
+    def _base_terms(self, row: int) -> Int32s:
+        return self._row_terms[self._row_offsets[row] : self._row_offsets[row + 1]]
+
+    def _merge(self) -> None:
+        """Make the base and the overlay one new base."""
+        self._adopt(self._merged())
+
+    def _merged(self) -> PostingsArrays:
+        """The base's live entries and the overlay's as a new base, terms renumbered in sorted
+        order; reads the postings, changes nothing."""
+        owners = np.repeat(
+            np.arange(len(self._offsets) - 1, dtype=np.int32), np.diff(self._offsets)
+        )
+        keep = ~self._stale[self._rows] if self._any_stale else slice(None)
+        added = self._added
+        count = self._pending
+        added_terms = np.fromiter(
+            (t for t, rows in added.items() for _ in rows), dtype=np.int32, count=count
+        )
+        added_rows = np.fromiter(
+            (r for rows in added.values() for r in rows), dtype=np.int32, count=count
+        )
+        added_weights = np.fromiter(
+            (w for rows in added.values() for w in rows.values()), dtype=np.float32, count=count
+        )
+        order = sorted(range(len(self.terms)), key=self.terms.__getitem__)
+        renumber = np.empty(len(self.terms), dtype=np.int32)
+        renumber[order] = np.arange(len(self.terms), dtype=np.int32)
+        terms = renumber[np.concatenate([owners[keep], added_terms])]
+        rows = np.concatenate([self._rows[keep], added_rows])
+        weights = np.concatenate([self._weights[keep], added_weights])
+        by_term = np.lexsort((rows, terms))
+        by_row = np.lexsort((terms, rows))
+        return PostingsArrays(
+            terms=[self.terms[i] for i in order],
+            offsets=_offsets(terms, len(self.terms)),
+            rows=rows[by_term],
+            weights=weights[by_term],
+            row_offsets=_offsets(rows, self._size),
+            row_terms=terms[by_row],
+        )
+
+    def _adopt(self, arrays: PostingsArrays) -> None:
+        """Make ``arrays`` the base, the overlay empty."""
+        size = len(arrays.row_offsets) - 1
+        self.terms = list(arrays.terms)
+        self._ids = {term: i for i, term in enumerate(self.terms)}
+        self._offsets, self._rows, self._weights = arrays.offsets, arrays.rows, arrays.weights
+        self._row_offsets, self._row_terms = arrays.row_offsets, arrays.row_terms
+        self._size = size
+        self._stale = np.zeros(size, dtype=bool)
+        self._any_stale = False
+        self._live = np.diff(self._offsets).astype(np.int32)
+        self._added, self._row_added, self._pending = {}, {}, 0
+        self._vocabulary = None
+        self._deletes = None
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def to_arrays(self) -> PostingsArrays:
+        """The postings as flat arrays: the base's own (never written to: no copy), or the base
+        merged with the overlay into new ones. Changes nothing, so searches may read the
+        postings meanwhile (a snapshot is taken in a thread)."""
+        if self._pending or self._any_stale or len(self._row_offsets) != self._size + 1:
+            return self._merged()
+        return PostingsArrays(
+            terms=list(self.terms),
+            offsets=self._offsets,
+            rows=self._rows,
+            weights=self._weights,
+            row_offsets=self._row_offsets,
+            row_terms=self._row_terms,
+        )
+
+    @classmethod
+    def from_arrays(cls, arrays: PostingsArrays, size: int) -> Postings:
+        """The postings ``to_arrays`` describes, for ``size`` rows (raises ``ValueError`` on
+        arrays that disagree)."""
+        entries = len(arrays.rows)
+        _check_csr("offsets", arrays.offsets, len(arrays.terms), entries)
+        _check_csr("row_offsets", arrays.row_offsets, size, entries)
+        if arrays.weights.shape != arrays.rows.shape or arrays.row_terms.shape != (entries,):
+            raise ValueError("the postings' arrays differ in length")
+        if entries and not (int(arrays.rows.min()) >= 0 and int(arrays.rows.max()) < size):
+            raise ValueError("a posting names a row the index does not hold")
+        if entries and not (
+            int(arrays.row_terms.min()) >= 0 and int(arrays.row_terms.max()) < len(arrays.terms)
+        ):
+            raise ValueError("a row names a term the index does not hold")
+        postings = cls()
+        postings._adopt(arrays)
+        if len(postings._ids) != len(arrays.terms):
+            raise ValueError("a term appears twice")
+        return postings
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def known(self, term: str) -> bool:
+        """Whether ``term`` was ever a row's (even if no row holds it now)."""
+        return term in self._ids
+
+    def find(self, term: str) -> tuple[Int32s, Floats] | None:
+        """The rows that hold ``term`` (each once) and its weighted frequency in each."""
+        term_id = self._ids.get(term)
+        if term_id is None or not self._live[term_id]:
+            return None
+        rows, weights = self._rows[:0], self._weights[:0]
+        if term_id < len(self._offsets) - 1:
+            start, end = self._offsets[term_id], self._offsets[term_id + 1]
+            rows, weights = self._rows[start:end], self._weights[start:end]
+            if self._any_stale:
+                keep = ~self._stale[rows]
+                rows, weights = rows[keep], weights[keep]
+        added = self._added.get(term_id)
+        if added:
+            rows = np.concatenate(
+                [rows, np.fromiter(added.keys(), dtype=np.int32, count=len(added))]
+            )
+            weights = np.concatenate(
+                [weights, np.fromiter(added.values(), dtype=np.float32, count=len(added))]
+            )
+        return rows, weights
+
+    def row_terms(self, row: int) -> list[str]:
+        """The terms of ``row``."""
+        added = self._row_added.get(row)
+        if added is not None:
+            ids = added
+        elif row < len(self._stale) and not self._stale[row]:
+            ids = self._base_terms(row)
+        else:
+            return []
+        terms = self.terms
+        return [terms[i] for i in ids.tolist()]
+
+    def with_prefix(self, prefix: str) -> list[str]:
+        """The terms some row holds that start with ``prefix``, sorted."""
+        if self._vocabulary is None:
+            live = np.flatnonzero(self._live[: len(self.terms)]).tolist()
+            # Base terms are numbered in sorted order: this sort mostly finds runs.
+            self._vocabulary = sorted(self.terms[i] for i in live)
+        vocabulary = self._vocabulary
+        start = bisect.bisect_left(vocabulary, prefix)
+        end = bisect.bisect_left(vocabulary, prefix + "\U0010ffff")
+        return vocabulary[start:end]
+
+    def one_edit(self, term: str) -> set[str]:
+        """Terms some row holds one insertion, deletion, substitution or swap away from
+        ``term`` (a symmetric-deletion lookup: no scan of the vocabulary). Its table of
+        deletions is built on the first call (a query word matching no word at all), not when
+        the postings are loaded."""
+        if self._deletes is None:
+            table: dict[str, set[str]] = {}
+            for known in self.terms:
+                if len(known) >= MIN_FUZZY:
+                    for key in deletions(known):
+                        table.setdefault(key, set()).add(known)
+            self._deletes = table
+        keys = deletions(term)
+        found = {d for d in keys if d in self._ids}  # the query has a letter more
+        for key in {term, *keys}:  # a letter less; one different or swapped
+            found |= self._deletes.get(key, set())
+        live = self._live
+        ids = self._ids
+        return {w for w in found if w != term and live[ids[w]] and near(term, w)}
+
+
+def _offsets(keys: Int32s, size: int) -> Int64s:
+    """CSR offsets of entries whose keys (< ``size``) count ``np.bincount`` of them."""
+    offsets = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=size), out=offsets[1:])
+    return offsets
+
+
+def _check_csr(name: str, offsets: Int64s, size: int, entries: int) -> None:
+    if offsets.shape != (size + 1,):
+        raise ValueError(f"{name} has shape {offsets.shape}, not {(size + 1,)}")
+    if offsets[0] != 0 or offsets[-1] != entries:
+        raise ValueError(f"{name} do not span the postings")
+    if size and bool((np.diff(offsets) < 0).any()):
+        raise ValueError(f"{name} decrease")
+
+
+def deletions(term: str) -> set[str]:
+    """``term`` with one letter left out, every way."""
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+
+
+def near(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are at most one edit apart (adjacent swaps count as one)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) <= 1:
+            return True
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
