@@ -34,7 +34,7 @@ Int64s = npt.NDArray[np.int64]
 # Words this long or longer are expanded to words one edit away (misspellings).
 MIN_FUZZY = 5
 # The overlay is merged into the base past this share of the base's entries (and MERGE_MIN).
-MERGE_SHARE = 16
+MERGE_SHARE = 8
 MERGE_MIN = 4096
 
 
