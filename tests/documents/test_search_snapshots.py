@@ -131,7 +131,8 @@ async def test_a_loaded_snapshot_ranks_as_a_fresh_build(
         assert _ranking(loaded, query, vector) == expected, query
     for row in range(len(fresh)):
         assert loaded.words(row) == fresh.words(row)
-    assert restarted._entries[alice.org_id].fields.rows() == built._entries[alice.org_id].fields.rows()
+    fields = restarted._entries[alice.org_id].fields
+    assert fields.rows() == built._entries[alice.org_id].fields.rows()
     await _check_equal(store, restarted, alice.org_id)
 
 
