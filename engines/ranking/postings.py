@@ -21,7 +21,7 @@ snapshot's arrays are the postings themselves.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,9 +66,9 @@ class Postings:
         self._size = 0  # rows numbered so far
         self._stale = np.zeros(0, dtype=bool)  # base rows whose entries no longer count
         self._any_stale = False
-        self._live = np.zeros(0, dtype=np.int32)  # by term: entries that count
+        self._live: list[int] = []  # by term: entries that count
         self._added: dict[int, dict[int, float]] = {}  # overlay: term → row → weight
-        self._row_added: dict[int, Int32s] = {}  # overlay: row → its terms
+        self._row_added: dict[int, tuple[int, ...]] = {}  # overlay: row → its terms
         self._pending = 0  # the overlay's entries
         self._vocabulary: list[str] | None = None  # live terms, sorted
         self._deletes: dict[str, set[str]] | None = None  # one-deletion key → terms
@@ -77,28 +77,35 @@ class Postings:
     def nbytes(self) -> int:
         """Bytes of the base's arrays."""
         arrays = (self._offsets, self._rows, self._weights, self._row_offsets, self._row_terms)
-        return sum(int(a.nbytes) for a in arrays) + int(self._stale.nbytes + self._live.nbytes)
+        return sum(int(a.nbytes) for a in arrays) + int(self._stale.nbytes)
 
     # -- writes ------------------------------------------------------------------------------
 
     def set_row(self, row: int, weights: Mapping[str, float]) -> None:
         """Make ``weights`` (term → weighted frequency) the terms of ``row`` (a row already
-        numbered, or the next one), replacing what it held."""
+        numbered, or the next one), replacing what it held.
+
+        Plain Python per row (a build calls this for every document): numpy's per-call cost
+        on a dozen terms made a build half as slow again."""
         if row >= self._size:
             self._size = row + 1
         old = self._row_added.pop(row, None)
         if old is not None:
-            for term in old.tolist():
+            for term in old:
                 del self._added[term][row]
             self._pending -= len(old)
             self._count(old, -1)
         elif row < len(self._stale) and not self._stale[row]:
             self._stale[row] = True
             self._any_stale = True
-            self._count(self._base_terms(row), -1)
-        ids = np.fromiter(map(self._term_id, weights), dtype=np.int32, count=len(weights))
-        for term, weight in zip(ids.tolist(), weights.values(), strict=True):
-            self._added.setdefault(term, {})[row] = weight
+            self._count(self._base_terms(row).tolist(), -1)
+        ids = tuple(map(self._term_id, weights))
+        added = self._added
+        for term, weight in zip(ids, weights.values(), strict=True):
+            postings = added.get(term)
+            if postings is None:
+                postings = added[term] = {}
+            postings[row] = weight
         self._row_added[row] = ids
         self._pending += len(ids)
         self._count(ids, 1)
@@ -111,24 +118,21 @@ class Postings:
             return found
         found = self._ids[term] = len(self.terms)
         self.terms.append(term)
-        if len(self._live) <= found:
-            live = np.zeros(max(64, 2 * len(self._live)), dtype=np.int32)
-            live[: len(self._live)] = self._live
-            self._live = live
+        self._live.append(0)
         if self._deletes is not None and len(term) >= MIN_FUZZY:
             for key in deletions(term):
                 self._deletes.setdefault(key, set()).add(term)
         return found
 
-    def _count(self, terms: Int32s, step: int) -> None:
+    def _count(self, terms: Sequence[int], step: int) -> None:
         """Add ``step`` to the live counts of ``terms`` (distinct); a term that starts or stops
         counting changes the vocabulary."""
-        if not len(terms):
-            return
-        self._live[terms] += step
+        live = self._live
         edge = 1 if step > 0 else 0
-        if self._vocabulary is not None and bool((self._live[terms] == edge).any()):
-            self._vocabulary = None
+        for term in terms:
+            live[term] += step
+            if live[term] == edge:
+                self._vocabulary = None
 
     def _base_terms(self, row: int) -> Int32s:
         return self._row_terms[self._row_offsets[row] : self._row_offsets[row + 1]]
@@ -161,8 +165,10 @@ class Postings:
         terms = renumber[np.concatenate([owners[keep], added_terms])]
         rows = np.concatenate([self._rows[keep], added_rows])
         weights = np.concatenate([self._weights[keep], added_weights])
-        by_term = np.lexsort((rows, terms))
-        by_row = np.lexsort((terms, rows))
+        # One int64 key per order: a single argsort, faster than lexsort's two passes.
+        wide_terms, wide_rows = terms.astype(np.int64), rows.astype(np.int64)
+        by_term = np.argsort((wide_terms << 32) | wide_rows)
+        by_row = np.argsort((wide_rows << 32) | wide_terms)
         return PostingsArrays(
             terms=[self.terms[i] for i in order],
             offsets=_offsets(terms, len(self.terms)),
@@ -182,7 +188,7 @@ class Postings:
         self._size = size
         self._stale = np.zeros(size, dtype=bool)
         self._any_stale = False
-        self._live = np.diff(self._offsets).astype(np.int32)
+        self._live = np.diff(self._offsets).tolist()
         self._added, self._row_added, self._pending = {}, {}, 0
         self._vocabulary = None
         self._deletes = None
@@ -255,22 +261,20 @@ class Postings:
 
     def row_terms(self, row: int) -> list[str]:
         """The terms of ``row``."""
-        added = self._row_added.get(row)
-        if added is not None:
-            ids = added
-        elif row < len(self._stale) and not self._stale[row]:
-            ids = self._base_terms(row)
-        else:
-            return []
+        ids: Sequence[int] | None = self._row_added.get(row)
+        if ids is None:
+            if row >= len(self._stale) or self._stale[row]:
+                return []
+            ids = self._base_terms(row).tolist()
         terms = self.terms
-        return [terms[i] for i in ids.tolist()]
+        return [terms[i] for i in ids]
 
     def with_prefix(self, prefix: str) -> list[str]:
         """The terms some row holds that start with ``prefix``, sorted."""
         if self._vocabulary is None:
-            live = np.flatnonzero(self._live[: len(self.terms)]).tolist()
+            live = [term for term, count in zip(self.terms, self._live, strict=True) if count]
             # Base terms are numbered in sorted order: this sort mostly finds runs.
-            self._vocabulary = sorted(self.terms[i] for i in live)
+            self._vocabulary = sorted(live)
         vocabulary = self._vocabulary
         start = bisect.bisect_left(vocabulary, prefix)
         end = bisect.bisect_left(vocabulary, prefix + "\U0010ffff")
@@ -292,8 +296,7 @@ class Postings:
         found = {d for d in keys if d in self._ids}  # the query has a letter more
         for key in {term, *keys}:  # a letter less; one different or swapped
             found |= self._deletes.get(key, set())
-        live = self._live
-        ids = self._ids
+        live, ids = self._live, self._ids
         return {w for w in found if w != term and live[ids[w]] and near(term, w)}
 
 

@@ -134,8 +134,10 @@ class FilterColumns:
         if stored.get("roots") != list(FILTER_ROOTS):
             raise ValueError("other filter fields")
         matrix = np.frombuffer(codes, dtype=np.int32).reshape(len(FILTER_ROOTS), size).copy()
-        columns = [[_shared(value) for value in column] for column in stored["values"]]
-        if len(columns) != len(FILTER_ROOTS):
+        # Each value is in its column once, as ``set`` kept it (``_shared``: nulls inside
+        # left out), so nothing is shared or cleaned again: that took most of a load's time.
+        columns = stored["values"]
+        if not isinstance(columns, list) or len(columns) != len(FILTER_ROOTS):
             raise ValueError("a filter field has no values")
         for root, column, line in zip(FILTER_ROOTS, columns, matrix, strict=True):
             if size and int(line.max()) >= len(column):
