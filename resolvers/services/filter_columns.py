@@ -30,6 +30,8 @@ _CODEC: CodecOptions[dict[str, Any]] = CodecOptions(
     tz_aware=True, uuid_representation=UuidRepresentation.STANDARD
 )
 _LOGICAL = ("$and", "$or", "$nor")
+# Combinations below this are numbered as one int64 (``FilterColumns.select``).
+ONE_KEY = 2**62
 
 Ints = npt.NDArray[np.int64]
 
@@ -99,11 +101,21 @@ class FilterColumns:
         if not lines:  # it reads no kept field: every row is alike
             return rows if test({}) else rows[:0]
         codes = self._codes[np.asarray(lines)][:, rows]
-        if len(lines) == 1:
-            distinct, inverse = np.unique(codes[0], return_inverse=True)
-            combinations = distinct.reshape(1, -1)
+        # Each row's combination as one integer (mixed radix: a field's codes + 1, absent 0),
+        # found with a plain np.unique: the (fields, rows) form with axis=1 sorts records,
+        # ~2-3 times slower at 10k candidates.
+        key = np.zeros(len(rows), dtype=np.int64)
+        span = 1
+        for line, line_codes in zip(lines, codes, strict=True):
+            radix = len(self._values[line]) + 1
+            span *= radix
+            if span >= ONE_KEY:  # too many combinations for one integer
+                combinations, inverse = np.unique(codes, axis=1, return_inverse=True)
+                break
+            key = key * radix + (line_codes + 1)
         else:
-            combinations, inverse = np.unique(codes, axis=1, return_inverse=True)
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            combinations = codes[:, first]
         passed = np.fromiter(
             (test(self._record(lines, combo)) for combo in combinations.T.tolist()),
             dtype=bool,
