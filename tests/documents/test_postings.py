@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engines.ranking import postings as postings_module
-from engines.ranking.postings import Postings, PostingsArrays, deletions, near
+from engines.ranking.postings import ALPHABET, Postings, PostingsArrays, edits, near
 
 WORDS = ("hotel", "hotels", "hostel", "shell", "starbucks", "starbuck", "rewe", "latte", "lattes")
 
@@ -51,7 +51,7 @@ def _check(postings: Postings, reference: Reference) -> None:
     assert postings.with_prefix("") == live
     assert postings.with_prefix("hot") == [w for w in live if w.startswith("hot")]
     for word in ("hotle", "starbuks", "lattte"):
-        expected = {w for w in live if w != word and len(w) >= 5 and near(word, w)}
+        expected = {w for w in live if w != word and near(word, w)}
         assert postings.one_edit(word) == expected
 
 
@@ -129,5 +129,9 @@ def test_snapshot_arrays_that_disagree_are_refused() -> None:
         assert name
 
 
-def test_deletions_are_every_letter_left_out() -> None:
-    assert deletions("abc") == {"bc", "ac", "ab"}
+def test_edits_are_every_string_one_edit_away() -> None:
+    made = edits("abc")
+    assert {"bc", "ac", "ab", "bac", "acb", "xbc", "abz", "abcd", "9abc"} <= made
+    assert all(near("abc", word) for word in made)
+    assert len(made - {"abc"}) == 3 + 2 + 3 * 35 + 4 * 36 - 3  # minus insertions seen twice
+    assert set("abc") <= set(ALPHABET)
