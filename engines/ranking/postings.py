@@ -95,15 +95,16 @@ class Postings:
         if row >= self._size:
             self._size = row + 1
         old = self._row_added.pop(row, None)
+        dropped: list[int] = []
         if old is not None:
             for term in old:
                 del self._added[term][row]
             self._pending -= len(old)
-            self._count(old, -1)
+            dropped = self._count(old, -1)
         elif row < len(self._stale) and not self._stale[row]:
             self._stale[row] = True
             self._any_stale = True
-            self._count(self._base_terms(row).tolist(), -1)
+            dropped = self._count(self._base_terms(row).tolist(), -1)
         ids = tuple(map(self._term_id, weights))
         added = self._added
         for term, weight in zip(ids, weights.values(), strict=True):
@@ -113,7 +114,11 @@ class Postings:
             postings[row] = weight
         self._row_added[row] = ids
         self._pending += len(ids)
-        self._count(ids, 1)
+        born = self._count(ids, 1)
+        # The vocabulary changes only if a term left or came for good: a row rewritten with
+        # its own unique words (an invoice number) takes them out and puts them back.
+        if dropped != born and set(dropped) != set(born):
+            self._vocabulary = None
         if self._pending > max(MERGE_MIN, len(self._rows) // MERGE_SHARE):
             self._merge()
 
@@ -126,15 +131,17 @@ class Postings:
         self._live.append(0)
         return found
 
-    def _count(self, terms: Sequence[int], step: int) -> None:
-        """Add ``step`` to the live counts of ``terms`` (distinct); a term that starts or stops
-        counting changes the vocabulary."""
+    def _count(self, terms: Sequence[int], step: int) -> list[int]:
+        """Add ``step`` to the live counts of ``terms`` (distinct); the terms that started or
+        stopped counting."""
         live = self._live
         edge = 1 if step > 0 else 0
+        crossed = []
         for term in terms:
             live[term] += step
             if live[term] == edge:
-                self._vocabulary = None
+                crossed.append(term)
+        return crossed
 
     def _base_terms(self, row: int) -> Int32s:
         return self._row_terms[self._row_offsets[row] : self._row_offsets[row + 1]]
