@@ -9,7 +9,7 @@ Each run is a new ``SearchIndexes`` (a restarted process) whose first ``fresh`` 
 varying from run to run. "after, 1% changed" has 1% of the documents archived after the
 snapshot (the refresh reads them). Also printed: the snapshot's size and write time in the two
 representations measured (npz, npz compressed), the parts of a load, and the index's memory per
-document beyond its vectors (tracemalloc, one untimed build).
+document beyond its vectors (tracemalloc, one untimed build and one untimed load).
 
     .venv/bin/python bench/search_restart.py [--sizes 10000 100000] [--runs 3]
 """
@@ -21,7 +21,9 @@ import statistics
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +65,21 @@ async def insert(store: Store, org_id: str, count: int) -> None:
         await store.db["documents"].insert_many(records, ordered=False)
 
 
-def rank(index: SearchIndex, vector: np.ndarray) -> int:
+# Where-clauses of a ranked search, as ``compile_where`` emits them: one field, two fields.
+WHERE = {
+    "currency=EUR": {"currency": "EUR"},
+    "currency=EUR and category=Meals": {"$and": [{"currency": "EUR"}, {"category": "Meals"}]},
+}
+
+
+def rank(
+    index: SearchIndex,
+    vector: np.ndarray,
+    filtered: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> int:
     rows = index.select(False, None)
+    if filtered is not None:
+        rows = filtered(rows)
     words = index.lexical_match(QUERY, rows)
     similarity = index.vector_scores(vector, rows)
     best = fused_top(
@@ -82,20 +97,26 @@ async def first_search(store: Store, org_id: str, snapshots: bool, vector: np.nd
     return time.perf_counter() - begin
 
 
-def memory_per_document(index_rows: list[Any]) -> tuple[float, float, float]:
+def memory_per_document(
+    index_rows: list[Any] | None = None, snapshot: tuple[bytes, str] | None = None
+) -> tuple[float, float, float]:
     """Bytes per document an index holds beyond its vectors: all of it, its postings and rows,
-    its filter fields (one build from rows already read, under tracemalloc)."""
+    its filter fields (under tracemalloc: one build from ``index_rows`` already read, or one
+    load of a stored ``snapshot``: its bytes and workspace)."""
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     entry = search_indexes._Entry(SearchIndex(embeddings.DIM))
-    SearchIndexes._apply(entry, index_rows)
+    if snapshot is not None:
+        entry.index, entry.fields = search_indexes._decode(*snapshot)
+    else:
+        SearchIndexes._apply(entry, index_rows or [])
     gc.collect()
     total = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     n = len(entry.index)
     vectors = entry.index._vectors.nbytes
-    fields = _deep_size(entry.fields)
+    fields = entry.fields.nbytes + _deep_size(entry.fields._values)
     return (total - vectors) / n, (total - vectors - fields) / n, fields / n
 
 
@@ -141,7 +162,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
         begin = time.perf_counter()
         arrays = index.to_arrays()
         copied = time.perf_counter() - begin
-        data = search_indexes._encode(arrays, entry.fields, org_id)
+        data = search_indexes._encode(arrays, entry.fields.encode(), org_id)
         encoded = time.perf_counter() - begin
         begin = time.perf_counter()
         assert entry.checked is not None
@@ -178,12 +199,32 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
                 f"  first ranked search {kind:<19} median {median * 1000:8.0f} ms "
                 f"(x{before / median:5.1f} faster)  [{load_average()}]"
             )
+        # Later searches of the loaded index, filtered by a where-clause on the fields it keeps.
+        process = SearchIndexes(SearchConfig(semantic=False))
+        loaded_index = await process.fresh(store, org_id)
+        for name, selector in WHERE.items():
+            samples = []
+            for _ in range(max(runs, 5)):
+                begin = time.perf_counter()
+                rank(loaded_index, vector, partial(process.filtered, org_id, selector=selector))
+                samples.append(time.perf_counter() - begin)
+            print(
+                f"  later ranked search, where {name}: median "
+                f"{statistics.median(samples) * 1000:.1f} ms, fastest {min(samples) * 1000:.1f} "
+                f"[{load_average()}]"
+            )
         rows = await store.documents.index_rows(org_id)
-        total, postings, fields = memory_per_document(rows)
-        print(
-            f"  index memory beyond vectors: {total:.0f} B/doc "
-            f"(postings and rows {postings:.0f}, filter fields {fields:.0f})  [{load_average()}]"
-        )
+        found = await store.search_snapshots.get(org_id)
+        assert found is not None
+        for how, kept in (
+            ("built", memory_per_document(rows)),
+            ("loaded", memory_per_document(snapshot=(found[0], org_id))),
+        ):
+            total, postings, fields = kept
+            print(
+                f"  index memory beyond vectors, {how}: {total:.0f} B/doc (postings, ids "
+                f"and rows {postings:.0f}, filter fields {fields:.0f})  [{load_average()}]"
+            )
 
 
 def main() -> None:

@@ -8,7 +8,9 @@ The format is a NumPy ``.npz`` archive (a zip of ``.npy`` arrays, read with
   derived with (field weights, ``MIN_FUZZY``), the ids, the terms, the concept codes, and the
   caller's own ``meta``;
 * the index's arrays (``SearchIndex.to_arrays``): vectors, lengths, row states, concepts, and
-  the postings as CSR (``offsets``, ``rows`` int32, ``freqs`` float32);
+  the postings as the index holds them in memory (``engines.ranking.postings``): CSR by term
+  (``offsets``, ``rows`` int32, ``weights`` float32) and by row (``row_offsets``,
+  ``row_terms`` int32), so that loading them is reading them;
 * the caller's ``blobs`` (bytes, as uint8 arrays).
 
 Vectors are stored as int8 when that is exact: the index holds ``dequantize``d int8 embeddings,
@@ -35,22 +37,13 @@ import numpy.typing as npt
 
 from engines.ranking.embeddings import dequantize, quantize
 from engines.ranking.lexical import DEFAULT_FIELD_WEIGHTS
-from engines.ranking.search_index import MIN_FUZZY, IndexArrays, SearchIndex
+from engines.ranking.postings import MIN_FUZZY, PostingsArrays
+from engines.ranking.search_index import IndexArrays, SearchIndex
 
 # Bump when the layout changes or when what the index derives from a document changes
 # (tokenizer, vocabulary of concepts): an older snapshot is then ignored and rebuilt.
-FORMAT = 1
-_ARRAYS = (
-    "lengths",
-    "archived",
-    "exported",
-    "vanishing",
-    "gone",
-    "concepts",
-    "offsets",
-    "rows",
-    "freqs",
-)
+# 2: the postings gained their CSR by row, terms sorted (1 held the CSR by term only).
+FORMAT = 2
 _TYPES: dict[str, type[np.generic]] = {
     "lengths": np.float32,
     "archived": np.int8,
@@ -58,9 +51,13 @@ _TYPES: dict[str, type[np.generic]] = {
     "vanishing": np.bool_,
     "gone": np.bool_,
     "concepts": np.int32,
+}
+_POSTINGS: dict[str, type[np.generic]] = {
     "offsets": np.int64,
     "rows": np.int32,
-    "freqs": np.float32,
+    "weights": np.float32,
+    "row_offsets": np.int64,
+    "row_terms": np.int32,
 }
 
 
@@ -104,7 +101,7 @@ def encode(
         "vectors": kind,
         "derivation": derivation(),
         "ids": arrays.ids,
-        "terms": arrays.terms,
+        "terms": arrays.postings.terms,
         "codes": arrays.codes,
         "meta": dict(meta or {}),
         "blobs": sorted(blobs or {}),
@@ -113,8 +110,10 @@ def encode(
         "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
         "vectors": vectors,
     }
-    for name in _ARRAYS:
+    for name in _TYPES:
         payload[name] = getattr(arrays, name)
+    for name in _POSTINGS:
+        payload[name] = getattr(arrays.postings, name)
     for name, data in (blobs or {}).items():
         payload[f"blob_{name}"] = np.frombuffer(data, dtype=np.uint8)
     out = io.BytesIO()
@@ -141,18 +140,14 @@ def decode(data: bytes, dim: int) -> Snapshot:
                 vectors = dequantize(vectors) if len(vectors) else vectors.astype(np.float32)
             elif not (kind == "float32" and vectors.dtype == np.float32):
                 raise SnapshotError(f"vectors stored as {kind!r} ({vectors.dtype})")
-            loaded = {}
-            for name in _ARRAYS:
-                array = archive[name]
-                if array.dtype != _TYPES[name]:
-                    raise SnapshotError(f"{name} is {array.dtype}, not {_TYPES[name]}")
-                loaded[name] = array
+            loaded = {name: _array(archive, name, kind) for name, kind in _TYPES.items()}
+            postings = {name: _array(archive, name, kind) for name, kind in _POSTINGS.items()}
             blobs = {name: bytes(archive[f"blob_{name}"]) for name in header.get("blobs", [])}
         arrays = IndexArrays(
             ids=_strings(header, "ids"),
-            terms=_strings(header, "terms"),
             codes=_strings(header, "codes"),
             vectors=vectors.reshape(-1, dim) if vectors.size == 0 else vectors,
+            postings=PostingsArrays(terms=_strings(header, "terms"), **postings),
             **loaded,
         )
         index = SearchIndex.from_arrays(dim, arrays)
@@ -162,6 +157,13 @@ def decode(data: bytes, dim: int) -> Snapshot:
         raise SnapshotError(f"damaged snapshot: {error}") from error
     meta = header.get("meta")
     return Snapshot(index, meta if isinstance(meta, dict) else {}, blobs)
+
+
+def _array(archive: Any, name: str, kind: type[np.generic]) -> npt.NDArray[Any]:
+    array: npt.NDArray[Any] = archive[name]
+    if array.dtype != kind:
+        raise SnapshotError(f"{name} is {array.dtype}, not {kind}")
+    return array
 
 
 def _strings(header: Mapping[str, Any], name: str) -> list[str]:

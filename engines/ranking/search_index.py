@@ -26,12 +26,10 @@ that may be deleted without leaving a trace (``RowState.may_vanish``) is reporte
 
 from __future__ import annotations
 
-import bisect
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise, repeat
+from itertools import repeat
 from typing import TypeVar, cast
 
 import numpy as np
@@ -39,11 +37,11 @@ import numpy.typing as npt
 
 from engines.ranking.diversity import jaccard, mmr
 from engines.ranking.lexical import DEFAULT_FIELD_WEIGHTS, K1, MIN_PREFIX, PREFIX_WEIGHT, B
+from engines.ranking.postings import MIN_FUZZY, Postings, PostingsArrays
 from engines.ranking.vocabulary import TYPE, QueryTerm, document_concepts, understand
 from engines.text import tokenize
 
 FUZZY_WEIGHT = 0.4
-MIN_FUZZY = 5
 # A query word that names a concept the document carries (its category, its kind of document:
 # ``engines.ranking.vocabulary``) counts as one occurrence in a field of this weight: the
 # category field's, below a merchant's name, so "apple" ranks the Apple Store above groceries.
@@ -112,12 +110,11 @@ class WordMatch:
 
 @dataclass(frozen=True)
 class IndexArrays:
-    """A ``SearchIndex`` as flat data (``SearchIndex.to_arrays``): ids, terms and concept codes
-    as lists, every row's data as arrays, postings as CSR (term ``i``'s rows and weighted
-    frequencies are ``rows``/``freqs`` from ``offsets[i]`` to ``offsets[i + 1]``)."""
+    """A ``SearchIndex`` as flat data (``SearchIndex.to_arrays``): ids and concept codes as
+    lists, every row's data as arrays, and the postings (``PostingsArrays``: CSR by term and by
+    row)."""
 
     ids: list[str]
-    terms: list[str]
     codes: list[str]
     vectors: Floats
     lengths: Floats
@@ -126,9 +123,7 @@ class IndexArrays:
     vanishing: Bools
     gone: Bools
     concepts: npt.NDArray[np.int32]
-    offsets: Ints
-    rows: npt.NDArray[np.int32]
-    freqs: Floats
+    postings: PostingsArrays
 
 
 @dataclass
@@ -144,18 +139,12 @@ class SearchIndex:
     _exported: Bools = field(init=False)
     _vanishing: Bools = field(init=False)
     _gone: Bools = field(init=False)  # deleted: never selected again
-    # Each row's distinct terms (interned: the postings' own keys), to take it out of their
-    # postings when it changes: a tuple, ~0.2 kB a document where a dict of the frequencies
-    # (they are in the postings) with its own copies of the strings took ~2 kB.
-    _rows: list[tuple[str, ...]] = field(default_factory=list)
-    _postings: dict[str, dict[int, float]] = field(default_factory=dict)
+    _postings: Postings = field(default_factory=Postings)
     # Each row's category (line 0) and kind (line 1) as codes of ``_codes`` (-1: none), the
     # concepts a query's words can name (``vocabulary``): a concept is one of them, so a query
     # compares one contiguous line (0.1 ms at 100k rows; a (rows, 2) layout took 7-11 ms).
     _concepts: npt.NDArray[np.int32] = field(init=False)
     _codes: dict[str, int] = field(default_factory=dict)
-    _deletes: dict[str, set[str]] = field(default_factory=dict)  # one-deletion key → terms
-    _vocabulary: list[str] | None = None  # sorted, rebuilt after the terms change
     _recent: tuple[list[str], Ints] | None = None  # the last rows_of: ids, rows
 
     def __post_init__(self) -> None:
@@ -172,7 +161,7 @@ class SearchIndex:
 
     @property
     def nbytes(self) -> int:
-        return int(self._vectors.nbytes + self._lengths.nbytes)
+        return int(self._vectors.nbytes + self._lengths.nbytes + self._postings.nbytes)
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -193,27 +182,14 @@ class SearchIndex:
             self.ids.append(document_id)
             self.positions[document_id] = row
             self._grow(row + 1)
-            self._rows.append(())
-        else:
-            for term in self._rows[row]:
-                self._postings[term].pop(row, None)
         terms: dict[str, float] = {}
         length = 0
         for name, weight in DEFAULT_FIELD_WEIGHTS.items():
             tokens = tokenize(texts.get(name))
             length += len(tokens)
-            for token in map(sys.intern, tokens):
+            for token in tokens:
                 terms[token] = terms.get(token, 0.0) + weight
-        for term, frequency in terms.items():
-            postings = self._postings.get(term)
-            if postings is None:
-                postings = self._postings[term] = {}
-                self._vocabulary = None
-                if len(term) >= MIN_FUZZY:
-                    for key in _deletions(term):
-                        self._deletes.setdefault(key, set()).add(term)
-            postings[row] = frequency
-        self._rows[row] = tuple(terms)
+        self._postings.set_row(row, terms)
         category, kind = document_concepts(texts.get("category"), doc_type)
         self._concepts[:, row] = (self._code(category), self._code(kind))
         self._lengths[row] = length
@@ -298,32 +274,17 @@ class SearchIndex:
 
     def words(self, row: int) -> set[str]:
         """The distinct words of a row (its terms)."""
-        return set(self._rows[row])
+        return set(self._postings.row_terms(row))
 
     # -- snapshots (``engines.ranking.index_snapshot``) ---------------------------------------
 
     def to_arrays(self) -> IndexArrays:
-        """The index as flat arrays and lists (postings as CSR: each term's rows and weighted
-        frequencies, contiguous), from which ``from_arrays`` makes an equal index. Terms whose
-        postings are empty are kept: their presence changes ``_term_weights`` (no fuzzy match)."""
+        """The index as flat arrays and lists, from which ``from_arrays`` makes an equal index.
+        Changes nothing (the postings' ``to_arrays``), so searches may run meanwhile."""
         n = len(self.ids)
-        terms = list(self._postings)
-        counts = np.fromiter(
-            (len(self._postings[t]) for t in terms), dtype=np.int64, count=len(terms)
-        )
-        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        total = int(offsets[-1])
-        rows = np.fromiter(
-            (r for t in terms for r in self._postings[t]), dtype=np.int32, count=total
-        )
-        freqs = np.fromiter(
-            (f for t in terms for f in self._postings[t].values()), dtype=np.float32, count=total
-        )
         codes = sorted(self._codes, key=self._codes.__getitem__)
         return IndexArrays(
             ids=list(self.ids),
-            terms=terms,
             codes=codes,
             vectors=self._vectors[:n].copy(),
             lengths=self._lengths[:n].copy(),
@@ -332,9 +293,7 @@ class SearchIndex:
             vanishing=self._vanishing[:n].copy(),
             gone=self._gone[:n].copy(),
             concepts=self._concepts[:, :n].copy(),
-            offsets=offsets,
-            rows=rows,
-            freqs=freqs,
+            postings=self._postings.to_arrays(),
         )
 
     @classmethod
@@ -349,24 +308,16 @@ class SearchIndex:
             "vanishing": (arrays.vanishing.shape, (n,)),
             "gone": (arrays.gone.shape, (n,)),
             "concepts": (arrays.concepts.shape, (2, n)),
-            "offsets": (arrays.offsets.shape, (len(arrays.terms) + 1,)),
-            "freqs": (arrays.freqs.shape, arrays.rows.shape),
         }
         for name, (actual, expected) in shapes.items():
             if actual != expected:
                 raise ValueError(f"{name} has shape {actual}, not {expected}")
-        offsets = arrays.offsets
-        if len(offsets) and (offsets[0] != 0 or offsets[-1] != len(arrays.rows)):
-            raise ValueError("offsets do not span the postings")
-        if len(offsets) > 1 and bool((np.diff(offsets) < 0).any()):
-            raise ValueError("offsets decrease")
-        if len(arrays.rows) and (int(arrays.rows.min()) < 0 or int(arrays.rows.max()) >= n):
-            raise ValueError("a posting names a row the index does not hold")
-        if len(set(arrays.ids)) != n:
-            raise ValueError("an id appears twice")
         index = cls(dim)
         index.ids = list(arrays.ids)
         index.positions = {document_id: row for row, document_id in enumerate(index.ids)}
+        if len(index.positions) != n:
+            raise ValueError("an id appears twice")
+        index._postings = Postings.from_arrays(arrays.postings, n)
         index._grow(n)
         index._vectors[:n] = arrays.vectors
         index._lengths[:n] = arrays.lengths
@@ -376,24 +327,6 @@ class SearchIndex:
         index._gone[:n] = arrays.gone
         index._concepts[:, :n] = arrays.concepts
         index._codes = {concept: code for code, concept in enumerate(arrays.codes)}
-        rows = arrays.rows.tolist()
-        freqs = arrays.freqs.tolist()
-        bounds = offsets.tolist()
-        terms = [sys.intern(term) for term in arrays.terms]
-        postings: dict[str, dict[int, float]] = {}
-        for i, term in enumerate(terms):
-            start, end = bounds[i], bounds[i + 1]
-            postings[term] = dict(zip(rows[start:end], freqs[start:end], strict=True))
-            if len(term) >= MIN_FUZZY:
-                for key in _deletions(term):
-                    index._deletes.setdefault(key, set()).add(term)
-        index._postings = postings
-        # Each row's terms: the postings regrouped by row (a stable sort keeps term order).
-        owners = np.repeat(np.arange(len(arrays.terms), dtype=np.int64), np.diff(offsets))
-        order = np.argsort(arrays.rows, kind="stable")
-        by_row = np.searchsorted(arrays.rows[order], np.arange(n + 1)).tolist()
-        term_of = [terms[i] for i in owners[order].tolist()]
-        index._rows = [tuple(term_of[a:b]) for a, b in pairwise(by_row)]
         return index
 
     # -- scores ------------------------------------------------------------------------------
@@ -463,43 +396,19 @@ class SearchIndex:
 
     def _term_weights(self, term: str, n: int) -> Floats:
         """Weighted frequency of ``term`` in every row: exact, else prefix, else fuzzy."""
+        postings = self._postings
         exact = np.zeros(n, dtype=np.float32)
-        self._scatter(exact, self._postings.get(term), 1.0)
+        _scatter(exact, postings.find(term), 1.0)
         if len(term) < MIN_PREFIX:
             return exact
         near = np.zeros(n, dtype=np.float32)
-        expansions = [w for w in self._with_prefix(term) if w != term]
+        expansions = [w for w in postings.with_prefix(term) if w != term]
         for word in expansions:
-            self._scatter(near, self._postings.get(word), PREFIX_WEIGHT)
-        if not expansions and term not in self._postings and len(term) >= MIN_FUZZY:
-            for word in self._one_edit(term):
-                self._scatter(near, self._postings.get(word), FUZZY_WEIGHT)
+            _scatter(near, postings.find(word), PREFIX_WEIGHT)
+        if not expansions and not postings.known(term) and len(term) >= MIN_FUZZY:
+            for word in postings.one_edit(term):
+                _scatter(near, postings.find(word), FUZZY_WEIGHT)
         return np.where(exact > 0, exact, near)
-
-    @staticmethod
-    def _scatter(into: Floats, postings: Mapping[int, float] | None, weight: float) -> None:
-        if not postings:
-            return
-        rows = np.fromiter(postings.keys(), dtype=np.int64, count=len(postings))
-        values = np.fromiter(postings.values(), dtype=np.float32, count=len(postings))
-        np.add.at(into, rows, weight * values)
-
-    def _with_prefix(self, prefix: str) -> list[str]:
-        if self._vocabulary is None:
-            self._vocabulary = sorted(w for w, p in self._postings.items() if p)
-        vocabulary = self._vocabulary
-        start = bisect.bisect_left(vocabulary, prefix)
-        end = bisect.bisect_left(vocabulary, prefix + "\U0010ffff")
-        return vocabulary[start:end]
-
-    def _one_edit(self, term: str) -> set[str]:
-        """Words of the index one insertion, deletion, substitution or swap away (a
-        symmetric-deletion lookup: no scan of the vocabulary)."""
-        deletions = _deletions(term)
-        found = {d for d in deletions if d in self._postings}  # the query has a letter more
-        for key in {term, *deletions}:  # a letter less; one different or swapped
-            found |= self._deletes.get(key, set())
-        return {w for w in found if w != term and self._postings.get(w) and _near(term, w)}
 
     def vector_scores(self, query_vector: npt.ArrayLike, rows: Ints) -> Floats:
         """Cosine of each of ``rows`` to the unit ``query_vector`` (0 without a vector).
@@ -542,26 +451,14 @@ def limit_blas_threads(threads: int = 1) -> None:
     _blas_threads = threads
 
 
-def _deletions(term: str) -> set[str]:
-    return {term[:i] + term[i + 1 :] for i in range(len(term))}
-
-
-def _near(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` are at most one edit apart (adjacent swaps count as one)."""
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        if len(diff) <= 1:
-            return True
-        return (
-            len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and a[diff[0]] == b[diff[1]]
-            and a[diff[1]] == b[diff[0]]
-        )
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+def _scatter(
+    into: Floats, found: tuple[npt.NDArray[np.int32], Floats] | None, weight: float
+) -> None:
+    """Add ``weight`` times a term's weighted frequencies to its rows (each once: no
+    ``np.add.at`` needed)."""
+    if found is not None:
+        rows, values = found
+        into[rows] += np.float32(weight) * values
 
 
 # -- fusion and diversity ------------------------------------------------------------------

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -39,11 +38,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-import bson
 import numpy as np
 import numpy.typing as npt
-from bson.binary import UuidRepresentation
-from bson.codec_options import CodecOptions
 from bson.errors import BSONError
 from pymongo.errors import PyMongoError
 
@@ -58,7 +54,6 @@ from engines.ranking.search_index import (
     limit_blas_threads,
 )
 from persistence.documents import (
-    FILTER_PATHS,
     MODEL_ID,
     DocumentQuery,
     StoredDocument,
@@ -68,19 +63,17 @@ from persistence.documents import (
     embedding_text,
     from_record,
     from_stored,
-    predicate,
     searchable_texts,
     stored_fields,
 )
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.errors import BadRequest
+from resolvers.services.filter_columns import FILTER_ROOTS, FilterColumns
 
 log = logging.getLogger("fincap.search")
 
 OVERLAP = timedelta(seconds=5)
-# The top-level fields of the stored paths filters read (a nested path's whole parent).
-FILTER_ROOTS = tuple(dict.fromkeys(path.split(".")[0] for path in FILTER_PATHS))
 QUERY_CACHE = 512
 # A snapshot again once this many rows were re-read since the last one (each costs ~0.6 ms on
 # the next restart: 1,000 keep that under a second), or this share of a smaller index, and no
@@ -88,10 +81,6 @@ QUERY_CACHE = 512
 SNAPSHOT_ROWS = 1_000
 SNAPSHOT_SHARE = 0.1
 SNAPSHOT_INTERVAL = timedelta(minutes=1)
-# The store's own decoding of BSON (persistence.client): the filter fields come back as reads do.
-_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(
-    tz_aware=True, uuid_representation=UuidRepresentation.STANDARD
-)
 
 VectorBackend = Literal["memory", "mongodb"]
 
@@ -115,8 +104,8 @@ class _Entry:
     index: SearchIndex
     checked: datetime | None = None  # when the last refresh began (this process's clock)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # By row: the fields filters read (``FILTER_PATHS``), for ``filtered``.
-    fields: list[dict[str, Any]] = field(default_factory=list)
+    # By row: the fields filters read (``FILTER_ROOTS``), for ``filtered``.
+    fields: FilterColumns = field(default_factory=FilterColumns)
     changed: int = 0  # rows read since the last snapshot (a full build: all of them)
     saved: float | None = None  # when this process last wrote (or tried) a snapshot, monotonic
     saving: asyncio.Task[None] | None = None
@@ -216,7 +205,7 @@ class SearchIndexes:
                     return
                 # Only the copy holds the lock (refreshes wait for it); encoding does not.
                 arrays = await asyncio.to_thread(entry.index.to_arrays)
-                fields = entry.fields[: len(arrays.ids)]  # rows are replaced, never changed
+                fields = entry.fields.encode()
             data = await asyncio.to_thread(_encode, arrays, fields, workspace_id)
             await store.search_snapshots.put(workspace_id, data, watermark)
             entry.changed = max(0, entry.changed - changed)
@@ -243,10 +232,7 @@ class SearchIndexes:
                 row_state(row),
                 doc_type=_text(row.get("docType")),
             )
-            position = entry.index.positions[row["_id"]]
-            if position == len(entry.fields):
-                entry.fields.append({})
-            entry.fields[position] = filter_fields(row)
+            entry.fields.set(entry.index.positions[row["_id"]], row)
 
     def filtered(
         self, workspace_id: str, rows: npt.NDArray[np.int64], selector: Mapping[str, Any]
@@ -254,10 +240,7 @@ class SearchIndexes:
         """Those of ``rows`` (of the workspace's ``fresh`` index) whose documents satisfy
         ``selector`` (a compiled filter), evaluated on the fields the index keeps; raises
         ``UnsupportedFilter`` for a filter only the database reads."""
-        test = predicate(selector)
-        fields = self._entries[workspace_id].fields
-        kept = [row for row in rows.tolist() if test(fields[row])]
-        return np.asarray(kept, dtype=np.int64)
+        return self._entries[workspace_id].fields.select(rows, selector)
 
     def _evict(self, keep: str) -> None:
         total = sum(len(e.index) for e in self._entries.values())
@@ -291,92 +274,25 @@ def _meta(workspace_id: str) -> dict[str, Any]:
     return {"workspaceId": workspace_id, "model": MODEL_ID, "filterRoots": list(FILTER_ROOTS)}
 
 
-def _encode(arrays: IndexArrays, fields: Sequence[Mapping[str, Any]], workspace_id: str) -> bytes:
-    values, codes = _columns(fields)
-    blobs = {"fieldValues": values, "fieldCodes": codes.tobytes()}
+def _encode(arrays: IndexArrays, fields: tuple[bytes, bytes], workspace_id: str) -> bytes:
+    """The snapshot of an index's ``arrays`` and its ``FilterColumns.encode``."""
+    values, codes = fields
+    blobs = {"fieldValues": values, "fieldCodes": codes}
     return index_snapshot.encode(arrays, _meta(workspace_id), blobs)
 
 
-def _decode(data: bytes, workspace_id: str) -> tuple[SearchIndex, list[dict[str, Any]]]:
+def _decode(data: bytes, workspace_id: str) -> tuple[SearchIndex, FilterColumns]:
     snapshot = index_snapshot.decode(data, embeddings.DIM)
     if snapshot.meta != _meta(workspace_id):
         raise SnapshotError(f"made for {snapshot.meta}")
+    blobs = snapshot.blobs
     try:
-        fields = _rows(snapshot.blobs["fieldValues"], snapshot.blobs["fieldCodes"], snapshot)
+        fields = FilterColumns.decode(
+            blobs["fieldValues"], blobs["fieldCodes"], len(snapshot.index)
+        )
     except (KeyError, ValueError, TypeError, BSONError) as error:
         raise SnapshotError(f"filter fields unreadable: {error}") from error
     return snapshot.index, fields
-
-
-def _columns(fields: Sequence[Mapping[str, Any]]) -> tuple[bytes, npt.NDArray[np.int32]]:
-    """The rows' filter fields by column: each root's distinct values (BSON) and, per root and
-    row, the code of its value (-1: absent). Values repeat (currencies, categories, places), so
-    this is a fraction of the rows' BSON, decoded in a fraction of the time, and a loaded index
-    shares one object per distinct value."""
-    codes = np.full((len(FILTER_ROOTS), len(fields)), -1, dtype=np.int32)
-    columns: list[list[Any]] = []
-    for line, root in enumerate(FILTER_ROOTS):
-        distinct: dict[Any, int] = {}
-        column: list[Any] = []
-        for row, record in enumerate(fields):
-            if root not in record:
-                continue
-            value = record[root]
-            key = _key(value)
-            code = distinct.get(key)
-            if code is None:
-                code = distinct[key] = len(column)
-                column.append(value)
-            codes[line, row] = code
-        columns.append(column)
-    return bson.encode(
-        {"roots": list(FILTER_ROOTS), "values": columns}, codec_options=_CODEC
-    ), codes
-
-
-def _key(value: Any) -> Any:
-    """A dictionary key that tells values apart as the store does (True is not 1)."""
-    if type(value) is str:
-        return value  # the common case; a string equals nothing else
-    if isinstance(value, dict | list):
-        return (dict, bson.encode({"v": value}, codec_options=_CODEC))
-    try:
-        return (type(value), hash(value), value)
-    except TypeError:
-        return (dict, bson.encode({"v": value}, codec_options=_CODEC))
-
-
-def _rows(values: bytes, codes: bytes, snapshot: index_snapshot.Snapshot) -> list[dict[str, Any]]:
-    """The rows ``_columns`` describes (``filter_fields``'s form: strings interned)."""
-    stored = bson.decode(values, codec_options=_CODEC)
-    if stored.get("roots") != list(FILTER_ROOTS):
-        raise ValueError("other filter fields")
-    n = len(snapshot.index)
-    matrix = np.frombuffer(codes, dtype=np.int32).reshape(len(FILTER_ROOTS), n)
-    rows: list[dict[str, Any]] = [{} for _ in range(n)]
-    for root, column, line in zip(FILTER_ROOTS, stored["values"], matrix, strict=True):
-        shared = [_shared(value) for value in column]
-        present = np.flatnonzero(line >= 0)
-        if len(present) and int(line.max()) >= len(shared):
-            raise ValueError(f"a code of {root} names no value")
-        for row, code in zip(present.tolist(), line[present].tolist(), strict=True):
-            rows[row][root] = shared[code]
-    return rows
-
-
-def filter_fields(row: Mapping[str, Any]) -> dict[str, Any]:
-    """What an index keeps of a document for filters: its ``FILTER_ROOTS`` that are not null,
-    strings interned (currencies, categories, merchants, countries repeat from document to
-    document: about 1.1 kB a demo document kept, 2.2 kB without)."""
-    return {name: _shared(row[name]) for name in FILTER_ROOTS if row.get(name) is not None}
-
-
-def _shared(value: Any) -> Any:
-    if isinstance(value, str):
-        return sys.intern(value)
-    if isinstance(value, dict):
-        return {sys.intern(k): _shared(v) for k, v in value.items() if v is not None}
-    return value
 
 
 def _text(value: Any) -> str | None:

@@ -25,7 +25,7 @@ from persistence.documents.matching import UnsupportedFilter
 from persistence.documents.query import DocumentQuery
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import search_indexes
+from resolvers.services import filter_columns, search_indexes
 from resolvers.services.search_indexes import SearchIndexes, candidates
 from tests.clock import ManualClock
 from tests.conftest import Tenant, asgi_client, make_tenant
@@ -323,6 +323,6 @@ async def test_a_ranked_search_reads_no_candidate_ids(
     def unreadable(selector: Any) -> Any:
         raise UnsupportedFilter("not this one")
 
-    monkeypatch.setattr(search_indexes, "predicate", unreadable)
+    monkeypatch.setattr(filter_columns, "predicate", unreadable)
     assert (await _ranked(client, alice, query="rewe", where=where))["ids"] == ["doc_2"]
     assert len(read) == 1

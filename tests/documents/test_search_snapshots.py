@@ -9,6 +9,8 @@ was written in its last 5 s.
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 from datetime import datetime
 from decimal import Decimal
@@ -129,7 +131,8 @@ async def test_a_loaded_snapshot_ranks_as_a_fresh_build(
         assert _ranking(loaded, query, vector) == expected, query
     for row in range(len(fresh)):
         assert loaded.words(row) == fresh.words(row)
-    assert restarted._entries[alice.org_id].fields == built._entries[alice.org_id].fields
+    fields = restarted._entries[alice.org_id].fields
+    assert fields.rows() == built._entries[alice.org_id].fields.rows()
     await _check_equal(store, restarted, alice.org_id)
 
 
@@ -231,7 +234,43 @@ async def test_a_snapshot_of_another_format_is_ignored(
     monkeypatch.setattr(search_indexes, "utcnow", clock)
     with caplog.at_level(logging.WARNING, logger="fincap.search"):
         await _rebuilt(store, alice.org_id, monkeypatch)
-    assert "format 99, not 1" in caplog.text
+    assert f"format 99, not {index_snapshot.FORMAT}" in caplog.text
+
+
+def _first_format(data: bytes) -> bytes:
+    """A snapshot as format 1 wrote it: the postings' CSR by term only (``freqs``), no CSR by
+    row."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    header = json.loads(bytes(arrays["header"]).decode())
+    header["format"] = 1
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    arrays["freqs"] = arrays.pop("weights")
+    del arrays["row_offsets"], arrays["row_terms"]
+    out = io.BytesIO()
+    np.savez(out, **arrays)  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+async def test_a_snapshot_of_the_first_format_is_ignored_and_rebuilt(
+    store: Store,
+    alice: Tenant,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    await _seed(store, alice.org_id)
+    await _snapshotted(store, alice.org_id, clock)
+    found = await store.search_snapshots.get(alice.org_id)
+    assert found is not None
+    await store.search_snapshots.put(alice.org_id, _first_format(found[0]), found[1])
+    with caplog.at_level(logging.WARNING, logger="fincap.search"):
+        await _rebuilt(store, alice.org_id, monkeypatch)
+    assert f"format 1, not {index_snapshot.FORMAT}" in caplog.text
+    # Without its version check, the old layout is refused as damaged, not loaded.
+    monkeypatch.setattr(index_snapshot, "FORMAT", 1)
+    with pytest.raises(index_snapshot.SnapshotError, match="damaged"):
+        index_snapshot.decode(_first_format(found[0]), embeddings.DIM)
 
 
 async def test_one_workspaces_snapshot_is_never_loaded_for_another(
