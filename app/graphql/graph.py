@@ -78,7 +78,7 @@ class GraphSession:
         self.workspaces: DataLoader[str | None, Workspace | None] = DataLoader(
             load_fn=self._load_workspaces
         )
-        self._authorized: dict[tuple[str | None, tuple[str, ...]], asyncio.Task[Context]] = {}
+        self._authorized: dict[tuple[str | None, tuple[str, ...]], asyncio.Future[Context]] = {}
         self._workspace_of: dict[str, str] = {}
         # The request's state of the graph's other parts (the transactions' DataLoaders), by
         # part: created on first use, gone with the request.
@@ -102,20 +102,28 @@ class GraphSession:
     async def authorized(self, org_id: str | None, permissions: tuple[str, ...]) -> Context:
         """``authorize`` once per request, workspace and scopes (concurrent callers share it)."""
         key = (org_id, permissions)
-        task = self._authorized.get(key)
-        if task is None:
-            task = asyncio.ensure_future(
-                authorize(
-                    self.credentials_for(org_id),
-                    self.services,
-                    permissions,
-                    needs_workspace=True,
+        shared = self._authorized.get(key)
+        if shared is not None:
+            ctx = await shared
+        else:
+            # The first caller authorizes in place (a task would cost turns of the event loop
+            # on every request); callers meanwhile await its outcome.
+            shared = asyncio.get_running_loop().create_future()
+            self._authorized[key] = shared
+            try:
+                ctx = await authorize(
+                    self.credentials_for(org_id), self.services, permissions, needs_workspace=True
                 )
-            )
-            self._authorized[key] = task
-        ctx = await task
+            except asyncio.CancelledError:
+                shared.cancel()
+                raise
+            except BaseException as exc:
+                shared.set_exception(exc)
+                shared.exception()  # retrieved: a failure nobody else awaited is not logged
+                raise
+            shared.set_result(ctx)
         # The same authorization serves callers that name the workspace explicitly.
-        self._authorized.setdefault((ctx.workspace_id, permissions), task)
+        self._authorized.setdefault((ctx.workspace_id, permissions), shared)
         return ctx
 
     async def allowed(self, slug: str, org_id: str | None) -> Context:
@@ -168,6 +176,16 @@ class GraphSession:
             return getattr(document, field)
         found = await self.load_documents(await self.workspace_of(document), [document.id])
         return getattr(found[0], field) if found else None
+
+    async def read_documents(self, ctx: Context, ids: Sequence[str]) -> list[Document]:
+        """Documents of ``ctx``'s workspace by id, read at once, in no particular order: for a
+        caller that holds its whole batch (``node``/``nodes`` at the root), which a DataLoader
+        would only delay by a turn of the event loop. The DataLoader keeps them for links."""
+        found = await documents_by_id(ctx, ids)
+        workspace_id = ctx.require_workspace()
+        self.documents.prime_many({(workspace_id, document.id): document for document in found})
+        self.remember(found, workspace_id)
+        return found
 
     async def load_documents(self, workspace_id: str, ids: Sequence[str]) -> list[Document]:
         """Documents of one workspace by id, in order; ids not found there are skipped."""

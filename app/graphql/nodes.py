@@ -3,9 +3,10 @@ r"""Global object identification: the ``Node`` interface, ``node(id:)`` and ``no
 Part of the GraphQL face. A document, an automation rule and a bank transaction are
 ``Node``\ s: their ids (``doc_…``, ``rul_…``, ``txn_…``) are unique across every workspace, so
 a client that kept one can fetch it again without knowing where it came from. The id's prefix
-says which kind of record it names. Documents are read through the request's ``GraphSession``
-DataLoader, which authorizes the request for its workspace with documents.get's scopes and
-reads only that workspace's documents; transactions are read as transactions.get reads them
+says which kind of record it names. Documents are read at once through the request's
+``GraphSession`` (``read_documents``: one read for the whole batch, kept in its DataLoader for
+links), authorized for the request's workspace with documents.get's scopes, and only that
+workspace's documents are read; transactions are read as transactions.get reads them
 (its scopes and roles), through a DataLoader, in the request's workspace only; rules are read
 as rules.list reads them, under its scopes and roles, in the request's workspace only. Another
 workspace's id is simply null, as an id of nothing is. Members are no Nodes: a member is a
@@ -56,8 +57,7 @@ class Node:
 async def _documents(info: strawberry.Info, ids: list[str]) -> dict[str, Any]:
     session = session_of(info)
     ctx = await session.authorized(None, session.permissions_of(READS_DOCUMENTS))
-    found = await session.load_documents(ctx.require_workspace(), ids)
-    return {document.id: document for document in found}
+    return {document.id: document for document in await session.read_documents(ctx, ids)}
 
 
 async def _rules(info: strawberry.Info, ids: list[str]) -> dict[str, Any]:
