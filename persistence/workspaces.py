@@ -128,9 +128,10 @@ class Workspaces:
         return await self._memberships.find_one({"workspaceId": workspace_id, "userId": user_id})
 
     async def members(self, workspace_id: str) -> list[dict[str, Any]]:
-        """The workspace's memberships (userId, role, createdAt), oldest first."""
+        """The workspace's memberships (userId, role, createdAt), oldest first; people who joined
+        in the same millisecond by user id, the order ``Workspace.members`` pages in."""
         cursor = self._memberships.find({"workspaceId": workspace_id}).sort(
-            [("createdAt", ASCENDING), ("_id", ASCENDING)]
+            [("createdAt", ASCENDING), ("userId", ASCENDING)]
         )
         return list(await cursor.to_list(None))
 

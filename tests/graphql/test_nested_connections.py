@@ -131,6 +131,25 @@ async def test_members_page_forward_and_back_like_members_list(
                     "isYou": True}  # fmt: skip
 
 
+async def test_members_who_joined_in_the_same_millisecond_page_as_members_list(
+    service: httpx.AsyncClient, store: Store, team: list[Tenant]
+) -> None:
+    """Ties on the time of joining are broken the same way by members.list and the connection
+    (by user id), so paging neither skips nor repeats anyone."""
+    alice = team[0]
+    same = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    await store.workspaces._memberships.update_many(
+        {"workspaceId": alice.org_id}, {"$set": {"createdAt": same}}
+    )
+    listed = result(await call(service, alice, "members.list", {}))["members"]
+    ids = [m["userId"] for m in listed]
+    assert ids == sorted(ids)
+    forward, backward, _ = await walk(
+        service, MEMBERS, alice.headers(), "workspace.members", "userId", 2
+    )
+    assert forward == ids and backward == ids
+
+
 async def test_members_are_the_workspaces_own_and_cursors_stay_there(
     service: httpx.AsyncClient, team: list[Tenant], bob: Tenant
 ) -> None:
