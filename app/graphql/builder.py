@@ -65,6 +65,7 @@ from app.graphql.declarations import CapabilityLike, Execute, Graph, Link, Strea
 from app.graphql.document_cache import CheckedDocuments, DocumentCache, DocumentChecks
 from app.graphql.execution import FastExecutionContext
 from app.graphql.limits import Limits, MaskUnexpectedErrors, is_safe_error
+from app.graphql.raw_links import LINK_ATTR, resolve_links_directly
 
 log = logging.getLogger("fincap.graphql")
 
@@ -204,6 +205,7 @@ def build_schema(
         execution_context_class=FastExecutionContext,
     )
     schema.documents = documents
+    resolve_links_directly(schema._schema, schema.config.info_class, to_arguments)
     return schema
 
 
@@ -224,7 +226,8 @@ def _root_type(name: str, fields: dict[str, Any]) -> type:
 
 
 def to_arguments(value: Any) -> Any:
-    """A strawberry input value as plain data with wire names; absent (UNSET) fields dropped.
+    """A strawberry input value, or graphql-core's coerced one, as plain data with wire names;
+    absent (UNSET) fields dropped, enum members as their values.
 
     Dropping them lets the pydantic model apply its own defaults, and keeps "absent" distinct
     from an explicit ``null``.
@@ -240,6 +243,8 @@ def to_arguments(value: Any) -> Any:
         return value.value
     if isinstance(value, list):
         return [to_arguments(item) for item in value]
+    if isinstance(value, dict):  # graphql-core's input object (names are wire names already)
+        return {name: to_arguments(item) for name, item in value.items()}
     return value
 
 
@@ -481,6 +486,9 @@ class _Converter:
         resolve.__annotations__ = annotations
         resolve.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
         resolve.__name__ = link.name
+        # raw_links points graphql-core straight at the link (its coerced arguments already
+        # are this plain data); strawberry's conversion stays for any field it cannot.
+        setattr(resolve, LINK_ATTR, link)
         return strawberry.field(
             resolver=resolve,
             name=link.name,

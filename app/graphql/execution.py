@@ -89,6 +89,8 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         # type and of the selection's nodes, which the kept document holds alive. None: this
         # request's document is not kept, or it skips or includes by variables.
         self._shared = self._shared_plans()
+        # Ids of the subfield sets this request took from the kept document's.
+        self._kept_sets: set[int] = set()
 
     def _shared_plans(self) -> dict[Any, Any] | None:
         context = self.context_value
@@ -158,12 +160,38 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
 
         return get_results()
 
+    def collect_subfields(self, return_type: GraphQLObjectType, field_details_list: Any) -> Any:
+        """graphql-core's subfields, kept with the document's plans: the next request of the
+        same text finds them collected (a walk of the selection a request) and their plans by
+        the collected set's identity (the kept document holds both alive)."""
+        if self._shared is None:
+            return super().collect_subfields(return_type, field_details_list)
+        memo = self._relevant_sub_fields  # graphql-core's, for the items of a list
+        known = memo.get((return_type, id(field_details_list)))
+        if known is not None:
+            return known[1]
+        key = (id(return_type), *(id(details.node) for details in field_details_list))
+        collected = self._shared.get(key)
+        if collected is None:
+            collected = super().collect_subfields(return_type, field_details_list)
+            self._shared[key] = collected
+        else:
+            memo[(return_type, id(field_details_list))] = (field_details_list, collected)
+        self._kept_sets.add(id(collected[0]))
+        return collected
+
     def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> list[Any]:
         cached = self._plans.get(id(grouped_field_set))
         if cached is not None:
             return cached[1]
         key = None
         if self._shared is not None:
+            # A kept document's subfields are collected once (``collect_subfields``), so their
+            # set's identity finds its plan without walking it.
+            kept = self._shared.get(id(grouped_field_set))
+            if kept is not None and kept[0] is grouped_field_set:
+                self._plans[id(grouped_field_set)] = kept
+                return kept[1]  # type: ignore[no-any-return]
             key = (
                 id(parent_type),
                 tuple(
@@ -182,6 +210,8 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
         if key is not None and self._shared is not None:
             self._shared[key] = plan
+            if id(grouped_field_set) in self._kept_sets:  # not a root set: new every request
+                self._shared[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
 
     def _field_completer(self, parent_type: GraphQLObjectType, field_details_list: Any) -> Any:

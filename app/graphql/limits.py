@@ -82,6 +82,13 @@ class MaskUnexpectedErrors(MaskErrors):
     def __init__(self) -> None:
         super().__init__(should_mask_error=lambda e: not is_safe_error(e), error_message="")
 
+    def _process_result(self, result: object) -> None:
+        # MaskErrors asks a runtime-checkable Protocol whether the result has errors, which
+        # walks the protocol's members on every request; the attribute itself is enough.
+        errors = getattr(result, "errors", None)
+        if errors:
+            result.errors = self._process_errors(errors)  # type: ignore[attr-defined]
+
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         return GraphQLError(
             INTERNAL_ERROR,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from decimal import Decimal
+from typing import Any
 
 import httpx
 import pytest
+from graphql.execution import executor
 
 from persistence.store import Store
 from resolvers.framework.registry import Registry
@@ -102,3 +104,27 @@ async def test_a_kept_document_reuses_its_plans_and_answers_each_request_alike(
     wanted = await gql(service, INCLUDED, {"id": "doc_a3", "more": True}, alice.headers())
     lines = wanted["data"]["node"]["lineItems"]
     assert lines and all(set(line) == {"description", "amount"} for line in lines), lines
+
+
+async def test_a_kept_document_collects_its_subfields_once(
+    service: httpx.AsyncClient, two: tuple[Tenant, Tenant], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Document's subfields of a kept document are collected by its first request; the
+    next requests of the same text take them (and their plans) from the document."""
+    alice, _ = two
+    collected: list[str] = []
+    original = executor.collect_subfields
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        collected.append(args[4].name)  # the return type's name
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(executor, "collect_subfields", counting)
+    answers = [
+        (await gql(service, NODE, {"id": document_id}, alice.headers()))["data"]["node"]
+        for document_id in ("doc_a1", "doc_a2", "doc_a1")
+    ]
+    assert "Document" in collected
+    assert collected.count("Document") == 1, collected
+    assert answers[0] == answers[2] and answers[1]["id"] == "doc_a2"
+    assert answers[0]["merchant"] == "Lidl" and answers[1]["merchant"] != "Lidl"
