@@ -9,7 +9,7 @@ ends every access and refresh token in it at once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -94,7 +94,7 @@ class OAuthClients:
         if record is None:
             return None
         unused_until = record.get("unusedUntil")
-        if unused_until is not None and as_utc(unused_until) <= utcnow():
+        if unused_until is not None and unused_until <= utcnow():
             return None
         return dict(record["metadata"])
 
@@ -115,7 +115,7 @@ class OAuthClients:
             .sort("createdAt", ASCENDING)
             .limit(limit)
         )
-        return [as_utc(row["createdAt"]) for row in await cursor.to_list(None)]
+        return [row["createdAt"] for row in await cursor.to_list(None)]
 
     async def unused_count(self, limit: int) -> int:
         """How many registered clients are still waiting for a first use (counted up to
@@ -200,7 +200,7 @@ class OAuthTokens:
         record = await self._col.find_one(
             {"_id": digest(secret), "kind": kind, "revokedAt": None, "rotatedAt": None}
         )
-        if record is None or as_utc(record["expiresAt"]) <= utcnow():
+        if record is None or record["expiresAt"] <= utcnow():
             return None
         return record
 
@@ -302,8 +302,3 @@ class OAuthConsents:
     async def forget_for_membership(self, user_id: str, workspace_id: str) -> int:
         result = await self._col.delete_many({"userId": user_id, "workspaceId": workspace_id})
         return int(result.deleted_count)
-
-
-def as_utc(moment: datetime) -> datetime:
-    """BSON dates are UTC; mongomock gives them back naive."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

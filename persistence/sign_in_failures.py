@@ -16,7 +16,6 @@ from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
 from persistence.ids import utcnow
-from persistence.oauth import as_utc
 
 FORGET_AFTER = timedelta(days=1)
 # Compare-and-set rounds one attempt tries before it is told to wait a moment.
@@ -61,11 +60,11 @@ class SignInFailures:
             now = utcnow()
             now = now.replace(microsecond=now.microsecond // 1000 * 1000)
             record: dict[str, Any] | None = await self._col.find_one({"_id": key})
-            stale = record is None or as_utc(record["lastFailureAt"]) < now - fresh_after
+            stale = record is None or record["lastFailureAt"] < now - fresh_after
             if record is not None and not stale:
                 until = record.get("lockedUntil")
-                if until is not None and as_utc(until) > now:
-                    return as_utc(until)
+                if until is not None and until > now:
+                    return until
             failures = 1 if stale else int(record["failures"]) + 1  # type: ignore[index]
             wait = wait_after(failures)
             locked_until = now + wait if wait is not None else None

@@ -14,7 +14,6 @@ from typing import Any
 from mcp.server.auth.provider import AccessToken, RefreshToken
 from mcp.shared.auth_utils import check_resource_allowed
 
-from persistence.oauth import as_utc
 from persistence.store import Store
 
 ACCESS_PREFIX = "fat_"
@@ -40,7 +39,7 @@ class FincapAccessToken(AccessToken):
 
 
 def epoch(moment: datetime) -> int:
-    return int(as_utc(moment).timestamp())
+    return int(moment.timestamp())
 
 
 def bound_fields(record: dict[str, Any]) -> dict[str, Any]:

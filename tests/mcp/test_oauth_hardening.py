@@ -18,7 +18,6 @@ from starlette.applications import Starlette
 from app.config import Settings
 from persistence import sign_in_failures
 from persistence.ids import utcnow
-from persistence.oauth import as_utc
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.services import oauth, sign_in_throttle
@@ -389,7 +388,7 @@ async def test_each_further_failure_doubles_the_wait(
             record = await store.db["sign_in_failures"].find_one({"_id": {"$regex": "^account:"}})
             assert record is not None
             until = record.get("lockedUntil")
-            seconds = (as_utc(until) - throttle_clock()).total_seconds() if until else 0
+            seconds = (until - throttle_clock()).total_seconds() if until else 0
             waits.append(round(seconds) if seconds > 0 else None)
             throttle_clock.advance(seconds)  # the next guess made once the wait is over
     assert waits == [None] * (ACCOUNT_FREE_FAILURES - 1) + [1, 2, 4, 8]
