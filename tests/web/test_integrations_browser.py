@@ -28,6 +28,7 @@ from tests.web.dashboard_live import (
     chromium,
     cli,
     fake_xero_env,
+    one_store,
     prepare,
     result,
     serving,
@@ -50,8 +51,9 @@ def xero() -> Iterator[FakeXero]:
 def setup(tmp_path_factory: pytest.TempPathFactory, xero: FakeXero) -> Iterator[Any]:
     """The live server with 12 demo documents, and Bea: an account that joins as a member."""
     data_dir = tmp_path_factory.mktemp("integrations") / "data"
-    boot = prepare(data_dir, 12)
-    bea = cli(data_dir, "admin", "bootstrap", "--email", MEMBER, "--workspace", "Bea's books")
+    with one_store(data_dir):
+        boot = prepare(data_dir, 12)
+        bea = cli(data_dir, "admin", "bootstrap", "--email", MEMBER, "--workspace", "Bea's books")
     with serving(data_dir, boot, fake_xero_env(xero.url)) as server:
         server.join(bea, MEMBER)
         yield server, bea
@@ -97,6 +99,14 @@ def text(page: Page, selector: str) -> str:
 
 
 def open_integrations(page: Page, live: LiveDashboard) -> None:
+    """The Integrations page, freshly rendered. From another ``#/…`` route of the dashboard,
+    navigating is only a change of fragment: the old page stays in the document until the new
+    render replaces it, so a wait for ``#xero-state`` could pass on the old page and the next
+    click land on a button the render then removes (``test_connect_the_fake_xero_and_send``'s
+    de-DE run once clicked a Disconnect confirmation that was gone, and waited 60 s for a
+    disconnect never sent). A blank page first makes it a new document."""
+    page.go("about:blank")
+    page.wait("location.href === 'about:blank'")
     page.go(f"{live.base}/app/#/integrations")
     page.wait(f"!!{STATE} && !document.querySelector('#main').hasAttribute('aria-busy')")
 
@@ -136,7 +146,12 @@ def test_connect_the_fake_xero_and_send(
             page.wait("!!document.querySelector('#confirm-disconnect-xero')")
             assert "Disconnect Xero?" in text(page, "#xero-actions")
             page.click("#confirm-disconnect-xero")
-            page.wait(f"{STATE}?.innerText === 'Not connected.'")
+            # The state, or an error shown in its place (then the assertion below says which).
+            page.wait(
+                f"{STATE}?.innerText === 'Not connected.'"
+                " || !!document.querySelector('#xero-actions .error')"
+            )
+            assert text(page, "#xero-state") == "Not connected.", text(page, "#main")
             listed = result(live.call("integrations.list", {}))["integrations"]
             assert {i["id"]: i["status"] for i in listed}["xero"] == "available"
         assert text(page, "#xero-state") == "Not connected."
