@@ -27,6 +27,7 @@ from tests.web.dashboard_live import (
     chromium,
     cli,
     colour_share,
+    one_store,
     prepare,
     serving,
 )
@@ -44,8 +45,19 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def boot(data_dir: Path) -> dict[str, Any]:
-    return prepare(data_dir, DEMO_DOCUMENTS)
+def accounts(data_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The owner's account (``boot``) and the teammate's, made on one store."""
+    with one_store(data_dir):
+        owner = prepare(data_dir, DEMO_DOCUMENTS)
+        other = cli(
+            data_dir, "admin", "bootstrap", "--email", TEAMMATE, "--workspace", "Bea's books"
+        )
+    return owner, other
+
+
+@pytest.fixture(scope="module")
+def boot(accounts: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+    return accounts[0]
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +67,10 @@ def live(data_dir: Path, boot: dict[str, Any], teammate: dict[str, Any]) -> Iter
 
 
 @pytest.fixture(scope="module")
-def teammate(data_dir: Path, boot: dict[str, Any]) -> dict[str, Any]:
+def teammate(accounts: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
     """A second person with an account (and a workspace of their own), made before the server
     starts (the CLI opens the store itself): the owner invites them in the members test."""
-    return cli(data_dir, "admin", "bootstrap", "--email", TEAMMATE, "--workspace", "Bea's books")
+    return accounts[1]
 
 
 @pytest.fixture(scope="module")

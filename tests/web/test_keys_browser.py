@@ -29,7 +29,16 @@ from tests.integrations.fakes import CLIENT_ID, CLIENT_SECRET, FakeXero
 from tests.integrations.fakes import serving as fake_serving
 from tests.outbound import LOOPBACK_FAKES
 from tests.requires import requires
-from tests.web.dashboard_live import EMAIL, LiveDashboard, Page, chromium, cli, prepare, serving
+from tests.web.dashboard_live import (
+    EMAIL,
+    LiveDashboard,
+    Page,
+    chromium,
+    cli,
+    one_store,
+    prepare,
+    serving,
+)
 from tests.web.test_dashboard_sign_in_browser import fresh_browser
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
@@ -58,11 +67,12 @@ def xero() -> Iterator[FakeXero]:
 def workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The data directory and, per locale, the workspace and bootstrap output it works with."""
     data_dir = tmp_path_factory.mktemp("keys") / "data"
-    boots = {"en-US": prepare(data_dir, 3)}
-    boots["de-DE"] = cli(
-        data_dir, "admin", "bootstrap", "--email", EMAIL, "--workspace", "Eckladen"
-    )
-    cli(data_dir, "demo", "load", "--org", boots["de-DE"]["orgId"], "--count", "3")
+    with one_store(data_dir):
+        boots = {"en-US": prepare(data_dir, 3)}
+        boots["de-DE"] = cli(
+            data_dir, "admin", "bootstrap", "--email", EMAIL, "--workspace", "Eckladen"
+        )
+        cli(data_dir, "demo", "load", "--org", boots["de-DE"]["orgId"], "--count", "3")
     return {"data_dir": data_dir, "boots": boots}
 
 
