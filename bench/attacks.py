@@ -41,7 +41,7 @@ from domain.documents import UNFINISHED
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from persistence.embedded import free_port
+from persistence.embedded import free_port, shared_embedded_store
 from tests.hardening.bombs import blank_pdf, many_recipients_mail, nested_mail, png_bomb
 from tests.live import start_serve
 
@@ -98,21 +98,24 @@ def start_server(data_dir: Path, documents: int = 200) -> Server:
         # (chosen again at each start, like the HTTP port) below.
         "FINCAP_INBOUND_SECRET": INBOUND_SECRET,
     }
-    attacker = admin(
-        env, "admin", "bootstrap", "--email", "mallory@example.com", "--workspace", "M"
-    )
-    victim = admin(env, "admin", "bootstrap", "--email", VICTIM_EMAIL, "--workspace", "V")
-    for tenant in (attacker, victim):
-        admin(env, "demo", "load", "--org", tenant["orgId"], "--count", str(documents))
-    # The victim signs in on the OAuth page during the sign-in burst (issue 35, H2).
-    subprocess.run(
-        [sys.executable, "-m", "app.cli", "admin", "set-password", "--email", VICTIM_EMAIL],
-        env=env,
-        input=VICTIM_PASSWORD,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    # One store for the five commands, which join it as they join a running `fincap serve`
+    # (each would otherwise start and stop a private one); stopped before the server starts.
+    with shared_embedded_store(data_dir, publish=True):
+        attacker = admin(
+            env, "admin", "bootstrap", "--email", "mallory@example.com", "--workspace", "M"
+        )
+        victim = admin(env, "admin", "bootstrap", "--email", VICTIM_EMAIL, "--workspace", "V")
+        for tenant in (attacker, victim):
+            admin(env, "demo", "load", "--org", tenant["orgId"], "--count", str(documents))
+        # The victim signs in on the OAuth page during the sign-in burst (issue 35, H2).
+        subprocess.run(
+            [sys.executable, "-m", "app.cli", "admin", "set-password", "--email", VICTIM_EMAIL],
+            env=env,
+            input=VICTIM_PASSWORD,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     smtp_ports: list[int] = []
 
     def serve_env(base: str) -> dict[str, str]:
