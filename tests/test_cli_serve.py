@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from persistence.embedded import STATE_FILE
+from persistence.embedded import STATE_FILE, shared_embedded_store
 from tests.live import READY_DEADLINE_S, start_serve
 from tests.requires import requires
 
@@ -124,9 +124,11 @@ def test_admin_reindex_embeds_what_has_no_vector(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
     org = boot["orgId"]
-    loaded = admin_like(data_dir, "demo", "load", "--org", org, "--count", "12")
-    assert loaded["inserted"] == 12
-    assert admin_like(data_dir, "admin", "reindex", "--org", org)["reindexed"] == {org: 0}
-    redone = admin_like(data_dir, "admin", "reindex", "--all")
+    # The next three join one store (each would start and stop a private one: seconds each).
+    with shared_embedded_store(data_dir, publish=True):
+        loaded = admin_like(data_dir, "demo", "load", "--org", org, "--count", "12")
+        assert loaded["inserted"] == 12
+        assert admin_like(data_dir, "admin", "reindex", "--org", org)["reindexed"] == {org: 0}
+        redone = admin_like(data_dir, "admin", "reindex", "--all")
     assert redone["reindexed"] == {org: 12}
     assert "multilingual" in redone["model"]
