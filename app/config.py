@@ -37,9 +37,9 @@ from engines.outbound import OutboundPolicy
 
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
+    from resolvers.framework.sources_config import SourceConfig
     from resolvers.services.events import EventLimits
     from resolvers.services.search_indexes import SearchConfig
-    from resolvers.services.sources_config import SourceConfig
 
 # The largest upload (domain.uploads) is ~13.4 MB in base64, plus JSON: tests/test_upload_limits.py
 # checks that it fits.
@@ -673,7 +673,7 @@ class _ServiceSettings(_FromNamedVariables):
         # Imported here, as search_config's: importing the resolvers package would make every
         # importer of the settings (the CLI, the analysis and rule-reading processes, which
         # start by importing the entry point) load the whole server.
-        from resolvers.services.sources_config import SourceConfig
+        from resolvers.framework.sources_config import SourceConfig
 
         return SourceConfig(
             inbound_domain=self.inbound_domain.lower(),

@@ -34,8 +34,8 @@ from resolvers import build_registry
 from resolvers.framework.auth import authenticate
 from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
+from resolvers.framework.services import Services
 from resolvers.services.client_addresses import TrustedProxies
-from resolvers.services.container import Services
 
 
 async def sender_authenticates(scope: Scope) -> bool:

@@ -25,7 +25,7 @@ from starlette.routing import Route
 from app.metrics import Metrics
 from engines.ocr_availability import installed_ocr_engines
 from resolvers.framework.errors import STORE_RETRY_AFTER_S
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from resolvers.services.disk_space import MB
 
 # How long /healthz waits for the store's free space (a call to MongoDB; instant when embedded).

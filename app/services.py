@@ -27,14 +27,15 @@ from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
 from resolvers.framework.registry import Registry
+from resolvers.framework.services import Services
+from resolvers.framework.sources_config import SourceConfig
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
-from resolvers.services.container import Services
 from resolvers.services.disk_space import CACHE_S, MB, DiskSpace
 from resolvers.services.events import EventHub
+from resolvers.services.oauth_registration import HeldAddresses
 from resolvers.services.processing import Analyzer
 from resolvers.services.search_indexes import SearchIndexes
-from resolvers.services.sources_config import SourceConfig
 
 
 def build_services(
@@ -82,6 +83,8 @@ def build_services(
         connectors=connectors or connectors_from(settings),
         outbound=outbound or settings.outbound_policy(),
         events=EventHub(store, settings.base_url, settings.event_limits()),
+        registration_holds=HeldAddresses(),
+        new_analyzer=Analyzer,
         disk=disk or disk_space_of(settings, store),
     )
 

@@ -26,7 +26,7 @@ from persistence.errors import store_error_of
 from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
 from resolvers.framework.job_kinds import JobKinds, RunAgain
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from resolvers.services.intake import SWEEP_EVERY_S
 from resolvers.services.recovery import sweep
 

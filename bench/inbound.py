@@ -41,8 +41,8 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
+from resolvers.framework.services import Services
 from resolvers.services import accounts
-from resolvers.services.container import Services
 from resolvers.services.processing import Analyzer
 
 PDF = (

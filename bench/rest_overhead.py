@@ -41,9 +41,9 @@ from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers.framework.context import Credentials
 from resolvers.framework.invoke import authorize
+from resolvers.framework.services import Services
 from resolvers.framework.usage_meter import ApiCallMeter, flushing
 from resolvers.services import accounts
-from resolvers.services.container import Services
 
 
 class NoMeter(ApiCallMeter):

@@ -29,8 +29,8 @@ from persistence.workspaces import Role
 from resolvers import build_job_kinds, build_registry
 from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
+from resolvers.framework.services import Services
 from resolvers.services import accounts
-from resolvers.services.container import Services
 from resolvers.services.processing import Analyzer
 from tests import (
     hypothesis_profiles,  # noqa: F401  (loads the ci or full profile for every test)

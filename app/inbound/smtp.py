@@ -28,7 +28,7 @@ from resolvers.framework.errors import (
     ServiceUnavailable,
     capability_error_of,
 )
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from resolvers.services.inbound_email import InboundRejected, accept_email, workspace_for
 
 log = logging.getLogger("fincap.smtp")

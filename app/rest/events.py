@@ -35,7 +35,7 @@ from app.rest.routes import PlainRoute, permissions_of
 from resolvers.framework.context import Credentials
 from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from resolvers.services.events import Subscription, open_stream, watch
 from schema.events import DocumentEvent
 

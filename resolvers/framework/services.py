@@ -2,35 +2,104 @@
 
 Built in one place, ``app.services.build_services``, from the settings; the framework's
 ``Context`` carries it to every call.
+
+It lives in the framework because ``Context``, ``invoke()`` and the job kinds name it, and the
+framework imports nothing above it (type hints included: the ``resolvers-rooms`` contract
+counts them). The parts implemented by a service room (the event hub, the search indexes, the
+disk-space floor, the OAuth registration holds, the analyzer) are named here by the Protocols
+below: what the framework and the container's users outside that room call on them. The room
+that owns one gets its own class back where it needs more (``events.hub_of``,
+``search_indexes.indexes_of``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
+from engines.analysis import Analysis
 from engines.billing.plans import PlanCatalog
 from engines.connectors.catalog import Connectors
 from engines.keyring import Keyring
 from engines.outbound import OutboundPolicy
+from engines.ranking.search_index import SearchIndex
 from engines.rules.config import AutomationConfig
+from engines.thumbnail import Preview
+from persistence.access_changes import AccessChange
 from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
+from resolvers.framework.sources_config import SourceConfig
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
-from resolvers.services.disk_space import DiskSpace, unlimited
-from resolvers.services.events import EventHub
-from resolvers.services.oauth_registration import HeldAddresses
-from resolvers.services.search_indexes import SearchIndexes
-from resolvers.services.sources_config import SourceConfig
 
 if TYPE_CHECKING:
     from engines.currency import RateBook
     from engines.help_center import HelpCenter
     from resolvers.framework.registry import Registry
-    from resolvers.services.processing import Analyzer
+
+
+class LiveEvents(Protocol):
+    """The process's live event hub (``resolvers.services.events.EventHub``), as the container
+    wires it to the store's revocations and membership changes, and as a server stops it.
+    Subscribing and watching are the events room's own (``events.hub_of``)."""
+
+    on_access_change: list[Callable[[AccessChange], None]]
+
+    def credential_ended(self, key_id: str) -> None: ...
+
+    def membership_changed(self, user_id: str, workspace_id: str) -> None: ...
+
+    def subscribers(self, workspace_id: str | None = None) -> int: ...
+
+    async def close(self) -> None: ...
+
+
+class RankedSearch(Protocol):
+    """The per-workspace search indexes (``resolvers.services.search_indexes.SearchIndexes``):
+    a workspace's fresh index, and a query's vector."""
+
+    async def fresh(self, store: Store, workspace_id: str) -> SearchIndex: ...
+
+    async def query_vector(self, text: str) -> npt.NDArray[np.float32] | None: ...
+
+
+class FreeSpace(Protocol):
+    """The store's free disk space and the intake's floor
+    (``resolvers.services.disk_space.DiskSpace``)."""
+
+    min_free_bytes: int
+
+    async def free_bytes(self) -> int | None: ...
+
+    def last_seen(self) -> int | None: ...
+
+    async def low(self, incoming: int = 0) -> bool: ...
+
+    async def require_room(self, incoming: int = 0) -> None: ...
+
+
+class AddressHolds(Protocol):
+    """Addresses refused OAuth client registration lately
+    (``resolvers.services.oauth_registration.HeldAddresses``)."""
+
+    def wait(self, address: str) -> int | None: ...
+
+    def hold(self, address: str, seconds: int) -> None: ...
+
+
+class DocumentAnalyzer(Protocol):
+    """Analysis off the event loop (``resolvers.services.processing.Analyzer``)."""
+
+    async def __call__(self, data: bytes, mime: str, **hints: Any) -> Analysis: ...
+
+    async def preview(self, data: bytes, mime: str) -> Preview: ...
+
+    def ready(self) -> bool: ...
 
 
 def _nothing() -> None:
@@ -55,7 +124,7 @@ class Services:
     # Inbound sources: receiving domain, WhatsApp Graph, mailbox polling.
     sources: SourceConfig
     # Ranked search: per-workspace indexes in memory and query embeddings.
-    search: SearchIndexes
+    search: RankedSearch
     # Billing: the plan catalog (FINCAP_BILLING_PLANS), the API-call tally invoke() adds to,
     # and the clock billing periods are measured with (tests move it).
     plans: PlanCatalog
@@ -66,14 +135,16 @@ class Services:
     # Every connection opened on a tenant's behalf goes through it (FINCAP_OUTBOUND_ALLOW).
     outbound: OutboundPolicy
     # Live document events: this process's subscribers and the fan-out to them.
-    events: EventHub
+    events: LiveEvents
     # Addresses whose OAuth client registrations are refused for now (oauth_registration).
-    registration_holds: HeldAddresses = field(default_factory=HeldAddresses)
+    registration_holds: AddressHolds
     # The store's free disk space: intake is refused below FINCAP_MIN_FREE_DISK_MB.
-    disk: DiskSpace = field(default_factory=unlimited)
+    disk: FreeSpace
+    # Makes the analyzer of a process that was given none (``get_analyzer``).
+    new_analyzer: Callable[[], DocumentAnalyzer]
     # None: made on first use (``rate_book``, ``get_analyzer``).
     rates: RateBook | None = None
-    analyzer: Analyzer | None = None
+    analyzer: DocumentAnalyzer | None = None
     # The capabilities, for work that calls one on a user's behalf (automation rules send
     # documents through integrations.send); None where no registry was built.
     registry: Registry | None = None
@@ -92,10 +163,8 @@ class Services:
         self.store.workspaces.on_membership_change.append(self.events.membership_changed)
         self.events.on_access_change.append(self.auth_cache.forget_change)
 
-    def get_analyzer(self) -> Analyzer:
-        from resolvers.services.processing import Analyzer
-
-        return self.analyzer or Analyzer()
+    def get_analyzer(self) -> DocumentAnalyzer:
+        return self.analyzer or self.new_analyzer()
 
     def help_center(self) -> HelpCenter:
         """The process's help-center index (built at start-up by the app factory)."""

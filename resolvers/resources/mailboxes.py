@@ -40,7 +40,7 @@ from schema.mailboxes import (
 )
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.mailboxes")
 SOURCE = "email"

@@ -32,8 +32,8 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, Forbidden, NotFound, store_errors
 from resolvers.framework.job_kinds import RunAgain, job_kind
 from resolvers.framework.registry import MANAGERS, MEMBERS, ApprovalGate, capability
+from resolvers.framework.services import Services
 from resolvers.framework.validation import describe_validation_error
-from resolvers.services.container import Services
 from resolvers.services.rule_reading import read_sentence_off_loop
 from resolvers.services.rule_runner import (
     RESUME_CAPABILITY,

@@ -50,7 +50,7 @@ from schema.whatsapp import (
 )
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.whatsapp")
 SOURCE = "whatsapp"

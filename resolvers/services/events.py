@@ -59,6 +59,7 @@ from resolvers.framework.errors import (
     store_errors,
 )
 from resolvers.framework.invoke import authorize
+from resolvers.framework.services import Services
 from resolvers.services.document_views import ALL_FIELDS, projected_view
 from resolvers.services.stream_access import (
     AccessSignal,
@@ -74,7 +75,7 @@ from schema.events import DocumentEvent
 
 if TYPE_CHECKING:
     from persistence.store import Store
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.events")
 
@@ -577,6 +578,15 @@ def _other_process(one: ObjectId, other: ObjectId) -> bool:
     return one.binary[4:9] != other.binary[4:9]
 
 
+def hub_of(services: Services) -> EventHub:
+    """The process's event hub, as this module's class: the container names it by the part the
+    framework and a server's stop call (``LiveEvents``); subscribing and watching an
+    authorization are this room's. ``build_services`` puts no other kind there."""
+    hub = services.events
+    assert isinstance(hub, EventHub), hub
+    return hub
+
+
 async def open_stream(
     credentials: Credentials,
     services: Services,
@@ -588,18 +598,17 @@ async def open_stream(
     workspace's events. The caps are checked first on the cached authorization: a flood of
     streams past them costs no store read (1,000 at once held another workspace's calls up to
     6 s when each was read from the store first)."""
+    hub = hub_of(services)
     known = await authorize(credentials, services, PERMISSIONS, needs_workspace=True)
-    services.events.check_caps(known.require_workspace(), known.principal)
+    hub.check_caps(known.require_workspace(), known.principal)
     ctx = await authorize(credentials, services, PERMISSIONS, needs_workspace=True, fresh=True)
     # A store lost while the stream opens (its grant, the events it resumes from or already
     # knows) is the 503 every other read answers, not an unexpected error.
     with store_errors():
         grant = await grant_now(ctx, PERMISSIONS, services)
-        subscription = await services.events.subscribe(
-            ctx.require_workspace(), ctx.principal, after, accepts
-        )
+        subscription = await hub.subscribe(ctx.require_workspace(), ctx.principal, after, accepts)
     subscription.grant = grant
-    subscription.recheck_in = next_check_in(ctx.principal, services.events.limits.recheck)
+    subscription.recheck_in = next_check_in(ctx.principal, hub.limits.recheck)
     return ctx, subscription
 
 
@@ -615,7 +624,7 @@ async def watch(
     its ``CapabilityError`` (after the subscription is closed), which the face shows as the
     stream's last message; no event is delivered between the change and the check.
     """
-    limits = services.events.limits
+    limits = hub_of(services).limits
     loop = asyncio.get_running_loop()
     check_at = loop.time() + subscription.recheck_in
     quiet_until = loop.time() + limits.heartbeat

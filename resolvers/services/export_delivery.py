@@ -22,7 +22,7 @@ from resolvers.framework.job_kinds import job_kind
 from resolvers.services.integration_connections import access_token, connector_of
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.exports")
 DELIVER_EXPORT = "deliver-export"

@@ -33,7 +33,7 @@ from resolvers.services.intake import IntakeBusy, IntakeDuplicate
 from resolvers.services.pipeline import Original, receive_item
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 SOURCE = "inbound-email"
 # Reading one message, bounded as it is, takes well under a second; past this the sender is

@@ -48,7 +48,7 @@ from persistence.units import Unit
 from resolvers.framework.errors import ServiceUnavailable
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.intake")
 # A ``writing`` intake lasts as long as storing its originals (tens of megabytes at most): one

@@ -30,7 +30,7 @@ from engines.keyring import InvalidToken
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadGateway, BadRequest, Forbidden, NotFound
 from resolvers.framework.registry import MANAGERS
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 
 STATE_PURPOSE = "integration-connect-state"
 TOKENS_PURPOSE = "integration-tokens"

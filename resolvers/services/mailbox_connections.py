@@ -14,7 +14,7 @@ from engines.connectors.imap import ImapMailbox
 from engines.keyring import InvalidToken, Keyring
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 PASSWORD_PURPOSE = "mailbox-password"
 

@@ -30,6 +30,7 @@ from pydantic import AnyUrl
 
 from persistence.ids import utcnow
 from persistence.store import Store
+from resolvers.framework.services import AddressHolds
 
 MAX_REGISTRATION_BYTES = 16 * 1024
 MAX_CLIENT_NAME = 120
@@ -147,7 +148,7 @@ class HeldAddresses:
 THROTTLED = f"at most {REGISTRATIONS_PER_ADDRESS} registrations an hour from one address"
 
 
-async def admit_registration(store: Store, address: str, held: HeldAddresses) -> None:
+async def admit_registration(store: Store, address: str, held: AddressHolds) -> None:
     """``RegistrationThrottled`` when ``address`` registered too many clients in the window,
     or too many clients are waiting for their first use."""
     if (wait_s := held.wait(address)) is not None:

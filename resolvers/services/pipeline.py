@@ -42,7 +42,7 @@ from resolvers.services.pipeline_steps import (
 )
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.processing")
 PROCESS_DOCUMENT = "process-document"

@@ -14,7 +14,7 @@ from engines.analysis import Analysis
 from persistence.documents import StoredDocument, StoredFile
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 
 @dataclass(frozen=True)

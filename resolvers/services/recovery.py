@@ -32,7 +32,7 @@ from resolvers.services.intake import sweep as sweep_intakes
 from resolvers.services.pipeline import PROCESS_DOCUMENT, enqueue_processing
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.recovery")
 # An intake writes its documents and then its activity item within a second: a document this old

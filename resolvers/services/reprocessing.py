@@ -39,7 +39,7 @@ from resolvers.services.pipeline_steps import (
 )
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 REPROCESS_DOCUMENT = "reprocess-document"
 VIA = "reprocess"

@@ -37,7 +37,7 @@ from resolvers.framework.approval_gate import requester_of
 from resolvers.framework.context import Context, Principal
 from resolvers.framework.errors import CapabilityError, NotFound
 from resolvers.framework.invoke import invoke_as
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from resolvers.services.document_edits import edit_entries, with_summary
 from resolvers.services.document_views import full_view, jsonable
 from schema.rules import TRANSACTION_MATCHED, RuleAction, RuleDefinition

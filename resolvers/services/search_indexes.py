@@ -69,6 +69,7 @@ from persistence.documents import (
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.errors import BadRequest
+from resolvers.framework.services import Services
 from resolvers.services.filter_columns import FILTER_ROOTS, FilterColumns
 
 log = logging.getLogger("fincap.search")
@@ -266,6 +267,15 @@ class SearchIndexes:
         if len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
         return vector
+
+
+def indexes_of(services: Services) -> SearchIndexes:
+    """The process's search indexes, as this module's class: the container names them by the
+    part others call (``RankedSearch``); ranked search reads their configuration and filters
+    with them too. ``build_services`` puts no other kind there."""
+    indexes = services.search
+    assert isinstance(indexes, SearchIndexes), indexes
+    return indexes
 
 
 def _meta(workspace_id: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from resolvers.framework.errors import AccessChanged, MissingScope
 from resolvers.framework.invoke import authorize
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 
 class AccessSignal(Exception):  # a signal, not an error

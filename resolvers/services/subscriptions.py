@@ -36,7 +36,7 @@ from resolvers.framework.errors import BadRequest, Conflict, NotFound
 from resolvers.framework.job_kinds import RunAgain, job_kind
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.billing")
 

@@ -24,7 +24,7 @@ from resolvers.framework.errors import NotFound
 from resolvers.framework.job_kinds import job_kind
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 MAKE_THUMBNAIL = "make-thumbnail"
 

@@ -32,7 +32,7 @@ from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
 from persistence.store import Store
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from resolvers.services.intake import IntakeDuplicate
 from resolvers.services.pipeline import (
     PROCESS_DOCUMENT,

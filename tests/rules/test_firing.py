@@ -17,8 +17,8 @@ from app.services import build_services
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
+from resolvers.framework.services import Services
 from resolvers.resources import documents, files, rules, workspaces
-from resolvers.services.container import Services
 from resolvers.services.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
