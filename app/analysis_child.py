@@ -4,9 +4,10 @@ parent.
 OCR and PDF rendering of one hostile file can ask for gigabytes; under ``RLIMIT_DATA`` the
 allocation fails inside that process (a ``MemoryError`` or a failed render, reported as this
 file's failure) or, at worst, the process dies and the pool is replaced
-(``resolvers.services.processing.Analyzer``) — the server and the other files are not touched.
-``RLIMIT_DATA`` counts the heap and private mappings (what decoding and rendering allocate), not
-the shared libraries and model files mapped in, so the limit means memory, not address space.
+(``resolvers.services.processing.analyzer.Analyzer``) — the server and the other files are not
+touched. ``RLIMIT_DATA`` counts the heap and private mappings (what decoding and rendering
+allocate), not the shared libraries and model files mapped in, so the limit means memory, not
+address space.
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@ from engines.outbound import OutboundPolicy
 if TYPE_CHECKING:
     from engines.billing.plans import PlanCatalog
     from resolvers.framework.sources_config import SourceConfig
-    from resolvers.services.events import EventLimits
-    from resolvers.services.search_indexes import SearchConfig
+    from resolvers.services.documents.search_indexes import SearchConfig
+    from resolvers.services.events.hub import EventLimits
 
 # The largest upload (domain.uploads) is ~13.4 MB in base64, plus JSON: tests/test_upload_limits.py
 # checks that it fits.
@@ -559,7 +559,7 @@ class _ServiceSettings(_FromNamedVariables):
     @field_validator("trusted_proxies")
     @classmethod
     def _proxies_valid(cls, value: str) -> str:
-        from resolvers.services.client_addresses import TrustedProxies
+        from resolvers.services.auth.client_addresses import TrustedProxies
 
         TrustedProxies.from_setting(value)  # a ValueError names the entry that does not fit
         return value
@@ -644,8 +644,8 @@ class _ServiceSettings(_FromNamedVariables):
         }
 
     def event_limits(self) -> EventLimits:
-        """The live event hub's bounds (``resolvers.services.events``)."""
-        from resolvers.services.events import EventLimits
+        """The live event hub's bounds (``resolvers.services.events.hub``)."""
+        from resolvers.services.events.hub import EventLimits
 
         return EventLimits(
             queue=self.events_queue,
@@ -658,7 +658,7 @@ class _ServiceSettings(_FromNamedVariables):
 
     def search_config(self) -> SearchConfig:
         """How ranked search finds meaning, from these settings."""
-        from resolvers.services.search_indexes import SearchConfig
+        from resolvers.services.documents.search_indexes import SearchConfig
 
         return SearchConfig(
             semantic=self.embeddings,

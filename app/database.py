@@ -12,7 +12,7 @@ from persistence.embedded import shared_embedded_store
 from persistence.embedded_supervisor import supervising
 from persistence.health import StoreHealth
 from persistence.store import Store
-from resolvers.services.search_indexes import model_vectorizer
+from resolvers.services.documents.search_indexes import model_vectorizer
 
 
 @contextlib.asynccontextmanager

@@ -35,7 +35,7 @@ from resolvers.framework.auth import authenticate
 from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
 from resolvers.framework.services import Services
-from resolvers.services.client_addresses import TrustedProxies
+from resolvers.services.auth.client_addresses import TrustedProxies
 
 
 async def sender_authenticates(scope: Scope) -> bool:

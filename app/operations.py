@@ -26,7 +26,7 @@ from app.metrics import Metrics
 from engines.ocr_availability import installed_ocr_engines
 from resolvers.framework.errors import STORE_RETRY_AFTER_S
 from resolvers.framework.services import Services
-from resolvers.services.disk_space import MB
+from resolvers.services.processing.disk_space import MB
 
 # How long /healthz waits for the store's free space (a call to MongoDB; instant when embedded).
 DISK_PROBE_S = 0.5

@@ -19,9 +19,9 @@ from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services.processing import Analyzer
-from resolvers.services.recovery import recover_at_start_up
-from resolvers.services.rule_reading import stop_reading_process, use_reading_process
+from resolvers.services.processing.analyzer import Analyzer
+from resolvers.services.processing.recovery import recover_at_start_up
+from resolvers.services.rules.rule_reading import stop_reading_process, use_reading_process
 
 log = logging.getLogger("fincap.outbound")
 
@@ -59,11 +59,12 @@ async def running_workers(
     The pool's ``services`` (store, analyzer over the analysis processes, rates, the server's
     ``keyring`` and a wake-up for the pool) are the process's services. ``on_job(kind,
     outcome)`` is told of every job run (metrics). Before the workers start, the start-up
-    check (``resolvers.services.recovery``) queues again what a killed process left behind."""
+    check (``resolvers.services.processing.recovery``) queues again what a killed process left
+    behind."""
     for warning in settings.refused_endpoints():
         log.warning(warning)
     # Rule sentences are read in an analysis-like child process of their own (one worker): parsing
-    # never takes the interpreter lock the API serves with (resolvers.services.rule_reading).
+    # never takes the interpreter lock the API serves with (resolvers.services.rules.rule_reading).
     use_reading_process(lambda: make_executor(settings, 1))
     analyzer = Analyzer(
         new_executor=lambda size: make_executor(settings, size), size=max(1, settings.workers)

@@ -31,11 +31,11 @@ from resolvers.framework.services import Services
 from resolvers.framework.sources_config import SourceConfig
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
-from resolvers.services.disk_space import CACHE_S, MB, DiskSpace
-from resolvers.services.events import EventHub
-from resolvers.services.oauth_registration import HeldAddresses
-from resolvers.services.processing import Analyzer
-from resolvers.services.search_indexes import SearchIndexes
+from resolvers.services.auth.oauth_registration import HeldAddresses
+from resolvers.services.documents.search_indexes import SearchIndexes
+from resolvers.services.events.hub import EventHub
+from resolvers.services.processing.analyzer import Analyzer
+from resolvers.services.processing.disk_space import CACHE_S, MB, DiskSpace
 
 
 def build_services(

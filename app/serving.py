@@ -33,7 +33,7 @@ from engines.help_center import index_at_start_up, use_vector_cache
 from engines.keyring import Keyring
 from resolvers.framework.registry import Registry
 from resolvers.framework.usage_meter import flushing
-from resolvers.services.subscriptions import schedule_period_closes
+from resolvers.services.billing.subscriptions import schedule_period_closes
 
 log = logging.getLogger("fincap.app")
 

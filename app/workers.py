@@ -5,9 +5,9 @@ Each worker loops: claim a job (an atomic lease in MongoDB, fair between workspa
 while renewing the lease, then complete it (or queue it again when the handler asks to run again
 later), or fail it so it is retried with backoff; after the last attempt the kind's give-up hook
 runs. A worker that dies leaves its lease behind: a process starting on the same host takes it back
-at once (``resolvers.services.recovery``), any other worker once it expires. Beside its workers,
-a pool sweeps every few seconds for what crashed processes left (intakes on their way in, leases
-of dead processes of this host), and a worker renews its lease four times per lease. A job
+at once (``resolvers.services.processing.recovery``), any other worker once it expires. Beside its
+workers, a pool sweeps every few seconds for what crashed processes left (intakes on their way in,
+leases of dead processes of this host), and a worker renews its lease four times per lease. A job
 whose workers died more often than its attempts allow is given up without running it again, so a
 file that kills its worker cannot do so forever.
 """
@@ -27,8 +27,8 @@ from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
 from resolvers.framework.job_kinds import JobKinds, RunAgain
 from resolvers.framework.services import Services
-from resolvers.services.intake import SWEEP_EVERY_S
-from resolvers.services.recovery import sweep
+from resolvers.services.processing.intake import SWEEP_EVERY_S
+from resolvers.services.processing.recovery import sweep
 
 log = logging.getLogger("fincap.workers")
 T = TypeVar("T")

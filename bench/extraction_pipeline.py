@@ -41,8 +41,8 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.services import accounts
-from resolvers.services.processing import Analyzer
+from resolvers.services.auth import accounts
+from resolvers.services.processing.analyzer import Analyzer
 
 
 async def run(samples: list[Sample]) -> None:

@@ -51,7 +51,7 @@ from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.context import Credentials
 from resolvers.framework.invoke import invoke
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 ORDERS = ("big-first", "big-last", "shuffled")
 

@@ -54,7 +54,7 @@ from bench.harness import Faces, bulk_load, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 CATEGORIES = ["Meals", "Travel", "Software"]
 NODE_FIELDS = """id merchant amount currency preferredCurrency docDate category docType summary

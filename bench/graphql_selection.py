@@ -31,7 +31,7 @@ from bench.harness import load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 DOCUMENTS = 100
 QUERY = """

@@ -34,8 +34,8 @@ from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services import accounts
-from resolvers.services.accounts import DEMO_BATCH
+from resolvers.services.auth import accounts
+from resolvers.services.auth.accounts import DEMO_BATCH
 
 # From this many documents a workspace is loaded in bulk (``bulk_load``): the service's own
 # inserts move rollup rows batch by batch, which took over an hour for 100k on the shared

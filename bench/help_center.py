@@ -38,7 +38,7 @@ from engines.help_center.fulltext import FullTextIndex
 from engines.help_center.search import HelpCenter
 from engines.ranking.embeddings import load_embedder
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 # The in-memory store as the tests set it up: mongomock accepts the store's journaled writes.
 from tests import mongomock_compat  # noqa: F401

@@ -38,7 +38,7 @@ from persistence.documents.stamp import stamped_record
 from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 
 def _cell(text: str) -> str:

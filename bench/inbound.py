@@ -42,8 +42,8 @@ from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
 from resolvers.framework.services import Services
-from resolvers.services import accounts
-from resolvers.services.processing import Analyzer
+from resolvers.services.auth import accounts
+from resolvers.services.processing.analyzer import Analyzer
 
 PDF = (
     Path(__file__).resolve().parent.parent / "tests/fixtures/extraction/text-layer.pdf"

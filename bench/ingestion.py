@@ -45,8 +45,8 @@ from engines.extraction.fields.scoring import FieldEvidence
 from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
 from resolvers import build_job_kinds
-from resolvers.services import pipeline
-from resolvers.services.processing import Analyzer
+from resolvers.services.processing import pipeline
+from resolvers.services.processing.analyzer import Analyzer
 
 SURE = FieldEvidence(confidence=0.99)
 

@@ -41,8 +41,8 @@ from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.services import accounts
-from resolvers.services.rule_runner import MATCH_RULES_SLICE
+from resolvers.services.auth import accounts
+from resolvers.services.rules.rule_runner import MATCH_RULES_SLICE
 
 SENTENCE = "Categorize all transactions as Reconciled"
 

@@ -29,8 +29,8 @@ from app.config import Settings
 from bench.graphql_vs_rest import DOCUMENTS, SEARCH, bench_documents, time_calls
 from bench.harness import load_average, serving_app
 from persistence.store import Store
-from resolvers.services import accounts
-from resolvers.services.oauth import set_password
+from resolvers.services.auth import accounts
+from resolvers.services.auth.oauth import set_password
 from tests.mcp.oauth_client import whole_flow
 
 PASSWORD = "bench password 1"

@@ -43,7 +43,7 @@ from resolvers.framework.context import Credentials
 from resolvers.framework.invoke import authorize
 from resolvers.framework.services import Services
 from resolvers.framework.usage_meter import ApiCallMeter, flushing
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 
 class NoMeter(ApiCallMeter):

@@ -32,8 +32,8 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers.resources.rules import validated
-from resolvers.services import accounts
-from resolvers.services.rule_runner import RuleEvent, run_document_rules
+from resolvers.services.auth import accounts
+from resolvers.services.rules.rule_runner import RuleEvent, run_document_rules
 from tests.rules.test_language import CASES
 
 

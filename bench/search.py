@@ -456,8 +456,8 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
     from persistence.ids import utcnow
     from persistence.store import Store
     from resolvers import build_registry
-    from resolvers.services import accounts
-    from resolvers.services.search_indexes import OVERLAP, model_vectorizer
+    from resolvers.services.auth import accounts
+    from resolvers.services.documents.search_indexes import OVERLAP, model_vectorizer
 
     print(
         "\nend to end: POST /v1/capabilities/documents.search (limit 5, mmr) through the ASGI "

@@ -32,7 +32,7 @@ from engines.statements import read_statement
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.statements.generated import FORMATS, rows_of
 
 

@@ -50,7 +50,7 @@ from bench.harness import Faces, bulk_load, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 CONNECTION = """query($filter: TransactionFilter) { workspace {
   transactions(filter: $filter, first: 20) {

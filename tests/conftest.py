@@ -30,8 +30,8 @@ from resolvers import build_job_kinds, build_registry
 from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
 from resolvers.framework.services import Services
-from resolvers.services import accounts
-from resolvers.services.processing import Analyzer
+from resolvers.services.auth import accounts
+from resolvers.services.processing.analyzer import Analyzer
 from tests import (
     hypothesis_profiles,  # noqa: F401  (loads the ci or full profile for every test)
     requires,

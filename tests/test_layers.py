@@ -36,8 +36,12 @@ CONTRACTS = {options["id"]: options for options in OPTIONS.contracts_options}
 # One import the wrong way per contract: each must break exactly the contract it names.
 WRONG_WAY = {
     "layers": ("persistence.documents", "schema.documents"),
-    "resolvers-rooms": ("resolvers.framework.invoke", "resolvers.services.pipeline"),
+    "resolvers-rooms": ("resolvers.framework.invoke", "resolvers.services.processing.pipeline"),
     "outbound-one-way": ("engines.outbound.http", "engines.outbound.policy"),
+    "service-rooms": (
+        "resolvers.services.documents.document_views",
+        "resolvers.services.rules.rule_runner",
+    ),
     "resources-apart": ("resolvers.resources.integrations", "resolvers.resources.exports"),
     "faces-apart": ("app.rest.capabilities", "app.graphql.face"),
     "cli-client-light": ("app.cli.commands", "resolvers.framework.registry"),

@@ -36,8 +36,8 @@ def settings_from_env(**overrides: Any) -> Settings:
 
 
 def accounts() -> Any:
-    """``resolvers.services.accounts``, imported when an admin or demo command runs."""
-    from resolvers.services import accounts as module
+    """``resolvers.services.auth.accounts``, imported when an admin or demo command runs."""
+    from resolvers.services.auth import accounts as module
 
     return module
 
@@ -220,7 +220,7 @@ def bootstrap(email: str, workspace: str) -> None:
 
     On a terminal it also asks for the password the dashboard's sign-in takes (Enter skips;
     ``fincap admin set-password`` sets it later), and says where to sign in."""
-    from resolvers.services import oauth, sign_in_links
+    from resolvers.services.auth import oauth, sign_in_links
 
     settings = settings_from_env()
     plans = settings.plan_catalog()
@@ -258,7 +258,7 @@ def bootstrap(email: str, workspace: str) -> None:
 def sign_in_link(email: str, org_id: str | None) -> None:
     """A one-time link that opens the dashboard signed in as this person (once, within 15
     minutes); prints {signInUrl, expiresAt, orgId}."""
-    from resolvers.services import sign_in_links
+    from resolvers.services.auth import sign_in_links
 
     settings = settings_from_env()
 
@@ -280,7 +280,7 @@ def on_a_terminal() -> bool:
 
 def dashboard_password() -> str | None:
     """A password for the dashboard's sign-in, asked twice; None when the person skips."""
-    from resolvers.services import oauth
+    from resolvers.services.auth import oauth
 
     while True:
         password = click.prompt(
@@ -370,7 +370,7 @@ def reindex(orgs: tuple[str, ...], redo_all: bool) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from resolvers.services.search_indexes import reindex as embed_documents
+    from resolvers.services.documents.search_indexes import reindex as embed_documents
 
     console = Console(stderr=True, highlight=False)
     with Progress(
@@ -402,7 +402,7 @@ def set_password(email: str) -> None:
         password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
     else:
         password = sys.stdin.readline().rstrip("\r\n")
-    from resolvers.services import oauth
+    from resolvers.services.auth import oauth
 
     run_on_store(lambda store: oauth.set_password(store, email, password))
 

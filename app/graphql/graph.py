@@ -35,7 +35,7 @@ from resolvers.framework.registry import Registry
 from resolvers.framework.services import Services
 from resolvers.resources.documents import document_tallies, documents_by_id
 from resolvers.resources.workspaces import current_workspace as workspace_of_context
-from resolvers.services.preferences import preferred_currency
+from resolvers.services.documents.preferences import preferred_currency
 from schema.documents import (
     CountDocuments,
     Document,

@@ -46,8 +46,8 @@ from app.http.json_body import MalformedJson, parse_json
 from resolvers.framework.context import Context
 from resolvers.framework.errors import CapabilityError, TooManyRequests
 from resolvers.framework.invoke import authorize
-from resolvers.services.events import hub_of
-from resolvers.services.stream_access import next_check_in
+from resolvers.services.events.hub import hub_of
+from resolvers.services.events.stream_access import next_check_in
 
 if TYPE_CHECKING:
     from strawberry.subscriptions.protocols.graphql_transport_ws.types import (

@@ -21,8 +21,8 @@ from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import services_of
 from engines.connectors.whatsapp import MalformedWebhook, signature_valid
 from resolvers.resources.whatsapp import receive_webhook
-from resolvers.services.inbound_email import InboundRejected, accept_email
-from resolvers.services.intake import IntakeBusy
+from resolvers.services.processing.inbound_email import InboundRejected, accept_email
+from resolvers.services.processing.intake import IntakeBusy
 
 log = logging.getLogger("fincap.inbound")
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 
 class LiveEvents(Protocol):
-    """The process's live event hub (``resolvers.services.events.EventHub``), as the container
+    """The process's live event hub (``resolvers.services.events.hub.EventHub``), as the container
     wires it to the store's revocations and membership changes, and as a server stops it.
     Subscribing and watching are the events room's own (``events.hub_of``)."""
 
@@ -60,8 +60,9 @@ class LiveEvents(Protocol):
 
 
 class RankedSearch(Protocol):
-    """The per-workspace search indexes (``resolvers.services.search_indexes.SearchIndexes``):
-    a workspace's fresh index, and a query's vector."""
+    """The per-workspace search indexes
+    (``resolvers.services.documents.search_indexes.SearchIndexes``): a workspace's fresh index, and
+    a query's vector."""
 
     async def fresh(self, store: Store, workspace_id: str) -> SearchIndex: ...
 
@@ -70,7 +71,7 @@ class RankedSearch(Protocol):
 
 class FreeSpace(Protocol):
     """The store's free disk space and the intake's floor
-    (``resolvers.services.disk_space.DiskSpace``)."""
+    (``resolvers.services.processing.disk_space.DiskSpace``)."""
 
     min_free_bytes: int
 
@@ -85,7 +86,7 @@ class FreeSpace(Protocol):
 
 class AddressHolds(Protocol):
     """Addresses refused OAuth client registration lately
-    (``resolvers.services.oauth_registration.HeldAddresses``)."""
+    (``resolvers.services.auth.oauth_registration.HeldAddresses``)."""
 
     def wait(self, address: str) -> int | None: ...
 
@@ -93,7 +94,7 @@ class AddressHolds(Protocol):
 
 
 class DocumentAnalyzer(Protocol):
-    """Analysis off the event loop (``resolvers.services.processing.Analyzer``)."""
+    """Analysis off the event loop (``resolvers.services.processing.analyzer.Analyzer``)."""
 
     async def __call__(self, data: bytes, mime: str, **hints: Any) -> Analysis: ...
 

@@ -17,7 +17,7 @@ from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.framework.services import Services
 from resolvers.framework.usage_meter import ApiCallMeter
-from resolvers.services import subscriptions
+from resolvers.services.billing import subscriptions
 from tests.clock import ManualClock
 from tests.conftest import Tenant, app_on, make_tenant
 

@@ -23,11 +23,11 @@ from persistence.documents import vector_index_definition, vector_search_pipelin
 from persistence.documents.query import DocumentQuery
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import pipeline
-from resolvers.services.pipeline import process_document
-from resolvers.services.pipeline_contract import Intake, StepContext
-from resolvers.services.pipeline_steps import Embed, SaveFields
-from resolvers.services.search_indexes import model_vectorizer, reindex
+from resolvers.services.documents.search_indexes import model_vectorizer, reindex
+from resolvers.services.processing import pipeline
+from resolvers.services.processing.pipeline import process_document
+from resolvers.services.processing.pipeline_contract import Intake, StepContext
+from resolvers.services.processing.pipeline_steps import Embed, SaveFields
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
 from tests.requires import requires

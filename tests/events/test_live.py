@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from app.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
-from resolvers.services.events import EventHub
+from resolvers.services.events.hub import EventHub
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import doc
 from tests.events.streams import SseReader

@@ -16,7 +16,7 @@ from app.config import Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.resources import workspaces
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests import probe_resource
 from tests.conftest import app_on
 from tests.graphql import sample_resource

@@ -9,7 +9,7 @@ import pytest
 
 from persistence.store import Store
 from resolvers.framework.errors import CapabilityError
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import Tenant, app_on, second_workspace
 from tests.graphql.helpers import GRAPHQL, gql
 

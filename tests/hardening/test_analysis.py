@@ -25,8 +25,8 @@ from engines.extraction.budget import MAX_RENDER_PIXELS, render_scale
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.framework.registry import Registry
-from resolvers.services.pipeline import receive
-from resolvers.services.processing import Analyzer, PermanentFailure
+from resolvers.services.processing.analyzer import Analyzer, PermanentFailure
+from resolvers.services.processing.pipeline import receive
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call, result
 from tests.hardening.bombs import blank_pdf, png_bomb

@@ -26,7 +26,7 @@ from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.throttle import ExpensiveCallGate
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import app_on
 from tests.live import app_in_thread
 

@@ -19,7 +19,7 @@ from resolvers import build_registry
 from resolvers.framework.auth import new_api_key_secret
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.graphql.helpers import gql
 from tests.members.conftest import Team, call, ok, refused

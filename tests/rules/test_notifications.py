@@ -21,7 +21,7 @@ from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services.rule_runner import RuleEvent, run_document_rules
+from resolvers.services.rules.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import doc
 from tests.outbound import LOOPBACK_FAKES, loopback_fakes

@@ -18,7 +18,7 @@ from engines.rules.notify import SmtpConfig
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services.rule_runner import run_document_rules
+from resolvers.services.rules.rule_runner import run_document_rules
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import doc
 from tests.outbound import resolving

@@ -20,7 +20,7 @@ from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.framework.registry import Registry
-from resolvers.services.processing import Analyzer
+from resolvers.services.processing.analyzer import Analyzer
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, result
 from tests.rules.conftest import ungated_tenant

@@ -18,8 +18,8 @@ from persistence.documents import (
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
-from resolvers.services import search_indexes
-from resolvers.services.document_views import (
+from resolvers.services.documents import search_indexes
+from resolvers.services.documents.document_views import (
     ALL_FIELDS,
     complete_documents,
     projected_documents,

@@ -14,9 +14,9 @@ it. Decisions (docs/api/mcp.md):
 - a grant is bound to the resource the client named (RFC 8707 ``resource``: this service, or
   a path under it such as ``/mcp``; the whole service when none is named), and a token is
   refused where it is presented outside that resource (``resource_covers``);
-- registration is bounded (``resolvers.services.oauth_registration``) and sign-in throttled
-  (``resolvers.services.sign_in_throttle``); password hashes are checked one at a time in a thread
-  of their own (argon2 takes ~0.1 s of CPU and 64 MB each).
+- registration is bounded (``resolvers.services.auth.oauth_registration``) and sign-in throttled
+  (``resolvers.services.auth.sign_in_throttle``); password hashes are checked one at a time in a
+  thread of their own (argon2 takes ~0.1 s of CPU and 64 MB each).
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ from resolvers.framework.access_tokens import (
     find_access_token,
 )
 from resolvers.framework.errors import BadRequest, NotFound
-from resolvers.services import sign_in_throttle
-from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID, ensure_dashboard_client
-from resolvers.services.oauth_registration import redirect_uri_problem, unused_until
-from resolvers.services.sign_in_throttle import SignInThrottled
+from resolvers.services.auth import sign_in_throttle
+from resolvers.services.auth.oauth_first_party import DASHBOARD_CLIENT_ID, ensure_dashboard_client
+from resolvers.services.auth.oauth_registration import redirect_uri_problem, unused_until
+from resolvers.services.auth.sign_in_throttle import SignInThrottled
 
 REFRESH_PREFIX = "frt_"
 CODE_PREFIX = "fac_"

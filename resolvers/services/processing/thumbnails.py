@@ -6,8 +6,8 @@ the stored preview (``ready``), or the stored placeholder of an original that ha
 processed before previews were stored has none yet: the first request queues one ``make-thumbnail``
 job (a worker reads the original and has the analysis process draw it) and is answered ``pending``
 with a placeholder; a document still being processed gets its preview from the pipeline
-(``resolvers.services.pipeline``'s ``MakePreview`` step). No image is ever decoded in the API
-process.
+(``resolvers.services.processing.pipeline``'s ``MakePreview`` step). No image is ever decoded in the
+API process.
 """
 
 from __future__ import annotations

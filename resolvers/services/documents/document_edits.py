@@ -12,7 +12,7 @@ from typing import Any
 from engines.extraction.fields import describe
 from engines.extraction.fields.secondary import check_amounts
 from persistence.documents import EditEntry
-from resolvers.services.document_views import jsonable
+from resolvers.services.documents.document_views import jsonable
 
 
 def edit_entries(

@@ -2,7 +2,7 @@
 
 ``Analyzer`` runs the extraction engine in an executor (a process pool in production);
 ``document_fields`` is the one mapping of parsed fields to the document's (API) fields, used by
-the pipeline (``resolvers/services/pipeline.py``) and by documents.inspect.
+the pipeline (``resolvers/services/processing/pipeline.py``) and by documents.inspect.
 """
 
 from __future__ import annotations

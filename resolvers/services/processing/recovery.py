@@ -3,9 +3,9 @@
 A process killed mid-work (``kill -9``, a power cut, the OOM killer) can leave four things
 behind, and each is put right here before its workers start:
 
-- **intakes on their way in** (``resolvers.services.intake.sweep``): a committed one is written
-  out whole, a half-written one rolled back (its originals removed). Every worker process runs
-  this again every few seconds (``sweep``), for what processes on other hosts leave;
+- **intakes on their way in** (``resolvers.services.processing.intake.sweep``): a committed one is
+  written out whole, a half-written one rolled back (its originals removed). Every worker process
+  runs this again every few seconds (``sweep``), for what processes on other hosts leave;
 - **jobs leased by a process that is gone**: on this host, a lease owner whose process no longer
   runs (``persistence.lease_owners``) gets its jobs back in the queue at once, in their place
   (they keep their turn), not after the lease expires;
@@ -14,8 +14,8 @@ behind, and each is put right here before its workers start:
 - **documents without a job**: a document still ``queued`` or ``processing`` whose activity item
   exists but that no queued or running job will process gets its ``process-document`` job
   (queued once: the job's dedupe key). A document without an activity item can only come from
-  a version before intakes were written whole (``resolvers.services.intake``): its intake was
-  never acknowledged, and once older than ``ORPHAN_AGE`` it is removed with its original, and
+  a version before intakes were written whole (``resolvers.services.processing.intake``): its intake
+  was never acknowledged, and once older than ``ORPHAN_AGE`` it is removed with its original, and
   a document marked a duplicate of it is no longer (no ``duplicateOf`` names a removed id).
 """
 
@@ -28,8 +28,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from persistence.jobs import owner_gone
-from resolvers.services.intake import sweep as sweep_intakes
-from resolvers.services.pipeline import PROCESS_DOCUMENT, enqueue_processing
+from resolvers.services.processing.intake import sweep as sweep_intakes
+from resolvers.services.processing.pipeline import PROCESS_DOCUMENT, enqueue_processing
 
 if TYPE_CHECKING:
     from resolvers.framework.services import Services
@@ -38,7 +38,7 @@ log = logging.getLogger("fincap.recovery")
 # An intake writes its documents and then its activity item within a second: a document this old
 # without one was left by a process killed in between.
 ORPHAN_AGE = timedelta(minutes=10)
-# Every name the document-processing job has had (``resolvers.services.pipeline``).
+# Every name the document-processing job has had (``resolvers.services.processing.pipeline``).
 PROCESSING_KINDS = (PROCESS_DOCUMENT, "process-upload")
 
 

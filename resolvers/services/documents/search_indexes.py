@@ -70,7 +70,7 @@ from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.services import Services
-from resolvers.services.filter_columns import FILTER_ROOTS, FilterColumns
+from resolvers.services.documents.filter_columns import FILTER_ROOTS, FilterColumns
 
 log = logging.getLogger("fincap.search")
 

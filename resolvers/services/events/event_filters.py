@@ -27,7 +27,7 @@ from domain.where import WhereClause
 from persistence.documents import SEARCH_FIELDS, UnsupportedFilter, predicate
 from persistence.where import WhereError, compile_where
 from resolvers.framework.errors import BadRequest
-from resolvers.services.events import EventTest
+from resolvers.services.events.hub import EventTest
 from schema.events import DocumentEvent
 
 

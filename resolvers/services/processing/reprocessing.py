@@ -25,10 +25,10 @@ from persistence.documents import StoredDocument
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import job_kind
-from resolvers.services.document_edits import edit_entries
-from resolvers.services.document_views import full_view
-from resolvers.services.pipeline_contract import Intake, Step, StepContext, StopPipeline
-from resolvers.services.pipeline_steps import (
+from resolvers.services.documents.document_edits import edit_entries
+from resolvers.services.documents.document_views import full_view
+from resolvers.services.processing.pipeline_contract import Intake, Step, StepContext, StopPipeline
+from resolvers.services.processing.pipeline_steps import (
     Analyze,
     ConvertCurrency,
     Embed,

@@ -10,8 +10,8 @@ from persistence.ids import utcnow
 from persistence.tags import name_key
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
-from resolvers.services.document_edits import edit_entries
-from resolvers.services.rule_runner import queue_update_rules
+from resolvers.services.documents.document_edits import edit_entries
+from resolvers.services.rules.rule_runner import queue_update_rules
 from schema.tags import MAX_TAGS_PER_DOCUMENT, TagDocuments, TaggedDocuments
 
 

@@ -29,8 +29,8 @@ from engines.mail_limits import (
     TooManyRecipients,
 )
 from persistence.ids import utcnow
-from resolvers.services.intake import IntakeBusy, IntakeDuplicate
-from resolvers.services.pipeline import Original, receive_item
+from resolvers.services.processing.intake import IntakeBusy, IntakeDuplicate
+from resolvers.services.processing.pipeline import Original, receive_item
 
 if TYPE_CHECKING:
     from resolvers.framework.services import Services

@@ -1,4 +1,5 @@
-"""The steps of the processing pipeline (their order is ``resolvers.services.pipeline.STEPS``).
+"""The steps of the processing pipeline (their order is
+``resolvers.services.processing.pipeline.STEPS``).
 
 Each is small and does one thing; what it learns goes into the ``Intake`` it returns.
 """
@@ -14,11 +15,11 @@ from domain.documents import SAVED
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
 from persistence.documents import arrived_before, duplicate_rules_of, embedding_text, from_record
-from resolvers.services.pipeline_contract import Intake, StepContext, StopPipeline
-from resolvers.services.preferences import DEFAULT_CURRENCY, preferred_currency
-from resolvers.services.processing import PermanentFailure, document_fields
-from resolvers.services.rule_runner import EVENT_PROCESSED, RuleEvent, run_document_rules
-from resolvers.services.thumbnails import store_preview
+from resolvers.services.documents.preferences import DEFAULT_CURRENCY, preferred_currency
+from resolvers.services.processing.analyzer import PermanentFailure, document_fields
+from resolvers.services.processing.pipeline_contract import Intake, StepContext, StopPipeline
+from resolvers.services.processing.thumbnails import store_preview
+from resolvers.services.rules.rule_runner import EVENT_PROCESSED, RuleEvent, run_document_rules
 
 log = logging.getLogger("fincap.processing")
 # Later arrivals an earlier document may still claim as its duplicates: finished as originals,
@@ -123,7 +124,8 @@ class RequireFinancialDocument:
 
 
 class TakeFields:
-    """The analysis as document fields (``resolvers.services.processing.document_fields``)."""
+    """The analysis as document fields
+    (``resolvers.services.processing.analyzer.document_fields``)."""
 
     name: ClassVar[str] = "take-fields"
 
@@ -255,7 +257,8 @@ class LinkDuplicate:
 async def adopt_later_copy(ctx: StepContext, intake: Intake, copy_id: str, why: str) -> bool:
     """Make ``copy_id`` (arrived after this document, taken for an original so far) a duplicate
     of it; a finished one is marked ``warning`` with the reason, on its activity item too (one
-    still being processed says so itself when it finishes: ``resolvers.services.pipeline``)."""
+    still being processed says so itself when it finishes:
+    ``resolvers.services.processing.pipeline``)."""
     store = ctx.services.store
     workspace_id = intake.workspace_id
     record = await store.documents.get(workspace_id, copy_id)

@@ -2,8 +2,8 @@
 
 Every source ends here. ``receive`` takes in the original, the document (``queued``), its activity
 item and a durable ``process-document`` job, appearing together or not at all, each write
-journaled (``resolvers.services.intake``: what a sender was told "accepted" is on disk); a worker
-then runs
+journaled (``resolvers.services.processing.intake``: what a sender was told "accepted" is on disk);
+a worker then runs
 ``process_document``: the explicit tuple ``STEPS``, each a small step with one contract
 (``Step``). A step returns the ``Intake`` with what it learned, or raises ``StopPipeline`` to end
 the document as ``skipped`` or ``failed`` with the reason; notes of the steps (a likely
@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from domain.documents import SAVED, TERMINAL
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import job_kind
-from resolvers.services.intake import Original, take_in
-from resolvers.services.pipeline_contract import Intake, Step, StepContext, StopPipeline
-from resolvers.services.pipeline_steps import (
+from resolvers.services.processing.intake import Original, take_in
+from resolvers.services.processing.pipeline_contract import Intake, Step, StepContext, StopPipeline
+from resolvers.services.processing.pipeline_steps import (
     Analyze,
     ApplyRules,
     CheckDuplicate,
@@ -81,8 +81,8 @@ async def receive(
     request_id: str = "",
 ) -> tuple[str, str]:
     """Take in a new document from ``source`` and queue its processing; (document id, activity
-    id). All or nothing (``resolvers.services.intake``): when a write fails, nothing of it is
-    readable, and the source can retry the whole call."""
+    id). All or nothing (``resolvers.services.processing.intake``): when a write fails, nothing of
+    it is readable, and the source can retry the whole call."""
     activity_id, document_ids = await receive_item(
         services,
         workspace_id,
@@ -112,12 +112,12 @@ async def receive_item(
     and one queued document per original, each with its ``process-document`` job (and
     ``jobs``, more of the unit's jobs, each given the item's id as ``activityId`` in its
     payload), all appearing together or not at all
-    (``resolvers.services.intake.take_in``, which says what it raises); (activity id, document
-    ids). With ``activity_id`` the documents join an item that exists (a message whose media
-    arrived later); with ``message_id`` the message is taken once per workspace and source.
+    (``resolvers.services.processing.intake.take_in``, which says what it raises); (activity id,
+    document ids). With ``activity_id`` the documents join an item that exists (a message whose
+    media arrived later); with ``message_id`` the message is taken once per workspace and source.
 
     Refused first (``InsufficientStorage``, nothing written) when the store's disk would keep
-    less than its floor (``resolvers.services.disk_space``)."""
+    less than its floor (``resolvers.services.processing.disk_space``)."""
 
     def unit_jobs(unit_activity_id: str, document_ids: Sequence[str]) -> list[dict[str, Any]]:
         return [

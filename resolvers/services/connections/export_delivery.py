@@ -19,7 +19,7 @@ from engines.connectors.errors import ConnectorError
 from persistence.jobs import JobRecord
 from resolvers.framework.errors import BadGateway, BadRequest
 from resolvers.framework.job_kinds import job_kind
-from resolvers.services.integration_connections import access_token, connector_of
+from resolvers.services.connections.integration_connections import access_token, connector_of
 
 if TYPE_CHECKING:
     from resolvers.framework.services import Services

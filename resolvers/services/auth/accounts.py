@@ -15,7 +15,7 @@ from persistence.money import to_cents
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from resolvers.framework.errors import BadRequest, NotFound
-from resolvers.services import subscriptions
+from resolvers.services.billing import subscriptions
 
 
 def _clean_name(name: str) -> str:
@@ -167,8 +167,8 @@ async def convert_demo(store: Store, org_id: str, documents: list[dict[str, Any]
     """Give demo documents what ingest gives uploads: the workspace's preferred currency and
     the ECB rate to it at the document date, so dashboards total them like real ones."""
     from engines.currency import default_rate_book
-    from resolvers.services.pipeline_steps import conversion
-    from resolvers.services.preferences import preferred_currency
+    from resolvers.services.documents.preferences import preferred_currency
+    from resolvers.services.processing.pipeline_steps import conversion
 
     preferred = await preferred_currency(store, org_id, None)
     rates = default_rate_book()

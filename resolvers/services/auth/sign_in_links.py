@@ -17,7 +17,7 @@ from typing import Any
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.errors import BadRequest, NotFound
-from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID, DASHBOARD_SCOPES
+from resolvers.services.auth.oauth_first_party import DASHBOARD_CLIENT_ID, DASHBOARD_SCOPES
 
 LINK_PREFIX = "sil_"
 LINK_TTL = timedelta(minutes=15)

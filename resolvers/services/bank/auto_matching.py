@@ -24,8 +24,7 @@ from engines.reconciliation.policy import EARLY_DAYS, REFERENCE_LAG_DAYS
 from persistence.documents import DocumentQuery
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
-from resolvers.services.preferences import matching_settings, preferred_currency
-from resolvers.services.reconciliation import (
+from resolvers.services.bank.reconciliation import (
     DOCUMENT_FIELDS,
     RIVAL_DAYS,
     between,
@@ -33,7 +32,8 @@ from resolvers.services.reconciliation import (
     candidate,
     day_of,
 )
-from resolvers.services.rule_runner import queue_match_rules
+from resolvers.services.documents.preferences import matching_settings, preferred_currency
+from resolvers.services.rules.rule_runner import queue_match_rules
 
 # Documents read for one import, newest first. A window holding more is read in part: the
 # bookings whose own window reaches past what was read are left to a person.

@@ -23,8 +23,8 @@ stream resumed from there reads the missed ones from the store). A key holds at 
 ``per_key`` open subscriptions per process, a person ``per_member`` whatever their keys, a
 workspace ``per_workspace`` whatever its members (429 past each).
 
-A subscription follows its authorization (``resolvers.services.stream_access``): the hub keeps
-an ``AccessWatch`` for each, flagged at once by a change made in this process and, through the
+A subscription follows its authorization (``resolvers.services.events.stream_access``): the hub
+keeps an ``AccessWatch`` for each, flagged at once by a change made in this process and, through the
 poller (one more query per poll), by one made in another; a flagged subscription stops
 delivering and re-checks before its next event.
 """
@@ -60,8 +60,8 @@ from resolvers.framework.errors import (
 )
 from resolvers.framework.invoke import authorize
 from resolvers.framework.services import Services
-from resolvers.services.document_views import ALL_FIELDS, projected_view
-from resolvers.services.stream_access import (
+from resolvers.services.documents.document_views import ALL_FIELDS, projected_view
+from resolvers.services.events.stream_access import (
     AccessSignal,
     AccessWatch,
     AccessWatches,

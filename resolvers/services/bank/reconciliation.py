@@ -27,7 +27,7 @@ from engines.reconciliation.policy import EARLY_DAYS, REFERENCE_LAG_DAYS
 from persistence.documents import DocumentQuery
 from persistence.money import from_cents
 from resolvers.framework.context import Context
-from resolvers.services.preferences import matching_settings, preferred_currency
+from resolvers.services.documents.preferences import matching_settings, preferred_currency
 
 # Documents read for one booking, newest first; a workspace with more in its window is matched
 # against these (the window is half a year: a busy workspace, not a single payment).

@@ -38,8 +38,8 @@ from resolvers.framework.context import Context, Principal
 from resolvers.framework.errors import CapabilityError, NotFound
 from resolvers.framework.invoke import invoke_as
 from resolvers.framework.services import Services
-from resolvers.services.document_edits import edit_entries, with_summary
-from resolvers.services.document_views import full_view, jsonable
+from resolvers.services.documents.document_edits import edit_entries, with_summary
+from resolvers.services.documents.document_views import full_view, jsonable
 from schema.rules import TRANSACTION_MATCHED, RuleAction, RuleDefinition
 from schema.tags import MAX_TAGS_PER_DOCUMENT
 
