@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import httpx
 from extraction_data import DEFAULT_DATASET, Sample, load_dev, synthetic_samples
 
-from app.config import Settings
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.workers import WorkerPool
 from bench.harness import serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 from mongomock_motor import AsyncMongoMockClient
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, serving_app
 from engines.help_center.articles import shipped_articles
 from engines.help_center.fulltext import FullTextIndex

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, serving_app
 from bench.reconcile import Generated, generate
 from engines.reconciliation import BankTransaction, CandidateDocument

@@ -31,10 +31,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from app.inbound.smtp import start_smtp_server
-from app.services import build_services
-from app.workers import WorkerPool
 from bench.harness import load_average, serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect

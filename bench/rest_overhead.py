@@ -34,7 +34,7 @@ from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, percentile, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer

@@ -449,7 +449,7 @@ class Refused(Exception):
 
 
 async def end_to_end(sizes: Sequence[int], runs: int) -> None:
-    from app.config import Settings
+    from app.host.config import Settings
     from bench.harness import serving_app
     from persistence.client import connect
     from persistence.embedded import EmbeddedServer

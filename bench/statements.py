@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, serving_app
 from domain.transactions import MAX_STATEMENT_LINES
 from engines.statements import read_statement

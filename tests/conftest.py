@@ -17,10 +17,10 @@ import pytest
 from mongomock_motor import AsyncMongoMockClient
 from starlette.applications import Starlette
 
-from app.config import Settings
-from app.main import create_app
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.main import create_app
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
@@ -158,7 +158,7 @@ def app_on(
     **parts: Any,
 ) -> Starlette:
     """The service over ``store``, its services built by the server's own factory
-    (``app.services.build_services``; ``parts`` replace some of them, e.g. an analyzer)."""
+    (``app.host.services.build_services``; ``parts`` replace some of them, e.g. an analyzer)."""
     settings = settings or Settings()
     services = build_services(settings, store, registry=registry or build_registry(), **parts)
     return create_app(settings, services=services)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.observability import current_request_id
+from app.host.observability import current_request_id
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import RunAgain, job_kind
 from resolvers.framework.services import Services

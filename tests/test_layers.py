@@ -45,7 +45,7 @@ WRONG_WAY = {
     "resources-apart": ("resolvers.resources.integrations", "resolvers.resources.exports"),
     "faces-apart": ("app.rest.capabilities", "app.graphql.face"),
     "cli-client-light": ("app.cli.commands", "resolvers.framework.registry"),
-    "faces-below-the-root": ("app.http.envelope", "app.main"),
+    "faces-below-the-root": ("app.http.envelope", "app.host.main"),
     "schema-alone": ("schema.documents", "engines.currency"),
     "documents-surface": ("resolvers.resources.files", "persistence.documents.records"),
 }

@@ -8,8 +8,8 @@ from typing import ClassVar
 
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.store import Store
 from resolvers.services.processing import pipeline
 from resolvers.services.processing.pipeline import STEPS, process_document

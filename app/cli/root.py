@@ -15,7 +15,7 @@ from app.cli.account import auth, doctor, workspace
 from app.cli.commands import CapabilityGroup
 from app.cli.statements import import_statement
 from app.cli.upload import upload
-from app.config import ConfigError, Settings
+from app.host.config import ConfigError, Settings
 
 # The server side (store, resolvers, extraction engines) is imported inside the commands that
 # need it: importing it costs about a second, which every client command would otherwise pay.
@@ -49,7 +49,7 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     or starts a private server for the duration of the command.
     """
 
-    from app.database import open_store
+    from app.host.database import open_store
     from persistence.embedded import EmbeddedServerMissing
     from persistence.errors import store_error_of
     from resolvers.framework.errors import CapabilityError
@@ -101,9 +101,9 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 def serve(host: str, port: int) -> None:
     """Serve the API (on the embedded store unless MONGODB_URI is set)."""
-    from app.main import create_app
-    from app.observability import configure_logging
-    from app.serving import Server
+    from app.host.main import create_app
+    from app.host.observability import configure_logging
+    from app.host.serving import Server
 
     settings = settings_from_env(host=host, port=port)
     if not settings.mongodb_uri:
@@ -115,7 +115,7 @@ def serve(host: str, port: int) -> None:
         except EmbeddedServerMissing as exc:
             raise click.ClickException(str(exc)) from None
     configure_logging(settings.log_level)
-    # ``Server`` ends the live event streams first when it stops (app.serving).
+    # ``Server`` ends the live event streams first when it stops (app.host.serving).
     Server(server_config(create_app(settings), settings)).run()
 
 
@@ -152,10 +152,10 @@ def worker(concurrency: int) -> None:
     """Process queued jobs (uploads) until stopped; run as many as the load needs."""
     import signal
 
-    from app.database import open_store
-    from app.observability import configure_logging
-    from app.processing import running_workers
-    from app.secret_key import load_keyring
+    from app.host.database import open_store
+    from app.host.observability import configure_logging
+    from app.host.processing import running_workers
+    from app.host.secret_key import load_keyring
     from persistence.embedded import running_server_uri
     from persistence.errors import store_error_of
     from resolvers.framework.usage_meter import flushing

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from app.config import Settings
+from app.host.config import Settings
 from app.http.envelope import EnvelopeResponse, failure, render_error
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import services_of

@@ -1,6 +1,6 @@
 """The services container: everything long-lived a capability call or a job may use.
 
-Built in one place, ``app.services.build_services``, from the settings; the framework's
+Built in one place, ``app.host.services.build_services``, from the settings; the framework's
 ``Context`` carries it to every call.
 
 It lives in the framework because ``Context``, ``invoke()`` and the job kinds name it, and the
@@ -111,7 +111,7 @@ def _nothing() -> None:
 class Services:
     """Long-lived dependencies shared by every request and job of a process.
 
-    Built in one place, ``app.services.build_services``, from the settings (the API process,
+    Built in one place, ``app.host.services.build_services``, from the settings (the API process,
     the workers and the tests alike); the fields that may be absent say so.
     """
 

@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.documents.writes import REVIEW_MIGRATION
 from persistence.store import Store
 from resolvers.framework.registry import Registry

@@ -15,8 +15,8 @@ import httpx
 import numpy as np
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from domain.where import WhereClause
 from engines.ranking import embeddings
 from persistence.documents import vector_index_definition, vector_search_pipeline

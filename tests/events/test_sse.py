@@ -8,7 +8,7 @@ import json
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from resolvers.services.events.hub import EventLimits

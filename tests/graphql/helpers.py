@@ -12,7 +12,7 @@ import httpx
 from mongomock_motor import AsyncMongoMockClient
 from starlette.types import ASGIApp
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.resources import workspaces

@@ -364,7 +364,7 @@ async def test_malformed_requests_are_400_with_json_errors(
 
 
 async def test_body_limit(store: Store) -> None:
-    from app.config import Settings
+    from app.host.config import Settings
     from tests.graphql.helpers import test_registry
 
     app = app_on(store, test_registry(), Settings(max_body_bytes=100))

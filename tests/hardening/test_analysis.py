@@ -15,10 +15,10 @@ import httpx
 import psutil
 import pytest
 
-from app.config import Settings
-from app.processing import make_executor
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.processing import make_executor
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.analysis import Analysis, analyze
 from engines.currency import default_rate_book
 from engines.extraction.budget import MAX_RENDER_PIXELS, render_scale

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-from app.workers import WorkerPool
+from app.host.workers import WorkerPool
 from domain.documents import TERMINAL
 from persistence.ids import utcnow
 from persistence.store import Store

@@ -22,8 +22,8 @@ from typing import Any, cast
 import pytest
 from pymongo import monitoring
 
-from app.config import Settings
-from app.processing import running_workers
+from app.host.config import Settings
+from app.host.processing import running_workers
 from domain.documents import SAVED, TERMINAL
 from engines.keyring import Keyring
 from persistence.client import connect

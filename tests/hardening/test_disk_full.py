@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.embedded import free_port
 from persistence.store import Store
 from tests.conftest import Tenant, app_on

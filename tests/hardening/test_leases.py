@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.config import Settings
-from app.workers import HEARTBEATS_PER_LEASE
+from app.host.config import Settings
+from app.host.workers import HEARTBEATS_PER_LEASE
 from persistence.embedded import EmbeddedServer
 from persistence.jobs import owner_gone
 from persistence.store import Store

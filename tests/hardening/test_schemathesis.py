@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from starlette.types import ASGIApp
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store

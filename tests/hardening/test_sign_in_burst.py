@@ -17,9 +17,9 @@ import pytest
 from starlette.requests import Request
 
 from app.cli.root import server_config
-from app.config import Settings
+from app.host.config import Settings
+from app.host.main import create_app
 from app.http.request_context import client_address
-from app.main import create_app
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.services.auth import oauth

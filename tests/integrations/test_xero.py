@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from app.workers import WorkerPool
+from app.host.workers import WorkerPool
 from persistence.store import Store
 from resolvers.services.connections.integration_connections import seal, unseal
 from tests.clock import ManualClock

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from mongomock_motor import AsyncMongoMockClient
 from starlette.types import ASGIApp
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.client import connect
 from persistence.store import Store
 from resolvers import build_registry

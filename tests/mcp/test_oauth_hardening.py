@@ -15,7 +15,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence import sign_in_failures
 from persistence.ids import utcnow
 from persistence.oauth import as_utc

@@ -10,7 +10,7 @@ from email import message_from_bytes, policy
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.api_keys import digest

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from aiosmtpd.controller import Controller
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SIGNATURE_HEADER, SmtpConfig, signature
 from persistence.embedded import free_port

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig

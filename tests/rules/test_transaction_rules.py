@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.rules.parser import merchant_pattern, read_rule
 from persistence.store import Store
 from persistence.transactions import FIELDS as TRANSACTION_FIELDS

@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds

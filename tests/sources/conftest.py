@@ -12,8 +12,8 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.workers import WorkerPool
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.framework.services import Services

@@ -88,7 +88,7 @@ VectorBackend = Literal["memory", "mongodb"]
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """How ranked search finds meaning (``app.config.Settings`` fills it)."""
+    """How ranked search finds meaning (``app.host.config.Settings`` fills it)."""
 
     semantic: bool = True  # embed queries and rank by meaning too (when the model is installed)
     vector_backend: VectorBackend = "memory"

@@ -76,7 +76,7 @@ async def recover_at_start_up(services: Services) -> Recovered:
 
 
 async def sweep(services: Services) -> None:
-    """What every worker process repeats while it runs (``app.workers``): intakes whose writers
+    """What every worker process repeats while it runs (``app.host.workers``): intakes whose writers
     died are settled, and jobs leased by processes of this host that are gone go back in their
     place (not waiting for their leases to expire)."""
     await sweep_intakes(services)

@@ -1,18 +1,18 @@
 """The one services factory: ``Settings`` and a store in, the process's ``Services`` out.
 
-The API process (``app.serving``), the worker processes (``app.processing.running_workers``)
-and the tests all build their services here, so what a test runs against is wired the way a
-server is. A caller replaces a part by passing it (a test's fake connector, a worker pool's
-analyzer, the server's keyring); everything else comes from the settings. ``Services`` itself
-has no defaults to fall back on: nothing else builds one (``tests/test_services.py``).
-"""
+The API process (``app.host.serving``), the worker processes
+(``app.host.processing.running_workers``) and the tests all build their services here, so what a
+test runs against is wired the way a server is. A caller replaces a part by passing it (a test's
+fake connector, a worker pool's analyzer, the server's keyring); everything else comes from the
+settings. ``Services`` itself has no defaults to fall back on: nothing else builds one
+(``tests/test_services.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
 
-from app.config import Settings
+from app.host.config import Settings
 from engines.billing.plans import PlanCatalog
 from engines.connectors.catalog import Connectors, build_connectors
 from engines.connectors.registry import CONNECTORS
@@ -59,7 +59,7 @@ def build_services(
 ) -> Services:
     """The services of one process over ``store``.
 
-    ``keyring``: a server passes the one it loaded (``app.secret_key``); without it the
+    ``keyring``: a server passes the one it loaded (``app.host.secret_key``); without it the
     configured ``FINCAP_SECRET_KEY``, else a random key (never a file). ``analyzer`` and
     ``rates`` left out are made on first use (in-process analysis, the shipped ECB rates).
     """

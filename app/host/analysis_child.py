@@ -15,7 +15,7 @@ from __future__ import annotations
 import resource
 import signal
 
-from persistence.parent_death import die_with_parent
+from engines.parent_death import die_with_parent
 
 
 def prepare_analysis_process(parent_pid: int, memory_limit_bytes: int | None) -> None:

@@ -1,5 +1,5 @@
 """The processing machinery of a process: the analysis executor, and the worker pool over the
-services ``app.services`` builds."""
+services ``app.host.services`` builds."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import os
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
-from app.analysis_child import prepare_analysis_process
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.analysis_child import prepare_analysis_process
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.currency import default_rate_book
 from engines.keyring import Keyring
 from persistence.store import Store
@@ -30,7 +30,8 @@ def make_executor(settings: Settings, size: int | None = None) -> Executor:
     """Where CPU-heavy extraction runs: separate processes by default, so OCR and parsing never
     hold the GIL the API serves with. ``spawn`` because the parent has driver threads. Each
     process runs under the analysis memory limit and dies with this one
-    (``app/analysis_child.py``); threads (``FINCAP_EXTRACTION_EXECUTOR=thread``) have neither."""
+    (``app/host/analysis_child.py``); threads (``FINCAP_EXTRACTION_EXECUTOR=thread``) have
+    neither."""
     size = size or max(1, settings.workers)
     if settings.extraction_executor == "thread":
         # One thread: pdfium is not thread-safe (two renders at once corrupt its heap).

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 if TYPE_CHECKING:
-    from app.metrics import Metrics
+    from app.host.metrics import Metrics
 
 REQUEST_ID_HEADER = "x-request-id"
 _request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")

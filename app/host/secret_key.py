@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from app.config import Settings
+from app.host.config import Settings
 from engines.keyring import Keyring, KeyringError, new_secret_text
 
 SECRET_FILE = "secret.key"

@@ -1,8 +1,8 @@
 """The composition root: ``create_app`` builds the registry and the faces once and mounts them.
 
 The faces are packages of their own (``app.rest``, ``app.graphql``, ``app.mcp``, ``app.oauth``,
-``app.web``, ``app.inbound``); the services come from ``app.services.build_services``, either
-built by the app's lifespan for as long as it serves (``app.serving``: the store, the workers)
+``app.web``, ``app.inbound``); the services come from ``app.host.services.build_services``, either
+built by the app's lifespan for as long as it serves (``app.host.serving``: the store, the workers)
 or handed in by whoever owns them (tests, a process embedding the app).
 """
 
@@ -13,22 +13,22 @@ from starlette.middleware import Middleware
 from starlette.requests import HTTPConnection
 from starlette.types import Scope
 
-from app.config import Settings
 from app.graphql import Limits, graphql_routes
 from app.graphql.read_budget import AnonymousBudget, ReadBudget
 from app.graphql.sockets import SocketLimits
+from app.host.config import Settings
+from app.host.metrics import Metrics
+from app.host.observability import RequestIdMiddleware
+from app.host.operations import operations_routes
+from app.host.serving import serving
 from app.http.body_limit import BodySizeLimit
 from app.http.envelope import EXCEPTION_HANDLERS, failure
 from app.http.request_context import credentials_of
 from app.inbound import INBOUND_EMAIL_PATH, inbound_routes
 from app.mcp import mcp_routes
-from app.metrics import Metrics
 from app.oauth import oauth_routes
 from app.oauth.metadata import REGISTER_PATH
-from app.observability import RequestIdMiddleware
-from app.operations import operations_routes
 from app.rest import build_openapi, rest_routes
-from app.serving import serving
 from app.web import help_routes, web_routes
 from resolvers import build_registry
 from resolvers.framework.auth import authenticate
@@ -61,8 +61,8 @@ def create_app(
     """The service as an ASGI app.
 
     Without ``services`` the app owns them: its lifespan opens the store and runs the workers
-    (``app.serving``). With ``services`` (from ``app.services.build_services``) it serves with
-    those and opens nothing; their owner closes what they hold.
+    (``app.host.serving``). With ``services`` (from ``app.host.services.build_services``) it serves
+    with those and opens nothing; their owner closes what they hold.
     """
     settings = settings or Settings.from_env()
     registry = registry or (services and services.registry) or build_registry()

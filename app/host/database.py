@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from app.config import Settings
+from app.host.config import Settings
 from engines.ranking import embeddings
 from persistence.client import connect
 from persistence.embedded import shared_embedded_store

@@ -82,5 +82,5 @@ def supervise(parent: int, grace_s: float, argv: list[str]) -> int:
 if __name__ == "__main__":
     parent, grace, separator, *program = sys.argv[1:]
     if separator != "--" or not program:
-        raise SystemExit("usage: python -m persistence.parent_death PARENT_PID GRACE_S -- PROGRAM…")
+        raise SystemExit("usage: python -m engines.parent_death PARENT_PID GRACE_S -- PROGRAM…")
     sys.exit(supervise(int(parent), float(grace), program))

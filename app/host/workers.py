@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from app.observability import request_id_scope
+from app.host.observability import request_id_scope
 from persistence.errors import store_error_of
 from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner

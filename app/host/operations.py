@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.metrics import Metrics
+from app.host.metrics import Metrics
 from engines.ocr_availability import installed_ocr_engines
 from resolvers.framework.errors import STORE_RETRY_AFTER_S
 from resolvers.framework.services import Services

@@ -22,13 +22,13 @@ from contextlib import AbstractAsyncContextManager
 import uvicorn
 from starlette.applications import Starlette
 
-from app.config import Settings
-from app.database import open_store
-from app.heap import frozen_start_up_heap
+from app.host.config import Settings
+from app.host.database import open_store
+from app.host.heap import frozen_start_up_heap
+from app.host.metrics import Metrics
+from app.host.processing import running_workers
+from app.host.secret_key import load_keyring
 from app.inbound import start_smtp_server
-from app.metrics import Metrics
-from app.processing import running_workers
-from app.secret_key import load_keyring
 from engines.help_center import index_at_start_up, use_vector_cache
 from engines.keyring import Keyring
 from resolvers.framework.registry import Registry
