@@ -8,8 +8,8 @@ framework imports nothing above it (type hints included: the ``resolvers-rooms``
 counts them). The parts implemented by a service room (the event hub, the search indexes, the
 disk-space floor, the OAuth registration holds, the analyzer) are named here by the Protocols
 below: what the framework and the container's users outside that room call on them. The room
-that owns one gets its own class back where it needs more (``events.hub_of``,
-``search_indexes.indexes_of``).
+that owns one gets its own class back where it needs more (``events.hub.hub_of``,
+``documents.search_indexes.indexes_of``).
 """
 
 from __future__ import annotations
@@ -19,34 +19,36 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
-from engines.analysis import Analysis
 from engines.billing.plans import PlanCatalog
 from engines.connectors.catalog import Connectors
 from engines.keyring import Keyring
 from engines.outbound import OutboundPolicy
-from engines.ranking.search_index import SearchIndex
 from engines.rules.config import AutomationConfig
-from engines.thumbnail import Preview
-from persistence.access_changes import AccessChange
 from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
 from resolvers.framework.sources_config import SourceConfig
 from resolvers.framework.throttle import ExpensiveCallGate
 from resolvers.framework.usage_meter import ApiCallMeter
 
+# Types the Protocols and fields name, for type checkers only: the container loads none of them
+# (numpy, the extraction engine, the search index) at run time; the rooms that use them do.
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from engines.analysis import Analysis
     from engines.currency import RateBook
     from engines.help_center import HelpCenter
+    from engines.ranking.search_index import SearchIndex
+    from engines.thumbnail import Preview
+    from persistence.access_changes import AccessChange
     from resolvers.framework.registry import Registry
 
 
 class LiveEvents(Protocol):
     """The process's live event hub (``resolvers.services.events.hub.EventHub``), as the container
     wires it to the store's revocations and membership changes, and as a server stops it.
-    Subscribing and watching are the events room's own (``events.hub_of``)."""
+    Subscribing and watching are the events room's own (``events.hub.hub_of``)."""
 
     on_access_change: list[Callable[[AccessChange], None]]
 
