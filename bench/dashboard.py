@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 from motor.motor_asyncio import AsyncIOMotorDatabase
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from bench.harness import Loaded, Workspace, load_average, loaded, run_sizes, serving_app, timed
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer

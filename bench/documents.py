@@ -20,8 +20,8 @@ from pymongo import monitoring
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from bench.harness import Workspace, load_average, loaded, run_sizes
 from persistence.embedded import EmbeddedServer
 from resolvers import build_registry

@@ -31,8 +31,8 @@ import httpx
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from bench.harness import load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer

@@ -33,16 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import httpx
 from extraction_data import DEFAULT_DATASET, Sample, load_dev, synthetic_samples
 
-from app.config import Settings
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.workers import WorkerPool
 from bench.harness import serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.services import accounts
-from resolvers.services.processing import Analyzer
+from resolvers.services.auth import accounts
+from resolvers.services.processing.analyzer import Analyzer
 
 
 async def run(samples: list[Sample]) -> None:

@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from bench.dashboard import ISSUE_GRAPHQL, graphql_call, headers_of
 from bench.harness import bulk_load, load_average, serving_app, timed
 from persistence.client import connect
@@ -51,7 +51,7 @@ from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.context import Credentials
 from resolvers.framework.invoke import invoke
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 ORDERS = ("big-first", "big-last", "shuffled")
 

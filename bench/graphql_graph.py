@@ -48,13 +48,13 @@ import httpx
 # Run as a script, sys.path[0] is bench/, where this file would shadow the graphql package.
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from app.config import Settings
-from app.heap import frozen_start_up_heap
+from app.host.config import Settings
+from app.host.heap import frozen_start_up_heap
 from bench.harness import Faces, bulk_load, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 CATEGORIES = ["Meals", "Travel", "Software"]
 NODE_FIELDS = """id merchant amount currency preferredCurrency docDate category docType summary

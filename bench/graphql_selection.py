@@ -25,13 +25,13 @@ import httpx
 # Run as a script, sys.path[0] is bench/, where this file would shadow the graphql package.
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.graphql_vs_rest import bench_documents, time_calls
 from bench.harness import load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 DOCUMENTS = 100
 QUERY = """

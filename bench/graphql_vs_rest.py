@@ -28,11 +28,11 @@ from mongomock_motor import AsyncMongoMockClient
 # Run as a script, sys.path[0] is bench/, where this file would shadow the graphql package.
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, serving_app
 from engines.demo import demo_documents
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 # The in-memory store as the tests set it up: mongomock accepts the store's journaled writes.
 from tests import mongomock_compat  # noqa: F401

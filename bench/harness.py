@@ -24,9 +24,9 @@ from typing import Any
 from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
 from starlette.applications import Starlette
 
-from app.config import Settings
-from app.main import create_app
-from app.services import build_services
+from app.host.config import Settings
+from app.host.main import create_app
+from app.host.services import build_services
 from engines.demo import demo_documents
 from persistence.client import connect
 from persistence.documents.rollups import Recount
@@ -34,8 +34,8 @@ from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services import accounts
-from resolvers.services.accounts import DEMO_BATCH
+from resolvers.services.auth import accounts
+from resolvers.services.auth.accounts import DEMO_BATCH
 
 # From this many documents a workspace is loaded in bulk (``bulk_load``): the service's own
 # inserts move rollup rows batch by batch, which took over an hour for 100k on the shared
@@ -170,7 +170,7 @@ def serving_app(
     settings: Settings, store: Store, registry: Registry | None = None, **parts: Any
 ) -> Starlette:
     """The service over ``store``, its services built by the server's own factory
-    (``app.services.build_services``); ``parts`` replace some of them."""
+    (``app.host.services.build_services``); ``parts`` replace some of them."""
     services = build_services(settings, store, registry=registry or build_registry(), **parts)
     return create_app(settings, services=services)
 

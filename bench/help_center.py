@@ -31,14 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 from mongomock_motor import AsyncMongoMockClient
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, serving_app
 from engines.help_center.articles import shipped_articles
 from engines.help_center.fulltext import FullTextIndex
 from engines.help_center.search import HelpCenter
 from engines.ranking.embeddings import load_embedder
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 # The in-memory store as the tests set it up: mongomock accepts the store's journaled writes.
 from tests import mongomock_compat  # noqa: F401

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, serving_app
 from bench.reconcile import Generated, generate
 from engines.reconciliation import BankTransaction, CandidateDocument
@@ -38,7 +38,7 @@ from persistence.documents.stamp import stamped_record
 from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 
 def _cell(text: str) -> str:

@@ -31,19 +31,19 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from app.inbound.smtp import start_smtp_server
-from app.services import build_services
-from app.workers import WorkerPool
 from bench.harness import load_average, serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.services import accounts
-from resolvers.services.container import Services
-from resolvers.services.processing import Analyzer
+from resolvers.framework.services import Services
+from resolvers.services.auth import accounts
+from resolvers.services.processing.analyzer import Analyzer
 
 PDF = (
     Path(__file__).resolve().parent.parent / "tests/fixtures/extraction/text-layer.pdf"

@@ -34,9 +34,9 @@ from pymongo import monitoring
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from bench.harness import Loaded, Workspace, load_average, loaded, percentile
 from engines.analysis import Analysis
 from engines.demo import demo_documents
@@ -45,8 +45,8 @@ from engines.extraction.fields.scoring import FieldEvidence
 from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
 from resolvers import build_job_kinds
-from resolvers.services import pipeline
-from resolvers.services.processing import Analyzer
+from resolvers.services.processing import pipeline
+from resolvers.services.processing.analyzer import Analyzer
 
 SURE = FieldEvidence(confidence=0.99)
 

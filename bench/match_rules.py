@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from bench.harness import load_average, serving_app
 from bench.import_match import statement, stored
 from bench.reconcile import Generated, generate
@@ -41,8 +41,8 @@ from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers import build_job_kinds, build_registry
-from resolvers.services import accounts
-from resolvers.services.rule_runner import MATCH_RULES_SLICE
+from resolvers.services.auth import accounts
+from resolvers.services.rules.rule_runner import MATCH_RULES_SLICE
 
 SENTENCE = "Categorize all transactions as Reconciled"
 

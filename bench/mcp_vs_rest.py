@@ -25,12 +25,12 @@ from mongomock_motor import AsyncMongoMockClient
 # Run as a script, sys.path[0] is bench/; the project root is what the imports need.
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.graphql_vs_rest import DOCUMENTS, SEARCH, bench_documents, time_calls
 from bench.harness import load_average, serving_app
 from persistence.store import Store
-from resolvers.services import accounts
-from resolvers.services.oauth import set_password
+from resolvers.services.auth import accounts
+from resolvers.services.auth.oauth import set_password
 from tests.mcp.oauth_client import whole_flow
 
 PASSWORD = "bench password 1"

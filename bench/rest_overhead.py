@@ -34,16 +34,16 @@ from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, percentile, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers.framework.context import Credentials
 from resolvers.framework.invoke import authorize
+from resolvers.framework.services import Services
 from resolvers.framework.usage_meter import ApiCallMeter, flushing
-from resolvers.services import accounts
-from resolvers.services.container import Services
+from resolvers.services.auth import accounts
 
 
 class NoMeter(ApiCallMeter):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from bench.harness import load_average
 from engines.rules import parser as rules_parser
 from engines.rules.parser import read_rule
@@ -32,8 +32,8 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers.resources.rules import validated
-from resolvers.services import accounts
-from resolvers.services.rule_runner import RuleEvent, run_document_rules
+from resolvers.services.auth import accounts
+from resolvers.services.rules.rule_runner import RuleEvent, run_document_rules
 from tests.rules.test_language import CASES
 
 

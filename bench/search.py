@@ -449,15 +449,15 @@ class Refused(Exception):
 
 
 async def end_to_end(sizes: Sequence[int], runs: int) -> None:
-    from app.config import Settings
+    from app.host.config import Settings
     from bench.harness import serving_app
     from persistence.client import connect
     from persistence.embedded import EmbeddedServer
     from persistence.ids import utcnow
     from persistence.store import Store
     from resolvers import build_registry
-    from resolvers.services import accounts
-    from resolvers.services.search_indexes import OVERLAP, model_vectorizer
+    from resolvers.services.auth import accounts
+    from resolvers.services.documents.search_indexes import OVERLAP, model_vectorizer
 
     print(
         "\nend to end: POST /v1/capabilities/documents.search (limit 5, mmr) through the ASGI "

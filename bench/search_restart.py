@@ -1,6 +1,6 @@
 """The first ranked search of a workspace after a restart: the index built from the documents
 (no snapshot: what every process did before snapshots) against the index loaded from its stored
-snapshot (``resolvers.services.search_indexes``), on the embedded store.
+snapshot (``resolvers.services.documents.search_indexes``), on the embedded store.
 
 Per size: one workspace of demo documents with embeddings (random unit vectors stored as the
 service stores them, int8: ranking costs the same whatever the vectors say), inserted in bulk.
@@ -40,8 +40,8 @@ from persistence.documents.vectors import stored_fields
 from persistence.embedded import EmbeddedServer
 from persistence.ids import utcnow
 from persistence.store import Store
-from resolvers.services import search_indexes
-from resolvers.services.search_indexes import SearchConfig, SearchIndexes
+from resolvers.services.documents import search_indexes
+from resolvers.services.documents.search_indexes import SearchConfig, SearchIndexes
 
 BATCH = 1000
 EARLIER = timedelta(hours=1)

@@ -25,14 +25,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.harness import load_average, serving_app
 from domain.transactions import MAX_STATEMENT_LINES
 from engines.statements import read_statement
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.statements.generated import FORMATS, rows_of
 
 

@@ -44,13 +44,13 @@ import httpx
 # Run as a script, sys.path[0] is bench/, where this file would shadow the graphql package.
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from app.config import Settings
+from app.host.config import Settings
 from bench.graphql_graph import _listed, pair, uptime
 from bench.harness import Faces, bulk_load, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 
 CONNECTION = """query($filter: TransactionFilter) { workspace {
   transactions(filter: $filter, first: 20) {

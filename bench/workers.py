@@ -57,7 +57,7 @@ from bench.harness import load_average
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services.pipeline import TERMINAL
+from resolvers.services.processing.pipeline import TERMINAL
 from tests.conftest import Tenant, make_tenant, spawn_worker
 from tests.extraction.synthetic import GeneratedInvoice, generate
 from tests.live import Served, start_serve, stop
@@ -69,7 +69,8 @@ REPLICAS = 2
 UPLOADS_AT_ONCE = 4
 POLL_S = 0.05
 DEADLINE_S = 900.0
-# The log line a worker writes for each document it finishes (resolvers/services/pipeline.py).
+# The log line a worker writes for each document it finishes
+# (resolvers/services/processing/pipeline.py).
 PROCESSED_LINE = b'"document processed"'
 
 

@@ -7,7 +7,7 @@ process that makes the change tells its own listeners at once (``on_revoke``,
 one small record, written by the collection module that made the change, in the same call
 (``api_keys``, ``oauth``, ``workspaces``); the event hub of every API process reads what is new
 with its events poll (one query per poll, whatever the traffic), so no stream pays a store read
-per event (``resolvers.services.events``).
+per event (``resolvers.services.events.hub``).
 
 A record names what changed: ``keyId`` (an API key, or an OAuth token family, which also ends
 the keys made through it) or ``userId`` + ``workspaceId`` (a membership). Records expire after

@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pymongo
 
+from engines.parent_death import launcher_command
 from persistence.lease_owners import pid_alive
-from persistence.parent_death import launcher_command
 
 STATE_FILE = "server.json"
 LOCK_FILE = "embedded.lock"

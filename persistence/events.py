@@ -4,7 +4,7 @@ One record per change of one document (``document.created``, ``document.processe
 ``document.updated``, ``document.archived``, ``document.unarchived``), written by the documents
 repository in the same call as the change (``persistence.documents.writes``), whichever process
 makes it: the API, a ``fincap worker``, the in-process workers. Readers are the event hubs of
-the API processes (``resolvers.services.events``): one poller per process reads what is new for
+the API processes (``resolvers.services.events.hub``): one poller per process reads what is new for
 the workspaces it has subscribers in; a stream resumed after a disconnect reads from its last id.
 
 Why a plain collection (docs/architecture/decisions.md, "Live events"): the embedded server has

@@ -1,8 +1,8 @@
 """The intake journal: one record per intake on its way in, gone once the intake is whole.
 
 An intake (an upload, an e-mail, a WhatsApp message, a connected mailbox's message) is written
-in three steps (``resolvers.services.intake``): this record (``writing``: the documents' ids,
-the writer, the message's key), the originals in GridFS, then the record again (``committed``:
+in three steps (``resolvers.services.processing.intake``): this record (``writing``: the documents'
+ids, the writer, the message's key), the originals in GridFS, then the record again (``committed``:
 everything the unit will make — its activity item, documents and jobs) and the unit itself, in
 one transaction that also deletes the record. So at any moment an intake is one of: nothing; a
 ``writing`` record and some originals (nothing readable: what a crash leaves is rolled back);

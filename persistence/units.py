@@ -13,7 +13,7 @@ are invisible outside the session, an aborted unit leaves nothing, a conflicting
 ``TransientTransactionError`` that the retry absorbs). Where they do not (a standalone MongoDB,
 the in-memory test store): the body runs as plain writes, one after the other; callers that
 need all-or-nothing there keep a journal and finish the unit after a crash (the intake does:
-``resolvers.services.intake``). Whether the store has them is asked once, by trying.
+``resolvers.services.processing.intake``). Whether the store has them is asked once, by trying.
 
 A process killed inside a transaction leaves it open on the server, holding what it wrote
 (other writers of those records wait) until the server gives up on it (60 s by default on

@@ -32,13 +32,9 @@ from resolvers.resources import (
     whatsapp,
     workspaces,
 )
-from resolvers.services import (
-    export_delivery,
-    pipeline,
-    reprocessing,
-    subscriptions,
-    thumbnails,
-)
+from resolvers.services.billing import subscriptions
+from resolvers.services.connections import export_delivery
+from resolvers.services.processing import pipeline, reprocessing, thumbnails
 
 RESOURCES = (
     activity,

@@ -17,10 +17,10 @@ import pytest
 from mongomock_motor import AsyncMongoMockClient
 from starlette.applications import Starlette
 
-from app.config import Settings
-from app.main import create_app
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.main import create_app
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
@@ -29,9 +29,9 @@ from persistence.workspaces import Role
 from resolvers import build_job_kinds, build_registry
 from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
-from resolvers.services import accounts
-from resolvers.services.container import Services
-from resolvers.services.processing import Analyzer
+from resolvers.framework.services import Services
+from resolvers.services.auth import accounts
+from resolvers.services.processing.analyzer import Analyzer
 from tests import (
     hypothesis_profiles,  # noqa: F401  (loads the ci or full profile for every test)
     requires,
@@ -158,7 +158,7 @@ def app_on(
     **parts: Any,
 ) -> Starlette:
     """The service over ``store``, its services built by the server's own factory
-    (``app.services.build_services``; ``parts`` replace some of them, e.g. an analyzer)."""
+    (``app.host.services.build_services``; ``parts`` replace some of them, e.g. an analyzer)."""
     settings = settings or Settings()
     services = build_services(settings, store, registry=registry or build_registry(), **parts)
     return create_app(settings, services=services)

@@ -27,7 +27,7 @@ import psutil
 import uvicorn
 from starlette.types import ASGIApp
 
-from app.serving import Server
+from app.host.serving import Server
 from persistence.embedded import free_port
 
 # Measured: `fincap serve` took about 30 s to answer /readyz (embedded database, analysis

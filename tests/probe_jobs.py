@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.observability import current_request_id
+from app.host.observability import current_request_id
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import RunAgain, job_kind
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 
 # What the probe kinds saw, in order; tests clear it first.
 SEEN: list[tuple[str, str]] = []

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth_cache import AuthCache
 from resolvers.framework.context import Principal

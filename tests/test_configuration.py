@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pydantic_settings import BaseSettings
 
-from app import config_reference
-from app.config import ConfigError, Settings
+from app.host import config_reference
+from app.host.config import ConfigError, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "schema", "resolvers", "persistence", "engines")
@@ -51,7 +51,7 @@ def settings_classes() -> list[type[BaseSettings]]:
 def variables_of(cls: type[BaseSettings]) -> dict[str, str]:
     """Variable → description of the fields ``cls`` reads from the environment."""
     # Settings reads only the variables its fields name; so does the class it is built on
-    # (app.config adds the connectors' fields to that one).
+    # (app.host.config adds the connectors' fields to that one).
     if issubclass(Settings, cls):
         return {
             name: field.description or ""
@@ -81,9 +81,9 @@ def test_every_variable_read_is_documented_and_every_documented_one_is_read() ->
 
 def test_the_configuration_page_is_generated_from_the_declaration() -> None:
     """Names, defaults and meanings as the code declares them; regenerate with
-    `python -m app.config_reference` after changing a setting."""
+    `python -m app.host.config_reference` after changing a setting."""
     page = config_reference.PAGE.read_text()
-    assert config_reference.with_table(page) == page, "run: python -m app.config_reference"
+    assert config_reference.with_table(page) == page, "run: python -m app.host.config_reference"
     assert "| `FINCAP_JOB_LEASE_SECONDS` | `10` |" in page
 
 

@@ -23,7 +23,9 @@ def without_the_extra(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """SecantusDB not installed; uvicorn records instead of serving."""
     monkeypatch.setattr(embedded, "SERVER_INSTALLED", False)
     served: list[Any] = []
-    monkeypatch.setattr("app.serving.Server.run", lambda self, **kw: served.append(self.config.app))
+    monkeypatch.setattr(
+        "app.host.serving.Server.run", lambda self, **kw: served.append(self.config.app)
+    )
     return served
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.errors import CapabilityError, every_reason
 from resolvers.framework.registry import Registry

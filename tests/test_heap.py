@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from app.heap import frozen_start_up_heap
+from app.host.heap import frozen_start_up_heap
 
 
 class _Cycle:

@@ -8,7 +8,7 @@ import pytest
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.framework.job_kinds import JobKindError, JobKinds, JobKindSpec
-from resolvers.services.pipeline import PROCESS_DOCUMENT, run_process_document
+from resolvers.services.processing.pipeline import PROCESS_DOCUMENT, run_process_document
 from tests import probe_jobs
 from tests.clock import ManualClock
 from tests.conftest import worker_pool

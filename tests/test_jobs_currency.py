@@ -164,7 +164,7 @@ async def test_currency_convert(client: httpx.AsyncClient, alice: Tenant) -> Non
 
 
 async def test_a_job_logs_under_the_request_id_that_queued_it(store: Store) -> None:
-    from app.observability import current_request_id
+    from app.host.observability import current_request_id
 
     probe_jobs.SEEN.clear()
     pool = worker_pool(store, PROBE_KINDS, lease_s=30)

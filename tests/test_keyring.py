@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings
-from app.secret_key import SECRET_FILE, SecretKeyError, load_keyring
+from app.host.config import Settings
+from app.host.secret_key import SECRET_FILE, SecretKeyError, load_keyring
 from engines.keyring import InvalidToken, Keyring, KeyringError, new_secret_text
 
 SECRET = base64.b64encode(b"k" * 32).decode()  # standard alphabet with padding, as openssl prints

@@ -8,12 +8,12 @@ from typing import ClassVar
 
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.store import Store
-from resolvers.services import pipeline
-from resolvers.services.pipeline import STEPS, process_document
-from resolvers.services.pipeline_contract import Intake, StepContext, StopPipeline
+from resolvers.services.processing import pipeline
+from resolvers.services.processing.pipeline import STEPS, process_document
+from resolvers.services.processing.pipeline_contract import Intake, StepContext, StopPipeline
 from tests.conftest import Tenant
 from tests.documents.conftest import doc
 

@@ -12,7 +12,7 @@ from engines.ocr_availability import installed_ocr_engines
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.resources import workspaces
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests import probe_resource
 from tests.conftest import Tenant, asgi_client, second_workspace
 

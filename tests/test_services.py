@@ -1,23 +1,23 @@
-"""One services factory (``app.services.build_services``): the API process, the worker processes
-and the tests get their ``Services`` from it, so a test runs against services wired the way a
-server wires them."""
+"""One services factory (``app.host.services.build_services``): the API process, the worker
+processes and the tests get their ``Services`` from it, so a test runs against services wired the
+way a server wires them."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from app.config import Settings
-from app.main import create_app
-from app.processing import running_workers
-from app.services import build_services
+from app.host.config import Settings
+from app.host.main import create_app
+from app.host.processing import running_workers
+from app.host.services import build_services
 from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers import build_registry
 from tests.conftest import app_on
 
 ROOT = Path(__file__).resolve().parents[1]
-FACTORY = ROOT / "app/services.py"
+FACTORY = ROOT / "app/host/services.py"
 
 
 def constructions(path: Path) -> list[str]:

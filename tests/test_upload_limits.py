@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from app.config import Settings
+from app.host.config import Settings
 from domain.uploads import MAX_UPLOAD_BYTES, UPLOAD_MIME_TYPES
 from engines import mail
 from engines.connectors import whatsapp

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from PIL import Image, ImageDraw
 
-from app.config import Settings
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store

@@ -7,7 +7,7 @@ import pytest
 
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import asgi_client, make_tenant
 
 pytestmark = pytest.mark.wire

@@ -1,7 +1,7 @@
 """Where the CLI client calls and as whom: the config file, the environment, the flags.
 
 Precedence, strongest first: ``--host``/``--org`` on the command, ``FINCAP_HOST`` /
-``FINCAP_API_KEY`` / ``FINCAP_ORG_ID`` (read through ``app.config.ClientSettings``), then
+``FINCAP_API_KEY`` / ``FINCAP_ORG_ID`` (read through ``app.host.config.ClientSettings``), then
 ``~/.fincap/config.json`` (written by ``fincap auth login`` and ``fincap workspace use``, mode
 0600 because it holds a key), then the default host ``http://127.0.0.1:8000``.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from app.config import ClientSettings, ConfigError
+from app.host.config import ClientSettings, ConfigError
 
 DEFAULT_HOST = "http://127.0.0.1:8000"
 CONFIG_KEYS = ("host", "apiKey", "orgId")

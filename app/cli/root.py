@@ -15,7 +15,7 @@ from app.cli.account import auth, doctor, workspace
 from app.cli.commands import CapabilityGroup
 from app.cli.statements import import_statement
 from app.cli.upload import upload
-from app.config import ConfigError, Settings
+from app.host.config import ConfigError, Settings
 
 # The server side (store, resolvers, extraction engines) is imported inside the commands that
 # need it: importing it costs about a second, which every client command would otherwise pay.
@@ -36,8 +36,8 @@ def settings_from_env(**overrides: Any) -> Settings:
 
 
 def accounts() -> Any:
-    """``resolvers.services.accounts``, imported when an admin or demo command runs."""
-    from resolvers.services import accounts as module
+    """``resolvers.services.auth.accounts``, imported when an admin or demo command runs."""
+    from resolvers.services.auth import accounts as module
 
     return module
 
@@ -49,7 +49,7 @@ def run_on_store(action: Callable[[Store], Awaitable[dict[str, Any]]]) -> None:
     or starts a private server for the duration of the command.
     """
 
-    from app.database import open_store
+    from app.host.database import open_store
     from persistence.embedded import EmbeddedServerMissing
     from persistence.errors import store_error_of
     from resolvers.framework.errors import CapabilityError
@@ -101,9 +101,9 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 def serve(host: str, port: int) -> None:
     """Serve the API (on the embedded store unless MONGODB_URI is set)."""
-    from app.main import create_app
-    from app.observability import configure_logging
-    from app.serving import Server
+    from app.host.main import create_app
+    from app.host.observability import configure_logging
+    from app.host.serving import Server
 
     settings = settings_from_env(host=host, port=port)
     if not settings.mongodb_uri:
@@ -115,7 +115,7 @@ def serve(host: str, port: int) -> None:
         except EmbeddedServerMissing as exc:
             raise click.ClickException(str(exc)) from None
     configure_logging(settings.log_level)
-    # ``Server`` ends the live event streams first when it stops (app.serving).
+    # ``Server`` ends the live event streams first when it stops (app.host.serving).
     Server(server_config(create_app(settings), settings)).run()
 
 
@@ -152,10 +152,10 @@ def worker(concurrency: int) -> None:
     """Process queued jobs (uploads) until stopped; run as many as the load needs."""
     import signal
 
-    from app.database import open_store
-    from app.observability import configure_logging
-    from app.processing import running_workers
-    from app.secret_key import load_keyring
+    from app.host.database import open_store
+    from app.host.observability import configure_logging
+    from app.host.processing import running_workers
+    from app.host.secret_key import load_keyring
     from persistence.embedded import running_server_uri
     from persistence.errors import store_error_of
     from resolvers.framework.usage_meter import flushing
@@ -220,7 +220,7 @@ def bootstrap(email: str, workspace: str) -> None:
 
     On a terminal it also asks for the password the dashboard's sign-in takes (Enter skips;
     ``fincap admin set-password`` sets it later), and says where to sign in."""
-    from resolvers.services import oauth, sign_in_links
+    from resolvers.services.auth import oauth, sign_in_links
 
     settings = settings_from_env()
     plans = settings.plan_catalog()
@@ -258,7 +258,7 @@ def bootstrap(email: str, workspace: str) -> None:
 def sign_in_link(email: str, org_id: str | None) -> None:
     """A one-time link that opens the dashboard signed in as this person (once, within 15
     minutes); prints {signInUrl, expiresAt, orgId}."""
-    from resolvers.services import sign_in_links
+    from resolvers.services.auth import sign_in_links
 
     settings = settings_from_env()
 
@@ -280,7 +280,7 @@ def on_a_terminal() -> bool:
 
 def dashboard_password() -> str | None:
     """A password for the dashboard's sign-in, asked twice; None when the person skips."""
-    from resolvers.services import oauth
+    from resolvers.services.auth import oauth
 
     while True:
         password = click.prompt(
@@ -370,7 +370,7 @@ def reindex(orgs: tuple[str, ...], redo_all: bool) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from resolvers.services.search_indexes import reindex as embed_documents
+    from resolvers.services.documents.search_indexes import reindex as embed_documents
 
     console = Console(stderr=True, highlight=False)
     with Progress(
@@ -402,7 +402,7 @@ def set_password(email: str) -> None:
         password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
     else:
         password = sys.stdin.readline().rstrip("\r\n")
-    from resolvers.services import oauth
+    from resolvers.services.auth import oauth
 
     run_on_store(lambda store: oauth.set_password(store, email, password))
 

@@ -79,8 +79,8 @@ from resolvers.framework.errors import (
 )
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
-from resolvers.services.event_filters import event_filter
-from resolvers.services.events import open_stream, watch
+from resolvers.services.events.event_filters import event_filter
+from resolvers.services.events.hub import open_stream, watch
 from schema.documents import Document
 from schema.events import DocumentEvent
 from schema.value_meanings import meaning_of

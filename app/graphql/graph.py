@@ -32,10 +32,10 @@ from app.graphql.selection import listed_fields
 from resolvers.framework.context import Context, Credentials
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
+from resolvers.framework.services import Services
 from resolvers.resources.documents import document_tallies, documents_by_id
 from resolvers.resources.workspaces import current_workspace as workspace_of_context
-from resolvers.services.container import Services
-from resolvers.services.preferences import preferred_currency
+from resolvers.services.documents.preferences import preferred_currency
 from schema.documents import (
     CountDocuments,
     Document,

@@ -46,7 +46,8 @@ from app.http.json_body import MalformedJson, parse_json
 from resolvers.framework.context import Context
 from resolvers.framework.errors import CapabilityError, TooManyRequests
 from resolvers.framework.invoke import authorize
-from resolvers.services.stream_access import next_check_in
+from resolvers.services.events.hub import hub_of
+from resolvers.services.events.stream_access import next_check_in
 
 if TYPE_CHECKING:
     from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
@@ -236,12 +237,13 @@ class FincapTransportWS(BaseGraphQLTransportWSHandler[Any, Any]):
         ``recheck`` seconds; close the socket (4403, the reason) when they fail."""
         services = ctx.services
         credentials = self.context[CREDENTIALS_KEY]
-        watch = services.events.watch_access(ctx.principal, ctx.require_workspace())
+        hub = hub_of(services)
+        watch = hub.watch_access(ctx.principal, ctx.require_workspace())
         woken = asyncio.Event()
         watch.on_change(woken.set)
         try:
             while True:
-                wait = next_check_in(ctx.principal, services.events.limits.recheck)
+                wait = next_check_in(ctx.principal, hub.limits.recheck)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(woken.wait(), wait)
                 woken.clear()
@@ -252,7 +254,7 @@ class FincapTransportWS(BaseGraphQLTransportWSHandler[Any, Any]):
                     await self.websocket.close(4403, reason_text(exc.message))
                     return
         finally:
-            services.events.unwatch(watch)
+            hub.unwatch(watch)
 
     async def shutdown(self) -> None:
         if self._watcher is not None:

@@ -16,8 +16,8 @@ from starlette.types import Message, Receive
 from app.http.credentials import org_id, take_api_key
 from resolvers.framework.context import Context, Credentials
 from resolvers.framework.invoke import authorize
-from resolvers.services.client_addresses import TrustedProxies, address_key
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
+from resolvers.services.auth.client_addresses import TrustedProxies, address_key
 
 
 def credentials_of(conn: HTTPConnection, body: Any = None) -> Credentials:

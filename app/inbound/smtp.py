@@ -3,14 +3,14 @@
 
 aiosmtpd is the maintained asyncio SMTP server (the stdlib's ``smtpd`` is gone since Python
 3.12); it runs on the service's own event loop, so a message is handed to
-``resolvers.services.inbound_email.accept_email`` with no thread in between. Unknown recipients are
-refused at ``RCPT TO`` (550 5.1.1), recipients beyond the limit too (452 4.5.3: the sender
-tries them again in another transaction), a message over the size limit at ``DATA`` by aiosmtpd
-itself (552), and the rest by ``accept_email``'s rejection, whose SMTP reply says why. Any
+``resolvers.services.processing.inbound_email.accept_email`` with no thread in between. Unknown
+recipients are refused at ``RCPT TO`` (550 5.1.1), recipients beyond the limit too (452 4.5.3: the
+sender tries them again in another transaction), a message over the size limit at ``DATA`` by
+aiosmtpd itself (552), and the rest by ``accept_email``'s rejection, whose SMTP reply says why. Any
 failure at any stage (the store unreachable, a write failing) is a temporary ``451 4.3.0``
 (``handle_exception``): the sender keeps the message and tries again; ``MAIL FROM`` answers it
 at once while the store is known to be away, and ``452 4.3.1`` while its disk is too full to
-take the message (``resolvers.services.disk_space``; at ``DATA`` too). The
+take the message (``resolvers.services.processing.disk_space``; at ``DATA`` too). The
 message is parsed in a thread (``read_off_loop``): the event loop this receiver shares with the
 API never waits for it.
 """
@@ -28,8 +28,8 @@ from resolvers.framework.errors import (
     ServiceUnavailable,
     capability_error_of,
 )
-from resolvers.services.container import Services
-from resolvers.services.inbound_email import InboundRejected, accept_email, workspace_for
+from resolvers.framework.services import Services
+from resolvers.services.processing.inbound_email import InboundRejected, accept_email, workspace_for
 
 log = logging.getLogger("fincap.smtp")
 

@@ -15,14 +15,14 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from app.config import Settings
+from app.host.config import Settings
 from app.http.envelope import EnvelopeResponse, failure, render_error
 from app.http.json_body import MalformedJson, parse_json
 from app.http.request_context import services_of
 from engines.connectors.whatsapp import MalformedWebhook, signature_valid
 from resolvers.resources.whatsapp import receive_webhook
-from resolvers.services.inbound_email import InboundRejected, accept_email
-from resolvers.services.intake import IntakeBusy
+from resolvers.services.processing.inbound_email import InboundRejected, accept_email
+from resolvers.services.processing.intake import IntakeBusy
 
 log = logging.getLogger("fincap.inbound")
 

@@ -3,7 +3,7 @@ its model at the start of a conversation."""
 
 from __future__ import annotations
 
-from app.operations import package_version
+from app.host.operations import package_version
 
 NAME = "fincap"
 TITLE = "fincap"

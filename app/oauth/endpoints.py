@@ -1,9 +1,9 @@
 """The OAuth 2.1 face: metadata, registration, authorization pages, token and revocation.
 
 The MCP SDK's handlers serve registration (RFC 7591) and the token endpoint, each mounted on
-fincap's own paths under ``/v1/oauth``; ``resolvers.services.oauth.AuthorizationServer`` is the
+fincap's own paths under ``/v1/oauth``; ``resolvers.services.auth.oauth.AuthorizationServer`` is the
 provider behind them. fincap's part: the bounds and rate limit in front of registration
-(``resolvers.services.oauth_registration``), the authorization request (checked with the SDK's
+(``resolvers.services.auth.oauth_registration``), the authorization request (checked with the SDK's
 request model; an invalid one shows a page and never redirects, RFC 9700 §4.11.2), the resource a
 grant is for (RFC 8707), revocation for public clients, the dashboard's first-party client
 (``dashboard_client``: it never registers), and the pages a person sees between the client's
@@ -66,28 +66,28 @@ from app.oauth.pages import consent_page, destination_of, problem_page, sign_in_
 from resolvers import build_registry
 from resolvers.framework.access_tokens import FincapAccessToken, FincapRefreshToken, resource_covers
 from resolvers.framework.registry import SCOPES
-from resolvers.services.oauth import (
+from resolvers.services.auth.oauth import (
     AuthorizationServer,
     PendingRequest,
     canonical_resource,
     sign_in,
 )
-from resolvers.services.oauth_first_party import (
+from resolvers.services.auth.oauth_first_party import (
     DASHBOARD_CLIENT_ID,
     DASHBOARD_SCOPES,
     dashboard_redirect_uri,
     dashboard_scopes,
     dashboard_workspace,
 )
-from resolvers.services.oauth_registration import (
+from resolvers.services.auth.oauth_registration import (
     MAX_REGISTRATION_BYTES,
     RegistrationRefused,
     RegistrationThrottled,
     admit_registration,
     check_metadata,
 )
-from resolvers.services.sign_in_links import LINK_REFUSED, redeem
-from resolvers.services.sign_in_throttle import SignInThrottled
+from resolvers.services.auth.sign_in_links import LINK_REFUSED, redeem
+from resolvers.services.auth.sign_in_throttle import SignInThrottled
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -536,7 +536,7 @@ async def revoke(request: Request) -> Response:
 
 
 async def dashboard_client(request: Request) -> Response:
-    """The dashboard's first-party client (``resolvers.services.oauth_first_party``): its id,
+    """The dashboard's first-party client (``resolvers.services.auth.oauth_first_party``): its id,
     its one redirect URI and the scopes it asks for, so the page needs no registration."""
     return JSONResponse(
         {

@@ -3,7 +3,7 @@ files and their thumbnails, connecting an accounting integration, live document 
 ``/openapi.json``
 generated from the registry.
 
-``rest_routes`` is everything this face mounts; the composition root (``app.main``) builds
+``rest_routes`` is everything this face mounts; the composition root (``app.host.main``) builds
 the OpenAPI document once and hands it in.
 """
 

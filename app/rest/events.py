@@ -1,7 +1,7 @@
 """``GET /v1/events``: the workspace's document events as Server-Sent Events.
 
 Authorized like a documents query (every API-key form, an OAuth bearer, ``X-Service-Org-Id``;
-``read_documents``), the checks made by ``resolvers.services.events.open_stream``. Each event
+``read_documents``), the checks made by ``resolvers.services.events.hub.open_stream``. Each event
 is one SSE message::
 
     id: 6745a9f2c0ffee0000000001
@@ -12,8 +12,8 @@ is one SSE message::
 A client that reconnects sends the last id it received as ``Last-Event-ID`` (browsers'
 ``EventSource`` do it by themselves; ``?after=`` does the same) and gets what it missed while the
 events are kept (a day). A comment line every ``heartbeat`` seconds keeps proxies from closing
-a quiet stream. The stream follows its authorization (``resolvers.services.stream_access``): a
-revoked key or grant, a removed member or a changed role ends it, with an ``error`` message
+a quiet stream. The stream follows its authorization (``resolvers.services.events.stream_access``):
+a revoked key or grant, a removed member or a changed role ends it, with an ``error`` message
 carrying the failure envelope. When the store becomes unreachable the stream ends the same way
 (``reason: service_unavailable``) with a ``retry`` of its ``Retry-After``: the client reconnects
 with its ``Last-Event-ID`` once the store is back. ``lagged`` says the client fell behind and
@@ -35,8 +35,8 @@ from app.rest.routes import PlainRoute, permissions_of
 from resolvers.framework.context import Credentials
 from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
-from resolvers.services.container import Services
-from resolvers.services.events import Subscription, open_stream, watch
+from resolvers.framework.services import Services
+from resolvers.services.events.hub import Subscription, open_stream, watch
 from schema.events import DocumentEvent
 
 SERVES_LIKE = "documents.get"

@@ -14,7 +14,7 @@ from app.rest.routes import BINARY, PlainRoute, permissions_of
 from domain.uploads import UPLOAD_MIME_TYPES
 from resolvers.framework.registry import Registry
 from resolvers.resources.files import open_original
-from resolvers.services.thumbnails import thumbnail_of
+from resolvers.services.processing.thumbnails import thumbnail_of
 
 # The data these routes serve is documents.get's: they need its scopes.
 SERVES_LIKE = "documents.get"

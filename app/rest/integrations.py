@@ -22,7 +22,7 @@ from app.http.security_headers import page_headers
 from app.rest.routes import HTML, PlainRoute, permissions_of
 from engines.connectors.registry import CONNECTORS
 from resolvers.framework.registry import Registry
-from resolvers.services import integration_connections
+from resolvers.services.connections import integration_connections
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>{title}</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"""

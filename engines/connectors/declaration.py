@@ -12,7 +12,7 @@ callback route's documented parameters, and the services' wiring.
 
 Why a package (a light ``__init__`` beside ``client.py``) rather than one module holding both:
 the rule grammar runs in a deliberately small child process that must not load ``httpx`` or
-the server (``resolvers.services.rule_reading``), yet its lexicon reads every connector's
+the server (``resolvers.services.rules.rule_reading``), yet its lexicon reads every connector's
 words, and the wire contract (``schema``) reads the provider ids. In one module, every function
 of the client would have to import ``httpx`` and ``base`` inside itself, and one top-level
 import added later would load them into every reader. Split, the declaration imports only this

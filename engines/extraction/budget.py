@@ -10,7 +10,7 @@ a 21 KB PNG of 13000 × 13000 one-bit pixels decoded to 770 MB. So:
 
 A file over a budget fails with ``OverBudget``, a permanent failure with a reason people can
 read. What remains (a page that is cheap to describe but expensive to draw) is caught by the
-memory limit the analysis processes run under (``app/analysis_child.py``).
+memory limit the analysis processes run under (``app/host/analysis_child.py``).
 """
 
 from __future__ import annotations

@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import anyio
 import httpcore
 import httpx
 
-from engines.outbound.policy import OutboundPolicy, Unreachable, refused, unreachable_text
+from engines.outbound.refusal import Unreachable, refused, unreachable_text
 
 log = logging.getLogger("fincap.outbound")
 DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
@@ -38,10 +38,17 @@ TRANSPORT_ERRORS = (
 )
 
 
+class CheckedAddresses(Protocol):
+    """What the transport asks of the policy (``policy.OutboundPolicy``, which makes the clients
+    here and so is not imported by this module): the addresses of a host it may dial."""
+
+    async def checked_addresses_async(self, host: str, port: int) -> list[str]: ...
+
+
 class PolicyBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend, dialing only addresses the policy checked."""
 
-    def __init__(self, policy: OutboundPolicy) -> None:
+    def __init__(self, policy: CheckedAddresses) -> None:
         self._policy = policy
         self._dial = httpcore.AnyIOBackend()
 
@@ -83,7 +90,7 @@ class PolicyTransport(httpx.AsyncBaseTransport):
 
     def __init__(
         self,
-        policy: OutboundPolicy,
+        policy: CheckedAddresses,
         *,
         verify: ssl.SSLContext | bool = True,
         limits: httpx.Limits = DEFAULT_LIMITS,
@@ -159,7 +166,10 @@ def _fail(request: httpx.Request, exc: Exception) -> NoReturn:
 
 
 def policy_client(
-    policy: OutboundPolicy, *, timeout: float | httpx.Timeout, verify: ssl.SSLContext | bool = True
+    policy: CheckedAddresses,
+    *,
+    timeout: float | httpx.Timeout,
+    verify: ssl.SSLContext | bool = True,
 ) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` over ``PolicyTransport``: no proxies from the environment
     (a proxy would resolve names itself, out of the policy's reach), redirects not followed."""

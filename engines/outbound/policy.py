@@ -24,7 +24,6 @@ language model) get no exception: public ones pass as they are, a private one is
 from __future__ import annotations
 
 import asyncio
-import logging
 import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,34 +37,18 @@ from engines.outbound.addresses import (
     parse_address,
     why_not_public,
 )
+from engines.outbound.refusal import refused
 
 if TYPE_CHECKING:
     import ssl
 
     import httpx
 
-log = logging.getLogger("fincap.outbound")
-
 # (host, port) → the addresses it resolves to, as text. Blocking; async callers use a thread.
 Resolver = Callable[[str, int], Sequence[str]]
 Network = IPv4Network | IPv6Network
 
 _HOST_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
-
-
-class Unreachable(ConnectionError):
-    """A connection was refused by the policy or failed; the text never says which."""
-
-    def __init__(self, host: str, port: int) -> None:
-        super().__init__(unreachable_text(host, port))
-        self.host = host
-        self.port = port
-
-
-def unreachable_text(host: str, port: int) -> str:
-    """The one error text of every refused or failed outbound connection."""
-    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    return f"could not connect to {shown}:{port}"
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -190,12 +173,3 @@ class OutboundPolicy:
         from engines.outbound.http import policy_client
 
         return policy_client(self, timeout=timeout, verify=verify)
-
-
-def refused(host: str, port: int, reason: str) -> Unreachable:
-    """The caller's ``Unreachable``; the reason goes to the server log only."""
-    log.warning(
-        "outbound connection refused or failed",
-        extra={"host": host, "port": port, "reason": reason},
-    )
-    return Unreachable(host, port)

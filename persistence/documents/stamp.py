@@ -1,10 +1,10 @@
 """The one stamp of ``indexedAt``: search indexes re-read what changed since they last looked.
 
-A search index (``resolvers.services.search_indexes``) keeps, per document, ``INDEXED_PATHS``: the
-searchable text, the search terms, the embedding, ``INDEX_STATE`` and the fields filters read.
-It re-reads the documents whose ``indexedAt`` is at or after its last look, so a write that
-changes one of those paths and does not move ``indexedAt`` leaves every index of every process
-wrong until restart.
+A search index (``resolvers.services.documents.search_indexes``) keeps, per document,
+``INDEXED_PATHS``: the searchable text, the search terms, the embedding, ``INDEX_STATE`` and the
+fields filters read. It re-reads the documents whose ``indexedAt`` is at or after its last look, so
+a write that changes one of those paths and does not move ``indexedAt`` leaves every index of every
+process wrong until restart.
 
 No writer stamps by hand: every write of the documents collection goes through
 ``DocumentCollection``'s write methods (``persistence.documents.collection``), which pass the

@@ -14,7 +14,11 @@
     cursors       signed pagination cursors
     throttle      expensive calls one at a time per key
     usage_meter   API calls counted in memory, flushed in batches
+    services      the services container a call and a job receive, and the Protocols naming
+                  the parts a service room implements (the event hub, the search indexes, …)
+    sources_config  what the inbound sources read from the configuration
 
-Nothing here imports ``resolvers.services`` or ``resolvers.resources`` at run time (type hints
-may name the services container): the direction is resources → services → framework.
+Nothing here imports ``resolvers.services`` or ``resolvers.resources``, not even for a type
+hint (the ``resolvers-rooms`` contract counts those): the direction is resources → services →
+framework.
 """

@@ -2,7 +2,7 @@
 scopes, client, resource, grant), finding the live one a secret names, and whether it may be
 used where it is presented (RFC 8707).
 
-The authorization server that issues them is a service (``resolvers.services.oauth``); checking
+The authorization server that issues them is a service (``resolvers.services.auth.oauth``); checking
 them is part of every call (``resolvers.framework.auth``, ``invoke``), so it lives here.
 """
 

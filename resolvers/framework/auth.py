@@ -38,7 +38,7 @@ async def authenticate(
     """The caller behind the API key or OAuth access token, or 401.
 
     Both arrive the same ways (``Authorization: Bearer`` first); the prefix tells them apart:
-    ``sk_`` API keys, ``fat_`` access tokens (``resolvers.services.oauth``). With ``cache``, a
+    ``sk_`` API keys, ``fat_`` access tokens (``resolvers.services.auth.oauth``). With ``cache``, a
     principal found in the last seconds is reused (``resolvers.framework.auth_cache``), unless
     ``fresh`` (the lookup is then made and remembered).
     """

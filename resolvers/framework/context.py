@@ -10,7 +10,7 @@ from resolvers.framework.errors import WorkspaceRequired
 
 if TYPE_CHECKING:
     from resolvers.framework.registry import Registry
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 
 # Where on this service a credential is presented (the path under its base URL): an OAuth

@@ -24,7 +24,7 @@ from resolvers.framework.registry import CapabilitySpec, Registry
 from resolvers.framework.validation import describe_validation_error, unpaired_surrogate
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 
 def lookup(registry: Registry, slug: str) -> CapabilitySpec:

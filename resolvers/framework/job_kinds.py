@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from persistence.jobs import JobRecord
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 F = TypeVar("F", bound=Callable[..., Any])
 JOB_KIND_ATTR = "__fincap_job_kind__"

@@ -10,8 +10,8 @@ from engines.connectors.errors import ConnectorError
 from engines.connectors.imap import MailboxHit
 from resolvers.framework.context import Context
 from resolvers.framework.registry import capability
-from resolvers.services.inbound_email import alias_of
-from resolvers.services.mailbox_connections import connector_for
+from resolvers.services.connections.mailbox_connections import connector_for
+from resolvers.services.processing.inbound_email import alias_of
 from schema.activity import (
     ActivityItem,
     ActivitySearchResult,

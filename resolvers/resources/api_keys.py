@@ -22,7 +22,7 @@ from resolvers.framework.auth import new_api_key_secret
 from resolvers.framework.context import Context, Principal
 from resolvers.framework.errors import BadRequest, Forbidden, MissingScope, NotFound
 from resolvers.framework.registry import MEMBERS, SCOPES, capability
-from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID
+from resolvers.services.auth.oauth_first_party import DASHBOARD_CLIENT_ID
 from schema.api_keys import (
     ApiKey,
     ApiKeyList,

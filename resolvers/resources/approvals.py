@@ -37,7 +37,7 @@ from resolvers.framework.errors import (
 )
 from resolvers.framework.invoke import run
 from resolvers.framework.registry import MANAGERS, MEMBERS, CapabilitySpec, Registry, capability
-from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID
+from resolvers.services.auth.oauth_first_party import DASHBOARD_CLIENT_ID
 from schema.approvals import (
     ApprovalCapability,
     ApprovalExecuted,

@@ -18,7 +18,7 @@ from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import OWNERS, capability
-from resolvers.services.subscriptions import (
+from resolvers.services.billing.subscriptions import (
     CLOSE_DELAY,
     change_plan,
     close_due_periods,

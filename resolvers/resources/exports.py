@@ -1,5 +1,5 @@
 """Capabilities of the exports resource: the record of sending a document to accounting
-(delivered by ``resolvers.services.export_delivery``)."""
+(delivered by ``resolvers.services.connections.export_delivery``)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from persistence.documents import StoredFile
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.framework.registry import MEMBERS, capability
-from resolvers.services.pipeline import receive
+from resolvers.services.processing.pipeline import receive
 from schema.files import UploadAccepted, UploadFile
 
 _DATA_URL = re.compile(r"^data:[\w.+/-]+;base64,", re.IGNORECASE)

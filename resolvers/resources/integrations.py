@@ -20,8 +20,8 @@ from persistence.ids import utcnow
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadGateway, BadRequest, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, ApprovalGate, capability
-from resolvers.services.export_delivery import DELIVER_EXPORT, summary_of
-from resolvers.services.integration_connections import (
+from resolvers.services.connections.export_delivery import DELIVER_EXPORT, summary_of
+from resolvers.services.connections.integration_connections import (
     access_token,
     connection_of,
     connector_of,

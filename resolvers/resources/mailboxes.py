@@ -1,6 +1,6 @@
 """Connected mailboxes: the ``email`` source. A workspace connects an IMAP mailbox; a durable
 ``poll-mailbox`` job reads it every ``FINCAP_MAILBOX_POLL_SECONDS`` and hands new messages to
-the same intake as inbound email (``resolvers.services.inbound_email.deliver``).
+the same intake as inbound email (``resolvers.services.processing.inbound_email.deliver``).
 
 The password is encrypted with the server keyring (AES-256-GCM, bound to the mailbox id) and
 decrypted only to sign in. The bookmark (UIDVALIDITY + last UID) is written after every message,
@@ -27,8 +27,8 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.framework.job_kinds import RunAgain, job_kind
 from resolvers.framework.registry import MANAGERS, MEMBERS, capability
-from resolvers.services.inbound_email import deliver, read_off_loop
-from resolvers.services.mailbox_connections import connector_for, seal_password
+from resolvers.services.connections.mailbox_connections import connector_for, seal_password
+from resolvers.services.processing.inbound_email import deliver, read_off_loop
 from schema.mailboxes import (
     ConnectMailbox,
     DisconnectedMailbox,
@@ -40,7 +40,7 @@ from schema.mailboxes import (
 )
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.mailboxes")
 SOURCE = "email"

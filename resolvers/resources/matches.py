@@ -20,10 +20,10 @@ from persistence.transactions import DocumentTaken
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, Conflict, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, capability
-from resolvers.services.preferences import matching_settings
-from resolvers.services.reconciliation import decision_for
-from resolvers.services.rule_runner import queue_match_rules
-from resolvers.services.transaction_views import transaction_view
+from resolvers.services.bank.reconciliation import decision_for
+from resolvers.services.bank.transaction_views import transaction_view
+from resolvers.services.documents.preferences import matching_settings
+from resolvers.services.rules.rule_runner import queue_match_rules
 from schema.matches import (
     ConfigureMatching,
     ConfirmMatch,

@@ -28,7 +28,7 @@ from persistence.workspaces import MembershipChange
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, Conflict, Forbidden, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, SIGNED_IN, capability
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from schema.members import (
     AcceptInvite,
     CancelInvite,

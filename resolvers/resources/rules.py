@@ -32,10 +32,10 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, Forbidden, NotFound, store_errors
 from resolvers.framework.job_kinds import RunAgain, job_kind
 from resolvers.framework.registry import MANAGERS, MEMBERS, ApprovalGate, capability
+from resolvers.framework.services import Services
 from resolvers.framework.validation import describe_validation_error
-from resolvers.services.container import Services
-from resolvers.services.rule_reading import read_sentence_off_loop
-from resolvers.services.rule_runner import (
+from resolvers.services.rules.rule_reading import read_sentence_off_loop
+from resolvers.services.rules.rule_runner import (
     RESUME_CAPABILITY,
     RUN_MATCH_RULES,
     RUN_UPDATE_RULES,
@@ -48,7 +48,7 @@ from resolvers.services.rule_runner import (
     run_document_rules,
     run_transaction_rules,
 )
-from resolvers.services.tagging import known_tags
+from resolvers.services.rules.tagging import known_tags
 from schema.rules import (
     TRANSACTION_MATCHED,
     AutomationRule,

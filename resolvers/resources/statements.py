@@ -42,7 +42,7 @@ from persistence.money import to_cents
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import MEMBERS, capability
-from resolvers.services.auto_matching import auto_match
+from resolvers.services.bank.auto_matching import auto_match
 from schema.transactions import CsvMapping as CsvMappingModel
 from schema.transactions import ImportStatement, MappingSource, StatedBalance, StatementImported
 

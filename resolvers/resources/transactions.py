@@ -14,8 +14,8 @@ from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound, store_errors
 from resolvers.framework.registry import MEMBERS, capability
-from resolvers.services.reconciliation import decision_for
-from resolvers.services.transaction_views import transaction_view
+from resolvers.services.bank.reconciliation import decision_for
+from resolvers.services.bank.transaction_views import transaction_view
 from schema.transactions import (
     BankTransaction,
     CountTransactions,

@@ -38,8 +38,8 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, NotFound
 from resolvers.framework.job_kinds import job_kind
 from resolvers.framework.registry import MANAGERS, capability
-from resolvers.services.intake import IntakeDuplicate
-from resolvers.services.pipeline import NOTIFY_SOURCE, Original, receive_item
+from resolvers.services.processing.intake import IntakeDuplicate
+from resolvers.services.processing.pipeline import NOTIFY_SOURCE, Original, receive_item
 from schema.whatsapp import (
     ListWhatsAppSenders,
     RegisterWhatsAppSender,
@@ -50,7 +50,7 @@ from schema.whatsapp import (
 )
 
 if TYPE_CHECKING:
-    from resolvers.services.container import Services
+    from resolvers.framework.services import Services
 
 log = logging.getLogger("fincap.whatsapp")
 SOURCE = "whatsapp"

@@ -1,12 +1,18 @@
-"""Long-lived work that capabilities, jobs and faces share, each behind its own module: the
-services container (``container``), the processing pipeline (``pipeline``, its ``steps`` and
-``contract``, ``processing``, ``recovery``), automation rules (``rule_runner``,
-``rule_reading``), the OAuth authorization server (``oauth``, ``oauth_registration``,
-``sign_in_throttle``, ``client_addresses``), billing periods (``subscriptions``), search
-(``search_indexes``), sources (``inbound_email``, ``mailbox_connections``, ``sources_config``),
-accounting (``integration_connections``, ``export_delivery``), ``thumbnails``, operator
-``accounts``, and what several document capabilities share (``document_views``,
-``document_edits``, ``preferences``).
+"""Long-lived work that capabilities, jobs and faces share, in one room per subsystem:
 
-Services use the framework, never a resource module (``tests/test_layers.py``).
+    auth          the OAuth authorization server, sign-in links and throttle, client addresses,
+                  the operator's account actions
+    processing    intake, inbound email, the pipeline and its steps, the analyzer, thumbnails,
+                  reprocessing, recovery, the free-space floor
+    rules         automation rules at run time, reading a sentence into a rule, tags
+    bank          reconciliation, automatic matching, the transactions' views
+    events        the live event hub, its filters, the live streams' authorization
+    connections   accounting connections, export delivery, connected mailboxes
+    billing       billing periods
+    documents     document views and edit entries, preferences, ranked search's indexes
+
+Rooms import downwards only (the ``service-rooms`` contract in ``pyproject.toml``): auth over
+processing and bank, over rules, events, connections and billing, over documents. Services use
+the framework, never a resource module (``resolvers-rooms``); the services container is the
+framework's (``resolvers.framework.services``).
 """

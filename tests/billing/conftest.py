@@ -15,9 +15,9 @@ from mongomock_motor import AsyncMongoMockClient
 from engines.billing.plans import default_catalog
 from persistence.store import Store
 from resolvers.framework.registry import Registry
+from resolvers.framework.services import Services
 from resolvers.framework.usage_meter import ApiCallMeter
-from resolvers.services import subscriptions
-from resolvers.services.container import Services
+from resolvers.services.billing import subscriptions
 from tests.clock import ManualClock
 from tests.conftest import Tenant, app_on, make_tenant
 

@@ -259,7 +259,7 @@ def test_a_missing_plans_file_is_refused(tmp_path: Path) -> None:
 def test_settings_refuse_a_bad_plans_file_naming_the_variable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.config import ConfigError, Settings
+    from app.host.config import ConfigError, Settings
 
     bad = write(tmp_path, VALID.replace('price = "9.99"', "price = 9.99"))
     monkeypatch.setenv("FINCAP_BILLING_PLANS", str(bad))

@@ -11,7 +11,7 @@ import pytest
 from engines.billing.plans import default_catalog
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import subscriptions
+from resolvers.services.billing import subscriptions
 from tests.conftest import asgi_client, make_tenant, worker_pool
 from tests.test_uploads_wire import b64, fixture
 

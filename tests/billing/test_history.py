@@ -8,7 +8,8 @@ from typing import Any
 
 from engines.billing.plans import default_catalog
 from persistence.store import Store
-from resolvers.services import accounts, subscriptions
+from resolvers.services.auth import accounts
+from resolvers.services.billing import subscriptions
 from tests.billing.conftest import START, Billed
 from tests.conftest import Tenant
 

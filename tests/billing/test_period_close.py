@@ -8,21 +8,22 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.billing.plans import default_catalog
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.framework.usage_meter import ApiCallMeter
-from resolvers.services import pipeline, subscriptions
-from resolvers.services.pipeline import process_document
-from resolvers.services.subscriptions import (
+from resolvers.services.billing import subscriptions
+from resolvers.services.billing.subscriptions import (
     CLOSE_DELAY,
     CLOSE_JOB,
     SWEEP_EVERY,
     schedule_period_closes,
 )
+from resolvers.services.processing import pipeline
+from resolvers.services.processing.pipeline import process_document
 from tests.billing.conftest import Billed
 from tests.clock import ManualClock
 from tests.conftest import Tenant

@@ -16,7 +16,7 @@ from mongomock_motor import AsyncMongoMockClient
 
 from app.cli import root
 from persistence.store import Store
-from resolvers.services import oauth
+from resolvers.services.auth import oauth
 
 EMAIL = "owner@example.com"
 ARGS = ["admin", "bootstrap", "--email", EMAIL, "--workspace", "Home"]

@@ -1,6 +1,6 @@
-"""The search index's filter fields by column (``resolvers.services.filter_columns``): a filter
-evaluated once per distinct combination of the fields it reads selects exactly the rows a test of
-every row's fields selects, through rewrites and a snapshot's encode/decode."""
+"""The search index's filter fields by column (``resolvers.services.documents.filter_columns``): a
+filter evaluated once per distinct combination of the fields it reads selects exactly the rows a
+test of every row's fields selects, through rewrites and a snapshot's encode/decode."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from persistence.documents.matching import predicate
-from resolvers.services import filter_columns
-from resolvers.services.filter_columns import FilterColumns, filter_fields
+from resolvers.services.documents import filter_columns
+from resolvers.services.documents.filter_columns import FilterColumns, filter_fields
 
 SELECTORS: list[dict[str, Any]] = [
     {"currency": "EUR"},

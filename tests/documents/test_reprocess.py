@@ -15,7 +15,7 @@ import pytest
 
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services.reprocessing import changes_of
+from resolvers.services.processing.reprocessing import changes_of
 from tests.conftest import Tenant, asgi_client, make_tenant, worker_pool
 from tests.sources.conftest import fixture
 

@@ -11,14 +11,14 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.documents.writes import REVIEW_MIGRATION
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import pipeline
-from resolvers.services.pipeline import process_document
-from resolvers.services.pipeline_contract import Intake, StepContext
+from resolvers.services.processing import pipeline
+from resolvers.services.processing.pipeline import process_document
+from resolvers.services.processing.pipeline_contract import Intake, StepContext
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
 

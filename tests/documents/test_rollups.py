@@ -27,7 +27,7 @@ from persistence.documents.fields import COUNT_FIELDS
 from persistence.documents.query import DocumentQuery
 from persistence.documents.rollups import PACKED, SHAPES
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import Tenant
 from tests.hypothesis_profiles import examples
 

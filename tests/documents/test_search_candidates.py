@@ -25,8 +25,8 @@ from persistence.documents.matching import UnsupportedFilter
 from persistence.documents.query import DocumentQuery
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import filter_columns, search_indexes
-from resolvers.services.search_indexes import SearchIndexes, candidates
+from resolvers.services.documents import filter_columns, search_indexes
+from resolvers.services.documents.search_indexes import SearchIndexes, candidates
 from tests.clock import ManualClock
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result

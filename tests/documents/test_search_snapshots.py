@@ -26,8 +26,13 @@ from persistence.documents import collection as documents_clock
 from persistence.documents.query import DocumentQuery
 from persistence.documents.vectors import stored_fields
 from persistence.store import Store
-from resolvers.services import search_indexes
-from resolvers.services.search_indexes import OVERLAP, SearchConfig, SearchIndexes, candidates
+from resolvers.services.documents import search_indexes
+from resolvers.services.documents.search_indexes import (
+    OVERLAP,
+    SearchConfig,
+    SearchIndexes,
+    candidates,
+)
 from tests.clock import ManualClock
 from tests.conftest import Tenant, make_tenant
 from tests.documents.conftest import doc

@@ -16,7 +16,7 @@ import pytest
 
 from engines.extraction.fields.parser import describe
 from persistence.store import Store
-from resolvers.services.search_indexes import model_vectorizer
+from resolvers.services.documents.search_indexes import model_vectorizer
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.requires import requires

@@ -15,19 +15,19 @@ import httpx
 import numpy as np
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from domain.where import WhereClause
 from engines.ranking import embeddings
 from persistence.documents import vector_index_definition, vector_search_pipeline
 from persistence.documents.query import DocumentQuery
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import pipeline
-from resolvers.services.pipeline import process_document
-from resolvers.services.pipeline_contract import Intake, StepContext
-from resolvers.services.pipeline_steps import Embed, SaveFields
-from resolvers.services.search_indexes import model_vectorizer, reindex
+from resolvers.services.documents.search_indexes import model_vectorizer, reindex
+from resolvers.services.processing import pipeline
+from resolvers.services.processing.pipeline import process_document
+from resolvers.services.processing.pipeline_contract import Intake, StepContext
+from resolvers.services.processing.pipeline_steps import Embed, SaveFields
 from tests.conftest import Tenant, asgi_client, make_tenant
 from tests.documents.conftest import call, doc, result
 from tests.requires import requires

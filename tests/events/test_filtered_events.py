@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from domain.documents import SEARCH_FILTERS
 from domain.typed_filters import translate
-from resolvers.services.event_filters import event_filter
+from resolvers.services.events.event_filters import event_filter
 from schema.events import DocumentEvent
 from tests.documents.conftest import doc
 from tests.events.test_live import (

@@ -11,7 +11,7 @@ import pytest
 
 from persistence.store import Store
 from resolvers.framework.errors import TooManyRequests
-from resolvers.services.events import EventHub, EventLimits, Subscription
+from resolvers.services.events.hub import EventHub, EventLimits, Subscription
 from schema.events import DocumentEvent
 from tests.conftest import Tenant
 from tests.documents.conftest import doc

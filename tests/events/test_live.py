@@ -19,10 +19,10 @@ from starlette.types import ASGIApp
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
-from resolvers.services.events import EventHub
+from resolvers.services.events.hub import EventHub
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import doc
 from tests.events.streams import SseReader

@@ -8,10 +8,10 @@ import json
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
-from resolvers.services.events import EventLimits
+from resolvers.services.events.hub import EventLimits
 from tests.conftest import Tenant, app_on, second_workspace
 from tests.documents.conftest import doc
 from tests.events.streams import asgi_get

@@ -14,7 +14,7 @@ from bson import ObjectId
 
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers.services.events import EventHub, EventLimits
+from resolvers.services.events.hub import EventHub, EventLimits
 from tests.conftest import make_tenant
 from tests.events.streams import key
 

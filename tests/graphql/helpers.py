@@ -12,11 +12,11 @@ import httpx
 from mongomock_motor import AsyncMongoMockClient
 from starlette.types import ASGIApp
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.resources import workspaces
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests import probe_resource
 from tests.conftest import app_on
 from tests.graphql import sample_resource

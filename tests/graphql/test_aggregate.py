@@ -13,7 +13,7 @@ import pytest
 from persistence.documents.aggregates import DocumentAggregates
 from persistence.store import Store
 from resolvers.resources.documents import aggregate
-from resolvers.services.preferences import preferred_currency
+from resolvers.services.documents.preferences import preferred_currency
 from tests.conftest import Tenant
 from tests.documents.conftest import doc
 from tests.graphql.helpers import gql

@@ -10,10 +10,10 @@ import pytest
 import strawberry.schema.schema as strawberry_schema
 
 import app.graphql.limits as limits
-from app.config import Settings
 from app.graphql.builder import build_schema
 from app.graphql.limits import Limits
-from app.main import create_app
+from app.host.config import Settings
+from app.host.main import create_app
 from tests.graphql.helpers import test_registry
 
 

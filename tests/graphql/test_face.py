@@ -9,7 +9,7 @@ import pytest
 
 from persistence.store import Store
 from resolvers.framework.errors import CapabilityError
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import Tenant, app_on, second_workspace
 from tests.graphql.helpers import GRAPHQL, gql
 
@@ -364,7 +364,7 @@ async def test_malformed_requests_are_400_with_json_errors(
 
 
 async def test_body_limit(store: Store) -> None:
-    from app.config import Settings
+    from app.host.config import Settings
     from tests.graphql.helpers import test_registry
 
     app = app_on(store, test_registry(), Settings(max_body_bytes=100))

@@ -10,10 +10,10 @@ import httpx
 import pytest
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.config import Settings
 from app.graphql.builder import build_schema
 from app.graphql.graph import GraphSession, document_graph
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.errors import QueryTimeout
 from persistence.store import Store
 from resolvers.framework.context import Credentials

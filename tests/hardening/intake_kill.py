@@ -32,9 +32,9 @@ import httpx
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import monitoring
 
-from app.config import Settings
+from app.host.config import Settings
+from app.host.workers import WorkerPool
 from app.inbound.smtp import InboundHandler
-from app.workers import WorkerPool
 from engines.connectors.whatsapp import sign
 from persistence.store import Store
 from resolvers import build_registry

@@ -15,18 +15,18 @@ import httpx
 import psutil
 import pytest
 
-from app.config import Settings
-from app.processing import make_executor
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.processing import make_executor
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.analysis import Analysis, analyze
 from engines.currency import default_rate_book
 from engines.extraction.budget import MAX_RENDER_PIXELS, render_scale
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.framework.registry import Registry
-from resolvers.services.pipeline import receive
-from resolvers.services.processing import Analyzer, PermanentFailure
+from resolvers.services.processing.analyzer import Analyzer, PermanentFailure
+from resolvers.services.processing.pipeline import receive
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call, result
 from tests.hardening.bombs import blank_pdf, png_bomb

@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from tests.conftest import Tenant, app_on
 

@@ -26,12 +26,12 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-from app.workers import WorkerPool
+from app.host.workers import WorkerPool
 from domain.documents import TERMINAL
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services.recovery import recover_at_start_up
+from resolvers.services.processing.recovery import recover_at_start_up
 from tests.conftest import Tenant, make_tenant
 from tests.hardening.intake_kill import Doors
 from tests.sources.conftest import (

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from app.config import Settings
 from app.graphql.limits import Limits
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on

@@ -22,8 +22,8 @@ from typing import Any, cast
 import pytest
 from pymongo import monitoring
 
-from app.config import Settings
-from app.processing import running_workers
+from app.host.config import Settings
+from app.host.processing import running_workers
 from domain.documents import SAVED, TERMINAL
 from engines.keyring import Keyring
 from persistence.client import connect
@@ -32,15 +32,15 @@ from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from persistence.lease_owners import LeaseOwner
 from persistence.store import Store
-from resolvers.services.container import Services
-from resolvers.services.intake import IntakeDuplicate
-from resolvers.services.pipeline import (
+from resolvers.framework.services import Services
+from resolvers.services.processing.intake import IntakeDuplicate
+from resolvers.services.processing.pipeline import (
     PROCESS_DOCUMENT,
     Original,
     receive,
     receive_item,
 )
-from resolvers.services.recovery import recover_at_start_up
+from resolvers.services.processing.recovery import recover_at_start_up
 from tests.conftest import make_tenant, spawn_worker, worker_pool
 from tests.extraction.make_fixtures import RECEIPT_LINES, receipt_image
 from tests.sources.conftest import fixture
@@ -168,7 +168,7 @@ async def test_store_killed_inside_the_intakes_unit_loses_nothing_committed(
     # This process "dies" by an exception: its session's end would wait for the dead store.
     # The intake is written under the name of a process that has ended, as the restarted
     # service finds it (a live writer's committed intake is its writer's to finish).
-    monkeypatch.setattr("resolvers.services.intake._owner", dead_owner)
+    monkeypatch.setattr("resolvers.services.processing.intake._owner", dead_owner)
     client, db = connect(disk_server.uri, "fincap", serverSelectionTimeoutMS=1000)
     store = Store(db)
     await store.ensure_indexes()

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from engines.keyring import Keyring
 from persistence.store import Store
 from resolvers.framework.registry import Registry

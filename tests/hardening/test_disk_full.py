@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.embedded import free_port
 from persistence.store import Store
 from tests.conftest import Tenant, app_on
@@ -187,7 +187,7 @@ async def test_the_floor_reads_the_file_system_through_a_stat_hook(tmp_path: Pat
     """Without root: the free-space floor over a stat hook (``statvfs`` replaced)."""
     from persistence.disk import free_bytes_at
     from resolvers.framework.errors import InsufficientStorage
-    from resolvers.services.disk_space import DiskSpace
+    from resolvers.services.processing.disk_space import DiskSpace
 
     free = {"bytes": 100 * MB}
 
@@ -218,7 +218,7 @@ async def test_every_intake_door_refuses_below_the_floor_and_stores_nothing(
     """In-process, the disk below the floor (a probe that says so): files.upload over REST,
     GraphQL and MCP, and a message over the relay's HTTP door, each refused with 507 and
     nothing written; reads go on."""
-    from resolvers.services.disk_space import DiskSpace
+    from resolvers.services.processing.disk_space import DiskSpace
 
     async def nearly_full() -> int | None:
         return 10 * MB

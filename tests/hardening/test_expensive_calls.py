@@ -15,7 +15,7 @@ import pytest
 from engines.analysis import Analysis, analyze
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services.processing import Analyzer
+from resolvers.services.processing.analyzer import Analyzer
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call
 

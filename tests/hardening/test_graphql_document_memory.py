@@ -9,8 +9,8 @@ import httpx
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from app.config import Settings
 from app.graphql.document_cache import Checked, DocumentCache, estimated_bytes
+from app.host.config import Settings
 from persistence.store import Store
 from tests.conftest import Tenant, app_on
 

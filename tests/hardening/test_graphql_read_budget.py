@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from app.config import Settings
 from app.graphql.read_budget import ReadBudget, objects_in
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on

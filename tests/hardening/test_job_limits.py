@@ -13,16 +13,16 @@ from typing import Any
 import psutil
 import pytest
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.analysis import Analysis, analyze
 from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.framework.job_kinds import JobKinds, JobKindSpec
-from resolvers.services.pipeline import TERMINAL, receive
-from resolvers.services.processing import Analyzer
+from resolvers.services.processing.analyzer import Analyzer
+from resolvers.services.processing.pipeline import TERMINAL, receive
 from tests.conftest import make_tenant, worker_pool
 from tests.hardening.test_analysis import FIXTURES, analysis_children, existing, process_pool
 from tests.hardening.test_crash_recovery import services_over

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from app.config import Settings
-from app.workers import HEARTBEATS_PER_LEASE
+from app.host.config import Settings
+from app.host.workers import HEARTBEATS_PER_LEASE
 from persistence.embedded import EmbeddedServer
 from persistence.jobs import owner_gone
 from persistence.store import Store
 from resolvers.framework.job_kinds import JobKinds, JobKindSpec
-from resolvers.services.pipeline import TERMINAL, receive
+from resolvers.services.processing.pipeline import TERMINAL, receive
 from tests import probe_jobs
 from tests.clock import ManualClock
 from tests.conftest import make_tenant, spawn_worker, worker_pool

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from tests.conftest import Tenant, app_on, member_of

@@ -5,7 +5,7 @@ removed once old enough, and a later copy marked its duplicate is no longer mark
 from __future__ import annotations
 
 from persistence.store import Store
-from resolvers.services.recovery import ORPHAN_AGE, requeue_unfinished_documents
+from resolvers.services.processing.recovery import ORPHAN_AGE, requeue_unfinished_documents
 from tests.clock import ManualClock
 from tests.conftest import worker_pool
 

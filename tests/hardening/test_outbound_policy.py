@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from app.config import ConfigError, Settings
+from app.host.config import ConfigError, Settings
 from engines.connectors.errors import ConnectorError
 from engines.connectors.imap import ImapMailbox
 from engines.outbound import OutboundPolicy, Unreachable, unreachable_text

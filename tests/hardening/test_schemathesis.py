@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 from starlette.types import ASGIApp
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.throttle import ExpensiveCallGate
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import app_on
 from tests.live import app_in_thread
 

@@ -17,15 +17,15 @@ import pytest
 from starlette.requests import Request
 
 from app.cli.root import server_config
-from app.config import Settings
+from app.host.config import Settings
+from app.host.main import create_app
 from app.http.request_context import client_address
-from app.main import create_app
 from persistence.ids import utcnow
 from persistence.store import Store
-from resolvers.services import oauth
-from resolvers.services.client_addresses import address_key
-from resolvers.services.oauth import set_password, sign_in
-from resolvers.services.sign_in_throttle import (
+from resolvers.services.auth import oauth
+from resolvers.services.auth.client_addresses import address_key
+from resolvers.services.auth.oauth import set_password, sign_in
+from resolvers.services.auth.sign_in_throttle import (
     ACCOUNT_FREE_FAILURES,
     MAX_WAIT,
     SignInThrottled,

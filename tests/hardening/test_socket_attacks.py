@@ -15,7 +15,7 @@ import pytest
 from starlette.testclient import TestClient, WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from tests.conftest import Tenant, app_on, member_of

@@ -27,7 +27,7 @@ import psutil
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from app.config import Settings
+from app.host.config import Settings
 from app.inbound.smtp import start_smtp_server
 from persistence.client import connect
 from persistence.embedded import STATE_FILE, free_port

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from persistence.store import Store
-from resolvers.services.pipeline import receive
+from resolvers.services.processing.pipeline import receive
 from tests.conftest import app_on, make_tenant, worker_pool
 from tests.hardening.test_crash_recovery import ProcessKilled, services_over
 from tests.sources.conftest import fixture

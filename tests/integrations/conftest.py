@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.keyring import new_secret_text
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer

@@ -30,13 +30,13 @@ from tests.integrations.stand_in_connector import LEDGERLY, LedgerlyConnector
 registry.CONNECTORS = (*registry.CONNECTORS, LEDGERLY)
 
 from pydantic import ValidationError
-from app import config_reference
-from app.config import Settings
+from app.host import config_reference
+from app.host.config import Settings
 from app.graphql.face import service_schema
 from app.mcp.tools import Catalog
 from app.rest.integrations import integration_routes
 from app.rest.openapi import build_openapi
-from app.services import connectors_from
+from app.host.services import connectors_from
 from engines.connectors.catalog import CATALOG
 from engines.connectors.mapping import effective_mapping
 from engines.rules.lexicon import INTEGRATIONS

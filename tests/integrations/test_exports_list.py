@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.workers import WorkerPool
+from app.host.workers import WorkerPool
 from persistence.store import Store
 from resolvers.framework.auth import new_api_key_secret
 from tests.clock import ManualClock

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from app.workers import WorkerPool
+from app.host.workers import WorkerPool
 from persistence.store import Store
 from tests.clock import ManualClock
 from tests.integrations.conftest import ORIGINAL, Api, add_document

@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from app.workers import WorkerPool
+from app.host.workers import WorkerPool
 from persistence.store import Store
-from resolvers.services.integration_connections import seal, unseal
+from resolvers.services.connections.integration_connections import seal, unseal
 from tests.clock import ManualClock
 from tests.conftest import Tenant
 from tests.integrations.conftest import ORIGINAL, Api, add_document

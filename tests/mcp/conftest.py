@@ -9,10 +9,10 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services.oauth import set_password
+from resolvers.services.auth.oauth import set_password
 from tests.conftest import Tenant, app_on
 from tests.mcp.live import Live, live_server
 

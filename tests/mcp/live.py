@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from mongomock_motor import AsyncMongoMockClient
 from starlette.types import ASGIApp
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.client import connect
 from persistence.store import Store
 from resolvers import build_registry
-from resolvers.services import accounts
-from resolvers.services.oauth import set_password
+from resolvers.services.auth import accounts
+from resolvers.services.auth.oauth import set_password
 from tests.conftest import app_on
 from tests.live import READY_DEADLINE_S, app_in_thread
 

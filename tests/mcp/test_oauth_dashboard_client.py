@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import httpx
 from starlette.applications import Starlette
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on

@@ -15,18 +15,18 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
+from app.host.config import Settings
 from persistence import sign_in_failures
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import oauth, sign_in_throttle
-from resolvers.services.oauth_registration import (
+from resolvers.services.auth import oauth, sign_in_throttle
+from resolvers.services.auth.oauth_registration import (
     MAX_REGISTRATION_BYTES,
     REGISTRATIONS_PER_ADDRESS,
     UNUSED_CLIENT_TTL,
 )
-from resolvers.services.sign_in_throttle import ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES
+from resolvers.services.auth.sign_in_throttle import ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES
 from tests.clock import ManualClock
 from tests.conftest import Tenant, app_on
 from tests.mcp import oauth_client as oc

@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 
 from persistence.store import Store
 from resolvers.framework.auth import GRANT_ENDED
-from resolvers.services.oauth_first_party import DASHBOARD_CLIENT_ID
+from resolvers.services.auth.oauth_first_party import DASHBOARD_CLIENT_ID
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
 from tests.mcp import test_oauth_dashboard_client as dashboard

@@ -14,7 +14,7 @@ from app.cli import main
 from persistence.client import connect
 from persistence.embedded import shared_embedded_store
 from persistence.store import Store
-from resolvers.services.oauth import sign_in
+from resolvers.services.auth.oauth import sign_in
 from tests.test_cli_serve import admin
 
 pytestmark = pytest.mark.wire

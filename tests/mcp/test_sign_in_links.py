@@ -16,8 +16,8 @@ from starlette.applications import Starlette
 from persistence.ids import utcnow
 from persistence.store import Store
 from resolvers.framework.errors import BadRequest
-from resolvers.services import accounts, sign_in_links
-from resolvers.services.sign_in_links import LINK_REFUSED, LINK_TTL
+from resolvers.services.auth import accounts, sign_in_links
+from resolvers.services.auth.sign_in_links import LINK_REFUSED, LINK_TTL
 from tests.conftest import Tenant
 from tests.mcp import oauth_client as oc
 from tests.mcp.test_oauth_dashboard_client import authorize, browser, dashboard_client

@@ -10,7 +10,7 @@ from email import message_from_bytes, policy
 import httpx
 import pytest
 
-from app.config import Settings
+from app.host.config import Settings
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.api_keys import digest
@@ -19,7 +19,7 @@ from resolvers import build_registry
 from resolvers.framework.auth import new_api_key_secret
 from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import Registry
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.graphql.helpers import gql
 from tests.members.conftest import Team, call, ok, refused

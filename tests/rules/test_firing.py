@@ -12,14 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
+from resolvers.framework.services import Services
 from resolvers.resources import documents, files, rules, workspaces
-from resolvers.services.container import Services
-from resolvers.services.rule_runner import RuleEvent, run_document_rules
+from resolvers.services.rules.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.rules import stand_ins

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import ConfigError, Settings
+from app.host.config import ConfigError, Settings
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from tests.conftest import Tenant, app_on

@@ -13,15 +13,15 @@ import httpx
 import pytest
 from aiosmtpd.controller import Controller
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SIGNATURE_HEADER, SmtpConfig, signature
 from persistence.embedded import free_port
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services.rule_runner import RuleEvent, run_document_rules
+from resolvers.services.rules.rule_runner import RuleEvent, run_document_rules
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import doc
 from tests.outbound import LOOPBACK_FAKES, loopback_fakes

@@ -1,7 +1,7 @@
 """The rule grammar's child process stays light: reading a sentence loads no HTTP client, no
 server, no database and no wire contract.
 
-``resolvers.services.rule_reading`` reads sentences in a child process of its own so parsing
+``resolvers.services.rules.rule_reading`` reads sentences in a child process of its own so parsing
 never holds the interpreter lock the API serves with; that child imports the grammar (and,
 through its lexicon, every accounting connector's declaration for the products' names). A
 declaration that imported its HTTP client, or a lexicon that reached for the server, would

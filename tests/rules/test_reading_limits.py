@@ -20,8 +20,8 @@ from engines.rules.parser import RuleDraft, read_rule
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.framework.throttle import BURST, PER_MINUTE, ExpensiveCallGate
-from resolvers.services import rule_reading
-from resolvers.services.rule_reading import RuleReader
+from resolvers.services.rules import rule_reading
+from resolvers.services.rules.rule_reading import RuleReader
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import call
 

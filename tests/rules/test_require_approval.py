@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.store import Store
 from resolvers import RESOURCES
 from resolvers.framework.context import Credentials
@@ -21,7 +21,7 @@ from resolvers.framework.errors import Forbidden
 from resolvers.framework.invoke import authorize, run
 from resolvers.framework.registry import Registry
 from resolvers.resources import integrations
-from resolvers.services.rule_runner import run_document_rules
+from resolvers.services.rules.rule_runner import run_document_rules
 from tests.conftest import Tenant
 from tests.documents.conftest import call, doc, result
 from tests.rules import gated_stand_ins

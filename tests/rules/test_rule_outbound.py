@@ -10,15 +10,15 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from engines.outbound import OutboundPolicy
 from engines.rules.config import AutomationConfig
 from engines.rules.notify import SmtpConfig
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services.rule_runner import run_document_rules
+from resolvers.services.rules.rule_runner import run_document_rules
 from tests.conftest import Tenant, app_on
 from tests.documents.conftest import doc
 from tests.outbound import resolving

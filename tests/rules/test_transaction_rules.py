@@ -13,16 +13,16 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.rules.parser import merchant_pattern, read_rule
 from persistence.store import Store
 from persistence.transactions import FIELDS as TRANSACTION_FIELDS
 from persistence.where import compile_where
 from resolvers import build_job_kinds, build_registry
 from resolvers.framework.registry import Registry
-from resolvers.services.rule_runner import queue_match_rules, run_transaction_rules
+from resolvers.services.rules.rule_runner import queue_match_rules, run_transaction_rules
 from schema.rules import RuleDefinition
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, doc, result

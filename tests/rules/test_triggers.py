@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.resources.rules import next_run

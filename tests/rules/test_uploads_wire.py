@@ -13,14 +13,14 @@ from typing import Any
 import httpx
 import pytest
 
-from app.config import Settings
-from app.services import build_services
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.services import build_services
+from app.host.workers import WorkerPool
 from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_job_kinds
 from resolvers.framework.registry import Registry
-from resolvers.services.processing import Analyzer
+from resolvers.services.processing.analyzer import Analyzer
 from tests.conftest import Tenant, asgi_client
 from tests.documents.conftest import call, result
 from tests.rules.conftest import ungated_tenant

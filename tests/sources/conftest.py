@@ -12,11 +12,11 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from app.config import Settings
-from app.workers import WorkerPool
+from app.host.config import Settings
+from app.host.workers import WorkerPool
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services.container import Services
+from resolvers.framework.services import Services
 from tests.conftest import Tenant, app_on, make_tenant, worker_pool
 from tests.outbound import LOOPBACK_FAKES
 

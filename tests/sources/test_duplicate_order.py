@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from resolvers.services.pipeline import process_document
-from resolvers.services.processing import Analyzer
+from resolvers.services.processing.analyzer import Analyzer
+from resolvers.services.processing.pipeline import process_document
 from tests.conftest import Tenant
 from tests.sources.conftest import SourceApp, fixture
 from tests.sources.mail import message

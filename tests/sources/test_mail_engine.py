@@ -15,7 +15,7 @@ from engines.mail import (
     read_message,
 )
 from persistence.activity import combine_outcomes
-from resolvers.services.inbound_email import alias_of
+from resolvers.services.processing.inbound_email import alias_of
 from tests.sources.conftest import fixture
 from tests.sources.fake_graph import document_message, webhook
 from tests.sources.mail import ORDER_CONFIRMATION_HTML, malformed_multipart, message

@@ -22,7 +22,7 @@ from engines.mail_limits import (
 )
 from persistence.store import Store
 from resolvers.framework.registry import Registry
-from resolvers.services import inbound_email
+from resolvers.services.processing import inbound_email
 from tests.conftest import Tenant
 from tests.hardening.bombs import many_recipients_mail, nested_mail, png_bomb
 from tests.requires import requires

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from app.config import Settings
-from app.services import build_services
+from app.host.config import Settings
+from app.host.services import build_services
 from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.resources.mailboxes import poll_mailbox

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import Tenant
 
 

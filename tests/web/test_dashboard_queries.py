@@ -13,7 +13,7 @@ from graphql import parse, validate
 from app.graphql.face import service_schema
 from persistence.store import Store
 from resolvers import build_registry
-from resolvers.services import accounts
+from resolvers.services.auth import accounts
 from tests.conftest import Tenant, second_workspace
 
 DASHBOARD = Path(__file__).parents[2] / "app" / "web" / "dashboard"

@@ -22,17 +22,21 @@ from resolvers.framework.registry import MEMBERS, ApprovalGate, capability
 from resolvers.resources.documents.bulk_edit import bulk_edit_documents, describe_bulk_edit
 from resolvers.resources.documents.inspect import inspect_document
 from resolvers.resources.documents.search import search_documents
-from resolvers.services.document_edits import (
+from resolvers.services.documents.document_edits import (
     AMOUNT_FIELDS,
     checked_evidence,
     edit_entries,
     with_summary,
 )
-from resolvers.services.document_views import complete_document, complete_documents, full_view
-from resolvers.services.preferences import preferred_currency
-from resolvers.services.reprocessing import FINISHED, queue_reprocessing
-from resolvers.services.rule_runner import queue_update_rules
-from resolvers.services.tagging import known_tags, tag_documents
+from resolvers.services.documents.document_views import (
+    complete_document,
+    complete_documents,
+    full_view,
+)
+from resolvers.services.documents.preferences import preferred_currency
+from resolvers.services.processing.reprocessing import FINISHED, queue_reprocessing
+from resolvers.services.rules.rule_runner import queue_update_rules
+from resolvers.services.rules.tagging import known_tags, tag_documents
 from schema.documents import (
     BulkEditDocuments,
     BulkEditResult,

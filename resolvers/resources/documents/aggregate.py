@@ -37,7 +37,7 @@ from persistence.money import CENT, from_cents
 from persistence.where import WhereError, compile_where
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest, store_errors
-from resolvers.services.preferences import preferred_currency
+from resolvers.services.documents.preferences import preferred_currency
 from schema.aggregates import (
     AggregateAverage,
     AggregateConverted,

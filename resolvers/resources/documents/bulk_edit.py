@@ -13,8 +13,8 @@ from persistence.documents import DocumentQuery, FieldUpdate, StoredDocument, fr
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
-from resolvers.services.document_edits import edit_entries, with_summary
-from resolvers.services.rule_runner import queue_update_rules
+from resolvers.services.documents.document_edits import edit_entries, with_summary
+from resolvers.services.rules.rule_runner import queue_update_rules
 from schema.documents import BulkEditDocuments, BulkEditItem, BulkEditResult, FieldChange
 
 BULK_EDIT_LIMIT = 1000

@@ -10,8 +10,12 @@ from engines.extraction.review import WARNING_CONFIDENCE
 from engines.text import fold
 from resolvers.framework.context import Context
 from resolvers.framework.errors import NotFound, Unprocessable
-from resolvers.services.document_views import full_view, jsonable
-from resolvers.services.processing import PermanentFailure, document_fields, evidence_entries
+from resolvers.services.documents.document_views import full_view, jsonable
+from resolvers.services.processing.analyzer import (
+    PermanentFailure,
+    document_fields,
+    evidence_entries,
+)
 from schema.documents import FieldEvidence, InspectDocument, InspectedField, InspectionReport
 
 DERIVED = {"category", "summary", "docType"}  # read from the content, not printed on it

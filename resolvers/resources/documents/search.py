@@ -18,8 +18,8 @@ from persistence.documents import (
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
-from resolvers.services import search_indexes
-from resolvers.services.document_views import (
+from resolvers.services.documents import search_indexes
+from resolvers.services.documents.document_views import (
     ALL_FIELDS,
     complete_documents,
     projected_documents,
@@ -193,17 +193,15 @@ async def rank_documents(
     rest keep their order.
     ``mode`` ranks by one signal only (``bench/search.py`` compares them).
     """
-    services = ctx.services
-    index = await services.search.fresh(ctx.store, workspace_id)
+    indexes = search_indexes.indexes_of(ctx.services)
+    index = await indexes.fresh(ctx.store, workspace_id)
     try:
-        rows = await search_indexes.candidates(
-            ctx.store, workspace_id, index, query, services.search
-        )
+        rows = await search_indexes.candidates(ctx.store, workspace_id, index, query, indexes)
     except UnsupportedFilter:
         # Candidates first, then the index: a document the filter returns was written before
         # the index looks for changes, so the index has it.
         ids = await ctx.store.documents.candidate_ids(workspace_id, query)
-        index = await services.search.fresh(ctx.store, workspace_id)
+        index = await indexes.fresh(ctx.store, workspace_id)
         # The database's order is its own (an index's, or insertion): rank in row order.
         rows = np.sort(index.rows_of(ids))
     if not len(rows):
@@ -216,7 +214,7 @@ async def rank_documents(
         lexical, distinctive, complete = words.scores, words.distinctive, words.complete
     similarity = None
     if mode != "lexical":
-        vector = await services.search.query_vector(text)
+        vector = await indexes.query_vector(text)
         if vector is not None:
             similarity = await _similarities(ctx, workspace_id, query, index, rows, vector, k)
     best = fused_top(lexical, similarity, k, distinctive=distinctive, first=complete)
@@ -245,7 +243,7 @@ async def _similarities(
 ) -> npt.NDArray[np.float32]:
     """Cosine of each candidate to the query: from the in-memory vectors, or from MongoDB's
     ``$vectorSearch`` for its nearest candidates (the others count as not near)."""
-    config = ctx.services.search.config
+    config = search_indexes.indexes_of(ctx.services).config
     if config.vector_backend == "memory":
         return index.vector_scores(vector, rows)
     nearest = await ctx.store.documents.vector_search(
