@@ -3,7 +3,9 @@ each against what REST needs for the same answer.
 
 One workspace of demo documents (``bench.harness.bulk_load``) on the embedded store
 (SecantusDB over the MongoDB wire protocol), the service in-process behind httpx's ASGI
-transport, the same API key on both faces.
+transport, the same API key on both faces. With ``--served``, a ``fincap serve`` process over
+the same store instead, called over TCP as a client elsewhere would: each call then carries
+HTTP's own work (uvicorn, the socket) on both faces alike.
 
 - connection: ``documentsConnection`` — the 20 newest of a 3-field filter (docDate, category,
   amount) with ``totalCount`` — against REST ``documents.search`` (the same where, limit 20)
@@ -24,21 +26,24 @@ figure a load that changes during the run moves least. ``uptime`` is printed bef
 every figure, and after.
 
     .venv/bin/python bench/graphql_graph.py [--documents 20000] [--runs 5] [--calls 7]
-        [--slow-calls 3]
+        [--slow-calls 3] [--served]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
+import os
 import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -55,6 +60,7 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from resolvers.services.auth import accounts
+from tests.live import start_serve, stop
 
 CATEGORIES = ["Meals", "Travel", "Software"]
 NODE_FIELDS = """id merchant amount currency preferredCurrency docDate category docType summary
@@ -109,7 +115,33 @@ async def pair(
     return a, b
 
 
-async def main(documents: int, runs: int, calls: int, slow_calls: int) -> None:
+@contextlib.asynccontextmanager
+async def service(
+    server: EmbeddedServer, database: str, store: Store, served: bool
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the service over ``store``: in process behind httpx's ASGI transport, or
+    (``served``) of a ``fincap serve`` process over the same database, through TCP."""
+    if not served:
+        transport = httpx.ASGITransport(app=serving_app(Settings(), store))
+        # As `fincap serve` runs once started: the start-up heap out of the collector's passes.
+        with frozen_start_up_heap():
+            async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
+                yield http
+        return
+    uri = f"{server.uri.split('/?')[0]}/{database}?directConnection=true"
+    with tempfile.TemporaryDirectory(prefix="fincap-bench-") as directory:
+        env = {**os.environ, "MONGODB_URI": uri, "FINCAP_WORKERS": "0",
+               "FINCAP_DATA_DIR": directory}  # fmt: skip
+        command = [sys.executable, "-m", "app.cli", "serve"]
+        running = start_serve(command, env, Path(directory) / "serve.log")
+        try:
+            async with httpx.AsyncClient(base_url=running.base, timeout=120) as http:
+                yield http
+        finally:
+            stop(running.process)
+
+
+async def main(documents: int, runs: int, calls: int, slow_calls: int, served: bool) -> None:
     print(f"before: {uptime()}")
     server = EmbeddedServer(storage=":memory:").start()
     name = f"bench_graph_{uuid.uuid4().hex[:8]}"
@@ -138,107 +170,102 @@ async def main(documents: int, runs: int, calls: int, slow_calls: int) -> None:
                 {"field": "amount", "op": "gte", "value": 10},
             ]
         }
-        app = serving_app(Settings(), store)
-        transport = httpx.ASGITransport(app=app)
-        # As `fincap serve` runs once started: the start-up heap out of the collector's passes.
-        with frozen_start_up_heap():
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
-                api = Faces(http, headers)
-                gql, rest = api.gql, api.rest
+        print("service: " + ("fincap serve, over TCP" if served else "in process (ASGI)"))
+        async with service(server, name, store, served) as http:
+            api = Faces(http, headers)
+            gql, rest = api.gql, api.rest
 
-                search = {"useSearch": False, "limit": 20, "where": where}
-                page = await rest("documents.search", search)
-                counted = await rest("documents.count", {"where": where})
-                connection = (await gql(CONNECTION, {"filter": typed}))["documentsConnection"]
-                assert [d["id"] for d in page["documents"]] == [
-                    n["id"] for n in connection["nodes"]
-                ]
-                assert counted["count"] == connection["totalCount"]
-                print(f"3-field filter matches {counted['count']} documents; page of 20 agrees")
+            search = {"useSearch": False, "limit": 20, "where": where}
+            page = await rest("documents.search", search)
+            counted = await rest("documents.count", {"where": where})
+            connection = (await gql(CONNECTION, {"filter": typed}))["documentsConnection"]
+            assert [d["id"] for d in page["documents"]] == [n["id"] for n in connection["nodes"]]
+            assert counted["count"] == connection["totalCount"]
+            print(f"3-field filter matches {counted['count']} documents; page of 20 agrees")
 
-                async def connection_call() -> None:
-                    await gql(CONNECTION, {"filter": typed})
+            async def connection_call() -> None:
+                await gql(CONNECTION, {"filter": typed})
 
-                async def rest_pair() -> None:
-                    await rest("documents.search", search)
-                    await rest("documents.count", {"where": where})
+            async def rest_pair() -> None:
+                await rest("documents.search", search)
+                await rest("documents.count", {"where": where})
 
-                one_year = {"docDate": {"gte": year_ago}}
-                groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
-                forced = (await gql(FORCED, {"filter": one_year}))["documentsAggregate"]
-                for group in forced["groups"]:
-                    del group["min"], group["max"]
-                assert groups == forced, "rollups and aggregation disagree"
-                print(
-                    f"aggregate answers agree (rollups = aggregation): {groups['totalCount']} "
-                    f"documents, {len(groups['groups'])} groups, truncated "
-                    f"{groups['groupsTruncated']}"
-                )
+            one_year = {"docDate": {"gte": year_ago}}
+            groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
+            forced = (await gql(FORCED, {"filter": one_year}))["documentsAggregate"]
+            for group in forced["groups"]:
+                del group["min"], group["max"]
+            assert groups == forced, "rollups and aggregation disagree"
+            print(
+                f"aggregate answers agree (rollups = aggregation): {groups['totalCount']} "
+                f"documents, {len(groups['groups'])} groups, truncated "
+                f"{groups['groupsTruncated']}"
+            )
 
-                async def aggregate_call() -> None:
-                    await gql(AGGREGATE, {"filter": one_year})
+            async def aggregate_call() -> None:
+                await gql(AGGREGATE, {"filter": one_year})
 
-                async def forced_call() -> None:
-                    await gql(FORCED, {"filter": one_year})
+            async def forced_call() -> None:
+                await gql(FORCED, {"filter": one_year})
 
-                document_id = page["documents"][0]["id"]
+            document_id = page["documents"][0]["id"]
 
-                async def node_call() -> None:
-                    found = await gql(NODE, {"id": document_id})
-                    assert found["node"]["id"] == document_id
+            async def node_call() -> None:
+                found = await gql(NODE, {"id": document_id})
+                assert found["node"]["id"] == document_id
 
-                async def get_call() -> None:
-                    await rest("documents.get", {"id": document_id})
+            async def get_call() -> None:
+                await rest("documents.get", {"id": document_id})
 
-                pairs = {
-                    "connection": (connection_call, rest_pair, (calls, calls)),
-                    "aggregate": (aggregate_call, forced_call, (calls, slow_calls)),
-                    "node": (node_call, get_call, (calls, calls)),
-                }
-                # Per pair: each run's median of either side, and the ratio of every interleaved
-                # call pair (its median is the figure least moved by a changing load).
-                medians: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
-                ratios: dict[str, list[float]] = {n: [] for n in pairs}
-                # Every order of the three pairs in turn, from a shuffled start.
-                orders = list(itertools.permutations(pairs))
-                random.Random(37).shuffle(orders)
-                for run in range(runs):
-                    order = orders[run % len(orders)]
-                    print(f"run {run + 1}: {', '.join(order)} ({load_average()})", flush=True)
-                    for name in order:
-                        first, second, counts = pairs[name]
-                        a, b = await pair(run, first, second, counts)
-                        medians[name][0].append(statistics.median(a))
-                        medians[name][1].append(statistics.median(b))
-                        ratios[name] += [x / y for x, y in zip(a, b, strict=False)]
+            pairs = {
+                "connection": (connection_call, rest_pair, (calls, calls)),
+                "aggregate": (aggregate_call, forced_call, (calls, slow_calls)),
+                "node": (node_call, get_call, (calls, calls)),
+            }
+            # Per pair: each run's median of either side, and the ratio of every interleaved
+            # call pair (its median is the figure least moved by a changing load).
+            medians: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
+            ratios: dict[str, list[float]] = {n: [] for n in pairs}
+            # Every order of the three pairs in turn, from a shuffled start.
+            orders = list(itertools.permutations(pairs))
+            random.Random(37).shuffle(orders)
+            for run in range(runs):
+                order = orders[run % len(orders)]
+                print(f"run {run + 1}: {', '.join(order)} ({load_average()})", flush=True)
+                for name in order:
+                    first, second, counts = pairs[name]
+                    a, b = await pair(run, first, second, counts)
+                    medians[name][0].append(statistics.median(a))
+                    medians[name][1].append(statistics.median(b))
+                    ratios[name] += [x / y for x, y in zip(a, b, strict=False)]
 
-                gql_runs, rest_runs = medians["connection"]
-                gql_ms, rest_ms = statistics.median(gql_runs), statistics.median(rest_runs)
-                print(
-                    f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
-                    f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x, paired "
-                    f"{statistics.median(ratios['connection']):.2f}x [{uptime()}]"
-                )
-                print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
-                fast_runs, slow_runs = medians["aggregate"]
-                print(
-                    f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
-                    f"{len(groups['groups'])} groups), rollups: {statistics.median(fast_runs):.1f} "
-                    f"ms median (runs {_listed(fast_runs)}) [{uptime()}]"
-                )
-                print(
-                    f"aggregate MONTH x CATEGORY, one year, forced aggregation (min/max selected): "
-                    f"{statistics.median(slow_runs):.1f} ms median (runs {_listed(slow_runs)}) "
-                    f"[{uptime()}]"
-                )
-                node_runs, get_runs = medians["node"]
-                node_ms, get_ms = statistics.median(node_runs), statistics.median(get_runs)
-                print(
-                    f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
-                    f"ratio {node_ms / get_ms:.2f}x, paired "
-                    f"{statistics.median(ratios['node']):.2f}x [{uptime()}]"
-                )
-                print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
+            gql_runs, rest_runs = medians["connection"]
+            gql_ms, rest_ms = statistics.median(gql_runs), statistics.median(rest_runs)
+            print(
+                f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
+                f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x, paired "
+                f"{statistics.median(ratios['connection']):.2f}x [{uptime()}]"
+            )
+            print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
+            fast_runs, slow_runs = medians["aggregate"]
+            print(
+                f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
+                f"{len(groups['groups'])} groups), rollups: {statistics.median(fast_runs):.1f} "
+                f"ms median (runs {_listed(fast_runs)}) [{uptime()}]"
+            )
+            print(
+                f"aggregate MONTH x CATEGORY, one year, forced aggregation (min/max selected): "
+                f"{statistics.median(slow_runs):.1f} ms median (runs {_listed(slow_runs)}) "
+                f"[{uptime()}]"
+            )
+            node_runs, get_runs = medians["node"]
+            node_ms, get_ms = statistics.median(node_runs), statistics.median(get_runs)
+            print(
+                f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
+                f"ratio {node_ms / get_ms:.2f}x, paired "
+                f"{statistics.median(ratios['node']):.2f}x [{uptime()}]"
+            )
+            print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
     finally:
         await client.drop_database(name)
         client.close()
@@ -256,5 +283,10 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--calls", type=int, default=7)
     parser.add_argument("--slow-calls", type=int, default=3)
+    parser.add_argument(
+        "--served", action="store_true", help="a fincap serve process, called over TCP"
+    )
     options = parser.parse_args()
-    asyncio.run(main(options.documents, options.runs, options.calls, options.slow_calls))
+    asyncio.run(
+        main(options.documents, options.runs, options.calls, options.slow_calls, options.served)
+    )

@@ -178,7 +178,8 @@ def serving_app(
 @dataclass(frozen=True)
 class Faces:
     """One API key's calls to the GraphQL and REST faces of a served app (``serving_app``
-    behind httpx's ASGI transport): what a bench comparing the two sends."""
+    behind httpx's ASGI transport, or a ``fincap serve`` over TCP): what a bench comparing the
+    two sends."""
 
     http: Any  # httpx.AsyncClient (httpx is a test and bench dependency, not the service's)
     headers: dict[str, str]

@@ -285,6 +285,13 @@ class TestServed:
     def test_runs_and_prints_its_figures(self, name: str) -> None:
         run_bench(name, SERVED[name])
 
+    def test_the_graph_bench_through_a_served_process(self) -> None:
+        tiny = IN_PROCESS["graphql_graph"]
+        run_bench(
+            "graphql_graph",
+            Bench((*tiny.args, "--served"), (*tiny.figures, r"service: fincap serve")),
+        )
+
 
 @requires("model")
 @pytest.mark.timeout(LIMIT_S + 60)
