@@ -128,9 +128,8 @@ async def service(
             async with httpx.AsyncClient(transport=transport, base_url="http://bench.test") as http:
                 yield http
         return
-    uri = f"{server.uri.split('/?')[0]}/{database}?directConnection=true"
     with tempfile.TemporaryDirectory(prefix="fincap-bench-") as directory:
-        env = {**os.environ, "MONGODB_URI": uri, "FINCAP_WORKERS": "0",
+        env = {**os.environ, "MONGODB_URI": server.database_uri(database), "FINCAP_WORKERS": "0",
                "FINCAP_DATA_DIR": directory}  # fmt: skip
         command = [sys.executable, "-m", "app.cli", "serve"]
         running = start_serve(command, env, Path(directory) / "serve.log")

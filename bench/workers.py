@@ -140,7 +140,7 @@ class Cluster:
 @contextlib.contextmanager
 def replicas_running(server: EmbeddedServer, root: Path) -> Iterator[list[Served]]:
     """``REPLICAS`` ``fincap serve`` processes over the shared store, no workers of their own."""
-    uri = f"{server.uri.split('/?')[0]}/{DATABASE}?directConnection=true"
+    uri = server.database_uri(DATABASE)
     started: list[Served] = []
     try:
         for n in range(REPLICAS):

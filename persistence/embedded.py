@@ -112,6 +112,11 @@ class EmbeddedServer:
     def uri(self) -> str:
         return f"mongodb://{self.host}:{self.port}/?directConnection=true"
 
+    def database_uri(self, database: str) -> str:
+        """``MONGODB_URI`` for another process (a ``fincap serve``, a worker) to use
+        ``database`` on this server."""
+        return f"mongodb://{self.host}:{self.port}/{database}?directConnection=true"
+
     def start(self) -> EmbeddedServer:
         require_embedded_server()
         self.port = self.port or free_port(self.host)

@@ -197,10 +197,9 @@ def spawn_worker(
     """A ``fincap worker`` process (analysis in spawned processes) over ``store``'s database on
     the embedded ``server``: a real process for tests to kill (and for ``bench/workers.py`` to
     count). Its log lines go to ``log`` when given; ``lease_s`` None: the default lease."""
-    host = server.uri.split("/?")[0]
     env = {
         **os.environ,
-        "MONGODB_URI": f"{host}/{store.db.name}?directConnection=true",
+        "MONGODB_URI": server.database_uri(store.db.name),
         "FINCAP_EXTRACTION_EXECUTOR": "process",
     }
     env.pop("FINCAP_JOB_LEASE_SECONDS", None)

@@ -184,21 +184,9 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         cached = self._plans.get(id(grouped_field_set))
         if cached is not None:
             return cached[1]
-        key = None
+        key: Any = None
         if self._shared is not None:
-            # A kept document's subfields are collected once (``collect_subfields``), so their
-            # set's identity finds its plan without walking it.
-            kept = self._shared.get(id(grouped_field_set))
-            if kept is not None and kept[0] is grouped_field_set:
-                self._plans[id(grouped_field_set)] = kept
-                return kept[1]  # type: ignore[no-any-return]
-            key = (
-                id(parent_type),
-                tuple(
-                    (name, *(id(detail.node) for detail in details))
-                    for name, details in grouped_field_set.items()
-                ),
-            )
+            key = self._shared_key(parent_type, grouped_field_set)
             plan = self._shared.get(key)
             if plan is not None:
                 self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
@@ -208,11 +196,23 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
             for name, details in grouped_field_set.items()
         ]
         self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
-        if key is not None and self._shared is not None:
+        if self._shared is not None:
             self._shared[key] = plan
-            if id(grouped_field_set) in self._kept_sets:  # not a root set: new every request
-                self._shared[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
+
+    def _shared_key(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> Any:
+        """Where a kept document keeps the plan of ``grouped_field_set``. A set of subfields
+        is the document's own (``collect_subfields`` keeps it alive): its identity. A root set
+        is collected anew by every request: the identity of its type and nodes."""
+        if id(grouped_field_set) in self._kept_sets:
+            return id(grouped_field_set)
+        return (
+            id(parent_type),
+            tuple(
+                (name, *(id(detail.node) for detail in details))
+                for name, details in grouped_field_set.items()
+            ),
+        )
 
     def _field_completer(self, parent_type: GraphQLObjectType, field_details_list: Any) -> Any:
         """A function source → completed value for a plain field, else ``_NOT_FAST``."""

@@ -52,10 +52,9 @@ def raw_resolver(link: Link, field: StrawberryField, info_class: type, plain: Pl
     return resolve  # type: ignore[return-value]
 
 
-def resolve_links_directly(schema: GraphQLSchema, info_class: type, plain: Plain) -> int:
+def resolve_links_directly(schema: GraphQLSchema, info_class: type, plain: Plain) -> None:
     """Point every qualifying link field of ``schema`` at its link, ``plain`` making its
-    arguments plain data; the number of fields pointed."""
-    pointed = 0
+    arguments plain data."""
     for named in schema.type_map.values():
         if not isinstance(named, GraphQLObjectType) or named.name.startswith("__"):
             continue
@@ -66,5 +65,3 @@ def resolve_links_directly(schema: GraphQLSchema, info_class: type, plain: Plain
             link = link_of(field)
             if link is not None:
                 graphql_field.resolve = raw_resolver(link, field, info_class, plain)
-                pointed += 1
-    return pointed
