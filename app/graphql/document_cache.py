@@ -88,6 +88,16 @@ class DocumentCache:
         self._kept.move_to_end(text)
         return entry[0]
 
+    def valid(self, text: str) -> Checked | None:
+        """The kept document of ``text`` when validating it found nothing (counted as a hit),
+        else None (counted nowhere: the request goes on to ``get`` it the long way)."""
+        entry = self._kept.get(text)
+        if entry is None or entry[0].errors:
+            return None
+        self.hits += 1
+        self._kept.move_to_end(text)
+        return entry[0]
+
     def put(self, text: str, checked: Checked) -> None:
         size = estimated_bytes(text, checked.document)
         if self.maxsize <= 0 or size > self.max_bytes:

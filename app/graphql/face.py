@@ -17,6 +17,10 @@ only: the credentials travel in the ``connection_init`` payload (``Authorization
 connection whose credentials fail is closed with 4403. Pages of other origins may not open one
 (strawberry's origin check).
 
+A POST of JSON whose document the schema keeps parsed and valid, from a caller that
+authenticates, runs the short way (``app.graphql.kept_requests``): graphql-core's executor on
+the kept document, past strawberry's per-request machinery, with the same answers.
+
 Browsers asking for HTML get fincap's explorer (``app.graphql.explorer``: GraphiQL, vendored,
 served from here, so it works offline).
 """
@@ -38,6 +42,7 @@ from starlette.routing import Route, WebSocketRoute
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.parse_content_type import parse_content_type
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
@@ -48,7 +53,8 @@ from app.graphql.declarations import CapabilityLike, Graph, Link, LinkArgument, 
 from app.graphql.document_cache import KEEP_KEY
 from app.graphql.explorer import PATH, explorer_routes
 from app.graphql.graph import CONTEXT_KEY, GraphSession, document_graph
-from app.graphql.limits import Limits
+from app.graphql.kept_requests import KeptOperation, execute_kept, kept_operation
+from app.graphql.limits import Limits, MaskUnexpectedErrors
 from app.graphql.listing import document_inputs, listing_graph
 from app.graphql.listing import translated_filter as typed_where
 from app.graphql.nested import nested_graph
@@ -167,6 +173,7 @@ class GraphQLFace(GraphQL):
         self.socket_operations = SocketOperations(self.socket_limits)
         self.read_budget = read_budget or ReadBudget()
         self.anonymous_budget = anonymous_budget or AnonymousBudget()
+        self._mask = MaskUnexpectedErrors()
 
     async def get_context(  # type: ignore[override]  # the context is a dict
         self, request: Request, response: Any
@@ -268,7 +275,7 @@ class GraphQLFace(GraphQL):
             return await super().run(request, context, root_value)  # type: ignore[no-any-return]
         media = negotiate(request.headers.get("accept", ""))
         try:
-            response: Response = await super().run(request, context, root_value)
+            response: Response = await self._answer(request, context, root_value)
         except PayloadTooLarge as exc:  # raised while the body streams in (app.http.body_limit)
             return self._error_response(exc.status, exc.message, media)
         except HTTPException as exc:
@@ -294,6 +301,32 @@ class GraphQLFace(GraphQL):
                 response.status_code = 503
                 response.headers["retry-after"] = str(retry_after)
         return response
+
+    async def _answer(self, request: Request, context: Any, root_value: Any) -> Response:
+        """A POST whose document is kept and valid the short way (``app.graphql.kept_requests``),
+        anything else through strawberry's view; both with the context made here first, as
+        strawberry makes it (before the body is read: a spent read budget answers 429 first)."""
+        if request.method != "POST" or context is not UNSET or root_value is not UNSET:
+            return await super().run(request, context, root_value)  # type: ignore[no-any-return]
+        sub_response = await self.get_sub_response(request)
+        context = await self.get_context(request, response=sub_response)
+        kept = await self._kept_operation(request, context)
+        if kept is None:
+            return await super().run(request, context, root_value)  # type: ignore[no-any-return]
+        result = await execute_kept(self.schema, kept, context, self._mask)
+        return self.create_response(await self.process_result(request, result), sub_response)
+
+    async def _kept_operation(
+        self, request: Request, context: dict[str, Any]
+    ) -> KeptOperation | None:
+        """The operation a POST runs when the short way may answer it, else None."""
+        documents = getattr(self.schema, "documents", None)
+        if documents is None or not context[KEEP_KEY]:
+            return None  # anonymous: ``execute_single`` charges the document's size first
+        content_type, _ = parse_content_type(request.headers.get("content-type", ""))
+        if "application/json" not in content_type:
+            return None  # multipart, or a type strawberry refuses with its 400
+        return kept_operation(documents, self.parse_json(await request.body()))
 
     def parse_json(self, data: str | bytes) -> Any:
         # Bodies and the ``variables``/``extensions`` query parameters: one JSON reader for
