@@ -61,7 +61,7 @@ from strawberry.types.execution import ExecutionContext
 from strawberry.types.lazy_type import LazyType
 from strawberry.types.unset import UNSET
 
-from app.graphql.declarations import CapabilityLike, Execute, Graph, Link, Stream
+from app.graphql.declarations import HELD_ATTR, CapabilityLike, Execute, Graph, Link, Stream
 from app.graphql.document_cache import CheckedDocuments, DocumentCache, DocumentChecks
 from app.graphql.execution import FastExecutionContext
 from app.graphql.limits import Limits, MaskUnexpectedErrors, is_safe_error
@@ -441,6 +441,8 @@ class _Converter:
             async def resolve_plain(root: Any, info: strawberry.Info) -> Any:
                 return await link.resolve(root, info, None)
 
+            if link.held is not None:
+                setattr(resolve_plain, HELD_ATTR, link.held)
             resolve = resolve_plain  # type: ignore[assignment]
         if link.arguments:
             return self._native_link_field(link, returns)

@@ -76,6 +76,15 @@ class Link:
     # their types are already strawberry types; ``resolve`` receives them as plain data.
     arguments: tuple[LinkArgument, ...] = ()
     deprecation_reason: str | None = None
+    # The link's value when its root already holds it (a document read whole holds its edit
+    # history), read without ``resolve``; raises ``LookupError`` when the root does not, and
+    # ``resolve`` runs. Only for a link without arguments: the executor's fast path then
+    # completes it like a plain field (``app.graphql.execution``).
+    held: Callable[[Any], Any] | None = None
+
+
+# The attribute of a link field's resolver naming the link's ``held`` read.
+HELD_ATTR = "__fincap_held__"
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ abstract types, and any value that does not fit, go through graphql-core's own p
 results and errors are exactly graphql-core's.
 """
 
-import operator
+from __future__ import annotations
+
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
@@ -28,6 +30,8 @@ from graphql.language.visitor import BREAK
 from graphql.pyutils import Path, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from app.graphql.compiled_objects import PlainField, compile_object
+from app.graphql.declarations import HELD_ATTR
 from app.graphql.document_cache import PLANS_KEY
 
 
@@ -37,6 +41,58 @@ class _NotFast(Exception):
 
 _Complete = Callable[[Any], Any]
 _NOT_FAST = object()  # plan entry of a field that needs graphql-core's full field execution
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a selection is completed: each field's (response name, field details, completion
+    or ``_NOT_FAST``); the plain fields at once (``compiled_objects``; None when there are
+    none), the others when that answered, and the response's key order when they interleave."""
+
+    entries: list[tuple[str, Any, Any]]
+    plain: Callable[[Any], dict[str, Any]] | None
+    rest: list[tuple[str, Any, Any]]
+    order: tuple[str, ...] | None
+
+    @classmethod
+    def of(cls, parts: list[tuple[str, Any, PlainField | None]]) -> _Plan:
+        entries = [
+            (name, details, _NOT_FAST if part is None else _read_and_complete(part))
+            for name, details, part in parts
+        ]
+        plain = [part for _, _, part in parts if part is not None]
+        compiled = compile_object(plain) if plain else None
+        rest = [entry for entry, (_, _, part) in zip(entries, parts, strict=True) if part is None]
+        # Plain fields first, then the others, is the selection's order unless they interleave.
+        kinds = [part is not None for _, _, part in parts]
+        order = None if kinds == sorted(kinds, reverse=True) else tuple(n for n, _, _ in parts)
+        return cls(entries, compiled, rest, order)
+
+
+def _in_order(results: dict[str, Any], order: tuple[str, ...] | None) -> dict[str, Any]:
+    """``results`` with its keys in the selection's ``order`` (None: they already are)."""
+    if order is None:
+        return results
+    return {name: results[name] for name in order if name in results}
+
+
+def _held_read(field: Any) -> Callable[[Any], Any] | None:
+    """A link field's read of what its root holds (``Link.held``), when strawberry would run
+    the link's resolver unchanged (no field extensions or exception handlers)."""
+    resolver = getattr(field, "base_resolver", None)
+    if resolver is None or field.extensions or getattr(field, "exception_handlers", None):
+        return None
+    held: Callable[[Any], Any] | None = getattr(resolver.wrapped_func, HELD_ATTR, None)
+    return held
+
+
+def _read_and_complete(field: PlainField) -> _Complete:
+    """source → ``field``'s completed value (one field alone: the plan's per-field entry)."""
+    read = field.read()
+    complete = field.complete
+    return lambda source: complete(read(source))
+
+
 # The key, in a document's shared plans, of whether the document may share them at all.
 _SHAREABLE = "shareable"
 # Directives whose effect depends on the request (its variables): a document using them
@@ -83,7 +139,7 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         super().__init__(*args, **kwargs)
         # Keyed by the identity of the memoized grouped field set; the value keeps the set
         # alive so that its id cannot be reused within the request.
-        self._plans: dict[int, tuple[Any, list[tuple[str, Any, Any]]]] = {}
+        self._plans: dict[int, tuple[Any, _Plan]] = {}
         # The plans of the kept document this request runs (``DocumentCache``): the next
         # request of the same text finds them compiled. Keyed by the identity of the parent
         # type and of the selection's nodes, which the kept document holds alive. None: this
@@ -117,10 +173,19 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 parent_type, source_value, path, grouped_field_set, position_context
             )
         plan = self._plan(parent_type, grouped_field_set)
-        results: dict[str, Any] = {}
+        entries, order = plan.entries, None
+        results: dict[str, Any] | None = None
+        if plan.plain is not None:
+            try:
+                results = plan.plain(source_value)
+                entries, order = plan.rest, plan.order
+            except Exception:  # field by field below: graphql-core redoes what does not fit
+                results = None
+        if results is None:
+            results = {}
         awaitable_fields: list[str] = []
         try:
-            for response_name, field_details_list, complete in plan:
+            for response_name, field_details_list, complete in entries:
                 if complete is not _NOT_FAST:
                     try:
                         results[response_name] = complete(source_value)
@@ -140,23 +205,26 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 self.settle_in_background([results[field] for field in awaitable_fields])
             raise
         if not awaitable_fields:
-            return results
+            return _in_order(results, order)
 
         if len(awaitable_fields) == 1:
             # The usual case (a root field, a link): awaited in place, where a gather would
             # wrap it in a task and take turns of the event loop to settle it.
             (only,) = awaitable_fields
+            done = results
 
             async def get_result() -> dict[str, Any]:
-                results[only] = await results[only]
-                return results
+                done[only] = await done[only]
+                return _in_order(done, order)
 
             return get_result()
 
+        gathered = results
+
         async def get_results() -> dict[str, Any]:
-            values = await gather_with_cancel(*(results[field] for field in awaitable_fields))
-            results.update(zip(awaitable_fields, values, strict=True))
-            return results
+            values = await gather_with_cancel(*(gathered[field] for field in awaitable_fields))
+            gathered.update(zip(awaitable_fields, values, strict=True))
+            return _in_order(gathered, order)
 
         return get_results()
 
@@ -180,7 +248,9 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
         self._kept_sets.add(id(collected[0]))
         return collected
 
-    def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> list[Any]:
+    def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> _Plan:
+        """Each field's completion (``_NOT_FAST``: graphql-core's), and one function for the
+        whole set when every field is plain (``compiled_objects``)."""
         cached = self._plans.get(id(grouped_field_set))
         if cached is not None:
             return cached[1]
@@ -191,10 +261,11 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
             if plan is not None:
                 self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
                 return plan  # type: ignore[no-any-return]
-        plan = [
-            (name, details, self._field_completer(parent_type, details))
+        parts = [
+            (name, details, self._plain_field(parent_type, name, details))
             for name, details in grouped_field_set.items()
         ]
+        plan = _Plan.of(parts)
         self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
         if self._shared is not None:
             self._shared[key] = plan
@@ -214,21 +285,26 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
             ),
         )
 
-    def _field_completer(self, parent_type: GraphQLObjectType, field_details_list: Any) -> Any:
-        """A function source → completed value for a plain field, else ``_NOT_FAST``."""
+    def _plain_field(
+        self, parent_type: GraphQLObjectType, response_name: str, field_details_list: Any
+    ) -> PlainField | None:
+        """How a plain field is read and completed, else None (graphql-core executes it)."""
         node = field_details_list[0].node
         field_def = parent_type.fields.get(node.name.value)
         if field_def is None or field_def.args or node.arguments:
-            return _NOT_FAST
+            return None
         strawberry_field = (field_def.extensions or {}).get("strawberry-definition")
-        if strawberry_field is None or not getattr(strawberry_field, "is_basic_field", False):
-            return _NOT_FAST
+        if strawberry_field is None:
+            return None
+        held = _held_read(strawberry_field)
+        if held is None and not getattr(strawberry_field, "is_basic_field", False):
+            return None
         try:
             complete = self._completer(field_def.type, field_details_list)
         except _NotFast:
-            return _NOT_FAST
-        read = operator.attrgetter(strawberry_field.python_name)
-        return lambda source: complete(read(source))
+            return None
+        name = strawberry_field.python_name
+        return PlainField(response_name, name, field_def.type, complete, held)
 
     def _completer(self, return_type: Any, field_details_list: Any) -> _Complete:
         """Compile the completion of ``return_type``; raises ``_NotFast`` when it cannot."""
@@ -260,15 +336,21 @@ class FastExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 raise _NotFast
             fields = []
             for name, details in grouped.items():
-                completer = self._field_completer(return_type, details)
-                if completer is _NOT_FAST:
+                part = self._plain_field(return_type, name, details)
+                if part is None:
                     raise _NotFast  # a resolver inside: graphql-core executes this object
-                fields.append((name, completer))
+                fields.append(part)
+            whole = compile_object(fields)
+            if whole is None:
+                completers = [(f.response_name, _read_and_complete(f)) for f in fields]
+
+                def whole(value: Any) -> dict[str, Any]:
+                    return {name: complete(value) for name, complete in completers}
 
             def object_of(value: Any) -> Any:
                 if value is None:
                     return None
-                return {name: complete(value) for name, complete in fields}
+                return whole(value)
 
             return object_of
         if isinstance(return_type, GraphQLScalarType | GraphQLEnumType):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
@@ -71,18 +72,25 @@ class GraphSession:
         self.registry = registry
         self.credentials = credentials
         self.services = services
-        self.documents: DataLoader[tuple[str, str], Document | None] = DataLoader(
-            load_fn=self._load_documents
-        )
-        self.counts: DataLoader[str, dict[str, int]] = DataLoader(load_fn=self._load_counts)
-        self.workspaces: DataLoader[str | None, Workspace | None] = DataLoader(
-            load_fn=self._load_workspaces
-        )
         self._authorized: dict[tuple[str | None, tuple[str, ...]], asyncio.Future[Context]] = {}
         self._workspace_of: dict[str, str] = {}
         # The request's state of the graph's other parts (the transactions' DataLoaders), by
         # part: created on first use, gone with the request.
         self.parts: dict[str, Any] = {}
+
+    # The DataLoaders, made when a request first uses one (most use none or one of them).
+
+    @functools.cached_property
+    def documents(self) -> DataLoader[tuple[str, str], Document | None]:
+        return DataLoader(load_fn=self._load_documents)
+
+    @functools.cached_property
+    def counts(self) -> DataLoader[str, dict[str, int]]:
+        return DataLoader(load_fn=self._load_counts)
+
+    @functools.cached_property
+    def workspaces(self) -> DataLoader[str | None, Workspace | None]:
+        return DataLoader(load_fn=self._load_workspaces)
 
     def permissions_of(self, slug: str) -> tuple[str, ...]:
         """The scopes capability ``slug`` declares (a link reading what it reads needs them)."""
@@ -271,6 +279,14 @@ async def document_edit_history(
     return history or []
 
 
+def held_edit_history(root: Document) -> list[EditRecord]:
+    """The edit history a document read whole holds (``document_edit_history`` without the
+    read a compact result needs); ``LookupError`` for a document read without it."""
+    if "editHistory" not in root.model_fields_set:
+        raise LookupError("editHistory")
+    return root.editHistory or []
+
+
 async def document_notes(
     root: Document, info: strawberry.Info, _: dict[str, Any] | None
 ) -> list[Note]:
@@ -364,6 +380,7 @@ def document_graph(registry: Registry) -> Graph:
             model=Document,
             returns=list[EditRecord],
             resolve=document_edit_history,
+            held=held_edit_history,
             description="Corrections of this document, oldest first",
         ),
     ]

@@ -37,14 +37,16 @@ PER_MINUTE = 1_000
 
 def objects_in(data: Any) -> int:
     """How many objects (JSON objects: a document, a line item, a group) an answer holds."""
+    # Only containers are queued: an answer is mostly scalars, and every answer is counted.
+    # Exact types: an answer is JSON-ready data, made of plain dicts and lists.
     count, pending = 0, [data]
     while pending:
         value = pending.pop()
-        if isinstance(value, dict):
+        if type(value) is dict:
             count += 1
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
+            pending += [v for v in value.values() if type(v) is dict or type(v) is list]
+        elif type(value) is list:
+            pending += [v for v in value if type(v) is dict or type(v) is list]
     return count
 
 
