@@ -180,8 +180,8 @@ class GraphQLFace(GraphQL):
         # A fresh graph session per request: its DataLoaders cache only within the request.
         credentials = credentials_of(request)
         services = services_of(request)
-        session = GraphSession(self._registry, credentials, services)
         principal = await principal_of(credentials, services)
+        session = GraphSession(self._registry, credentials, services, principal)
         if principal is not None and request.scope["type"] != "websocket":
             # Counted per key: a key that spent its read budget waits, before anything runs.
             wait = self.read_budget.wait_for(principal.key_id)

@@ -30,7 +30,7 @@ from strawberry.dataloader import DataLoader
 
 from app.graphql.declarations import Graph, Link
 from app.graphql.selection import listed_fields
-from resolvers.framework.context import Context, Credentials
+from resolvers.framework.context import Context, Credentials, Principal
 from resolvers.framework.invoke import authorize, invoke
 from resolvers.framework.registry import Registry
 from resolvers.framework.services import Services
@@ -68,10 +68,18 @@ class GraphSession:
     request's credentials).
     """
 
-    def __init__(self, registry: Registry, credentials: Credentials, services: Services) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        credentials: Credentials,
+        services: Services,
+        principal: Principal | None = None,
+    ) -> None:
         self.registry = registry
         self.credentials = credentials
         self.services = services
+        # Who the credentials are, when the face already authenticated them this request.
+        self.principal = principal
         self._authorized: dict[tuple[str | None, tuple[str, ...]], asyncio.Future[Context]] = {}
         self._workspace_of: dict[str, str] = {}
         # The request's state of the graph's other parts (the transactions' DataLoaders), by
@@ -120,7 +128,11 @@ class GraphSession:
             self._authorized[key] = shared
             try:
                 ctx = await authorize(
-                    self.credentials_for(org_id), self.services, permissions, needs_workspace=True
+                    self.credentials_for(org_id),
+                    self.services,
+                    permissions,
+                    needs_workspace=True,
+                    principal=self.principal,
                 )
             except asyncio.CancelledError:
                 shared.cancel()

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from resolvers.framework.access_tokens import resource_covers
 from resolvers.framework.approval_gate import gate_call, needs_approval
 from resolvers.framework.auth import authenticate, resolve_workspace
-from resolvers.framework.context import Context, Credentials
+from resolvers.framework.context import Context, Credentials, Principal
 from resolvers.framework.errors import (
     BadRequest,
     CapabilityError,
@@ -137,16 +137,19 @@ async def authorize(
     needs_workspace: bool,
     registry: Registry | None = None,
     fresh: bool = False,
+    principal: Principal | None = None,
 ) -> Context:
     """Authenticate (401), resolve the workspace (400/403) and check scopes (403).
 
     Shared by ``invoke`` and the few plain routes that are not capabilities (file downloads).
     ``fresh``: read the credential and the membership from the store, not the auth cache.
+    ``principal``: who ``credentials`` were found to be earlier in the same request (the
+    GraphQL face authenticates before it reads the body), not looked up again.
     ``ServiceUnavailable`` (503) while the store cannot be reached.
     """
     with store_errors():
         return await _authorize(
-            credentials, services, permissions, needs_workspace, registry, fresh
+            credentials, services, permissions, needs_workspace, registry, fresh, principal
         )
 
 
@@ -157,9 +160,10 @@ async def _authorize(
     needs_workspace: bool,
     registry: Registry | None,
     fresh: bool,
+    known: Principal | None = None,
 ) -> Context:
     cache = services.auth_cache
-    principal = await authenticate(services.store, credentials, cache, fresh=fresh)
+    principal = known or await authenticate(services.store, credentials, cache, fresh=fresh)
     presented_to = services.base_url + credentials.audience
     if not resource_covers(principal.resource, presented_to):
         raise Unauthenticated(
