@@ -61,10 +61,14 @@ def keyset_of(key: PageKey, sort_by: str, order: int) -> Keyset:
     return Keyset(stored_path(sort_by), order, key.get("v"), key["id"])
 
 
-class DocumentPages(DocumentReads):
-    """Keyset pages over ``find``: the one place a position becomes a filter and back."""
+class DocumentPages:
+    """Keyset pages over ``DocumentReads.find``: the one place a position becomes a filter and
+    back."""
 
-    def find_page(
+    def __init__(self, reads: DocumentReads) -> None:
+        self._reads = reads
+
+    def page(
         self,
         workspace_id: str,
         query: DocumentQuery,
@@ -96,7 +100,7 @@ class DocumentPages(DocumentReads):
         limit: int,
         fields: Iterable[str] | None,
     ) -> Page:
-        rows = await self.find(
+        rows = await self._reads.find(
             workspace_id, query, sort_by=sort_by, order=order, limit=limit + 1, fields=fields
         )
         more = len(rows) > limit

@@ -177,7 +177,7 @@ async def disconnect(ctx: Context, args: IntegrationRef) -> Integration:
 
 
 async def _document(ctx: Context, document_id: str) -> StoredDocument:
-    record = await ctx.store.documents.get(ctx.require_workspace(), document_id)
+    record = await ctx.store.documents.reads.get(ctx.require_workspace(), document_id)
     if record is None:
         raise NotFound(f"Document '{document_id}' not found")
     return record
@@ -392,7 +392,9 @@ async def unlink(ctx: Context, args: UnlinkDocument) -> UnlinkResult:
         only_from=("exported",),
         extra={"remote.status": remote.get("status")},
     )
-    await ctx.store.documents.set_export_status(workspace_id, args.documentId, "not-exported", None)
+    await ctx.store.documents.writes.set_export_status(
+        workspace_id, args.documentId, "not-exported", None
+    )
     shown = {k: v for k, v in remote.items() if k not in ("attachments", "syncToken")}
     return UnlinkResult(
         status="unlinked", dryRun=False, remoteInvoice=shown, exportStatus="not-exported", **common

@@ -54,7 +54,7 @@ class ConnectionRequest:
 async def _count(ctx: Context, workspace_id: str, query: DocumentQuery) -> int:
     """How many documents ``query`` matches, as documents.count counts them: from the rollups
     when they cover the filter, else one aggregation with the aggregates' time limit."""
-    totals = await ctx.store.documents.totals(workspace_id, query)
+    totals = await ctx.store.documents.totals.of(workspace_id, query)
     return sum(total.count for total in totals.overall)
 
 
@@ -91,7 +91,7 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
     cursor = request.after if forward else request.before
     key = cursors.decode(cursor, query_print, keyring) if cursor is not None else None
     try:
-        read = ctx.store.documents.find_page(
+        read = ctx.store.documents.pages.page(
             workspace_id,
             query,
             sort_by=request.sort_by,
@@ -151,7 +151,9 @@ async def _ranked(
         page_ids = ranked.ids[offset : offset + size]
         found = {
             r["_id"]: r
-            for r in await ctx.store.documents.get_many(workspace_id, page_ids, request.fields)
+            for r in await ctx.store.documents.reads.get_many(
+                workspace_id, page_ids, request.fields
+            )
         }
         records = [found[i] for i in page_ids if i in found]
         shown = dataclasses.replace(

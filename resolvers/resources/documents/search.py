@@ -96,7 +96,7 @@ async def render_documents(
 
 async def _filtered_page(search: PreparedSearch) -> DocumentPage:
     try:
-        read = search.ctx.store.documents.find_page(
+        read = search.ctx.store.documents.pages.page(
             search.workspace_id,
             search.query,
             sort_by=search.args.sortBy,
@@ -139,7 +139,7 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
     page_ids = ranked.ids[offset : offset + search.args.limit]
     records = {
         r["_id"]: r
-        for r in await search.ctx.store.documents.get_many(
+        for r in await search.ctx.store.documents.reads.get_many(
             search.workspace_id, page_ids, search.fields
         )
     }
@@ -200,7 +200,7 @@ async def rank_documents(
     except UnsupportedFilter:
         # Candidates first, then the index: a document the filter returns was written before
         # the index looks for changes, so the index has it.
-        ids = await ctx.store.documents.candidate_ids(workspace_id, query)
+        ids = await ctx.store.documents.reads.candidate_ids(workspace_id, query)
         index = await indexes.fresh(ctx.store, workspace_id)
         # The database's order is its own (an index's, or insertion): rank in row order.
         rows = np.sort(index.rows_of(ids))
@@ -246,7 +246,7 @@ async def _similarities(
     config = search_indexes.indexes_of(ctx.services).config
     if config.vector_backend == "memory":
         return index.vector_scores(vector, rows)
-    nearest = await ctx.store.documents.vector_search(
+    nearest = await ctx.store.documents.search.vector_search(
         workspace_id,
         query,
         vector.tolist(),

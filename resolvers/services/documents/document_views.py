@@ -56,7 +56,7 @@ async def complete_documents(ctx: Context, records: Sequence[StoredDocument]) ->
     if not records:
         return []
     with store_errors():
-        history = await ctx.store.documents.history(ctx.require_workspace(), records)
+        history = await ctx.store.documents.reads.history(ctx.require_workspace(), records)
     base = ctx.services.base_url
     return [
         Document.model_validate(full_view(record, base, history[record["_id"]]))
@@ -84,7 +84,7 @@ async def selected_documents(
     views = [projected_view(record, fields, base) for record in records]
     if "editHistory" in fields and records:
         with store_errors():
-            history = await ctx.store.documents.history(ctx.require_workspace(), records)
+            history = await ctx.store.documents.reads.history(ctx.require_workspace(), records)
         for view in views:
             view["editHistory"] = list(history[view["id"]])
     return [Document.model_validate(view) for view in views]
