@@ -1,6 +1,6 @@
 """A ranked search filtered only by archive and export state takes its candidates from the
-workspace's in-memory index: the same documents ``documents.reads.candidate_ids`` reads, kept fresh by
-``indexedAt`` across archive, unarchive, export, processing, edits and deletions.
+workspace's in-memory index: the same documents ``documents.reads.candidate_ids`` reads, kept
+fresh by ``indexedAt`` across archive, unarchive, export, processing, edits and deletions.
 
 The property test drives random write sequences on the in-memory store with a hand-moved clock,
 so that a write that forgot to stamp ``indexedAt`` is one the index's refresh does not re-read
