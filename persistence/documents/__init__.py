@@ -78,6 +78,7 @@ from persistence.documents.records import (
     StoredFile,
     from_record,
     searchable_texts,
+    values_after,
 )
 from persistence.documents.search import (
     DocumentSearchData,
@@ -170,6 +171,7 @@ __all__ = [
     "range_of",
     "searchable_texts",
     "stored_fields",
+    "values_after",
     "vector_index_definition",
     "vector_search_pipeline",
 ]

@@ -9,7 +9,7 @@ from typing import Any
 
 from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
-from persistence.documents.records import StoredDocument, from_record
+from persistence.documents.records import StoredDocument, values_after
 from persistence.documents.rollups import ROLLUP_FIELDS
 from persistence.documents.vectors import changes_embedding
 from persistence.documents.writes import changed_fields
@@ -46,7 +46,7 @@ class DocumentBulkEdits:
         vectors = dict(
             zip(
                 [u.record["_id"] for u in embedding],
-                await self._coll.embed([{**from_record(u.record), **u.changes} for u in embedding]),
+                await self._coll.embed([values_after(u.record, u.changes) for u in embedding]),
                 strict=True,
             )
         )

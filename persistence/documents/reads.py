@@ -23,6 +23,7 @@ from persistence.documents.records import (
     SEARCHABLE_FIELDS,
     StoredDocument,
     changes_search_terms,
+    from_record,
     projection,
     stored_path,
 )
@@ -62,6 +63,14 @@ class DocumentReads:
             {"_id": document_id, "workspaceId": workspace_id}, projection(fields)
         )
         return cast(StoredDocument | None, found)
+
+    async def document(
+        self, workspace_id: str, document_id: str, fields: Iterable[str] | None = None
+    ) -> dict[str, Any] | None:
+        """One document as the API's values (``from_record`` of what ``shown`` reads), for a
+        caller that reads a document and writes nothing back to it."""
+        found = await self.shown(workspace_id, document_id, fields)
+        return None if found is None else from_record(found)
 
     async def get_many(
         self, workspace_id: str, ids: Sequence[str], fields: Iterable[str] | None = None

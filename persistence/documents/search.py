@@ -12,9 +12,9 @@ from pymongo import ASCENDING
 
 from persistence.documents.collection import CHANGES_INDEX, DocumentCollection
 from persistence.documents.query import DocumentQuery, combined, match_stages
-from persistence.documents.records import StoredDocument
+from persistence.documents.records import StoredDocument, from_record
 from persistence.documents.stamp import INDEXED_PATHS, STAMP
-from persistence.documents.vectors import EMBEDDED_PATHS, MODEL_ID
+from persistence.documents.vectors import EMBEDDED_PATHS, MODEL_ID, embedding_text
 from persistence.where import QUERY_TIME_LIMIT_MS
 
 
@@ -40,9 +40,10 @@ class DocumentSearchData:
 
     async def needing_embeddings(
         self, workspace_id: str, after_id: str | None, limit: int, redo_all: bool = False
-    ) -> list[StoredDocument]:
+    ) -> list[tuple[str, str]]:
         """The next ``limit`` documents (by id, after ``after_id``) without an embedding of
-        the current model (every document with ``redo_all``), with the fields it is made of."""
+        the current model (every document with ``redo_all``): each one's id and the text its
+        embedding is made of (``embedding_text`` of its API values; the record stays here)."""
         match: dict[str, Any] = {"workspaceId": workspace_id}
         if not redo_all:
             match["embeddingModel"] = {"$ne": MODEL_ID}
@@ -50,7 +51,9 @@ class DocumentSearchData:
             match["_id"] = {"$gt": after_id}
         wanted = {name: 1 for name in EMBEDDED_PATHS}
         cursor = self._coll.docs.find(match, wanted).sort("_id", ASCENDING).limit(limit)
-        return cast(list[StoredDocument], await cursor.to_list(None))
+        return [
+            (row["_id"], embedding_text(from_record(row))) for row in await cursor.to_list(None)
+        ]
 
     async def workspaces_with_documents(self) -> list[str]:
         return sorted(await self._coll.docs.distinct("workspaceId"))

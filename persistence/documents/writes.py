@@ -34,6 +34,7 @@ from persistence.documents.records import (
     preferred_cents,
     search_terms,
     to_record,
+    values_after,
 )
 from persistence.documents.rollups import ROLLUP_FIELDS
 from persistence.documents.vectors import changes_embedding, stored_fields
@@ -170,7 +171,7 @@ class DocumentWrites:
             if vector is not None:
                 update |= stored_fields(vector)
             else:
-                update |= (await self._coll.embed([{**from_record(record), **changes}]))[0]
+                update |= (await self._coll.embed([values_after(record, changes)]))[0]
         written = await self._coll.edits.add(workspace_id, {document_id: edits}) if edits else []
         try:
             before = await self._coll.update_before(

@@ -60,8 +60,6 @@ from persistence.documents import (
     UnsupportedFilter,
     Vectorize,
     combined,
-    embedding_text,
-    from_record,
     from_stored,
     searchable_texts,
     stored_fields,
@@ -402,15 +400,15 @@ async def reindex(
         if progress is not None:
             progress(org, 0, total)
         while True:
-            records = await store.documents.search.needing_embeddings(org, after, batch, redo_all)
-            if not records:
+            pending = await store.documents.search.needing_embeddings(org, after, batch, redo_all)
+            if not pending:
                 break
-            after = records[-1]["_id"]
-            vectors = await vectorize([embedding_text(from_record(r)) for r in records])
+            after = pending[-1][0]
+            vectors = await vectorize([text for _, text in pending])
             await store.documents.search.set_embeddings(
-                org, {r["_id"]: stored_fields(v) for r, v in zip(records, vectors, strict=True)}
+                org, {i: stored_fields(v) for (i, _), v in zip(pending, vectors, strict=True)}
             )
-            count += len(records)
+            count += len(pending)
             if progress is not None:
                 progress(org, count, max(total, count))
         done[org] = count

@@ -14,7 +14,12 @@ from typing import ClassVar
 from domain.documents import SAVED
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
-from persistence.documents import arrived_before, duplicate_rules_of, embedding_text, from_record
+from persistence.documents import (
+    arrived_before,
+    duplicate_rules_of,
+    embedding_text,
+    values_after,
+)
 from resolvers.services.documents.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.services.processing.analyzer import PermanentFailure, document_fields
 from resolvers.services.processing.pipeline_contract import Intake, StepContext, StopPipeline
@@ -206,7 +211,7 @@ class Embed:
         vectorize = ctx.services.store.documents.collection.vectorize
         if vectorize is None:
             return intake
-        merged = {**from_record(intake.record), **intake.fields}
+        merged = values_after(intake.record, intake.fields)
         try:
             vector = (await vectorize([embedding_text(merged)]))[0]
         except Exception:
