@@ -7,8 +7,9 @@ This package's ``__init__`` is its public surface: code above persistence (``res
     the repository   ``Documents`` (``store.documents``)
     selections       ``DocumentQuery`` and the fields each capability may filter on
                      (``SEARCH_FIELDS``, ``COUNT_FIELDS``)
-    pages            ``Page`` (rows, each row's opaque key, whether more follow), ``PageKey``,
-                     ``NotAPageKey``: the keyset is built and read here, callers keep keys
+    pages            ``Page`` (rows, each row's opaque key, whether more follow), ``PageKey``
+                     (its entries ``KEY_VALUE``, ``KEY_ROW``), ``NotAPageKey``: the keyset is
+                     built and read here, callers keep keys
     records          ``StoredDocument`` / ``StoredFile`` and the mapping of a record to the
                      API's values (``from_record``)
     duplicates       the checks a new document's fields imply, and who arrived first
@@ -65,7 +66,14 @@ from persistence.documents.edits import EditEntry
 from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
 from persistence.documents.notes import DocumentNotes, NotesChanged
-from persistence.documents.pages import DocumentPages, NotAPageKey, Page, PageKey
+from persistence.documents.pages import (
+    KEY_ROW,
+    KEY_VALUE,
+    DocumentPages,
+    NotAPageKey,
+    Page,
+    PageKey,
+)
 from persistence.documents.query import (
     DocumentQuery,
     arrived_before,
@@ -135,6 +143,8 @@ __all__ = [
     "COUNT_FIELDS",
     "FILTER_PATHS",
     "INDEX_STATE",
+    "KEY_ROW",
+    "KEY_VALUE",
     "MAX_BUCKETS",
     "MODEL_ID",
     "SEARCH_FIELDS",

@@ -19,8 +19,11 @@ from persistence.documents.query import DocumentQuery, Keyset
 from persistence.documents.reads import DocumentReads
 from persistence.documents.records import StoredDocument, stored_path
 
-# A row's position: {"v": its stored sort value, "id": its id}. JSON-able but for dates.
+# A row's position: {KEY_VALUE: its stored sort value, KEY_ROW: its id}. JSON-able but for dates.
 PageKey = Mapping[str, Any]
+# The key's two entries, named here only (a signed cursor holds them as they are: the
+# resolvers' ``cursors`` checks a cursor's entries against these names).
+KEY_VALUE, KEY_ROW = "v", "id"
 
 
 class NotAPageKey(ValueError):
@@ -51,14 +54,14 @@ def key_of(row: Mapping[str, Any], sort_by: str) -> PageKey:
     value: Any = row
     for part in stored_path(sort_by).split("."):
         value = value.get(part) if isinstance(value, dict) else None
-    return {"v": value, "id": row["_id"]}
+    return {KEY_VALUE: value, KEY_ROW: row["_id"]}
 
 
 def keyset_of(key: PageKey, sort_by: str, order: int) -> Keyset:
     """The position ``key`` as a filter's ``Keyset``; ``NotAPageKey`` when it names no row."""
-    if "id" not in key:
+    if KEY_ROW not in key:
         raise NotAPageKey("not a key of a page")
-    return Keyset(stored_path(sort_by), order, key.get("v"), key["id"])
+    return Keyset(stored_path(sort_by), order, key.get(KEY_VALUE), key[KEY_ROW])
 
 
 class DocumentPages:

@@ -140,9 +140,8 @@ async def _ranked(
     keyring = ctx.services.keyring
     offset = 0
     if request.after is not None:
-        offset = cursors.decode(request.after, query_print, keyring).get("o", -1)
-        if not isinstance(offset, int) or offset < 0:
-            raise BadRequest(cursors.NOT_A_CURSOR)
+        state = cursors.decode(request.after, query_print, keyring)
+        offset = cursors.offset_of(state, default=None)
     ctx.services.api_calls.count(workspace_id)  # metered like one documents.search call
     with store_errors():
         ranked = await rank_documents(
@@ -161,7 +160,7 @@ async def _ranked(
         )
         documents = await render_documents(shown, records, request.fields)
     edges = [
-        DocumentEdge(cursor=cursors.encode({"o": offset + n + 1}, query_print, keyring), node=doc)
+        DocumentEdge(cursor=cursors.encode_offset(offset + n + 1, query_print, keyring), node=doc)
         for n, doc in enumerate(documents)
     ]
     return DocumentConnection(

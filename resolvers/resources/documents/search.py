@@ -106,7 +106,7 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
             fields=search.fields,
         )
     except NotAPageKey:
-        raise BadRequest("cursor: not a cursor returned by this capability") from None
+        raise BadRequest(cursors.NOT_A_CURSOR) from None
     page = await read
     next_key = page.next_key
     next_cursor = (
@@ -121,9 +121,7 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
 
 
 async def _ranked_page(search: PreparedSearch) -> DocumentPage:
-    offset = search.state.get("o", 0)
-    if not isinstance(offset, int) or offset < 0:
-        raise BadRequest("cursor: not a cursor returned by this capability")
+    offset = cursors.offset_of(search.state)
     text = search.args.query or ""
     wanted = offset + search.args.limit
     diverse = search.args.searchType == "mmr"
@@ -146,8 +144,8 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
     ordered = [records[i] for i in page_ids if i in records]
     more = wanted < ranked.matched
     next_cursor = (
-        cursors.encode(
-            {"o": offset + search.args.limit}, search.query_print, search.ctx.services.keyring
+        cursors.encode_offset(
+            offset + search.args.limit, search.query_print, search.ctx.services.keyring
         )
         if more
         else None
