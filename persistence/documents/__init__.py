@@ -22,8 +22,9 @@ This package's ``__init__`` is its public surface: code above persistence (``res
 ``Documents`` is one object holding one collaborator per concern, each its own class in its
 own module, built over the one shared collection handle (``collection``) and given the other
 concerns it needs; a caller names the concern (``store.documents.reads.get(...)``). Until
-issue 36 it was one class of seven mixins (54 methods on one object, any of which could call
-any other); now each concern has only its own methods and says what it depends on:
+issue 36 it was one class of seven mixins: one object of 73 methods (49 without a leading
+underscore), any of which could call any other. Now each concern has only its own methods (16
+at most) and says what it depends on; ``Documents`` itself has one (``ensure_indexes``):
 
     collection   ``documents.collection``: the collection, its indexes, the only methods that
                  write (each stamps ``indexedAt`` through ``stamp``), the event log

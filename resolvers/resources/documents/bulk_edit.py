@@ -102,6 +102,8 @@ def plan_changes(
     items: list[BulkEditItem] = []
     updates: list[FieldUpdate] = []
     for record in records:
+        # The record stays stored: ``FieldUpdate`` hands it back to ``bulk.update``, which
+        # computes the change from the record as read; the edits compare the API's values.
         current = from_record(record)
         changing = with_summary(current, changes)
         edits = edit_entries(current, changing, by=by, via=VIA, at=at)

@@ -1,4 +1,8 @@
-"""Stored document records → the API's ``Document`` shape (complete or projected)."""
+"""Stored document records → the API's ``Document`` shape (complete or projected).
+
+The views take the stored record, not the API's values: their callers hold it to hand back to
+a write (``writes.update_fields`` and ``writes.mark_reviewed`` compare and set on the record as
+read), and the listing reads share the views (issue 36: not yet values from the repository)."""
 
 from __future__ import annotations
 
