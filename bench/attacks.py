@@ -520,7 +520,7 @@ async def plant_original(server: Server, tenant: dict[str, str], name: str, data
         store = Store(db)
         document_id = new_id("doc")
         ref = await store.files.put(tenant["orgId"], document_id, data, name, "image/png")
-        await store.documents.insert_many(
+        await store.documents.writes.insert_many(
             tenant["orgId"],
             [
                 {

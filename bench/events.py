@@ -148,10 +148,10 @@ async def write_elsewhere(data_dir: Path, org_id: str, count: int) -> list[str]:
     store = Store(db)
     ids = [f"doc_bench_{n}_{int(time.time())}" for n in range(count)]
     fields = {"merchant": "Bench", "processingStatus": "queued", "source": "upload"}
-    await store.documents.insert_many(org_id, [{"_id": i, **fields} for i in ids])
+    await store.documents.writes.insert_many(org_id, [{"_id": i, **fields} for i in ids])
     for document_id in ids:
         await asyncio.sleep(0.3)
-        await store.documents.set_processing(org_id, document_id, "processed", "bench")
+        await store.documents.writes.set_processing(org_id, document_id, "processed", "bench")
     client.close()
     return ids
 

@@ -82,7 +82,7 @@ async def run(samples: list[Sample]) -> None:
                 await pool.run_until_idle()
                 elapsed = time.perf_counter() - started
                 document_id = response.json()["data"]["result"]["documentId"]
-                record = await store.documents.get(tenant["orgId"], document_id)
+                record = await store.documents.reads.get(tenant["orgId"], document_id)
                 return elapsed, str((record or {}).get("processingStatus"))
 
             # Loads the OCR models and the brand list in the worker process.

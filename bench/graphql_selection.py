@@ -50,7 +50,7 @@ async def main(calls: int, runs: int) -> None:
         store = Store(db)
         await store.ensure_indexes()
         tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
-        await store.documents.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
+        await store.documents.writes.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
         headers = {
             "Authorization": f"Bearer {tenant['apiKey']}",
             "X-Service-Org-Id": tenant["orgId"],

@@ -112,7 +112,7 @@ async def main(calls: int, runs: int) -> None:
     store = Store(AsyncMongoMockClient(tz_aware=True)[f"bench_{uuid.uuid4().hex[:8]}"])
     await store.ensure_indexes()
     tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
-    await store.documents.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
+    await store.documents.writes.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
     headers = {"Authorization": f"Bearer {tenant['apiKey']}", "X-Service-Org-Id": tenant["orgId"]}
     app = serving_app(Settings(), store)
     transport = httpx.ASGITransport(app=app)

@@ -97,7 +97,7 @@ async def loaded(
 
 async def bulk_load(store: Store, org_id: str, count: int, seed: int) -> None:
     """The state ``accounts.load_demo`` leaves, written faster: the same demo documents
-    (``Documents.prepare``, inserted in batches), and their rollup rows (and packed records)
+    (``DocumentWrites.prepare``, inserted in batches), and their rollup rows (and packed records)
     added up and inserted once at the end, as ``rebuild_rollups`` writes them (the rollup
     property test proves rows kept write by write equal such a recount). Demo documents carry
     no edit history and the bench embeds nothing, so nothing else is left out."""
@@ -105,7 +105,7 @@ async def bulk_load(store: Store, org_id: str, count: int, seed: int) -> None:
     recount = Recount(org_id)
     for start in range(0, len(documents), DEMO_BATCH):
         records = [
-            store.documents.prepare(org_id, d) for d in documents[start : start + DEMO_BATCH]
+            store.documents.writes.prepare(org_id, d) for d in documents[start : start + DEMO_BATCH]
         ]
         await store.db["documents"].insert_many(records, ordered=False)
         recount.add(records)

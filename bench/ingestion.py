@@ -128,7 +128,7 @@ class Ingest:
         self.receive_ms.append((received - begin) * 1000)
         self.process_ms.append((done - received) * 1000)
         self.commands.append(self.counter.count)
-        record = await self.data.store.documents.get(self.workspace_id, document_id) or {}
+        record = await self.data.store.documents.reads.get(self.workspace_id, document_id) or {}
         status = str(record.get("processingStatus"))
         self.statuses[status] = self.statuses.get(status, 0) + 1
 

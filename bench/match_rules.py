@@ -58,7 +58,8 @@ async def import_once(
     org = created["orgId"]
     now = utcnow()
     records = [
-        stamped_record(store.documents.prepare(org, stored(d), now), now) for d in made.documents
+        stamped_record(store.documents.writes.prepare(org, stored(d), now), now)
+        for d in made.documents
     ]
     for at in range(0, len(records), 5_000):
         await db["documents"].insert_many(records[at : at + 5_000])

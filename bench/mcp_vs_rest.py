@@ -41,7 +41,7 @@ async def main(calls: int, runs: int) -> None:
     await store.ensure_indexes()
     tenant = await accounts.bootstrap(store, "bench@example.com", "Bench")
     await set_password(store, "bench@example.com", PASSWORD)
-    await store.documents.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
+    await store.documents.writes.insert_many(tenant["orgId"], bench_documents(DOCUMENTS))
     app = serving_app(Settings(), store)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as client:

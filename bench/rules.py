@@ -76,7 +76,7 @@ async def rules_step(store: Store, rules: int, docs: int, runs: int) -> tuple[fl
         for run in range(runs):
             ids = [f"doc_{rules}_{matching}_{run}_{i}" for i in range(docs)]
             merchant = "Merchant0" if matching and rules else "Elsewhere"
-            await store.documents.insert_many(
+            await store.documents.writes.insert_many(
                 workspace,
                 [
                     {

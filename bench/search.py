@@ -475,14 +475,14 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
             tenant = await accounts.bootstrap(store, "big@example.com", "Big")
             documents = demo_documents(size, seed=5, today=TODAY)
             vectors = cached_vectors(documents)
-            store.documents.vectorize = model_vectorizer()  # for documents written later
+            store.documents.collection.vectorize = model_vectorizer()  # for documents written later
             started = time.perf_counter()
             # Straight into the collection: prepared records with their vectors, as
             # insert_many writes them, without the dashboard rollups (search never reads them,
             # and keeping them makes loading the embedded store many times slower).
             records = []
             for fields, vector in zip(documents, vectors, strict=True):
-                record = dict(store.documents.prepare(tenant["orgId"], fields))
+                record = dict(store.documents.writes.prepare(tenant["orgId"], fields))
                 record.update(stored_fields(vector))
                 records.append(record)
             for start in range(0, size, 2000):
@@ -542,11 +542,11 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
                 refresh: list[float] = []
                 for _ in range(runs):
                     begin = time.perf_counter()
-                    await store.documents.candidate_ids(tenant["orgId"], DocumentQuery())
+                    await store.documents.reads.candidate_ids(tenant["orgId"], DocumentQuery())
                     floor.append((time.perf_counter() - begin) * 1000)
                     # The index's refresh when nothing changed: the read of recent changes.
                     begin = time.perf_counter()
-                    await store.documents.index_rows(tenant["orgId"], utcnow() - OVERLAP)
+                    await store.documents.search.index_rows(tenant["orgId"], utcnow() - OVERLAP)
                     refresh.append((time.perf_counter() - begin) * 1000)
             print(
                 f"  {size:>7} documents (loaded in {load_s:.0f} s): warm {fmt(warm)}; "

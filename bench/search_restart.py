@@ -58,7 +58,7 @@ async def insert(store: Store, org_id: str, count: int) -> None:
         chunk = documents[start : start + BATCH]
         vectors = embeddings.normalise(rng.standard_normal((len(chunk), embeddings.DIM)))
         for fields, vector in zip(chunk, vectors, strict=True):
-            record: dict[str, Any] = dict(store.documents.prepare(org_id, fields, now))
+            record: dict[str, Any] = dict(store.documents.writes.prepare(org_id, fields, now))
             record.update(stored_fields(vector))
             record[STAMP] = now - EARLIER  # written earlier: a refresh's overlap skips them
             records.append(record)
@@ -188,7 +188,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
             for kind in order:
                 times[kind].append(await first_search(store, org_id, kind == "after", vector))
         changed = [r["_id"] for r in await store.db["documents"].find({}, {"_id": 1}).to_list(None)]
-        await store.documents.set_archived(org_id, changed[::100], True)
+        await store.documents.writes.set_archived(org_id, changed[::100], True)
         times["after, 1% changed"] = [
             await first_search(store, org_id, True, vector) for _ in range(runs)
         ]
@@ -213,7 +213,7 @@ async def measure(size: int, runs: int, server: EmbeddedServer) -> None:
                 f"{statistics.median(samples) * 1000:.1f} ms, fastest {min(samples) * 1000:.1f} "
                 f"[{load_average()}]"
             )
-        rows = await store.documents.index_rows(org_id)
+        rows = await store.documents.search.index_rows(org_id)
         found = await store.search_snapshots.get(org_id)
         assert found is not None
         for how, kept in (

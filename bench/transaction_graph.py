@@ -116,9 +116,9 @@ async def main(count: int, documents: int, runs: int, calls: int, matched: float
         await bulk_load(store, org, documents, seed=1)
         document_ids = [
             row["_id"]
-            for row in await store.documents._docs.find({"workspaceId": org}, {"_id": 1}).to_list(
-                None
-            )
+            for row in await store.documents.collection.docs.find(
+                {"workspaceId": org}, {"_id": 1}
+            ).to_list(None)
         ]
         started = time.perf_counter()
         rows = transactions(count, matched, document_ids, 7)

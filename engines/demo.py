@@ -2,7 +2,7 @@
 
 The content is deterministic for a seed; ids are random, so loading twice adds new documents.
 Produces plain field dicts (API-level values: Decimal money,
-``date`` docDate) with ids, ready for ``Documents.insert_many``.
+``date`` docDate) with ids, ready for ``documents.writes.insert_many``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Documents hold their tags by name (``documents.tags``), so a where clause and an export read
 the words people chose; a name is unique in a workspace whatever its case (``nameKey``), and
-renaming or deleting a tag rewrites the documents that carry it (``Documents.rename_tag``,
-``Documents.drop_tag``).
+renaming or deleting a tag rewrites the documents that carry it (``documents.bulk.rename_tag``;
+a deleted tag is renamed to None).
 """
 
 from __future__ import annotations

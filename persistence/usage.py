@@ -1,5 +1,6 @@
 """Metered usage: per workspace and UTC day, counters of API calls (and of documents processed
-before each document's outcome carried its billed day: ``Documents.billed`` counts those now).
+before each document's outcome carried its billed day: ``documents.totals.billed`` counts
+those now).
 
 One row per workspace and day (``_id`` = ``workspaceId|YYYY-MM-DD``), grown with ``$inc``
 upserts, which commute: any number of API processes and workers add to the same row without

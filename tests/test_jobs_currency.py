@@ -86,7 +86,7 @@ async def test_last_failed_attempt_marks_document_and_activity_failed(
     store: Store, alice: Tenant
 ) -> None:
     activity = await store.activity.create(alice.org_id, "upload", ["doc_x"], {})
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc(
@@ -110,7 +110,7 @@ async def test_last_failed_attempt_marks_document_and_activity_failed(
     )
     pool = worker_pool(store, lease_s=30)
     assert await pool.run_until_idle() == 1  # GridFS is missing on mongomock: the job fails
-    record = await store.documents.get(alice.org_id, "doc_x")
+    record = await store.documents.reads.get(alice.org_id, "doc_x")
     assert record is not None and record["processingStatus"] == "failed"
     assert record["processingReason"].startswith("Processing failed after 1 attempts")
     item = await store.activity.get(alice.org_id, activity["_id"])

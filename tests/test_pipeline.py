@@ -52,7 +52,7 @@ class Skip:
 
 async def received(store: Store, tenant: Tenant, document_id: str, summary: str) -> str:
     activity = await store.activity.create(tenant.org_id, "upload", [document_id], {})
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         tenant.org_id, [doc(document_id, processingStatus="queued", summary=summary)]
     )
     return str(activity["_id"])
@@ -65,7 +65,7 @@ async def test_steps_run_in_order_and_their_notes_make_a_warning(
     services = build_services(Settings(), store)
     kept = await received(store, alice, "doc_kept", "a receipt")
     await process_document(services, alice.org_id, "doc_kept", kept)
-    record = await store.documents.get(alice.org_id, "doc_kept")
+    record = await store.documents.reads.get(alice.org_id, "doc_kept")
     assert record is not None and record["processingStatus"] == "warning"
     assert record["processingReason"].startswith("Check me. Extracted Probe Shop")
     activity = await store.activity.get(alice.org_id, kept)
@@ -77,7 +77,7 @@ async def test_steps_run_in_order_and_their_notes_make_a_warning(
 
     skipped = await received(store, alice, "doc_skip", "skip this")
     await process_document(services, alice.org_id, "doc_skip", skipped)
-    record = await store.documents.get(alice.org_id, "doc_skip")
+    record = await store.documents.reads.get(alice.org_id, "doc_skip")
     assert record is not None
     assert (record["processingStatus"], record["processingReason"]) == ("skipped", "Not for us")
 
@@ -87,7 +87,9 @@ async def test_a_finished_document_is_not_processed_again(
 ) -> None:
     monkeypatch.setattr(pipeline, "STEPS", (Note(),))
     activity = await received(store, alice, "doc_done", "x")
-    await store.documents.set_processing(alice.org_id, "doc_done", "processed", "done before")
+    await store.documents.writes.set_processing(
+        alice.org_id, "doc_done", "processed", "done before"
+    )
     await process_document(build_services(Settings(), store), alice.org_id, "doc_done", activity)
-    record = await store.documents.get(alice.org_id, "doc_done")
+    record = await store.documents.reads.get(alice.org_id, "doc_done")
     assert record is not None and record["processingReason"] == "done before"

@@ -38,6 +38,6 @@ async def open_store(settings: Settings, *, publish: bool = True) -> AsyncIterat
         stack.callback(client.close)
         store = Store(db, health=health)
         if settings.embeddings and embeddings.available():
-            store.documents.vectorize = model_vectorizer()
+            store.documents.collection.vectorize = model_vectorizer()
         await store.ensure_indexes()
         yield store

@@ -7,8 +7,9 @@ This package's ``__init__`` is its public surface: code above persistence (``res
     the repository   ``Documents`` (``store.documents``)
     selections       ``DocumentQuery`` and the fields each capability may filter on
                      (``SEARCH_FIELDS``, ``COUNT_FIELDS``)
-    pages            ``Page`` (rows, each row's opaque key, whether more follow), ``PageKey``,
-                     ``NotAPageKey``: the keyset is built and read here, callers keep keys
+    pages            ``Page`` (rows, each row's opaque key, whether more follow), ``PageKey``
+                     (its entries ``KEY_VALUE``, ``KEY_ROW``), ``NotAPageKey``: the keyset is
+                     built and read here, callers keep keys
     records          ``StoredDocument`` / ``StoredFile`` and the mapping of a record to the
                      API's values (``from_record``)
     duplicates       the checks a new document's fields imply, and who arrived first
@@ -18,18 +19,26 @@ This package's ``__init__`` is its public surface: code above persistence (``res
                      (``predicate``, ``FILTER_PATHS``, ``searchable_texts``, ``embedding_text``,
                      the stored vector's codec)
 
-``Documents`` is one object made of one mixin per concern, each in its own module over the
-collection's write methods (``collection``):
+``Documents`` is one object holding one collaborator per concern, each its own class in its
+own module, built over the one shared collection handle (``collection``) and given the other
+concerns it needs; a caller names the concern (``store.documents.reads.get(...)``). Until
+issue 36 it was one class of seven mixins: one object of 73 methods (49 without a leading
+underscore), any of which could call any other. Now each concern has only its own methods (16
+at most) and says what it depends on; ``Documents`` itself has one (``ensure_indexes``):
 
-    collection   the collection, its indexes, the only methods that write (each stamps
-                 ``indexedAt`` through ``stamp``)
-    windows      newest-first reads in widening date windows
-    reads        by id, sorted pages, counts, duplicates, what a rule matches
+    collection   ``documents.collection``: the collection, its indexes, the only methods that
+                 write (each stamps ``indexedAt`` through ``stamp``), the event log
+                 (also ``documents.events``), ``vectorize`` and ``regex_here``
+    reads        by id, sorted pages, counts, duplicates, what a rule matches; newest-first
+                 reads in widening date windows through its ``windows`` (``windows``)
     pages        keyset pages over ``reads``: each row's key, the next page's filter
-    writes       new documents, corrections, processing and export state, archiving
+    writes       new documents, corrections, processing and export state, archiving, duplicate
+                 links, the review queue (over the collection, and ``reads`` for what a move
+                 takes along)
     notes        a document's notes (compare and set, with their search terms)
     bulk         bulk edits (documents.bulk-edit, update rules)
     totals       documents.count's numbers, from the rollups or the documents
+    aggregates   documentsAggregate's groups, from the rollups or the documents
     search       index rows, embeddings, ``$vectorSearch``
 
 What a document looks like in storage is ``records``; which documents a read selects is
@@ -39,6 +48,8 @@ their own modules.
 """
 
 from __future__ import annotations
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
 
 from persistence.documents.aggregates import Aggregate, AggregateGroup, DocumentAggregates
 from persistence.documents.buckets import (
@@ -51,22 +62,32 @@ from persistence.documents.buckets import (
 )
 from persistence.documents.buckets import check as check_buckets
 from persistence.documents.bulk import DocumentBulkEdits, FieldUpdate
+from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
 from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
 from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
 from persistence.documents.notes import DocumentNotes, NotesChanged
-from persistence.documents.pages import DocumentPages, NotAPageKey, Page, PageKey
+from persistence.documents.pages import (
+    KEY_ROW,
+    KEY_VALUE,
+    DocumentPages,
+    NotAPageKey,
+    Page,
+    PageKey,
+)
 from persistence.documents.query import (
     DocumentQuery,
     arrived_before,
     combined,
     duplicate_rules_of,
 )
+from persistence.documents.reads import DocumentReads
 from persistence.documents.records import (
     StoredDocument,
     StoredFile,
     from_record,
     searchable_texts,
+    values_after,
 )
 from persistence.documents.search import (
     DocumentSearchData,
@@ -91,22 +112,40 @@ from persistence.documents.vectors import (
 from persistence.documents.writes import DocumentWrites
 
 
-class Documents(
-    DocumentWrites,
-    DocumentPages,
-    DocumentNotes,
-    DocumentBulkEdits,
-    DocumentTotals,
-    DocumentAggregates,
-    DocumentSearchData,
-):
-    """The ``documents`` collection; the workspace id is the first argument of every method."""
+class Documents:
+    """The ``documents`` repository: one collaborator per concern, each over the one shared
+    collection handle; a caller names the concern it uses (``documents.reads.get(...)``,
+    ``documents.writes.insert_many(...)``). The workspace id is the first argument of every
+    method of every concern."""
+
+    def __init__(self, db: AsyncIOMotorDatabase, vectorize: Vectorize | None = None) -> None:
+        # The collection, its indexes, and the only methods that write; what every concern
+        # is built over. Its ``vectorize`` and ``regex_here`` are the deployment's settings.
+        self.collection = DocumentCollection(db, vectorize)
+        # What changed, for live subscribers (the writes of every concern append to it).
+        self.events = self.collection.events
+        self.reads = DocumentReads(self.collection)
+        self.pages = DocumentPages(self.reads)
+        self.writes = DocumentWrites(self.collection, self.reads)
+        self.notes = DocumentNotes(self.collection)
+        self.bulk = DocumentBulkEdits(self.collection)
+        self.totals = DocumentTotals(self.collection)
+        self.aggregates = DocumentAggregates(self.collection)
+        self.search = DocumentSearchData(self.collection)
+
+    async def ensure_indexes(self) -> None:
+        """The collection's indexes (its history's, rollups' and events' too), then the
+        one-time review migration of older documents (``writes``)."""
+        await self.collection.ensure_indexes()
+        await self.writes.migrate_review()
 
 
 __all__ = [
     "COUNT_FIELDS",
     "FILTER_PATHS",
     "INDEX_STATE",
+    "KEY_ROW",
+    "KEY_VALUE",
     "MAX_BUCKETS",
     "MODEL_ID",
     "SEARCH_FIELDS",
@@ -143,6 +182,7 @@ __all__ = [
     "range_of",
     "searchable_texts",
     "stored_fields",
+    "values_after",
     "vector_index_definition",
     "vector_search_pipeline",
 ]

@@ -191,10 +191,13 @@ def _group(row: Mapping[str, Any]) -> AggregateGroup:
     )
 
 
-class DocumentAggregates(DocumentCollection):
+class DocumentAggregates:
     """Several-key groupings of a workspace's documents."""
 
-    async def aggregate(
+    def __init__(self, collection: DocumentCollection) -> None:
+        self._coll = collection
+
+    async def of(
         self,
         workspace_id: str,
         query: DocumentQuery,
@@ -209,7 +212,7 @@ class DocumentAggregates(DocumentCollection):
         the conversions to ``preferred_currency`` counted and summed; minimum and maximum
         amount and date only with ``extremes``. From the rollups when they cover the query
         (and ``use_rollups``), else from the documents: the same numbers either way."""
-        async with self._regex_turn(workspace_id, query):
+        async with self._coll.regex_turn(workspace_id, query):
             caller = combined(query.parts())
             reads = None
             if use_rollups and not extremes and rollups_apply(query):
@@ -217,15 +220,18 @@ class DocumentAggregates(DocumentCollection):
             if reads is not None:
                 archived = ARCHIVE_FILTERS[query.archived]
                 # The stale check and the row reads at once (one round trip's wait, not two).
-                current, *parts = await self._run(
+                current, *parts = await self._coll.run(
                     asyncio.gather(
-                        self._rollups.is_current(workspace_id),
-                        *(self._rollups.read(workspace_id, archived, r, caller) for r in reads),
+                        self._coll.rollups.is_current(workspace_id),
+                        *(
+                            self._coll.rollups.read(workspace_id, archived, r, caller)
+                            for r in reads
+                        ),
                     )
                 )
                 if current:
                     return self._from_rows(reads, parts, keys, preferred_currency, max_groups)
-            matched = await self._regex_matched(workspace_id, query)
+            matched = await self._coll.regex_matched(workspace_id, query)
             return await self._from_documents(
                 workspace_id, matched.query, keys, max_groups, preferred_currency, extremes
             )
@@ -265,8 +271,8 @@ class DocumentAggregates(DocumentCollection):
                 }
             },
         ]
-        found = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
+        found = await self._coll.run(
+            self._coll.docs.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
         )
         result = found[0] if found else {}
         total = result.get("total") or []
@@ -291,7 +297,7 @@ class DocumentAggregates(DocumentCollection):
             {"$unwind": "$tags"},
             {"$group": {"_id": "$tags", "count": {"$sum": 1}}},
         ]
-        rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
+        rows = await self._coll.run(
+            self._coll.docs.aggregate(pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS).to_list(None)
         )
         return {row["_id"]: row["count"] for row in rows}

@@ -9,7 +9,7 @@ from typing import Any
 
 from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
-from persistence.documents.records import StoredDocument, from_record
+from persistence.documents.records import StoredDocument, values_after
 from persistence.documents.rollups import ROLLUP_FIELDS
 from persistence.documents.vectors import changes_embedding
 from persistence.documents.writes import changed_fields
@@ -26,28 +26,31 @@ class FieldUpdate:
     edits: Sequence[EditEntry] = ()
 
 
-class DocumentBulkEdits(DocumentCollection):
+class DocumentBulkEdits:
     """Many corrections in one call, each recorded in the edit history."""
 
-    async def bulk_update(self, workspace_id: str, updates: Sequence[FieldUpdate]) -> int:
+    def __init__(self, collection: DocumentCollection) -> None:
+        self._coll = collection
+
+    async def update(self, workspace_id: str, updates: Sequence[FieldUpdate]) -> int:
         """Apply ``updates`` to active documents; how many documents changed.
 
         The history of every update is written first, in one batch; the entries of documents
         that were archived meanwhile (and so did not change) are taken back. Updates run
-        concurrently in small batches, each a compare-and-set of its own (``_update_before``):
+        concurrently in small batches, each a compare-and-set of its own (``update_before``):
         the rollups move each document from the rows of the record it really replaced, which a
         bulk write does not return.
         """
-        now = self._now()
+        now = self._coll.now()
         embedding = [u for u in updates if changes_embedding(u.changes)]
         vectors = dict(
             zip(
                 [u.record["_id"] for u in embedding],
-                await self._embed([{**from_record(u.record), **u.changes} for u in embedding]),
+                await self._coll.embed([values_after(u.record, u.changes) for u in embedding]),
                 strict=True,
             )
         )
-        written = await self._edits.add(
+        written = await self._coll.edits.add(
             workspace_id, {u.record["_id"]: u.edits for u in updates if u.edits}
         )
         ids_by_document: dict[str, list[Any]] = {}
@@ -63,14 +66,14 @@ class DocumentBulkEdits(DocumentCollection):
         async def apply(update: FieldUpdate) -> int:
             changes = changed_fields(update.record, update.changes, now)
             changes |= vectors.get(update.record["_id"], {})
-            before = await self._update_before(
+            before = await self._coll.update_before(
                 {"_id": update.record["_id"], "workspaceId": workspace_id, "archived": False},
                 changes,
                 ROLLUP_FIELDS,
                 now,
             )
             if before is None:
-                await self._edits.remove(workspace_id, ids_by_document[update.record["_id"]])
+                await self._coll.edits.remove(workspace_id, ids_by_document[update.record["_id"]])
                 return 0
             if ROLLUP_FIELDS & set(changes):
                 moved_from.append(before)
@@ -84,8 +87,8 @@ class DocumentBulkEdits(DocumentCollection):
                 batch = updates[start : start + BULK_BATCH]
                 modified += sum(await asyncio.gather(*(apply(update) for update in batch)))
         finally:
-            await self._rollups.apply(workspace_id, removed=moved_from, added=moved_to)
-            await self.events.append(workspace_id, "document.updated", changed)
+            await self._coll.rollups.apply(workspace_id, removed=moved_from, added=moved_to)
+            await self._coll.events.append(workspace_id, "document.updated", changed)
         return modified
 
     async def rename_tag(self, workspace_id: str, old: str, new: str | None) -> int:
@@ -94,12 +97,14 @@ class DocumentBulkEdits(DocumentCollection):
         repeat: the new name is added where the old one is, then the old one taken out, so a
         failure between them leaves both names, never a document that lost its tag."""
         selector = {"workspaceId": workspace_id, "tags": old}
-        ids = [row["_id"] for row in await self._docs.find(selector, {"_id": 1}).to_list(None)]
+        ids = [row["_id"] for row in await self._coll.docs.find(selector, {"_id": 1}).to_list(None)]
         if not ids:
             return 0
-        now = self._now()
+        now = self._coll.now()
         if new is not None:
-            await self._update_many(selector, {"$addToSet": {"tags": new}}, now)
-        await self._update_many(selector, {"$pull": {"tags": old}, "$set": {"updatedAt": now}}, now)
-        await self.events.append(workspace_id, "document.updated", ids)
+            await self._coll.update_many(selector, {"$addToSet": {"tags": new}}, now)
+        await self._coll.update_many(
+            selector, {"$pull": {"tags": old}, "$set": {"updatedAt": now}}, now
+        )
+        await self._coll.events.append(workspace_id, "document.updated", ids)
         return len(ids)

@@ -1,17 +1,17 @@
 """The documents collection itself: its indexes, and the only methods that write to it.
 
-Every write of a document passes through ``_insert``, ``_update_one``, ``_update_many``,
-``_update_before`` or ``_delete_queued`` here, and each update through ``stamped``
+Every write of a document passes through ``insert``, ``update_one``, ``update_many``,
+``update_before`` or ``delete_queued`` here, and each update through ``stamped``
 (``persistence.documents.stamp``): no setter can change what a search index keeps without
-moving ``indexedAt``. The concerns built on this (reads, writes, totals, bulk edits, search
-data) are the mixins ``persistence.documents.Documents`` is made of.
+moving ``indexedAt``. The concerns built on this (reads, pages, writes, notes, bulk edits,
+totals, aggregates, search data) are the collaborators ``persistence.documents.Documents``
+holds; each is given this one handle (and the other concerns it needs) when it is built.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -36,12 +36,12 @@ from persistence.units import joined
 
 log = logging.getLogger("fincap.documents")
 
-# Compare-and-set writes (``_update_before``): lost races before the atomic fallback.
+# Compare-and-set writes (``update_before``): lost races before the atomic fallback.
 SWAP_ATTEMPTS = 3
 
 # The index the hot reads are built for: a workspace's documents (its archive filter an
 # equality), newest first. Newest-first pages, counts, the dashboard's reads of the documents
-# and a ranked search's candidates name it (``_hint``, ``persistence.plans``).
+# and a ranked search's candidates name it (``hint``, ``persistence.plans``).
 NEWEST_INDEX = "workspace_archived_date"
 
 # The index a search index's read of what changed since it last looked is built for.
@@ -94,22 +94,19 @@ INDEXES = [
 
 
 class DocumentCollection:
-    """The ``documents`` collection; the workspace id is the first argument of every method
-    of the repository built on it."""
+    """The ``documents`` collection handle the concerns share: the collection, its history and
+    rollups, its event log, and the only methods that write."""
 
     def __init__(self, db: AsyncIOMotorDatabase, vectorize: Vectorize | None = None) -> None:
         # Joined: an intake inserts its documents in the same unit as its activity item and
         # jobs (``persistence.units``).
-        self._db = db
-        self._docs = joined(db["documents"])
+        self.db = db
+        self.docs = joined(db["documents"])
         self._durable = joined(journaled(db["documents"]))
-        self._edits = DocumentEdits(db)
-        self._rollups = DocumentRollups(db)
+        self.edits = DocumentEdits(db)
+        self.rollups = DocumentRollups(db)
         # Reads filtered by a regex, one at a time per workspace (``scan_turns``).
         self._scan_turns = ScanTurns()
-        # Matching documents per day near the top of each (workspace, archive filter, caller
-        # filter) read newest first, least recently used first: sizes the first date window.
-        self._densities: OrderedDict[tuple[str, str, str], float] = OrderedDict()
         # Embeds documents as they are written (None: no embeddings; ``fincap admin reindex``
         # adds them later).
         self.vectorize = vectorize
@@ -122,41 +119,41 @@ class DocumentCollection:
         self.regex_here: bool | None = None
 
     async def ensure_indexes(self) -> None:
-        await self._docs.create_indexes(INDEXES)
-        await self._edits.ensure_indexes()
-        await self._rollups.ensure_indexes()
+        await self.docs.create_indexes(INDEXES)
+        await self.edits.ensure_indexes()
+        await self.rollups.ensure_indexes()
         await self.events.ensure_indexes()
 
     @staticmethod
-    def _now() -> datetime:
+    def now() -> datetime:
         """The repository's clock, read in this one place (tests move it)."""
         return utcnow()
 
     # -- the writes (every one stamps through ``stamped``) -----------------------------------
 
-    async def _insert(self, records: Sequence[Mapping[str, Any]], now: datetime) -> Any:
+    async def insert(self, records: Sequence[Mapping[str, Any]], now: datetime) -> Any:
         """Insert new records, each stamped; part of an acknowledged intake
         (``persistence.durability``): on disk when answered."""
         stamped_records = [stamped_record(record, now) for record in records]
         return await self._durable.insert_many(stamped_records, ordered=False)
 
-    async def _update_one(
+    async def update_one(
         self,
         selector: Mapping[str, Any],
         update: Mapping[str, Mapping[str, Any]],
         now: datetime | None = None,
     ) -> Any:
-        return await self._docs.update_one(dict(selector), stamped(update, now or self._now()))
+        return await self.docs.update_one(dict(selector), stamped(update, now or self.now()))
 
-    async def _update_many(
+    async def update_many(
         self,
         selector: Mapping[str, Any],
         update: Mapping[str, Mapping[str, Any]],
         now: datetime | None = None,
     ) -> Any:
-        return await self._docs.update_many(dict(selector), stamped(update, now or self._now()))
+        return await self.docs.update_many(dict(selector), stamped(update, now or self.now()))
 
-    async def _update_before(
+    async def update_before(
         self,
         selector: Mapping[str, Any],
         change: Mapping[str, Any],
@@ -174,17 +171,17 @@ class DocumentCollection:
         always move from the record the write replaced. A write that loses ``SWAP_ATTEMPTS``
         races in a row falls back to ``find_one_and_update``.
         """
-        update = stamped({"$set": change}, now or self._now())
+        update = stamped({"$set": change}, now or self.now())
         wanted = None if fields is None else {name: 1 for name in {*fields, *ROLLUP_FIELDS}}
         for _ in range(SWAP_ATTEMPTS):
-            before = await self._docs.find_one(selector, wanted)
+            before = await self.docs.find_one(selector, wanted)
             if before is None:
                 return None
             guard = {name: before.get(name) for name in sorted(ROLLUP_FIELDS)}
-            result = await self._docs.update_one({**selector, **guard}, update)
+            result = await self.docs.update_one({**selector, **guard}, update)
             if result.matched_count:
                 return cast(dict[str, Any], before)
-        found = await self._docs.find_one_and_update(
+        found = await self.docs.find_one_and_update(
             selector,
             update,
             projection=wanted,
@@ -192,12 +189,12 @@ class DocumentCollection:
         )
         return cast(dict[str, Any] | None, found)
 
-    async def _delete_queued(
+    async def delete_queued(
         self, workspace_id: str, document_id: str, fields: Iterable[str]
     ) -> dict[str, Any] | None:
         """Remove a still-queued document; its ``fields`` as they were (None: none matched).
         Search indexes drop ids that no longer exist when they list candidates."""
-        removed = await self._docs.find_one_and_delete(
+        removed = await self.docs.find_one_and_delete(
             {"_id": document_id, "workspaceId": workspace_id, "processingStatus": "queued"},
             projection={name: 1 for name in fields},
         )
@@ -205,7 +202,7 @@ class DocumentCollection:
 
     # -- shared by the concerns --------------------------------------------------------------
 
-    async def _embed(self, documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    async def embed(self, documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Storage fields of the embeddings of ``documents`` (API-level fields), one per
         document; empty ones when embedding is off or fails (the write goes on: a document is
         never lost for want of its vector, and ``fincap admin reindex`` adds it later)."""
@@ -228,22 +225,22 @@ class DocumentCollection:
             out[i] = stored_fields(row)
         return out
 
-    async def _hint(self, index: str) -> dict[str, str]:
+    async def hint(self, index: str) -> dict[str, str]:
         """The read option naming ``index`` (``{"hint": index}``) where the store bounds a
         hinted read by its filter, nothing where a hint would walk the whole index, every
         workspace's (the embedded store: ``persistence.plans``). Asked once per process."""
         if self._hints is None:
-            self._hints = await honours_hints(self._db)
+            self._hints = await honours_hints(self.db)
         return {"hint": index} if self._hints else {}
 
-    async def _scope_hint(self, words: str | None) -> dict[str, str]:
+    async def scope_hint(self, words: str | None) -> dict[str, str]:
         """``_hint(NEWEST_INDEX)`` for a read of the workspace's documents by the where clause
         and the archive and export filters; none with ``words``, whose prefix ranges on
         ``workspace_terms`` select fewer entries than the workspace's whole index range."""
-        return {} if words is not None else await self._hint(NEWEST_INDEX)
+        return {} if words is not None else await self.hint(NEWEST_INDEX)
 
     @contextlib.asynccontextmanager
-    async def _regex_turn(self, workspace_id: str, query: DocumentQuery) -> AsyncIterator[None]:
+    async def regex_turn(self, workspace_id: str, query: DocumentQuery) -> AsyncIterator[None]:
         """Held while a read of ``query`` runs: its workspace's turn when it has a regex
         (``scan_turns``). A time-out of a regex read names the fields its regexes test."""
         async with self._scan_turns.turn(workspace_id, query.where):
@@ -254,23 +251,23 @@ class DocumentCollection:
                     raise
                 raise QueryTimeout(str(exc), regex_fields(query.where_filter())) from exc
 
-    async def _regex_matched(self, workspace_id: str, query: DocumentQuery) -> RegexRead:
+    async def regex_matched(self, workspace_id: str, query: DocumentQuery) -> RegexRead:
         """``query`` to read documents by: its regex conditions matched in this process on the
         embedded store (``regex_reads``), as it is elsewhere or without a regex. Called within
-        ``_regex_turn``."""
+        ``regex_turn``."""
         if not has_regex(query.where):
             return RegexRead(query)
         here = self.regex_here
         if here is None:
-            await self._hint(NEWEST_INDEX)  # asks the store once
+            await self.hint(NEWEST_INDEX)  # asks the store once
             here = self._hints is False
         if not here:
             return RegexRead(query)
-        options = await self._scope_hint(query.words)
-        return await matched_here(self._docs, workspace_id, query, options) or RegexRead(query)
+        options = await self.scope_hint(query.words)
+        return await matched_here(self.docs, workspace_id, query, options) or RegexRead(query)
 
     @staticmethod
-    async def _run(awaitable: Any) -> Any:
+    async def run(awaitable: Any) -> Any:
         try:
             return await awaitable
         except ExecutionTimeout as exc:

@@ -34,17 +34,20 @@ class NotesChanged(Exception):
     """The notes kept changing under a write (``ATTEMPTS`` lost races in a row)."""
 
 
-class DocumentNotes(DocumentCollection):
+class DocumentNotes:
     """Reads and writes of the ``notes`` of one document."""
 
-    async def notes_of(self, workspace_id: str, document_id: str) -> list[Note] | None:
+    def __init__(self, collection: DocumentCollection) -> None:
+        self._coll = collection
+
+    async def of(self, workspace_id: str, document_id: str) -> list[Note] | None:
         """The document's notes, oldest first (None: no such document in the workspace)."""
-        found = await self._docs.find_one(
+        found = await self._coll.docs.find_one(
             {"_id": document_id, "workspaceId": workspace_id}, {"notes": 1}
         )
         return None if found is None else list(found.get("notes") or [])
 
-    async def change_notes(
+    async def change(
         self,
         workspace_id: str,
         document_id: str,
@@ -55,15 +58,15 @@ class DocumentNotes(DocumentCollection):
         it is called again with the newer notes when another write came first."""
         selector = {"_id": document_id, "workspaceId": workspace_id}
         for _ in range(ATTEMPTS):
-            found = await self._docs.find_one(selector, NOTE_READ)
+            found = await self._coll.docs.find_one(selector, NOTE_READ)
             if found is None:
                 return None
             before = list(found.get("notes") or [])
             after = change([dict(note) for note in before])
             revision = found.get("notesRevision", 0)
-            now = self._now()
+            now = self._coll.now()
             terms = search_terms({**from_record(found), "notes": after})
-            written = await self._update_one(
+            written = await self._coll.update_one(
                 {**selector, "notesRevision": found.get("notesRevision")},
                 {
                     "$set": {
@@ -76,6 +79,6 @@ class DocumentNotes(DocumentCollection):
                 now,
             )
             if written.matched_count:
-                await self.events.append(workspace_id, "document.updated", [document_id])
+                await self._coll.events.append(workspace_id, "document.updated", [document_id])
                 return after
         raise NotesChanged(f"the notes of {document_id} kept changing; try again")

@@ -19,8 +19,11 @@ from persistence.documents.query import DocumentQuery, Keyset
 from persistence.documents.reads import DocumentReads
 from persistence.documents.records import StoredDocument, stored_path
 
-# A row's position: {"v": its stored sort value, "id": its id}. JSON-able but for dates.
+# A row's position: {KEY_VALUE: its stored sort value, KEY_ROW: its id}. JSON-able but for dates.
 PageKey = Mapping[str, Any]
+# The key's two entries, named here only (a signed cursor holds them as they are: the
+# resolvers' ``cursors`` checks a cursor's entries against these names).
+KEY_VALUE, KEY_ROW = "v", "id"
 
 
 class NotAPageKey(ValueError):
@@ -51,20 +54,24 @@ def key_of(row: Mapping[str, Any], sort_by: str) -> PageKey:
     value: Any = row
     for part in stored_path(sort_by).split("."):
         value = value.get(part) if isinstance(value, dict) else None
-    return {"v": value, "id": row["_id"]}
+    return {KEY_VALUE: value, KEY_ROW: row["_id"]}
 
 
 def keyset_of(key: PageKey, sort_by: str, order: int) -> Keyset:
     """The position ``key`` as a filter's ``Keyset``; ``NotAPageKey`` when it names no row."""
-    if "id" not in key:
+    if KEY_ROW not in key:
         raise NotAPageKey("not a key of a page")
-    return Keyset(stored_path(sort_by), order, key.get("v"), key["id"])
+    return Keyset(stored_path(sort_by), order, key.get(KEY_VALUE), key[KEY_ROW])
 
 
-class DocumentPages(DocumentReads):
-    """Keyset pages over ``find``: the one place a position becomes a filter and back."""
+class DocumentPages:
+    """Keyset pages over ``DocumentReads.find``: the one place a position becomes a filter and
+    back."""
 
-    def find_page(
+    def __init__(self, reads: DocumentReads) -> None:
+        self._reads = reads
+
+    def page(
         self,
         workspace_id: str,
         query: DocumentQuery,
@@ -96,7 +103,7 @@ class DocumentPages(DocumentReads):
         limit: int,
         fields: Iterable[str] | None,
     ) -> Page:
-        rows = await self.find(
+        rows = await self._reads.find(
             workspace_id, query, sort_by=sort_by, order=order, limit=limit + 1, fields=fields
         )
         more = len(rows) > limit

@@ -45,7 +45,7 @@ TIME_FORMATS = {
     "month": "%Y-%m",
     "year": "%Y",
 }
-# Arrival order: who came first is the original (``Documents.find_duplicates``). Documents of
+# Arrival order: who came first is the original (``documents.reads.find_duplicates``). Documents of
 # one incoming item share ``createdAt``; ``intakeOrder`` is their order within it.
 ARRIVAL_ORDER = (("createdAt", 1), ("intakeOrder", 1), ("_id", 1))
 

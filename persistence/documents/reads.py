@@ -8,6 +8,7 @@ from typing import Any, cast
 from pymongo import DESCENDING
 
 from domain.documents import NOTHING_SAVED, UNFINISHED
+from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
 from persistence.documents.query import (
     ARRIVAL_ORDER,
@@ -22,6 +23,7 @@ from persistence.documents.records import (
     SEARCHABLE_FIELDS,
     StoredDocument,
     changes_search_terms,
+    from_record,
     projection,
     stored_path,
 )
@@ -38,12 +40,17 @@ DUPLICATE_FIELDS = {
 }
 
 
-class DocumentReads(NewestFirst):
+class DocumentReads:
     """Reads of the documents collection (none writes)."""
+
+    def __init__(self, collection: DocumentCollection) -> None:
+        self._coll = collection
+        # Newest-first pages in date windows, and every sorted page (``windows``).
+        self.windows = NewestFirst(collection)
 
     async def get(self, workspace_id: str, document_id: str) -> StoredDocument | None:
         """The whole stored record (its storage-only fields too), for a writer."""
-        found = await self._docs.find_one({"_id": document_id, "workspaceId": workspace_id})
+        found = await self._coll.docs.find_one({"_id": document_id, "workspaceId": workspace_id})
         return cast(StoredDocument | None, found)
 
     async def shown(
@@ -52,10 +59,18 @@ class DocumentReads(NewestFirst):
         """One document as a reader sees it, with the API ``fields`` (None: all): what
         documents.get, node(id:) and a document's page read. A point read by ``_id``, so no
         time limit: the id's index finds it or nothing."""
-        found = await self._docs.find_one(
+        found = await self._coll.docs.find_one(
             {"_id": document_id, "workspaceId": workspace_id}, projection(fields)
         )
         return cast(StoredDocument | None, found)
+
+    async def document(
+        self, workspace_id: str, document_id: str, fields: Iterable[str] | None = None
+    ) -> dict[str, Any] | None:
+        """One document as the API's values (``from_record`` of what ``shown`` reads), for a
+        caller that reads a document and writes nothing back to it."""
+        found = await self.shown(workspace_id, document_id, fields)
+        return None if found is None else from_record(found)
 
     async def get_many(
         self, workspace_id: str, ids: Sequence[str], fields: Iterable[str] | None = None
@@ -66,12 +81,12 @@ class DocumentReads(NewestFirst):
         if len(ids) == 1:  # node(id:), a document's page: one point read, no cursor to drain
             found = await self.shown(workspace_id, ids[0], fields)
             return [found] if found is not None else []
-        cursor = self._docs.find(
+        cursor = self._coll.docs.find(
             {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
             projection(fields),
             max_time_ms=QUERY_TIME_LIMIT_MS,
         )
-        return cast(list[StoredDocument], await self._run(cursor.to_list(None)))
+        return cast(list[StoredDocument], await self._coll.run(cursor.to_list(None)))
 
     async def find(
         self,
@@ -115,23 +130,23 @@ class DocumentReads(NewestFirst):
         sort: list[tuple[str, int]],
         limit: int,
     ) -> list[StoredDocument]:
-        async with self._regex_turn(workspace_id, query):
-            query = (await self._regex_matched(workspace_id, query)).query
+        async with self._coll.regex_turn(workspace_id, query):
+            query = (await self._coll.regex_matched(workspace_id, query)).query
             if limit and sort[0] == ("docDate", DESCENDING) and query.archived != "include":
-                return await self._find_newest(workspace_id, query, wanted, sort, limit)
-            return await self._aggregate_page(query.stages(workspace_id), wanted, sort, limit)
+                return await self.windows.newest(workspace_id, query, wanted, sort, limit)
+            return await self.windows.sorted_page(query.stages(workspace_id), wanted, sort, limit)
 
     async def count(self, workspace_id: str, query: DocumentQuery) -> int:
-        async with self._regex_turn(workspace_id, query):
-            read = await self._regex_matched(workspace_id, query)
+        async with self._coll.regex_turn(workspace_id, query):
+            read = await self._coll.regex_matched(workspace_id, query)
             if read.ids is not None:  # matched here, by every other condition too
                 return len(read.ids)
             pipeline = [*read.query.stages(workspace_id), {"$count": "n"}]
-            options = await self._scope_hint(query.words)
-            rows = await self._run(
-                self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(
-                    None
-                )
+            options = await self._coll.scope_hint(query.words)
+            rows = await self._coll.run(
+                self._coll.docs.aggregate(
+                    pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options
+                ).to_list(None)
             )
             return int(rows[0]["n"]) if rows else 0
 
@@ -143,8 +158,8 @@ class DocumentReads(NewestFirst):
             {"$sort": {"n": -1, "_id": 1}},
             {"$limit": limit},
         ]
-        rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        rows = await self._coll.run(
+            self._coll.docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
         )
         return [row["_id"] for row in rows]
 
@@ -153,7 +168,7 @@ class DocumentReads(NewestFirst):
     ) -> dict[str, list[EditEntry]]:
         """The edit history of each of ``records`` (stored documents of this workspace), oldest
         first; a document without edits maps to an empty list."""
-        kept = await self._edits.of_documents(workspace_id, [r["_id"] for r in records])
+        kept = await self._coll.edits.of_documents(workspace_id, [r["_id"] for r in records])
         return {
             record["_id"]: [
                 *cast(list[EditEntry], record.get("editHistory") or []),
@@ -195,8 +210,8 @@ class DocumentReads(NewestFirst):
                 {"$limit": limit},
                 {"$project": DUPLICATE_FIELDS},
             ]
-            rows = await self._run(
-                self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+            rows = await self._coll.run(
+                self._coll.docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
             )
             for row in rows:
                 found.setdefault(row["_id"], (cast(StoredDocument, row), rule.reason))
@@ -206,7 +221,7 @@ class DocumentReads(NewestFirst):
         """Every workspace's documents still queued or processing (a start-up check)."""
         rows: list[StoredDocument] = []
         for status in UNFINISHED:
-            rows += await self._docs.find(
+            rows += await self._coll.docs.find(
                 {"processingStatus": status},
                 {"workspaceId": 1, "activityId": 1, "processingStatus": 1, "createdAt": 1},
             ).to_list(None)
@@ -228,15 +243,15 @@ class DocumentReads(NewestFirst):
             {"$match": {"_id": document_id, "workspaceId": workspace_id, "archived": False}},
             {"$facet": facets},
         ]
-        rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        rows = await self._coll.run(
+            self._coll.docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
         )
         if not rows:
             return set()
         return {name for index, name in enumerate(names) if rows[0].get(f"f{index}")}
 
     async def active_duplicates_of(self, workspace_id: str, document_id: str) -> list[str]:
-        rows = await self._docs.find(
+        rows = await self._coll.docs.find(
             {"workspaceId": workspace_id, "duplicateOf": document_id, "archived": False},
             {"_id": 1},
         ).to_list(None)
@@ -245,23 +260,23 @@ class DocumentReads(NewestFirst):
     async def candidate_ids(self, workspace_id: str, query: DocumentQuery) -> list[str]:
         """Ids of every document of ``query`` (where-clause, archive and export filters): the
         population a ranked search orders."""
-        async with self._regex_turn(workspace_id, query):
-            read = await self._regex_matched(workspace_id, query)
+        async with self._coll.regex_turn(workspace_id, query):
+            read = await self._coll.regex_matched(workspace_id, query)
             if read.ids is not None:  # matched here, by every other condition too
                 return read.ids
             pipeline = [*read.query.stages(workspace_id), {"$project": {"_id": 1}}]
-            options = await self._scope_hint(query.words)
-            cursor = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options)
+            options = await self._coll.scope_hint(query.words)
+            cursor = self._coll.docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options)
             found = cursor.to_list(None)
-            return [row["_id"] for row in await self._run(found)]
+            return [row["_id"] for row in await self._coll.run(found)]
 
     async def existing_ids(self, workspace_id: str, ids: Sequence[str]) -> set[str]:
         """Those of ``ids`` that are still stored (by primary key: no scan)."""
         if not ids:
             return set()
-        cursor = self._docs.find(
+        cursor = self._coll.docs.find(
             {"_id": {"$in": list(ids)}, "workspaceId": workspace_id},
             {"_id": 1},
             max_time_ms=QUERY_TIME_LIMIT_MS,
         )
-        return {row["_id"] for row in await self._run(cursor.to_list(None))}
+        return {row["_id"] for row in await self._coll.run(cursor.to_list(None))}

@@ -263,6 +263,13 @@ def from_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def values_after(record: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The API values of a stored ``record`` once ``changes`` (API-level values) apply: what
+    the new embedding of a correction is made of, in a write or in a step that embeds ahead
+    of its write (the pipeline's)."""
+    return {**from_record(record), **changes}
+
+
 def _line_from_record(item: Mapping[str, Any]) -> dict[str, Any]:
     line = dict(item)
     for name in LINE_MONEY_FIELDS:

@@ -12,14 +12,17 @@ from pymongo import ASCENDING
 
 from persistence.documents.collection import CHANGES_INDEX, DocumentCollection
 from persistence.documents.query import DocumentQuery, combined, match_stages
-from persistence.documents.records import StoredDocument
+from persistence.documents.records import StoredDocument, from_record
 from persistence.documents.stamp import INDEXED_PATHS, STAMP
-from persistence.documents.vectors import EMBEDDED_PATHS, MODEL_ID
+from persistence.documents.vectors import EMBEDDED_PATHS, MODEL_ID, embedding_text
 from persistence.where import QUERY_TIME_LIMIT_MS
 
 
-class DocumentSearchData(DocumentCollection):
+class DocumentSearchData:
     """Index rows, embeddings and vector search over the documents collection."""
+
+    def __init__(self, collection: DocumentCollection) -> None:
+        self._coll = collection
 
     async def index_rows(
         self, workspace_id: str, since: datetime | None = None
@@ -31,42 +34,45 @@ class DocumentSearchData(DocumentCollection):
         if since is not None:
             match[STAMP] = {"$gte": since}
         wanted = {name: 1 for name in (*INDEXED_PATHS, STAMP)}
-        options = await self._hint(CHANGES_INDEX)
-        cursor = self._docs.find(match, wanted, batch_size=5000, **options)
+        options = await self._coll.hint(CHANGES_INDEX)
+        cursor = self._coll.docs.find(match, wanted, batch_size=5000, **options)
         return cast(list[StoredDocument], await cursor.to_list(None))
 
     async def needing_embeddings(
         self, workspace_id: str, after_id: str | None, limit: int, redo_all: bool = False
-    ) -> list[StoredDocument]:
+    ) -> list[tuple[str, str]]:
         """The next ``limit`` documents (by id, after ``after_id``) without an embedding of
-        the current model (every document with ``redo_all``), with the fields it is made of."""
+        the current model (every document with ``redo_all``): each one's id and the text its
+        embedding is made of (``embedding_text`` of its API values; the record stays here)."""
         match: dict[str, Any] = {"workspaceId": workspace_id}
         if not redo_all:
             match["embeddingModel"] = {"$ne": MODEL_ID}
         if after_id is not None:
             match["_id"] = {"$gt": after_id}
         wanted = {name: 1 for name in EMBEDDED_PATHS}
-        cursor = self._docs.find(match, wanted).sort("_id", ASCENDING).limit(limit)
-        return cast(list[StoredDocument], await cursor.to_list(None))
+        cursor = self._coll.docs.find(match, wanted).sort("_id", ASCENDING).limit(limit)
+        return [
+            (row["_id"], embedding_text(from_record(row))) for row in await cursor.to_list(None)
+        ]
 
     async def workspaces_with_documents(self) -> list[str]:
-        return sorted(await self._docs.distinct("workspaceId"))
+        return sorted(await self._coll.docs.distinct("workspaceId"))
 
     async def count_needing_embeddings(self, workspace_id: str, redo_all: bool = False) -> int:
         match: dict[str, Any] = {"workspaceId": workspace_id}
         if not redo_all:
             match["embeddingModel"] = {"$ne": MODEL_ID}
-        return int(await self._docs.count_documents(match))
+        return int(await self._coll.docs.count_documents(match))
 
     async def set_embeddings(
         self, workspace_id: str, vectors: Mapping[str, Mapping[str, Any]]
     ) -> None:
         """Store embeddings (storage fields by document id); ``updatedAt`` stays, since the
         document's content did not change, while ``indexedAt`` tells search indexes to re-read."""
-        now = self._now()
+        now = self._coll.now()
         await asyncio.gather(
             *(
-                self._update_one(
+                self._coll.update_one(
                     {"_id": document_id, "workspaceId": workspace_id}, {"$set": dict(fields)}, now
                 )
                 for document_id, fields in vectors.items()
@@ -87,8 +93,8 @@ class DocumentSearchData(DocumentCollection):
         pipeline = vector_search_pipeline(
             workspace_id, query, vector, limit, index_name, num_candidates
         )
-        found = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
-        return [(row["_id"], float(row["score"])) for row in await self._run(found)]
+        found = self._coll.docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        return [(row["_id"], float(row["score"])) for row in await self._coll.run(found)]
 
 
 def vector_search_pipeline(

@@ -25,7 +25,7 @@ STAMP = "indexedAt"
 # What search indexes keep of a document besides its text and vector, to list a search's
 # candidates without the database.
 INDEX_STATE = ("archived", "exportStatus", "processingStatus")
-# Every stored path a search index reads (``Documents.index_rows`` reads exactly these): with
+# Every stored path a search index reads (``documents.search.index_rows`` reads exactly these): with
 # the fields a where-clause reads (``FILTER_PATHS``), a ranked search with one takes its
 # candidates from the index too.
 INDEXED_PATHS = tuple(

@@ -66,22 +66,25 @@ class Totals:
     source: str = "documents"
 
 
-class DocumentTotals(DocumentCollection):
+class DocumentTotals:
     """Totals and tallies of a workspace's documents, and the rollups that answer them."""
+
+    def __init__(self, collection: DocumentCollection) -> None:
+        self._coll = collection
 
     async def rebuild_rollups(self, workspace_id: str) -> int:
         """Recount the workspace's dashboard rollups from its documents; the number of rows."""
-        return await self._rollups.rebuild(workspace_id)
+        return await self._coll.rollups.rebuild(workspace_id)
 
     async def stale_rollups(self) -> list[str]:
         """Workspaces whose counts come from their documents until their rollups are rebuilt."""
-        return await self._rollups.stale_workspaces()
+        return await self._coll.rollups.stale_workspaces()
 
     async def billed(self, workspace_id: str, first: date, end: date) -> int:
         """Documents whose processing was billed on a day ``first`` ≤ day < ``end`` (their
         outcome wrote the day: ``set_processing``), through ``workspace_billed``."""
         return int(
-            await self._docs.count_documents(
+            await self._coll.docs.count_documents(
                 {
                     "workspaceId": workspace_id,
                     "billedOn": {"$gte": first.isoformat(), "$lt": end.isoformat()},
@@ -89,7 +92,7 @@ class DocumentTotals(DocumentCollection):
             )
         )
 
-    async def totals(
+    async def of(
         self,
         workspace_id: str,
         query: DocumentQuery,
@@ -113,7 +116,7 @@ class DocumentTotals(DocumentCollection):
         with count 0 (``buckets``); ``TooManyBuckets`` when there would be more than
         ``max_buckets``, before reading anything when the filter bounds both ends.
         """
-        async with self._regex_turn(workspace_id, query):
+        async with self._coll.regex_turn(workspace_id, query):
             caller = combined(query.parts())
             fill = fill_gaps and group_by is not None and buckets.fillable(group_by)
             span = buckets.range_of(caller) if fill else None
@@ -125,19 +128,19 @@ class DocumentTotals(DocumentCollection):
             if reads is not None:
                 # The stale check and the row reads at once (one round trip's wait, not two).
                 current, *parts = await asyncio.gather(
-                    self._rollups.is_current(workspace_id),
+                    self._coll.rollups.is_current(workspace_id),
                     *(self._rows(workspace_id, query.archived, read, caller) for read in reads),
                 )
                 if not current:
                     reads = None  # a stale workspace counts its documents
             if reads is None:
-                query = (await self._regex_matched(workspace_id, query)).query
+                query = (await self._coll.regex_matched(workspace_id, query)).query
                 sums = _document_sums(preferred_currency)
                 facets = _totals_facets(sums, group_key(group_by), max_groups)
                 pipeline = [*query.stages(workspace_id), {"$facet": facets}]
-                options = await self._scope_hint(query.words)
-                found = await self._run(
-                    self._docs.aggregate(
+                options = await self._coll.scope_hint(query.words)
+                found = await self._coll.run(
+                    self._coll.docs.aggregate(
                         pipeline, maxTimeMS=AGGREGATE_TIME_LIMIT_MS, **options
                     ).to_list(None)
                 )
@@ -180,11 +183,11 @@ class DocumentTotals(DocumentCollection):
     async def _rows(
         self, workspace_id: str, archived: ArchiveFilter, read: RowRead, caller: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
-        """The rollup rows of one read (``DocumentRollups.read``), through ``_run``; on
-        MongoDB it names the rollups' index (``_hint``)."""
-        hint = await self._hint(ROWS_INDEX)
-        rows = self._rollups.read(workspace_id, ARCHIVE_FILTERS[archived], read, caller, hint)
-        return await self._run(rows)
+        """The rollup rows of one read (``DocumentRollups.read``), through ``run``; on
+        MongoDB it names the rollups' index (``hint``)."""
+        hint = await self._coll.hint(ROWS_INDEX)
+        rows = self._coll.rollups.read(workspace_id, ARCHIVE_FILTERS[archived], read, caller, hint)
+        return await self._coll.run(rows)
 
     async def counts_by_workspace(self, workspace_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Active and archived document counts of several workspaces.
@@ -198,16 +201,18 @@ class DocumentTotals(DocumentCollection):
         return dict(zip(ids, tallies, strict=True))
 
     async def _tally(self, workspace_id: str) -> dict[str, int]:
-        from_rows = await self._rollups.tallies(workspace_id)
+        from_rows = await self._coll.rollups.tallies(workspace_id)
         if from_rows is not None:
             return from_rows
         pipeline: list[dict[str, Any]] = [
             {"$match": {"workspaceId": workspace_id}},
             {"$group": {"_id": "$archived", "n": {"$sum": 1}}},
         ]
-        options = await self._hint(NEWEST_INDEX)
-        rows = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(None)
+        options = await self._coll.hint(NEWEST_INDEX)
+        rows = await self._coll.run(
+            self._coll.docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(
+                None
+            )
         )
         tally = {"active": 0, "archived": 0}
         for row in rows:

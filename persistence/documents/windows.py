@@ -3,6 +3,7 @@ embedded store sorting the whole workspace."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -31,10 +32,17 @@ NEWEST_MEMORY = 1024  # (workspace, filter) densities remembered per process
 EVERY_DATE = timedelta(days=800_000)
 
 
-class NewestFirst(DocumentCollection):
-    """Pages of documents sorted in the database, and newest-first pages in date windows."""
+class NewestFirst:
+    """Pages of documents sorted in the database, and newest-first pages in date windows:
+    the reads' helper (``DocumentReads.windows``), which remembers each read's density."""
 
-    async def _aggregate_page(
+    def __init__(self, collection: DocumentCollection) -> None:
+        self._coll = collection
+        # Matching documents per day near the top of each (workspace, archive filter, caller
+        # filter) read newest first, least recently used first: sizes the first date window.
+        self._densities: OrderedDict[tuple[str, str, str], float] = OrderedDict()
+
+    async def sorted_page(
         self,
         stages: list[dict[str, Any]],
         wanted: Mapping[str, int],
@@ -43,19 +51,19 @@ class NewestFirst(DocumentCollection):
         index: str | None = None,
     ) -> list[StoredDocument]:
         """``stages`` sorted, the first ``limit`` (0: all) with the ``wanted`` fields; the
-        read names ``index`` where the store honours that (``_hint``)."""
+        read names ``index`` where the store honours that (``hint``)."""
         pipeline = [*stages, {"$sort": dict(sort)}]
         if limit:
             pipeline.append({"$limit": limit})
         if wanted:
             pipeline.append({"$project": dict(wanted)})
-        options = await self._hint(index) if index else {}
-        found = self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options).to_list(
-            None
-        )
-        return cast(list[StoredDocument], await self._run(found))
+        options = await self._coll.hint(index) if index else {}
+        found = self._coll.docs.aggregate(
+            pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS, **options
+        ).to_list(None)
+        return cast(list[StoredDocument], await self._coll.run(found))
 
-    async def _find_newest(
+    async def newest(
         self,
         workspace_id: str,
         query: DocumentQuery,
@@ -87,7 +95,7 @@ class NewestFirst(DocumentCollection):
         scope = match_stages(workspace_id, query.archived)[0]["$match"]
         caller = combined(query.parts())
         keyset = query.after
-        start = self._now()
+        start = self._coll.now()
         upper: datetime | None = None
         if keyset is not None and isinstance(keyset.value, datetime):
             start = upper = _off_midnight(keyset.value + timedelta(days=1))
@@ -114,9 +122,7 @@ class NewestFirst(DocumentCollection):
             stages = [{"$match": {**scope, "docDate": bounds}}]
             if caller:
                 stages.append({"$match": caller})
-            found += await self._aggregate_page(
-                stages, dated, sort, limit - len(found), NEWEST_INDEX
-            )
+            found += await self.sorted_page(stages, dated, sort, limit - len(found), NEWEST_INDEX)
             if len(found) >= limit:
                 filled = True
                 break
@@ -147,16 +153,14 @@ class NewestFirst(DocumentCollection):
         applies to the whole workspace's documents)."""
         if upper is None:
             stages = match_stages(workspace_id, query.archived, caller)
-            return await self._aggregate_page(stages, wanted, sort, limit, NEWEST_INDEX)
+            return await self.sorted_page(stages, wanted, sort, limit, NEWEST_INDEX)
         scope = match_stages(workspace_id, query.archived)[0]["$match"]
         found: list[StoredDocument] = []
         for bound in ({"$lte": upper}, None):
             stages = [{"$match": {**scope, "docDate": bound}}]
             if caller:
                 stages.append({"$match": caller})
-            found += await self._aggregate_page(
-                stages, wanted, sort, limit - len(found), NEWEST_INDEX
-            )
+            found += await self.sorted_page(stages, wanted, sort, limit - len(found), NEWEST_INDEX)
             if len(found) >= limit:
                 break
         return found
@@ -178,7 +182,7 @@ class NewestFirst(DocumentCollection):
         # On a first page every month counts (a small workspace is read in one go); below a
         # cursor only those the longest first window reaches.
         since = None if upper is None else _naive_utc(start) - high - timedelta(days=31)
-        months = await self._rollups.month_counts(workspace_id, archived == "only", since)
+        months = await self._coll.rollups.month_counts(workspace_id, archived == "only", since)
         span = span_holding(months, start, NEWEST_MARGIN * limit, open_top=upper is None)
         if span is None:
             if not months:

@@ -22,6 +22,7 @@ from pymongo.errors import BulkWriteError
 
 from domain.documents import TERMINAL
 from domain.review import review_state
+from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
 from persistence.documents.reads import DocumentReads
 from persistence.documents.records import (
@@ -33,6 +34,7 @@ from persistence.documents.records import (
     preferred_cents,
     search_terms,
     to_record,
+    values_after,
 )
 from persistence.documents.rollups import ROLLUP_FIELDS
 from persistence.documents.vectors import changes_embedding, stored_fields
@@ -73,8 +75,13 @@ def changed_review(record: Mapping[str, Any], update: Mapping[str, Any]) -> dict
     return {name: value for name, value in state.items() if record.get(name) != value}
 
 
-class DocumentWrites(DocumentReads):
-    """Writes of single documents and small sets of them."""
+class DocumentWrites:
+    """Writes of single documents and small sets of them; what a write must read first (the
+    duplicates a move takes along) it asks ``reads``."""
+
+    def __init__(self, collection: DocumentCollection, reads: DocumentReads) -> None:
+        self._coll = collection
+        self._reads = reads
 
     @staticmethod
     def prepare(
@@ -109,20 +116,22 @@ class DocumentWrites(DocumentReads):
         """
         if not documents:
             return 0
-        now = self._now()  # one arrival time for documents that arrive together
+        now = self._coll.now()  # one arrival time for documents that arrive together
         records = [self.prepare(workspace_id, fields, now) for fields in documents]
-        for record, vector in zip(records, await self._embed(documents), strict=False):
+        for record, vector in zip(records, await self._coll.embed(documents), strict=False):
             record.update(vector)  # type: ignore[typeddict-item]
         try:
-            result = await self._insert(records, now)
+            result = await self._coll.insert(records, now)
         except BulkWriteError as exc:
             failed = {error["index"] for error in exc.details.get("writeErrors", [])}
             inserted = [r for i, r in enumerate(records) if i not in failed]
-            await self._rollups.apply(workspace_id, added=inserted)
+            await self._coll.rollups.apply(workspace_id, added=inserted)
             raise
-        await self._rollups.apply(workspace_id, added=records)
-        await self.events.append(workspace_id, "document.created", [r["_id"] for r in records])
-        await self._edits.add(
+        await self._coll.rollups.apply(workspace_id, added=records)
+        await self._coll.events.append(
+            workspace_id, "document.created", [r["_id"] for r in records]
+        )
+        await self._coll.edits.add(
             workspace_id,
             {
                 fields["_id"]: fields["editHistory"]
@@ -134,9 +143,9 @@ class DocumentWrites(DocumentReads):
 
     async def delete_unprocessed(self, workspace_id: str, document_id: str) -> None:
         """Remove a document whose upload was never acknowledged (nothing else refers to it)."""
-        removed = await self._delete_queued(workspace_id, document_id, ROLLUP_FIELDS)
+        removed = await self._coll.delete_queued(workspace_id, document_id, ROLLUP_FIELDS)
         if removed is not None:
-            await self._rollups.apply(workspace_id, removed=[removed])
+            await self._coll.rollups.apply(workspace_id, removed=[removed])
 
     async def update_fields(
         self,
@@ -156,28 +165,28 @@ class DocumentWrites(DocumentReads):
         document never changes without its history.
         """
         document_id = record["_id"]
-        now = self._now()
+        now = self._coll.now()
         update = changed_fields(record, changes, now)
         if changes_embedding(changes):
             if vector is not None:
                 update |= stored_fields(vector)
             else:
-                update |= (await self._embed([{**from_record(record), **changes}]))[0]
-        written = await self._edits.add(workspace_id, {document_id: edits}) if edits else []
+                update |= (await self._coll.embed([values_after(record, changes)]))[0]
+        written = await self._coll.edits.add(workspace_id, {document_id: edits}) if edits else []
         try:
-            before = await self._update_before(
+            before = await self._coll.update_before(
                 {"_id": document_id, "workspaceId": workspace_id}, update, None, now
             )
         except BaseException:
-            await self._edits.remove(workspace_id, written)
+            await self._coll.edits.remove(workspace_id, written)
             raise
         if before is None:
-            await self._edits.remove(workspace_id, written)
+            await self._coll.edits.remove(workspace_id, written)
             return None
         updated = {**before, **update}  # every key of ``update`` is a top-level field
         if ROLLUP_FIELDS & set(update):
-            await self._rollups.apply(workspace_id, removed=[before], added=[updated])
-        await self.events.append(workspace_id, "document.updated", [document_id])
+            await self._coll.rollups.apply(workspace_id, removed=[before], added=[updated])
+        await self._coll.events.append(workspace_id, "document.updated", [document_id])
         return cast(StoredDocument, updated)
 
     async def set_processing(
@@ -192,7 +201,7 @@ class DocumentWrites(DocumentReads):
         """The document's processing status (and reason). With ``billed_on``, the outcome is
         also the document's billed count for that day, in the same write (``billed``): a crash
         cannot leave the outcome without its count, and a retry cannot count it twice."""
-        now = self._now()
+        now = self._coll.now()
         change: dict[str, Any] = {
             "processingStatus": status,
             "processingReason": reason,
@@ -204,46 +213,46 @@ class DocumentWrites(DocumentReads):
         selector = {"_id": document_id, "workspaceId": workspace_id}
         # Read, then written with the outcome: a correction landing in between is reviewed by
         # its own write's ``changed_fields``, which sees this outcome.
-        record = await self._docs.find_one(selector, REVIEW_READ)
+        record = await self._coll.docs.find_one(selector, REVIEW_READ)
         if record is not None:
             after = {**record, **change}
             if finished and record.get("reviewAccepted"):
                 # A new outcome is something new: what an earlier review accepted is asked again.
                 change["reviewAccepted"] = after["reviewAccepted"] = []
             change |= changed_review(record, after)
-        await self._update_one(selector, {"$set": change}, now)
-        await self.events.append(
+        await self._coll.update_one(selector, {"$set": change}, now)
+        await self._coll.events.append(
             workspace_id, "document.processed" if finished else "document.updated", [document_id]
         )
 
     async def mark_reprocessed(self, workspace_id: str, document_id: str) -> None:
         """Say that ``documents.reprocess`` read the document again (whether or not the new
         reading changed anything): a page waiting for it learns it through the event."""
-        now = self._now()
-        await self._update_one(
+        now = self._coll.now()
+        await self._coll.update_one(
             {"_id": document_id, "workspaceId": workspace_id},
             {"$set": {"reprocessedAt": now}},
             now,
         )
-        await self.events.append(workspace_id, "document.updated", [document_id])
+        await self._coll.events.append(workspace_id, "document.updated", [document_id])
 
     async def set_export_status(
         self, workspace_id: str, document_id: str, status: str, export_id: str | None
     ) -> None:
         """The document's ``exportStatus`` (exported, not-exported) and the export behind it."""
-        now = self._now()
-        await self._update_one(
+        now = self._coll.now()
+        await self._coll.update_one(
             {"_id": document_id, "workspaceId": workspace_id},
             {"$set": {"exportStatus": status, "exportId": export_id, "updatedAt": now}},
             now,
         )
-        await self.events.append(workspace_id, "document.updated", [document_id])
+        await self._coll.events.append(workspace_id, "document.updated", [document_id])
 
     async def set_archived(self, workspace_id: str, ids: Sequence[str], archived: bool) -> int:
         """Archive or restore documents; how many changed state."""
         if not ids:
             return 0
-        now = self._now()
+        now = self._coll.now()
         change = {
             "archived": archived,
             "archivedAt": now if archived else None,
@@ -253,7 +262,7 @@ class DocumentWrites(DocumentReads):
             before
             for before in await asyncio.gather(
                 *(
-                    self._update_before(
+                    self._coll.update_before(
                         {"_id": document_id, "workspaceId": workspace_id, "archived": not archived},
                         change,
                         ROLLUP_FIELDS,
@@ -264,10 +273,10 @@ class DocumentWrites(DocumentReads):
             )
             if before is not None
         ]
-        await self._rollups.apply(
+        await self._coll.rollups.apply(
             workspace_id, removed=changed, added=[{**before, **change} for before in changed]
         )
-        await self.events.append(
+        await self._coll.events.append(
             workspace_id,
             "document.archived" if archived else "document.unarchived",
             [before["_id"] for before in changed],
@@ -285,22 +294,22 @@ class DocumentWrites(DocumentReads):
             {"$match": {"_id": {"$nin": list(ids)}}},
             {"$project": {"_id": 1}},
         ]
-        found = await self._run(
-            self._docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
+        found = await self._coll.run(
+            self._coll.docs.aggregate(pipeline, maxTimeMS=QUERY_TIME_LIMIT_MS).to_list(None)
         )
         if found:
-            await self._update_many(
+            await self._coll.update_many(
                 {"_id": {"$in": [row["_id"] for row in found]}, "workspaceId": workspace_id},
                 {"$pull": {"duplicates": {"$in": list(ids)}}},
             )
 
     async def link_duplicate(self, workspace_id: str, original_id: str, duplicate_id: str) -> None:
-        await self._update_one(
+        await self._coll.update_one(
             {"_id": duplicate_id, "workspaceId": workspace_id},
             {"$set": {"duplicateOf": original_id}},
         )
         await self.refresh_review(workspace_id, [duplicate_id])
-        await self._update_one(
+        await self._coll.update_one(
             {"_id": original_id, "workspaceId": workspace_id},
             {"$addToSet": {"duplicates": duplicate_id}},
         )
@@ -308,32 +317,32 @@ class DocumentWrites(DocumentReads):
     async def forget_original(self, workspace_id: str, original_id: str) -> list[str]:
         """Documents marked duplicates of ``original_id``, which was removed, are no longer;
         their ids (archived ones included)."""
-        rows = await self._docs.find(
+        rows = await self._coll.docs.find(
             {"workspaceId": workspace_id, "duplicateOf": original_id}, {"_id": 1}
         ).to_list(None)
         marked = [row["_id"] for row in rows]
         if marked:
-            await self._update_many(
+            await self._coll.update_many(
                 {"workspaceId": workspace_id, "duplicateOf": original_id},
                 {"$set": {"duplicateOf": None}},
             )
             await self.refresh_review(workspace_id, marked)
-            await self.events.append(workspace_id, "document.updated", marked)
+            await self._coll.events.append(workspace_id, "document.updated", marked)
         return marked
 
     async def move_duplicates(self, workspace_id: str, from_id: str, to_id: str) -> list[str]:
         """The duplicates of ``from_id`` become duplicates of ``to_id``; their ids."""
-        moved = await self.active_duplicates_of(workspace_id, from_id)
+        moved = await self._reads.active_duplicates_of(workspace_id, from_id)
         if moved:
-            await self._update_many(
+            await self._coll.update_many(
                 {"workspaceId": workspace_id, "duplicateOf": from_id},
                 {"$set": {"duplicateOf": to_id}},
             )
-            await self._update_one(
+            await self._coll.update_one(
                 {"_id": to_id, "workspaceId": workspace_id},
                 {"$addToSet": {"duplicates": {"$each": moved}}},
             )
-        await self._update_one(
+        await self._coll.update_one(
             {"_id": from_id, "workspaceId": workspace_id}, {"$set": {"duplicates": []}}
         )
         return moved
@@ -343,7 +352,7 @@ class DocumentWrites(DocumentReads):
     ) -> None:
         """Record history entries of changes made outside ``update_fields`` (an archive by an
         automation rule)."""
-        await self._edits.add(workspace_id, edits)
+        await self._coll.edits.add(workspace_id, edits)
 
     # -- the review queue (``domain.review``) ----------------------------------------------
 
@@ -352,13 +361,13 @@ class DocumentWrites(DocumentReads):
         ``REVIEW_INPUTS`` itself (duplicate links)."""
         if not ids:
             return
-        rows = await self._docs.find(
+        rows = await self._coll.docs.find(
             {"workspaceId": workspace_id, "_id": {"$in": list(ids)}}, REVIEW_READ
         ).to_list(None)
         for row in rows:
             change = changed_review(row, {})
             if change:
-                await self._update_one(
+                await self._coll.update_one(
                     {"_id": row["_id"], "workspaceId": workspace_id}, {"$set": change}
                 )
 
@@ -368,7 +377,7 @@ class DocumentWrites(DocumentReads):
         """Accept the review reasons ``record`` has (as loaded by the caller): who and when,
         and the flag cleared. None when its reasons or its last review changed meanwhile
         (another review came first, a new outcome): nothing is written then."""
-        now = self._now()
+        now = self._coll.now()
         change: dict[str, Any] = {
             "needsReview": False,
             "reviewAccepted": list(record.get("reviewReasons") or []),
@@ -382,23 +391,19 @@ class DocumentWrites(DocumentReads):
             "reviewReasons": list(record.get("reviewReasons") or []),
             "reviewedAt": record.get("reviewedAt"),
         }
-        result = await self._update_one(selector, {"$set": change}, now)
+        result = await self._coll.update_one(selector, {"$set": change}, now)
         if not result.matched_count:
             return None
-        await self.events.append(workspace_id, "document.updated", [record["_id"]])
+        await self._coll.events.append(workspace_id, "document.updated", [record["_id"]])
         return cast(StoredDocument, {**record, **change})
-
-    async def ensure_indexes(self) -> None:
-        await super().ensure_indexes()
-        await self.migrate_review()
 
     async def migrate_review(self) -> int:
         """Documents written before the review queue get their review fields, once (a marker
         says it was done); how many were written. Documents of one state are written together."""
-        state = self._db["document_migrations"]
+        state = self._coll.db["document_migrations"]
         if await state.find_one({"_id": REVIEW_MIGRATION}) is not None:
             return 0
-        rows = await self._docs.find(
+        rows = await self._coll.docs.find(
             {"needsReview": {"$exists": False}}, {**REVIEW_READ, "workspaceId": 1}
         ).to_list(None)
         groups: dict[tuple[str, bool, tuple[str, ...]], list[str]] = {}
@@ -408,7 +413,7 @@ class DocumentWrites(DocumentReads):
             groups.setdefault(key, []).append(row["_id"])
         for (workspace_id, needs, reasons), ids in groups.items():
             for start in range(0, len(ids), MIGRATION_BATCH):
-                await self._update_many(
+                await self._coll.update_many(
                     {
                         "workspaceId": workspace_id,
                         "_id": {"$in": ids[start : start + MIGRATION_BATCH]},
@@ -417,7 +422,7 @@ class DocumentWrites(DocumentReads):
                 )
         await state.update_one(
             {"_id": REVIEW_MIGRATION},
-            {"$set": {"at": self._now(), "documents": len(rows)}},
+            {"$set": {"at": self._coll.now(), "documents": len(rows)}},
             upsert=True,
         )
         return len(rows)

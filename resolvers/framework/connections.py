@@ -111,7 +111,7 @@ def page_of(
         page = preceding[-size:]
         has_previous = len(preceding) > size
         has_next = len(ordered) > len(preceding)
-    signed = [cursors.encode({"v": key(r)[0], "id": key(r)[1]}, query_print, keyring) for r in page]
+    signed = [cursors.encode_key(*key(r), query_print, keyring) for r in page]
     return Page(
         records=page,
         cursors=signed,
@@ -126,7 +126,4 @@ def page_of(
 
 
 def _position(cursor: str, query_print: str, keyring: Keyring) -> tuple[Any, str]:
-    state = cursors.decode(cursor, query_print, keyring)
-    if "id" not in state or "v" not in state:
-        raise BadRequest(cursors.NOT_A_CURSOR)
-    return state["v"], state["id"]
+    return cursors.key_of(cursors.decode(cursor, query_print, keyring))

@@ -17,11 +17,18 @@ from datetime import datetime
 from typing import Any
 
 from engines.keyring import InvalidToken, Keyring
+from persistence.documents import KEY_ROW, KEY_VALUE
 from resolvers.framework.errors import BadRequest
 
 PURPOSE = "cursor"
 NOT_A_CURSOR = "cursor: not a cursor returned by this capability"
 SCALARS = (str, int, float, bool, type(None))
+# A keyset cursor holds a page key as the repository writes it (``KEY_VALUE``: the last row's
+# sort value, ``KEY_ROW``: its id; ``persistence.documents.pages``); a ranked page's cursor
+# holds how many ranked documents came before the next page (``OFFSET``: ranking happens
+# above persistence, so its key is named here).
+OFFSET = "o"
+QUERY = "q"
 
 
 def fingerprint(query: dict[str, Any]) -> str:
@@ -30,8 +37,9 @@ def fingerprint(query: dict[str, Any]) -> str:
 
 
 def encode(state: dict[str, Any], query_print: str, keyring: Keyring) -> str:
-    """A signed cursor for ``state`` (``{"v": sort value, "id": last id}`` or ``{"o": offset}``)."""
-    payload = {**{k: _encode_value(v) for k, v in state.items()}, "q": query_print}
+    """A signed cursor for ``state`` (a page key, ``KEY_VALUE`` and ``KEY_ROW``, or a ranked
+    page's ``OFFSET``)."""
+    payload = {**{k: _encode_value(v) for k, v in state.items()}, QUERY: query_print}
     return keyring.sign(PURPOSE, json.dumps(payload, separators=(",", ":")).encode())
 
 
@@ -41,9 +49,9 @@ def decode(cursor: str, query_print: str, keyring: Keyring) -> dict[str, Any]:
         payload = json.loads(keyring.verify(PURPOSE, cursor))
     except (InvalidToken, ValueError):
         raise BadRequest(NOT_A_CURSOR) from None
-    if not isinstance(payload, dict) or not set(payload) <= {"v", "id", "o", "q"}:
+    if not isinstance(payload, dict) or not set(payload) <= {KEY_VALUE, KEY_ROW, OFFSET, QUERY}:
         raise BadRequest(NOT_A_CURSOR)
-    if payload.pop("q", None) != query_print:
+    if payload.pop(QUERY, None) != query_print:
         raise BadRequest("cursor: belongs to a different query; repeat the same parameters")
     return {key: _decoded(key, value) for key, value in payload.items()}
 
@@ -56,11 +64,11 @@ def _encode_value(value: Any) -> Any:
 
 def _decoded(key: str, value: Any) -> Any:
     """A cursor value checked against what ``encode`` can have written for ``key``."""
-    if key == "o" and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if key == OFFSET and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    if key == "id" and isinstance(value, str):
+    if key == KEY_ROW and isinstance(value, str):
         return value
-    if key == "v":
+    if key == KEY_VALUE:
         if isinstance(value, SCALARS):
             return value
         if isinstance(value, dict) and set(value) == {"$d"} and isinstance(value["$d"], str):
@@ -71,14 +79,38 @@ def _decoded(key: str, value: Any) -> Any:
     raise BadRequest(NOT_A_CURSOR)
 
 
+def encode_offset(offset: int, query_print: str, keyring: Keyring) -> str:
+    """A ranked page's cursor: the next page starts ``offset`` documents into the ranking."""
+    return encode({OFFSET: offset}, query_print, keyring)
+
+
+def offset_of(state: dict[str, Any], default: int | None = 0) -> int:
+    """The ranking offset a decoded cursor holds; ``default`` when it holds none (None: a 400,
+    the cursor must be a ranked page's)."""
+    offset = state.get(OFFSET, default)
+    if not isinstance(offset, int) or offset < 0:
+        raise BadRequest(NOT_A_CURSOR)
+    return offset
+
+
+def encode_key(value: Any, row_id: str, query_print: str, keyring: Keyring) -> str:
+    """A keyset cursor: the next page starts after the row ``row_id`` whose sort value is
+    ``value``."""
+    return encode({KEY_VALUE: value, KEY_ROW: row_id}, query_print, keyring)
+
+
+def key_of(state: dict[str, Any]) -> tuple[Any, str]:
+    """The (sort value, row id) a decoded keyset cursor holds; a 400 when it holds none."""
+    if KEY_VALUE not in state or KEY_ROW not in state:
+        raise BadRequest(NOT_A_CURSOR)
+    return state[KEY_VALUE], state[KEY_ROW]
+
+
 def keyset_after(cursor: str | None, query_print: str, keyring: Keyring) -> tuple[Any, str] | None:
     """The (sort value, id) a keyset page starts after: None for the first page."""
     if cursor is None:
         return None
-    state = decode(cursor, query_print, keyring)
-    if "v" not in state or "id" not in state:
-        raise BadRequest(NOT_A_CURSOR)
-    return state["v"], state["id"]
+    return key_of(decode(cursor, query_print, keyring))
 
 
 def keyset_next(
@@ -90,4 +122,4 @@ def keyset_next(
         return rows, None
     page = rows[:limit]
     last = page[-1]
-    return page, encode({"v": last[sort_key], "id": last["_id"]}, query_print, keyring)
+    return page, encode_key(last[sort_key], last["_id"], query_print, keyring)

@@ -119,10 +119,10 @@ async def list_billing_history(ctx: Context, args: ListBillingHistory) -> Billin
     )
     after: tuple[datetime, str] | None = None
     if args.startingAfter is not None:
-        state = cursors.decode(args.startingAfter, query_print, keyring)
-        if not isinstance(state.get("v"), datetime) or not isinstance(state.get("id"), str):
+        issued, row_id = cursors.key_of(cursors.decode(args.startingAfter, query_print, keyring))
+        if not isinstance(issued, datetime):
             raise BadRequest(cursors.NOT_A_CURSOR)
-        after = (state["v"], state["id"])
+        after = (issued, row_id)
     rows = await ctx.store.billing_ledger.page_for_user(
         ctx.user_id, args.limit + 1, after, workspace_id=restricted
     )
@@ -131,9 +131,7 @@ async def list_billing_history(ctx: Context, args: ListBillingHistory) -> Billin
     next_cursor = None
     if has_more:
         last = rows[-1]
-        next_cursor = cursors.encode(
-            {"v": last["issuedAt"], "id": last["_id"]}, query_print, keyring
-        )
+        next_cursor = cursors.encode_key(last["issuedAt"], last["_id"], query_print, keyring)
     return BillingHistory(
         entries=[_history_entry(row) for row in rows], hasMore=has_more, nextCursor=next_cursor
     )

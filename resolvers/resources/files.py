@@ -90,7 +90,7 @@ async def upload(ctx: Context, args: UploadFile) -> UploadAccepted:
 async def open_original(ctx: Context, document_id: str) -> tuple[StoredFile, AsyncIterator[bytes]]:
     """The file reference and a chunk stream of a document's original, workspace-scoped."""
     workspace_id = ctx.require_workspace()
-    record = await ctx.store.documents.get(workspace_id, document_id)
+    record = await ctx.store.documents.reads.get(workspace_id, document_id)
     if record is None or not isinstance(record.get("file"), dict):
         raise NotFound(f"No original file for document '{document_id}'")
     file_ref = record["file"]

@@ -14,7 +14,6 @@ from engines.connectors.base import Bill, Plan, RemoteGone
 from engines.connectors.catalog import CATALOG, CatalogEntry
 from engines.connectors.errors import ConnectorError
 from engines.connectors.mapping import NotExportable, build_bill, effective_mapping
-from persistence.documents import StoredDocument, from_record
 from persistence.exports import ExportExists
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
@@ -176,11 +175,13 @@ async def disconnect(ctx: Context, args: IntegrationRef) -> Integration:
     return _view(ctx, entry, await ctx.store.integrations.get(workspace_id, entry.id))
 
 
-async def _document(ctx: Context, document_id: str) -> StoredDocument:
-    record = await ctx.store.documents.get(ctx.require_workspace(), document_id)
-    if record is None:
+async def _document(ctx: Context, document_id: str) -> dict[str, Any]:
+    """The document as the API's values: sending and unlinking read it and write only its
+    export state (by id), never the record itself."""
+    found = await ctx.store.documents.reads.document(ctx.require_workspace(), document_id)
+    if found is None:
         raise NotFound(f"Document '{document_id}' not found")
-    return record
+    return found
 
 
 def describe_send(args: SendToIntegration) -> str:
@@ -232,7 +233,7 @@ async def send(ctx: Context, args: SendToIntegration) -> SendResult:
         )
     mapping = effective_mapping(args.integrationId, connection.get("settings"))
     try:
-        bill, assumed = build_bill(from_record(document), mapping, today=utcnow().date())
+        bill, assumed = build_bill(document, mapping, today=utcnow().date())
     except NotExportable as exc:
         raise BadRequest(f"Invalid request: documentId: {exc}") from None
     token = await access_token(ctx.services, workspace_id, args.integrationId)
@@ -331,7 +332,7 @@ async def unlink(ctx: Context, args: UnlinkDocument) -> UnlinkResult:
     """
     workspace_id = ctx.require_workspace()
     document = await _document(ctx, args.documentId)
-    export_id = args.exportRecordId or document.get("exportId")  # type: ignore[typeddict-item]
+    export_id = args.exportRecordId or document.get("exportId")
     if not export_id:
         raise BadRequest(
             f"Invalid request: documentId: document '{args.documentId}' is not exported"
@@ -392,7 +393,9 @@ async def unlink(ctx: Context, args: UnlinkDocument) -> UnlinkResult:
         only_from=("exported",),
         extra={"remote.status": remote.get("status")},
     )
-    await ctx.store.documents.set_export_status(workspace_id, args.documentId, "not-exported", None)
+    await ctx.store.documents.writes.set_export_status(
+        workspace_id, args.documentId, "not-exported", None
+    )
     shown = {k: v for k, v in remote.items() if k not in ("attachments", "syncToken")}
     return UnlinkResult(
         status="unlinked", dryRun=False, remoteInvoice=shown, exportStatus="not-exported", **common

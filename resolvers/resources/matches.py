@@ -59,7 +59,7 @@ async def confirm(ctx: Context, args: ConfirmMatch) -> MatchResult:
     if record.get("matched"):
         raise Conflict("This transaction is already matched; undo its match first (matches.undo)")
     wanted = list(dict.fromkeys(args.documentIds))
-    found = await ctx.store.documents.get_many(workspace_id, wanted, ["archived"])
+    found = await ctx.store.documents.reads.get_many(workspace_id, wanted, ["archived"])
     active = {d["_id"] for d in found if not d.get("archived")}
     for document_id in wanted:
         if document_id not in active:

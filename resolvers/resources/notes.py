@@ -78,7 +78,7 @@ def _find(notes: list[Stored], note_id: str) -> Stored:
 
 async def _change(ctx: Context, document_id: str, change: Any) -> list[Stored]:
     try:
-        notes = await ctx.store.documents.change_notes(ctx.require_workspace(), document_id, change)
+        notes = await ctx.store.documents.notes.change(ctx.require_workspace(), document_id, change)
     except NotesChanged:
         raise Conflict("The document's notes kept changing while this was written; retry") from None
     if notes is None:
@@ -91,7 +91,7 @@ async def _change(ctx: Context, document_id: str, change: Any) -> list[Stored]:
 async def list_notes(ctx: Context, args: ListNotes) -> NoteList:
     """A document's notes, oldest first: each with its author, when it was written and changed,
     and its earlier texts."""
-    notes = await ctx.store.documents.notes_of(ctx.require_workspace(), args.documentId)
+    notes = await ctx.store.documents.notes.of(ctx.require_workspace(), args.documentId)
     if notes is None:
         raise _document_missing(args.documentId)
     return NoteList(notes=await _notes_of(ctx, args.documentId, notes))

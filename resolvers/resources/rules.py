@@ -222,7 +222,9 @@ async def _matching_counts(
     workspace_id = ctx.require_workspace()
     if rule.trigger.type == TRANSACTION_MATCHED:
         return None, await ctx.store.transactions.count(workspace_id, rule.conditions)
-    return await ctx.store.documents.count(workspace_id, DocumentQuery(where=rule.conditions)), None
+    return await ctx.store.documents.reads.count(
+        workspace_id, DocumentQuery(where=rule.conditions)
+    ), None
 
 
 # -- capabilities ----------------------------------------------------------------------------
@@ -588,7 +590,7 @@ async def run_scheduled_rule(services: Services, job: JobRecord) -> RunAgain | N
         return RunAgain(at=due)  # re-enabled with a later time than this job's
     event = RuleEvent(trigger="schedule", key="schedule")
     try:
-        found = await store.documents.find(
+        found = await store.documents.reads.find(
             workspace_id,
             DocumentQuery(where=definition.conditions),
             limit=SWEEP_LIMIT * 2,

@@ -58,7 +58,7 @@ async def list_tags(ctx: Context, args: ListTags) -> TagList:
     it."""
     workspace_id = ctx.require_workspace()
     records = await ctx.store.tags.list(workspace_id)
-    counts = await ctx.store.documents.tag_counts(workspace_id) if records else {}
+    counts = await ctx.store.documents.aggregates.tag_counts(workspace_id) if records else {}
     return TagList(tags=[tag_of(record, counts.get(record["name"], 0)) for record in records])
 
 
@@ -98,8 +98,10 @@ async def update_tag(ctx: Context, args: UpdateTag) -> TagResult:
         raise NotFound(f"Tag '{args.id}' not found")
     renamed = 0
     if after["name"] != before["name"]:
-        renamed = await ctx.store.documents.rename_tag(workspace_id, before["name"], after["name"])
-    counts = await ctx.store.documents.tag_counts(workspace_id)
+        renamed = await ctx.store.documents.bulk.rename_tag(
+            workspace_id, before["name"], after["name"]
+        )
+    counts = await ctx.store.documents.aggregates.tag_counts(workspace_id)
     return TagResult(tag=tag_of(after, counts.get(after["name"], 0)), documentsChanged=renamed)
 
 
@@ -110,6 +112,6 @@ async def delete_tag(ctx: Context, args: TagRef) -> DeletedTag:
     workspace_id = ctx.require_workspace()
     record = await _load(ctx, args.id)
     # The documents first: a failure leaves the tag listed, so deleting it again finishes.
-    changed = await ctx.store.documents.rename_tag(workspace_id, record["name"], None)
+    changed = await ctx.store.documents.bulk.rename_tag(workspace_id, record["name"], None)
     await ctx.store.tags.delete(workspace_id, args.id)
     return DeletedTag(id=args.id, deleted=True, documentsChanged=changed)

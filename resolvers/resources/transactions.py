@@ -90,9 +90,7 @@ def page_offset(args: SearchTransactions, keyring: Keyring) -> int:
     if args.cursor is None:
         return 0
     state = cursors.decode(args.cursor, _query_print(args), keyring)
-    if not isinstance(state.get("o"), int):
-        raise BadRequest(cursors.NOT_A_CURSOR)
-    return int(state["o"])
+    return cursors.offset_of(state, default=None)
 
 
 def position_cursors(
@@ -102,7 +100,7 @@ def position_cursors(
     ``args`` asks for: a page of that search continues after the row (the GraphQL face's
     per-edge cursors are these, so each edge can be an ``after``)."""
     query_print = _query_print(args)
-    return [cursors.encode({"o": start + i}, query_print, keyring) for i in range(count)]
+    return [cursors.encode_offset(start + i, query_print, keyring) for i in range(count)]
 
 
 async def _load(ctx: Context, transaction_id: str) -> dict[str, Any]:

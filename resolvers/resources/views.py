@@ -113,7 +113,7 @@ async def list_views(ctx: Context, args: ListViews) -> ViewList:
 
         async def count(view: Stored) -> int:
             async with at_once:
-                return await ctx.store.documents.count(workspace_id, _query(view))
+                return await ctx.store.documents.reads.count(workspace_id, _query(view))
 
         counted = await asyncio.gather(*(count(view) for view in views[:MAX_COUNTED]))
         counts[: len(counted)] = counted
@@ -129,7 +129,7 @@ async def get(ctx: Context, args: ViewRef) -> ViewResult:
     view = await ctx.store.views.get(workspace_id, ctx.user_id, args.id)
     if view is None:
         raise NotFound(f"View '{args.id}' not found")
-    count = await ctx.store.documents.count(workspace_id, _query(view))
+    count = await ctx.store.documents.reads.count(workspace_id, _query(view))
     return ViewResult(view=view_of(ctx, view, count))
 
 

@@ -425,7 +425,7 @@ async def reply_text(services: Services, item: dict[str, Any]) -> str:
     store = services.store
     status = item["status"]
     if status in SAVED and item["documentIds"]:
-        record = await store.documents.get(item["workspaceId"], item["documentIds"][0]) or {}
+        record = await store.documents.reads.get(item["workspaceId"], item["documentIds"][0]) or {}
         amount = record.get("amount")
         total = (
             f"{amount / 100:.2f} {record.get('currency') or ''}".strip()

@@ -25,7 +25,7 @@ WEBHOOK_RULE = "Post to https://hooks.example.com/fincap whenever an invoice ove
 
 @pytest.fixture
 async def seeded(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, KNOWN)
+    await store.documents.writes.insert_many(alice.org_id, KNOWN)
     return alice
 
 

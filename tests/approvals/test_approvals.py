@@ -19,7 +19,7 @@ EDIT = {"merchant": "starbucks", "changes": {"category": "Coffee"}, "dryRun": Fa
 
 @pytest.fixture
 async def seeded(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, KNOWN)
+    await store.documents.writes.insert_many(alice.org_id, KNOWN)
     return alice
 
 
@@ -185,7 +185,7 @@ async def test_gate_switched_off_per_workspace(
     done = result(await call(client, member, "documents.bulk-edit", EDIT))
     assert done["modified"] == 2 and "status" not in done
     # Another workspace keeps its gate.
-    await store.documents.insert_many(bob.org_id, [doc("doc_bob", merchant="Starbucks")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob", merchant="Starbucks")])
     assert result(await call(client, bob, "documents.bulk-edit", EDIT))["status"] == (
         "approval_required"
     )
@@ -205,7 +205,7 @@ async def test_gate_switched_off_per_workspace(
 async def test_bad_calls_are_refused_before_a_request_is_stored(
     client: httpx.AsyncClient, store: Store, seeded: Tenant, bob: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         seeded.org_id, [doc(f"doc_many{i}", merchant="Uber") for i in range(1001)]
     )
     too_many = await call(
@@ -236,7 +236,7 @@ async def test_the_approved_call_failing_leaves_the_request_pending(
         "approvalRequestId"
     ]
     # Between the request and the approval the selection grew past the limit.
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         seeded.org_id, [doc(f"doc_sb{i}", merchant="Starbucks") for i in range(1000)]
     )
     failed = await call(client, seeded, "approvals.approve", {"approvalRequestId": request_id})

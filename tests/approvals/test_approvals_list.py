@@ -19,7 +19,7 @@ from tests.documents.conftest import KNOWN, call, result
 
 @pytest.fixture
 async def seeded(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, KNOWN)
+    await store.documents.writes.insert_many(alice.org_id, KNOWN)
     return alice
 
 

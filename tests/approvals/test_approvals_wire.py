@@ -19,7 +19,7 @@ async def test_concurrent_approvals_run_the_call_once(
     wire_store: Store, registry: Registry
 ) -> None:
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
-    await wire_store.documents.insert_many(alice.org_id, KNOWN)
+    await wire_store.documents.writes.insert_many(alice.org_id, KNOWN)
     edit = {"merchant": "starbucks", "changes": {"category": "Coffee"}, "dryRun": False}
     async with asgi_client(wire_store, registry) as http:
         waiting = result(await call(http, alice, "documents.bulk-edit", edit))

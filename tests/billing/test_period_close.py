@@ -191,7 +191,7 @@ async def test_documents_are_counted_once_when_they_finish_processing(
     await process_document(services, alice.org_id, "doc_skip", skipped)
     await process_document(services, alice.org_id, "doc_kept", kept)  # a retried job
     # Counted from the documents' outcomes (each writes its billed day with it).
-    billed = await store.documents.billed(alice.org_id, clock.now.date(), FEB_END.date())
+    billed = await store.documents.totals.billed(alice.org_id, clock.now.date(), FEB_END.date())
     assert billed == 1  # warning counts, skipped does not, once
 
 

@@ -97,7 +97,7 @@ KNOWN = [
 
 @pytest.fixture
 async def seeded(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, KNOWN)
+    await store.documents.writes.insert_many(alice.org_id, KNOWN)
     return alice
 
 

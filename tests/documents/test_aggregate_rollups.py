@@ -66,7 +66,7 @@ async def both(
 ) -> tuple[Aggregate, Aggregate]:
     return tuple(  # type: ignore[return-value]
         [
-            await store.documents.aggregate(
+            await store.documents.aggregates.of(
                 WS,
                 query,
                 keys,
@@ -111,7 +111,7 @@ async def test_the_rollups_answer_what_they_cover(store: Store) -> None:
     """Month × category over whole months, or a range that cuts months, or by category alone:
     rows; a field no row keeps, a key no shape has, or minimums and maximums: the documents.
     Corrections and archiving move the answer on both paths alike."""
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS,
         [
             {"_id": f"d{i}", "category": ["Fuel", "Meals"][i % 2], "currency": "EUR",
@@ -124,7 +124,7 @@ async def test_the_rollups_answer_what_they_cover(store: Store) -> None:
 
     async def source(where: dict[str, Any] | None, keys: list[Any], **options: Any) -> str:
         query = DocumentQuery(where=WhereClause.model_validate(where) if where else None)
-        found = await store.documents.aggregate(
+        found = await store.documents.aggregates.of(
             WS, query, keys, max_groups=500, preferred_currency="USD", **options
         )
         return found.source
@@ -144,10 +144,10 @@ async def test_the_rollups_answer_what_they_cover(store: Store) -> None:
     assert await source(paid, ["month"], **covered) == "documents"
     assert await source(None, ["month", "category"]) == "documents"  # extremes by default
 
-    record = await store.documents.get(WS, "d4")
+    record = await store.documents.reads.get(WS, "d4")
     assert record is not None
-    await store.documents.update_fields(WS, record, {"taxAmount": Decimal("5.00")})
-    await store.documents.set_archived(WS, ["d1", "d2"], archived=True)
+    await store.documents.writes.update_fields(WS, record, {"taxAmount": Decimal("5.00")})
+    await store.documents.writes.set_archived(WS, ["d1", "d2"], archived=True)
     query = DocumentQuery(where=WhereClause.model_validate(since("2024-01-10")))
     fast, slow = await both(store, query, ["month", "category"], 500, "USD")
     assert fast.source.startswith("rollups") and fast.total == 12 - 3 - 2  # d0, d3, d6 before
@@ -160,10 +160,12 @@ async def test_the_rollups_answer_what_they_cover(store: Store) -> None:
 
 
 async def test_a_stale_workspace_aggregates_its_documents(store: Store) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(3)}]
     )
-    await store.documents._rollups.mark_stale(WS, "a test")
+    await store.documents.collection.rollups.mark_stale(WS, "a test")
     query = DocumentQuery()
-    found = await store.documents.aggregate(WS, query, ["month"], max_groups=500, extremes=False)
+    found = await store.documents.aggregates.of(
+        WS, query, ["month"], max_groups=500, extremes=False
+    )
     assert found.source == "documents" and found.groups[0].amount_cents == 300

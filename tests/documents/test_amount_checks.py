@@ -40,7 +40,7 @@ def warnings(document: dict[str, Any]) -> dict[str, str]:
 async def test_lines_are_added_changed_and_removed_by_sending_the_new_list(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_1", lineItems=LINES)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_1", lineItems=LINES)])
     # The opening hours read as a line (the Aldi receipt of the issue) removed, one changed.
     changed = [{**LINES[0], "amount": "4.00"}, {**LINES[1], "quantity": 1, "amount": "6.00"}]
     document = await update(client, alice, {"id": "doc_1", "lineItems": changed[:1]})
@@ -59,7 +59,7 @@ async def test_lines_are_added_changed_and_removed_by_sending_the_new_list(
 async def test_lines_that_do_not_add_up_are_kept_and_warned_about(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_2")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_2")])
     lines = [{**LINES[0]}, {**LINES[1], "amount": "9.00"}]
     document = await update(client, alice, {"id": "doc_2", "lineItems": lines})
     assert document["amount"] == 10.0  # the total is never changed to agree
@@ -74,7 +74,7 @@ async def test_lines_that_do_not_add_up_are_kept_and_warned_about(
 async def test_tax_lines_are_checked_against_their_rate_and_the_tax(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [MR_DIY])
+    await store.documents.writes.insert_many(alice.org_id, [MR_DIY])
     # A correction of one amount checks the others too: the tax line is wrong.
     document = await update(client, alice, {"id": "doc_diy", "tipAmount": "0"})
     found = warnings(document)

@@ -24,7 +24,7 @@ RATED = [
 
 @pytest.fixture
 async def rated(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [{**d, "preferredCurrency": "EUR"} for d in RATED]
     )
     return alice

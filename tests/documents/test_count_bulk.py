@@ -15,7 +15,7 @@ async def test_count_totals_are_exact(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
     # 0.1 + 0.2 drifts in floats; stored cents do not.
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc(f"doc_{i}", amount=Decimal("0.10") if i % 2 else Decimal("0.20"))
@@ -66,7 +66,7 @@ async def test_count_groups(client: httpx.AsyncClient, seeded: Tenant) -> None:
 async def test_count_respects_archive_and_whitelist(
     client: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
-    await store.documents.set_archived(seeded.org_id, ["doc_b"], archived=True)
+    await store.documents.writes.set_archived(seeded.org_id, ["doc_b"], archived=True)
     assert result(await call(client, seeded, "documents.count", {}))["count"] == 5
     assert result(await call(client, seeded, "documents.count", {"archived": "only"}))["count"] == 1
     assert (
@@ -153,7 +153,7 @@ async def test_bulk_edit_query_filter_and_guards(
     )
     assert no_change.status_code == 400
 
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         seeded.org_id, [doc(f"doc_many{i}", merchant="Uber") for i in range(1001)]
     )
     too_many = await call(

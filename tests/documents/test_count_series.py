@@ -117,7 +117,7 @@ async def test_more_than_400_buckets_is_a_400_naming_the_field(
     months = result(await call(client, alice, "documents.count", {**wide, "groupBy": "month"}))
     assert len(months["groups"]) == 14
     # An open range too wide by its data is refused the same way.
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("old", docDate=date(2020, 1, 1)), doc("new", docDate=date(2024, 1, 1))],
     )

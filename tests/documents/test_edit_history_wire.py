@@ -31,7 +31,7 @@ async def test_many_large_corrections_are_all_kept(wire_store: Store, registry: 
     # Each correction of 500 line items records ~600 KB (old and new list); kept inside the
     # document, the 31st such update crossed MongoDB's 16 MB document limit and failed.
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
-    await wire_store.documents.insert_many(alice.org_id, [doc("doc_big")])
+    await wire_store.documents.writes.insert_many(alice.org_id, [doc("doc_big")])
     async with asgi_client(wire_store, registry) as http:
         for version in range(32):
             response = await call(

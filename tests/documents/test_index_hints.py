@@ -36,7 +36,7 @@ def hot_reads(store: Store, workspace: str) -> dict[str, Callable[[], Awaitable[
     documents = store.documents
 
     def newest(query: DocumentQuery) -> Callable[[], Awaitable[Any]]:
-        return lambda: documents.find(workspace, query, limit=20)
+        return lambda: documents.reads.find(workspace, query, limit=20)
 
     return {
         "20 newest": newest(DocumentQuery()),
@@ -45,14 +45,14 @@ def hot_reads(store: Store, workspace: str) -> dict[str, Callable[[], Awaitable[
             DocumentQuery(where=where("category", "eq", "Meals"))
         ),
         "20 newest, archived only": newest(DocumentQuery(archived="only")),
-        "count": lambda: documents.count(workspace, DocumentQuery()),
-        "totals by month (rollups)": lambda: documents.totals(
+        "count": lambda: documents.reads.count(workspace, DocumentQuery()),
+        "totals by month (rollups)": lambda: documents.totals.of(
             workspace, DocumentQuery(), group_by="month"
         ),
-        "totals by category (documents)": lambda: documents.totals(
+        "totals by category (documents)": lambda: documents.totals.of(
             workspace, DocumentQuery(), group_by="category", use_rollups=False
         ),
-        "ranked search's candidates": lambda: documents.candidate_ids(
+        "ranked search's candidates": lambda: documents.reads.candidate_ids(
             workspace, DocumentQuery(where=where("amount", "gt", 5))
         ),
     }
@@ -89,7 +89,7 @@ def finds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
 async def test_every_hot_read_names_its_index(
     store: Store, aggregates: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    await store.documents.insert_many("org_a", demo_documents(60, seed=3))
+    await store.documents.writes.insert_many("org_a", demo_documents(60, seed=3))
     for label, read in hot_reads(store, "org_a").items():
         aggregates.clear()
         await read()
@@ -123,23 +123,23 @@ async def test_which_store_honours_a_hint() -> None:
 async def test_the_answer_is_kept_once_the_store_gave_it(store: Store) -> None:
     documents = store.documents
     down = Server(error=AutoReconnect("down"))
-    documents._db = down  # type: ignore[assignment]
-    assert await documents._hint(NEWEST_INDEX) == {}
-    assert await documents._hint(NEWEST_INDEX) == {}
+    documents.collection.db = down  # type: ignore[assignment]
+    assert await documents.collection.hint(NEWEST_INDEX) == {}
+    assert await documents.collection.hint(NEWEST_INDEX) == {}
     assert down.asked == 2  # not kept: asked again
     embedded = Server({"secantusVersion": "0.7.0b3"})
-    documents._db = embedded  # type: ignore[assignment]
-    assert await documents._hint(NEWEST_INDEX) == {}
-    assert await documents._hint(NEWEST_INDEX) == {}
+    documents.collection.db = embedded  # type: ignore[assignment]
+    assert await documents.collection.hint(NEWEST_INDEX) == {}
+    assert await documents.collection.hint(NEWEST_INDEX) == {}
     assert embedded.asked == 1
 
 
 async def test_a_count_by_words_leaves_the_choice_to_the_words_index(
     store: Store, aggregates: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    await store.documents.insert_many("org_a", demo_documents(20, seed=3))
-    await store.documents.count("org_a", DocumentQuery(words="coffee"))
-    await store.documents.candidate_ids("org_a", DocumentQuery(words="coffee"))
+    await store.documents.writes.insert_many("org_a", demo_documents(20, seed=3))
+    await store.documents.reads.count("org_a", DocumentQuery(words="coffee"))
+    await store.documents.reads.candidate_ids("org_a", DocumentQuery(words="coffee"))
     reads = [options for name, options in aggregates if name == "documents"]
     assert len(reads) == 2 and not any("hint" in options for options in reads), reads
 
@@ -147,9 +147,9 @@ async def test_a_count_by_words_leaves_the_choice_to_the_words_index(
 async def test_a_search_index_reads_what_changed_through_its_index(
     store: Store, finds: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    await store.documents.insert_many("org_a", demo_documents(20, seed=3))
-    everything = await store.documents.index_rows("org_a")
-    since = await store.documents.index_rows("org_a", datetime(2020, 1, 1, tzinfo=UTC))
+    await store.documents.writes.insert_many("org_a", demo_documents(20, seed=3))
+    everything = await store.documents.search.index_rows("org_a")
+    since = await store.documents.search.index_rows("org_a", datetime(2020, 1, 1, tzinfo=UTC))
     assert len(everything) == len(since) == 20
     reads = [options for name, options in finds if name == "documents"]
     assert [options.get("hint") for options in reads] == [CHANGES_INDEX, CHANGES_INDEX], reads

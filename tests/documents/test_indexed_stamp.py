@@ -39,9 +39,9 @@ WRITES = {
     "bulk_write",
 }
 # The documents collection as the repository holds it (rollups hold it to read only).
-HANDLES = {"_docs", "_durable", "_documents"}
+HANDLES = {"docs", "_durable", "_documents"}
 # The write methods of ``DocumentCollection``: the only places allowed to write.
-FUNNEL = {"_insert", "_update_one", "_update_many", "_update_before", "_delete_queued"}
+FUNNEL = {"insert", "update_one", "update_many", "update_before", "delete_queued"}
 
 
 def writes_outside_the_funnel(path: Path) -> list[str]:
@@ -80,11 +80,11 @@ def test_the_scan_sees_a_setter_that_writes_by_itself(tmp_path: Path) -> None:
     forgetful.write_text(
         "class Forgetful:\n"
         "    async def set_merchant(self, workspace_id, document_id, merchant):\n"
-        "        await self._docs.update_one(\n"
+        "        await self._coll.docs.update_one(\n"
         "            {'_id': document_id}, {'$set': {'merchant': merchant}}\n"
         "        )\n"
     )
-    assert writes_outside_the_funnel(forgetful) == ["forgetful.py:3 _docs.update_one"]
+    assert writes_outside_the_funnel(forgetful) == ["forgetful.py:3 docs.update_one"]
 
 
 def test_only_the_stamp_module_names_the_stamp_as_a_key() -> None:
@@ -130,29 +130,32 @@ async def test_each_repository_write_moves_the_stamp(
     monkeypatch.setattr(documents_clock, "utcnow", clock)
     documents = store.documents
     workspace = alice.org_id
-    await documents.insert_many(workspace, [doc("doc_1"), doc("doc_2"), doc("doc_3")])
+    await documents.writes.insert_many(workspace, [doc("doc_1"), doc("doc_2"), doc("doc_3")])
 
     async def stamp_of(document_id: str) -> datetime:
-        record = await documents.get(workspace, document_id)
+        record = await documents.reads.get(workspace, document_id)
         assert record is not None
         moment = record[STAMP]
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
     assert await stamp_of("doc_1") == clock()
-    record = await documents.get(workspace, "doc_1")
+    record = await documents.reads.get(workspace, "doc_1")
     assert record is not None
     vector = {"embedding": None, "embeddingModel": "m"}
     summary = [FieldUpdate(record, {"summary": "x"})]
     writes: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-        ("doc_1", lambda: documents.set_processing(workspace, "doc_1", "processing")),
-        ("doc_2", lambda: documents.set_export_status(workspace, "doc_2", "exported", "exp_1")),
-        ("doc_3", lambda: documents.set_archived(workspace, ["doc_3"], True)),
-        ("doc_1", lambda: documents.update_fields(workspace, record, {"merchant": "Aral"})),
+        ("doc_1", lambda: documents.writes.set_processing(workspace, "doc_1", "processing")),
+        (
+            "doc_2",
+            lambda: documents.writes.set_export_status(workspace, "doc_2", "exported", "exp_1"),
+        ),
+        ("doc_3", lambda: documents.writes.set_archived(workspace, ["doc_3"], True)),
+        ("doc_1", lambda: documents.writes.update_fields(workspace, record, {"merchant": "Aral"})),
         (
             "doc_1",
-            lambda: documents.bulk_update(workspace, summary),
+            lambda: documents.bulk.update(workspace, summary),
         ),
-        ("doc_2", lambda: documents.set_embeddings(workspace, {"doc_2": vector})),
+        ("doc_2", lambda: documents.search.set_embeddings(workspace, {"doc_2": vector})),
     ]
     for document_id, write in writes:
         clock.advance(10)
@@ -163,6 +166,6 @@ async def test_each_repository_write_moves_the_stamp(
     unmoved = await stamp_of("doc_1")
     # The original's list of duplicates is no indexed path; the duplicate's duplicateOf is one
     # a where-clause reads.
-    await documents.link_duplicate(workspace, "doc_1", "doc_2")
+    await documents.writes.link_duplicate(workspace, "doc_1", "doc_2")
     assert await stamp_of("doc_1") == unmoved
     assert await stamp_of("doc_2") == clock()

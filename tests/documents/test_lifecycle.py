@@ -89,7 +89,7 @@ async def test_update_validation(client: httpx.AsyncClient, seeded: Tenant) -> N
 async def test_delete_archives_duplicates_and_cleans_references(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_orig", duplicates=["doc_dup1", "doc_dup2"]),

@@ -69,7 +69,7 @@ def hot_reads(store: Store, workspace: str) -> dict[str, Callable[[], Awaitable[
     documents = store.documents
 
     def newest(query: DocumentQuery) -> Callable[[], Awaitable[Any]]:
-        return lambda: documents.find(workspace, query, limit=20)
+        return lambda: documents.reads.find(workspace, query, limit=20)
 
     return {
         "20 newest": newest(DocumentQuery()),
@@ -77,19 +77,19 @@ def hot_reads(store: Store, workspace: str) -> dict[str, Callable[[], Awaitable[
         "20 newest, category eq Meals": newest(
             DocumentQuery(where=where("category", "eq", "Meals"))
         ),
-        "count": lambda: documents.count(workspace, DocumentQuery()),
-        "totals (rollups)": lambda: documents.totals(workspace, DocumentQuery()),
-        "totals by month (rollups)": lambda: documents.totals(
+        "count": lambda: documents.reads.count(workspace, DocumentQuery()),
+        "totals (rollups)": lambda: documents.totals.of(workspace, DocumentQuery()),
+        "totals by month (rollups)": lambda: documents.totals.of(
             workspace, DocumentQuery(), group_by="month"
         ),
-        "totals by month (documents)": lambda: documents.totals(
+        "totals by month (documents)": lambda: documents.totals.of(
             workspace, DocumentQuery(), group_by="month", use_rollups=False
         ),
-        "ranked search's candidates": lambda: documents.candidate_ids(
+        "ranked search's candidates": lambda: documents.reads.candidate_ids(
             workspace, DocumentQuery(where=where("amount", "gt", 5))
         ),
         # Before every ranked search: what changed since the index last looked.
-        "search index's changes": lambda: documents.index_rows(
+        "search index's changes": lambda: documents.search.index_rows(
             workspace, datetime(2020, 1, 1, tzinfo=UTC)
         ),
     }
@@ -139,7 +139,7 @@ async def test_each_hot_read_plans_on_its_index_whatever_was_loaded_first(
         documents = demo_documents(SIZES[workspace], seed=seed, today=TODAY)
         for position, document in enumerate(documents):
             document["_id"] = f"{workspace}_{position:04d}"
-        await store.documents.insert_many(workspace, documents)
+        await store.documents.writes.insert_many(workspace, documents)
     for workspace in (SMALL, BIG):
         own = {
             "documents": await store.db["documents"].count_documents({"workspaceId": workspace}),

@@ -83,10 +83,10 @@ async def load(store: Store, rows: list[tuple[Any, ...]], wrong_rollups: bool) -
         }
         for i, (offset, amount, currency, _archived) in enumerate(rows)
     ]
-    await store.documents.insert_many(WS, documents)
+    await store.documents.writes.insert_many(WS, documents)
     archived = [f"d{i:03d}" for i, row in enumerate(rows) if row[3]]
     if archived:
-        await store.documents.set_archived(WS, archived, archived=True)
+        await store.documents.writes.set_archived(WS, archived, archived=True)
     if wrong_rollups:
         # Months lost or doubled: the estimate is wrong, the pages must not be.
         rollups = store.db["document_rollups"]
@@ -106,16 +106,16 @@ async def check_pages(
 ) -> None:
     documents = store.documents
     if first_window is not None:
-        documents._first_window = lambda _memory, _limit: first_window  # type: ignore[method-assign]
+        documents.reads.windows._first_window = lambda _memory, _limit: first_window  # type: ignore[method-assign]
     clause = WhereClause.model_validate({"conditions": where}) if where else None
     query = DocumentQuery(where=clause, archived=archived)
     sort = [("docDate", DESCENDING), ("_id", DESCENDING)]
-    plain = await documents._aggregate_page(query.stages(WS), {"_id": 1}, sort, 0)
+    plain = await documents.reads.windows.sorted_page(query.stages(WS), {"_id": 1}, sort, 0)
     expected = [record["_id"] for record in plain]
     seen: list[str] = []
     keyset = None
     for _ in range(len(expected) + 2):
-        page = await documents.find(
+        page = await documents.reads.find(
             WS,
             DocumentQuery(where=clause, archived=archived, after=keyset),
             limit=page_size,
@@ -249,16 +249,16 @@ async def test_a_cold_read_sizes_its_first_window_from_the_rollups(store: Store)
         for day in range(60)
         for n in range(20)
     ]
-    await store.documents.insert_many(WS, documents)
+    await store.documents.writes.insert_many(WS, documents)
     rounds: list[dict[str, Any]] = []
-    read = store.documents._aggregate_page
+    read = store.documents.reads.windows.sorted_page
 
     async def traced(stages: list[dict[str, Any]], *args: Any) -> Any:
         rounds.append(stages[0]["$match"])
         return await read(stages, *args)
 
-    store.documents._aggregate_page = traced  # type: ignore[method-assign]
-    page = await store.documents.find(WS, DocumentQuery(), limit=21, fields=["id"])
+    store.documents.reads.windows.sorted_page = traced  # type: ignore[method-assign,assignment]
+    page = await store.documents.reads.find(WS, DocumentQuery(), limit=21, fields=["id"])
     assert len(page) == 21 and len(rounds) == 1
     lower = rounds[0]["docDate"]["$gt"]
     assert datetime.combine(TODAY, datetime.min.time()) - lower <= timedelta(days=2, seconds=1)
@@ -268,8 +268,8 @@ async def test_a_cold_read_sizes_its_first_window_from_the_rollups(store: Store)
     rounds.clear()
     await store.db["document_rollups"].delete_many({})
     fresh = type(store.documents)(store.db)
-    fresh._aggregate_page = traced  # type: ignore[method-assign]
-    await fresh.find(WS, DocumentQuery(), limit=21, fields=["id"])
+    fresh.reads.windows.sorted_page = traced  # type: ignore[method-assign,assignment]
+    await fresh.reads.find(WS, DocumentQuery(), limit=21, fields=["id"])
     lower = rounds[0]["docDate"]["$gt"]
     expected = datetime.combine(TODAY, datetime.min.time()) - NEWEST_FIRST_WINDOW
     assert abs(lower - expected) <= timedelta(days=1)
@@ -281,23 +281,23 @@ async def test_a_sparse_workspace_is_read_in_one_go_once_its_density_is_known(
     """20 documents over two years: the first page reads them at once (the rollups say they
     are fewer than a page and a half), and so does the next one, from the density remembered:
     a first window that would need more than the longest span reads every date."""
-    now = store.documents._now()
+    now = store.documents.collection.now()
     documents = [
         {"_id": f"s{n:02d}", "docDate": now - timedelta(days=1 + 36 * n), "currency": "EUR"}
         for n in range(20)
     ]
-    await store.documents.insert_many(WS, documents)
+    await store.documents.writes.insert_many(WS, documents)
     rounds: list[dict[str, Any]] = []
-    read = store.documents._aggregate_page
+    read = store.documents.reads.windows.sorted_page
 
     async def traced(stages: list[dict[str, Any]], *args: Any) -> Any:
         rounds.append(stages[0]["$match"])
         return await read(stages, *args)
 
-    store.documents._aggregate_page = traced  # type: ignore[method-assign]
-    first = await store.documents.find(WS, DocumentQuery(), limit=20, fields=["id"])
+    store.documents.reads.windows.sorted_page = traced  # type: ignore[method-assign,assignment]
+    first = await store.documents.reads.find(WS, DocumentQuery(), limit=20, fields=["id"])
     assert [d["_id"] for d in first] == [d["_id"] for d in documents] and len(rounds) == 1
     rounds.clear()
-    again = await store.documents.find(WS, DocumentQuery(), limit=20, fields=["id"])
+    again = await store.documents.reads.find(WS, DocumentQuery(), limit=20, fields=["id"])
     assert [d["_id"] for d in again] == [d["_id"] for d in documents]
     assert len(rounds) == 1, rounds

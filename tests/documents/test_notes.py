@@ -19,7 +19,7 @@ DOCS = [doc("doc_1", merchant="Shell"), doc("doc_2", merchant="Aral")]
 
 @pytest.fixture
 async def noted(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, DOCS)
+    await store.documents.writes.insert_many(alice.org_id, DOCS)
     return alice
 
 
@@ -44,7 +44,7 @@ async def listed(client: httpx.AsyncClient, who: Tenant, document: str = "doc_1"
 
 async def terms(store: Store, who: Tenant, document: str = "doc_1") -> set[str]:
     """The stored search terms (what bulk edits' ``query`` and the lexical index read)."""
-    record = await store.documents.get(who.org_id, document)
+    record = await store.documents.reads.get(who.org_id, document)
     assert record is not None
     return set(record["searchTerms"])
 
@@ -167,19 +167,19 @@ async def test_notes_written_at_once_are_all_kept(client: httpx.AsyncClient, not
 @pytest.mark.wire
 async def test_notes_over_the_wire(wire_store: Store) -> None:
     """The compare-and-set write and the search terms on the real protocol."""
-    await wire_store.documents.insert_many("org_w", [doc("doc_w")])
+    await wire_store.documents.writes.insert_many("org_w", [doc("doc_w")])
 
     def plus(text: str) -> Any:
         return lambda notes: [*notes, {"id": text, "text": text, "author": "usr_1"}]
 
     await asyncio.gather(
-        *(wire_store.documents.change_notes("org_w", "doc_w", plus(f"word{n}")) for n in range(5))
+        *(wire_store.documents.notes.change("org_w", "doc_w", plus(f"word{n}")) for n in range(5))
     )
-    notes = await wire_store.documents.notes_of("org_w", "doc_w")
+    notes = await wire_store.documents.notes.of("org_w", "doc_w")
     assert notes is not None and sorted(n["text"] for n in notes) == [f"word{n}" for n in range(5)]
-    record = await wire_store.documents.get("org_w", "doc_w")
+    record = await wire_store.documents.reads.get("org_w", "doc_w")
     assert record is not None and {f"word{n}" for n in range(5)} <= set(record["searchTerms"])
-    assert await wire_store.documents.notes_of("org_x", "doc_w") is None
+    assert await wire_store.documents.notes.of("org_x", "doc_w") is None
 
 
 async def test_notes_through_graphql(client: httpx.AsyncClient, noted: Tenant) -> None:

@@ -31,7 +31,7 @@ async def packed_records(store: Store) -> list[dict[str, Any]]:
 
 async def test_packed_records_follow_writes_over_the_wire(wire_store: Store) -> None:
     documents = wire_store.documents
-    await documents.insert_many(
+    await documents.writes.insert_many(
         WS,
         [
             {"_id": f"d{i}", "category": ["Fuel", "Meals"][i % 2], "currency": "EUR",
@@ -42,25 +42,25 @@ async def test_packed_records_follow_writes_over_the_wire(wire_store: Store) -> 
     )  # fmt: skip
     # A correction moves a document to a new cell; archiving both March documents empties
     # March's active record (removed); the rest stays.
-    record = await documents.get(WS, "d1")
+    record = await documents.reads.get(WS, "d1")
     assert record is not None
-    await documents.update_fields(WS, record, {"category": "Travel"})
+    await documents.writes.update_fields(WS, record, {"category": "Travel"})
     march = [f"d{i}" for i in range(9) if i % 3 == 2]
-    await documents.set_archived(WS, march, archived=True)
+    await documents.writes.set_archived(WS, march, archived=True)
 
     kept = await packed_records(wire_store)
     by_month = {(r["docDate"].month, r["archived"]): r for r in kept}
     assert set(by_month) == {(1, False), (2, False), (3, True)}
     february = sorted((c["category"], c["count"]) for c in by_month[2, False]["cells"].values())
     assert february == [("Fuel", 1), ("Meals", 1), ("Travel", 1)]
-    await documents.rebuild_rollups(WS)
+    await documents.totals.rebuild_rollups(WS)
     assert await packed_records(wire_store) == kept
 
     # A range that cuts January (day rows) and whole months after it (packed records).
     where = {"conditions": [{"field": "docDate", "op": "gte", "value": "2024-01-03"}]}
     query = DocumentQuery(where=WhereClause.model_validate(where), archived="include")
     fast, slow = [
-        await documents.aggregate(
+        await documents.aggregates.of(
             WS, query, ["month", "category"], max_groups=500, extremes=False, use_rollups=use
         )
         for use in (True, False)

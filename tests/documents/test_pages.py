@@ -1,4 +1,4 @@
-"""Keyset pages owned by the repository (``Documents.find_page``): each row's key is its
+"""Keyset pages owned by the repository (``documents.pages.page``): each row's key is its
 position in the requested order, a key handed back reads on from that row, and a key no page
 gave out is refused at the call, before anything is read."""
 
@@ -19,7 +19,7 @@ async def stocked(store: Store) -> None:
     # Ties on amount and one document without an amount: the id breaks ties, missing values
     # sort lowest.
     amounts = [Decimal("5"), Decimal("5"), Decimal("2.50"), None, Decimal("9"), Decimal("5")]
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS,
         [
             {"_id": f"d{i}", "amount": amount, "currency": "EUR", "conversionRate": 2.0}
@@ -32,7 +32,7 @@ async def all_pages(store: Store, sort_by: str, order: int, size: int) -> list[P
     pages: list[Page] = []
     key = None
     while True:
-        page = await store.documents.find_page(
+        page = await store.documents.pages.page(
             WS, DocumentQuery(), sort_by=sort_by, order=order, limit=size, after=key, fields=["id"]
         )
         pages.append(page)
@@ -45,7 +45,7 @@ async def all_pages(store: Store, sort_by: str, order: int, size: int) -> list[P
 @pytest.mark.parametrize("sort_by", ["amount", "convertedAmount", "id"])
 async def test_pages_read_on_from_their_keys(store: Store, sort_by: str, order: int) -> None:
     await stocked(store)
-    whole = await store.documents.find_page(
+    whole = await store.documents.pages.page(
         WS, DocumentQuery(), sort_by=sort_by, order=order, limit=100
     )
     assert not whole.more and whole.next_key is None
@@ -59,7 +59,7 @@ async def test_a_key_is_the_stored_sort_value_and_the_id(store: Store) -> None:
     """The repository knows that convertedAmount is stored as preferredCents: the caller's
     key holds the stored value without the caller naming the stored field."""
     await stocked(store)
-    page = await store.documents.find_page(
+    page = await store.documents.pages.page(
         WS, DocumentQuery(), sort_by="convertedAmount", order=-1, limit=1, fields=["id"]
     )
     assert page.keys == [{"v": 1800, "id": "d4"}]  # 9.00 EUR at 2.0, in cents
@@ -71,9 +71,9 @@ async def test_a_key_without_an_id_is_refused_before_any_read(
     async def read(*_args: Any, **_kwargs: Any) -> None:
         raise AssertionError("read with a key no page gave out")
 
-    monkeypatch.setattr(store.documents, "find", read)
+    monkeypatch.setattr(store.documents.reads, "find", read)
     with pytest.raises(NotAPageKey):
-        store.documents.find_page(WS, DocumentQuery(), limit=2, after={"v": 5})
+        store.documents.pages.page(WS, DocumentQuery(), limit=2, after={"v": 5})
 
 
 def test_a_page_read_backwards_turns_round_with_its_keys() -> None:

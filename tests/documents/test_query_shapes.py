@@ -24,7 +24,7 @@ async def fill(store: Store, workspace: str, count: int, seed: int) -> list[dict
     documents = demo_documents(count, seed=seed, today=TODAY)
     for position, document in enumerate(documents):
         document["_id"] = f"{workspace}_{position:04d}"
-    await store.documents.insert_many(workspace, documents)
+    await store.documents.writes.insert_many(workspace, documents)
     return documents
 
 
@@ -58,7 +58,7 @@ async def test_reads_examine_only_their_workspace(wire_store: Store) -> None:
     assert "'totalDocsExamined': " + str(len(active_small)) in text, text[:1200]
 
     # The answer is the same as a plain filter over the small workspace.
-    counted = await wire_store.documents.count("org_small", query)
+    counted = await wire_store.documents.reads.count("org_small", query)
     since = datetime(2026, 1, 1).date()
     expected = [d for d in active_small if d.get("docDate") and d["docDate"] >= since]
     assert counted == len(expected)
@@ -81,10 +81,10 @@ async def test_inclusive_date_bounds_keep_equal_documents(wire_store: Store, op:
     expected = {d["_id"] for d in active if compare(d["docDate"])}
     assert any(d["docDate"] == pivot for d in active)  # the bound itself is stored
     query = DocumentQuery(where=where({"field": "docDate", "op": op, "value": pivot.isoformat()}))
-    found = await wire_store.documents.find("org_dates", query)
+    found = await wire_store.documents.reads.find("org_dates", query)
     assert {d["_id"] for d in found} == expected
-    assert await wire_store.documents.count("org_dates", query) == len(expected)
-    totals = await wire_store.documents.totals("org_dates", query, group_by="month")
+    assert await wire_store.documents.reads.count("org_dates", query) == len(expected)
+    totals = await wire_store.documents.totals.of("org_dates", query, group_by="month")
     assert sum(group.count for group in totals.groups) == len(expected)
 
 
@@ -103,7 +103,7 @@ async def test_rollups_on_the_embedded_store_agree_and_read_only_their_range(
     for group_by in (None, "category", "month", "day"):
         query = DocumentQuery(where=where({"field": "docDate", "op": op, "value": pivot}))
         fast, slow = [
-            await wire_store.documents.totals(
+            await wire_store.documents.totals.of(
                 "org_rolled", query, group_by=group_by, preferred_currency="EUR", use_rollups=use
             )
             for use in (True, False)
@@ -124,7 +124,7 @@ async def test_rollups_on_the_embedded_store_agree_and_read_only_their_range(
         )
 
     month_start = where({"field": "docDate", "op": "gte", "value": pivot[:8] + "01"})
-    by_merchant = await wire_store.documents.totals(
+    by_merchant = await wire_store.documents.totals.of(
         "org_rolled", DocumentQuery(where=month_start), group_by="merchant"
     )
     assert by_merchant.source == "rollups:merchant-month"
@@ -148,7 +148,7 @@ async def test_newest_first_pages_read_in_widening_windows(wire_store: Store) ->
         {"_id": f"n{i:02d}", "docDate": value, "amount": Decimal(i), "currency": "EUR"}
         for i, value in enumerate(dated)
     ]
-    await wire_store.documents.insert_many("org_newest", documents)
+    await wire_store.documents.writes.insert_many("org_newest", documents)
     await fill(wire_store, "org_other", 50, seed=6)
     expected = sorted(
         documents, key=lambda d: (d["docDate"] is not None, d["docDate"] or today, d["_id"])
@@ -158,7 +158,7 @@ async def test_newest_first_pages_read_in_widening_windows(wire_store: Store) ->
         seen: list[str] = []
         keyset = None
         while True:
-            page = await wire_store.documents.find(
+            page = await wire_store.documents.reads.find(
                 "org_newest", DocumentQuery(after=keyset), limit=page_size, fields=["id"]
             )
             seen += [record["_id"] for record in page]
@@ -171,13 +171,13 @@ async def test_newest_first_pages_read_in_widening_windows(wire_store: Store) ->
     # The first window is sized from the density earlier pages found; whatever it guesses
     # (a day, or every date at once), the pages are the same.
     documents_repo = wire_store.documents
-    assert documents_repo._densities, "a read remembers its density"
+    assert documents_repo.reads.windows._densities, "a read remembers its density"
     for guess in (timedelta(days=1), timedelta(days=366), timedelta(days=40_000)):
-        documents_repo._first_window = lambda _memory, _limit, guess=guess: guess  # type: ignore[method-assign]
+        documents_repo.reads.windows._first_window = lambda _memory, _limit, guess=guess: guess  # type: ignore[method-assign]
         for page_size in (1, 3, 7):
             seen, keyset = [], None
             while True:
-                page = await documents_repo.find(
+                page = await documents_repo.reads.find(
                     "org_newest", DocumentQuery(after=keyset), limit=page_size, fields=["id"]
                 )
                 seen += [record["_id"] for record in page]
@@ -202,12 +202,12 @@ async def test_forgetting_a_duplicate_reads_only_the_documents_that_list_it(
     await fill(wire_store, "org_big", 200, seed=1)
     await fill(wire_store, "org_dup", 60, seed=3)
     documents = wire_store.documents
-    await documents.link_duplicate("org_dup", "org_dup_0001", "org_dup_0002")
-    await documents.link_duplicate("org_dup", "org_dup_0003", "org_dup_0002")
+    await documents.writes.link_duplicate("org_dup", "org_dup_0001", "org_dup_0002")
+    await documents.writes.link_duplicate("org_dup", "org_dup_0003", "org_dup_0002")
     pipeline = [{"$match": {"workspaceId": "org_dup", "duplicates": {"$in": ["org_dup_0002"]}}}]
     text = plan_text(await explain(wire_store, pipeline))
     assert "IXSCAN" in text and "'totalDocsExamined': 2" in text, text[:1200]
 
-    await documents.remove_references("org_dup", ["org_dup_0002"])
+    await documents.writes.remove_references("org_dup", ["org_dup_0002"])
     listing = await wire_store.db["documents"].count_documents({"duplicates": "org_dup_0002"})
     assert listing == 0

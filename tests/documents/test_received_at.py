@@ -26,7 +26,7 @@ WEEK = {"field": "receivedAt", "op": "gte", "value": "2026-11-21"}
 
 @pytest.fixture
 async def arrived(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, ARRIVED)
+    await store.documents.writes.insert_many(alice.org_id, ARRIVED)
     return alice
 
 

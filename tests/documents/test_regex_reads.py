@@ -69,41 +69,45 @@ def clause(rng: random.Random) -> dict[str, Any]:
 
 async def answers(store: Store, workspace_id: str, query: DocumentQuery) -> dict[str, Any]:
     docs = store.documents
-    first = await docs.find(workspace_id, query, limit=4)
+    first = await docs.reads.find(workspace_id, query, limit=4)
     after = None
     if first:
         last = first[-1]
         after = Keyset("docDate", -1, last["docDate"], last["_id"])
-    second = await docs.find(workspace_id, DocumentQuery(**{**vars(query), "after": after}))
-    totals = await docs.totals(workspace_id, query, group_by="month")
-    grouped = await docs.aggregate(workspace_id, query, ["merchant"], max_groups=50)
+    second = await docs.reads.find(workspace_id, DocumentQuery(**{**vars(query), "after": after}))
+    totals = await docs.totals.of(workspace_id, query, group_by="month")
+    grouped = await docs.aggregates.of(workspace_id, query, ["merchant"], max_groups=50)
     return {
-        "count": await docs.count(workspace_id, query),
+        "count": await docs.reads.count(workspace_id, query),
         "first": [row["_id"] for row in first],
         "second": [row["_id"] for row in second],
         "sorted": [
             row["_id"]
-            for row in await docs.find(workspace_id, query, sort_by="amount", order=1, limit=5)
+            for row in await docs.reads.find(
+                workspace_id, query, sort_by="amount", order=1, limit=5
+            )
         ],
-        "all": [row["_id"] for row in await docs.find(workspace_id, query)],
-        "candidates": sorted(await docs.candidate_ids(workspace_id, query)),
+        "all": [row["_id"] for row in await docs.reads.find(workspace_id, query)],
+        "candidates": sorted(await docs.reads.candidate_ids(workspace_id, query)),
         "totals": totals,
         "groups": grouped,
     }
 
 
 async def both_ways(store: Store, workspace_id: str, query: DocumentQuery) -> None:
-    store.documents.regex_here = False
+    store.documents.collection.regex_here = False
     theirs = await answers(store, workspace_id, query)
-    store.documents.regex_here = True
+    store.documents.collection.regex_here = True
     ours = await answers(store, workspace_id, query)
     assert ours == theirs, query
 
 
 async def test_matched_here_agrees_with_the_embedded_store(wire_store: Store) -> None:
     rng = random.Random(35)
-    await wire_store.documents.insert_many("org_a", documents(rng, 60))
-    await wire_store.documents.insert_many("org_b", documents(rng, 10, "other"))  # never counted
+    await wire_store.documents.writes.insert_many("org_a", documents(rng, 60))
+    await wire_store.documents.writes.insert_many(
+        "org_b", documents(rng, 10, "other")
+    )  # never counted
     for _ in range(40):
         where = WhereClause.model_validate(clause(rng))
         await both_ways(wire_store, "org_a", DocumentQuery(where=where))
@@ -120,33 +124,33 @@ async def test_matched_here_agrees_with_the_embedded_store(wire_store: Store) ->
 async def test_no_regex_of_the_callers_reaches_the_embedded_store(wire_store: Store) -> None:
     """Fails when the store evaluates the caller's regex: every pipeline it is sent is
     recorded, and none may test the regex's field with ``$regex``."""
-    await wire_store.documents.insert_many("org_a", documents(random.Random(1), 20))
+    await wire_store.documents.writes.insert_many("org_a", documents(random.Random(1), 20))
     sent: list[Any] = []
-    real = wire_store.documents._docs.aggregate
+    real = wire_store.documents.collection.docs.aggregate
 
     def recording(pipeline: Any, *args: Any, **kwargs: Any) -> Any:
         sent.append(pipeline)
         return real(pipeline, *args, **kwargs)
 
-    wire_store.documents._docs.aggregate = recording  # type: ignore[method-assign]
+    wire_store.documents.collection.docs.aggregate = recording  # type: ignore[method-assign]
     where = WhereClause.model_validate({"conditions": [CONDITIONS[2], CONDITIONS[5]]})
     query = DocumentQuery(where=where)
     await answers(wire_store, "org_a", query)
     assert sent and "'summary': {'$regex'" not in repr(sent)
     # Sanity of the probe: with the store matching, the regex is sent.
-    wire_store.documents.regex_here = False
-    await wire_store.documents.count("org_a", query)
+    wire_store.documents.collection.regex_here = False
+    await wire_store.documents.reads.count("org_a", query)
     assert "'summary': {'$regex'" in repr(sent)
 
 
 async def test_a_regex_read_past_its_budget_names_the_field(
     wire_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await wire_store.documents.insert_many("org_a", documents(random.Random(2), 5))
+    await wire_store.documents.writes.insert_many("org_a", documents(random.Random(2), 5))
     monkeypatch.setattr("persistence.documents.regex_reads.QUERY_TIME_LIMIT_MS", 0)
     where = WhereClause.model_validate({"conditions": [CONDITIONS[2]]})
     with pytest.raises(QueryTimeout) as raised:
-        await wire_store.documents.count("org_a", DocumentQuery(where=where))
+        await wire_store.documents.reads.count("org_a", DocumentQuery(where=where))
     assert raised.value.fields == ("summary",)
 
 

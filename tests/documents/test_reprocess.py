@@ -54,9 +54,9 @@ async def processed_upload(http: httpx.AsyncClient, store: Store, who: Tenant) -
 
 async def an_older_reading(store: Store, who: Tenant, document_id: str, **fields: Any) -> None:
     """What an earlier extraction wrote (no edit history: nobody corrected it)."""
-    record = await store.documents.get(who.org_id, document_id)
+    record = await store.documents.reads.get(who.org_id, document_id)
     assert record is not None
-    await store.documents.update_fields(who.org_id, record, fields)
+    await store.documents.writes.update_fields(who.org_id, record, fields)
 
 
 async def test_a_new_reading_is_written_per_field_and_keeps_a_persons_correction(
@@ -103,7 +103,9 @@ async def test_unready_and_foreign_documents_are_not_queued(
     http: httpx.AsyncClient, wire_store: Store, alice: Tenant
 ) -> None:
     read = await processed_upload(http, wire_store, alice)
-    await wire_store.documents.insert_many(alice.org_id, [{"_id": "doc_typed", "merchant": "X"}])
+    await wire_store.documents.writes.insert_many(
+        alice.org_id, [{"_id": "doc_typed", "merchant": "X"}]
+    )
     bob = await make_tenant(wire_store, "bob@example.com", "Bob Ltd")
     theirs = await call(http, bob, "documents.reprocess", {"ids": [read["id"]]})
     assert theirs == {"queued": [], "missing": [read["id"]], "notReady": []}

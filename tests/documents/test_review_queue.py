@@ -43,13 +43,13 @@ async def count(client: httpx.AsyncClient, tenant: Tenant) -> int:
 
 
 async def finish(store: Store, tenant: Tenant, doc_id: str, status: str = "processed") -> None:
-    await store.documents.set_processing(tenant.org_id, doc_id, status, "done")
+    await store.documents.writes.set_processing(tenant.org_id, doc_id, status, "done")
 
 
 async def test_a_weak_field_flags_the_document_when_processing_finishes(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [doc("doc_weak", processingStatus="processing", evidence=WEAK_AMOUNT)]
     )
     assert (await get(client, alice, "doc_weak"))["needsReview"] is False  # not finished yet
@@ -58,7 +58,7 @@ async def test_a_weak_field_flags_the_document_when_processing_finishes(
     assert (document["needsReview"], document["reviewReasons"]) == (True, ["flaggedField"])
     # A warning on a field flags it whatever its confidence.
     warned = [{"field": "taxAmount", "confidence": 0.99, "warning": "tax 35.00 is not 6%"}]
-    await store.documents.insert_many(alice.org_id, [doc("doc_warned", evidence=warned)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_warned", evidence=warned)])
     assert (await get(client, alice, "doc_warned"))["reviewReasons"] == ["flaggedField"]
     assert await queue(client, alice) == ["doc_weak", "doc_warned"]
 
@@ -82,7 +82,9 @@ async def test_a_processing_warning_flags_the_document(
 ) -> None:
     monkeypatch.setattr(pipeline, "STEPS", (Warn(),))
     activity = await store.activity.create(alice.org_id, "upload", ["doc_warn"], {})
-    await store.documents.insert_many(alice.org_id, [doc("doc_warn", processingStatus="queued")])
+    await store.documents.writes.insert_many(
+        alice.org_id, [doc("doc_warn", processingStatus="queued")]
+    )
     await process_document(build_services(Settings(), store), alice.org_id, "doc_warn", activity)
     document = await get(client, alice, "doc_warn")
     assert document["processingStatus"] == "warning"
@@ -92,17 +94,17 @@ async def test_a_processing_warning_flags_the_document(
 async def test_a_possible_duplicate_and_a_missing_amount_flag_the_document(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [doc("doc_orig"), doc("doc_copy"), doc("doc_blank", amount=None)]
     )
     assert await queue(client, alice) == ["doc_blank"]
     assert (await get(client, alice, "doc_blank"))["reviewReasons"] == ["noAmount"]
-    await store.documents.link_duplicate(alice.org_id, "doc_orig", "doc_copy")
+    await store.documents.writes.link_duplicate(alice.org_id, "doc_orig", "doc_copy")
     assert (await get(client, alice, "doc_copy"))["reviewReasons"] == ["possibleDuplicate"]
     assert (await get(client, alice, "doc_orig"))["needsReview"] is False
     assert await count(client, alice) == 2
     # The original removed, the copy is no longer a duplicate, and no longer in the queue.
-    await store.documents.forget_original(alice.org_id, "doc_orig")
+    await store.documents.writes.forget_original(alice.org_id, "doc_orig")
     assert (await get(client, alice, "doc_copy"))["needsReview"] is False
     assert await queue(client, alice) == ["doc_blank"]
 
@@ -110,7 +112,7 @@ async def test_a_possible_duplicate_and_a_missing_amount_flag_the_document(
 async def test_a_clean_or_unfinished_document_is_not_in_the_queue(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_clean", evidence=[{"field": "amount", "confidence": 0.97}]),
@@ -125,7 +127,7 @@ async def test_a_clean_or_unfinished_document_is_not_in_the_queue(
 async def test_review_accepts_clears_the_flag_and_records_who_and_when(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_1", evidence=WEAK_AMOUNT)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_1", evidence=WEAK_AMOUNT)])
     assert await count(client, alice) == 1
     reviewed = result(await call(client, alice, "documents.review", {"id": "doc_1"}))["document"]
     assert reviewed["needsReview"] is False
@@ -140,7 +142,7 @@ async def test_review_accepts_clears_the_flag_and_records_who_and_when(
 async def test_a_correction_in_the_review_is_applied_by_documents_update(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [doc("doc_2", amount=None, evidence=WEAK_AMOUNT)]
     )
     body = {"id": "doc_2", "corrections": {"amount": "12.50", "merchant": "Aral"}}
@@ -154,7 +156,7 @@ async def test_a_correction_in_the_review_is_applied_by_documents_update(
         edits
     )
     # A bad correction is refused like documents.update refuses it, and nothing is reviewed.
-    await store.documents.insert_many(alice.org_id, [doc("doc_3", amount=None)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_3", amount=None)])
     bad = {"id": "doc_3", "corrections": {"currency": "euro"}}
     refused = await call(client, alice, "documents.review", bad)
     assert refused.status_code == 400 and "corrections.currency" in refused.text, refused.text
@@ -164,7 +166,9 @@ async def test_a_correction_in_the_review_is_applied_by_documents_update(
 async def test_a_document_already_reviewed_answers_409_naming_who(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_4", amount=None), doc("doc_5")])
+    await store.documents.writes.insert_many(
+        alice.org_id, [doc("doc_4", amount=None), doc("doc_5")]
+    )
     result(await call(client, alice, "documents.review", {"id": "doc_4"}))
     again = await call(
         client, alice, "documents.review", {"id": "doc_4", "corrections": {"amount": "1.00"}}
@@ -178,7 +182,7 @@ async def test_a_document_already_reviewed_answers_409_naming_who(
 async def test_it_stays_cleared_until_something_new_needs_review(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [doc("doc_orig"), doc("doc_6", evidence=WEAK_AMOUNT)]
     )
     result(await call(client, alice, "documents.review", {"id": "doc_6"}))
@@ -186,7 +190,7 @@ async def test_it_stays_cleared_until_something_new_needs_review(
     result(await call(client, alice, "documents.update", {"id": "doc_6", "merchant": "Esso"}))
     assert (await get(client, alice, "doc_6"))["needsReview"] is False
     # A reason it did not have when accepted brings it back.
-    await store.documents.link_duplicate(alice.org_id, "doc_orig", "doc_6")
+    await store.documents.writes.link_duplicate(alice.org_id, "doc_orig", "doc_6")
     document = await get(client, alice, "doc_6")
     assert document["needsReview"] is True
     assert document["reviewReasons"] == ["flaggedField", "possibleDuplicate"]
@@ -201,7 +205,7 @@ async def test_it_stays_cleared_until_something_new_needs_review(
 async def test_review_is_scoped_to_the_workspace(
     client: httpx.AsyncClient, store: Store, alice: Tenant, bob: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_7", amount=None)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_7", amount=None)])
     foreign = await call(client, bob, "documents.review", {"id": "doc_7"})
     assert foreign.status_code == 404
     assert (await get(client, alice, "doc_7"))["needsReview"] is True
@@ -224,9 +228,9 @@ async def test_documents_stored_before_the_queue_get_their_flags_once(
                 "archived": False,
             }
         )
-    assert await store.documents.migrate_review() == 2
-    blank = await store.documents.get(alice.org_id, "doc_old_blank")
-    fine = await store.documents.get(alice.org_id, "doc_old_fine")
+    assert await store.documents.writes.migrate_review() == 2
+    blank = await store.documents.reads.get(alice.org_id, "doc_old_blank")
+    fine = await store.documents.reads.get(alice.org_id, "doc_old_fine")
     assert blank is not None and (blank["needsReview"], blank["reviewReasons"]) == (
         True,
         ["noAmount"],
@@ -235,7 +239,7 @@ async def test_documents_stored_before_the_queue_get_their_flags_once(
     assert await store.db["document_migrations"].find_one({"_id": REVIEW_MIGRATION})
     # Once: a later start-up leaves documents alone.
     await raw.update_one({"_id": "doc_old_fine"}, {"$unset": {"needsReview": ""}})
-    assert await store.documents.migrate_review() == 0
+    assert await store.documents.writes.migrate_review() == 0
 
 
 @pytest.mark.wire
@@ -243,11 +247,11 @@ async def test_the_queue_over_the_wire(wire_store: Store, registry: Registry) ->
     """On the embedded MongoDB server: the queue read, a review guarded by the reasons it
     accepts (an array compared whole), a second review refused, the start-up migration."""
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
-    await wire_store.documents.insert_many(
+    await wire_store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_w1", amount=None, evidence=WEAK_AMOUNT), doc("doc_w2"), doc("doc_w3")],
     )
-    await wire_store.documents.link_duplicate(alice.org_id, "doc_w2", "doc_w3")
+    await wire_store.documents.writes.link_duplicate(alice.org_id, "doc_w2", "doc_w3")
     async with asgi_client(wire_store, registry) as http:
         assert await queue(http, alice) == ["doc_w1", "doc_w3"]
         assert await count(http, alice) == 2
@@ -265,7 +269,7 @@ async def test_the_queue_over_the_wire(wire_store: Store, registry: Registry) ->
     await wire_store.db["documents"].update_many(
         {"workspaceId": alice.org_id}, {"$unset": {"needsReview": "", "reviewReasons": ""}}
     )
-    assert await wire_store.documents.migrate_review() == 3
-    found = await wire_store.documents.get(alice.org_id, "doc_w1")
+    assert await wire_store.documents.writes.migrate_review() == 3
+    found = await wire_store.documents.reads.get(alice.org_id, "doc_w1")
     # Accepted before: the migration computes from the accepted reasons too.
     assert found is not None and found["needsReview"] is False

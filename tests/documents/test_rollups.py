@@ -170,7 +170,7 @@ async def answer(
     """The totals, or the refusal of a series longer than 60 buckets (the dates span 91
     days, so some day series are)."""
     try:
-        return await store.documents.totals(
+        return await store.documents.totals.of(
             WS,
             query,
             group_by=group_by,
@@ -211,24 +211,24 @@ async def run_writes(store: Store, ops: list[tuple[Any, ...]]) -> None:
         kind = op[0]
         if kind == "insert":
             batch = [{"_id": f"d{len(ids) + i}", **fields} for i, fields in enumerate(op[1])]
-            await documents.insert_many(WS, batch)
+            await documents.writes.insert_many(WS, batch)
             ids += [fields["_id"] for fields in batch]
             continue
         if not ids:
             continue
         if kind == "update":
-            record = await documents.get(WS, ids[op[1] % len(ids)])
+            record = await documents.reads.get(WS, ids[op[1] % len(ids)])
             if record is not None:  # None: dropped while queued
-                await documents.update_fields(WS, record, op[2])
+                await documents.writes.update_fields(WS, record, op[2])
         elif kind == "bulk":
-            records = [await documents.get(WS, ids[i % len(ids)]) for i in op[1]]
+            records = [await documents.reads.get(WS, ids[i % len(ids)]) for i in op[1]]
             updates = {r["_id"]: FieldUpdate(r, op[2]) for r in records if r is not None}
-            await documents.bulk_update(WS, list(updates.values()))
+            await documents.bulk.update(WS, list(updates.values()))
         elif kind in ("archive", "unarchive"):
             chosen = [ids[i % len(ids)] for i in op[1]]
-            await documents.set_archived(WS, chosen, archived=kind == "archive")
+            await documents.writes.set_archived(WS, chosen, archived=kind == "archive")
         elif kind == "drop-queued":
-            await documents.delete_unprocessed(WS, ids[op[1] % len(ids)])
+            await documents.writes.delete_unprocessed(WS, ids[op[1] % len(ids)])
 
 
 async def rows(store: Store) -> list[dict[str, Any]]:
@@ -271,10 +271,10 @@ def test_rollups_answer_like_the_documents(
             "active": await col.count_documents({"workspaceId": WS, "archived": False}),
             "archived": await col.count_documents({"workspaceId": WS, "archived": True}),
         }
-        assert await store.documents.counts_by_workspace([WS]) == {WS: expected}
+        assert await store.documents.totals.counts_by_workspace([WS]) == {WS: expected}
         # What the writes kept equals what a recount finds.
         kept = await rows(store)
-        await store.documents.rebuild_rollups(WS)
+        await store.documents.totals.rebuild_rollups(WS)
         assert kept == await rows(store)
 
     asyncio.run(scenario())
@@ -284,7 +284,7 @@ async def totals_of(store: Store, where: dict[str, Any] | None, group_by: Any = 
     query = DocumentQuery(
         where=WhereClause.model_validate(where) if where else None, where_fields=COUNT_FIELDS
     )
-    return await store.documents.totals(WS, query, group_by=group_by, preferred_currency="EUR")
+    return await store.documents.totals.of(WS, query, group_by=group_by, preferred_currency="EUR")
 
 
 def since(value: str, op: str = "gte") -> dict[str, Any]:
@@ -292,7 +292,7 @@ def since(value: str, op: str = "gte") -> dict[str, Any]:
 
 
 async def test_which_source_answers(store: Store) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS,
         [
             {"_id": "a", "merchant": "Shell", "docDate": date(2024, 1, 5), "amount": Decimal(1)},
@@ -344,15 +344,15 @@ async def test_which_source_answers(store: Store) -> None:
 
 
 async def test_rows_follow_corrections_and_vanish_at_zero(store: Store) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS, [{"_id": "a", "merchant": "Shell", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
     )
-    record = await store.documents.get(WS, "a")
+    record = await store.documents.reads.get(WS, "a")
     assert record is not None
-    await store.documents.update_fields(WS, record, {"merchant": "Aral"})
+    await store.documents.writes.update_fields(WS, record, {"merchant": "Aral"})
     kept = await rows(store)
     assert [row["merchant"] for row in kept if row["shape"] == "merchant-month"] == ["Aral"]
-    await store.documents.set_archived(WS, ["a"], archived=True)
+    await store.documents.writes.set_archived(WS, ["a"], archived=True)
     assert {row["archived"] for row in await rows(store)} == {True}
     totals = await totals_of(store, None)
     assert totals.source.startswith("rollups") and totals.overall == []
@@ -364,11 +364,11 @@ async def test_a_write_that_loses_a_race_moves_the_rows_from_what_it_replaced(
     """Another writer changes the category between this write's read and its update: the
     compare-and-set update misses, the record is read again, and the rows move from the
     category the other writer left, not from the one first read."""
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
     )
     documents = store.documents
-    col = documents._docs
+    col = documents.collection.docs
     read = col.find_one
     reads = 0
 
@@ -380,24 +380,24 @@ async def test_a_write_that_loses_a_race_moves_the_rows_from_what_it_replaced(
             before = await read({"_id": "a"})
             assert before is not None
             await col.update_one({"_id": "a"}, {"$set": {"category": "Meals"}})
-            await documents._rollups.apply(
+            await documents.collection.rollups.apply(
                 WS, removed=[before], added=[{**before, "category": "Meals"}]
             )
         return found
 
     monkeypatch.setattr(col, "find_one", read_then_lose_the_race)
-    await documents.set_archived(WS, ["a"], archived=True)
+    await documents.writes.set_archived(WS, ["a"], archived=True)
     assert reads == 2
     kept = await rows(store)
     assert {(row["category"], row["archived"]) for row in kept if row["shape"] == "day"} == {
         ("Meals", True)
     }
-    await documents.rebuild_rollups(WS)
+    await documents.totals.rebuild_rollups(WS)
     assert kept == await rows(store)
 
 
 async def test_preferred_total_sums_each_documents_conversion(store: Store) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS,
         [
             {"_id": "a", "currency": "USD", "amount": Decimal("10.00"),
@@ -420,24 +420,24 @@ async def test_preferred_total_sums_each_documents_conversion(store: Store) -> N
 async def test_a_failed_row_write_falls_back_to_the_documents(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rollups = store.documents._rollups
+    rollups = store.documents.collection.rollups
 
     async def broken(*_: Any) -> None:
         raise RuntimeError("store went away")
 
     monkeypatch.setattr(rollups, "_write", broken)
-    await store.documents.insert_many(WS, [{"_id": "a", "amount": Decimal(1)}])
-    assert await store.documents.stale_rollups() == [WS]
+    await store.documents.writes.insert_many(WS, [{"_id": "a", "amount": Decimal(1)}])
+    assert await store.documents.totals.stale_rollups() == [WS]
     totals = await totals_of(store, None)
     assert totals.source == "documents" and totals.overall[0].count == 1
     monkeypatch.undo()
-    assert await store.documents.rebuild_rollups(WS) == len(SHAPES)  # one row per shape
-    assert await store.documents.stale_rollups() == []
+    assert await store.documents.totals.rebuild_rollups(WS) == len(SHAPES)  # one row per shape
+    assert await store.documents.totals.stale_rollups() == []
     assert (await totals_of(store, None)).source.startswith("rollups")
 
 
 async def test_count_returns_the_preferred_total(client: Any, store: Store, alice: Tenant) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [{"_id": "a", "currency": "USD", "amount": Decimal("10.00"),
           "preferredCurrency": "USD", "conversionRate": 1.0}],
@@ -454,18 +454,18 @@ async def test_documents_from_before_rollups_are_counted_until_rebuilt() -> None
     """A database written before rollups existed: its workspaces are stale at start-up and
     count from the documents; ``fincap admin rebuild-rollups`` recounts them."""
     db = AsyncMongoMockClient(tz_aware=True)[f"r_{uuid.uuid4().hex[:8]}"]
-    legacy = Store(db).documents.prepare(WS, {"_id": "old", "amount": Decimal("2.50")})
+    legacy = Store(db).documents.writes.prepare(WS, {"_id": "old", "amount": Decimal("2.50")})
     await db["documents"].insert_one(dict(legacy))
     store = Store(db)
     await store.ensure_indexes()
-    assert await store.documents.stale_rollups() == [WS]
+    assert await store.documents.totals.stale_rollups() == [WS]
     assert (await totals_of(store, None)).overall[0].cents == 250
 
     assert await accounts.rebuild_rollups(store, []) == {"rebuilt": {WS: len(SHAPES)}}
     rebuilt = await totals_of(store, None)
     assert rebuilt.source.startswith("rollups") and rebuilt.overall[0].cents == 250
     await store.ensure_indexes()  # the check runs once per database
-    assert await store.documents.stale_rollups() == []
+    assert await store.documents.totals.stale_rollups() == []
 
 
 async def test_workspaces_without_a_newer_shapes_rows_are_counted_until_rebuilt() -> None:
@@ -474,14 +474,14 @@ async def test_workspaces_without_a_newer_shapes_rows_are_counted_until_rebuilt(
     db = AsyncMongoMockClient(tz_aware=True)[f"r_{uuid.uuid4().hex[:8]}"]
     store = Store(db)
     await store.ensure_indexes()
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS, [{"_id": "a", "category": "Fuel", "docDate": date(2024, 1, 5), "amount": Decimal(3)}]
     )
     await db["document_rollups"].delete_many({"shape": {"$in": ["category", "month-category"]}})
     await db["document_rollup_state"].delete_many({})  # as written by an older release
     store = Store(db)
     await store.ensure_indexes()
-    assert await store.documents.stale_rollups() == [WS]
+    assert await store.documents.totals.stale_rollups() == [WS]
     totals = await totals_of(store, since("2024-01-01"), "category")
     assert totals.source == "documents" and totals.groups[0].key == "Fuel"
     await accounts.rebuild_rollups(store, [])
@@ -495,7 +495,7 @@ async def test_rows_without_the_newer_counters_are_counted_until_rebuilt() -> No
     db = AsyncMongoMockClient(tz_aware=True)[f"r_{uuid.uuid4().hex[:8]}"]
     store = Store(db)
     await store.ensure_indexes()
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         WS, [{"_id": "a", "docDate": date(2024, 1, 5), "amount": Decimal(3),
               "taxAmount": Decimal("0.50")}]
     )  # fmt: skip
@@ -503,9 +503,9 @@ async def test_rows_without_the_newer_counters_are_counted_until_rebuilt() -> No
     await db["document_rollup_state"].delete_many({})  # as written by an older release
     store = Store(db)
     await store.ensure_indexes()
-    assert await store.documents.stale_rollups() == [WS]
+    assert await store.documents.totals.stale_rollups() == [WS]
     await accounts.rebuild_rollups(store, [])
-    assert await store.documents.stale_rollups() == []
+    assert await store.documents.totals.stale_rollups() == []
     kept = await rows(store)
     assert {row["taxCents"] for row in kept if row["shape"] != PACKED} == {50}
     assert {cell["taxCents"] for row in kept for cell in row.get("cells", {}).values()} == {50}

@@ -40,14 +40,14 @@ async def test_regex_reads_take_turns_per_workspace(
     store: Store, alice: Tenant, bob: Tenant
 ) -> None:
     for tenant in (alice, bob):
-        await store.documents.insert_many(
+        await store.documents.writes.insert_many(
             tenant.org_id, [doc(f"doc_{tenant.org_id}_{n}", merchant="Shell") for n in range(3)]
         )
     label: contextvars.ContextVar[str] = contextvars.ContextVar("label")
     entered: list[str] = []
     arrived = asyncio.Event()
     release = asyncio.Event()
-    run = store.documents._run
+    run = store.documents.collection.run
 
     async def held(awaitable: Awaitable[Any]) -> Any:
         """The store call of each read waits here until the test releases them."""
@@ -56,11 +56,11 @@ async def test_regex_reads_take_turns_per_workspace(
         await release.wait()
         return await run(awaitable)
 
-    store.documents._run = held  # type: ignore[method-assign]
+    store.documents.collection.run = held  # type: ignore[method-assign]
 
     async def count(name: str, tenant: Tenant, where: WhereClause) -> int:
         label.set(name)
-        return await store.documents.count(tenant.org_id, DocumentQuery(where=where))
+        return await store.documents.reads.count(tenant.org_id, DocumentQuery(where=where))
 
     async def until(seen: set[str]) -> None:
         while not seen <= set(entered):
@@ -82,4 +82,4 @@ async def test_regex_reads_take_turns_per_workspace(
     assert await asyncio.wait_for(asyncio.gather(first, second, *others), GUARD_S) == [3] * 4
     assert entered.index("alice-2") > entered.index("alice-1")
     # The turns are forgotten when nobody waits (no lock kept per workspace ever seen).
-    assert store.documents._scan_turns._locks == {}
+    assert store.documents.collection._scan_turns._locks == {}

@@ -162,7 +162,7 @@ async def test_export_and_archive_filters(
 ) -> None:
     assert await ids(client, seeded, exportStatus="exported") == ["doc_d"]
     assert "doc_d" not in await ids(client, seeded, exportStatus="not-exported", limit=10)
-    await store.documents.set_archived(seeded.org_id, ["doc_b"], archived=True)
+    await store.documents.writes.set_archived(seeded.org_id, ["doc_b"], archived=True)
     assert "doc_b" not in await ids(client, seeded, limit=10)
     assert await ids(client, seeded, archived="only") == ["doc_b"]
     assert "doc_b" in await ids(client, seeded, archived="include", limit=10)
@@ -243,7 +243,7 @@ async def test_search_mode_pages_and_mmr_diversifies(
 ) -> None:
     similar = [doc(f"doc_s{i}", merchant="Shell", summary="fuel station diesel") for i in range(4)]
     other = [doc("doc_x", merchant="Shell", summary="fuel station car wash and vacuum")]
-    await store.documents.insert_many(alice.org_id, similar + other)
+    await store.documents.writes.insert_many(alice.org_id, similar + other)
     sim = result(
         await call(
             client,
@@ -295,7 +295,7 @@ async def test_query_timeout_is_a_clear_400(
     async def too_slow(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         raise QueryTimeout("query exceeded its time limit")
 
-    monkeypatch.setattr(store.documents, "find", too_slow)
+    monkeypatch.setattr(store.documents.reads, "find", too_slow)
     response = await call(
         client,
         seeded,

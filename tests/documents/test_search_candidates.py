@@ -1,6 +1,6 @@
 """A ranked search filtered only by archive and export state takes its candidates from the
-workspace's in-memory index: the same documents ``Documents.candidate_ids`` reads, kept fresh by
-``indexedAt`` across archive, unarchive, export, processing, edits and deletions.
+workspace's in-memory index: the same documents ``documents.reads.candidate_ids`` reads, kept
+fresh by ``indexedAt`` across archive, unarchive, export, processing, edits and deletions.
 
 The property test drives random write sequences on the in-memory store with a hand-moved clock,
 so that a write that forgot to stamp ``indexedAt`` is one the index's refresh does not re-read
@@ -65,7 +65,7 @@ async def _check_equal(store: Store, indexes: SearchIndexes, workspace_id: str) 
         assert query.scope_only() == (where is None)
         index = await indexes.fresh(store, workspace_id)
         from_index = await candidates(store, workspace_id, index, query, indexes)
-        ids = await store.documents.candidate_ids(workspace_id, query)
+        ids = await store.documents.reads.candidate_ids(workspace_id, query)
         assert sorted(index.ids[int(r)] for r in from_index) == sorted(ids), (archived, where)
         assert np.array_equal(from_index, np.sort(index.rows_of(ids)))
 
@@ -89,46 +89,52 @@ class Writes:
             fields["archived"] = True  # an import of an archived document
         elif roll < 0.4:
             fields["exportStatus"] = "exported"
-        await self.store.documents.insert_many(self.workspace_id, [doc(document_id, **fields)])
+        await self.store.documents.writes.insert_many(
+            self.workspace_id, [doc(document_id, **fields)]
+        )
         self.ids.append(document_id)
 
     async def archive(self, archived: bool) -> None:
         chosen = self.rng.sample(self.ids, min(len(self.ids), self.rng.randint(1, 3)))
-        await self.store.documents.set_archived(self.workspace_id, chosen, archived)
+        await self.store.documents.writes.set_archived(self.workspace_id, chosen, archived)
 
     async def export(self) -> None:
         status = self.rng.choice(("exported", "not-exported"))
-        await self.store.documents.set_export_status(
+        await self.store.documents.writes.set_export_status(
             self.workspace_id, self.rng.choice(self.ids), status, "exp_1"
         )
 
     async def process(self) -> None:
         status = self.rng.choice(("processing", "processed", "failed"))
-        await self.store.documents.set_processing(
+        await self.store.documents.writes.set_processing(
             self.workspace_id, self.rng.choice(self.ids), status
         )
 
     async def update(self) -> None:
-        record = await self.store.documents.get(self.workspace_id, self.rng.choice(self.ids))
+        record = await self.store.documents.reads.get(self.workspace_id, self.rng.choice(self.ids))
         if record is None:
             return  # deleted
         changes = {"merchant": self.rng.choice(MERCHANTS), "amount": Decimal("3.50")}
-        await self.store.documents.update_fields(self.workspace_id, record, changes)
+        await self.store.documents.writes.update_fields(self.workspace_id, record, changes)
 
     async def bulk_update(self) -> None:
         records = [
             r
-            for r in [await self.store.documents.get(self.workspace_id, i) for i in self.ids[:4]]
+            for r in [
+                await self.store.documents.reads.get(self.workspace_id, i) for i in self.ids[:4]
+            ]
             if r is not None
         ]
         updates = [
             FieldUpdate(r, {"category": self.rng.choice(("Fuel", "Meals"))}) for r in records
         ]
-        await self.store.documents.bulk_update(self.workspace_id, updates)
+        await self.store.documents.bulk.update(self.workspace_id, updates)
 
     async def delete(self) -> None:
         # Removes the document only while it is still queued (else changes nothing).
-        await self.store.documents.delete_unprocessed(self.workspace_id, self.rng.choice(self.ids))
+        await self.store.documents.writes.delete_unprocessed(
+            self.workspace_id, self.rng.choice(self.ids)
+        )
 
     async def step(self) -> str:
         if len(self.ids) < 3:
@@ -184,7 +190,7 @@ async def test_a_write_that_does_not_stamp_indexed_at_is_missed(
     clock = ManualClock()
     monkeypatch.setattr(documents_clock, "utcnow", clock)
     monkeypatch.setattr(search_indexes, "utcnow", clock)
-    await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2")])
     indexes = SearchIndexes()
     await _check_equal(store, indexes, alice.org_id)
     clock.advance(10)
@@ -227,8 +233,10 @@ async def test_ranked_pages_are_those_of_the_database_path(
         )
         for i in range(60)
     ]
-    await store.documents.insert_many(alice.org_id, documents)
-    await store.documents.set_archived(alice.org_id, [f"doc_{i:03}" for i in range(0, 60, 4)], True)
+    await store.documents.writes.insert_many(alice.org_id, documents)
+    await store.documents.writes.set_archived(
+        alice.org_id, [f"doc_{i:03}" for i in range(0, 60, 4)], True
+    )
     bodies = [
         {"query": text, "archived": archived, "exportStatus": exported, "limit": 7, **kind}
         for text in ("shell", "coffee", "shel diesel")
@@ -246,13 +254,13 @@ async def test_ranked_pages_are_those_of_the_database_path(
 async def test_a_deleted_upload_leaves_the_candidates(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_kept", summary="shell fuel"), doc("doc_up", processingStatus="queued")],
     )
     first = await _ranked(client, alice, query="shell", limit=5)
     assert set(first["ids"]) == {"doc_kept", "doc_up"}
-    await store.documents.delete_unprocessed(alice.org_id, "doc_up")
+    await store.documents.writes.delete_unprocessed(alice.org_id, "doc_up")
     assert (await _ranked(client, alice, query="shell", limit=5))["ids"] == ["doc_kept"]
 
 
@@ -265,11 +273,11 @@ async def test_archive_in_one_process_is_seen_by_anothers_index(
     answered from its index, follow."""
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
     bob = await make_tenant(wire_store, "bob@example.com", "Bob Ltd")
-    await wire_store.documents.insert_many(
+    await wire_store.documents.writes.insert_many(
         alice.org_id,
         [doc(f"doc_{i}", merchant="Shell", summary=f"fuel {i}") for i in range(6)],
     )
-    await wire_store.documents.insert_many(bob.org_id, [doc("doc_bob", merchant="Shell")])
+    await wire_store.documents.writes.insert_many(bob.org_id, [doc("doc_bob", merchant="Shell")])
     async with (
         asgi_client(wire_store, registry) as reader,
         asgi_client(wire_store, registry) as writer,
@@ -284,7 +292,9 @@ async def test_archive_in_one_process_is_seen_by_anothers_index(
         assert only["ids"] == ["doc_2"]
         result(await call(writer, alice, "documents.unarchive", {"id": "doc_2"}))
         assert set((await _ranked(reader, alice, query="shell", limit=10))["ids"]) == everything
-        await wire_store.documents.set_export_status(alice.org_id, "doc_4", "exported", "exp_1")
+        await wire_store.documents.writes.set_export_status(
+            alice.org_id, "doc_4", "exported", "exp_1"
+        )
         exported = await _ranked(reader, alice, query="shell", exportStatus="exported")
         assert exported["ids"] == ["doc_4"]
         assert (await _ranked(reader, bob, query="shell"))["ids"] == ["doc_bob"]
@@ -303,15 +313,17 @@ async def test_a_ranked_search_reads_no_candidate_ids(
     """Neither a scope-only search nor one with a where-clause reads every candidate's id (the
     clause is evaluated on the index's fields); a filter the index cannot evaluate is left to
     the database."""
-    await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2", merchant="REWE")])
+    await store.documents.writes.insert_many(
+        alice.org_id, [doc("doc_1"), doc("doc_2", merchant="REWE")]
+    )
     read: list[DocumentQuery] = []
-    original = store.documents.candidate_ids
+    original = store.documents.reads.candidate_ids
 
     async def counted(workspace_id: str, query: DocumentQuery) -> list[str]:
         read.append(query)
         return await original(workspace_id, query)
 
-    monkeypatch.setattr(store.documents, "candidate_ids", counted)
+    monkeypatch.setattr(store.documents.reads, "candidate_ids", counted)
     assert (await _ranked(client, alice, query="shell", archived="include"))["ids"] == ["doc_1"]
     assert read == []
     where = {"conditions": [{"field": "currency", "op": "eq", "value": "EUR"}]}

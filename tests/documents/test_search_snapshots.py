@@ -49,14 +49,14 @@ class Spy:
 
     def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[tuple[datetime | None, int]] = []
-        original = store.documents.index_rows
+        original = store.documents.search.index_rows
 
         async def index_rows(workspace_id: str, since: datetime | None = None) -> Any:
             rows = await original(workspace_id, since)
             self.calls.append((since, len(rows)))
             return rows
 
-        monkeypatch.setattr(store.documents, "index_rows", index_rows)
+        monkeypatch.setattr(store.documents.search, "index_rows", index_rows)
 
 
 @pytest.fixture
@@ -83,10 +83,10 @@ async def _seed(store: Store, workspace_id: str, count: int = 60, prefix: str = 
         if i % 13 == 0:
             fields["archived"] = True
         records.append(doc(f"{prefix}_{i:03}", **fields))
-    await store.documents.insert_many(workspace_id, records)
+    await store.documents.writes.insert_many(workspace_id, records)
     vectors = embeddings.normalise(rng.standard_normal((count, embeddings.DIM)))
     # Most documents embedded, a few not yet (they rank by words only).
-    await store.documents.set_embeddings(
+    await store.documents.search.set_embeddings(
         workspace_id,
         {f"{prefix}_{i:03}": stored_fields(vectors[i]) for i in range(count) if i % 9},
     )
@@ -149,10 +149,10 @@ async def test_a_restarted_process_reads_only_what_changed_after_the_watermark(
     head = await store.search_snapshots.head(alice.org_id)
     assert head is not None
     clock.advance(60)
-    record = await store.documents.get(alice.org_id, "doc_005")
+    record = await store.documents.reads.get(alice.org_id, "doc_005")
     assert record is not None
-    await store.documents.update_fields(alice.org_id, record, {"merchant": "Zeppelin Werft"})
-    await store.documents.set_archived(alice.org_id, ["doc_006", "doc_007"], True)
+    await store.documents.writes.update_fields(alice.org_id, record, {"merchant": "Zeppelin Werft"})
+    await store.documents.writes.set_archived(alice.org_id, ["doc_006", "doc_007"], True)
     spy = Spy(store, monkeypatch)
     restarted = SearchIndexes(CONFIG)
     index = await restarted.fresh(store, alice.org_id)
@@ -169,13 +169,13 @@ async def test_edits_archives_and_deletions_after_the_snapshot_are_seen(
     await _seed(store, alice.org_id)
     await _snapshotted(store, alice.org_id, clock)
     clock.advance(60)
-    record = await store.documents.get(alice.org_id, "doc_004")
+    record = await store.documents.reads.get(alice.org_id, "doc_004")
     assert record is not None
-    await store.documents.update_fields(alice.org_id, record, {"merchant": "Zeppelin Werft"})
-    await store.documents.set_archived(alice.org_id, ["doc_008"], True)
-    await store.documents.set_archived(alice.org_id, ["doc_013"], False)
-    await store.documents.delete_unprocessed(alice.org_id, "doc_022")  # it was queued
-    assert await store.documents.get(alice.org_id, "doc_022") is None
+    await store.documents.writes.update_fields(alice.org_id, record, {"merchant": "Zeppelin Werft"})
+    await store.documents.writes.set_archived(alice.org_id, ["doc_008"], True)
+    await store.documents.writes.set_archived(alice.org_id, ["doc_013"], False)
+    await store.documents.writes.delete_unprocessed(alice.org_id, "doc_022")  # it was queued
+    assert await store.documents.reads.get(alice.org_id, "doc_022") is None
     clock.advance(60)
     restarted = SearchIndexes(CONFIG)
     await _check_equal(store, restarted, alice.org_id)
@@ -315,14 +315,16 @@ async def test_a_snapshot_is_rewritten_only_after_enough_changes(
     monkeypatch.setattr(search_indexes, "SNAPSHOT_INTERVAL", search_indexes.timedelta(0))
     clock.advance(60)
     # 60 rows: 10% is 6. Five changed rows write nothing …
-    await store.documents.set_archived(alice.org_id, [f"doc_{i:03}" for i in range(1, 6)], True)
+    await store.documents.writes.set_archived(
+        alice.org_id, [f"doc_{i:03}" for i in range(1, 6)], True
+    )
     clock.advance(60)
     await process.fresh(store, alice.org_id)
     await process.settled()
     head = await store.search_snapshots.head(alice.org_id)
     assert head is not None and head["generation"] == first["generation"]
     # … a sixth does, with the watermark of the refresh that read it.
-    await store.documents.set_archived(alice.org_id, ["doc_010"], True)
+    await store.documents.writes.set_archived(alice.org_id, ["doc_010"], True)
     clock.advance(60)
     await process.fresh(store, alice.org_id)
     await process.settled()

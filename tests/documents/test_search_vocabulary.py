@@ -73,7 +73,7 @@ QUERIES = [
 
 @pytest.fixture
 async def words_only(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, CORPUS)
+    await store.documents.writes.insert_many(alice.org_id, CORPUS)
     return alice
 
 
@@ -94,8 +94,8 @@ async def test_a_kind_of_document_alone_finds_that_kind(
 
 @pytest.fixture
 async def embedded(store: Store, alice: Tenant) -> Tenant:
-    store.documents.vectorize = model_vectorizer()
-    await store.documents.insert_many(alice.org_id, CORPUS)
+    store.documents.collection.vectorize = model_vectorizer()
+    await store.documents.writes.insert_many(alice.org_id, CORPUS)
     return alice
 
 

@@ -60,8 +60,8 @@ CORPUS = [
 
 @pytest.fixture
 async def embedded(store: Store, alice: Tenant) -> Tenant:
-    store.documents.vectorize = model_vectorizer()
-    await store.documents.insert_many(alice.org_id, CORPUS)
+    store.documents.collection.vectorize = model_vectorizer()
+    await store.documents.writes.insert_many(alice.org_id, CORPUS)
     return alice
 
 
@@ -95,7 +95,7 @@ async def test_documents_are_stored_with_a_compact_embedding(
     vector = raw["embedding"]
     assert vector.subtype == 9 and len(vector) == 2 + embeddings.DIM  # int8, not doubles
     assert raw["embeddingModel"] == "use-multilingual-3-q8"
-    listed = await store.documents.get_many(embedded.org_id, ["doc_sbux"])
+    listed = await store.documents.reads.get_many(embedded.org_id, ["doc_sbux"])
     assert "embedding" not in listed[0] and "indexedAt" not in listed[0]
 
 
@@ -138,13 +138,13 @@ async def test_words_still_rank_first_and_typos_are_forgiven(
 async def test_filters_come_first(
     client: httpx.AsyncClient, store: Store, embedded: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         embedded.org_id,
         [doc("doc_sbux_usd", merchant="Starbucks", category="Meals", currency="USD")],
     )
     where = {"conditions": [{"field": "currency", "op": "eq", "value": "USD"}]}
     assert (await search(client, embedded, query="coffee", where=where)) == ["doc_sbux_usd"]
-    await store.documents.set_archived(embedded.org_id, ["doc_sbux"], archived=True)
+    await store.documents.writes.set_archived(embedded.org_id, ["doc_sbux"], archived=True)
     found = await search(client, embedded, query="coffee", limit=5)
     assert "doc_sbux" not in found and found[0] == "doc_sbux_usd"
     archived = await search(client, embedded, query="coffee", archived="only", limit=5)
@@ -181,7 +181,7 @@ async def test_new_documents_are_found_by_the_next_search(
     client: httpx.AsyncClient, store: Store, embedded: Tenant
 ) -> None:
     assert (await search(client, embedded, query="airline", limit=1)) != ["doc_air"]
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         embedded.org_id,
         [doc("doc_air", merchant="Lufthansa", category="Travel", summary="Flight FRA to JFK")],
     )
@@ -198,7 +198,7 @@ async def test_mmr_diversifies_by_embeddings(
     wash = doc(
         "doc_wash", merchant="Shell", category="Fuel", lineItems=[line("Car wash and vacuum")]
     )
-    await store.documents.insert_many(embedded.org_id, [*copies, wash])
+    await store.documents.writes.insert_many(embedded.org_id, [*copies, wash])
     similar = await search(client, embedded, query="fuel", limit=3)
     diverse = await search(client, embedded, query="fuel", limit=3, searchType="mmr")
     alike = {"doc_shell", *(c["_id"] for c in copies)}
@@ -215,15 +215,15 @@ async def test_older_documents_are_not_dropped(
         for i in range(2_050)
     ]
     old = doc("doc_old", merchant="Shell", summary="Diesel and AdBlue", docDate=date(2019, 1, 1))
-    await store.documents.insert_many(alice.org_id, [*newer, old])
+    await store.documents.writes.insert_many(alice.org_id, [*newer, old])
     assert (await search(client, alice, query="adblue", limit=1)) == ["doc_old"]
 
 
 async def test_reindex_backfills_documents_written_without_vectors(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, CORPUS)  # no vectorize: no embeddings
-    assert await store.documents.count_needing_embeddings(alice.org_id) == len(CORPUS)
+    await store.documents.writes.insert_many(alice.org_id, CORPUS)  # no vectorize: no embeddings
+    assert await store.documents.search.count_needing_embeddings(alice.org_id) == len(CORPUS)
     # No word of a document, nor a category or kind the search vocabulary knows: meaning only.
     assert "doc_pharm" not in await search(client, alice, query="Schmerzmittel", limit=1)
     seen: list[tuple[int, int]] = []
@@ -232,7 +232,7 @@ async def test_reindex_backfills_documents_written_without_vectors(
     )
     assert outcome["reindexed"] == {alice.org_id: len(CORPUS)}
     assert seen[0] == (0, 8) and seen[-1] == (8, 8)
-    assert await store.documents.count_needing_embeddings(alice.org_id) == 0
+    assert await store.documents.search.count_needing_embeddings(alice.org_id) == 0
     assert await search(client, alice, query="Schmerzmittel", limit=1) == ["doc_pharm"]
     again = await reindex(store, [alice.org_id])
     assert again["reindexed"] == {alice.org_id: 0}
@@ -282,7 +282,7 @@ async def test_mongodb_vector_backend_is_used_behind_the_same_interface(
             scored.append((row["_id"], (1 + cosine) / 2))
         return sorted(scored, key=lambda s: -s[1])[:limit]
 
-    monkeypatch.setattr(store.documents, "vector_search", nearest)
+    monkeypatch.setattr(store.documents.search, "vector_search", nearest)
     assert await search(client, embedded, query="Tankstelle", limit=1) == ["doc_shell"]
     assert calls and calls[0][0] == "documents_embedding"
 
@@ -290,11 +290,13 @@ async def test_mongodb_vector_backend_is_used_behind_the_same_interface(
 @pytest.mark.wire
 async def test_meaning_over_the_wire(wire_store: Store, registry: Registry) -> None:
     """SecantusDB keeps the BSON int8 vectors byte for byte; the index refreshes by indexedAt."""
-    wire_store.documents.vectorize = model_vectorizer()
+    wire_store.documents.collection.vectorize = model_vectorizer()
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
     bob = await make_tenant(wire_store, "bob@example.com", "Bob Ltd")
-    await wire_store.documents.insert_many(alice.org_id, CORPUS)
-    await wire_store.documents.insert_many(bob.org_id, [doc("doc_bob", merchant="Starbucks")])
+    await wire_store.documents.writes.insert_many(alice.org_id, CORPUS)
+    await wire_store.documents.writes.insert_many(
+        bob.org_id, [doc("doc_bob", merchant="Starbucks")]
+    )
     raw = await wire_store.db["documents"].find_one({"_id": "doc_sbux"})
     assert raw is not None and raw["embedding"].subtype == 9
     assert len(bytes(raw["embedding"])) == 2 + embeddings.DIM
@@ -324,7 +326,7 @@ class ReadStarbucks:
 async def test_the_pipeline_embeds_before_saving(
     store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store.documents.vectorize = model_vectorizer()
+    store.documents.collection.vectorize = model_vectorizer()
     monkeypatch.setattr(pipeline, "STEPS", (ReadStarbucks(), Embed(), SaveFields()))
     activity = await received(store, alice, "doc_new", "queued")
     queued = await store.db["documents"].find_one({"_id": "doc_new"})

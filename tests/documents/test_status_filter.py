@@ -14,7 +14,7 @@ STATUSES = ["processed", "warning", "failed", "processed", "warning", "processed
 
 
 async def seed(store: Store, tenant: Tenant) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         tenant.org_id,
         [
             doc(

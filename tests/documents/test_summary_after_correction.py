@@ -23,7 +23,7 @@ async def get(client: httpx.AsyncClient, tenant: Tenant, doc_id: str) -> dict:  
 async def test_a_corrected_amount_and_merchant_are_said_again_in_the_summary(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_1", summary=EXTRACTED)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_1", summary=EXTRACTED)])
     updated = await call(client, alice, "documents.update", {"id": "doc_1", "amount": "12.5"})
     assert result(updated)["document"]["summary"] == (
         "Receipt from Shell dated 2024-01-01 for 12.50 EUR."
@@ -45,7 +45,7 @@ async def test_a_summary_a_person_wrote_is_left_alone(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
     mine = "Fuel for the Hamburg trip"
-    await store.documents.insert_many(alice.org_id, [doc("doc_2", summary=mine)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_2", summary=mine)])
     result(await call(client, alice, "documents.update", {"id": "doc_2", "amount": "11.00"}))
     assert (await get(client, alice, "doc_2"))["summary"] == mine
     # Sent with the correction, the person's summary wins.
@@ -58,7 +58,7 @@ async def test_a_summary_a_person_wrote_is_left_alone(
 async def test_a_change_the_summary_does_not_mention_leaves_it(
     client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_3", summary=EXTRACTED)])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_3", summary=EXTRACTED)])
     result(await call(client, alice, "documents.update", {"id": "doc_3", "category": "Travel"}))
     document = await get(client, alice, "doc_3")
     assert document["summary"] == EXTRACTED

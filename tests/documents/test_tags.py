@@ -20,7 +20,7 @@ DOCS = [doc(f"doc_{n}", merchant=f"Shop {n}") for n in range(1, 6)]
 
 @pytest.fixture
 async def tagged(store: Store, client: httpx.AsyncClient, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, DOCS)
+    await store.documents.writes.insert_many(alice.org_id, DOCS)
     for name in ("Travel", "Tax 2026", "Client X"):
         assert (await call(client, alice, "tags.create", {"name": name})).status_code == 200
     await tag(client, alice, ["doc_1", "doc_2"], add=["travel"])  # any case: the tag's spelling
@@ -123,13 +123,13 @@ async def test_update_replaces_tags_and_records_the_edit(
 async def test_documents_tag_reports_what_it_did(
     client: httpx.AsyncClient, tagged: Tenant, bob: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob")])
     done = await tag(client, tagged, ["doc_1", "doc_3", "doc_bob", "doc_9"], add=["Client X"])
     # Another workspace's document is not found here, as one that does not exist.
     assert done == {"matched": 2, "modified": 2, "missing": ["doc_bob", "doc_9"]}
     again = await tag(client, tagged, ["doc_1"], add=["Client X"])
     assert again["modified"] == 0  # already there: nothing written
-    bobs = await store.documents.get(bob.org_id, "doc_bob")
+    bobs = await store.documents.reads.get(bob.org_id, "doc_bob")
     assert bobs is not None and not bobs.get("tags")
     both = await call(client, tagged, "documents.tag", {
         "ids": ["doc_1"], "add": ["Travel"], "remove": ["travel"]})  # fmt: skip
@@ -150,7 +150,7 @@ async def test_rename_and_delete_rewrite_the_documents(
     assert await ids(client, tagged, tags("eq", "Travel")) == []
     deleted = result(await call(client, tagged, "tags.delete", {"id": travel["id"]}))
     assert deleted == {"id": travel["id"], "deleted": True, "documentsChanged": 2}
-    doc_2 = await store.documents.get(tagged.org_id, "doc_2")
+    doc_2 = await store.documents.reads.get(tagged.org_id, "doc_2")
     assert doc_2 is not None and doc_2["tags"] == ["Tax 2026"]
     gone = await call(client, tagged, "tags.delete", {"id": travel["id"]})
     assert gone.status_code == 404
@@ -194,7 +194,7 @@ async def test_tags_over_the_wire(wire_store: Store, registry: Registry) -> None
     """The store's side on the real protocol: the unique name, $all, a tag list's exists
     ({$ne: []}), $addToSet and $pull of a rename, $unwind of the counts."""
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
-    await wire_store.documents.insert_many(alice.org_id, DOCS)
+    await wire_store.documents.writes.insert_many(alice.org_id, DOCS)
     async with asgi_client(wire_store, registry) as http:
         for name in ("Travel", "Tax 2026"):
             assert (await call(http, alice, "tags.create", {"name": name})).status_code == 200

@@ -22,7 +22,7 @@ FUEL = {"conditions": [{"field": "category", "op": "eq", "value": "Fuel"}]}
 
 @pytest.fixture
 async def viewer(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, DOCS)
+    await store.documents.writes.insert_many(alice.org_id, DOCS)
     return alice
 
 
@@ -145,13 +145,13 @@ async def test_one_call_counts_a_bounded_number_of_views(
     them (the threats' cost), the rest answer null."""
     monkeypatch.setattr("resolvers.resources.views.MAX_COUNTED", 2)
     reads: list[Any] = []
-    counting = store.documents.count
+    counting = store.documents.reads.count
 
     async def counted(workspace_id: str, query: Any) -> int:
         reads.append(query)
         return await counting(workspace_id, query)
 
-    monkeypatch.setattr(store.documents, "count", counted)
+    monkeypatch.setattr(store.documents.reads, "count", counted)
     for name in ("a", "b", "c"):
         await save(client, viewer, name=name, where=FUEL)
     assert await names_and_counts(client, viewer) == [("a", 1), ("b", 1), ("c", None)]

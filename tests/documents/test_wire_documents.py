@@ -15,8 +15,10 @@ pytestmark = pytest.mark.wire
 async def test_documents_over_the_wire(wire_store: Store, registry: Registry) -> None:
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
     bob = await make_tenant(wire_store, "bob@example.com", "Bob Ltd")
-    await wire_store.documents.insert_many(alice.org_id, KNOWN)
-    await wire_store.documents.insert_many(bob.org_id, [doc("doc_bob", merchant="Starbucks")])
+    await wire_store.documents.writes.insert_many(alice.org_id, KNOWN)
+    await wire_store.documents.writes.insert_many(
+        bob.org_id, [doc("doc_bob", merchant="Starbucks")]
+    )
     async with asgi_client(wire_store, registry) as http:
         page = result(
             await call(

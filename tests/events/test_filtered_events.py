@@ -68,7 +68,7 @@ async def subscribe(ws: ClientConnection, tenant: Any, variables: dict[str, Any]
 
 
 def insert(served: Threaded[Setup], org_id: str, *documents: dict[str, Any]) -> None:
-    served.run(served.setup.store.documents.insert_many(org_id, list(documents)))
+    served.run(served.setup.store.documents.writes.insert_many(org_id, list(documents)))
 
 
 async def test_only_matching_documents_events_arrive(served: Threaded[Setup]) -> None:
@@ -87,13 +87,15 @@ async def test_only_matching_documents_events_arrive(served: Threaded[Setup]) ->
 
         # A document changed so that it matches: its event passes; archiving a matching one
         # passes (its fields still match), archiving one that does not is dropped.
-        small = served.run(setup.store.documents.get(org, "f_small"))
-        served.run(setup.store.documents.update_fields(org, small, {"amount": Decimal("120")}))
+        small = served.run(setup.store.documents.reads.get(org, "f_small"))
+        served.run(
+            setup.store.documents.writes.update_fields(org, small, {"amount": Decimal("120")})
+        )
         updated = await next_data(ws)
         assert (updated["type"], updated["documentId"]) == ("document_updated", "f_small")
         insert(served, org, doc("f_other", amount=Decimal("1.00")))
-        served.run(setup.store.documents.set_archived(org, ["f_other"], True))
-        served.run(setup.store.documents.set_archived(org, ["f_big"], True))
+        served.run(setup.store.documents.writes.set_archived(org, ["f_other"], True))
+        served.run(setup.store.documents.writes.set_archived(org, ["f_big"], True))
         archived = await next_data(ws)
         assert (archived["type"], archived["documentId"]) == ("document_archived", "f_big")
         assert archived["document"]["archived"] is True

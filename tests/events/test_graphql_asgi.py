@@ -49,7 +49,7 @@ def test_the_subscription_through_asgi(client: TestClient, store: Store, alice: 
             client.portal.call(_pause)
         else:
             raise AssertionError("the subscription did not start")
-        client.portal.call(store.documents.insert_many, alice.org_id, [doc("doc_g")])
+        client.portal.call(store.documents.writes.insert_many, alice.org_id, [doc("doc_g")])
         message = ws.receive_json()
     assert message["type"] == "next"
     assert message["payload"]["data"]["documentEvents"] == {

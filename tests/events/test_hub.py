@@ -42,15 +42,19 @@ async def test_a_processed_document_reaches_its_subscriber_with_status_and_amoun
 ) -> None:
     hub = hub_over(store)
     subscription = await hub.subscribe(alice.org_id, key("key_a"))
-    await store.documents.insert_many(alice.org_id, [doc("doc_1", processingStatus="queued")])
+    await store.documents.writes.insert_many(
+        alice.org_id, [doc("doc_1", processingStatus="queued")]
+    )
     created = await next_event(subscription)
     assert (created.type, created.documentId) == ("document.created", "doc_1")
     assert created.document is not None and created.document.processingStatus == "queued"
 
-    record = await store.documents.get(alice.org_id, "doc_1")
+    record = await store.documents.reads.get(alice.org_id, "doc_1")
     assert record is not None
-    await store.documents.update_fields(alice.org_id, record, {"amount": Decimal("12.50")})
-    await store.documents.set_processing(alice.org_id, "doc_1", "processed", "Extracted Shell")
+    await store.documents.writes.update_fields(alice.org_id, record, {"amount": Decimal("12.50")})
+    await store.documents.writes.set_processing(
+        alice.org_id, "doc_1", "processed", "Extracted Shell"
+    )
     updated, processed = await next_event(subscription), await next_event(subscription)
     assert updated.type == "document.updated"
     assert processed.type == "document.processed"
@@ -62,11 +66,11 @@ async def test_a_processed_document_reaches_its_subscriber_with_status_and_amoun
 
 
 async def test_archive_and_unarchive_and_bulk_edits_publish(store: Store, alice: Tenant) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_1"), doc("doc_2")])
     hub = hub_over(store)
     subscription = await hub.subscribe(alice.org_id, key("key_a"))
-    await store.documents.set_archived(alice.org_id, ["doc_1", "doc_2"], archived=True)
-    await store.documents.set_archived(alice.org_id, ["doc_2"], archived=False)
+    await store.documents.writes.set_archived(alice.org_id, ["doc_1", "doc_2"], archived=True)
+    await store.documents.writes.set_archived(alice.org_id, ["doc_2"], archived=False)
     seen = [(e.type, e.documentId) for e in [await next_event(subscription) for _ in range(3)]]
     assert seen == [
         ("document.archived", "doc_1"),
@@ -82,15 +86,15 @@ async def test_a_workspace_never_sees_another_workspaces_events(
     hub = hub_over(store)
     alices = await hub.subscribe(alice.org_id, key("key_a"))
     bobs = await hub.subscribe(bob.org_id, key("key_b"))
-    await store.documents.insert_many(alice.org_id, [doc("doc_alice")])
-    await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_alice")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob")])
     assert (await next_event(alices)).documentId == "doc_alice"
     assert (await next_event(bobs)).documentId == "doc_bob"
     # A later write in each workspace is the next event each hears: the other's came before
     # it, if at all, and did not come.
     await polls(hub, 2)
-    await store.documents.insert_many(alice.org_id, [doc("doc_alice_later")])
-    await store.documents.insert_many(bob.org_id, [doc("doc_bob_later")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_alice_later")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob_later")])
     assert (await next_event(alices)).documentId == "doc_alice_later"
     assert (await next_event(bobs)).documentId == "doc_bob_later"
     await hub.close()
@@ -106,13 +110,13 @@ async def test_events_written_by_another_process_arrive_through_the_poller(
     other_process = Store(store.db)
     assert hub.offer not in other_process.documents.events.on_append
     subscription = await hub.subscribe(alice.org_id, key("key_a"))
-    await other_process.documents.insert_many(alice.org_id, [doc("doc_1")])
+    await other_process.documents.writes.insert_many(alice.org_id, [doc("doc_1")])
     event = await next_event(subscription)
     assert (event.type, event.documentId) == ("document.created", "doc_1")
     # Re-read by later polls (the look-back window), it is not delivered twice: the next event
     # is a later write, read by a poll that read doc_1 again first.
     await polls(hub, 2)
-    await other_process.documents.insert_many(alice.org_id, [doc("doc_2")])
+    await other_process.documents.writes.insert_many(alice.org_id, [doc("doc_2")])
     assert (await next_event(subscription)).documentId == "doc_2"
     await hub.close()
 
@@ -127,11 +131,11 @@ async def test_a_burst_of_more_than_a_page_from_another_process_arrives_whole(
     other_process = Store(store.db)
     subscription = await hub.subscribe(alice.org_id, key("key_a"))
     ids = [f"doc_{n:04}" for n in range(1200)]
-    await other_process.documents.insert_many(alice.org_id, [doc(i) for i in ids])
+    await other_process.documents.writes.insert_many(alice.org_id, [doc(i) for i in ids])
     heard = [(await next_event(subscription)).documentId for _ in ids]
     assert heard == ids
     # Nothing more (no repeat, no lagged notice): the next event is a later write.
-    await other_process.documents.insert_many(alice.org_id, [doc("doc_after")])
+    await other_process.documents.writes.insert_many(alice.org_id, [doc("doc_after")])
     assert (await next_event(subscription)).documentId == "doc_after"
     await hub.close()
 
@@ -142,7 +146,7 @@ async def test_a_slow_subscriber_holds_at_most_its_queue_and_is_told_what_it_mis
     hub = hub_over(store, EventLimits(queue=5, poll_interval=0.02, heartbeat=0.5))
     slow = await hub.subscribe(alice.org_id, key("key_a"))
     ids = [f"doc_{n}" for n in range(40)]
-    await store.documents.insert_many(alice.org_id, [doc(i) for i in ids])
+    await store.documents.writes.insert_many(alice.org_id, [doc(i) for i in ids])
     for _ in range(1000):  # until all 40 were offered: 5 queued, 35 dropped and counted
         if slow.skipped >= 35:
             break
@@ -191,13 +195,13 @@ async def test_closing_the_hub_ends_every_stream(store: Store, alice: Tenant) ->
 
 
 async def test_a_new_subscriber_starts_from_now(store: Store, alice: Tenant) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_before")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_before")])
     hub = hub_over(store)
     subscription = await hub.subscribe(alice.org_id, key("key_a"))
     await polls(hub, 2)  # polls re-read the recent window, doc_before in it
     # Written by another process, the next event comes through a poll that reads doc_before
     # first: it is the next event all the same.
-    await Store(store.db).documents.insert_many(alice.org_id, [doc("doc_after")])
+    await Store(store.db).documents.writes.insert_many(alice.org_id, [doc("doc_after")])
     assert (await next_event(subscription)).documentId == "doc_after"
     await hub.close()
 
@@ -225,13 +229,13 @@ async def test_with_many_workspaces_one_read_serves_all_and_each_gets_only_its_o
 
     collection.find = counted_find
     for n, tenant in enumerate(tenants):
-        await other_process.documents.insert_many(tenant.org_id, [doc(f"doc_{n}")])
+        await other_process.documents.writes.insert_many(tenant.org_id, [doc(f"doc_{n}")])
     for n, subscription in enumerate(subscriptions):
         assert (await next_event(subscription)).documentId == f"doc_{n}"
     # Nobody got another's: each one's next event is a later write of its own, read by a poll
     # that read every other workspace's first.
     for n, tenant in enumerate(tenants):
-        await other_process.documents.insert_many(tenant.org_id, [doc(f"doc_{n}_later")])
+        await other_process.documents.writes.insert_many(tenant.org_id, [doc(f"doc_{n}_later")])
     for n, subscription in enumerate(subscriptions):
         assert (await next_event(subscription)).documentId == f"doc_{n}_later"
     assert reads and all("workspaceId" not in selector for selector in reads)  # by _id only

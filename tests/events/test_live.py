@@ -122,7 +122,7 @@ async def test_sse_over_a_socket_delivers_the_processed_document(
         messages = sse_messages(client, f"{served.base}/v1/events", alice.headers())
         first = asyncio.ensure_future(anext(messages))
         await wait_for_subscribers(served, 1)
-        served.run(store.documents.insert_many(alice.org_id, [doc("doc_sse")]))
+        served.run(store.documents.writes.insert_many(alice.org_id, [doc("doc_sse")]))
         created = await asyncio.wait_for(first, 10)
         await messages.aclose()
     assert created.event == "document.created"
@@ -141,11 +141,13 @@ async def test_graphql_subscription_over_websocket_is_tenant_scoped(
         await subscribed(bobs, init_payload(setup.bob))
         await wait_for_subscribers(served, 2)
         served.run(
-            setup.store.documents.insert_many(
+            setup.store.documents.writes.insert_many(
                 setup.alice.org_id, [doc("doc_ws", processingStatus="queued")]
             )
         )
-        served.run(setup.store.documents.set_processing(setup.alice.org_id, "doc_ws", "processed"))
+        served.run(
+            setup.store.documents.writes.set_processing(setup.alice.org_id, "doc_ws", "processed")
+        )
         created, processed = await next_data(alices), await next_data(alices)
         assert (created["type"], created["documentId"]) == ("document_created", "doc_ws")
         assert processed["type"] == "document_processed"

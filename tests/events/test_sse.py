@@ -37,8 +37,10 @@ async def test_events_stream_as_sse_with_ids_and_the_document(
         assert stream.status == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
         assert stream.headers["cache-control"] == "no-store"
-        await store.documents.insert_many(alice.org_id, [doc("doc_1", processingStatus="queued")])
-        await store.documents.set_processing(alice.org_id, "doc_1", "processed", "done")
+        await store.documents.writes.insert_many(
+            alice.org_id, [doc("doc_1", processingStatus="queued")]
+        )
+        await store.documents.writes.set_processing(alice.org_id, "doc_1", "processed", "done")
         created, processed = await stream.message(), await stream.message()
     assert stream.reader.retry == 2000
     assert (created.event, created.data["documentId"]) == ("document.created", "doc_1")
@@ -60,14 +62,14 @@ async def test_another_workspace_sees_nothing(
         asgi_get(app, EVENTS, alice.headers()) as alices,
         asgi_get(app, EVENTS, bob.headers()) as bobs,
     ):
-        await store.documents.insert_many(alice.org_id, [doc("doc_alice")])
-        await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
+        await store.documents.writes.insert_many(alice.org_id, [doc("doc_alice")])
+        await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob")])
         assert (await alices.message()).data["documentId"] == "doc_alice"
         assert (await bobs.message()).data["documentId"] == "doc_bob"
         # A later write in each workspace is the next message of each: the other's event came
         # before it, if at all, and did not come.
-        await store.documents.insert_many(alice.org_id, [doc("doc_alice_later")])
-        await store.documents.insert_many(bob.org_id, [doc("doc_bob_later")])
+        await store.documents.writes.insert_many(alice.org_id, [doc("doc_alice_later")])
+        await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob_later")])
         assert [m.data["documentId"] for m in await alices.until("doc_alice_later")] == [
             "doc_alice_later"
         ]
@@ -121,9 +123,9 @@ async def test_last_event_id_resumes_where_the_client_left(
     app: Starlette, store: Store, alice: Tenant
 ) -> None:
     async with asgi_get(app, EVENTS, alice.headers()) as stream:
-        await store.documents.insert_many(alice.org_id, [doc("doc_1")])
+        await store.documents.writes.insert_many(alice.org_id, [doc("doc_1")])
         last = await stream.message()
-    await store.documents.insert_many(alice.org_id, [doc("doc_2"), doc("doc_3")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_2"), doc("doc_3")])
     resumed_headers = {**alice.headers(), "Last-Event-ID": last.id or ""}
     async with asgi_get(app, EVENTS, resumed_headers) as resumed:
         missed = [await resumed.message(), await resumed.message()]
@@ -163,15 +165,15 @@ async def test_resuming_with_another_workspaces_event_id_reveals_nothing(
     app: Starlette, store: Store, alice: Tenant, bob: Tenant
 ) -> None:
     async with asgi_get(app, EVENTS, alice.headers()) as alices:
-        await store.documents.insert_many(alice.org_id, [doc("doc_a1")])
+        await store.documents.writes.insert_many(alice.org_id, [doc("doc_a1")])
         alice_event = await alices.message()
-    await store.documents.insert_many(alice.org_id, [doc("doc_a2")])
-    await store.documents.insert_many(bob.org_id, [doc("doc_b1")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_a2")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_b1")])
     # Bob presents Alice's event id: the read is scoped to his workspace.
     headers = {**bob.headers(), "Last-Event-ID": alice_event.id or ""}
     async with asgi_get(app, EVENTS, headers) as bobs:
         # What the resumption read from the store comes first; a write made now comes after it.
-        await store.documents.insert_many(bob.org_id, [doc("doc_b2")])
+        await store.documents.writes.insert_many(bob.org_id, [doc("doc_b2")])
         seen = await bobs.until("doc_b2")
     assert [m.data["documentId"] for m in seen] == ["doc_b1", "doc_b2"]
 
@@ -179,11 +181,11 @@ async def test_resuming_with_another_workspaces_event_id_reveals_nothing(
 async def test_a_malformed_resume_id_starts_from_now(
     app: Starlette, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_old")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_old")])
     headers = {**alice.headers(), "Last-Event-ID": "not-an-id"}
     async with asgi_get(app, EVENTS, headers, "after=%24where") as stream:
         assert stream.status == 200
-        await store.documents.insert_many(alice.org_id, [doc("doc_new")])
+        await store.documents.writes.insert_many(alice.org_id, [doc("doc_new")])
         assert (await stream.message()).data["documentId"] == "doc_new"
 
 

@@ -29,7 +29,8 @@ WRITER = textwrap.dedent(
 
     async def main(uri, database, workspace, document):
         client, db = connect(uri, database)
-        await Store(db).documents.set_processing(workspace, document, "processed", "elsewhere")
+        writes = Store(db).documents.writes
+        await writes.set_processing(workspace, document, "processed", "elsewhere")
         client.close()
 
     asyncio.run(main(*sys.argv[1:]))
@@ -41,7 +42,7 @@ async def test_a_write_of_another_process_reaches_the_subscriber(
     wire_store: Store, embedded_server: EmbeddedServer
 ) -> None:
     tenant = await make_tenant(wire_store, "wire@example.com", "Wire Co")
-    await wire_store.documents.insert_many(
+    await wire_store.documents.writes.insert_many(
         tenant.org_id, [{"_id": "doc_w", "merchant": "Shell", "processingStatus": "queued"}]
     )
     hub = EventHub(wire_store, "http://fincap.test", EventLimits(poll_interval=0.05))

@@ -43,7 +43,7 @@ AGGREGATE = """query($filter: DocumentFilter, $groupBy: [DocumentGroupBy!], $fil
 
 @pytest.fixture
 async def stocked(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, DOCS)
+    await store.documents.writes.insert_many(alice.org_id, DOCS)
     return alice
 
 
@@ -213,7 +213,7 @@ async def test_converted_sums_count_the_unconverted_apart(
     currency = await preferred_currency(store, alice.org_id, None)
     other = "GBP" if currency != "GBP" else "CHF"
     jan = date(2024, 1, 10)
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("c1", amount=Decimal("10.00"), docDate=jan, preferredCurrency=currency,

@@ -47,7 +47,7 @@ query($filter: DocumentFilter, $orderBy: [DocumentOrderBy!], $first: Int, $after
 
 @pytest.fixture
 async def stocked(store: Store, alice: Tenant) -> Tenant:
-    await store.documents.insert_many(alice.org_id, DOCS)
+    await store.documents.writes.insert_many(alice.org_id, DOCS)
     return alice
 
 
@@ -156,13 +156,13 @@ async def test_total_count_is_read_only_when_selected(
     client: httpx.AsyncClient, stocked: Tenant, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counted: list[int] = []
-    original = store.documents.totals
+    original = store.documents.totals.of
 
     async def totals(*args: Any, **kwargs: Any) -> Any:
         counted.append(1)
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(store.documents, "totals", totals)
+    monkeypatch.setattr(store.documents.totals, "of", totals)
     query = "{ documentsConnection(first: 2) { nodes { id } pageInfo { hasNextPage } } }"
     body = await gql(client, query, None, stocked.headers())
     assert len(body["data"]["documentsConnection"]["nodes"]) == 2 and counted == []
@@ -229,14 +229,14 @@ async def test_bad_pages_are_clear_errors(
     assert "different query" in await error_of(
         client, stocked, first=2, after=cursor, filter={"amount": {"gt": "1"}}
     )
-    await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob")])
     assert "different query" in await error_of(client, bob, first=2, after=cursor)
 
 
 async def test_workspace_connection_is_scoped_to_the_workspace(
     client: httpx.AsyncClient, stocked: Tenant, bob: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(bob.org_id, [doc("doc_bob", merchant="Shell")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob", merchant="Shell")])
     query = """{ workspace { id documentsConnection(filter: {merchant: {eq: "Shell"}}) {
         totalCount nodes { id merchant duplicates { id } } } } }"""
     mine = (await gql(client, query, None, stocked.headers()))["data"]["workspace"]
@@ -264,14 +264,14 @@ async def test_total_count_comes_from_the_rollups_where_they_cover_the_filter(
     """A filter on rollup dimensions (category, whole months) is counted from the rows; one on
     a field no row keeps (amount) from the documents; both counts right."""
     sources: list[str] = []
-    original = DocumentTotals.totals
+    original = DocumentTotals.of
 
     async def spied(self: Any, *args: Any, **kwargs: Any) -> Any:
         found = await original(self, *args, **kwargs)
         sources.append(found.source)
         return found
 
-    monkeypatch.setattr(DocumentTotals, "totals", spied)
+    monkeypatch.setattr(DocumentTotals, "of", spied)
     covered = {"category": {"in": ["Fuel", "Meals"]}, "docDate": {"gte": "2024-03-01"}}
     answer = await page(client, stocked, filter=covered, first=2)
     expected = [d for d in DOCS if d["category"] in ("Fuel", "Meals")

@@ -154,11 +154,13 @@ async def _build(store: Store) -> tuple[httpx.AsyncClient, Tenant, list[dict[str
     await store.ensure_indexes()
     tenant = await make_tenant(store, "prop@example.com", "Prop Co")
     other = await make_tenant(store, "other@example.com", "Other Co")
-    await store.documents.insert_many(tenant.org_id, DOCS)
-    await store.documents.insert_many(other.org_id, [doc("doc_other", merchant="Shell")])
+    await store.documents.writes.insert_many(tenant.org_id, DOCS)
+    await store.documents.writes.insert_many(other.org_id, [doc("doc_other", merchant="Shell")])
     client = asgi_client(store, build_registry())
     await client.__aenter__()
-    records = await store.documents._docs.find({"workspaceId": tenant.org_id}).to_list(None)
+    records = await store.documents.collection.docs.find({"workspaceId": tenant.org_id}).to_list(
+        None
+    )
     return client, tenant, records
 
 

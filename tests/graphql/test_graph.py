@@ -55,16 +55,16 @@ async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.Async
 
 
 async def link(store: Store, org_id: str, original: str, duplicate: str) -> None:
-    await store.documents.link_duplicate(org_id, original, duplicate)
+    await store.documents.writes.link_duplicate(org_id, original, duplicate)
 
 
 async def test_duplicates_resolve_to_documents(
     service: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
     await link(store, seeded.org_id, "doc_b", "doc_c")
-    record = await store.documents.get(seeded.org_id, "doc_a")
+    record = await store.documents.reads.get(seeded.org_id, "doc_a")
     assert record is not None
-    await store.documents.update_fields(
+    await store.documents.writes.update_fields(
         seeded.org_id,
         record,
         {"merchant": "Starbucks Reserve"},
@@ -115,7 +115,7 @@ async def test_a_link_read_that_times_out_is_a_bad_request_not_a_masked_500(
         raise QueryTimeout("query exceeded its time limit")
 
     # The search itself runs; the links' batched read (get_many) times out.
-    monkeypatch.setattr(store.documents, "get_many", too_slow)
+    monkeypatch.setattr(store.documents.reads, "get_many", too_slow)
     body = await gql(service, COMPACT, headers=seeded.headers())
     errors = body["errors"]
     assert errors and all(e["extensions"]["code"] == "BAD_REQUEST" for e in errors), errors
@@ -127,7 +127,7 @@ async def test_links_never_leave_the_workspace(
 ) -> None:
     bob = await make_tenant(store, "bob@example.com", "Bob Ltd")
     # Bob's records name Alice's documents (ids are not secrets): the links must not follow.
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         bob.org_id,
         [doc("doc_bob", duplicates=["doc_a", "doc_b"], duplicateOf="doc_c")],
     )
@@ -140,7 +140,7 @@ async def test_links_never_leave_the_workspace(
 async def test_workspace_with_documents_and_counts(
     service: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
-    await store.documents.set_archived(seeded.org_id, ["doc_f"], archived=True)
+    await store.documents.writes.set_archived(seeded.org_id, ["doc_f"], archived=True)
     query = """
     {
       workspace {
@@ -204,7 +204,7 @@ async def test_every_listed_workspace_has_its_counts(
     service: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
     second = await store.workspaces.create("Alice Side", seeded.user_id)
-    await store.documents.insert_many(second["_id"], [doc("doc_side")])
+    await store.documents.writes.insert_many(second["_id"], [doc("doc_side")])
     query = "{ workspacesList { workspaces { id workspace { name documentCount } } } }"
     body = await gql(service, query, headers=seeded.headers(org=None))
     assert "errors" not in body, body

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.wire
 
 async def test_connection_and_aggregate_on_the_wire(wire_store: Store, registry: Registry) -> None:
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
-    await wire_store.documents.insert_many(alice.org_id, test_aggregate.DOCS)
+    await wire_store.documents.writes.insert_many(alice.org_id, test_aggregate.DOCS)
     async with asgi_client(wire_store, registry) as http:
         answer = await test_aggregate.run(http, alice, groupBy=["MONTH", "CATEGORY"])
         got = {

@@ -36,7 +36,7 @@ def test_the_guide_has_queries_and_a_subscription() -> None:
 async def test_each_query_runs(
     block: str, client: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_a", docDate=date(2024, 3, 2), amount=Decimal("12.00"), conversionRate=1.0),

@@ -301,7 +301,7 @@ async def test_a_rule_is_a_node_in_its_workspace_only(
     assert (await gql(service, RULE_NODE, {"id": rules[0]}, bob.headers())) == {
         "data": {"node": None}
     }
-    await store.documents.insert_many(alice.org_id, [doc("doc_a1")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_a1")])
     query = "query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }"
     body = await gql(service, query, {"ids": [rules[1], "doc_a1", "rul_nothing"]}, alice.headers())
     assert body["data"]["nodes"] == [
@@ -334,7 +334,7 @@ async def duplicated(store: Store, alice: Tenant, bob: Tenant) -> list[str]:
     """doc_o with five duplicates in Alice's workspace, created a day apart (and Bob's doc_b)."""
     start = datetime(2024, 3, 1, tzinfo=UTC)
     ids = [f"doc_d{n}" for n in range(5)]
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_o", merchant="Original")]
         + [
@@ -343,8 +343,8 @@ async def duplicated(store: Store, alice: Tenant, bob: Tenant) -> list[str]:
         ],
     )
     for i in reversed(ids):  # recorded newest first: the connection orders them oldest first
-        await store.documents.link_duplicate(alice.org_id, "doc_o", i)
-    await store.documents.insert_many(bob.org_id, [doc("doc_b")])
+        await store.documents.writes.link_duplicate(alice.org_id, "doc_o", i)
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_b")])
     return ids
 
 
@@ -373,7 +373,7 @@ async def test_duplicates_page_forward_and_back(
 async def test_a_documents_cursor_is_bound_to_that_document(
     service: httpx.AsyncClient, store: Store, alice: Tenant, duplicated: list[str]
 ) -> None:
-    await store.documents.link_duplicate(alice.org_id, "doc_d0", "doc_d1")
+    await store.documents.writes.link_duplicate(alice.org_id, "doc_d0", "doc_d1")
     page = await connection(
         service, DUPLICATES, alice.headers(), "node.duplicatesConnection", id="doc_o", first=1
     )
@@ -387,12 +387,12 @@ async def test_a_documents_cursor_is_bound_to_that_document(
 async def test_edit_history_pages_forward_and_back(
     service: httpx.AsyncClient, store: Store, alice: Tenant, duplicated: list[str]
 ) -> None:
-    record = await store.documents.get(alice.org_id, "doc_o")
+    record = await store.documents.reads.get(alice.org_id, "doc_o")
     assert record is not None
     for n in range(5):
-        record = await store.documents.get(alice.org_id, "doc_o")
+        record = await store.documents.reads.get(alice.org_id, "doc_o")
         assert record is not None
-        await store.documents.update_fields(
+        await store.documents.writes.update_fields(
             alice.org_id,
             record,
             {"merchant": f"Name {n}"},

@@ -28,8 +28,10 @@ async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.Async
 
 @pytest.fixture
 async def two(store: Store, alice: Tenant, bob: Tenant) -> tuple[Tenant, Tenant]:
-    await store.documents.insert_many(alice.org_id, [doc("doc_a1", merchant="Lidl"), doc("doc_a2")])
-    await store.documents.insert_many(bob.org_id, [doc("doc_b1", merchant="Secret")])
+    await store.documents.writes.insert_many(
+        alice.org_id, [doc("doc_a1", merchant="Lidl"), doc("doc_a2")]
+    )
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_b1", merchant="Secret")])
     return alice, bob
 
 
@@ -93,7 +95,7 @@ async def test_a_kept_document_reuses_its_plans_and_answers_each_request_alike(
     that left a line's ``amount`` out would leave it out of the next one too."""
     alice, _ = two
     line = {"description": "Fuel", "quantity": 1, "unitPrice": Decimal(10), "amount": Decimal(10)}
-    await store.documents.insert_many(alice.org_id, [doc("doc_a3", lineItems=[line])])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_a3", lineItems=[line])])
     first = (await gql(service, NODE, {"id": "doc_a1"}, alice.headers()))["data"]["node"]
     second = (await gql(service, NODE, {"id": "doc_a2"}, alice.headers()))["data"]["node"]
     assert (first["id"], first["merchant"]) == ("doc_a1", "Lidl")

@@ -113,7 +113,7 @@ async def round_trips(
     store: Store, counter: CommandCounter, registry: Registry, count: int
 ) -> tuple[list[str], dict[str, Any]]:
     tenant = await make_tenant(store, f"user{count}@example.com", f"Org {count}")
-    await store.documents.insert_many(tenant.org_id, pairs(count))
+    await store.documents.writes.insert_many(tenant.org_id, pairs(count))
     async with asgi_client(store, registry) as http:
         counter.commands.clear()
         body = await gql(http, NESTED, {"limit": count}, tenant.headers())

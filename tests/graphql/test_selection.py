@@ -48,7 +48,7 @@ async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.Async
 @pytest.fixture
 async def newest(store: Store, seeded: Tenant) -> str:
     """A document newer than the seeded ones with the fields compact output leaves out."""
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         seeded.org_id,
         [
             doc(
@@ -77,7 +77,7 @@ async def newest(store: Store, seeded: Tenant) -> str:
             )
         ],
     )
-    record = await store.documents.get(seeded.org_id, "doc_new")
+    record = await store.documents.reads.get(seeded.org_id, "doc_new")
     assert record is not None
     edit = {
         "field": "merchant",
@@ -87,7 +87,7 @@ async def newest(store: Store, seeded: Tenant) -> str:
         "editedAt": datetime(2024, 3, 2, tzinfo=UTC),
         "via": "documents.update",
     }
-    await store.documents.update_fields(
+    await store.documents.writes.update_fields(
         seeded.org_id, record, {"merchant": "Shell Express"}, [edit]
     )
     return "doc_new"

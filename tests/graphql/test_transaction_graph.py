@@ -28,7 +28,7 @@ PAGE = """query($filter: TransactionFilter, $orderBy: [TransactionOrderBy!], $fi
 @pytest.fixture
 async def stocked(store: Store, alice: Tenant, bob: Tenant) -> tuple[Tenant, Tenant]:
     await store.transactions.insert_new(alice.org_id, TRANSACTIONS)
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [doc(f"doc_0{i}", merchant=f"Shop {i}") for i in range(1, 5)]
     )
     await store.transactions.insert_new(
@@ -180,7 +180,7 @@ async def test_links_are_batched_one_read_per_list(
 ) -> None:
     alice, _ = stocked
     reads: dict[str, int] = {"documents": 0, "transactions": 0}
-    by_id, matched_to = store.documents.get_many, store.transactions.matched_to
+    by_id, matched_to = store.documents.reads.get_many, store.transactions.matched_to
 
     async def count_documents(*args: Any, **kwargs: Any) -> Any:
         reads["documents"] += 1
@@ -190,7 +190,7 @@ async def test_links_are_batched_one_read_per_list(
         reads["transactions"] += 1
         return await matched_to(*args, **kwargs)
 
-    monkeypatch.setattr(store.documents, "get_many", count_documents)
+    monkeypatch.setattr(store.documents.reads, "get_many", count_documents)
     monkeypatch.setattr(store.transactions, "matched_to", count_transactions)
     body = await gql(client, LINKS, None, alice.headers())
     assert "errors" not in body, body

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.wire
 async def test_transaction_graph_on_the_wire(wire_store: Store, registry: Registry) -> None:
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
     await wire_store.transactions.insert_new(alice.org_id, TRANSACTIONS)
-    await wire_store.documents.insert_many(
+    await wire_store.documents.writes.insert_many(
         alice.org_id, [doc(f"doc_0{i}", merchant=f"Shop {i}") for i in range(1, 5)]
     )
     async with asgi_client(wire_store, registry) as http:

@@ -240,7 +240,7 @@ async def test_bombs_are_permanent_failures_and_inspect_says_422(
         assert "BytesIO" not in document["processingReason"]
         job = await wire_store.db["jobs"].find_one({"payload.documentId": document_id})
         assert job is not None and job["status"] == "done" and job["attempts"] == 1
-    bomb = await wire_store.documents.get(alice.org_id, ids["bomb.png"])
+    bomb = await wire_store.documents.reads.get(alice.org_id, ids["bomb.png"])
     assert bomb is not None and "13000 × 13000 pixels" in bomb["processingReason"]
 
     # documents.inspect: the document exists, its original cannot be read: 422, not 404 / 500.

@@ -199,7 +199,7 @@ async def test_store_killed_inside_the_intakes_unit_loses_nothing_committed(
         assert recovered.intakes_written == 1
         [document_id] = journal["documentIds"]
         assert await worker_pool(store).run_until_idle() == 1
-        document = await store.documents.get(tenant.org_id, document_id)
+        document = await store.documents.reads.get(tenant.org_id, document_id)
         assert document is not None and document["processingStatus"] == "processed"
         assert document["merchant"] == "Northwind Consulting GmbH"
         # The sender's retry: the item it made.
@@ -256,7 +256,7 @@ async def test_a_killed_workers_lease_is_taken_back_at_start_up(
         job = await wire_store.db["jobs"].find_one({})
         assert job is not None and job["status"] == "queued" and job["leaseOwner"] is None
         assert await pool.run_until_idle() == 1
-    document = await wire_store.documents.get(tenant.org_id, document_id)
+    document = await wire_store.documents.reads.get(tenant.org_id, document_id)
     assert document is not None and document["processingStatus"] == "processed"
 
 
@@ -372,7 +372,9 @@ async def test_a_worker_killed_mid_job_loses_and_doubles_nothing(
     assert sorted(d["_id"] for d in documents) == sorted(document_ids)
     assert {d["processingStatus"] for d in documents} <= set(SAVED), documents
     today = utcnow().date()
-    billed = await wire_store.documents.billed(tenant.org_id, today, today + timedelta(days=1))
+    billed = await wire_store.documents.totals.billed(
+        tenant.org_id, today, today + timedelta(days=1)
+    )
     # Each one billed once, however the kill fell: the count is written with the outcome
     # (before, it was a write of its own after it, lost when the worker died in between).
     assert billed == len(document_ids), finished_before_death

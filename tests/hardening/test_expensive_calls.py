@@ -48,7 +48,7 @@ async def inspecting(
     bob = await make_tenant(store, "bob@example.com", "Bob Ltd")
     for tenant, document_id in ((alice, "doc_1"), (bob, "doc_2")):
         file_ref = {"gridfsId": "x", "mimeType": "application/pdf", "fileName": "a.pdf"}
-        await store.documents.insert_many(
+        await store.documents.writes.insert_many(
             tenant.org_id,
             [{"_id": document_id, "file": file_ref, "processingStatus": "processed"}],
         )

@@ -39,7 +39,9 @@ async def post(http: httpx.AsyncClient, tenant: Tenant | None, query: str) -> ht
 async def test_an_answer_costs_a_point_per_hundred_objects(
     tight: httpx.AsyncClient, store: Store, alice: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc(f"doc_{n:03d}") for n in range(250)])
+    await store.documents.writes.insert_many(
+        alice.org_id, [doc(f"doc_{n:03d}") for n in range(250)]
+    )
     small = await post(tight, alice, SMALL)
     assert small.status_code == 200, small.text
     assert small.headers["x-ratelimit-used"] == "1"  # 2 objects: at least one point
@@ -55,7 +57,9 @@ async def test_an_answer_costs_a_point_per_hundred_objects(
 async def test_a_spent_key_waits_and_others_do_not(
     tight: httpx.AsyncClient, store: Store, alice: Tenant, bob: Tenant
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc(f"doc_{n:03d}") for n in range(500)])
+    await store.documents.writes.insert_many(
+        alice.org_id, [doc(f"doc_{n:03d}") for n in range(500)]
+    )
     big = "{ documentsConnection(first: 100) { nodes { id merchant amount currency } } }"
     # A request's cost is known when it has run: the one that empties the budget is answered.
     for _ in range(3):

@@ -186,7 +186,7 @@ async def test_a_document_over_the_time_limit_fails_at_once_saying_so(wire_store
         assert await asyncio.wait_for(pool.run_until_idle(), timeout=60) == 1
     finally:
         gate.set()
-    document = await wire_store.documents.get(tenant.org_id, document_id)
+    document = await wire_store.documents.reads.get(tenant.org_id, document_id)
     assert document is not None and document["processingStatus"] == "failed"
     assert document["processingStatus"] in TERMINAL
     assert "took longer than 1 s, the time limit for one job" in document["processingReason"]

@@ -162,5 +162,5 @@ async def test_a_killed_workers_job_is_taken_back_by_the_idle_one_within_seconds
             worker.kill()
             worker.wait(timeout=30)
     assert stored["attempts"] == 2 and stored["leaseOwner"] is None
-    document = await wire_store.documents.get(tenant.org_id, document_id)
+    document = await wire_store.documents.reads.get(tenant.org_id, document_id)
     assert document is not None and document["processingStatus"] in TERMINAL

@@ -44,7 +44,7 @@ async def busy(store: Store, org_id: str) -> AsyncIterator[list[str]]:
     async def write() -> None:
         while True:
             document_id = f"doc_busy_{next(_ids)}"
-            await store.documents.insert_many(org_id, [doc(document_id)])
+            await store.documents.writes.insert_many(org_id, [doc(document_id)])
             written.append(document_id)
             await asyncio.sleep(0.02)
 
@@ -184,7 +184,7 @@ async def test_an_unrelated_change_leaves_the_stream_alone(
         # Long enough for the poller to have read both changes: several of its ticks.
         hub = app.state.services.events
         await hub.access_read.wait_for(2)
-        await store.documents.insert_many(alice.org_id, [doc("doc_sentinel")])
+        await store.documents.writes.insert_many(alice.org_id, [doc("doc_sentinel")])
         assert (await stream.message()).data["documentId"] == "doc_sentinel"
     assert bob  # another tenant exists; untouched
 
@@ -196,7 +196,7 @@ async def test_after_zero_is_not_a_500_and_leaks_no_place(store: Store, alice: T
     for _ in range(2):
         async with asgi_get(app, EVENTS, alice.headers(), f"after={zero}") as stream:
             assert stream.status == 200
-            await store.documents.insert_many(alice.org_id, [doc(f"doc_{next(_ids)}")])
+            await store.documents.writes.insert_many(alice.org_id, [doc(f"doc_{next(_ids)}")])
             await stream.message()
     headers = {**alice.headers(), "Last-Event-ID": "f" * 24}  # from the far future
     async with asgi_get(app, EVENTS, headers) as stream:

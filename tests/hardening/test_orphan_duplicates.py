@@ -12,7 +12,7 @@ from tests.conftest import worker_pool
 
 async def test_removing_an_orphan_unmarks_its_duplicates(store: Store) -> None:
     workspace = "org_a"
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         workspace,
         [
             # Half of an intake that never got its item: nothing was acknowledged.
@@ -25,6 +25,6 @@ async def test_removing_an_orphan_unmarks_its_duplicates(store: Store) -> None:
     clock.advance(ORPHAN_AGE.total_seconds() + 60)
     services = worker_pool(Store(store.db, clock)).services
     assert await requeue_unfinished_documents(services) == (0, 1)
-    assert await store.documents.get(workspace, "doc_orphan") is None
-    resent = await store.documents.get(workspace, "doc_resent")
+    assert await store.documents.reads.get(workspace, "doc_orphan") is None
+    resent = await store.documents.reads.get(workspace, "doc_resent")
     assert resent is not None and resent.get("duplicateOf") is None

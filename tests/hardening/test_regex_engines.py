@@ -49,7 +49,7 @@ async def test_a_regex_matched_here_past_its_time_limit_is_a_400_naming_the_fiel
 ) -> None:
     """The embedded store's face: fincap matches the regex and checks its budget between
     batches (a budget of 0 is spent at the first)."""
-    store.documents.regex_here = True
+    store.documents.collection.regex_here = True
     monkeypatch.setattr("persistence.documents.regex_reads.QUERY_TIME_LIMIT_MS", 0)
     response = await call(client, seeded, "documents.count", REGEX_COUNT)
     assert response.status_code == 400, response.text
@@ -61,14 +61,14 @@ async def test_a_store_regex_past_its_max_time_is_a_400_naming_the_field(
     client: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
     """MongoDB's face: the store matches the regex and stops it at ``maxTimeMS``."""
-    store.documents.regex_here = False
+    store.documents.collection.regex_here = False
 
     async def timed_out(awaitable: Awaitable[Any]) -> Any:
         if hasattr(awaitable, "close"):
             awaitable.close()  # never awaited: no warning
         raise QueryTimeout("query exceeded its time limit")
 
-    store.documents._run = timed_out  # type: ignore[method-assign]
+    store.documents.collection.run = timed_out  # type: ignore[method-assign]
     response = await call(client, seeded, "documents.count", REGEX_COUNT)
     assert response.status_code == 400, response.text
     message = response.json()["error"]["errorMessage"]

@@ -167,7 +167,7 @@ class Harness:
         self.tenant: Tenant = self.runner.run(
             make_tenant(self.store, f"fuzz-{uuid.uuid4().hex[:6]}@example.com", "Fuzz Co")
         )
-        self.runner.run(self.store.documents.insert_many(self.tenant.org_id, KNOWN))
+        self.runner.run(self.store.documents.writes.insert_many(self.tenant.org_id, KNOWN))
         app = app_on(self.store, REGISTRY)
         self.http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"

@@ -55,7 +55,7 @@ async def test_a_worker_killed_after_the_outcome_loses_no_count_and_adds_none(
     with pytest.raises(ProcessKilled):
         await doomed.run_one("doomed-worker")
     wire_store.activity.record_outcome = record_outcome  # type: ignore[method-assign]
-    document = await wire_store.documents.get(tenant.org_id, document_id)
+    document = await wire_store.documents.reads.get(tenant.org_id, document_id)
     assert document is not None and document["processingStatus"] == "processed"
     assert await billed_documents(wire_store, tenant.headers()) == 1  # counted with the outcome
 

@@ -89,7 +89,7 @@ def test_everyday_patterns_are_accepted(pattern: str) -> None:
 async def test_the_testers_regex_is_a_400_and_everyday_ones_still_match(
     client: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         seeded.org_id,
         [{"_id": "doc_redos", "merchant": "X", "summary": "a" * 28 + "!", "amount": 100}],
     )

@@ -130,7 +130,7 @@ async def add_document(store: Store, tenant: Tenant, doc_id: str, **fields: Any)
     fields.setdefault("category", "Meals")
     fields.setdefault("receiptId", "R-0042")
     fields.setdefault("exportStatus", "not-exported")
-    await store.documents.insert_many(tenant.org_id, [doc(doc_id, file=file_ref, **fields)])
+    await store.documents.writes.insert_many(tenant.org_id, [doc(doc_id, file=file_ref, **fields)])
 
 
 @dataclass

@@ -15,7 +15,7 @@ from tests.mcp.test_mcp_face import call
 async def test_gated_tool_names_the_review_tools_and_approval_runs_it(
     http: httpx.AsyncClient, store: Store, person: Tenant
 ) -> None:
-    await store.documents.insert_many(person.org_id, KNOWN)
+    await store.documents.writes.insert_many(person.org_id, KNOWN)
     tokens = await oc.whole_flow(http, "alice@example.com", PASSWORD, person.org_id)
     token = tokens["access_token"]
     edit = {"merchant": "starbucks", "changes": {"category": "Coffee"}, "dryRun": False}

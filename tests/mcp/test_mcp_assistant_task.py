@@ -57,7 +57,7 @@ async def plant(store: Store, workspace: str, receipt: bytes) -> str:
             receivedAt=datetime.now(UTC),
             docDate=datetime.combine(row["docDate"], datetime.min.time(), tzinfo=UTC),
         )
-    await store.documents.insert_many(workspace, rows)
+    await store.documents.writes.insert_many(workspace, rows)
     return with_original
 
 

@@ -38,7 +38,7 @@ async def plant(store: Store, tenant: Tenant, data: bytes | None = PNG) -> str:
     }  # fmt: skip
     if data is not None:
         row["file"] = await store.files.put(tenant.org_id, document_id, data, "c.png", "image/png")
-    await store.documents.insert_many(tenant.org_id, [row])
+    await store.documents.writes.insert_many(tenant.org_id, [row])
     return document_id
 
 

@@ -69,7 +69,7 @@ async def test_bad_input_is_a_400_naming_the_field(
 async def test_execute_saves_and_list_shows_name_status_trigger_and_stats(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_u", merchant="UBER BV"), doc("doc_s", merchant="Starbucks")],
     )

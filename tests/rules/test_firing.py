@@ -100,7 +100,7 @@ async def rollup_rows(store: Store, workspace_id: str) -> list[tuple[Any, ...]]:
 async def test_a_matching_rule_sets_the_category_with_history_stats_and_rollups(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_uber", merchant="UBER *TRIP", category="Transport", amount=Decimal("23.40")),
@@ -139,7 +139,7 @@ async def test_a_matching_rule_sets_the_category_with_history_stats_and_rollups(
         "Fuel": 1,
     }
     kept = await rollup_rows(store, alice.org_id)
-    await store.documents.rebuild_rollups(alice.org_id)
+    await store.documents.totals.rebuild_rollups(alice.org_id)
     assert kept == await rollup_rows(store, alice.org_id)
 
     # The same event again (a retried job) does nothing twice.
@@ -150,7 +150,7 @@ async def test_a_matching_rule_sets_the_category_with_history_stats_and_rollups(
 async def test_archive_mark_recurring_and_rename(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_tiny", merchant="Kiosk", amount=Decimal("0.50"), currency="USD"),
@@ -197,7 +197,9 @@ async def test_archive_mark_recurring_and_rename(
 async def test_a_missing_capability_is_recorded_never_raised(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [aws_invoice("doc_aws", "AWS EMEA SARL")])
+    await store.documents.writes.insert_many(
+        alice.org_id, [aws_invoice("doc_aws", "AWS EMEA SARL")]
+    )
     rule = await save(client, alice, SEND_AWS)
     approval = await save(client, alice, "Require approval for invoices over 100 EUR")
     said = await run_document_rules(
@@ -221,7 +223,7 @@ async def test_a_missing_capability_is_recorded_never_raised(
 async def test_send_and_approval_go_through_the_registry_as_the_author(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [aws_invoice("doc_aws"), aws_invoice("doc_dupe")]
     )
     rule = await save(client, alice, SEND_AWS)
@@ -272,7 +274,9 @@ async def test_send_and_approval_go_through_the_registry_as_the_author(
 async def test_a_rule_acts_only_while_its_author_is_a_member(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [aws_invoice("doc_x", amount=Decimal("500"))])
+    await store.documents.writes.insert_many(
+        alice.org_id, [aws_invoice("doc_x", amount=Decimal("500"))]
+    )
     rule = await save(client, alice, "Send invoices over 100 EUR to Xero")
     await store.db["memberships"].delete_many({"userId": alice.user_id})
     assert await store.workspaces.role_of(alice.user_id, alice.org_id) is None
@@ -289,7 +293,7 @@ async def test_a_rule_acts_only_while_its_author_is_a_member(
 async def test_with_the_real_integrations_an_unconnected_xero_is_the_reason(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [aws_invoice("doc_aws")])
+    await store.documents.writes.insert_many(alice.org_id, [aws_invoice("doc_aws")])
     rule = await save(client, alice, SEND_AWS)
     said = await run_document_rules(services(store), alice.org_id, "doc_aws", PROCESSED)
     assert len(said) == 1 and said[0].startswith(
@@ -303,7 +307,7 @@ async def test_with_the_real_integrations_an_unconnected_xero_is_the_reason(
 async def test_a_rule_tags_documents_and_a_missing_tag_is_refused_or_reported(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_uber", merchant="UBER *TRIP"), doc("doc_shell", merchant="Shell")],
     )
@@ -329,7 +333,7 @@ async def test_a_rule_tags_documents_and_a_missing_tag_is_refused_or_reported(
     # The tag deleted later: the rule's run says so instead of failing the pipeline.
     tag_id = result(await call(client, alice, "tags.list", {}))["tags"][0]["id"]
     await call(client, alice, "tags.delete", {"id": tag_id})
-    await store.documents.insert_many(alice.org_id, [doc("doc_uber2", merchant="Uber BV")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_uber2", merchant="Uber BV")])
     await run_document_rules(running, alice.org_id, "doc_uber2", PROCESSED)
     stats = await rule_stats(client, alice, rule["id"])
     assert stats["actionsFailed"] == 1 and "no longer exists" in stats["lastError"]

@@ -64,7 +64,7 @@ async def test_a_webhook_gets_a_signed_post(
     client: httpx.AsyncClient, alice: Tenant, store: Store, receiver: tuple[Recorder, str]
 ) -> None:
     recorder, base = receiver
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc(
@@ -106,7 +106,7 @@ async def test_a_failing_webhook_is_an_error_in_the_stats(
 ) -> None:
     recorder, base = receiver
     recorder.answer = lambda request: (500, "down")
-    await store.documents.insert_many(alice.org_id, [doc("doc_r", merchant="Acme")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_r", merchant="Acme")])
     saved = await execute(client, alice, f"Notify {base}/hooks/fincap when a receipt arrives")
     services = build_services(
         Settings(),
@@ -152,7 +152,7 @@ async def test_an_email_goes_through_the_relay(
     client: httpx.AsyncClient, alice: Tenant, store: Store, smtp: tuple[Inbox, int]
 ) -> None:
     inbox, port = smtp
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc(
@@ -187,7 +187,7 @@ async def test_an_email_goes_through_the_relay(
 async def test_without_a_relay_the_email_action_fails_with_the_reason(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_x", merchant="Acme")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_x", merchant="Acme")])
     saved = await execute(client, alice, "Email finance@example.com when a receipt arrives")
     services = build_services(Settings(), store, registry=build_registry())
     await run_document_rules(services, alice.org_id, "doc_x", PROCESSED)

@@ -52,7 +52,7 @@ async def arrive(store: Store, tenant: Tenant, doc_id: str, **fields: Any) -> st
     """A document as an upload leaves it: with the activity item that brought it in."""
     activity = await store.activity.create(tenant.org_id, "upload", [doc_id], {})
     await store.activity.set_status(tenant.org_id, activity["_id"], "processed", "Extracted.")
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         tenant.org_id, [doc(doc_id, activityId=activity["_id"], **fields)]
     )
     activity_id: str = activity["_id"]
@@ -285,7 +285,7 @@ async def test_no_request_is_stored_when_the_author_left_and_nothing_after_it_ru
         "member of this workspace; the actions after it were not applied."
     ]
     assert await store.db["approval_requests"].count_documents({}) == 0
-    archived = await store.documents.get(alice.org_id, "doc_tiny")
+    archived = await store.documents.reads.get(alice.org_id, "doc_tiny")
     assert archived is not None and not archived.get("archived")
 
 

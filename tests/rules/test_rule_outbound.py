@@ -72,7 +72,7 @@ async def test_a_webhook_whose_name_leads_inside_is_not_called(
     """Saved with a name (nothing to refuse then); when the rule fires, the name resolves to
     this machine: nothing is sent, and the failure is the one sentence."""
     recorder, port = receiver
-    await store.documents.insert_many(alice.org_id, [doc("doc_w", merchant="Acme")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_w", merchant="Acme")])
     url = f"http://hooks.example.test:{port}/hooks/fincap"
     saved = await execute(client, alice, f"Notify {url} when a receipt arrives")
     services = build_services(
@@ -97,7 +97,7 @@ async def test_the_relay_is_reached_only_when_the_policy_admits_it(
     client: httpx.AsyncClient, alice: Tenant, store: Store, smtp: tuple[Inbox, int]
 ) -> None:
     inbox, port = smtp
-    await store.documents.insert_many(alice.org_id, [doc("doc_m", merchant="Acme")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_m", merchant="Acme")])
     saved = await execute(client, alice, "Email finance@example.com when a receipt arrives")
     relay = SmtpConfig(host="127.0.0.1", port=port, starttls=False)
     strict = build_services(
@@ -116,7 +116,7 @@ async def test_the_relay_is_reached_only_when_the_policy_admits_it(
         automation=AutomationConfig(smtp=relay),
         outbound=OutboundPolicy.allowing(["127.0.0.1"]),
     )
-    await store.documents.insert_many(alice.org_id, [doc("doc_m2", merchant="Acme")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_m2", merchant="Acme")])
     await run_document_rules(admitted, alice.org_id, "doc_m2", PROCESSED)
     assert len(inbox.messages) == 1
 

@@ -177,7 +177,7 @@ async def test_prepare_counts_the_matching_transactions(
 async def test_a_confirmed_match_runs_the_rule_on_the_receipt_in_a_job(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, RECEIPTS)
+    await store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     await call(client, alice, "matches.configure", {"autoMatch": False})
     result(await import_bytes(client, alice, FIRST, "s.csv", currency="GBP"))
     txns = await by_text(client, alice)
@@ -218,7 +218,7 @@ async def test_a_confirmed_match_runs_the_rule_on_the_receipt_in_a_job(
 async def test_an_automatic_match_at_import_runs_the_rule(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, RECEIPTS)
+    await store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     rule = await save(client, alice, SHELL_IS_FUEL)
     answer = result(await import_bytes(client, alice, FIRST, "s.csv", currency="GBP"))
     assert answer["autoMatched"] == 3  # Pret, British Gas and Shell
@@ -248,7 +248,7 @@ async def test_another_workspaces_rule_does_not_fire(
     client: httpx.AsyncClient, alice: Tenant, bob: Tenant, store: Store
 ) -> None:
     bob_rule = await save(client, bob, SHELL_IS_FUEL)
-    await store.documents.insert_many(alice.org_id, RECEIPTS)
+    await store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     result(await import_bytes(client, alice, FIRST, "s.csv", currency="GBP"))
     assert await queued(store, "run-match-rules") == []
     assert (await rule_stats(client, bob, bob_rule["id"]))["runs"] == 0
@@ -260,7 +260,7 @@ async def test_a_confirmed_match_runs_the_rule_on_the_wire(
 ) -> None:
     """The job's reads ($facet over the transaction filters) on the real protocol."""
     alice = await ungated_tenant(wire_store, "alice@example.com", "Alice Co")
-    await wire_store.documents.insert_many(alice.org_id, RECEIPTS)
+    await wire_store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     async with asgi_client(wire_store, registry) as http:
         await call(http, alice, "matches.configure", {"autoMatch": False})
         result(await import_bytes(http, alice, FIRST, "s.csv", currency="GBP"))

@@ -40,7 +40,7 @@ async def test_a_correction_runs_the_updated_rules_in_a_job(
 ) -> None:
     activity = await store.activity.create(alice.org_id, "upload", ["doc_ride"], {})
     await store.activity.set_status(alice.org_id, activity["_id"], "processed", "Extracted UBER.")
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_ride", merchant="UBER BV", category="Other", activityId=activity["_id"])],
     )
@@ -73,7 +73,7 @@ async def test_a_correction_runs_the_updated_rules_in_a_job(
 
     # Bulk edits are corrections too (this workspace runs them without approval).
     await store.workspaces.set_gated(alice.org_id, "documents.bulk-edit", False)
-    await store.documents.insert_many(alice.org_id, [doc("doc_ride2", merchant="Uber")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_ride2", merchant="Uber")])
     result(
         await call(
             client,
@@ -111,7 +111,7 @@ async def test_a_scheduled_rule_runs_at_its_time_and_acts_once_per_document(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
     Calls.made.clear()
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_big", merchant="Acme", docType="invoice", amount=Decimal("900.00")),
@@ -133,7 +133,7 @@ async def test_a_scheduled_rule_runs_at_its_time_and_acts_once_per_document(
     assert jobs[0]["runAfter"].hour == 18
 
     clock.advance(24 * 3600)  # the next run: the same document is not sent again
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id, [doc("doc_new", merchant="Beta", docType="invoice", amount=Decimal("300.00"))]
     )
     assert await pool(later).run_until_idle() == 1

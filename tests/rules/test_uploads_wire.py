@@ -149,7 +149,7 @@ async def test_rules_fire_on_uploads(http: httpx.AsyncClient, wire_store: Store)
         ("category", "Travel", "rule", saved[0]["id"])
     ]
     assert f"Rule '{saved[0]['name']}': set category to Travel." in ride["processingReason"]
-    stored = await wire_store.documents.get(alice.org_id, uber)
+    stored = await wire_store.documents.reads.get(alice.org_id, uber)
     assert stored is not None
     activity = await wire_store.activity.get(alice.org_id, stored["activityId"])
     assert activity is not None and f"Rule '{saved[0]['name']}'" in activity["reasoning"]
@@ -213,7 +213,7 @@ async def test_require_approval_on_an_upload_holds_the_archive_until_one_approva
     reason = change["processingReason"]
     assert f"Rule '{rule['name']}': waiting for approval apr_" in reason
     request_id = reason.split("waiting for approval ", 1)[1].split(" ")[0]
-    stored = await wire_store.documents.get(alice.org_id, kiosk)
+    stored = await wire_store.documents.reads.get(alice.org_id, kiosk)
     assert stored is not None
     activity = await wire_store.activity.get(alice.org_id, stored["activityId"])
     assert activity is not None and f"waiting for approval {request_id}" in activity["reasoning"]

@@ -43,7 +43,7 @@ def mime_of(name: str) -> str:
 
 async def outcome(app: SourceApp, tenant: Tenant, item: Any) -> tuple[Any, Any, Any]:
     first, second = [
-        await app.store.documents.get(tenant.org_id, doc_id) for doc_id in item["documentIds"]
+        await app.store.documents.reads.get(tenant.org_id, doc_id) for doc_id in item["documentIds"]
     ]
     settled = await app.store.activity.get(tenant.org_id, item["_id"])
     return first, second, settled
@@ -93,7 +93,7 @@ async def test_a_later_copy_finished_first_is_claimed_by_the_earlier_arrival(
     services = wire_app.workers().services
     scan_id, photo_id = item["documentIds"]
     await process_document(services, alice.org_id, photo_id, item["_id"])
-    photo = await wire_app.store.documents.get(alice.org_id, photo_id)
+    photo = await wire_app.store.documents.reads.get(alice.org_id, photo_id)
     assert photo is not None and photo["processingStatus"] == "processed"  # nothing earlier yet
     await process_document(services, alice.org_id, scan_id, item["_id"])
     scan, photo, settled = await outcome(wire_app, alice, item)

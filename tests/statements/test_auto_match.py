@@ -65,7 +65,7 @@ async def candidates(client: httpx.AsyncClient, tenant: Tenant, txn: str) -> dic
 async def test_import_matches_the_sure_ones_only(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, RECEIPTS)
+    await store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     answer = await imported(client, alice, FIRST)
     assert answer["added"] == 3 and answer["autoMatched"] == 2
     txns = await by_text(client, alice)
@@ -93,7 +93,7 @@ async def test_import_matches_the_sure_ones_only(
 async def test_an_undone_auto_match_is_never_made_again(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, RECEIPTS)
+    await store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     await imported(client, alice, FIRST)
     shell = (await by_text(client, alice))["SHELL 2026-11-20"]
     undone = result(await call(client, alice, "matches.undo", {"transactionId": shell["id"]}))
@@ -130,7 +130,7 @@ async def test_a_person_undoing_their_own_match_does_not_bar_automatic_matching(
 ) -> None:
     """Only an automatic match taken back makes a document a person's from then on."""
     await imported(client, alice, statement(("20/11/2026", "SHELL", "61.20")))
-    await store.documents.insert_many(alice.org_id, [RECEIPTS[3]])
+    await store.documents.writes.insert_many(alice.org_id, [RECEIPTS[3]])
     [shell] = await all_transactions(client, alice)
     body = {"transactionId": shell["id"], "documentIds": ["doc_shell"]}
     result(await call(client, alice, "matches.confirm", body))
@@ -142,7 +142,7 @@ async def test_a_person_undoing_their_own_match_does_not_bar_automatic_matching(
 async def test_the_workspace_settings_decide(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
-    await store.documents.insert_many(alice.org_id, RECEIPTS)
+    await store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     result(await call(client, alice, "matches.configure", {"autoMatch": False}))
     off = await imported(client, alice, statement(("28/11/2026", "PRET A MANGER LONDON", "6.45")))
     assert (off["added"], off["autoMatched"]) == (1, 0)
@@ -157,11 +157,11 @@ async def test_only_the_imports_own_transactions_and_workspace(
 ) -> None:
     """Bob's receipt is never Alice's match; and only the import's own transactions are
     matched: an older one a receipt arrived for since stays for a person."""
-    await store.documents.insert_many(bob.org_id, [{**RECEIPTS[3], "_id": "doc_bob_shell"}])
+    await store.documents.writes.insert_many(bob.org_id, [{**RECEIPTS[3], "_id": "doc_bob_shell"}])
     lines = (("20/11/2026", "SHELL", "61.20"), ("28/11/2026", "PRET A MANGER LONDON", "6.45"))
     first = await imported(client, alice, statement(*lines))
     assert (first["added"], first["autoMatched"]) == (2, 0)
-    await store.documents.insert_many(alice.org_id, [RECEIPTS[0]])
+    await store.documents.writes.insert_many(alice.org_id, [RECEIPTS[0]])
     answer = await imported(client, alice, statement(("14/11/2026", "BRITISH GAS", "84.20")))
     assert (answer["added"], answer["autoMatched"]) == (1, 0)
     assert not any(t["matched"] for t in await all_transactions(client, alice))

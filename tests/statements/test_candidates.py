@@ -32,7 +32,7 @@ async def test_a_receipt_is_a_candidate_with_its_reasons(
 ) -> None:
     # The receipts arrive after the import: nothing is matched automatically.
     ids = await imported(client, alice)
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_pret", merchant="Pret A Manger", amount=Decimal("6.45"), currency="GBP",
@@ -63,7 +63,7 @@ async def test_two_bookings_wanting_one_receipt_are_left_to_a_person(
 ) -> None:
     """The statement books TFL TRAVEL CH 2.80 twice on the same day; one receipt of 2.80: each
     booking is the other's rival, so neither is matched automatically."""
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_tfl", merchant="TfL Travel Charges", amount=Decimal("2.80"), currency="GBP",
              docDate=date(2026, 11, 13))],

@@ -22,7 +22,7 @@ async def book(client: httpx.AsyncClient, alice: Tenant, store: Store) -> dict[s
     arrive after the import, so nothing is matched automatically (a person decides here)."""
     data = fixture("csv-lloyds.csv")
     assert (await import_bytes(client, alice, data, "l.csv", currency="GBP")).status_code == 200
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [
             doc("doc_pret", merchant="Pret A Manger", amount=Decimal("6.45"), currency="GBP",
@@ -105,7 +105,7 @@ async def test_bad_documents_and_other_workspaces(
     client: httpx.AsyncClient, alice: Tenant, bob: Tenant, store: Store, booked: dict[str, str]
 ) -> None:
     pret = pick(booked, "PRET")
-    await store.documents.insert_many(bob.org_id, [doc("doc_bob")])
+    await store.documents.writes.insert_many(bob.org_id, [doc("doc_bob")])
     for document_id in ("doc_bob", "doc_none"):
         refused = await call(client, alice, "matches.confirm", {
             "transactionId": pret, "documentIds": [document_id]})  # fmt: skip

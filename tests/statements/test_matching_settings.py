@@ -88,7 +88,7 @@ async def test_candidates_decide_with_the_workspace_settings(
     client: httpx.AsyncClient, alice: Tenant, store: Store
 ) -> None:
     result(await call(client, alice, "matches.configure", {"autoMatch": False}))
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         alice.org_id,
         [doc("doc_pret", merchant="Pret A Manger", amount=Decimal("6.45"), currency="GBP",
              docDate=date(2026, 11, 27))],

@@ -50,7 +50,7 @@ async def test_auto_match_at_import_and_its_undo(wire_store: Store, registry: Re
     """The import's reads (documents in the window, matched and undone documents, unmatched
     rivals) and the match's compare-and-set, on the real protocol."""
     alice = await make_tenant(wire_store, "alice@example.com", "Alice Co")
-    await wire_store.documents.insert_many(alice.org_id, RECEIPTS)
+    await wire_store.documents.writes.insert_many(alice.org_id, RECEIPTS)
     async with asgi_client(wire_store, registry) as http:
         answer = result(await import_bytes(http, alice, FIRST, "s.csv", currency="GBP"))
         assert (answer["added"], answer["autoMatched"]) == (3, 2)

@@ -70,7 +70,7 @@ async def stored_original(
     store: Store, tenant: Tenant, doc_id: str, data: bytes, name: str, mime: str
 ) -> None:
     file_ref = await store.files.put(tenant.org_id, doc_id, data, name, mime)
-    await store.documents.insert_many(tenant.org_id, [doc(doc_id, file=file_ref)])
+    await store.documents.writes.insert_many(tenant.org_id, [doc(doc_id, file=file_ref)])
 
 
 @pytest.mark.wire

@@ -63,7 +63,7 @@ async def plant(store: Store, tenant: Tenant, name: str, data: bytes, mime: str)
     an upload accepted before previews were stored (or before the pixel budget) left behind."""
     document_id = new_id("doc")
     ref = await store.files.put(tenant.org_id, document_id, data, name, mime)
-    await store.documents.insert_many(
+    await store.documents.writes.insert_many(
         tenant.org_id,
         [
             {

@@ -82,7 +82,7 @@ async def search(ctx: Context, args: SearchDocuments) -> DocumentPage:
 
 
 async def _load(ctx: Context, document_id: str) -> StoredDocument:
-    record = await ctx.store.documents.get(ctx.require_workspace(), document_id)
+    record = await ctx.store.documents.reads.get(ctx.require_workspace(), document_id)
     if record is None:
         raise NotFound(f"Document '{document_id}' not found")
     return record
@@ -99,7 +99,7 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
     """One document with every extracted field, line items, amounts, the original file's reference
     and URL, the source, duplicates and the edit history.
     """
-    record = await ctx.store.documents.shown(ctx.require_workspace(), args.id)
+    record = await ctx.store.documents.reads.shown(ctx.require_workspace(), args.id)
     if record is None:
         raise NotFound(f"Document '{args.id}' not found")
     return DocumentResult(document=await complete_document(ctx, record))
@@ -150,7 +150,7 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     merchant = changed.get("merchant", current.get("merchant"))
     if "category" in changed and changed["category"] and merchant:
         await ctx.store.category_overrides.remember(workspace_id, merchant, changed["category"])
-    updated = await ctx.store.documents.update_fields(workspace_id, record, changed, edits)
+    updated = await ctx.store.documents.writes.update_fields(workspace_id, record, changed, edits)
     if updated is None:
         raise NotFound(f"Document '{args.id}' not found")
     await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
@@ -174,7 +174,9 @@ async def reprocess(ctx: Context, args: ReprocessDocuments) -> ReprocessQueued:
     workspace_id = ctx.require_workspace()
     ids = list(dict.fromkeys(args.ids))
     fields = ("id", "file", "processingStatus")
-    found = {r["_id"]: r for r in await ctx.store.documents.get_many(workspace_id, ids, fields)}
+    found = {
+        r["_id"]: r for r in await ctx.store.documents.reads.get_many(workspace_id, ids, fields)
+    }
     ready = [
         found[i]
         for i in ids
@@ -229,7 +231,7 @@ async def review(ctx: Context, args: ReviewDocument) -> DocumentResult:
         fields = args.corrections.model_dump(exclude_unset=True)
         await update(ctx, UpdateDocument.model_validate({"id": args.id, **fields}))
         record = await _load(ctx, args.id)
-    reviewed = await ctx.store.documents.mark_reviewed(workspace_id, record, ctx.user_id)
+    reviewed = await ctx.store.documents.writes.mark_reviewed(workspace_id, record, ctx.user_id)
     if reviewed is None:
         raise Conflict(_reviewed_already(await _load(ctx, args.id)))
     return DocumentResult(document=await complete_document(ctx, reviewed))
@@ -262,10 +264,12 @@ async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
     record = await _load(ctx, args.id)
     archived_duplicates: list[str] = []
     if not record.get("archived"):
-        archived_duplicates = await ctx.store.documents.active_duplicates_of(workspace_id, args.id)
+        archived_duplicates = await ctx.store.documents.reads.active_duplicates_of(
+            workspace_id, args.id
+        )
         gone = [args.id, *archived_duplicates]
-        await ctx.store.documents.set_archived(workspace_id, gone, archived=True)
-        await ctx.store.documents.remove_references(workspace_id, gone)
+        await ctx.store.documents.writes.set_archived(workspace_id, gone, archived=True)
+        await ctx.store.documents.writes.remove_references(workspace_id, gone)
         record = await _load(ctx, args.id)
     return DeletedDocument(
         document=await complete_document(ctx, record), archivedDuplicates=archived_duplicates
@@ -285,12 +289,12 @@ async def unarchive(ctx: Context, args: UnarchiveDocument) -> DocumentResult:
     workspace_id = ctx.require_workspace()
     record = await _load(ctx, args.id)
     if record.get("archived"):
-        await ctx.store.documents.set_archived(workspace_id, [args.id], archived=False)
+        await ctx.store.documents.writes.set_archived(workspace_id, [args.id], archived=False)
         original_id = record.get("duplicateOf")
         if original_id:
-            original = await ctx.store.documents.get(workspace_id, original_id)
+            original = await ctx.store.documents.reads.get(workspace_id, original_id)
             if original is not None and not original.get("archived"):
-                await ctx.store.documents.link_duplicate(workspace_id, original_id, args.id)
+                await ctx.store.documents.writes.link_duplicate(workspace_id, original_id, args.id)
         record = await _load(ctx, args.id)
     return DocumentResult(document=await complete_document(ctx, record))
 
@@ -329,7 +333,7 @@ async def count(ctx: Context, args: CountDocuments) -> DocumentCount:
     currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
     query = DocumentQuery(where=args.where, where_fields=COUNT_FIELDS, archived=args.archived)
     try:
-        totals = await ctx.store.documents.totals(
+        totals = await ctx.store.documents.totals.of(
             workspace_id,
             query,
             group_by=args.groupBy,
@@ -401,7 +405,7 @@ async def documents_by_id(ctx: Context, ids: Sequence[str]) -> list[Document]:
     """Complete documents of the caller's workspace with these ids, in no particular order;
     ids of other workspaces or of no document are left out."""
     with store_errors():
-        records = await ctx.store.documents.get_many(ctx.require_workspace(), ids)
+        records = await ctx.store.documents.reads.get_many(ctx.require_workspace(), ids)
     return await complete_documents(ctx, records)
 
 
@@ -412,6 +416,6 @@ async def document_tallies(contexts: Sequence[Context]) -> list[dict[str, int]]:
     if not contexts:
         return []
     with store_errors():
-        counts = await contexts[0].store.documents.counts_by_workspace(workspace_ids)
+        counts = await contexts[0].store.documents.totals.counts_by_workspace(workspace_ids)
     empty = {"active": 0, "archived": 0}
     return [counts.get(workspace_id, empty) for workspace_id in workspace_ids]

@@ -91,7 +91,7 @@ async def document_aggregate(
     query = DocumentQuery(where=where)
     currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
     with store_errors():
-        found = await ctx.store.documents.aggregate(
+        found = await ctx.store.documents.aggregates.of(
             workspace_id,
             query,
             keys,

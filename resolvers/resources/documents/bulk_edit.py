@@ -51,8 +51,8 @@ async def bulk_edit_documents(ctx: Context, args: BulkEditDocuments) -> BulkEdit
             dryRun=True,
             matched=selection.matched,
             documents=plan.items[:BULK_PREVIEW_ITEMS],
-            merchants=await documents.distinct_values(workspace_id, "merchant"),
-            categories=await documents.distinct_values(workspace_id, "category"),
+            merchants=await documents.reads.distinct_values(workspace_id, "merchant"),
+            categories=await documents.reads.distinct_values(workspace_id, "category"),
         )
     modified = await apply(ctx, plan, changes.get("category"))
     changed = [item for item in plan.items if item.proposedChanges]
@@ -83,13 +83,13 @@ async def select(ctx: Context, args: BulkEditDocuments, changing: list[str]) -> 
         words=args.query, words_match="all", merchant=args.merchant, category=args.category
     )
     workspace_id = ctx.require_workspace()
-    matched = await ctx.store.documents.count(workspace_id, query)
+    matched = await ctx.store.documents.reads.count(workspace_id, query)
     if matched > BULK_EDIT_LIMIT:
         raise BadRequest(
             f"Invalid request: this edit would change {matched} documents; at most "
             f"{BULK_EDIT_LIMIT:,} per call. Narrow it with query, merchant or category."
         )
-    records = await ctx.store.documents.find_for_edit(
+    records = await ctx.store.documents.reads.find_for_edit(
         workspace_id, query, changing, limit=BULK_EDIT_LIMIT
     )
     return Selection(matched=matched, records=records)
@@ -102,6 +102,8 @@ def plan_changes(
     items: list[BulkEditItem] = []
     updates: list[FieldUpdate] = []
     for record in records:
+        # The record stays stored: ``FieldUpdate`` hands it back to ``bulk.update``, which
+        # computes the change from the record as read; the edits compare the API's values.
         current = from_record(record)
         changing = with_summary(current, changes)
         edits = edit_entries(current, changing, by=by, via=VIA, at=at)
@@ -126,7 +128,7 @@ def plan_changes(
 async def apply(ctx: Context, plan: Plan, category: str | None) -> int:
     """Write the plan; a new category also steers each merchant's future documents."""
     workspace_id = ctx.require_workspace()
-    modified = await ctx.store.documents.bulk_update(workspace_id, plan.updates)
+    modified = await ctx.store.documents.bulk.update(workspace_id, plan.updates)
     await queue_update_rules(
         ctx.services, workspace_id, [u.record["_id"] for u in plan.updates], ctx.request_id
     )

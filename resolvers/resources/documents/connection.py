@@ -54,7 +54,7 @@ class ConnectionRequest:
 async def _count(ctx: Context, workspace_id: str, query: DocumentQuery) -> int:
     """How many documents ``query`` matches, as documents.count counts them: from the rollups
     when they cover the filter, else one aggregation with the aggregates' time limit."""
-    totals = await ctx.store.documents.totals(workspace_id, query)
+    totals = await ctx.store.documents.totals.of(workspace_id, query)
     return sum(total.count for total in totals.overall)
 
 
@@ -91,7 +91,7 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
     cursor = request.after if forward else request.before
     key = cursors.decode(cursor, query_print, keyring) if cursor is not None else None
     try:
-        read = ctx.store.documents.find_page(
+        read = ctx.store.documents.pages.page(
             workspace_id,
             query,
             sort_by=request.sort_by,
@@ -140,9 +140,8 @@ async def _ranked(
     keyring = ctx.services.keyring
     offset = 0
     if request.after is not None:
-        offset = cursors.decode(request.after, query_print, keyring).get("o", -1)
-        if not isinstance(offset, int) or offset < 0:
-            raise BadRequest(cursors.NOT_A_CURSOR)
+        state = cursors.decode(request.after, query_print, keyring)
+        offset = cursors.offset_of(state, default=None)
     ctx.services.api_calls.count(workspace_id)  # metered like one documents.search call
     with store_errors():
         ranked = await rank_documents(
@@ -151,7 +150,9 @@ async def _ranked(
         page_ids = ranked.ids[offset : offset + size]
         found = {
             r["_id"]: r
-            for r in await ctx.store.documents.get_many(workspace_id, page_ids, request.fields)
+            for r in await ctx.store.documents.reads.get_many(
+                workspace_id, page_ids, request.fields
+            )
         }
         records = [found[i] for i in page_ids if i in found]
         shown = dataclasses.replace(
@@ -159,7 +160,7 @@ async def _ranked(
         )
         documents = await render_documents(shown, records, request.fields)
     edges = [
-        DocumentEdge(cursor=cursors.encode({"o": offset + n + 1}, query_print, keyring), node=doc)
+        DocumentEdge(cursor=cursors.encode_offset(offset + n + 1, query_print, keyring), node=doc)
         for n, doc in enumerate(documents)
     ]
     return DocumentConnection(

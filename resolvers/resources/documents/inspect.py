@@ -102,7 +102,7 @@ def compare(name: str, stored: Any, visible: Any, text: str) -> InspectedField:
 
 async def inspect_document(ctx: Context, args: InspectDocument) -> InspectionReport:
     workspace_id = ctx.require_workspace()
-    record = await ctx.store.documents.get(workspace_id, args.id)
+    record = await ctx.store.documents.reads.get(workspace_id, args.id)
     if record is None:
         raise NotFound(f"Document '{args.id}' not found")
     # The document exists: a missing or unreadable original is not a 404.

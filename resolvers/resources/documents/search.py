@@ -96,7 +96,7 @@ async def render_documents(
 
 async def _filtered_page(search: PreparedSearch) -> DocumentPage:
     try:
-        read = search.ctx.store.documents.find_page(
+        read = search.ctx.store.documents.pages.page(
             search.workspace_id,
             search.query,
             sort_by=search.args.sortBy,
@@ -106,7 +106,7 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
             fields=search.fields,
         )
     except NotAPageKey:
-        raise BadRequest("cursor: not a cursor returned by this capability") from None
+        raise BadRequest(cursors.NOT_A_CURSOR) from None
     page = await read
     next_key = page.next_key
     next_cursor = (
@@ -121,9 +121,7 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
 
 
 async def _ranked_page(search: PreparedSearch) -> DocumentPage:
-    offset = search.state.get("o", 0)
-    if not isinstance(offset, int) or offset < 0:
-        raise BadRequest("cursor: not a cursor returned by this capability")
+    offset = cursors.offset_of(search.state)
     text = search.args.query or ""
     wanted = offset + search.args.limit
     diverse = search.args.searchType == "mmr"
@@ -139,15 +137,15 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
     page_ids = ranked.ids[offset : offset + search.args.limit]
     records = {
         r["_id"]: r
-        for r in await search.ctx.store.documents.get_many(
+        for r in await search.ctx.store.documents.reads.get_many(
             search.workspace_id, page_ids, search.fields
         )
     }
     ordered = [records[i] for i in page_ids if i in records]
     more = wanted < ranked.matched
     next_cursor = (
-        cursors.encode(
-            {"o": offset + search.args.limit}, search.query_print, search.ctx.services.keyring
+        cursors.encode_offset(
+            offset + search.args.limit, search.query_print, search.ctx.services.keyring
         )
         if more
         else None
@@ -200,7 +198,7 @@ async def rank_documents(
     except UnsupportedFilter:
         # Candidates first, then the index: a document the filter returns was written before
         # the index looks for changes, so the index has it.
-        ids = await ctx.store.documents.candidate_ids(workspace_id, query)
+        ids = await ctx.store.documents.reads.candidate_ids(workspace_id, query)
         index = await indexes.fresh(ctx.store, workspace_id)
         # The database's order is its own (an index's, or insertion): rank in row order.
         rows = np.sort(index.rows_of(ids))
@@ -246,7 +244,7 @@ async def _similarities(
     config = search_indexes.indexes_of(ctx.services).config
     if config.vector_backend == "memory":
         return index.vector_scores(vector, rows)
-    nearest = await ctx.store.documents.vector_search(
+    nearest = await ctx.store.documents.search.vector_search(
         workspace_id,
         query,
         vector.tolist(),

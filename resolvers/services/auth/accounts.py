@@ -153,14 +153,16 @@ async def load_demo(store: Store, org_id: str, count: int, seed: int) -> dict[st
     await convert_demo(store, org_id, documents)
     inserted = 0
     for start in range(0, len(documents), DEMO_BATCH):
-        inserted += await store.documents.insert_many(org_id, documents[start : start + DEMO_BATCH])
+        inserted += await store.documents.writes.insert_many(
+            org_id, documents[start : start + DEMO_BATCH]
+        )
     return {"orgId": org_id, "inserted": inserted}
 
 
 async def rebuild_rollups(store: Store, org_ids: list[str]) -> dict[str, Any]:
     """Recount the rollups of ``org_ids`` (none: the stale workspaces); rows per workspace."""
-    chosen = org_ids or await store.documents.stale_rollups()
-    return {"rebuilt": {org: await store.documents.rebuild_rollups(org) for org in chosen}}
+    chosen = org_ids or await store.documents.totals.stale_rollups()
+    return {"rebuilt": {org: await store.documents.totals.rebuild_rollups(org) for org in chosen}}
 
 
 async def convert_demo(store: Store, org_id: str, documents: list[dict[str, Any]]) -> None:

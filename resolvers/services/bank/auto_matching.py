@@ -53,7 +53,7 @@ async def auto_match(ctx: Context, workspace_id: str, fresh: list[dict[str, Any]
     new = [booking(record) for record in fresh]
     first = min(txn.booking_date for txn in new)
     last = max(max(txn.booking_date, txn.value_date or txn.booking_date) for txn in new)
-    documents = await ctx.store.documents.find(
+    documents = await ctx.store.documents.reads.find(
         workspace_id,
         DocumentQuery(
             where=between(

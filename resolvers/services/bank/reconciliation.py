@@ -108,7 +108,7 @@ async def decision_for(
     currency = await preferred_currency(ctx.store, workspace_id, ctx.user_id)
     chosen = settings or await matching_settings(ctx.store, workspace_id, currency)
     day = txn.booking_date
-    documents = await ctx.store.documents.find(
+    documents = await ctx.store.documents.reads.find(
         workspace_id,
         DocumentQuery(where=between("docDate", day - timedelta(REFERENCE_LAG_DAYS),
                                      day + timedelta(EARLY_DAYS))),

@@ -118,7 +118,7 @@ async def period_usage(store: Store, subscription: dict[str, Any]) -> PeriodUsag
     """Documents processed and API calls in the subscription's current period.
 
     Documents processed are counted from the documents themselves (each outcome writes its
-    billed day in the same write: ``Documents.set_processing``), so a worker killed between a
+    billed day in the same write: ``documents.writes.set_processing``), so a worker killed between a
     document's outcome and anything after it loses no count, and a job run again adds none;
     the usage rows' ``documentsProcessed`` holds only counts made before that (kept as
     counted)."""
@@ -126,7 +126,7 @@ async def period_usage(store: Store, subscription: dict[str, Any]) -> PeriodUsag
     first = subscription["currentPeriodStart"].date()
     end = subscription["currentPeriodEnd"].date()
     totals = await store.usage.totals(workspace_id, first, end)
-    billed = await store.documents.billed(workspace_id, first, end)
+    billed = await store.documents.totals.billed(workspace_id, first, end)
     return PeriodUsage(totals["documentsProcessed"] + billed, totals["apiCalls"])
 
 

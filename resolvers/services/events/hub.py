@@ -442,7 +442,7 @@ class EventHub:
         """The records as events, each with its document as it is now (one read for all)."""
         ids = list(dict.fromkeys(r["documentId"] for r in records))
         with store_errors():
-            found = await self._store.documents.get_many(workspace_id, ids)
+            found = await self._store.documents.reads.get_many(workspace_id, ids)
         documents: dict[str, Document] = {}
         stored_by_id: dict[str, dict[str, Any]] = {}
         for stored in found:

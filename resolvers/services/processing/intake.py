@@ -280,9 +280,9 @@ async def write_unit(services: Services, record: IntakeRecord, unit: Unit | None
                 )
         for document in record.get("documents") or []:
             # One at a time: a document written before a crash is passed over, not repeated.
-            if await store.documents.get(workspace_id, document["_id"]) is None:
+            if await store.documents.reads.get(workspace_id, document["_id"]) is None:
                 try:
-                    await store.documents.insert_many(workspace_id, [document])
+                    await store.documents.writes.insert_many(workspace_id, [document])
                 except BulkWriteError as exc:
                     if as_unit or not _only_duplicates(exc):
                         raise

@@ -167,7 +167,7 @@ async def process_document(
 ) -> None:
     """Run the pipeline over one received document; raises to have its job retried."""
     store = services.store
-    record = await store.documents.get(workspace_id, document_id)
+    record = await store.documents.reads.get(workspace_id, document_id)
     if record is None:
         return  # deleted meanwhile
     status = record.get("processingStatus")
@@ -182,7 +182,7 @@ async def process_document(
                 services, workspace_id, document_id, activity_id, str(status), reason
             )
         return
-    await store.documents.set_processing(workspace_id, document_id, "processing")
+    await store.documents.writes.set_processing(workspace_id, document_id, "processing")
     await store.activity.set_status(workspace_id, activity_id, "processing", "Reading the document")
     activity = await store.activity.get(workspace_id, activity_id) or {}
     intake = Intake(
@@ -211,7 +211,7 @@ async def note_adoption(services: Services, intake: Intake) -> Intake:
     duplicate meanwhile (``pipeline_steps.adopt_later_copy``): the outcome says so."""
     if intake.duplicate is not None or not intake.fields:
         return intake
-    latest = await services.store.documents.get(intake.workspace_id, intake.document_id)
+    latest = await services.store.documents.reads.get(intake.workspace_id, intake.document_id)
     original_id = (latest or {}).get("duplicateOf")
     if not original_id:
         return intake
@@ -254,7 +254,7 @@ async def set_outcome(
     # A billable outcome is its billing count, in the same write (usage counted exactly once:
     # a job run again finds the document finished and returns before reaching here).
     billed_on = services.clock().date() if status in SAVED else None
-    await store.documents.set_processing(
+    await store.documents.writes.set_processing(
         workspace_id, document_id, status, reason, billed_on=billed_on
     )
     log.info("document processed", extra={"documentId": document_id, "status": status})

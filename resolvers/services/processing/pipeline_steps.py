@@ -14,7 +14,12 @@ from typing import ClassVar
 from domain.documents import SAVED
 from engines.currency import NoRate, RateBook, UnknownCurrency
 from engines.extraction.review import review_reason
-from persistence.documents import arrived_before, duplicate_rules_of, embedding_text, from_record
+from persistence.documents import (
+    arrived_before,
+    duplicate_rules_of,
+    embedding_text,
+    values_after,
+)
 from resolvers.services.documents.preferences import DEFAULT_CURRENCY, preferred_currency
 from resolvers.services.processing.analyzer import PermanentFailure, document_fields
 from resolvers.services.processing.pipeline_contract import Intake, StepContext, StopPipeline
@@ -172,7 +177,9 @@ class CheckDuplicate:
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         rules = duplicate_rules_of(intake.fields, intake.file["sha256"])
         documents = ctx.services.store.documents
-        first = await documents.find_duplicates(intake.workspace_id, intake.document_id, rules)
+        first = await documents.reads.find_duplicates(
+            intake.workspace_id, intake.document_id, rules
+        )
         if not first:
             return intake
         original, why = first[0]
@@ -180,7 +187,7 @@ class CheckDuplicate:
             original_id = original.get("duplicateOf") or original["_id"]
             return dataclasses.replace(intake, duplicate=(original_id, why))
         # Everything it repeats arrived later: those taken for originals so far become its.
-        later = await documents.find_duplicates(
+        later = await documents.reads.find_duplicates(
             intake.workspace_id,
             intake.document_id,
             rules,
@@ -201,10 +208,10 @@ class Embed:
         return bool(intake.fields)
 
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
-        vectorize = ctx.services.store.documents.vectorize
+        vectorize = ctx.services.store.documents.collection.vectorize
         if vectorize is None:
             return intake
-        merged = {**from_record(intake.record), **intake.fields}
+        merged = values_after(intake.record, intake.fields)
         try:
             vector = (await vectorize([embedding_text(merged)]))[0]
         except Exception:
@@ -223,7 +230,7 @@ class SaveFields:
         return bool(intake.fields)
 
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
-        await ctx.services.store.documents.update_fields(
+        await ctx.services.store.documents.writes.update_fields(
             intake.workspace_id, intake.record, intake.fields, vector=intake.vector
         )
         return intake
@@ -243,8 +250,12 @@ class LinkDuplicate:
         documents = ctx.services.store.documents
         if intake.duplicate is not None:
             original_id, why = intake.duplicate
-            await documents.link_duplicate(intake.workspace_id, original_id, intake.document_id)
-            await documents.move_duplicates(intake.workspace_id, intake.document_id, original_id)
+            await documents.writes.link_duplicate(
+                intake.workspace_id, original_id, intake.document_id
+            )
+            await documents.writes.move_duplicates(
+                intake.workspace_id, intake.document_id, original_id
+            )
             note = f"Possible duplicate of {original_id}: {why}."
             return dataclasses.replace(intake, notes=(*intake.notes, note))
         events = list(intake.events)
@@ -261,15 +272,15 @@ async def adopt_later_copy(ctx: StepContext, intake: Intake, copy_id: str, why: 
     ``resolvers.services.processing.pipeline``)."""
     store = ctx.services.store
     workspace_id = intake.workspace_id
-    record = await store.documents.get(workspace_id, copy_id)
+    record = await store.documents.reads.get(workspace_id, copy_id)
     if (
         record is None
         or record.get("duplicateOf")
         or record.get("processingStatus") not in ADOPTABLE
     ):
         return False
-    await store.documents.link_duplicate(workspace_id, intake.document_id, copy_id)
-    await store.documents.move_duplicates(workspace_id, copy_id, intake.document_id)
+    await store.documents.writes.link_duplicate(workspace_id, intake.document_id, copy_id)
+    await store.documents.writes.move_duplicates(workspace_id, copy_id, intake.document_id)
     if record.get("processingStatus") == "processing":
         return True
     reason = " ".join(
@@ -280,7 +291,7 @@ async def adopt_later_copy(ctx: StepContext, intake: Intake, copy_id: str, why: 
         )
         if part
     )
-    await store.documents.set_processing(workspace_id, copy_id, "warning", reason)
+    await store.documents.writes.set_processing(workspace_id, copy_id, "warning", reason)
     if record.get("activityId"):
         await store.activity.record_outcome(
             workspace_id, record["activityId"], copy_id, "warning", reason

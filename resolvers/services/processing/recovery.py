@@ -87,7 +87,7 @@ async def sweep(services: Services) -> None:
 async def requeue_unfinished_documents(services: Services) -> tuple[int, int]:
     """(documents given a job, orphans removed)."""
     store = services.store
-    unfinished = await store.documents.unfinished()
+    unfinished = await store.documents.reads.unfinished()
     if not unfinished:
         return 0, 0
     on_their_way = await store.jobs.live_payload_values(PROCESSING_KINDS, "documentId")
@@ -103,12 +103,12 @@ async def requeue_unfinished_documents(services: Services) -> tuple[int, int]:
             await enqueue_processing(services, workspace_id, document_id, item["_id"])
             requeued += 1
         elif record.get("processingStatus") == "queued" and _older_than(record, now, ORPHAN_AGE):
-            full = await store.documents.get(workspace_id, document_id)
+            full = await store.documents.reads.get(workspace_id, document_id)
             if full is not None and isinstance(full.get("file"), dict):
                 await store.files.delete(full["file"])
-            await store.documents.delete_unprocessed(workspace_id, document_id)
+            await store.documents.writes.delete_unprocessed(workspace_id, document_id)
             # A later copy marked its duplicate is no longer one of a removed document.
-            await store.documents.forget_original(workspace_id, document_id)
+            await store.documents.writes.forget_original(workspace_id, document_id)
             removed += 1
     return requeued, removed
 

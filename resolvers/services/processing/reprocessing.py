@@ -102,7 +102,7 @@ async def corrected_fields(
     services: Services, workspace_id: str, record: StoredDocument
 ) -> set[str]:
     """The fields a person or a rule changed (an edit-history entry not made by reprocessing)."""
-    history = await services.store.documents.history(workspace_id, [record])
+    history = await services.store.documents.reads.history(workspace_id, [record])
     return {
         entry["field"]
         for entry in history.get(record["_id"], [])
@@ -147,7 +147,7 @@ async def reprocess_document(services: Services, job: JobRecord) -> None:
     workspace_id, payload = job["workspaceId"], job["payload"]
     document_id = payload["documentId"]
     store = services.store
-    record = await store.documents.get(workspace_id, document_id)
+    record = await store.documents.reads.get(workspace_id, document_id)
     if record is None or not isinstance(record.get("file"), dict):
         return  # deleted meanwhile
     intake = Intake(
@@ -159,7 +159,7 @@ async def reprocess_document(services: Services, job: JobRecord) -> None:
             if step.applies(intake):
                 intake = await step.run(intake, ctx)
     except (StopPipeline, FileNotFoundError):
-        await store.documents.mark_reprocessed(workspace_id, document_id)
+        await store.documents.writes.mark_reprocessed(workspace_id, document_id)
         return
     kept = (
         await corrected_fields(services, workspace_id, record)
@@ -169,7 +169,7 @@ async def reprocess_document(services: Services, job: JobRecord) -> None:
     current = full_view(record, services.base_url)
     changed, edits = changes_of(current, intake.fields, kept, payload["requestedBy"], utcnow())
     if changed:
-        await store.documents.update_fields(
+        await store.documents.writes.update_fields(
             workspace_id, record, changed, edits, vector=intake.vector
         )
-    await store.documents.mark_reprocessed(workspace_id, document_id)
+    await store.documents.writes.mark_reprocessed(workspace_id, document_id)

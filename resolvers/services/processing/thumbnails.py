@@ -52,7 +52,7 @@ async def store_preview(
 async def thumbnail_of(ctx: Context, document_id: str) -> ThumbnailAnswer:
     """The stored preview of a document's original, or a placeholder (workspace-scoped)."""
     workspace_id = ctx.require_workspace()
-    record = await ctx.store.documents.get(workspace_id, document_id)
+    record = await ctx.store.documents.reads.get(workspace_id, document_id)
     if record is None or not isinstance(record.get("file"), dict):
         raise NotFound(f"No original file for document '{document_id}'")
     sha256 = str(record["file"].get("sha256") or "")
@@ -81,7 +81,7 @@ async def make_thumbnail(services: Services, job: JobRecord) -> None:
     """A ``make-thumbnail`` job: the preview of a document that has none stored yet."""
     workspace_id, document_id = job["workspaceId"], job["payload"]["documentId"]
     store = services.store
-    record = await store.documents.get(workspace_id, document_id)
+    record = await store.documents.reads.get(workspace_id, document_id)
     if record is None or not isinstance(record.get("file"), dict):
         return  # deleted meanwhile
     file_ref: StoredFile = record["file"]

@@ -222,7 +222,7 @@ async def run_document_rules(
             filters[rule["_id"]] = rule_filter(rule)
         except (WhereError, ValueError) as exc:
             broken[rule["_id"]] = f"its conditions no longer compile: {exc}"
-    matched = await store.documents.matching(workspace_id, document_id, filters)
+    matched = await store.documents.reads.matching(workspace_id, document_id, filters)
     lines: list[str] = []
     await store.rules.record_evaluations(
         workspace_id, [r["_id"] for r in rules if r["_id"] not in matched and r["_id"] in filters]
@@ -279,7 +279,7 @@ async def _carry_out(
     definition = RuleDefinition.model_validate(rule["definition"])
     done = Outcome()
     for index, action in enumerate(definition.actions[start:], start):
-        record = await services.store.documents.get(workspace_id, document_id)
+        record = await services.store.documents.reads.get(workspace_id, document_id)
         if record is None:
             done.said.append("the document no longer exists")
             break
@@ -364,7 +364,9 @@ async def _correct(
     if not edits:
         return f"{described} (already so)", False
     changed = {entry["field"]: changes[entry["field"]] for entry in edits}
-    updated = await services.store.documents.update_fields(workspace_id, record, changed, edits)
+    updated = await services.store.documents.writes.update_fields(
+        workspace_id, record, changed, edits
+    )
     if updated is None:
         raise ActionFailed("the document no longer exists")
     return described, True
@@ -382,10 +384,10 @@ async def archive(
     store = services.store
     if record.get("archived"):
         return "archived (already so)", False
-    duplicates = await store.documents.active_duplicates_of(workspace_id, record["_id"])
+    duplicates = await store.documents.reads.active_duplicates_of(workspace_id, record["_id"])
     gone = [record["_id"], *duplicates]
     now = utcnow()
-    await store.documents.record_edits(
+    await store.documents.writes.record_edits(
         workspace_id,
         {
             document_id: [
@@ -401,8 +403,8 @@ async def archive(
             for document_id in gone
         },
     )
-    await store.documents.set_archived(workspace_id, gone, archived=True)
-    await store.documents.remove_references(workspace_id, gone)
+    await store.documents.writes.set_archived(workspace_id, gone, archived=True)
+    await store.documents.writes.remove_references(workspace_id, gone)
     return "archived" + (f" with {len(duplicates)} duplicate(s)" if duplicates else ""), True
 
 
@@ -598,7 +600,7 @@ async def note_on_document(
     services: Services, workspace_id: str, document_id: str, text: str
 ) -> None:
     """Append ``text`` to the reasoning of the activity item that brought the document in."""
-    record = await services.store.documents.get(workspace_id, document_id)
+    record = await services.store.documents.reads.get(workspace_id, document_id)
     activity_id = (record or {}).get("activityId")
     if activity_id:
         await services.store.activity.add_reasoning(workspace_id, activity_id, text)

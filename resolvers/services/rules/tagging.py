@@ -46,7 +46,7 @@ async def tag_documents(ctx: Context, args: TagDocuments) -> TaggedDocuments:
         raise BadRequest(f"Invalid request: remove: '{sorted(both)[0]}' is also in add")
     workspace_id = ctx.require_workspace()
     ids = list(dict.fromkeys(args.ids))
-    records = await ctx.store.documents.get_many(workspace_id, ids, ["tags", "archived"])
+    records = await ctx.store.documents.reads.get_many(workspace_id, ids, ["tags", "archived"])
     found = {record["_id"] for record in records}
     taken_off = {name.casefold() for name in remove}
     now, updates = utcnow(), []
@@ -62,7 +62,7 @@ async def tag_documents(ctx: Context, args: TagDocuments) -> TaggedDocuments:
         edits = edit_entries({"tags": before}, {"tags": after}, by=ctx.user_id, via=VIA, at=now)
         if edits and not record.get("archived"):
             updates.append(FieldUpdate(record, {"tags": after}, edits))
-    modified = await ctx.store.documents.bulk_update(workspace_id, updates) if updates else 0
+    modified = await ctx.store.documents.bulk.update(workspace_id, updates) if updates else 0
     if updates:
         changed = [update.record["_id"] for update in updates]
         await queue_update_rules(ctx.services, workspace_id, changed, ctx.request_id)
