@@ -142,7 +142,7 @@ CONNECTION_HISTORY = """{ documentsConnection(first: 5) {
 async def test_the_edit_history_a_document_holds_is_read_without_its_link(
     store: Store, registry: Any, alice: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await store.documents.insert_many(alice.org_id, [doc("doc_h1", merchant="Shell")])
+    await store.documents.writes.insert_many(alice.org_id, [doc("doc_h1", merchant="Shell")])
     reads: list[str] = []
     original = GraphSession.stored
 
