@@ -1,11 +1,11 @@
 """One ``fincap serve`` and one Chromium for all the browser modules an xdist worker runs, each
 module in a workspace of its own, owned by an account of its own, and in a browser context of
-its own (cookies, storage and connections not shared): issue 36 item 7.
+its own (cookies, storage, cache and connections not shared): issue 36 item 7.
 
 Before, each browser module started its own server (with its embedded store) and its own
-Chromium: 13-18 s of set-up a module on a quiet machine, more under load. The modules that
-restart the server, need settings of their own (a fake provider), read the browser's event
-log or sign in as the shared ``EMAIL`` keep their own (``serving``, ``chromium``)."""
+Chromium: 13-18 s of set-up a module, more under load. The modules that restart the server or
+need settings of their own (a fake provider) keep their own (``serving``, ``chromium``);
+``test_live_browser.py`` keeps its own Chromium (its extra tabs share the default context)."""
 
 from __future__ import annotations
 
