@@ -133,6 +133,9 @@ def test_tag_a_selection_creating_the_tag_then_filter_by_it(
         # Filter by it: the tag ticked in the filters, applied; the address holds it.
         page.js("document.querySelector('.filters-box').open = true")
         box = f"document.querySelector('#d-tags input[value={json.dumps(name)}]')"
+        # The filters list the new tag once the list is drawn again: ticking it before then
+        # threw inside the page, unseen, and the filter went without it (at load ~10).
+        page.wait(f"!!{box}", WAIT)
         page.js(f"{box}.checked = true")
         page.js("document.querySelector('form.filters').requestSubmit()")
         page.wait(
