@@ -34,6 +34,7 @@ class LiveDashboard:
     api_key: str
     org_id: str
     data_dir: Path
+    email: str = EMAIL  # the workspace owner's
 
     def call(self, slug: str, body: dict[str, Any], key: str | None = None) -> httpx.Response:
         """A REST capability call with the owner's key (or ``key``) in the workspace."""
@@ -233,15 +234,21 @@ class Page:
         )
 
 
+def open_tab(devtools: DevTools, context: str | None = None) -> Page:
+    """A new tab on ``about:blank`` (in the browser context ``context``, else the default)."""
+    where = {"browserContextId": context} if context else {}
+    target = devtools.call("Target.createTarget", url="about:blank", **where)["targetId"]
+    session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    page = Page(devtools, session)
+    page.call("Page.enable")
+    return page
+
+
 @contextmanager
 def chromium(profile: Path) -> Iterator[Page]:
     process, devtools = start_chromium(profile)
     try:
-        target = devtools.call("Target.createTarget", url="about:blank")["targetId"]
-        session = devtools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        page = Page(devtools, session)
-        page.call("Page.enable")
-        yield page
+        yield open_tab(devtools)
     finally:
         process.terminate()
         process.wait(10)
@@ -251,10 +258,7 @@ def chromium(profile: Path) -> Iterator[Page]:
 def signed_in_tab(live: LiveDashboard, profile: Path) -> Iterator[Page]:
     """A Chromium tab on the dashboard, signed in with the owner's API key in the workspace."""
     with chromium(profile) as page:
-        page.go(f"{live.base}/app/")  # sessionStorage belongs to the origin: be on it first
-        page.wait("document.readyState === 'complete'")
-        signed_in = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
-        page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(signed_in))})")
+        page.sign_in(live.base, live.api_key, live.org_id)
         yield page
 
 
@@ -278,22 +282,6 @@ def result(response: httpx.Response) -> Any:
     """A REST capability call's result, the call having succeeded."""
     assert response.status_code == 200, response.text
     return response.json()["data"]["result"]
-
-
-@contextmanager
-def live_with_tab(
-    temp: Any, name: str, documents: int, extra_env: dict[str, str] | None = None
-) -> Iterator[tuple[LiveDashboard, Page]]:
-    """A browser test module's server and tab in one: ``fincap serve`` with ``documents`` demo
-    documents, and a Chromium tab signed in there with the owner's key. ``temp`` is pytest's
-    ``tmp_path_factory``."""
-    data_dir = temp.mktemp(name) / "data"
-    boot = prepare(data_dir, documents)
-    with (
-        serving(data_dir, boot, extra_env) as live,
-        signed_in_tab(live, temp.mktemp(f"{name}-chromium")) as page,
-    ):
-        yield live, page
 
 
 @contextmanager

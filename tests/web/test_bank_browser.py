@@ -23,11 +23,9 @@ from tests.web.dashboard_live import (
     LiveDashboard,
     Page,
     own_key,
-    prepare,
     result,
-    serving,
-    signed_in_tab,
 )
+from tests.web.shared_dashboard import SharedDashboard, signed_in_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "statements"
@@ -42,20 +40,18 @@ BOOKINGS = {
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("bank") / "data"
-    boot = prepare(data_dir, 6)
-    with serving(data_dir, boot) as server:
-        # Matching at import is off here: these tests confirm by keyboard what the matcher
-        # proposes (tests/statements/test_auto_match.py tests matching at import).
-        answer = server.call("matches.configure", {"autoMatch": False})
-        assert answer.status_code == 200, answer.text
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    server = workspace_on(dashboard, "bank", 6)
+    # Matching at import is off here: these tests confirm by keyboard what the matcher
+    # proposes (tests/statements/test_auto_match.py tests matching at import).
+    answer = server.call("matches.configure", {"autoMatch": False})
+    assert answer.status_code == 200, answer.text
+    return server
 
 
 @pytest.fixture(scope="module")
-def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
+def tab(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with signed_in_context(dashboard, live) as page:
         yield page
 
 

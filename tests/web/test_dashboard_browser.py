@@ -20,17 +20,13 @@ import pytest
 
 from tests.requires import requires
 from tests.web.dashboard_live import (
-    EMAIL,
     PASSWORD,
     LiveDashboard,
     Page,
-    chromium,
     cli,
     colour_share,
-    one_store,
-    prepare,
-    serving,
 )
+from tests.web.shared_dashboard import SharedDashboard, own_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
@@ -40,42 +36,23 @@ TEAMMATE = "bea@example.com"
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("web") / "data"
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "dashboard", DEMO_DOCUMENTS, password=True)
 
 
 @pytest.fixture(scope="module")
-def accounts(data_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The owner's account (``boot``) and the teammate's, made on one store."""
-    with one_store(data_dir):
-        owner = prepare(data_dir, DEMO_DOCUMENTS)
-        other = cli(
-            data_dir, "admin", "bootstrap", "--email", TEAMMATE, "--workspace", "Bea's books"
-        )
-    return owner, other
+def teammate(dashboard: SharedDashboard) -> dict[str, Any]:
+    """A second person with an account (and a workspace of their own), made with the
+    operator's command on the running server's store: the owner invites them in the members
+    test."""
+    return cli(
+        dashboard.data_dir, "admin", "bootstrap", "--email", TEAMMATE, "--workspace", "Bea's books"
+    )
 
 
 @pytest.fixture(scope="module")
-def boot(accounts: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
-    return accounts[0]
-
-
-@pytest.fixture(scope="module")
-def live(data_dir: Path, boot: dict[str, Any], teammate: dict[str, Any]) -> Iterator[LiveDashboard]:
-    with serving(data_dir, boot) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def teammate(accounts: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
-    """A second person with an account (and a workspace of their own), made before the server
-    starts (the CLI opens the store itself): the owner invites them in the members test."""
-    return accounts[1]
-
-
-@pytest.fixture(scope="module")
-def page(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as tab:
+def page(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with own_context(dashboard) as tab:
         yield tab
 
 
@@ -102,7 +79,7 @@ def test_sign_in_through_the_oauth_pages_and_see_the_charts(
     # fincap's own sign-in page (plain HTML form); no consent page: the dashboard is the
     # person, and they have one workspace, so there is nothing to ask.
     page.wait("location.pathname === '/v1/oauth/sign-in' && !!document.querySelector('#email')")
-    page.fill("#email", EMAIL)
+    page.fill("#email", live.email)
     page.fill("#password", PASSWORD)
     page.js("document.querySelector('form').submit()")
     # Back on the dashboard with a code: exchanged for tokens, then the overview renders.
@@ -632,7 +609,7 @@ def test_members_invite_change_a_role_and_remove(
     page.call("Page.reload")  # same address: reload so the owner's view is drawn
     page.wait("!!document.querySelector('#invite-form')")
     rows = page.js("[...document.querySelectorAll('#members tbody tr')].map(r => r.innerText)")
-    assert any(EMAIL in r and "you" in r for r in rows) and any(TEAMMATE in r for r in rows)
+    assert any(live.email in r and "you" in r for r in rows) and any(TEAMMATE in r for r in rows)
 
     # Invite a new address: the one-time code is shown, and it opens a real invitation.
     page.fill("#invite-email", "carl@example.com")

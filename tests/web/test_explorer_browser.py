@@ -15,7 +15,8 @@ import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import axe_violations
-from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+from tests.web.dashboard_live import LiveDashboard, Page
+from tests.web.shared_dashboard import SharedDashboard, own_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 
@@ -29,16 +30,13 @@ RECORD_BLOCKED = (
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("explorer") / "data"
-    boot = prepare(data_dir, 40)
-    with serving(data_dir, boot) as server:
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "explorer", 40)
 
 
 @pytest.fixture
-def page(tmp_path: Path) -> Iterator[Page]:
-    with chromium(tmp_path / "profile") as tab:
+def page(dashboard: SharedDashboard) -> Iterator[Page]:
+    with own_context(dashboard) as tab:
         tab.call("Runtime.enable")
         tab.call("Log.enable")
         tab.call("Network.enable")

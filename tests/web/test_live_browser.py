@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from tests.requires import requires
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, signed_in_tab
+from tests.web.shared_dashboard import SharedDashboard, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
@@ -36,11 +37,8 @@ SPY = """(() => {
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("live") / "data"
-    boot = prepare(data_dir, 20)
-    with serving(data_dir, boot) as server:
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "live", 20)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, result, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, result
+from tests.web.shared_dashboard import SharedDashboard, signed_in_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
@@ -30,16 +31,13 @@ WITHIN = 2.0  # seconds: what "live" means here (issue 38)
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("live-documents") / "data"
-    boot = prepare(data_dir, 70)  # more than a page of 50
-    with serving(data_dir, boot) as server:
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "live-documents", 70)  # more than a page of 50
 
 
 @pytest.fixture(scope="module")
-def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
+def tab(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with signed_in_context(dashboard, live) as page:
         yield page
 
 

@@ -14,14 +14,11 @@ import pytest
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
 from tests.web.dashboard_live import (
-    EMAIL,
     LiveDashboard,
     Page,
-    prepare,
     result,
-    serving,
-    signed_in_tab,
 )
+from tests.web.shared_dashboard import SharedDashboard, signed_in_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 # A made-up word per locale, found only through the note that carries it (the test checks so
@@ -32,16 +29,13 @@ ROWS = "[...document.querySelectorAll('#doc-rows tr')].map(r => r.dataset.id)"
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("notes") / "data"
-    boot = prepare(data_dir, 8)
-    with serving(data_dir, boot) as server:
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "notes", 8)
 
 
 @pytest.fixture(scope="module")
-def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
+def tab(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with signed_in_context(dashboard, live) as page:
         yield page
 
 
@@ -79,7 +73,9 @@ def test_a_note_written_changed_and_found_by_search(
         page.press("Enter")
         page.wait("document.querySelectorAll('#notes-list .note').length === 1", WAIT)
         assert word in page.js("document.querySelector('#notes-list .note-text').textContent")
-        assert EMAIL in page.js("document.querySelector('#notes-list .note .meta').textContent")
+        assert live.email in page.js(
+            "document.querySelector('#notes-list .note .meta').textContent"
+        )
         assert page.js("document.querySelector('#note-text').value") == ""
         assert_accessible(page)
 

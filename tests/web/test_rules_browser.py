@@ -22,10 +22,10 @@ from tests.web.dashboard_live import (
     Page,
     fits_a_phone,
     in_locale,
-    live_with_tab,
     own_key,
     result,
 )
+from tests.web.shared_dashboard import SharedDashboard, workspace_with_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 WAIT = 30
@@ -35,8 +35,8 @@ READ = "!!document.querySelector('#rule-matches, #rule-none, #rule-preview .erro
 
 
 @pytest.fixture(scope="module")
-def live_tab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDashboard, Page]]:
-    with live_with_tab(tmp_path_factory, "rules", 40) as pair:
+def live_tab(dashboard: SharedDashboard) -> Iterator[tuple[LiveDashboard, Page]]:
+    with workspace_with_tab(dashboard, "rules", 40) as pair:
         # The grammar is built on the first reading (in the server's reading process): once
         # here, so the tests' readings are the page's, not the first one's.
         result(pair[0].call("rules.prepare", {"naturalLanguageRule": "Archive Uber receipts"}))

@@ -12,23 +12,21 @@ from urllib.parse import quote
 import pytest
 
 from tests.requires import requires
-from tests.web.dashboard_live import LiveDashboard, Page, chromium, prepare, serving
+from tests.web.dashboard_live import LiveDashboard, Page
+from tests.web.shared_dashboard import SharedDashboard, own_context, workspace_on
 
 pytestmark = [requires("chromium"), requires("model"), pytest.mark.wire]
 ROWS = "#doc-rows tr"
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("search") / "data"
-    boot = prepare(data_dir, 120)
-    with serving(data_dir, boot) as server:
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "search", 120)
 
 
 @pytest.fixture(scope="module")
-def page(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as tab:
+def page(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with own_context(dashboard) as tab:
         tab.go(f"{live.base}/app/")
         tab.wait("!!document.querySelector('#api-key')")
         tab.fill("#api-key", live.api_key)

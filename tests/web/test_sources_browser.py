@@ -20,9 +20,9 @@ from tests.web.dashboard_live import (
     Page,
     fits_a_phone,
     in_locale,
-    live_with_tab,
     result,
 )
+from tests.web.shared_dashboard import SharedDashboard, workspace_with_tab
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 WAIT = 30
@@ -34,8 +34,8 @@ READY = "!!document.querySelector('#inbound-address') && !!document.querySelecto
 
 
 @pytest.fixture(scope="module")
-def live_tab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDashboard, Page]]:
-    with live_with_tab(tmp_path_factory, "sources", 0) as pair:
+def live_tab(dashboard: SharedDashboard) -> Iterator[tuple[LiveDashboard, Page]]:
+    with workspace_with_tab(dashboard, "sources", 0) as pair:
         yield pair
 
 

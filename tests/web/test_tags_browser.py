@@ -15,7 +15,8 @@ import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, result, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, result
+from tests.web.shared_dashboard import SharedDashboard, signed_in_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 LOCALES = ["en-US", "de-DE"]
@@ -24,16 +25,13 @@ WAIT = 30
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("tags") / "data"
-    boot = prepare(data_dir, 24)
-    with serving(data_dir, boot) as server:
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "tags", 24)
 
 
 @pytest.fixture(scope="module")
-def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
+def tab(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with signed_in_context(dashboard, live) as page:
         yield page
 
 
@@ -135,6 +133,9 @@ def test_tag_a_selection_creating_the_tag_then_filter_by_it(
         # Filter by it: the tag ticked in the filters, applied; the address holds it.
         page.js("document.querySelector('.filters-box').open = true")
         box = f"document.querySelector('#d-tags input[value={json.dumps(name)}]')"
+        # The filters list the new tag once the list is drawn again: ticking it before then
+        # threw inside the page, unseen, and the filter went without it (at load ~10).
+        page.wait(f"!!{box}", WAIT)
         page.js(f"{box}.checked = true")
         page.js("document.querySelector('form.filters').requestSubmit()")
         page.wait(

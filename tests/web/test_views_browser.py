@@ -14,7 +14,8 @@ import pytest
 
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import LiveDashboard, Page, prepare, result, serving, signed_in_tab
+from tests.web.dashboard_live import LiveDashboard, Page, result
+from tests.web.shared_dashboard import SharedDashboard, signed_in_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 WAIT = 30
@@ -26,16 +27,13 @@ LISTED = (
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("views") / "data"
-    boot = prepare(data_dir, 30)
-    with serving(data_dir, boot) as server:
-        yield server
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "views", 30)
 
 
 @pytest.fixture(scope="module")
-def tab(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with signed_in_tab(live, tmp_path_factory.mktemp("chromium")) as page:
+def tab(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with signed_in_context(dashboard, live) as page:
         yield page
 
 
