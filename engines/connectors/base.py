@@ -23,7 +23,12 @@ from urllib.parse import urlencode
 
 import httpx
 
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import (
+    ConnectorUnreachable,
+    GrantRevoked,
+    InvalidAnswer,
+    error_for_status,
+)
 from engines.outbound import OutboundPolicy
 
 ClientFactory = Callable[[], contextlib.AbstractAsyncContextManager[httpx.AsyncClient]]
@@ -60,14 +65,6 @@ class SharedClient:
         self._client = None
 
 
-class RemoteGone(ConnectorError):
-    """The remote record no longer exists (404 at the provider)."""
-
-
-class GrantRevoked(ConnectorError):
-    """The provider no longer accepts the refresh token: the user must connect again."""
-
-
 @dataclass(frozen=True)
 class TokenSet:
     """An OAuth grant: the access token, its refresh token and when the access token expires."""
@@ -87,7 +84,7 @@ class TokenSet:
                 scope=str(body.get("scope", "")),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ConnectorError(f"the token response lacks {exc}") from None
+            raise InvalidAnswer(f"the token response lacks {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -317,15 +314,12 @@ def money(value: Decimal) -> float:
 
 
 def raise_for(response: httpx.Response, what: str) -> None:
-    """Map a provider's answer to ``ConnectorError`` (retryable for 429 and 5xx)."""
+    """Map a provider's failed answer to the error of its kind (``error_for_status``)."""
     if response.is_success:
         return
     detail = response.text[:300].replace("\n", " ")
     status = response.status_code
-    message = f"{what}: the provider answered {status}: {detail}"
-    if status == 404:
-        raise RemoteGone(message, status=status)
-    raise ConnectorError(message, status=status, retryable=status == 429 or status >= 500)
+    raise error_for_status(status, f"{what}: the provider answered {status}: {detail}")
 
 
 async def token_request(
@@ -339,7 +333,7 @@ async def token_request(
             )
     except httpx.HTTPError as exc:
         # The policy's text ("could not connect to host:port") whatever went wrong.
-        raise ConnectorError(f"token request: {exc}", retryable=True) from None
+        raise ConnectorUnreachable(f"token request: {exc}") from None
     if response.status_code == 400 and "invalid_grant" in response.text:
         raise GrantRevoked("the provider refused the grant (invalid_grant); connect again")
     raise_for(response, "token request")
@@ -349,10 +343,11 @@ async def token_request(
 async def send(
     client: httpx.AsyncClient, method: str, url: str, what: str, **options: Any
 ) -> httpx.Response:
-    """One API request; network failures and 429/5xx become retryable ``ConnectorError``."""
+    """One API request; a network failure is ``ConnectorUnreachable``, a failed answer the
+    error of its kind (``raise_for``)."""
     try:
         response = await client.request(method, url, **options)
     except httpx.HTTPError as exc:
-        raise ConnectorError(f"{what}: {exc}", retryable=True) from None
+        raise ConnectorUnreachable(f"{what}: {exc}") from None
     raise_for(response, what)
     return response

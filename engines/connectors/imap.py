@@ -31,7 +31,13 @@ from email.message import EmailMessage
 from email.utils import getaddresses
 from typing import ClassVar, Literal
 
-from engines.connectors.errors import ConnectorError, ConnectorUnreachable
+from engines.connectors.errors import (
+    ConnectorError,
+    ConnectorUnreachable,
+    ProviderFailed,
+    Refused,
+    SignInRefused,
+)
 from engines.mail import body_text
 from engines.outbound import OutboundPolicy, unreachable_text
 
@@ -113,9 +119,7 @@ class ImapMailbox:
             client.login(self.username, self.password)
             status, _ = client.select(_quote(self.folder), readonly=True)
             if status != "OK":
-                raise ConnectorError(
-                    f"the folder {self.folder!r} cannot be opened", retryable=False
-                )
+                raise Refused(f"the folder {self.folder!r} cannot be opened")
             validity = _uidvalidity(client)
         except ConnectorError:
             _logout(client)
@@ -126,8 +130,11 @@ class ImapMailbox:
         except imaplib.IMAP4.error as exc:
             _logout(client)
             text = _text(exc)
-            retryable = "AUTHENTICATIONFAILED" not in text.upper() and "LOGIN" not in text.upper()
-            raise ConnectorError(f"the IMAP server refused: {text}", retryable=retryable) from None
+            # A refused sign-in will be refused again; anything else the server may carry out
+            # on a later try.
+            signed_out = "AUTHENTICATIONFAILED" in text.upper() or "LOGIN" in text.upper()
+            kind = SignInRefused if signed_out else ProviderFailed
+            raise kind(f"the IMAP server refused: {text}") from None
         except OSError as exc:
             _logout(client)
             raise self._unreachable(exc) from None
@@ -136,7 +143,7 @@ class ImapMailbox:
         except imaplib.IMAP4.abort as exc:
             raise self._unreachable(exc) from None
         except imaplib.IMAP4.error as exc:
-            raise ConnectorError(f"the IMAP server refused: {_text(exc)}", retryable=True) from None
+            raise ProviderFailed(f"the IMAP server refused: {_text(exc)}") from None
         except OSError as exc:
             raise self._unreachable(exc) from None
         finally:
@@ -162,7 +169,7 @@ class ImapMailbox:
             _logout(client)
             raise self._unreachable(exc) from None
 
-    def _unreachable(self, exc: BaseException) -> ConnectorError:
+    def _unreachable(self, exc: BaseException) -> ConnectorUnreachable:
         log.warning(
             "IMAP connection failed",
             extra={"host": self.host, "port": self.port, "reason": repr(exc)},

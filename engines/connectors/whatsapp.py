@@ -18,7 +18,12 @@ from typing import Any, ClassVar
 import httpx
 
 from domain.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_TEXT
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import (
+    ConnectorUnreachable,
+    InvalidAnswer,
+    TooLarge,
+    error_for_status,
+)
 
 MAX_MEDIA_BYTES = MAX_UPLOAD_BYTES  # files.upload's limit
 MEDIA_TYPES = ("image", "document")
@@ -122,38 +127,29 @@ class WhatsAppGraph:
         info = await self._json("GET", f"{self._base}/{media_id}")
         url, mime = info.get("url"), str(info.get("mime_type") or "").split(";")[0].strip()
         if not isinstance(url, str) or not url:
-            raise ConnectorError(f"Graph returned no url for media {media_id}", retryable=False)
+            raise InvalidAnswer(f"Graph returned no url for media {media_id}")
         size = info.get("file_size")
         if isinstance(size, int) and size > MAX_MEDIA_BYTES:
-            raise ConnectorError(
-                f"media {media_id} is {size:,} bytes; the limit is {MAX_UPLOAD_TEXT}",
-                retryable=False,
-            )
+            raise TooLarge(f"media {media_id} is {size:,} bytes; the limit is {MAX_UPLOAD_TEXT}")
         try:
             async with self._client.stream("GET", url, headers=self._headers) as response:
                 if response.status_code != 200:
-                    raise ConnectorError(
+                    raise error_for_status(
+                        response.status_code,
                         f"downloading media {media_id} failed with HTTP {response.status_code}",
-                        retryable=response.status_code >= 500 or response.status_code == 429,
                     )
                 chunks: list[bytes] = []
                 total = 0
                 async for chunk in response.aiter_bytes():
                     total += len(chunk)
                     if total > MAX_MEDIA_BYTES:
-                        raise ConnectorError(
-                            f"media {media_id} is larger than {MAX_UPLOAD_TEXT}", retryable=False
-                        )
+                        raise TooLarge(f"media {media_id} is larger than {MAX_UPLOAD_TEXT}")
                     chunks.append(chunk)
         except httpx.HTTPError as exc:
             # The outbound policy's text ("could not connect to host:port") for any failure.
-            raise ConnectorError(
-                f"downloading media {media_id} failed: {exc}", retryable=True
-            ) from None
+            raise ConnectorUnreachable(f"downloading media {media_id} failed: {exc}") from None
         except httpx.InvalidURL:
-            raise ConnectorError(
-                f"Graph returned an invalid url for media {media_id}", retryable=False
-            ) from None
+            raise InvalidAnswer(f"Graph returned an invalid url for media {media_id}") from None
         return b"".join(chunks), mime
 
     async def send_text(
@@ -180,25 +176,22 @@ class WhatsAppGraph:
         try:
             response = await self._client.request(method, url, headers=self._headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise ConnectorError(f"Graph {method} {url} failed: {exc}", retryable=True) from None
+            raise ConnectorUnreachable(f"Graph {method} {url} failed: {exc}") from None
         status = response.status_code
         try:
             data: Any = response.json()
         except ValueError:  # not JSON at all (an HTML error page, a proxy's text)
             data = None
         if status != 200:
-            raise ConnectorError(
-                f"Graph answered HTTP {status}: {graph_error(data, response.text)}",
-                status=status,
-                retryable=status >= 500 or status == 429,
+            raise error_for_status(
+                status, f"Graph answered HTTP {status}: {graph_error(data, response.text)}"
             )
         if not isinstance(data, dict):
             # Not what the Cloud API answers with 200: asking again would get the same.
-            raise ConnectorError(
+            raise InvalidAnswer(
                 f"Graph answered HTTP 200 with {_shape(data)} instead of a JSON object: "
                 f"{_snippet(response.text)}",
                 status=status,
-                retryable=False,
             )
         return data
 

@@ -86,8 +86,10 @@ async def _search_mailboxes(
         where = {"mailboxId": row["_id"], "username": row["username"], "server": row["host"]}
         secret = await ctx.store.mailboxes.get_secret(workspace_id, row["_id"])
         try:
-            if secret is None:
-                raise ConnectorError("the mailbox was disconnected", retryable=True)
+            if secret is None:  # disconnected since it was listed
+                return ProviderReport(
+                    **where, status="error", matched=0, error="the mailbox was disconnected"
+                ), []
             hits = await connector_for(ctx.services, secret).search(
                 args.query, args.providerResultLimit, args.includeSourceDetails
             )

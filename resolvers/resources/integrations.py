@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from engines.connectors.base import Bill, Plan, RemoteGone
+from engines.connectors.base import Bill, Plan
 from engines.connectors.catalog import CATALOG, CatalogEntry
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import ConnectorError, RemoteGone
 from engines.connectors.mapping import NotExportable, build_bill, effective_mapping
 from persistence.exports import ExportExists
 from persistence.ids import utcnow

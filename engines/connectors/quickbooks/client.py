@@ -29,7 +29,7 @@ from engines.connectors.base import (
     send,
     string_literal,
 )
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import InvalidAnswer, OriginalUnreadable
 from engines.connectors.quickbooks import QUICKBOOKS
 
 MINOR_VERSION = "75"
@@ -67,7 +67,7 @@ class QuickBooksConnector(OAuthConnector[QuickBooksSettings]):
     async def tenants(self, tokens: TokenSet, callback: Mapping[str, str]) -> list[RemoteTenant]:
         realm = callback.get("realmId")
         if not realm:
-            raise ConnectorError("QuickBooks redirected without a realmId (the company id)")
+            raise InvalidAnswer("QuickBooks redirected without a realmId (the company id)")
         async with self._client() as client:
             response = await send(
                 client,
@@ -258,7 +258,7 @@ class QuickBooksConnector(OAuthConnector[QuickBooksSettings]):
                     )
                     created = response.json().get(entity) or {}
                     if "Id" not in created:
-                        raise ConnectorError(f"QuickBooks answered without the {entity} Id")
+                        raise InvalidAnswer(f"QuickBooks answered without the {entity} Id")
                     progress.update(
                         invoiceId=str(created["Id"]),
                         entity=entity,
@@ -269,7 +269,9 @@ class QuickBooksConnector(OAuthConnector[QuickBooksSettings]):
                     await save(progress)
                 elif request.step == "attachment" and not progress.get("attachmentIds"):
                     if original is None:
-                        raise ConnectorError("the original could not be read for the attachment")
+                        raise OriginalUnreadable(
+                            "the original could not be read for the attachment"
+                        )
                     metadata = json.loads(
                         json.dumps(request.body).replace(
                             '"{InvoiceId}"', json.dumps(progress["invoiceId"])

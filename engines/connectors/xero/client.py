@@ -29,7 +29,7 @@ from engines.connectors.base import (
     send,
     string_literal,
 )
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import InvalidAnswer, OriginalUnreadable, RemotePaid
 from engines.connectors.xero import XERO
 
 INVOICES = "/api.xro/2.0/Invoices"
@@ -186,7 +186,7 @@ class XeroConnector(OAuthConnector[OAuthApp]):
                     )
                     created = (response.json().get("Invoices") or [{}])[0]
                     if "InvoiceID" not in created:
-                        raise ConnectorError("Xero answered without an InvoiceID")
+                        raise InvalidAnswer("Xero answered without an InvoiceID")
                     progress["invoiceId"] = str(created["InvoiceID"])
                     progress["status"] = created.get("Status", "DRAFT")
                     progress["url"] = (
@@ -196,7 +196,9 @@ class XeroConnector(OAuthConnector[OAuthApp]):
                     await save(progress)
                 elif request.step == "attachment" and not progress.get("attachmentIds"):
                     if original is None:
-                        raise ConnectorError("the original could not be read for the attachment")
+                        raise OriginalUnreadable(
+                            "the original could not be read for the attachment"
+                        )
                     path = request.path.replace("{InvoiceID}", progress["invoiceId"])
                     response = await send(
                         client,
@@ -254,9 +256,7 @@ class XeroConnector(OAuthConnector[OAuthApp]):
         if current["status"] in ("VOIDED", "DELETED"):
             return {"status": current["status"], "orphanedAttachments": current["attachments"]}
         if current["status"] == "PAID":
-            raise ConnectorError(
-                "the Xero bill is paid; remove its payment in Xero before unlinking"
-            )
+            raise RemotePaid("the Xero bill is paid; remove its payment in Xero before unlinking")
         status = "VOIDED" if current["action"] == "void" else "DELETED"
         async with self._client() as client:
             await send(

@@ -19,13 +19,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from engines.connectors.base import (
-    AccountingConnector,
-    GrantRevoked,
-    RemoteTenant,
-    TokenSet,
-)
-from engines.connectors.errors import ConnectorError
+from engines.connectors.base import AccountingConnector, RemoteTenant, TokenSet
+from engines.connectors.errors import ConnectorError, GrantRevoked
 from engines.keyring import InvalidToken
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadGateway, BadRequest, Forbidden, NotFound

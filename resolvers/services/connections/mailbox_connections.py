@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import SecretUnreadable
 from engines.connectors.imap import ImapMailbox
 from engines.keyring import InvalidToken, Keyring
 
@@ -31,10 +31,9 @@ def connector_for(services: Services, row: dict[str, Any]) -> ImapMailbox:
             PASSWORD_PURPOSE, row["passwordEncrypted"], row["_id"].encode()
         ).decode()
     except InvalidToken:
-        raise ConnectorError(
+        raise SecretUnreadable(
             "the stored password cannot be decrypted (was FINCAP_SECRET_KEY replaced without "
-            "keeping the old secret?); connect the mailbox again",
-            retryable=False,
+            "keeping the old secret?); connect the mailbox again"
         ) from None
     return ImapMailbox(
         host=row["host"],

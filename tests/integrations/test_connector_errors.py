@@ -1,0 +1,70 @@
+"""The connector error tree: one subclass per kind, each with its own snake_case ``reason``,
+``retryable`` fixed by the kind, and ``raise_for`` choosing the kind from the HTTP status."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+import engines.connectors as connectors
+from engines.connectors import errors
+from engines.connectors.base import raise_for
+
+
+def _subclasses(cls: type[errors.ConnectorError]) -> list[type[errors.ConnectorError]]:
+    found: list[type[errors.ConnectorError]] = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def test_every_kind_has_its_own_snake_case_reason() -> None:
+    kinds = _subclasses(errors.ConnectorError)
+    assert len(kinds) >= 10
+    reasons = [kind.reason for kind in kinds]
+    assert len(set(reasons)) == len(reasons), reasons
+    assert errors.ConnectorError.reason not in reasons
+    for reason in reasons:
+        assert re.fullmatch(r"[a-z]+(_[a-z]+)*", reason), reason
+    # Each kind is public: in the errors module's and the package's ``__all__``.
+    for kind in kinds:
+        assert kind.__name__ in errors.__all__
+        assert getattr(connectors, kind.__name__) is kind
+        assert kind.__name__ in connectors.__all__
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "retryable"),
+    [
+        (400, errors.Refused, False),
+        (401, errors.Refused, False),
+        (403, errors.Refused, False),
+        (404, errors.RemoteGone, False),
+        (409, errors.Refused, False),
+        (429, errors.RateLimited, True),
+        (500, errors.ProviderFailed, True),
+        (503, errors.ProviderFailed, True),
+    ],
+)
+def test_raise_for_maps_the_status_to_its_kind(
+    status: int, kind: type[errors.ConnectorError], retryable: bool
+) -> None:
+    response = httpx.Response(status, text="nope\nat all")
+    with pytest.raises(errors.ConnectorError) as caught:
+        raise_for(response, "create the bill")
+    assert type(caught.value) is kind
+    assert caught.value.status == status
+    assert caught.value.retryable is retryable
+    # The words people read are unchanged by the kind.
+    assert caught.value.message == f"create the bill: the provider answered {status}: nope at all"
+
+
+def test_raise_for_lets_a_success_through() -> None:
+    raise_for(httpx.Response(201, text="{}"), "create the bill")
+
+
+def test_retryable_belongs_to_the_kind() -> None:
+    retryable = {k.reason for k in _subclasses(errors.ConnectorError) if k.retryable}
+    assert retryable == {"unreachable", "rate_limited", "provider_error"}
