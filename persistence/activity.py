@@ -128,13 +128,24 @@ class Activity:
         await self._col.delete_one({"_id": activity_id, "workspaceId": workspace_id})
 
     async def set_status(
-        self, workspace_id: str, activity_id: str, status: str, reasoning: str
+        self,
+        workspace_id: str,
+        activity_id: str,
+        status: str,
+        reasoning: str,
+        *,
+        error_reason: str | None = None,
     ) -> None:
+        """Move the item to ``status``; a failure's kind (a connector error's ``reason``) is
+        kept in its details as ``errorReason``, as a mailbox's failure item keeps it."""
         now = utcnow()
+        changed: dict[str, Any] = {"status": status, "reasoning": reasoning, "updatedAt": now}
+        if error_reason is not None:
+            changed["details.errorReason"] = error_reason
         await self._col.update_one(
             {"_id": activity_id, "workspaceId": workspace_id},
             {
-                "$set": {"status": status, "reasoning": reasoning, "updatedAt": now},
+                "$set": changed,
                 "$push": {"history": {"status": status, "at": now}},
             },
         )

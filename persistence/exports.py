@@ -57,6 +57,7 @@ class Exports:
             "history": [{"status": "queued", "at": now, "note": None}],
             "remote": {},
             "error": None,
+            "errorReason": None,
             "attempts": 0,
             "createdAt": now,
             "updatedAt": now,
@@ -122,16 +123,26 @@ class Exports:
         *,
         note: str | None = None,
         error: str | None = None,
+        error_reason: str | None = None,
         only_from: tuple[str, ...] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """Move to ``status`` (recorded in the history); None when ``only_from`` did not hold."""
+        """Move to ``status`` (recorded in the history); None when ``only_from`` did not hold.
+
+        ``error`` is the failure in words, ``error_reason`` its kind (a connector error's
+        ``reason``); both are cleared by a transition without them."""
         now = utcnow()
         query: dict[str, Any] = {"_id": export_id, "workspaceId": workspace_id}
         if only_from is not None:
             query["status"] = {"$in": list(only_from)}
         update: dict[str, Any] = {
-            "$set": {"status": status, "error": error, "updatedAt": now, **(extra or {})},
+            "$set": {
+                "status": status,
+                "error": error,
+                "errorReason": error_reason,
+                "updatedAt": now,
+                **(extra or {}),
+            },
             "$push": {"history": {"status": status, "at": now, "note": note or error}},
         }
         if status == "sending":

@@ -71,6 +71,7 @@ class Integrations:
                         "connectedBy": by,
                         "connectedAt": now,
                         "lastError": None,
+                        "lastErrorReason": None,
                         "updatedAt": now,
                     },
                     "$setOnInsert": {"_id": new_id("con"), "settings": {}},
@@ -91,16 +92,22 @@ class Integrations:
                     "tokens": tokens,
                     "status": "connected",
                     "lastError": None,
+                    "lastErrorReason": None,
                     "updatedAt": utcnow(),
                 }
             },
         )
         return result.modified_count == 1
 
-    async def mark_error(self, workspace_id: str, integration_id: str, error: str) -> None:
+    async def mark_error(
+        self, workspace_id: str, integration_id: str, error: str, reason: str | None
+    ) -> None:
+        """The connection failed: ``error`` in words, ``reason`` its kind (a connector error's
+        ``reason``)."""
+        update = {"status": "error", "lastError": error[:1000], "lastErrorReason": reason}
         await self._col.update_one(
             {"workspaceId": workspace_id, "integrationId": integration_id},
-            {"$set": {"status": "error", "lastError": error[:1000], "updatedAt": utcnow()}},
+            {"$set": {**update, "updatedAt": utcnow()}},
         )
 
     async def disconnect(self, workspace_id: str, integration_id: str) -> None:

@@ -43,6 +43,7 @@ class Mailboxes:
             "workspaceId": workspace_id,
             "status": "active",
             "lastError": None,
+            "lastErrorReason": None,
             "lastErrorAt": None,
             "lastPolledAt": None,
             "lastUid": 0,
@@ -91,14 +92,25 @@ class Mailboxes:
         )
 
     async def mark_polled(
-        self, workspace_id: str, mailbox_id: str, error: str | None, at: datetime
+        self,
+        workspace_id: str,
+        mailbox_id: str,
+        error: str | None,
+        at: datetime,
+        reason: str | None = None,
     ) -> dict[str, Any] | None:
-        """Record a poll's result; the record as it was before (to see a change of state)."""
+        """Record a poll's result (a failure in words, and its kind: a connector error's
+        ``reason``); the record as it was before (to see a change of state)."""
         update: dict[str, Any] = {"lastPolledAt": at, "updatedAt": at}
         if error is None:
-            update |= {"status": "active", "lastError": None}
+            update |= {"status": "active", "lastError": None, "lastErrorReason": None}
         else:
-            update |= {"status": "error", "lastError": error, "lastErrorAt": at}
+            update |= {
+                "status": "error",
+                "lastError": error,
+                "lastErrorReason": reason,
+                "lastErrorAt": at,
+            }
         return await self._col.find_one_and_update(
             {"_id": mailbox_id, "workspaceId": workspace_id},
             {"$set": update},

@@ -8,7 +8,13 @@ from typing import Literal, get_args
 from pydantic import Field
 
 from domain.documents import ActivitySource, ActivityStatus
-from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
+from schema.base import (
+    CONNECTOR_ERROR_REASON,
+    Boolean,
+    CapabilityInput,
+    CapabilityOutput,
+    Integer,
+)
 
 ALL_SOURCES: list[ActivitySource] = list(get_args(ActivitySource))
 
@@ -68,6 +74,7 @@ class ActivityItem(CapabilityOutput):
     sourceType: ActivitySource = Field(description="How the item arrived")
     status: ActivityStatus = Field(description="Where processing stands, or how it ended")
     reasoning: str = Field(description="Why processing ended as it did, in words")
+    errorReason: str | None = Field(default=None, description=CONNECTOR_ERROR_REASON)
     documentIds: list[str] = Field(
         description="Documents made from the item (none when it was skipped or failed)"
     )
@@ -96,6 +103,7 @@ class ProviderReport(CapabilityOutput):
     error: str | None = Field(
         default=None, description="Why the mailbox did not answer (status error)"
     )
+    errorReason: str | None = Field(default=None, description=CONNECTOR_ERROR_REASON)
 
 
 class ActivitySearchResult(CapabilityOutput):

@@ -57,4 +57,20 @@ def _one_line(value: str) -> str:
 # would end the line and start a command of the sender's choosing.
 OneLine = Annotated[str, AfterValidator(_one_line)]
 
-__all__ = ["Boolean", "CapabilityInput", "CapabilityOutput", "Integer", "NotBoolean", "OneLine"]
+# The description of a field that keeps a failure's kind next to its words (``error``,
+# ``lastError``): the ``reason`` of the connector error behind it.
+CONNECTOR_ERROR_REASON = (
+    "What kind of failure it was, for scripts: the reason of the connector error behind it "
+    "(unreachable, refused, rate_limited, provider_error, grant_revoked...; the list is in "
+    "the integrations guide); null when none was behind it"
+)
+
+__all__ = [
+    "CONNECTOR_ERROR_REASON",
+    "Boolean",
+    "CapabilityInput",
+    "CapabilityOutput",
+    "Integer",
+    "NotBoolean",
+    "OneLine",
+]

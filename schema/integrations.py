@@ -8,7 +8,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from engines.connectors.registry import provider_ids
-from schema.base import Boolean, CapabilityInput, CapabilityOutput, Integer
+from schema.base import (
+    CONNECTOR_ERROR_REASON,
+    Boolean,
+    CapabilityInput,
+    CapabilityOutput,
+    Integer,
+)
 
 IntegrationCategory = Literal["email", "accounting", "storage", "social"]
 IntegrationStatus = Literal["available", "connected", "error"]
@@ -66,6 +72,7 @@ class Integration(CapabilityOutput):
     )
     connectedAt: datetime | None = Field(default=None, description="When it was connected")
     lastError: str | None = Field(default=None, description="The last failure, in words")
+    lastErrorReason: str | None = Field(default=None, description=CONNECTOR_ERROR_REASON)
     settings: IntegrationSettings | None = Field(
         default=None, description="The workspace's settings for it (mappings), if any"
     )
@@ -259,6 +266,7 @@ class ExportRecord(CapabilityOutput):
     payloadSummary: ExportPayloadSummary = Field(description="What was sent, in short")
     warnings: list[str] = Field(description="What may not have come through as expected")
     error: str | None = Field(default=None, description="The last failure, in words")
+    errorReason: str | None = Field(default=None, description=CONNECTOR_ERROR_REASON)
     attempts: int = Field(description="Delivery attempts so far")
     requestedBy: str = Field(description="The user who asked for the export")
     approvedBy: str | None = Field(

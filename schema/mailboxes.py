@@ -7,7 +7,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from schema.base import CapabilityInput, CapabilityOutput, Integer, OneLine
+from schema.base import (
+    CONNECTOR_ERROR_REASON,
+    CapabilityInput,
+    CapabilityOutput,
+    Integer,
+    OneLine,
+)
 from schema.secrets import SECRET
 
 MailboxSecurity = Literal["tls", "starttls", "none"]
@@ -67,6 +73,7 @@ class Mailbox(CapabilityOutput):
     importSince: date = Field(description="Mail received before this day is not imported")
     status: MailboxStatus = Field(description="error: the last read failed (see lastError)")
     lastError: str | None = Field(default=None, description="The last failure, in words")
+    lastErrorReason: str | None = Field(default=None, description=CONNECTOR_ERROR_REASON)
     lastErrorAt: datetime | None = Field(default=None, description="When it failed last")
     lastPolledAt: datetime | None = Field(default=None, description="When it was last read")
     imported: int = Field(description="Messages taken in so far (receipts and skipped mail)")

@@ -20,6 +20,7 @@ from engines.connectors.errors import (
     SignInRefused,
     TooLarge,
     error_for_status,
+    reason_of,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "SignInRefused",
     "TooLarge",
     "error_for_status",
+    "reason_of",
 ]

@@ -126,6 +126,17 @@ def error_for_status(status: int, message: str) -> ConnectorError:
     return Refused(message, status=status)
 
 
+def reason_of(exc: BaseException) -> str | None:
+    """The ``reason`` of a connector error, or of the connector error another error was raised
+    from (``raise BadGateway(...) from exc``); None when no connector error is behind it."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectorError):
+            return cause.reason
+        cause = cause.__cause__
+    return None
+
+
 __all__ = [
     "ConnectorError",
     "ConnectorUnreachable",
@@ -141,4 +152,5 @@ __all__ = [
     "SignInRefused",
     "TooLarge",
     "error_for_status",
+    "reason_of",
 ]

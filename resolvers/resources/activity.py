@@ -94,7 +94,10 @@ async def _search_mailboxes(
                 args.query, args.providerResultLimit, args.includeSourceDetails
             )
         except ConnectorError as exc:
-            return ProviderReport(**where, status="error", matched=0, error=exc.message), []
+            report = ProviderReport(
+                **where, status="error", matched=0, error=exc.message, errorReason=exc.reason
+            )
+            return report, []
         except Exception as exc:  # a provider must never fail the whole search
             log.exception("mailbox search failed", extra={"mailboxId": row["_id"]})
             error = f"unexpected error: {type(exc).__name__}"
@@ -134,6 +137,7 @@ def _item(item: dict[str, Any], hits: dict[str, MailboxHit], details: bool) -> A
         sourceType=item["sourceType"],
         status=item["status"],
         reasoning=item["reasoning"],
+        errorReason=(item.get("details") or {}).get("errorReason"),
         documentIds=list(item.get("documentIds") or []),
         messageId=item.get("messageId"),
         createdAt=item["createdAt"],

@@ -24,6 +24,7 @@ def _view(record: dict[str, Any]) -> ExportRecord:
         payloadSummary=record["summary"],
         warnings=record.get("warnings") or [],
         error=record.get("error"),
+        errorReason=record.get("errorReason"),
         attempts=record.get("attempts", 0),
         requestedBy=record["requestedBy"],
         approvedBy=record.get("approvedBy"),

@@ -72,6 +72,7 @@ def _view(ctx: Context, entry: CatalogEntry, connection: dict[str, Any] | None) 
         else [],
         connectedAt=(connection or {}).get("connectedAt") if status != "available" else None,
         lastError=(connection or {}).get("lastError"),
+        lastErrorReason=(connection or {}).get("lastErrorReason"),
         settings=IntegrationSettings(
             accountCodes=mapping.account_codes,
             defaultAccountCode=mapping.default_account,

@@ -192,7 +192,7 @@ async def _poll(services: Services, workspace_id: str, mailbox_id: str) -> list[
     try:
         mailbox = connector_for(services, row)
     except ConnectorError as exc:
-        await _record_error(services, workspace_id, row, where, exc.message)
+        await _record_error(services, workspace_id, row, where, exc)
         return []
     since = row.get("importSince")
     since_date = since.date() if isinstance(since, datetime) else None
@@ -215,7 +215,7 @@ async def _poll(services: Services, workspace_id: str, mailbox_id: str) -> list[
                 workspace_id, mailbox_id, validity, fetched.uid, 1 if item_id else 0
             )
     except ConnectorError as exc:
-        await _record_error(services, workspace_id, row, mailbox.describe(), exc.message)
+        await _record_error(services, workspace_id, row, mailbox.describe(), exc)
         return taken
     await store.mailboxes.mark_polled(workspace_id, mailbox_id, None, utcnow())
     return taken
@@ -258,17 +258,30 @@ async def _take(
 
 
 async def _record_error(
-    services: Services, workspace_id: str, row: dict[str, Any], where: str, error: str
+    services: Services, workspace_id: str, row: dict[str, Any], where: str, exc: ConnectorError
 ) -> None:
-    before = await services.store.mailboxes.mark_polled(workspace_id, row["_id"], error, utcnow())
-    log.warning("mailbox read failed", extra={"mailboxId": row["_id"], "error": error})
+    """The mailbox's read failed: on its record (words and kind), and in the activity log
+    unless it is the same failure as last time."""
+    error, reason = exc.message, exc.reason
+    before = await services.store.mailboxes.mark_polled(
+        workspace_id, row["_id"], error, utcnow(), reason
+    )
+    log.warning(
+        "mailbox read failed",
+        extra={"mailboxId": row["_id"], "error": error, "errorReason": reason},
+    )
     if before is not None and before.get("status") == "error" and before.get("lastError") == error:
         return  # the same error as last time: already in the activity log
     await services.store.activity.create(
         workspace_id,
         SOURCE,
         [],
-        {"mailboxId": row["_id"], "mailbox": row["username"], "error": error},
+        {
+            "mailboxId": row["_id"],
+            "mailbox": row["username"],
+            "error": error,
+            "errorReason": reason,
+        },
         status="failed",
         reasoning=f"Reading {where} failed: {error}",
     )

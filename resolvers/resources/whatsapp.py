@@ -383,7 +383,11 @@ async def fetch_media(services: Services, job: JobRecord) -> None:
             if exc.retryable:
                 raise
             await store.activity.set_status(
-                workspace_id, activity_id, "failed", f"The media could not be downloaded: {exc}"
+                workspace_id,
+                activity_id,
+                "failed",
+                f"The media could not be downloaded: {exc}",
+                error_reason=exc.reason,
             )
             return
     actual = sniff_mime(data) if data else None

@@ -67,13 +67,25 @@ async def test_history_newest_first_with_who_approved_and_the_refusal(
         "/v1/graphql",
         json={
             "query": "query { exportsList(input: {limit: 5}) "
-            "{ exports { id status error approvedBy } nextCursor } }"
+            "{ exports { id status error errorReason approvedBy } nextCursor } }"
         },
         headers=api.tenant.headers(),
     )
     assert graph.json()["data"]["exportsList"]["exports"] == [
-        {"id": second, "status": "failed", "error": refused["error"], "approvedBy": None},
-        {"id": first, "status": "exported", "error": None, "approvedBy": api.tenant.user_id},
+        {
+            "id": second,
+            "status": "failed",
+            "error": refused["error"],
+            "errorReason": "refused",
+            "approvedBy": None,
+        },
+        {
+            "id": first,
+            "status": "exported",
+            "error": None,
+            "errorReason": None,
+            "approvedBy": api.tenant.user_id,
+        },
     ]
 
 

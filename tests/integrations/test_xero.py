@@ -187,6 +187,7 @@ async def test_retries_after_429_and_a_lost_500_create_one_bill(
     assert export["remote"]["invoiceId"] == invoice_id
     statuses = [h["status"] for h in export["history"]]
     assert statuses.count("sending") == 4 and statuses[-1] == "exported"
+    assert export["error"] is None and export["errorReason"] is None  # cleared on success
     assert all(f.times == 0 for f in xero.fail)
 
 
@@ -201,6 +202,7 @@ async def test_a_refused_bill_fails_the_export_without_retrying(
     await deliver(workers, clock)
     export = await api.ok("exports.get", {"id": queued["exportRecordId"]})
     assert export["status"] == "failed" and "400" in export["error"]
+    assert export["errorReason"] == "refused"  # its kind, for scripts, beside the words
     assert export["attempts"] == 1 and xero.bills == {}
     document = await api.ok("documents.get", {"id": "doc_r1"})
     assert document["document"]["exportStatus"] == "not-exported"
@@ -372,6 +374,7 @@ async def test_giving_up_fails_the_export_and_a_failed_one_can_be_sent_again(
     await deliver(workers, clock, rounds=10)
     export = await api.ok("exports.get", {"id": queued["exportRecordId"]})
     assert export["status"] == "failed" and "gave up after 6 attempts" in export["error"]
+    assert export["errorReason"] == "provider_error"  # the last attempt's kind (503)
     assert xero.bills == {}
     again = await api.ok("integrations.send", {**SEND, "dryRun": False})
     await deliver(workers, clock)
@@ -404,3 +407,4 @@ async def test_a_revoked_grant_marks_the_integration_in_error(
     listed = await api.ok("integrations.list", {"status": "error"})
     assert [i["id"] for i in listed["integrations"]] == ["xero"]
     assert "invalid_grant" in listed["integrations"][0]["lastError"]
+    assert listed["integrations"][0]["lastErrorReason"] == "grant_revoked"

@@ -41,8 +41,10 @@ async def test_an_undecryptable_password_is_an_error_on_the_mailbox_and_the_poll
     mailbox = await store.mailboxes.get(alice.org_id, mailbox_id)
     assert mailbox is not None and mailbox["status"] == "error"
     assert "cannot be decrypted" in mailbox["lastError"]
+    assert mailbox["lastErrorReason"] == "secret_unreadable"
     items = await store.db["activity"].find({"workspaceId": alice.org_id}).to_list(None)
     assert [(i["sourceType"], i["status"]) for i in items] == [("email", "failed")]
+    assert items[0]["details"]["errorReason"] == "secret_unreadable"
     assert "FINCAP_SECRET_KEY" in items[0]["reasoning"]
     # The job is queued again for the next interval (300 s), not dead.
     job = await store.db["jobs"].find_one({"kind": POLL_MAILBOX})

@@ -172,6 +172,7 @@ async def test_connection_errors_show_on_the_mailbox_and_in_activity(
         polled = await call(wire_app.http, alice, "mailboxes.poll", {"id": mailbox["id"]})
         assert polled["mailbox"]["status"] == "error"
         assert "refused" in polled["mailbox"]["lastError"]
+        assert polled["mailbox"]["lastErrorReason"] == "sign_in_refused"
     failures = (
         await wire_store.db["activity"]
         .find({"workspaceId": alice.org_id, "status": "failed"})
@@ -192,6 +193,7 @@ async def test_connection_errors_show_on_the_mailbox_and_in_activity(
     )
     polled = await call(wire_app.http, alice, "mailboxes.poll", {"id": mailbox["id"]})
     assert polled["mailbox"]["status"] == "active" and polled["mailbox"]["lastError"] is None
+    assert polled["mailbox"]["lastErrorReason"] is None
 
 
 async def test_activity_search_asks_the_mailbox_then_the_log(
@@ -247,6 +249,7 @@ async def test_activity_search_asks_the_mailbox_then_the_log(
     broken = await call(wire_app.http, bob, "activity.search", {"query": "fabrikam"})
     assert broken["providers"][0]["status"] == "error"
     assert broken["providers"][0]["error"] == f"could not connect to {imap.host}:1"
+    assert broken["providers"][0]["errorReason"] == "unreachable"
     assert broken["total"] == 1  # from the stored subject
     graph = await gql(
         wire_app.http,

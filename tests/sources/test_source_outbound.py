@@ -148,6 +148,7 @@ async def test_the_poll_asks_the_policy_every_time(
     row = await wire_app.store.mailboxes.get(alice.org_id, mailbox["id"])
     assert row is not None and row["status"] == "error"
     assert row["lastError"] == f"could not connect to 127.0.0.1:{imap.port}"
+    assert row["lastErrorReason"] == "unreachable"
     assert await wire_app.store.db["documents"].count_documents({}) == 0
 
 

@@ -22,36 +22,41 @@ graph = test_whatsapp.graph
 wa_app = test_whatsapp.wa_app
 
 REFUSALS = [
-    # (status, body, content type, what the reason shows)
+    # (status, body, content type, what the reasoning shows, the error's kind)
     (
         400,
         json.dumps({"error": "media id is not valid"}).encode(),
         "application/json",
         "HTTP 400: media id is not valid",
+        "refused",
     ),
     (
         403,
         json.dumps({"error": ["denied"]}).encode(),
         "application/json",
         'HTTP 403: \'{"error": ["denied"]}\'',
+        "refused",
     ),
     (
         404,
         b"<html><body><h1>Not Found</h1></body></html>",
         "text/html",
         "HTTP 404: '<html><body><h1>Not Found</h1></body></html>'",
+        "remote_gone",
     ),
     (
         200,
         json.dumps(["not", "an", "object"]).encode(),
         "application/json",
         "HTTP 200 with a JSON array instead of a JSON object",
+        "invalid_answer",
     ),
     (
         200,
         b"OK",
         "text/plain",
         "HTTP 200 with a body that is not JSON instead of a JSON object: 'OK'",
+        "invalid_answer",
     ),
 ]
 
@@ -65,7 +70,7 @@ async def media_item(app: SourceApp, tenant: Tenant, wamid: str, media_id: str) 
     return str(item["_id"])
 
 
-@pytest.mark.parametrize(("status", "body", "content_type", "shown"), REFUSALS)
+@pytest.mark.parametrize(("status", "body", "content_type", "shown", "reason"), REFUSALS)
 async def test_a_refusal_in_any_shape_is_recorded_once(
     wa_app: SourceApp,
     graph: GraphState,
@@ -74,6 +79,7 @@ async def test_a_refusal_in_any_shape_is_recorded_once(
     body: bytes,
     content_type: str,
     shown: str,
+    reason: str,
 ) -> None:
     alice, _ = tenants
     graph.canned[f"/{VERSION}/m-odd"] = (status, body, content_type)
@@ -83,6 +89,7 @@ async def test_a_refusal_in_any_shape_is_recorded_once(
     assert item is not None and item["status"] == "failed", item
     assert item["reasoning"].startswith("The media could not be downloaded: Graph answered")
     assert shown in item["reasoning"]
+    assert item["details"]["errorReason"] == reason
     job = await wa_app.store.db["jobs"].find_one({"kind": "fetch-whatsapp-media"})
     assert job is not None and job["status"] == "done" and job["attempts"] == 1
     assert graph.calls.count(f"GET /{VERSION}/m-odd") == 1

@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from engines.connectors.base import Bill, Plan, PlannedRequest
-from engines.connectors.errors import ConnectorError
+from engines.connectors.errors import ConnectorError, reason_of
 from persistence.jobs import JobRecord
 from resolvers.framework.errors import BadGateway, BadRequest
 from resolvers.framework.job_kinds import job_kind
@@ -52,11 +52,15 @@ def plan_from(stored: dict[str, Any]) -> Plan:
 
 
 async def _gave_up(services: Services, job: JobRecord, error: str) -> None:
+    workspace_id, export_id = job["workspaceId"], job["payload"]["exportId"]
+    # The last attempt's failure was recorded with its kind: the record keeps saying it.
+    last = await services.store.exports.get(workspace_id, export_id) or {}
     await services.store.exports.transition(
-        job["workspaceId"],
-        job["payload"]["exportId"],
+        workspace_id,
+        export_id,
         "failed",
         error=f"gave up after {job['attempts']} attempts: {error}",
+        error_reason=last.get("errorReason"),
         only_from=("queued", "sending"),
     )
 
@@ -81,10 +85,14 @@ async def deliver_export(services: Services, job: JobRecord) -> None:
     try:
         token = await access_token(services, workspace_id, record["integrationId"])
     except BadRequest as exc:  # the grant is gone: retrying cannot help
-        await exports.transition(workspace_id, export_id, "failed", error=exc.message)
+        await exports.transition(
+            workspace_id, export_id, "failed", error=exc.message, error_reason=reason_of(exc)
+        )
         return None
     except BadGateway as exc:
-        await exports.transition(workspace_id, export_id, "queued", error=exc.message)
+        await exports.transition(
+            workspace_id, export_id, "queued", error=exc.message, error_reason=reason_of(exc)
+        )
         raise
     original: bytes | None = None
     if any(r.step == "attachment" for r in plan.requests) and not record["remote"].get(
@@ -102,12 +110,17 @@ async def deliver_export(services: Services, job: JobRecord) -> None:
             token, record["tenantId"], plan, original, export_id, dict(record["remote"]), save
         )
     except ConnectorError as exc:
+        status = "queued" if exc.retryable else "failed"
+        await exports.transition(
+            workspace_id,
+            export_id,
+            status,
+            error=str(exc),
+            error_reason=exc.reason,
+            note="will retry" if exc.retryable else None,
+        )
         if exc.retryable:
-            await exports.transition(
-                workspace_id, export_id, "queued", error=str(exc), note="will retry"
-            )
             raise
-        await exports.transition(workspace_id, export_id, "failed", error=str(exc))
         return None
     await exports.transition(
         workspace_id, export_id, "exported", note="delivered", extra={"remote": remote}

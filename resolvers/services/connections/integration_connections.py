@@ -203,10 +203,13 @@ async def access_token(
         try:
             fresh = await connector.refresh(tokens.refresh_token)
         except GrantRevoked as exc:
-            await services.store.integrations.mark_error(workspace_id, integration_id, str(exc))
-            raise BadRequest(f"{connector.name}: {exc}") from None
+            await services.store.integrations.mark_error(
+                workspace_id, integration_id, str(exc), exc.reason
+            )
+            # Chained, so that a caller recording the failure can read its kind (``reason_of``).
+            raise BadRequest(f"{connector.name}: {exc}") from exc
         except ConnectorError as exc:
-            raise BadGateway(f"{connector.name}: refreshing the token failed: {exc}") from None
+            raise BadGateway(f"{connector.name}: refreshing the token failed: {exc}") from exc
         stored = seal(services, workspace_id, integration_id, fresh)
         if await services.store.integrations.replace_tokens(
             workspace_id, integration_id, sealed, stored
