@@ -1,8 +1,10 @@
 """The interface of the source connectors (IMAP mailboxes, WhatsApp Graph).
 
 A connector is built from plain values (a base URL or host, credentials) and an injectable
-transport, talks one protocol, and reports every failure as ``errors.ConnectorError`` with a
-message a person can act on (it is shown on the connection and in the activity log). No
+transport, talks one protocol, and reports every failure as a subclass of
+``errors.ConnectorError``: its class ``reason`` names the kind (stored beside the message), its
+message says what failed in words a person can act on (shown on the connection and in the
+activity log). No
 database, no settings: the resolvers build connectors from stored records and ``Settings``.
 """
 
