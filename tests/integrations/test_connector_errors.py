@@ -68,3 +68,14 @@ def test_raise_for_lets_a_success_through() -> None:
 def test_retryable_belongs_to_the_kind() -> None:
     retryable = {k.reason for k in _subclasses(errors.ConnectorError) if k.retryable}
     assert retryable == {"unreachable", "rate_limited", "provider_error"}
+
+
+def test_the_integrations_guide_lists_every_reason() -> None:
+    """The guide's table documents the reasons and whether each is retried: a new kind, or a
+    changed ``retryable``, must be written there too."""
+    from pathlib import Path
+
+    guide = (Path(__file__).parents[2] / "docs/guide/integrations.md").read_text()
+    rows = re.findall(r"^\| `([a-z_]+)` \| (yes|no) \|", guide, flags=re.MULTILINE)
+    listed = {reason: retried == "yes" for reason, retried in rows}
+    assert listed == {kind.reason: kind.retryable for kind in _subclasses(errors.ConnectorError)}
