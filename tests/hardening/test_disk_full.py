@@ -153,8 +153,16 @@ def test_an_embedded_store_stopped_by_a_full_disk_is_started_again_once_there_is
     tmp_path: Path,
 ) -> None:
     with private_disk(tmp_path / "disk") as disk:
-        # No floor: the store is let to fill its disk, as a write from elsewhere would.
-        env = serve_env(disk / "data", FINCAP_MIN_FREE_DISK_MB="0", FINCAP_WORKERS="0")
+        # No floor: the store is let to fill its disk, as a write from elsewhere would. The
+        # store checkpoints every second instead of every minute (its child of serve inherits
+        # the variable): the write that finds the disk full comes within a second of the
+        # filler, not up to a minute later (the test waited for it, 58 s of its 71).
+        env = serve_env(
+            disk / "data",
+            FINCAP_MIN_FREE_DISK_MB="0",
+            FINCAP_WORKERS="0",
+            SECANTUS_CHECKPOINT_SECONDS="1",
+        )
         boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
         served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
         client = Client(served, boot)
