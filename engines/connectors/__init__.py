@@ -5,38 +5,7 @@ Graph) behind theirs (``sources``). Every one of them reports failures as a subc
 ``errors.ConnectorError`` whose class ``reason`` names the kind; those errors are this
 package's public surface, importable from here."""
 
-from engines.connectors.errors import (
-    ConnectorError,
-    ConnectorUnreachable,
-    GrantRevoked,
-    InvalidAnswer,
-    OriginalUnreadable,
-    ProviderFailed,
-    RateLimited,
-    Refused,
-    RemoteGone,
-    RemotePaid,
-    SecretUnreadable,
-    SignInRefused,
-    TooLarge,
-    error_for_status,
-    reason_of,
-)
+from engines.connectors import errors
+from engines.connectors.errors import *  # noqa: F403  # the errors' public names are the package's
 
-__all__ = [
-    "ConnectorError",
-    "ConnectorUnreachable",
-    "GrantRevoked",
-    "InvalidAnswer",
-    "OriginalUnreadable",
-    "ProviderFailed",
-    "RateLimited",
-    "Refused",
-    "RemoteGone",
-    "RemotePaid",
-    "SecretUnreadable",
-    "SignInRefused",
-    "TooLarge",
-    "error_for_status",
-    "reason_of",
-]
+__all__ = errors.__all__
