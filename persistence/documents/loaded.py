@@ -1,11 +1,11 @@
 """A document read to be changed: the API's values to decide with, the record to write against.
 
 A change is decided on the API's values (what differs, what the edit history says) but written
-against the stored record as it was read: ``writes.update_fields`` computes the derived fields
-(search terms, the preferred amount, the review flags) from it, ``writes.mark_reviewed`` sets
-only while its review fields are still the ones read, and ``bulk.update`` moves the dashboard
-rollups from it. A ``Loaded`` carries both, mapped once here, so a caller above persistence
-reads ``document`` and hands the whole value back to the write; it never maps a record itself.
+against the stored record as it was read: ``writes.update_fields`` and ``bulk.update`` compute
+the derived fields (search terms, which read the stored-only notes; the preferred amount; the
+review flags) from it, and ``writes.mark_reviewed`` sets only while its review fields are still
+the ones read. A ``Loaded`` carries both, mapped once here, so a caller above persistence reads
+``document`` and hands the whole value back to the write; it never maps a record itself.
 """
 
 from __future__ import annotations

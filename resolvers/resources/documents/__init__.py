@@ -91,7 +91,8 @@ async def _load(ctx: Context, document_id: str) -> Loaded:
 
 
 async def _shown(ctx: Context, document_id: str) -> dict[str, Any]:
-    """The document as the API's values, for a capability that writes by id; 404 if none."""
+    """The document as the API's values (what a capability shows, and what it decides a
+    write by id on); 404 if none."""
     document = await ctx.store.documents.reads.document(ctx.require_workspace(), document_id)
     if document is None:
         raise NotFound(f"Document '{document_id}' not found")
@@ -109,10 +110,7 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
     """One document with every extracted field, line items, amounts, the original file's reference
     and URL, the source, duplicates and the edit history.
     """
-    document = await ctx.store.documents.reads.document(ctx.require_workspace(), args.id)
-    if document is None:
-        raise NotFound(f"Document '{args.id}' not found")
-    return DocumentResult(document=await complete_document(ctx, document))
+    return DocumentResult(document=await complete_document(ctx, await _shown(ctx, args.id)))
 
 
 @capability(
