@@ -138,3 +138,44 @@ def test_an_internal_import_for_types_is_found(tmp_path: Path) -> None:
         "from persistence.documents import Documents\n"
     )
     assert documents_internals_imported(tmp_path) == ["resolvers/hinted.py:3"]
+
+
+def record_mappings_used(root: Path) -> list[str]:
+    """Where code under ``resolvers`` and ``app`` names ``from_record`` (an import, a call, an
+    attribute), as ``path:line``: mapping a stored record to the API's values is persistence's."""
+    found = []
+    for package in ("resolvers", "app"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names: list[str] = []
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.Name):
+                    names = [node.id]
+                elif isinstance(node, ast.Attribute):
+                    names = [node.attr]
+                if "from_record" in names:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_the_record_mapping_stays_in_persistence() -> None:
+    """Reads return the API's values (``reads.document(s)``, a ``Page``'s documents, a
+    ``Loaded``'s ``document``); nothing above persistence maps a record, nor can import the
+    mapping from the package's surface."""
+    import persistence.documents
+
+    assert "from_record" not in persistence.documents.__all__
+    assert not hasattr(persistence.documents, "from_record")
+    assert record_mappings_used(ROOT) == []
+
+
+def test_a_record_mapping_above_persistence_is_found(tmp_path: Path) -> None:
+    module = tmp_path / "app" / "mapped.py"
+    module.parent.mkdir()
+    module.write_text(
+        "from persistence.documents import records\n"
+        "def shown(record):\n"
+        "    return records.from_record(record)\n"
+    )
+    assert record_mappings_used(tmp_path) == ["app/mapped.py:3"]

@@ -7,11 +7,19 @@ This package's ``__init__`` is its public surface: code above persistence (``res
     the repository   ``Documents`` (``store.documents``)
     selections       ``DocumentQuery`` and the fields each capability may filter on
                      (``SEARCH_FIELDS``, ``COUNT_FIELDS``)
-    pages            ``Page`` (rows, each row's opaque key, whether more follow), ``PageKey``
-                     (its entries ``KEY_VALUE``, ``KEY_ROW``), ``NotAPageKey``: the keyset is
-                     built and read here, callers keep keys
-    records          ``StoredDocument`` / ``StoredFile`` and the mapping of a record to the
-                     API's values (``from_record``)
+    pages            ``Page`` (documents as the API's values, each one's opaque key, whether
+                     more follow), ``PageKey`` (its entries ``KEY_VALUE``, ``KEY_ROW``),
+                     ``NotAPageKey``: the keyset is built and read here, callers keep keys
+    documents        the API's values: ``reads.document``/``documents`` to show, ``Loaded``
+                     (``reads.loaded``/``loaded_many``/``find_for_edit``) to change: its
+                     ``document`` to decide with, handed back whole to ``writes.update_fields``,
+                     ``writes.mark_reviewed`` or a ``FieldUpdate``, which compare and derive
+                     from the record as read. The mapping of a record to those values
+                     (``records.from_record``) is not on this surface: only this package maps
+    records          ``StoredDocument`` / ``StoredFile``, for the callers that need the
+                     stored form (the pipeline's original in GridFS and arrival order, the
+                     search index's stored vectors and filter fields, a live subscription's
+                     filter), and ``values_after``
     duplicates       the checks a new document's fields imply, and who arrived first
     results          totals, aggregates, notes, bulk edits, the edit history's entries
     time series      the buckets of ``documents.count``/``aggregate``'s filled gaps
@@ -23,15 +31,17 @@ This package's ``__init__`` is its public surface: code above persistence (``res
 own module, built over the one shared collection handle (``collection``) and given the other
 concerns it needs; a caller names the concern (``store.documents.reads.get(...)``). Until
 issue 36 it was one class of seven mixins: one object of 73 methods (49 without a leading
-underscore), any of which could call any other. Now each concern has only its own methods (16
+underscore), any of which could call any other. Now each concern has only its own methods (19
 at most) and says what it depends on; ``Documents`` itself has one (``ensure_indexes``):
 
     collection   ``documents.collection``: the collection, its indexes, the only methods that
                  write (each stamps ``indexedAt`` through ``stamp``), the event log
                  (also ``documents.events``), ``vectorize`` and ``regex_here``
-    reads        by id, sorted pages, counts, duplicates, what a rule matches; newest-first
-                 reads in widening date windows through its ``windows`` (``windows``)
-    pages        keyset pages over ``reads``: each row's key, the next page's filter
+    reads        by id (records for a writer, the API's values to show, ``Loaded`` to
+                 change), sorted pages, counts, duplicates, what a rule matches;
+                 newest-first reads in widening date windows through its ``windows``
+    pages        keyset pages over ``reads``: each row's key, the next page's filter, the
+                 rows as the API's values
     writes       new documents, corrections, processing and export state, archiving, duplicate
                  links, the review queue (over the collection, and ``reads`` for what a move
                  takes along)
@@ -65,6 +75,7 @@ from persistence.documents.bulk import DocumentBulkEdits, FieldUpdate
 from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
 from persistence.documents.fields import COUNT_FIELDS, SEARCH_FIELDS
+from persistence.documents.loaded import Loaded
 from persistence.documents.matching import FILTER_PATHS, UnsupportedFilter, predicate
 from persistence.documents.notes import DocumentNotes, NotesChanged
 from persistence.documents.pages import (
@@ -85,7 +96,6 @@ from persistence.documents.reads import DocumentReads
 from persistence.documents.records import (
     StoredDocument,
     StoredFile,
-    from_record,
     searchable_texts,
     values_after,
 )
@@ -156,6 +166,7 @@ __all__ = [
     "Documents",
     "EditEntry",
     "FieldUpdate",
+    "Loaded",
     "NotAPageKey",
     "NotesChanged",
     "Page",
@@ -175,7 +186,6 @@ __all__ = [
     "duplicate_rules_of",
     "embedding_text",
     "fillable",
-    "from_record",
     "from_stored",
     "key_day",
     "predicate",

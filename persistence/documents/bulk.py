@@ -9,7 +9,8 @@ from typing import Any
 
 from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
-from persistence.documents.records import StoredDocument, values_after
+from persistence.documents.loaded import Loaded
+from persistence.documents.records import values_after
 from persistence.documents.rollups import ROLLUP_FIELDS
 from persistence.documents.vectors import changes_embedding
 from persistence.documents.writes import changed_fields
@@ -19,9 +20,9 @@ BULK_BATCH = 50
 
 @dataclass(frozen=True)
 class FieldUpdate:
-    """New values for some fields of one stored document, and the edits that record them."""
+    """New values for some fields of one loaded document, and the edits that record them."""
 
-    record: StoredDocument  # as read: the changes are computed from it
+    loaded: Loaded  # as read: the changes are computed from its stored record
     changes: Mapping[str, Any]  # API-level values
     edits: Sequence[EditEntry] = ()
 
@@ -45,18 +46,20 @@ class DocumentBulkEdits:
         embedding = [u for u in updates if changes_embedding(u.changes)]
         vectors = dict(
             zip(
-                [u.record["_id"] for u in embedding],
-                await self._coll.embed([values_after(u.record, u.changes) for u in embedding]),
+                [u.loaded.id for u in embedding],
+                await self._coll.embed(
+                    [values_after(u.loaded.stored, u.changes) for u in embedding]
+                ),
                 strict=True,
             )
         )
         written = await self._coll.edits.add(
-            workspace_id, {u.record["_id"]: u.edits for u in updates if u.edits}
+            workspace_id, {u.loaded.id: u.edits for u in updates if u.edits}
         )
         ids_by_document: dict[str, list[Any]] = {}
         position = 0
         for u in updates:
-            ids_by_document[u.record["_id"]] = written[position : position + len(u.edits)]
+            ids_by_document[u.loaded.id] = written[position : position + len(u.edits)]
             position += len(u.edits)
 
         moved_from: list[Mapping[str, Any]] = []
@@ -64,21 +67,21 @@ class DocumentBulkEdits:
         changed: list[str] = []
 
         async def apply(update: FieldUpdate) -> int:
-            changes = changed_fields(update.record, update.changes, now)
-            changes |= vectors.get(update.record["_id"], {})
+            changes = changed_fields(update.loaded.stored, update.changes, now)
+            changes |= vectors.get(update.loaded.id, {})
             before = await self._coll.update_before(
-                {"_id": update.record["_id"], "workspaceId": workspace_id, "archived": False},
+                {"_id": update.loaded.id, "workspaceId": workspace_id, "archived": False},
                 changes,
                 ROLLUP_FIELDS,
                 now,
             )
             if before is None:
-                await self._coll.edits.remove(workspace_id, ids_by_document[update.record["_id"]])
+                await self._coll.edits.remove(workspace_id, ids_by_document[update.loaded.id])
                 return 0
             if ROLLUP_FIELDS & set(changes):
                 moved_from.append(before)
                 moved_to.append({**before, **changes})
-            changed.append(update.record["_id"])
+            changed.append(update.loaded.id)
             return 1
 
         modified = 0

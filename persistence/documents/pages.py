@@ -1,4 +1,4 @@
-"""Keyset pages of a sorted listing: the rows, each row's key, and whether more follow.
+"""Keyset pages of a sorted listing: the documents, each one's key, and whether more follow.
 
 A page key is the position of one row in a ``(sort field, _id)`` order: its stored sort value
 and its id. It is built here from the stored row and turned back into a ``Keyset`` here, so a
@@ -17,7 +17,7 @@ from typing import Any
 
 from persistence.documents.query import DocumentQuery, Keyset
 from persistence.documents.reads import DocumentReads
-from persistence.documents.records import StoredDocument, stored_path
+from persistence.documents.records import from_record, stored_path
 
 # A row's position: {KEY_VALUE: its stored sort value, KEY_ROW: its id}. JSON-able but for dates.
 PageKey = Mapping[str, Any]
@@ -32,10 +32,10 @@ class NotAPageKey(ValueError):
 
 @dataclass(frozen=True)
 class Page:
-    """One page of rows in the order asked for, with each row's key (same length and order)
-    and whether rows follow the last one."""
+    """One page of documents (the API's values) in the order asked for, with each one's key
+    (same length and order) and whether documents follow the last one."""
 
-    rows: list[StoredDocument]
+    documents: list[dict[str, Any]]
     keys: list[PageKey]
     more: bool
 
@@ -46,7 +46,7 @@ class Page:
 
     def reversed(self) -> Page:
         """The same rows the other way round (a page read backwards, shown forwards)."""
-        return Page(self.rows[::-1], self.keys[::-1], self.more)
+        return Page(self.documents[::-1], self.keys[::-1], self.more)
 
 
 def key_of(row: Mapping[str, Any], sort_by: str) -> PageKey:
@@ -108,4 +108,7 @@ class DocumentPages:
         )
         more = len(rows) > limit
         rows = rows[:limit]
-        return Page(rows, [key_of(row, sort_by) for row in rows], more)
+        # Each key from the stored row (its stored sort value), then the row as the API's values.
+        return Page(
+            [from_record(row) for row in rows], [key_of(row, sort_by) for row in rows], more
+        )

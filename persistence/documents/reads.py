@@ -10,6 +10,7 @@ from pymongo import DESCENDING
 from domain.documents import NOTHING_SAVED, UNFINISHED
 from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
+from persistence.documents.loaded import Loaded
 from persistence.documents.query import (
     ARRIVAL_ORDER,
     DocumentQuery,
@@ -72,6 +73,26 @@ class DocumentReads:
         found = await self.shown(workspace_id, document_id, fields)
         return None if found is None else from_record(found)
 
+    async def loaded(self, workspace_id: str, document_id: str) -> Loaded | None:
+        """The whole document, for a change: its API values and the stored record a write
+        compares and derives from (``Loaded``)."""
+        found = await self.get(workspace_id, document_id)
+        return None if found is None else Loaded(found)
+
+    async def loaded_many(
+        self, workspace_id: str, ids: Sequence[str], fields: Iterable[str] | None = None
+    ) -> list[Loaded]:
+        """Documents by id (in no particular order) for a change of theirs, with the API
+        ``fields`` (None: all a reader sees)."""
+        return [Loaded(found) for found in await self.get_many(workspace_id, ids, fields)]
+
+    async def documents(
+        self, workspace_id: str, ids: Sequence[str], fields: Iterable[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Documents by id (in no particular order) as the API's values, with the API
+        ``fields`` (None: all), for a caller that shows them and writes nothing back."""
+        return [from_record(found) for found in await self.get_many(workspace_id, ids, fields)]
+
     async def get_many(
         self, workspace_id: str, ids: Sequence[str], fields: Iterable[str] | None = None
     ) -> list[StoredDocument]:
@@ -111,8 +132,9 @@ class DocumentReads:
 
     async def find_for_edit(
         self, workspace_id: str, query: DocumentQuery, changing: Iterable[str], limit: int
-    ) -> list[StoredDocument]:
-        """Documents of ``query`` with the fields a change of ``changing`` reads and rewrites."""
+    ) -> list[Loaded]:
+        """Documents of ``query`` with the fields a change of ``changing`` reads and rewrites,
+        newest first, each as ``Loaded`` (the values to decide with, the record to write)."""
         names = list(changing)
         wanted = {name: 1 for name in names}
         if changes_search_terms(names):
@@ -120,7 +142,7 @@ class DocumentReads:
         if changes_embedding(names):
             wanted |= {name: 1 for name in EMBEDDED_PATHS}
         sort = [("docDate", DESCENDING), ("_id", DESCENDING)]
-        return await self._find(workspace_id, query, wanted, sort, limit)
+        return [Loaded(row) for row in await self._find(workspace_id, query, wanted, sort, limit)]
 
     async def _find(
         self,
@@ -164,17 +186,20 @@ class DocumentReads:
         return [row["_id"] for row in rows]
 
     async def history(
-        self, workspace_id: str, records: Sequence[StoredDocument]
+        self, workspace_id: str, documents: Sequence[Mapping[str, Any]]
     ) -> dict[str, list[EditEntry]]:
-        """The edit history of each of ``records`` (stored documents of this workspace), oldest
-        first; a document without edits maps to an empty list."""
-        kept = await self._coll.edits.of_documents(workspace_id, [r["_id"] for r in records])
+        """The edit history of each of ``documents`` (the API's values of documents of this
+        workspace, as this repository's reads return them), oldest first; a document without
+        edits maps to an empty list. Documents written before the history had its own
+        collection carry their older entries in ``editHistory``: those come first."""
+        ids = [document["id"] for document in documents]
+        kept = await self._coll.edits.of_documents(workspace_id, ids)
         return {
-            record["_id"]: [
-                *cast(list[EditEntry], record.get("editHistory") or []),
-                *kept.get(record["_id"], []),
+            document["id"]: [
+                *cast(list[EditEntry], document.get("editHistory") or []),
+                *kept.get(document["id"], []),
             ]
-            for record in records
+            for document in documents
         }
 
     async def find_duplicates(

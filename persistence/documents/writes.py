@@ -24,6 +24,7 @@ from domain.documents import TERMINAL
 from domain.review import review_state
 from persistence.documents.collection import DocumentCollection
 from persistence.documents.edits import EditEntry
+from persistence.documents.loaded import Loaded
 from persistence.documents.reads import DocumentReads
 from persistence.documents.records import (
     PREFERRED_INPUTS,
@@ -150,13 +151,14 @@ class DocumentWrites:
     async def update_fields(
         self,
         workspace_id: str,
-        record: StoredDocument,
+        loaded: Loaded,
         changes: Mapping[str, Any],
         edits: Sequence[EditEntry] = (),
         vector: Any = None,
-    ) -> StoredDocument | None:
-        """Apply ``changes`` to the stored ``record`` the caller loaded and record ``edits``;
-        the updated record (None when it no longer exists).
+    ) -> Loaded | None:
+        """Apply ``changes`` (API-level values) to the document the caller ``loaded`` and
+        record ``edits``; the updated document (None when it no longer exists). The derived
+        fields are computed from the record as loaded (``changed_fields``).
 
         A change of an embedded field stores ``vector`` (the new text's embedding, when the
         caller has it) or embeds the new text here.
@@ -164,6 +166,7 @@ class DocumentWrites:
         The history is written first and taken back if the document write fails, so a
         document never changes without its history.
         """
+        record = loaded.stored
         document_id = record["_id"]
         now = self._coll.now()
         update = changed_fields(record, changes, now)
@@ -187,7 +190,7 @@ class DocumentWrites:
         if ROLLUP_FIELDS & set(update):
             await self._coll.rollups.apply(workspace_id, removed=[before], added=[updated])
         await self._coll.events.append(workspace_id, "document.updated", [document_id])
-        return cast(StoredDocument, updated)
+        return Loaded(cast(StoredDocument, updated))
 
     async def set_processing(
         self,
@@ -371,12 +374,11 @@ class DocumentWrites:
                     {"_id": row["_id"], "workspaceId": workspace_id}, {"$set": change}
                 )
 
-    async def mark_reviewed(
-        self, workspace_id: str, record: StoredDocument, by: str
-    ) -> StoredDocument | None:
-        """Accept the review reasons ``record`` has (as loaded by the caller): who and when,
-        and the flag cleared. None when its reasons or its last review changed meanwhile
+    async def mark_reviewed(self, workspace_id: str, loaded: Loaded, by: str) -> Loaded | None:
+        """Accept the review reasons the document had as the caller ``loaded`` it: who and
+        when, and the flag cleared. None when its reasons or its last review changed meanwhile
         (another review came first, a new outcome): nothing is written then."""
+        record = loaded.stored
         now = self._coll.now()
         change: dict[str, Any] = {
             "needsReview": False,
@@ -395,7 +397,7 @@ class DocumentWrites:
         if not result.matched_count:
             return None
         await self._coll.events.append(workspace_id, "document.updated", [record["_id"]])
-        return cast(StoredDocument, {**record, **change})
+        return Loaded(cast(StoredDocument, {**record, **change}))
 
     async def migrate_review(self) -> int:
         """Documents written before the review queue get their review fields, once (a marker

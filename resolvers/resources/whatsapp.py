@@ -22,7 +22,8 @@ import contextlib
 import logging
 import re
 import secrets
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -429,16 +430,20 @@ async def reply_text(services: Services, item: dict[str, Any]) -> str:
     store = services.store
     status = item["status"]
     if status in SAVED and item["documentIds"]:
-        record = await store.documents.reads.get(item["workspaceId"], item["documentIds"][0]) or {}
-        amount = record.get("amount")
+        shown = ("amount", "currency", "merchant", "docDate")
+        document = await store.documents.reads.document(
+            item["workspaceId"], item["documentIds"][0], shown
+        )
+        document = document or {}
+        amount = document.get("amount")
         total = (
-            f"{amount / 100:.2f} {record.get('currency') or ''}".strip()
-            if isinstance(amount, int)
+            f"{amount:.2f} {document.get('currency') or ''}".strip()
+            if isinstance(amount, Decimal)
             else "no total found"
         )
-        merchant = record.get("merchant") or "unknown merchant"
-        day = record.get("docDate")
-        when = f", {day:%Y-%m-%d}" if isinstance(day, datetime) else ""
+        merchant = document.get("merchant") or "unknown merchant"
+        day = document.get("docDate")
+        when = f", {day:%Y-%m-%d}" if isinstance(day, date) else ""
         text = f"Receipt saved: {merchant}{when}, total {total}."
         return text + (" Please check it: " + item["reasoning"] if status == "warning" else "")
     return f"Not saved as a receipt ({status}): {item['reasoning']}"

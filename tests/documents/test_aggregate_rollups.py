@@ -144,7 +144,7 @@ async def test_the_rollups_answer_what_they_cover(store: Store) -> None:
     assert await source(paid, ["month"], **covered) == "documents"
     assert await source(None, ["month", "category"]) == "documents"  # extremes by default
 
-    record = await store.documents.reads.get(WS, "d4")
+    record = await store.documents.reads.loaded(WS, "d4")
     assert record is not None
     await store.documents.writes.update_fields(WS, record, {"taxAmount": Decimal("5.00")})
     await store.documents.writes.set_archived(WS, ["d1", "d2"], archived=True)

@@ -52,7 +52,7 @@ async def test_a_failed_document_write_takes_its_history_back(
     store: Store, alice: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await store.documents.writes.insert_many(alice.org_id, [doc("doc_1")])
-    record = await store.documents.reads.get(alice.org_id, "doc_1")
+    record = await store.documents.reads.loaded(alice.org_id, "doc_1")
     assert record is not None
     now = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -80,7 +80,7 @@ async def test_history_is_read_only_in_its_workspace(
 ) -> None:
     await store.documents.writes.insert_many(alice.org_id, [doc("doc_a1")])
     await call(client, alice, "documents.update", {"id": "doc_a1", "summary": "private note"})
-    record = await store.documents.reads.get(alice.org_id, "doc_a1")
+    record = await store.documents.reads.document(alice.org_id, "doc_a1")
     assert record is not None
     assert await store.documents.reads.history(bob.org_id, [record]) == {"doc_a1": []}
     assert len((await store.documents.reads.history(alice.org_id, [record]))["doc_a1"]) == 1

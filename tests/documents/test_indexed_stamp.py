@@ -139,7 +139,7 @@ async def test_each_repository_write_moves_the_stamp(
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
     assert await stamp_of("doc_1") == clock()
-    record = await documents.reads.get(workspace, "doc_1")
+    record = await documents.reads.loaded(workspace, "doc_1")
     assert record is not None
     vector = {"embedding": None, "embeddingModel": "m"}
     summary = [FieldUpdate(record, {"summary": "x"})]

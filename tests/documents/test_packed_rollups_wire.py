@@ -42,7 +42,7 @@ async def test_packed_records_follow_writes_over_the_wire(wire_store: Store) -> 
     )  # fmt: skip
     # A correction moves a document to a new cell; archiving both March documents empties
     # March's active record (removed); the rest stays.
-    record = await documents.reads.get(WS, "d1")
+    record = await documents.reads.loaded(WS, "d1")
     assert record is not None
     await documents.writes.update_fields(WS, record, {"category": "Travel"})
     march = [f"d{i}" for i in range(9) if i % 3 == 2]

@@ -50,7 +50,7 @@ async def test_pages_read_on_from_their_keys(store: Store, sort_by: str, order: 
     )
     assert not whole.more and whole.next_key is None
     pages = await all_pages(store, sort_by, order, size=2)
-    assert [row["_id"] for page in pages for row in page.rows] == [r["_id"] for r in whole.rows]
+    assert [d["id"] for page in pages for d in page.documents] == [d["id"] for d in whole.documents]
     assert [page.more for page in pages] == [True, True, False]
     assert pages[0].next_key == pages[0].keys[-1]
 
@@ -77,8 +77,8 @@ async def test_a_key_without_an_id_is_refused_before_any_read(
 
 
 def test_a_page_read_backwards_turns_round_with_its_keys() -> None:
-    page = Page([{"_id": "a"}, {"_id": "b"}], [{"v": 1, "id": "a"}, {"v": 2, "id": "b"}], True)
+    page = Page([{"id": "a"}, {"id": "b"}], [{"v": 1, "id": "a"}, {"v": 2, "id": "b"}], True)
     turned = page.reversed()
-    assert [row["_id"] for row in turned.rows] == ["b", "a"]
+    assert [document["id"] for document in turned.documents] == ["b", "a"]
     assert turned.keys == [{"v": 2, "id": "b"}, {"v": 1, "id": "a"}]
     assert turned.more

@@ -54,7 +54,7 @@ async def processed_upload(http: httpx.AsyncClient, store: Store, who: Tenant) -
 
 async def an_older_reading(store: Store, who: Tenant, document_id: str, **fields: Any) -> None:
     """What an earlier extraction wrote (no edit history: nobody corrected it)."""
-    record = await store.documents.reads.get(who.org_id, document_id)
+    record = await store.documents.reads.loaded(who.org_id, document_id)
     assert record is not None
     await store.documents.writes.update_fields(who.org_id, record, fields)
 

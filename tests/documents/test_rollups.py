@@ -217,12 +217,12 @@ async def run_writes(store: Store, ops: list[tuple[Any, ...]]) -> None:
         if not ids:
             continue
         if kind == "update":
-            record = await documents.reads.get(WS, ids[op[1] % len(ids)])
-            if record is not None:  # None: dropped while queued
-                await documents.writes.update_fields(WS, record, op[2])
+            loaded = await documents.reads.loaded(WS, ids[op[1] % len(ids)])
+            if loaded is not None:  # None: dropped while queued
+                await documents.writes.update_fields(WS, loaded, op[2])
         elif kind == "bulk":
-            records = [await documents.reads.get(WS, ids[i % len(ids)]) for i in op[1]]
-            updates = {r["_id"]: FieldUpdate(r, op[2]) for r in records if r is not None}
+            found = [await documents.reads.loaded(WS, ids[i % len(ids)]) for i in op[1]]
+            updates = {d.id: FieldUpdate(d, op[2]) for d in found if d is not None}
             await documents.bulk.update(WS, list(updates.values()))
         elif kind in ("archive", "unarchive"):
             chosen = [ids[i % len(ids)] for i in op[1]]
@@ -347,7 +347,7 @@ async def test_rows_follow_corrections_and_vanish_at_zero(store: Store) -> None:
     await store.documents.writes.insert_many(
         WS, [{"_id": "a", "merchant": "Shell", "docDate": date(2024, 1, 5), "amount": Decimal(1)}]
     )
-    record = await store.documents.reads.get(WS, "a")
+    record = await store.documents.reads.loaded(WS, "a")
     assert record is not None
     await store.documents.writes.update_fields(WS, record, {"merchant": "Aral"})
     kept = await rows(store)

@@ -111,7 +111,9 @@ class Writes:
         )
 
     async def update(self) -> None:
-        record = await self.store.documents.reads.get(self.workspace_id, self.rng.choice(self.ids))
+        record = await self.store.documents.reads.loaded(
+            self.workspace_id, self.rng.choice(self.ids)
+        )
         if record is None:
             return  # deleted
         changes = {"merchant": self.rng.choice(MERCHANTS), "amount": Decimal("3.50")}
@@ -121,7 +123,7 @@ class Writes:
         records = [
             r
             for r in [
-                await self.store.documents.reads.get(self.workspace_id, i) for i in self.ids[:4]
+                await self.store.documents.reads.loaded(self.workspace_id, i) for i in self.ids[:4]
             ]
             if r is not None
         ]

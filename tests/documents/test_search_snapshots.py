@@ -149,7 +149,7 @@ async def test_a_restarted_process_reads_only_what_changed_after_the_watermark(
     head = await store.search_snapshots.head(alice.org_id)
     assert head is not None
     clock.advance(60)
-    record = await store.documents.reads.get(alice.org_id, "doc_005")
+    record = await store.documents.reads.loaded(alice.org_id, "doc_005")
     assert record is not None
     await store.documents.writes.update_fields(alice.org_id, record, {"merchant": "Zeppelin Werft"})
     await store.documents.writes.set_archived(alice.org_id, ["doc_006", "doc_007"], True)
@@ -169,7 +169,7 @@ async def test_edits_archives_and_deletions_after_the_snapshot_are_seen(
     await _seed(store, alice.org_id)
     await _snapshotted(store, alice.org_id, clock)
     clock.advance(60)
-    record = await store.documents.reads.get(alice.org_id, "doc_004")
+    record = await store.documents.reads.loaded(alice.org_id, "doc_004")
     assert record is not None
     await store.documents.writes.update_fields(alice.org_id, record, {"merchant": "Zeppelin Werft"})
     await store.documents.writes.set_archived(alice.org_id, ["doc_008"], True)

@@ -87,7 +87,7 @@ async def test_only_matching_documents_events_arrive(served: Threaded[Setup]) ->
 
         # A document changed so that it matches: its event passes; archiving a matching one
         # passes (its fields still match), archiving one that does not is dropped.
-        small = served.run(setup.store.documents.reads.get(org, "f_small"))
+        small = served.run(setup.store.documents.reads.loaded(org, "f_small"))
         served.run(
             setup.store.documents.writes.update_fields(org, small, {"amount": Decimal("120")})
         )

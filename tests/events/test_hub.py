@@ -49,7 +49,7 @@ async def test_a_processed_document_reaches_its_subscriber_with_status_and_amoun
     assert (created.type, created.documentId) == ("document.created", "doc_1")
     assert created.document is not None and created.document.processingStatus == "queued"
 
-    record = await store.documents.reads.get(alice.org_id, "doc_1")
+    record = await store.documents.reads.loaded(alice.org_id, "doc_1")
     assert record is not None
     await store.documents.writes.update_fields(alice.org_id, record, {"amount": Decimal("12.50")})
     await store.documents.writes.set_processing(

@@ -51,7 +51,7 @@ async def service(store: Store, registry: Registry) -> AsyncIterator[httpx.Async
 async def test_evidence_is_served_over_rest_and_graphql(
     service: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
-    record = await store.documents.reads.get(seeded.org_id, "doc_a")
+    record = await store.documents.reads.loaded(seeded.org_id, "doc_a")
     assert record is not None
     await store.documents.writes.update_fields(seeded.org_id, record, {"evidence": EVIDENCE}, [])
 
@@ -65,7 +65,7 @@ async def test_evidence_is_served_over_rest_and_graphql(
 async def test_a_correction_is_certain_and_a_cleared_field_has_no_evidence(
     service: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
-    record = await store.documents.reads.get(seeded.org_id, "doc_a")
+    record = await store.documents.reads.loaded(seeded.org_id, "doc_a")
     assert record is not None
     await store.documents.writes.update_fields(seeded.org_id, record, {"evidence": EVIDENCE}, [])
     result(await call(service, seeded, "documents.update", {"id": "doc_a", "amount": 9.5}))

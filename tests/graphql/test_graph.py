@@ -62,7 +62,7 @@ async def test_duplicates_resolve_to_documents(
     service: httpx.AsyncClient, store: Store, seeded: Tenant
 ) -> None:
     await link(store, seeded.org_id, "doc_b", "doc_c")
-    record = await store.documents.reads.get(seeded.org_id, "doc_a")
+    record = await store.documents.reads.loaded(seeded.org_id, "doc_a")
     assert record is not None
     await store.documents.writes.update_fields(
         seeded.org_id,

@@ -387,10 +387,10 @@ async def test_a_documents_cursor_is_bound_to_that_document(
 async def test_edit_history_pages_forward_and_back(
     service: httpx.AsyncClient, store: Store, alice: Tenant, duplicated: list[str]
 ) -> None:
-    record = await store.documents.reads.get(alice.org_id, "doc_o")
+    record = await store.documents.reads.loaded(alice.org_id, "doc_o")
     assert record is not None
     for n in range(5):
-        record = await store.documents.reads.get(alice.org_id, "doc_o")
+        record = await store.documents.reads.loaded(alice.org_id, "doc_o")
         assert record is not None
         await store.documents.writes.update_fields(
             alice.org_id,
@@ -399,7 +399,7 @@ async def test_edit_history_pages_forward_and_back(
             [
                 {
                     "field": "merchant",
-                    "oldValue": record["merchant"],
+                    "oldValue": record.document["merchant"],
                     "newValue": f"Name {n}",
                     "editedBy": alice.user_id,
                     # The same moment for all: the history's own order still holds.

@@ -77,7 +77,7 @@ async def newest(store: Store, seeded: Tenant) -> str:
             )
         ],
     )
-    record = await store.documents.reads.get(seeded.org_id, "doc_new")
+    record = await store.documents.reads.loaded(seeded.org_id, "doc_new")
     assert record is not None
     edit = {
         "field": "merchant",

@@ -139,6 +139,10 @@ async def test_a_pdf_from_a_registered_member_becomes_a_document_and_a_reply(
     assert reply["phoneNumberId"] == "109876543210" and reply["to"] == ALICE_PHONE
     assert reply["context"] == {"message_id": "wamid.A1"} and reply["type"] == "text"
     assert "1190.00 EUR" in reply["text"]["body"] and "Northwind" in reply["text"]["body"]
+    # The whole sentence: the merchant, the document's date and the total as the API shows them.
+    assert reply["text"]["body"] == (
+        f"Receipt saved: Northwind Consulting GmbH, {doc['docDate']}, total 1190.00 EUR."
+    )
     assert await wa_app.store.db["activity"].count_documents({"workspaceId": bob.org_id}) == 0
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from persistence.documents import (
     COUNT_FIELDS,
     MAX_BUCKETS,
     DocumentQuery,
-    StoredDocument,
+    Loaded,
     TooManyBuckets,
     fillable,
 )
@@ -81,11 +82,21 @@ async def search(ctx: Context, args: SearchDocuments) -> DocumentPage:
     return await search_documents(ctx, args)
 
 
-async def _load(ctx: Context, document_id: str) -> StoredDocument:
-    record = await ctx.store.documents.reads.get(ctx.require_workspace(), document_id)
-    if record is None:
+async def _load(ctx: Context, document_id: str) -> Loaded:
+    """The document to change (its values, and the record its write compares); 404 if none."""
+    loaded = await ctx.store.documents.reads.loaded(ctx.require_workspace(), document_id)
+    if loaded is None:
         raise NotFound(f"Document '{document_id}' not found")
-    return record
+    return loaded
+
+
+async def _shown(ctx: Context, document_id: str) -> dict[str, Any]:
+    """The document as the API's values (what a capability shows, and what it decides a
+    write by id on); 404 if none."""
+    document = await ctx.store.documents.reads.document(ctx.require_workspace(), document_id)
+    if document is None:
+        raise NotFound(f"Document '{document_id}' not found")
+    return document
 
 
 @capability(
@@ -99,10 +110,7 @@ async def get(ctx: Context, args: GetDocument) -> DocumentResult:
     """One document with every extracted field, line items, amounts, the original file's reference
     and URL, the source, duplicates and the edit history.
     """
-    record = await ctx.store.documents.reads.shown(ctx.require_workspace(), args.id)
-    if record is None:
-        raise NotFound(f"Document '{args.id}' not found")
-    return DocumentResult(document=await complete_document(ctx, record))
+    return DocumentResult(document=await complete_document(ctx, await _shown(ctx, args.id)))
 
 
 @capability(
@@ -125,36 +133,37 @@ async def update(ctx: Context, args: UpdateDocument) -> DocumentResult:
     workspace_id = ctx.require_workspace()
     if "tags" in changes:  # the workspace's spelling; null takes every tag off
         changes["tags"] = await known_tags(ctx, changes["tags"] or [], "tags")
-    record = await _load(ctx, args.id)
-    current = full_view(record, ctx.services.base_url)
+    loaded = await _load(ctx, args.id)
+    document = loaded.document
+    current = full_view(document, ctx.services.base_url)
     changes = with_summary(current, changes)
     edits = edit_entries(current, changes, by=ctx.user_id, via="documents.update", at=utcnow())
     if not edits:
-        return DocumentResult(document=await complete_document(ctx, record))
+        return DocumentResult(document=await complete_document(ctx, document))
     changed = {entry["field"]: changes[entry["field"]] for entry in edits}
-    if record.get("evidence") and any(e.get("field") in changed for e in record["evidence"]):
+    if document.get("evidence") and any(e.get("field") in changed for e in document["evidence"]):
         # A person's correction replaces what extraction read: certain, nothing to point at
         # (a cleared field has no evidence left).
         changed["evidence"] = [
             {"field": e["field"], "confidence": 1.0, "source": "edited"}
             if e.get("field") in changed
             else e
-            for e in record["evidence"]
+            for e in document["evidence"]
             if e.get("field") not in changed or changed[e["field"]] is not None
         ]
     if set(changed) & set(AMOUNT_FIELDS):
-        before = changed.get("evidence", record.get("evidence") or [])
+        before = changed.get("evidence", document.get("evidence") or [])
         after = checked_evidence(before, {**current, **changed}, set(changed))
         if after != before:
             changed["evidence"] = after
     merchant = changed.get("merchant", current.get("merchant"))
     if "category" in changed and changed["category"] and merchant:
         await ctx.store.category_overrides.remember(workspace_id, merchant, changed["category"])
-    updated = await ctx.store.documents.writes.update_fields(workspace_id, record, changed, edits)
+    updated = await ctx.store.documents.writes.update_fields(workspace_id, loaded, changed, edits)
     if updated is None:
         raise NotFound(f"Document '{args.id}' not found")
     await queue_update_rules(ctx.services, workspace_id, [args.id], ctx.request_id)
-    return DocumentResult(document=await complete_document(ctx, updated))
+    return DocumentResult(document=await complete_document(ctx, updated.document))
 
 
 @capability(
@@ -175,10 +184,10 @@ async def reprocess(ctx: Context, args: ReprocessDocuments) -> ReprocessQueued:
     ids = list(dict.fromkeys(args.ids))
     fields = ("id", "file", "processingStatus")
     found = {
-        r["_id"]: r for r in await ctx.store.documents.reads.get_many(workspace_id, ids, fields)
+        d["id"]: d for d in await ctx.store.documents.reads.documents(workspace_id, ids, fields)
     }
     ready = [
-        found[i]
+        i
         for i in ids
         if i in found
         and isinstance(found[i].get("file"), dict)
@@ -224,28 +233,30 @@ async def review(ctx: Context, args: ReviewDocument) -> DocumentResult:
     again only for a new reason. 409 if it needs none.
     """
     workspace_id = ctx.require_workspace()
-    record = await _load(ctx, args.id)
-    if not record.get("needsReview"):
-        raise Conflict(_reviewed_already(record))
+    loaded = await _load(ctx, args.id)
+    if not loaded.document.get("needsReview"):
+        raise Conflict(_reviewed_already(loaded.document))
     if args.corrections is not None and args.corrections.model_fields_set:
         fields = args.corrections.model_dump(exclude_unset=True)
         await update(ctx, UpdateDocument.model_validate({"id": args.id, **fields}))
-        record = await _load(ctx, args.id)
-    reviewed = await ctx.store.documents.writes.mark_reviewed(workspace_id, record, ctx.user_id)
+        loaded = await _load(ctx, args.id)
+    # Set only while the review fields are still the ones loaded (another review, a new
+    # outcome in between: None).
+    reviewed = await ctx.store.documents.writes.mark_reviewed(workspace_id, loaded, ctx.user_id)
     if reviewed is None:
-        raise Conflict(_reviewed_already(await _load(ctx, args.id)))
-    return DocumentResult(document=await complete_document(ctx, reviewed))
+        raise Conflict(_reviewed_already((await _load(ctx, args.id)).document))
+    return DocumentResult(document=await complete_document(ctx, reviewed.document))
 
 
-def _reviewed_already(record: StoredDocument) -> str:
-    if record.get("needsReview"):
-        return f"Document '{record['_id']}' changed while it was reviewed; review it again"
-    if record.get("reviewedAt"):
+def _reviewed_already(document: Mapping[str, Any]) -> str:
+    if document.get("needsReview"):
+        return f"Document '{document['id']}' changed while it was reviewed; review it again"
+    if document.get("reviewedAt"):
         return (
-            f"Document '{record['_id']}' needs no review: accepted by {record.get('reviewedBy')} "
-            f"at {record.get('reviewedAt')}"
+            f"Document '{document['id']}' needs no review: accepted by "
+            f"{document.get('reviewedBy')} at {document.get('reviewedAt')}"
         )
-    return f"Document '{record['_id']}' needs no review (nothing to check)"
+    return f"Document '{document['id']}' needs no review (nothing to check)"
 
 
 @capability(
@@ -261,18 +272,18 @@ async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
     Deleting an archived document changes nothing.
     """
     workspace_id = ctx.require_workspace()
-    record = await _load(ctx, args.id)
+    document = await _shown(ctx, args.id)
     archived_duplicates: list[str] = []
-    if not record.get("archived"):
+    if not document.get("archived"):
         archived_duplicates = await ctx.store.documents.reads.active_duplicates_of(
             workspace_id, args.id
         )
         gone = [args.id, *archived_duplicates]
         await ctx.store.documents.writes.set_archived(workspace_id, gone, archived=True)
         await ctx.store.documents.writes.remove_references(workspace_id, gone)
-        record = await _load(ctx, args.id)
+        document = await _shown(ctx, args.id)
     return DeletedDocument(
-        document=await complete_document(ctx, record), archivedDuplicates=archived_duplicates
+        document=await complete_document(ctx, document), archivedDuplicates=archived_duplicates
     )
 
 
@@ -287,16 +298,18 @@ async def delete(ctx: Context, args: DeleteDocument) -> DeletedDocument:
 async def unarchive(ctx: Context, args: UnarchiveDocument) -> DocumentResult:
     """Restores an archived document to active. Restoring an active document changes nothing."""
     workspace_id = ctx.require_workspace()
-    record = await _load(ctx, args.id)
-    if record.get("archived"):
+    document = await _shown(ctx, args.id)
+    if document.get("archived"):
         await ctx.store.documents.writes.set_archived(workspace_id, [args.id], archived=False)
-        original_id = record.get("duplicateOf")
+        original_id = document.get("duplicateOf")
         if original_id:
-            original = await ctx.store.documents.reads.get(workspace_id, original_id)
+            original = await ctx.store.documents.reads.document(
+                workspace_id, original_id, ["archived"]
+            )
             if original is not None and not original.get("archived"):
                 await ctx.store.documents.writes.link_duplicate(workspace_id, original_id, args.id)
-        record = await _load(ctx, args.id)
-    return DocumentResult(document=await complete_document(ctx, record))
+        document = await _shown(ctx, args.id)
+    return DocumentResult(document=await complete_document(ctx, document))
 
 
 def _totals(totals: list[StoredTotal]) -> list[CurrencyTotal]:
@@ -405,8 +418,8 @@ async def documents_by_id(ctx: Context, ids: Sequence[str]) -> list[Document]:
     """Complete documents of the caller's workspace with these ids, in no particular order;
     ids of other workspaces or of no document are left out."""
     with store_errors():
-        records = await ctx.store.documents.reads.get_many(ctx.require_workspace(), ids)
-    return await complete_documents(ctx, records)
+        documents = await ctx.store.documents.reads.documents(ctx.require_workspace(), ids)
+    return await complete_documents(ctx, documents)
 
 
 async def document_tallies(contexts: Sequence[Context]) -> list[dict[str, int]]:

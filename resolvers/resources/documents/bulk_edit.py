@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from persistence.documents import DocumentQuery, FieldUpdate, StoredDocument, from_record
+from persistence.documents import DocumentQuery, FieldUpdate, Loaded
 from persistence.ids import utcnow
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
@@ -27,7 +27,7 @@ class Selection:
     """The documents a bulk edit is about: how many match, and (at most the limit) which."""
 
     matched: int
-    records: list[StoredDocument]
+    documents: list[Loaded]  # the values to plan with, each handed back to its write
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ async def bulk_edit_documents(ctx: Context, args: BulkEditDocuments) -> BulkEdit
     if not changes:
         raise BadRequest("Invalid request: changes: set merchant and/or category")
     selection = await select(ctx, args, changing=list(changes))
-    plan = plan_changes(selection.records, changes, by=ctx.user_id, at=utcnow())
+    plan = plan_changes(selection.documents, changes, by=ctx.user_id, at=utcnow())
     if args.dryRun:
         documents = ctx.store.documents
         workspace_id = ctx.require_workspace()
@@ -89,29 +89,29 @@ async def select(ctx: Context, args: BulkEditDocuments, changing: list[str]) -> 
             f"Invalid request: this edit would change {matched} documents; at most "
             f"{BULK_EDIT_LIMIT:,} per call. Narrow it with query, merchant or category."
         )
-    records = await ctx.store.documents.reads.find_for_edit(
+    documents = await ctx.store.documents.reads.find_for_edit(
         workspace_id, query, changing, limit=BULK_EDIT_LIMIT
     )
-    return Selection(matched=matched, records=records)
+    return Selection(matched=matched, documents=documents)
 
 
 def plan_changes(
-    records: list[StoredDocument], changes: dict[str, str], *, by: str, at: datetime
+    documents: list[Loaded], changes: dict[str, str], *, by: str, at: datetime
 ) -> Plan:
     """What ``changes`` does to each document (nothing where it already has the values)."""
     items: list[BulkEditItem] = []
     updates: list[FieldUpdate] = []
-    for record in records:
-        # The record stays stored: ``FieldUpdate`` hands it back to ``bulk.update``, which
-        # computes the change from the record as read; the edits compare the API's values.
-        current = from_record(record)
+    for loaded in documents:
+        # The edits compare the API's values; ``FieldUpdate`` hands the whole ``Loaded`` back
+        # to ``bulk.update``, which computes the change from the record as read.
+        current = loaded.document
         changing = with_summary(current, changes)
         edits = edit_entries(current, changing, by=by, via=VIA, at=at)
         items.append(
             BulkEditItem(
-                id=record["_id"],
-                merchant=record.get("merchant"),
-                category=record.get("category"),
+                id=loaded.id,
+                merchant=current.get("merchant"),
+                category=current.get("category"),
                 proposedChanges=[
                     FieldChange(field=e["field"], oldValue=e["oldValue"], newValue=e["newValue"])
                     for e in edits
@@ -120,7 +120,7 @@ def plan_changes(
         )
         if edits:
             updates.append(
-                FieldUpdate(record, {e["field"]: changing[e["field"]] for e in edits}, edits)
+                FieldUpdate(loaded, {e["field"]: changing[e["field"]] for e in edits}, edits)
             )
     return Plan(items=items, updates=updates)
 
@@ -130,10 +130,10 @@ async def apply(ctx: Context, plan: Plan, category: str | None) -> int:
     workspace_id = ctx.require_workspace()
     modified = await ctx.store.documents.bulk.update(workspace_id, plan.updates)
     await queue_update_rules(
-        ctx.services, workspace_id, [u.record["_id"] for u in plan.updates], ctx.request_id
+        ctx.services, workspace_id, [u.loaded.id for u in plan.updates], ctx.request_id
     )
     if category is not None:
-        merchants = {update.record.get("merchant") for update in plan.updates}
+        merchants = {update.loaded.document.get("merchant") for update in plan.updates}
         for merchant in sorted(m for m in merchants if isinstance(m, str)):
             await ctx.store.category_overrides.remember(workspace_id, merchant, category)
     return modified

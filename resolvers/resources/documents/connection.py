@@ -113,7 +113,7 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
         shown = dataclasses.replace(
             ctx, selected_fields=frozenset(request.fields) if request.fields else None
         )
-        documents = await render_documents(shown, page.rows, request.fields)
+        documents = await render_documents(shown, page.documents, request.fields)
     edges = [
         DocumentEdge(cursor=cursors.encode(dict(row_key), query_print, keyring), node=document)
         for row_key, document in zip(page.keys, documents, strict=True)
@@ -149,16 +149,16 @@ async def _ranked(
         )
         page_ids = ranked.ids[offset : offset + size]
         found = {
-            r["_id"]: r
-            for r in await ctx.store.documents.reads.get_many(
+            d["id"]: d
+            for d in await ctx.store.documents.reads.documents(
                 workspace_id, page_ids, request.fields
             )
         }
-        records = [found[i] for i in page_ids if i in found]
+        ordered = [found[i] for i in page_ids if i in found]
         shown = dataclasses.replace(
             ctx, selected_fields=frozenset(request.fields) if request.fields else None
         )
-        documents = await render_documents(shown, records, request.fields)
+        documents = await render_documents(shown, ordered, request.fields)
     edges = [
         DocumentEdge(cursor=cursors.encode_offset(offset + n + 1, query_print, keyring), node=doc)
         for n, doc in enumerate(documents)

@@ -102,28 +102,30 @@ def compare(name: str, stored: Any, visible: Any, text: str) -> InspectedField:
 
 async def inspect_document(ctx: Context, args: InspectDocument) -> InspectionReport:
     workspace_id = ctx.require_workspace()
-    record = await ctx.store.documents.reads.get(workspace_id, args.id)
-    if record is None:
+    loaded = await ctx.store.documents.reads.loaded(workspace_id, args.id)
+    if loaded is None:
         raise NotFound(f"Document '{args.id}' not found")
     # The document exists: a missing or unreadable original is not a 404.
-    if not isinstance(record.get("file"), dict):
+    document = loaded.document
+    if not isinstance(document.get("file"), dict):
         raise Unprocessable(f"Document '{args.id}' has no original file to inspect")
     try:
-        data = await ctx.store.files.read(workspace_id, record["file"])
+        # The stored reference: the original's GridFS id is not among the API's values.
+        data = await ctx.store.files.read(workspace_id, loaded.stored["file"])
     except FileNotFoundError:
         raise Unprocessable(f"The original file of '{args.id}' is missing from storage") from None
     try:
         analysis = await ctx.services.get_analyzer()(
             data,
-            record["file"]["mimeType"],
+            document["file"]["mimeType"],
             max_pages=args.maxPages,
             overrides=await ctx.store.category_overrides.all(workspace_id),
         )
     except PermanentFailure as exc:
         raise Unprocessable(f"The original of '{args.id}' cannot be read: {exc}") from None
-    stored = full_view(record, ctx.services.base_url)
+    stored = full_view(document, ctx.services.base_url)
     visible = document_fields(analysis)
-    stored_evidence = {e["field"]: e for e in record.get("evidence") or []}
+    stored_evidence = {e["field"]: e for e in document.get("evidence") or []}
     fresh_evidence = {e["field"]: e for e in evidence_entries(analysis.fields)}
     return InspectionReport(
         documentId=args.id,

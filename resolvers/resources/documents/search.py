@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -9,12 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engines.ranking.search_index import SearchIndex, diversify, fused_top
-from persistence.documents import (
-    DocumentQuery,
-    NotAPageKey,
-    StoredDocument,
-    UnsupportedFilter,
-)
+from persistence.documents import DocumentQuery, NotAPageKey, UnsupportedFilter
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadRequest
@@ -85,13 +81,15 @@ def _fields_of(ctx: Context, args: SearchDocuments) -> list[str] | None:
 
 
 async def render_documents(
-    ctx: Context, records: list[StoredDocument], fields: list[str] | None
+    ctx: Context, documents: Sequence[Mapping[str, Any]], fields: list[str] | None
 ) -> list[Document]:
+    """``documents`` (the repository's values) as the face shows them: complete, as the
+    GraphQL selection asks, or projected."""
     if fields is None:
-        return await complete_documents(ctx, records)
+        return await complete_documents(ctx, documents)
     if ctx.selected_fields is not None:
-        return await selected_documents(ctx, records, fields)
-    return projected_documents(ctx, records, fields)
+        return await selected_documents(ctx, documents, fields)
+    return projected_documents(ctx, documents, fields)
 
 
 async def _filtered_page(search: PreparedSearch) -> DocumentPage:
@@ -115,7 +113,7 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
         else None
     )
     return DocumentPage(
-        documents=await render_documents(search.ctx, page.rows, search.fields),
+        documents=await render_documents(search.ctx, page.documents, search.fields),
         nextCursor=next_cursor,
     )
 
@@ -135,13 +133,13 @@ async def _ranked_page(search: PreparedSearch) -> DocumentPage:
         diverse_head=wanted if diverse else 0,
     )
     page_ids = ranked.ids[offset : offset + search.args.limit]
-    records = {
-        r["_id"]: r
-        for r in await search.ctx.store.documents.reads.get_many(
+    found = {
+        d["id"]: d
+        for d in await search.ctx.store.documents.reads.documents(
             search.workspace_id, page_ids, search.fields
         )
     }
-    ordered = [records[i] for i in page_ids if i in records]
+    ordered = [found[i] for i in page_ids if i in found]
     more = wanted < ranked.matched
     next_cursor = (
         cursors.encode_offset(

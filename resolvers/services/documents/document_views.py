@@ -1,8 +1,9 @@
-"""Stored document records → the API's ``Document`` shape (complete or projected).
+"""Documents as the API shows them (complete or projected), from the repository's values.
 
-The views take the stored record, not the API's values: their callers hold it to hand back to
-a write (``writes.update_fields`` and ``writes.mark_reviewed`` compare and set on the record as
-read), and the listing reads share the views (issue 36: not yet values from the repository)."""
+The views take the API's values (``store.documents`` maps its records: ``reads.document``,
+``reads.documents``, a ``Page``'s documents, a ``Loaded``'s ``document``) and add what only the
+API has: the link, the original's URL, the edit history and nulls for the fields a document
+lacks."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from persistence.documents import EditEntry, StoredDocument, from_record
+from persistence.documents import EditEntry
 from resolvers.framework.context import Context
 from resolvers.framework.errors import store_errors
 from schema.documents import COMPACT_FIELDS, Document
@@ -28,10 +29,11 @@ def file_url(base_url: str, document_id: str) -> str:
 
 
 def full_view(
-    record: Mapping[str, Any], base_url: str, history: Sequence[EditEntry] = ()
+    document: Mapping[str, Any], base_url: str, history: Sequence[EditEntry] = ()
 ) -> dict[str, Any]:
-    """Every field of the document (null where unknown), with its link, file URL and history."""
-    view = {name: None for name in ALL_FIELDS} | from_record(record)
+    """Every field of the ``document`` (API values; null where unknown), with its link, file
+    URL and history."""
+    view = {name: None for name in ALL_FIELDS} | dict(document)
     view["link"] = document_link(base_url, view["id"])
     view["editHistory"] = list(history)
     if isinstance(view.get("file"), dict):
@@ -44,8 +46,10 @@ def projected_fields(required: Iterable[str]) -> list[str]:
     return list(dict.fromkeys([*COMPACT_FIELDS, *required]))
 
 
-def projected_view(record: Mapping[str, Any], fields: list[str], base_url: str) -> dict[str, Any]:
-    view = from_record(record)
+def projected_view(document: Mapping[str, Any], fields: list[str], base_url: str) -> dict[str, Any]:
+    """Exactly ``fields`` of the ``document`` (API values), with the link and file URL when
+    asked for."""
+    view = dict(document)
     if "link" in fields:
         view["link"] = document_link(base_url, view["id"])
     if "file" in fields and isinstance(view.get("file"), dict):
@@ -54,41 +58,43 @@ def projected_view(record: Mapping[str, Any], fields: list[str], base_url: str) 
     return {name: view.get(name) for name in fields}
 
 
-async def complete_documents(ctx: Context, records: Sequence[StoredDocument]) -> list[Document]:
-    """``records`` of the caller's workspace as complete documents, with their edit history
-    (read for all of them at once)."""
-    if not records:
+async def complete_documents(
+    ctx: Context, documents: Sequence[Mapping[str, Any]]
+) -> list[Document]:
+    """``documents`` (API values) of the caller's workspace as complete documents, with their
+    edit history (read for all of them at once)."""
+    if not documents:
         return []
     with store_errors():
-        history = await ctx.store.documents.reads.history(ctx.require_workspace(), records)
+        history = await ctx.store.documents.reads.history(ctx.require_workspace(), documents)
     base = ctx.services.base_url
     return [
-        Document.model_validate(full_view(record, base, history[record["_id"]]))
-        for record in records
+        Document.model_validate(full_view(document, base, history[document["id"]]))
+        for document in documents
     ]
 
 
-async def complete_document(ctx: Context, record: StoredDocument) -> Document:
-    return (await complete_documents(ctx, [record]))[0]
+async def complete_document(ctx: Context, document: Mapping[str, Any]) -> Document:
+    return (await complete_documents(ctx, [document]))[0]
 
 
 def projected_documents(
-    ctx: Context, records: Sequence[StoredDocument], fields: list[str]
+    ctx: Context, documents: Sequence[Mapping[str, Any]], fields: list[str]
 ) -> list[Document]:
     base = ctx.services.base_url
-    return [Document.model_validate(projected_view(r, fields, base)) for r in records]
+    return [Document.model_validate(projected_view(d, fields, base)) for d in documents]
 
 
 async def selected_documents(
-    ctx: Context, records: Sequence[StoredDocument], fields: list[str]
+    ctx: Context, documents: Sequence[Mapping[str, Any]], fields: list[str]
 ) -> list[Document]:
-    """``records`` with exactly ``fields`` (what a GraphQL query selects), the edit history
+    """``documents`` with exactly ``fields`` (what a GraphQL query selects), the edit history
     read for all of them at once when it is one of the fields."""
     base = ctx.services.base_url
-    views = [projected_view(record, fields, base) for record in records]
-    if "editHistory" in fields and records:
+    views = [projected_view(document, fields, base) for document in documents]
+    if "editHistory" in fields and documents:
         with store_errors():
-            history = await ctx.store.documents.reads.history(ctx.require_workspace(), records)
+            history = await ctx.store.documents.reads.history(ctx.require_workspace(), documents)
         for view in views:
             view["editHistory"] = list(history[view["id"]])
     return [Document.model_validate(view) for view in views]

@@ -214,6 +214,7 @@ class SearchIndexes:
             entry.saved = time.monotonic()
             entry.saving = None
 
+    # Stored rows: the index keeps the stored vector and the stored fields filters compile to.
     @staticmethod
     def _apply(entry: _Entry, rows: Sequence[StoredDocument]) -> None:
         dim = entry.index.dim
@@ -307,6 +308,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# Stored: the scope filters compare the stored values (the API's would hide a non-boolean).
 def row_state(row: StoredDocument) -> RowState:
     """What the scope filters read of a stored document, as the database compares it:
     ``archived`` only a boolean matches "exclude" or "only"; "exported" only the exact string;

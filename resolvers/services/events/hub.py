@@ -442,15 +442,16 @@ class EventHub:
         """The records as events, each with its document as it is now (one read for all)."""
         ids = list(dict.fromkeys(r["documentId"] for r in records))
         with store_errors():
-            found = await self._store.documents.reads.get_many(workspace_id, ids)
+            found = await self._store.documents.reads.loaded_many(workspace_id, ids)
         documents: dict[str, Document] = {}
         stored_by_id: dict[str, dict[str, Any]] = {}
-        for stored in found:
+        for loaded in found:
             try:
-                view = projected_view(stored, EVENT_FIELDS, self._base_url)
-                documents[stored["_id"]] = Document.model_validate(view)
-                fields: dict[str, Any] = dict(stored)
-                stored_by_id[stored["_id"]] = {r: fields[r] for r in FILTER_ROOTS if r in fields}
+                view = projected_view(loaded.document, EVENT_FIELDS, self._base_url)
+                documents[loaded.id] = Document.model_validate(view)
+                # A subscription's filter is compiled to stored paths: it reads the record.
+                fields: dict[str, Any] = dict(loaded.stored)
+                stored_by_id[loaded.id] = {r: fields[r] for r in FILTER_ROOTS if r in fields}
             except ValidationError:
                 log.exception("a document could not be shown in its event")
         events = []

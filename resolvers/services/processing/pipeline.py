@@ -167,17 +167,17 @@ async def process_document(
 ) -> None:
     """Run the pipeline over one received document; raises to have its job retried."""
     store = services.store
-    record = await store.documents.reads.get(workspace_id, document_id)
-    if record is None:
+    loaded = await store.documents.reads.loaded(workspace_id, document_id)
+    if loaded is None:
         return  # deleted meanwhile
-    status = record.get("processingStatus")
+    status = loaded.document.get("processingStatus")
     if status in TERMINAL:
         # Finished by a worker that died before it completed the job: what came after the
         # outcome (its item's record, then the sender's notice) is done now, once; the billed
         # count came with the outcome itself.
         item = await store.activity.get(workspace_id, activity_id)
         if item is not None and document_id not in (item.get("outcomes") or {}):
-            reason = str(record.get("processingReason") or "")
+            reason = str(loaded.document.get("processingReason") or "")
             await record_outcome(
                 services, workspace_id, document_id, activity_id, str(status), reason
             )
@@ -189,7 +189,7 @@ async def process_document(
         workspace_id=workspace_id,
         document_id=document_id,
         activity_id=activity_id,
-        record=record,
+        loaded=loaded,
         received_by=(activity.get("details") or {}).get("uploadedBy"),
     )
     ctx = StepContext(services=services, today=datetime.now(UTC).date())

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from domain.documents import NothingSaved
 from engines.analysis import Analysis
-from persistence.documents import StoredDocument, StoredFile
+from persistence.documents import Loaded, StoredDocument, StoredFile
 
 if TYPE_CHECKING:
     from resolvers.framework.services import Services
@@ -24,7 +24,7 @@ class Intake:
     workspace_id: str
     document_id: str
     activity_id: str
-    record: StoredDocument  # as stored when processing began: its original is in GridFS
+    loaded: Loaded  # as read when processing began: its write compares and derives from it
     received_by: str | None = None  # the user whose preferences apply (the uploader), if any
     original: bytes | None = None
     preferred_currency: str | None = None
@@ -37,6 +37,12 @@ class Intake:
     vector: Any = None  # the embedding of the fields' text (unit float32 row), when made
     notes: tuple[str, ...] = ()  # what makes the outcome a warning, in order
     events: tuple[str, ...] = ()  # what else happened (automation rules), for the reasoning
+
+    @property
+    def record(self) -> StoredDocument:
+        """The stored record as processing began: the steps need its stored-only parts (the
+        original's GridFS id, its place among an item's originals for arrival order)."""
+        return self.loaded.stored
 
     @property
     def file(self) -> StoredFile:

@@ -231,7 +231,7 @@ class SaveFields:
 
     async def run(self, intake: Intake, ctx: StepContext) -> Intake:
         await ctx.services.store.documents.writes.update_fields(
-            intake.workspace_id, intake.record, intake.fields, vector=intake.vector
+            intake.workspace_id, intake.loaded, intake.fields, vector=intake.vector
         )
         return intake
 

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from domain.documents import TERMINAL
-from persistence.documents import StoredDocument
 from persistence.ids import utcnow
 from persistence.jobs import JobRecord
 from resolvers.framework.job_kinds import job_kind
@@ -76,15 +75,14 @@ def reprocess_job(document_id: str, keep_corrections: bool, requested_by: str) -
 async def queue_reprocessing(
     services: Services,
     workspace_id: str,
-    records: Sequence[StoredDocument],
+    document_ids: Sequence[str],
     keep_corrections: bool,
     requested_by: str,
 ) -> list[str]:
     """A job per document (one at a time per document: asking again while one waits adds
     none); the ids queued."""
     queued = []
-    for record in records:
-        document_id = record["_id"]
+    for document_id in document_ids:
         await services.store.jobs.enqueue(
             workspace_id,
             REPROCESS_DOCUMENT,
@@ -99,13 +97,14 @@ async def queue_reprocessing(
 
 
 async def corrected_fields(
-    services: Services, workspace_id: str, record: StoredDocument
+    services: Services, workspace_id: str, document: Mapping[str, Any]
 ) -> set[str]:
-    """The fields a person or a rule changed (an edit-history entry not made by reprocessing)."""
-    history = await services.store.documents.reads.history(workspace_id, [record])
+    """The fields a person or a rule changed in ``document`` (API values): an edit-history
+    entry not made by reprocessing."""
+    history = await services.store.documents.reads.history(workspace_id, [document])
     return {
         entry["field"]
-        for entry in history.get(record["_id"], [])
+        for entry in history.get(document["id"], [])
         if entry.get("via") not in REPLACEABLE_VIAS
     }
 
@@ -147,11 +146,11 @@ async def reprocess_document(services: Services, job: JobRecord) -> None:
     workspace_id, payload = job["workspaceId"], job["payload"]
     document_id = payload["documentId"]
     store = services.store
-    record = await store.documents.reads.get(workspace_id, document_id)
-    if record is None or not isinstance(record.get("file"), dict):
+    loaded = await store.documents.reads.loaded(workspace_id, document_id)
+    if loaded is None or not isinstance(loaded.document.get("file"), dict):
         return  # deleted meanwhile
     intake = Intake(
-        workspace_id=workspace_id, document_id=document_id, activity_id="", record=record
+        workspace_id=workspace_id, document_id=document_id, activity_id="", loaded=loaded
     )
     ctx = StepContext(services=services, today=datetime.now(UTC).date())
     try:
@@ -162,14 +161,14 @@ async def reprocess_document(services: Services, job: JobRecord) -> None:
         await store.documents.writes.mark_reprocessed(workspace_id, document_id)
         return
     kept = (
-        await corrected_fields(services, workspace_id, record)
+        await corrected_fields(services, workspace_id, loaded.document)
         if payload.get("keepCorrections", True)
         else set()
     )
-    current = full_view(record, services.base_url)
+    current = full_view(loaded.document, services.base_url)
     changed, edits = changes_of(current, intake.fields, kept, payload["requestedBy"], utcnow())
     if changed:
         await store.documents.writes.update_fields(
-            workspace_id, record, changed, edits, vector=intake.vector
+            workspace_id, loaded, changed, edits, vector=intake.vector
         )
     await store.documents.writes.mark_reprocessed(workspace_id, document_id)

@@ -28,7 +28,7 @@ from typing import Any
 
 from engines.rules.notify import NotifyError, post_webhook, send_email
 from persistence.approvals import new_request_id
-from persistence.documents import SEARCH_FIELDS, EditEntry, StoredDocument
+from persistence.documents import SEARCH_FIELDS, EditEntry, Loaded
 from persistence.ids import utcnow
 from persistence.tags import name_key
 from persistence.transactions import FIELDS as TRANSACTION_FIELDS
@@ -279,8 +279,9 @@ async def _carry_out(
     definition = RuleDefinition.model_validate(rule["definition"])
     done = Outcome()
     for index, action in enumerate(definition.actions[start:], start):
-        record = await services.store.documents.reads.get(workspace_id, document_id)
-        if record is None:
+        # Read again before each action: the one before may have changed it.
+        loaded = await services.store.documents.reads.loaded(workspace_id, document_id)
+        if loaded is None:
             done.said.append("the document no longer exists")
             break
         holds = action.type == REQUIRE_APPROVAL
@@ -288,11 +289,11 @@ async def _carry_out(
         try:
             if holds:
                 text, changed = await hold_for_approval(
-                    services, workspace_id, rule, definition, index, record, event
+                    services, workspace_id, rule, definition, index, loaded, event
                 )
             else:
                 text, changed = await ACTIONS[action.type](
-                    services, workspace_id, rule, action, record, event
+                    services, workspace_id, rule, action, loaded, event
                 )
             ok = True
         except ActionFailed as exc:
@@ -320,7 +321,7 @@ async def _carry_out(
 
 
 ActionFn = Callable[
-    [Services, str, Mapping[str, Any], RuleAction, StoredDocument, RuleEvent],
+    [Services, str, Mapping[str, Any], RuleAction, Loaded, RuleEvent],
     Awaitable[tuple[str, bool]],
 ]
 
@@ -340,32 +341,32 @@ async def set_fields(
     workspace_id: str,
     rule: Mapping[str, Any],
     action: RuleAction,
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> tuple[str, bool]:
     """set-category, set-merchant and mark-recurring: edit history entries and the change, as
     a correction would (only the fields that actually change)."""
     changes, described = FIELD_CHANGES[action.type](action)
-    return await _correct(services, workspace_id, rule, record, changes, described)
+    return await _correct(services, workspace_id, rule, loaded, changes, described)
 
 
 async def _correct(
     services: Services,
     workspace_id: str,
     rule: Mapping[str, Any],
-    record: StoredDocument,
+    loaded: Loaded,
     changes: dict[str, Any],
     described: str,
 ) -> tuple[str, bool]:
     """Write ``changes`` as the rule's correction (what it says: ``described``)."""
-    current = full_view(record, services.base_url)
+    current = full_view(loaded.document, services.base_url)
     changes = with_summary(current, changes)
     edits = edit_entries(current, changes, by=rule["_id"], via="rule", at=utcnow())
     if not edits:
         return f"{described} (already so)", False
     changed = {entry["field"]: changes[entry["field"]] for entry in edits}
     updated = await services.store.documents.writes.update_fields(
-        workspace_id, record, changed, edits
+        workspace_id, loaded, changed, edits
     )
     if updated is None:
         raise ActionFailed("the document no longer exists")
@@ -377,15 +378,15 @@ async def archive(
     workspace_id: str,
     rule: Mapping[str, Any],
     action: RuleAction,
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> tuple[str, bool]:
     """As documents.delete: the document and its active duplicates, references cleaned up."""
     store = services.store
-    if record.get("archived"):
+    if loaded.document.get("archived"):
         return "archived (already so)", False
-    duplicates = await store.documents.reads.active_duplicates_of(workspace_id, record["_id"])
-    gone = [record["_id"], *duplicates]
+    duplicates = await store.documents.reads.active_duplicates_of(workspace_id, loaded.id)
+    gone = [loaded.id, *duplicates]
     now = utcnow()
     await store.documents.writes.record_edits(
         workspace_id,
@@ -467,7 +468,7 @@ async def send_to_integration(
     workspace_id: str,
     rule: Mapping[str, Any],
     action: RuleAction,
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> tuple[str, bool]:
     """Through ``integrations.send`` with dryRun false (approval gating applies as for a
@@ -495,7 +496,7 @@ async def send_to_integration(
         ctx,
         SEND_CAPABILITY,
         {
-            "documentId": record["_id"],
+            "documentId": loaded.id,
             "integrationId": integration_id,
             "tenantId": tenant_id,
             "dryRun": False,
@@ -525,8 +526,8 @@ def describe_action(action: RuleAction) -> str:
     }[action.type]
 
 
-def _described(services: Services, record: StoredDocument) -> str:
-    doc = _summary(services, record)
+def _described(services: Services, document: Mapping[str, Any]) -> str:
+    doc = _summary(services, document)
     parts = [
         str(doc["merchant"] or "unknown merchant"),
         f"{doc['amount']} {doc['currency'] or ''}".strip() if doc["amount"] is not None else "",
@@ -542,7 +543,7 @@ async def hold_for_approval(
     rule: Mapping[str, Any],
     definition: RuleDefinition,
     index: int,
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> tuple[str, bool]:
     """require-approval: store one approval request whose call (rules.resume, as the rule's
@@ -560,7 +561,7 @@ async def hold_for_approval(
     call: dict[str, Any] = {
         "approvalRequestId": request_id,
         "ruleId": rule["_id"],
-        "documentId": record["_id"],
+        "documentId": loaded.id,
         "fromAction": index + 1,
         "trigger": event.trigger,
         "eventKey": event.key,
@@ -580,7 +581,7 @@ async def hold_for_approval(
         description=" ".join(
             part
             for part in (
-                f"Rule '{rule['name']}' matched {_described(services, record)}.",
+                f"Rule '{rule['name']}' matched {_described(services, loaded.document)}.",
                 f"Reason: {action.reason}." if action.reason else "",
                 approving,
                 "Rejecting applies nothing.",
@@ -600,8 +601,10 @@ async def note_on_document(
     services: Services, workspace_id: str, document_id: str, text: str
 ) -> None:
     """Append ``text`` to the reasoning of the activity item that brought the document in."""
-    record = await services.store.documents.reads.get(workspace_id, document_id)
-    activity_id = (record or {}).get("activityId")
+    document = await services.store.documents.reads.document(
+        workspace_id, document_id, ["activityId"]
+    )
+    activity_id = (document or {}).get("activityId")
     if activity_id:
         await services.store.activity.add_reasoning(workspace_id, activity_id, text)
 
@@ -661,8 +664,8 @@ async def held_actions_rejected(ctx: Context, request: dict[str, Any]) -> None:
     )
 
 
-def _summary(services: Services, record: StoredDocument) -> dict[str, Any]:
-    view = full_view(record, services.base_url)
+def _summary(services: Services, document: Mapping[str, Any]) -> dict[str, Any]:
+    view = full_view(document, services.base_url)
     return {
         name: jsonable(view.get(name))
         for name in (
@@ -683,7 +686,7 @@ def _payload(
     services: Services,
     workspace_id: str,
     rule: Mapping[str, Any],
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> dict[str, Any]:
     return {
@@ -692,7 +695,7 @@ def _payload(
         "ruleName": rule["name"],
         "workspaceId": workspace_id,
         "trigger": event.trigger,
-        "document": _summary(services, record),
+        "document": _summary(services, loaded.document),
         "sentAt": utcnow().isoformat(),
     }
 
@@ -702,7 +705,7 @@ async def notify_webhook(
     workspace_id: str,
     rule: Mapping[str, Any],
     action: RuleAction,
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> tuple[str, bool]:
     sealed = rule.get("webhookSecret")
@@ -713,7 +716,7 @@ async def notify_webhook(
     try:
         status = await post_webhook(
             str(action.url),
-            _payload(services, workspace_id, rule, record, event),
+            _payload(services, workspace_id, rule, loaded, event),
             secret,
             outbound=services.outbound,
             timeout_s=config.webhook_timeout_s,
@@ -728,13 +731,13 @@ async def notify_email(
     workspace_id: str,
     rule: Mapping[str, Any],
     action: RuleAction,
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> tuple[str, bool]:
     smtp = services.automation.smtp
     if smtp is None:
         raise ActionFailed("e-mail notifications need an SMTP relay (FINCAP_SMTP_HOST)")
-    doc = _summary(services, record)
+    doc = _summary(services, loaded.document)
     amount = f"{doc['amount']} {doc['currency'] or ''}".strip() if doc["amount"] is not None else ""
     subject = f"[fincap] {rule['name']}: {doc['merchant'] or 'a document'} {amount}".strip()
     text = "\n".join(
@@ -756,7 +759,7 @@ async def add_tag(
     workspace_id: str,
     rule: Mapping[str, Any],
     action: RuleAction,
-    record: StoredDocument,
+    loaded: Loaded,
     event: RuleEvent,
 ) -> tuple[str, bool]:
     """add-tag: the tag put on the document (as documents.tag would), while the tag exists."""
@@ -765,11 +768,11 @@ async def add_tag(
     if not found:
         raise ActionFailed(f"the tag '{wanted}' no longer exists (tags.create makes it again)")
     name = next(iter(found.values()))["name"]
-    before = list(record.get("tags") or [])
+    before = list(loaded.document.get("tags") or [])
     if name not in before and len(before) >= MAX_TAGS_PER_DOCUMENT:
         raise ActionFailed(f"the document already carries {MAX_TAGS_PER_DOCUMENT} tags")
     after = before if name in before else [*before, name]
-    return await _correct(services, workspace_id, rule, record, {"tags": after}, f"tagged {name}")
+    return await _correct(services, workspace_id, rule, loaded, {"tags": after}, f"tagged {name}")
 
 
 # require-approval is not here: it stops the loop (``_carry_out`` calls hold_for_approval).

@@ -46,25 +46,26 @@ async def tag_documents(ctx: Context, args: TagDocuments) -> TaggedDocuments:
         raise BadRequest(f"Invalid request: remove: '{sorted(both)[0]}' is also in add")
     workspace_id = ctx.require_workspace()
     ids = list(dict.fromkeys(args.ids))
-    records = await ctx.store.documents.reads.get_many(workspace_id, ids, ["tags", "archived"])
-    found = {record["_id"] for record in records}
+    loaded = await ctx.store.documents.reads.loaded_many(workspace_id, ids, ["tags", "archived"])
+    found = {one.id for one in loaded}
     taken_off = {name.casefold() for name in remove}
     now, updates = utcnow(), []
-    for record in records:
-        before = list(record.get("tags") or [])
+    for one in loaded:
+        document = one.document
+        before = list(document.get("tags") or [])
         after = [name for name in before if name.casefold() not in taken_off]
         after += [name for name in add if name not in after]
         if len(after) > MAX_TAGS_PER_DOCUMENT:
             raise BadRequest(
-                f"Invalid request: add: document '{record['_id']}' would carry {len(after)} "
+                f"Invalid request: add: document '{one.id}' would carry {len(after)} "
                 f"tags; at most {MAX_TAGS_PER_DOCUMENT}"
             )
         edits = edit_entries({"tags": before}, {"tags": after}, by=ctx.user_id, via=VIA, at=now)
-        if edits and not record.get("archived"):
-            updates.append(FieldUpdate(record, {"tags": after}, edits))
+        if edits and not document.get("archived"):
+            updates.append(FieldUpdate(one, {"tags": after}, edits))
     modified = await ctx.store.documents.bulk.update(workspace_id, updates) if updates else 0
     if updates:
-        changed = [update.record["_id"] for update in updates]
+        changed = [update.loaded.id for update in updates]
         await queue_update_rules(ctx.services, workspace_id, changed, ctx.request_id)
     return TaggedDocuments(
         matched=len(found), modified=modified, missing=[i for i in ids if i not in found]

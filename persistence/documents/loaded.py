@@ -1,0 +1,33 @@
+"""A document read to be changed: the API's values to decide with, the record to write against.
+
+A change is decided on the API's values (what differs, what the edit history says) but written
+against the stored record as it was read: ``writes.update_fields`` and ``bulk.update`` compute
+the derived fields (search terms, which read the stored-only notes; the preferred amount; the
+review flags) from it, and ``writes.mark_reviewed`` sets only while its review fields are still
+the ones read. A ``Loaded`` carries both, mapped once here, so a caller above persistence reads
+``document`` and hands the whole value back to the write; it never maps a record itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from persistence.documents.records import StoredDocument, from_record
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One document as read: ``stored`` is what the write compares and derives from (a
+    projection when the read asked for some fields only); ``document`` its API values."""
+
+    stored: StoredDocument
+    document: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Frozen: the values are set once, from the record they belong to.
+        object.__setattr__(self, "document", from_record(self.stored))
+
+    @property
+    def id(self) -> str:
+        return self.stored["_id"]
