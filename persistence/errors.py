@@ -56,5 +56,7 @@ def store_error_of(exc: BaseException) -> StoreUnavailable | None:
         return StoreUnavailable()
     if isinstance(exc, InvalidOperation) and "after close" in str(exc):
         # The process is shutting down and has closed its client: the store is gone for it.
+        # The driver's own words, read because it says this no other way: pymongo raises a
+        # bare InvalidOperation ("Cannot use MongoClient after close"), no code, no subclass.
         return StoreUnavailable()
     return None

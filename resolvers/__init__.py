@@ -79,3 +79,6 @@ def build_registry() -> Registry:
 def build_job_kinds() -> JobKinds:
     """Collect every job kind of ``JOB_MODULES`` and freeze them."""
     return JobKinds.from_modules(JOB_MODULES).freeze()
+
+
+__all__ = ["JOB_MODULES", "RESOURCES", "build_job_kinds", "build_registry"]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import re
 import typing
 from collections import defaultdict
 from collections.abc import Iterator
@@ -168,23 +167,26 @@ def connection_arguments() -> tuple[LinkArgument, ...]:
     )
 
 
-# A where-clause place in a capability's error (``where.conditions[0].value``).
-WHERE_PLACE = re.compile(r"where(?:\.conditions\[\d+\])*(?:\.\w+)?")
-
-
 @contextmanager
 def connection_places(translated: TranslatedFilter) -> Iterator[None]:
     """A capability's 400 names what the connection's caller wrote: the place in the typed
-    filter for its where-clause, ``after`` for its cursor."""
+    filter for its where-clause, ``after`` for its cursor. The refusal's named inputs
+    (``BadRequest.problems``) are renamed; its words are never searched."""
+
+    def as_written(place: str) -> str:
+        if place == "cursor":
+            return "after"
+        if place == "where" or place.startswith(("where.", "where[")):
+            return translated.locate(place)
+        return place
+
     try:
         yield
     except BadRequest as error:
-        text = str(error.args[0]) if error.args else ""
-        located = WHERE_PLACE.sub(lambda found: translated.locate(found.group(0)), text)
-        located = re.sub(r"^cursor:", "after:", located)
-        if located == text:
+        renamed = error.renamed(as_written)
+        if renamed is error:
             raise
-        raise BadRequest(located) from None
+        raise renamed from None
 
 
 async def workspace_transactions(

@@ -17,7 +17,14 @@ MAX_DEPTH = 64
 
 
 class MalformedJson(ValueError):
-    """The body is not JSON, or nests deeper than ``MAX_DEPTH``; the message says which."""
+    """The body is not JSON, or nests deeper than ``MAX_DEPTH``; the message says which.
+
+    ``detail`` is what is wrong, without the faces' common opening ("Malformed JSON body"), for
+    a face whose protocol names the failure its own way (MCP's JSON-RPC "Parse error")."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"Malformed JSON body: {detail}")
+        self.detail = detail
 
 
 def parse_json(raw: bytes | str) -> Any:
@@ -27,7 +34,7 @@ def parse_json(raw: bytes | str) -> Any:
     except RecursionError:
         raise MalformedJson(_too_deep()) from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise MalformedJson(f"Malformed JSON body: {exc}") from None
+        raise MalformedJson(str(exc)) from None
     # A body with fewer brackets than the limit cannot nest deeper: most bodies skip the scan.
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if data.count(b"[") + data.count(b"{") > MAX_DEPTH and nesting_depth(data) > MAX_DEPTH:
@@ -36,7 +43,7 @@ def parse_json(raw: bytes | str) -> Any:
 
 
 def _too_deep() -> str:
-    return f"Malformed JSON body: arrays and objects nest more than {MAX_DEPTH} levels deep"
+    return f"arrays and objects nest more than {MAX_DEPTH} levels deep"
 
 
 def nesting_depth(data: bytes) -> int:

@@ -369,8 +369,9 @@ class McpEndpoint:
             # thousand deep would otherwise be a RecursionError (a 500) here or in the SDK.
             parsed = parse_json(body)
         except MalformedJson as exc:
-            message = str(exc).replace("Malformed JSON body", "Parse error")
-            await rpc_error(400, types.PARSE_ERROR, message)(scope, receive, send)
+            await rpc_error(400, types.PARSE_ERROR, f"Parse error: {exc.detail}")(
+                scope, receive, send
+            )
             return
         try:
             selection = selection_of(request, self.catalog.toolsets)

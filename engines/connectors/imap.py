@@ -131,7 +131,9 @@ class ImapMailbox:
             _logout(client)
             text = _text(exc)
             # A refused sign-in will be refused again; anything else the server may carry out
-            # on a later try.
+            # on a later try. The server's own words, read because imaplib says it no other
+            # way: one IMAP4.error for every NO/BAD answer, the refused sign-in told only by
+            # RFC 5530's [AUTHENTICATIONFAILED] code or, from older servers, by naming LOGIN.
             signed_out = "AUTHENTICATIONFAILED" in text.upper() or "LOGIN" in text.upper()
             kind = SignInRefused if signed_out else ProviderFailed
             raise kind(f"the IMAP server refused: {text}") from None

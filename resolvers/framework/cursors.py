@@ -21,7 +21,9 @@ from persistence.documents import KEY_ROW, KEY_VALUE
 from resolvers.framework.errors import BadRequest
 
 PURPOSE = "cursor"
-NOT_A_CURSOR = "cursor: not a cursor returned by this capability"
+NOT_A_CURSOR_WHY = "not a cursor returned by this capability"
+# The same refusal as words, for a caller that raises it itself.
+NOT_A_CURSOR = f"cursor: {NOT_A_CURSOR_WHY}"
 SCALARS = (str, int, float, bool, type(None))
 # A keyset cursor holds a page key as the repository writes it (``KEY_VALUE``: the last row's
 # sort value, ``KEY_ROW``: its id; ``persistence.documents.pages``); a ranked page's cursor
@@ -29,6 +31,17 @@ SCALARS = (str, int, float, bool, type(None))
 # above persistence, so its key is named here).
 OFFSET = "o"
 QUERY = "q"
+
+
+def refused_cursor(why: str) -> BadRequest:
+    """The 400 of a refused cursor, ``cursor: <why>``, naming the input ``cursor`` (a face
+    that calls it otherwise renames it: ``BadRequest.renamed``)."""
+    return BadRequest.naming([("cursor", why)], opening="")
+
+
+def not_a_cursor() -> BadRequest:
+    """The 400 of a cursor the server did not make for this query (``NOT_A_CURSOR``)."""
+    return refused_cursor(NOT_A_CURSOR_WHY)
 
 
 def fingerprint(query: dict[str, Any]) -> str:
@@ -48,11 +61,11 @@ def decode(cursor: str, query_print: str, keyring: Keyring) -> dict[str, Any]:
     try:
         payload = json.loads(keyring.verify(PURPOSE, cursor))
     except (InvalidToken, ValueError):
-        raise BadRequest(NOT_A_CURSOR) from None
+        raise not_a_cursor() from None
     if not isinstance(payload, dict) or not set(payload) <= {KEY_VALUE, KEY_ROW, OFFSET, QUERY}:
-        raise BadRequest(NOT_A_CURSOR)
+        raise not_a_cursor()
     if payload.pop(QUERY, None) != query_print:
-        raise BadRequest("cursor: belongs to a different query; repeat the same parameters")
+        raise refused_cursor("belongs to a different query; repeat the same parameters")
     return {key: _decoded(key, value) for key, value in payload.items()}
 
 
@@ -76,7 +89,7 @@ def _decoded(key: str, value: Any) -> Any:
                 return datetime.fromisoformat(value["$d"])
             except ValueError:
                 pass
-    raise BadRequest(NOT_A_CURSOR)
+    raise not_a_cursor()
 
 
 def encode_offset(offset: int, query_print: str, keyring: Keyring) -> str:
@@ -89,7 +102,7 @@ def offset_of(state: dict[str, Any], default: int | None = 0) -> int:
     the cursor must be a ranked page's)."""
     offset = state.get(OFFSET, default)
     if not isinstance(offset, int) or offset < 0:
-        raise BadRequest(NOT_A_CURSOR)
+        raise not_a_cursor()
     return offset
 
 
@@ -102,7 +115,7 @@ def encode_key(value: Any, row_id: str, query_print: str, keyring: Keyring) -> s
 def key_of(state: dict[str, Any]) -> tuple[Any, str]:
     """The (sort value, row id) a decoded keyset cursor holds; a 400 when it holds none."""
     if KEY_VALUE not in state or KEY_ROW not in state:
-        raise BadRequest(NOT_A_CURSOR)
+        raise not_a_cursor()
     return state[KEY_VALUE], state[KEY_ROW]
 
 

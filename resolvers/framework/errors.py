@@ -36,7 +36,7 @@ own refusals are named by their status (``STATUS_REASONS`` below).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import ClassVar
 
 from persistence.errors import QueryTimeout, store_error_of
@@ -64,11 +64,42 @@ class CapabilityError(Exception):
 
 
 class BadRequest(CapabilityError):
-    """The request does not satisfy the capability's contract."""
+    """The request does not satisfy the capability's contract.
+
+    Made by ``naming``, it keeps the inputs its message names, each with why (``problems``:
+    ``("where.conditions[0].op", "…")``), so a face that shows those inputs under other names
+    (a GraphQL connection's typed filter, its ``after``) renames them (``renamed``) instead of
+    rewriting the words.
+    """
 
     status = 400
     code = "BAD_REQUEST"
     reason = "invalid_request"
+    problems: tuple[tuple[str, str], ...] = ()
+    more = 0  # problems found beyond those named
+    opening = ""
+
+    @classmethod
+    def naming(
+        cls,
+        problems: Sequence[tuple[str, str]],
+        *,
+        more: int = 0,
+        opening: str = "Invalid request: ",
+    ) -> BadRequest:
+        """``<opening><input>: <why>; …`` (with `` (and <more> more)``), keeping the parts."""
+        named = "; ".join(f"{place}: {why}" for place, why in problems)
+        error = BadRequest(opening + named + (f" (and {more} more)" if more > 0 else ""))
+        error.problems, error.more, error.opening = tuple(problems), more, opening
+        return error
+
+    def renamed(self, name: Callable[[str], str]) -> BadRequest:
+        """The same refusal with each named input as ``name`` calls it; itself when it names
+        none or ``name`` changes none."""
+        problems = [(name(place), why) for place, why in self.problems]
+        if problems == list(self.problems):
+            return self
+        return BadRequest.naming(problems, more=self.more, opening=self.opening)
 
 
 class Unauthenticated(CapabilityError):
@@ -343,7 +374,7 @@ def store_errors() -> Iterator[None]:
             "its regex"
         ) from None
     except WhereError as exc:
-        raise BadRequest(f"Invalid request: {exc}") from None
+        raise BadRequest.naming([(exc.location, exc.reason)]) from None
     except Exception as exc:
         if store_error_of(exc) is None:
             raise

@@ -21,7 +21,7 @@ from resolvers.framework.errors import (
     store_errors,
 )
 from resolvers.framework.registry import CapabilitySpec, Registry
-from resolvers.framework.validation import describe_validation_error, unpaired_surrogate
+from resolvers.framework.validation import unpaired_surrogate, validation_problems
 
 if TYPE_CHECKING:
     from resolvers.framework.services import Services
@@ -189,13 +189,15 @@ def validate_input(spec: CapabilitySpec, arguments: Any) -> BaseModel:
     try:
         args = spec.input.model_validate(arguments)
     except ValidationError as exc:
-        raise BadRequest(describe_validation_error(exc, spec.input)) from None
+        problems, more = validation_problems(exc, spec.input)
+        raise BadRequest.naming(problems, more=more) from None
     # Checked on valid input only (its size is bounded by the model), for every face alike.
     if (location := unpaired_surrogate(arguments)) is not None:
-        raise BadRequest(
-            f"Invalid request: {location}: contains an unpaired UTF-16 surrogate "
-            "(an escape such as \\ud800 without its pair); strings must be valid Unicode"
+        why = (
+            "contains an unpaired UTF-16 surrogate (an escape such as \\ud800 without its "
+            "pair); strings must be valid Unicode"
         )
+        raise BadRequest.naming([(location, why)])
     return args
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ValidationError
 
+from resolvers.framework.errors import BadRequest
+
 MAX_REPORTED = 5
 
 
@@ -18,10 +20,23 @@ def field_path(location: tuple[int | str, ...]) -> str:
     return path or "body"
 
 
-def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
-    """``Invalid request: limit: …; where.conditions[0].op: …``. With ``model`` (the input
-    validated), an unknown top-level property lists the known ones, so a caller (an assistant
-    guessing a name, a typo) can fix the call from the message alone."""
+def describe_validation_error(
+    exc: ValidationError,
+    model: type[BaseModel] | None = None,
+    *,
+    opening: str = "Invalid request: ",
+) -> str:
+    """``Invalid request: limit: …; where.conditions[0].op: …`` (``validation_problems``)."""
+    problems, more = validation_problems(exc, model)
+    return str(BadRequest.naming(problems, more=more, opening=opening))
+
+
+def validation_problems(
+    exc: ValidationError, model: type[BaseModel] | None = None
+) -> tuple[list[tuple[str, str]], int]:
+    """(each field refused with why, up to ``MAX_REPORTED``; how many more). With ``model``
+    (the input validated), an unknown top-level property lists the known ones, so a caller (an
+    assistant guessing a name, a typo) can fix the call from the message alone."""
     problems = []
     for error in exc.errors(include_url=False)[:MAX_REPORTED]:
         location = tuple(
@@ -37,10 +52,8 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] | Non
             if model is not None and len(location) == 1:
                 known = [info.alias or name for name, info in model.model_fields.items()]
                 reason += f" (known: {', '.join(known)})" if known else " (it takes none)"
-        problems.append(f"{field_path(location)}: {reason}")
-    extra = exc.error_count() - MAX_REPORTED
-    suffix = f" (and {extra} more)" if extra > 0 else ""
-    return "Invalid request: " + "; ".join(problems) + suffix
+        problems.append((field_path(location), reason))
+    return problems, max(0, exc.error_count() - MAX_REPORTED)
 
 
 def unpaired_surrogate(value: object) -> str | None:

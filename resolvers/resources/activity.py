@@ -93,7 +93,7 @@ async def _search_mailboxes(
             hits = await connector_for(ctx.services, secret).search(
                 args.query, args.providerResultLimit, args.includeSourceDetails
             )
-        except ConnectorError as exc:
+        except ConnectorError as exc:  # reported for this mailbox: the search goes on
             report = ProviderReport(
                 **where, status="error", matched=0, error=exc.message, errorReason=exc.reason
             )

@@ -16,7 +16,6 @@ from engines.billing.plans import Plan, PlanCatalog
 from persistence.money import from_cents
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest
 from resolvers.framework.registry import OWNERS, capability
 from resolvers.services.billing.subscriptions import (
     CLOSE_DELAY,
@@ -121,7 +120,7 @@ async def list_billing_history(ctx: Context, args: ListBillingHistory) -> Billin
     if args.startingAfter is not None:
         issued, row_id = cursors.key_of(cursors.decode(args.startingAfter, query_print, keyring))
         if not isinstance(issued, datetime):
-            raise BadRequest(cursors.NOT_A_CURSOR)
+            raise cursors.not_a_cursor()
         after = (issued, row_id)
     rows = await ctx.store.billing_ledger.page_for_user(
         ctx.user_id, args.limit + 1, after, workspace_id=restricted

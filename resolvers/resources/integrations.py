@@ -20,6 +20,7 @@ from resolvers.framework.context import Context
 from resolvers.framework.errors import BadGateway, BadRequest, NotFound
 from resolvers.framework.registry import MANAGERS, MEMBERS, ApprovalGate, capability
 from resolvers.services.connections.export_delivery import DELIVER_EXPORT, summary_of
+from resolvers.services.connections.gateway import provider_call
 from resolvers.services.connections.integration_connections import (
     access_token,
     connection_of,
@@ -238,10 +239,8 @@ async def send(ctx: Context, args: SendToIntegration) -> SendResult:
     except NotExportable as exc:
         raise BadRequest(f"Invalid request: documentId: {exc}") from None
     token = await access_token(ctx.services, workspace_id, args.integrationId)
-    try:
+    with provider_call(connector.name):
         plan = await connector.plan(token, args.tenantId, bill)
-    except ConnectorError as exc:
-        raise BadGateway(f"{connector.name}: {exc}") from None
     warnings += assumed + list(plan.warnings)
     requests = [
         ExportRequest(
@@ -354,18 +353,17 @@ async def unlink(ctx: Context, args: UnlinkDocument) -> UnlinkResult:
     connector = connector_of(ctx.services, record["integrationId"])
     token = await access_token(ctx.services, workspace_id, record["integrationId"])
     warnings: list[str] = []
-    try:
-        remote = await connector.describe(token, record["tenantId"], record["remote"])
-    except RemoteGone:
-        remote = {
-            "invoiceId": record["remote"].get("invoiceId"),
-            "status": "gone",
-            "attachments": [],
-            "action": "none",
-        }
-        warnings.append("The remote bill no longer exists: unlinking only updates fincap")
-    except ConnectorError as exc:
-        raise BadGateway(f"{connector.name}: {exc}") from None
+    with provider_call(connector.name):
+        try:
+            remote = await connector.describe(token, record["tenantId"], record["remote"])
+        except RemoteGone:  # nothing left to remove there: unlinking is fincap's side only
+            remote = {
+                "invoiceId": record["remote"].get("invoiceId"),
+                "status": "gone",
+                "attachments": [],
+                "action": "none",
+            }
+            warnings.append("The remote bill no longer exists: unlinking only updates fincap")
     common: dict[str, Any] = {
         "documentId": args.documentId,
         "exportRecordId": record["_id"],
@@ -381,10 +379,8 @@ async def unlink(ctx: Context, args: UnlinkDocument) -> UnlinkResult:
             status="preview", dryRun=True, remoteInvoice=shown, exportStatus="exported", **common
         )
     if remote.get("status") != "gone":
-        try:
+        with provider_call(connector.name):
             done = await connector.remove(token, record["tenantId"], record["remote"])
-        except ConnectorError as exc:
-            raise BadGateway(f"{connector.name}: {exc}") from None
         remote = {**remote, "status": done["status"]}
     await ctx.store.exports.transition(
         workspace_id,

@@ -270,6 +270,8 @@ async def _record_error(
         "mailbox read failed",
         extra={"mailboxId": row["_id"], "error": error, "errorReason": reason},
     )
+    # The words are what the log would show again, so they are what is compared (not a
+    # decision on the failure's kind, which ``reason`` carries).
     if before is not None and before.get("status") == "error" and before.get("lastError") == error:
         return  # the same error as last time: already in the activity log
     await services.store.activity.create(

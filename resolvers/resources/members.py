@@ -200,6 +200,7 @@ async def invite(ctx: Context, args: InviteMember) -> InvitedMember:
             invitation=_invitation(row),
             emailed=False,
             code=code,
+            # The relay's words may echo the message, code included: never shown back.
             emailError=str(exc).replace(code, REDACTED),
         )
     return InvitedMember(invitation=_invitation(row), emailed=True)

@@ -105,7 +105,7 @@ def validated(candidate: Any) -> RuleDefinition:
     try:
         rule = RuleDefinition.model_validate(candidate)
     except ValidationError as exc:
-        raise ValueError(describe_validation_error(exc).removeprefix("Invalid request: ")) from None
+        raise ValueError(describe_validation_error(exc, opening="")) from None
     try:
         compile_where(rule.conditions, rule_fields(rule), "conditions")
     except WhereError as exc:

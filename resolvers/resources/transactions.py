@@ -56,7 +56,8 @@ async def search(ctx: Context, args: SearchTransactions) -> TransactionPage:
     keyring = ctx.services.keyring
     offset = page_offset(args, keyring)
     if offset > MAX_OFFSET:
-        raise BadRequest(f"cursor: pages end after {MAX_OFFSET:,} rows; narrow the where clause")
+        why = f"pages end after {MAX_OFFSET:,} rows; narrow the where clause"
+        raise cursors.refused_cursor(why)
     rows = await ctx.store.transactions.search(
         workspace_id,
         args.where,

@@ -381,6 +381,8 @@ async def fetch_media(services: Services, job: JobRecord) -> None:
         try:
             data, declared = await graph(services, client).fetch_media(details["mediaId"])
         except ConnectorError as exc:
+            # A job, not a call: the queue retries what may succeed later; the rest is
+            # recorded on the activity item, with its kind.
             if exc.retryable:
                 raise
             await store.activity.set_status(
@@ -463,7 +465,7 @@ async def notify_source(services: Services, job: JobRecord) -> None:
             sent = await graph(services, client).send_text(
                 notify["phoneNumberId"], notify["to"], body, notify.get("replyTo")
             )
-        except ConnectorError as exc:
+        except ConnectorError as exc:  # a job: retried by the queue when it may succeed later
             if exc.retryable:
                 raise
             log.warning("WhatsApp reply refused", extra={"activityId": activity_id})

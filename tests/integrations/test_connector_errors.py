@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,6 +13,8 @@ import pytest
 import engines.connectors as connectors
 from engines.connectors import errors
 from engines.connectors.base import raise_for
+from resolvers.framework.errors import BadGateway, BadRequest
+from resolvers.services.connections.gateway import provider_call
 
 
 def _subclasses(cls: type[errors.ConnectorError]) -> list[type[errors.ConnectorError]]:
@@ -79,3 +83,34 @@ def test_the_integrations_guide_lists_every_reason() -> None:
     rows = re.findall(r"^\| `([a-z_]+)` \| (yes|no) \|", guide, flags=re.MULTILINE)
     listed = {reason: retried == "yes" for reason, retried in rows}
     assert listed == {kind.reason: kind.retryable for kind in _subclasses(errors.ConnectorError)}
+
+
+def test_provider_call_is_the_one_seam_to_a_502() -> None:
+    """A connector error inside ``provider_call`` leaves as a 502 naming the provider and what
+    was being done, chained to it so its kind can be recorded; anything else passes through."""
+    with pytest.raises(BadGateway) as raised, provider_call("Xero", "refreshing the token failed"):
+        raise errors.RateLimited("slow down", status=429)
+    assert raised.value.message == "Xero: refreshing the token failed: slow down"
+    assert errors.reason_of(raised.value) == "rate_limited"
+    with pytest.raises(BadGateway) as raised, provider_call("QuickBooks"):
+        raise errors.Refused("no such account")
+    assert raised.value.message == "QuickBooks: no such account"
+    with pytest.raises(BadRequest), provider_call("Xero"):
+        raise BadRequest("Invalid request: tenantId: unknown")
+
+
+def test_no_other_resolver_turns_a_connector_error_into_a_502() -> None:
+    """The 502 of a connector failure is made in one place: a resolver that catches
+    ``ConnectorError`` does something else with it (records it, reports it, answers a 400)."""
+    root = Path(__file__).resolve().parents[2] / "resolvers"
+    seam = root / "services" / "connections" / "gateway.py"
+    for path in root.rglob("*.py"):
+        if path == seam:
+            continue
+        for handler in ast.walk(ast.parse(path.read_text())):
+            if isinstance(handler, ast.ExceptHandler) and "ConnectorError" in ast.unparse(
+                handler.type or ast.Constant(None)
+            ):
+                raised = [n for n in ast.walk(handler) if isinstance(n, ast.Raise) and n.exc]
+                names = {ast.unparse(r.exc).split("(")[0] for r in raised if r.exc}
+                assert "BadGateway" not in names, f"{path}:{handler.lineno}: use provider_call"

@@ -78,3 +78,5 @@ QUICKBOOKS = ConnectorDeclaration(
     callback_parameters=(CallbackParameter("realmId", "QuickBooks: the company chosen"),),
     connector_class=_connector_class,
 )
+
+__all__ = ["QUICKBOOKS"]

@@ -69,3 +69,5 @@ XERO = ConnectorDeclaration(
     default_account="429",
     connector_class=_connector_class,
 )
+
+__all__ = ["XERO"]

@@ -110,6 +110,8 @@ async def deliver_export(services: Services, job: JobRecord) -> None:
             token, record["tenantId"], plan, original, export_id, dict(record["remote"]), save
         )
     except ConnectorError as exc:
+        # A job: the failure is recorded on the export (words and kind); one that may succeed
+        # later leaves it queued and is raised for the jobs queue to retry.
         status = "queued" if exc.retryable else "failed"
         await exports.transition(
             workspace_id,

@@ -20,12 +20,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engines.connectors.base import AccountingConnector, RemoteTenant, TokenSet
-from engines.connectors.errors import ConnectorError, GrantRevoked
+from engines.connectors.errors import GrantRevoked
 from engines.keyring import InvalidToken
 from resolvers.framework.context import Context
 from resolvers.framework.errors import BadGateway, BadRequest, Forbidden, NotFound
 from resolvers.framework.registry import MANAGERS
 from resolvers.framework.services import Services
+from resolvers.services.connections.gateway import provider_call
 
 STATE_PURPOSE = "integration-connect-state"
 TOKENS_PURPOSE = "integration-tokens"
@@ -148,11 +149,9 @@ async def finish(
         STATE_PURPOSE, nonce, datetime.fromtimestamp(expires, UTC)
     ):
         raise BadRequest("Invalid request: state: already used; start the connection again")
-    try:
+    with provider_call(connector.name):
         tokens = await connector.exchange_code(code, redirect_uri(services, integration_id))
         tenants = await connector.tenants(tokens, params)
-    except ConnectorError as exc:
-        raise BadGateway(f"{connector.name}: {exc}") from None
     if not tenants:
         raise BadRequest(f"The {connector.name} grant reaches no organisation; connect one")
     return await services.store.integrations.connect(
@@ -200,16 +199,17 @@ async def access_token(
         tokens = unseal(services, workspace_id, integration_id, sealed)
         if tokens.expires_at - (now or time.time()) > REFRESH_MARGIN_S:
             return tokens.access_token
-        try:
-            fresh = await connector.refresh(tokens.refresh_token)
-        except GrantRevoked as exc:
-            await services.store.integrations.mark_error(
-                workspace_id, integration_id, str(exc), exc.reason
-            )
-            # Chained, so that a caller recording the failure can read its kind (``reason_of``).
-            raise BadRequest(f"{connector.name}: {exc}") from exc
-        except ConnectorError as exc:
-            raise BadGateway(f"{connector.name}: refreshing the token failed: {exc}") from exc
+        # A revoked grant is the connection's end, not the provider's failure: recorded on it,
+        # and a 400 (connect again); any other failure of the refresh is a 502.
+        with provider_call(connector.name, "refreshing the token failed"):
+            try:
+                fresh = await connector.refresh(tokens.refresh_token)
+            except GrantRevoked as exc:
+                await services.store.integrations.mark_error(
+                    workspace_id, integration_id, str(exc), exc.reason
+                )
+                # Chained, so that a caller recording the failure can read its kind.
+                raise BadRequest(f"{connector.name}: {exc}") from exc
         stored = seal(services, workspace_id, integration_id, fresh)
         if await services.store.integrations.replace_tokens(
             workspace_id, integration_id, sealed, stored
