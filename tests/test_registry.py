@@ -202,3 +202,54 @@ def test_each_scope_is_declared_once_with_the_text_the_consent_page_shows() -> N
     for scope in SCOPE_TABLE:
         assert f"{html.escape(scope.consent)} <code>{scope.name}</code>" in page
     assert CONSENT_TEXT["write_documents"] == "Upload, correct, archive and restore documents"
+
+
+def test_what_is_derived_from_a_frozen_registry_is_made_once_per_key() -> None:
+    registry = Registry.from_modules([workspaces]).freeze()
+    made: list[str] = []
+
+    def build(name: str) -> object:
+        made.append(name)
+        return object()
+
+    first = registry.derived(("schema", 10), lambda: build("schema 10"))
+    assert registry.derived(("schema", 10), lambda: build("again")) is first
+    other = registry.derived(("schema", 20), lambda: build("schema 20"))
+    assert other is not first
+    assert made == ["schema 10", "schema 20"]
+    # Another registry of the same modules keeps its own.
+    again = Registry.from_modules([workspaces]).freeze()
+    assert again.derived(("schema", 10), lambda: build("other registry")) is not first
+
+
+def test_an_unfrozen_registry_keeps_nothing_it_may_still_change() -> None:
+    registry = Registry.from_modules([workspaces])
+    made = [registry.derived("tools", lambda: object()) for _ in range(2)]
+    assert made[0] is not made[1]
+
+
+def test_apps_of_one_registry_share_its_faces_artefacts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two apps of one registry and settings build the OpenAPI document, the GraphQL schema
+    and the MCP tool list once (they cost about a second of CPU a set)."""
+    from app.graphql import face
+    from app.host import main
+    from app.host.config import Settings
+    from app.mcp import server
+
+    built: list[str] = []
+    builders = ((main, "build_openapi"), (face, "service_schema"), (server, "build_server"))
+    for module, name in builders:
+        original = getattr(module, name)
+
+        def counted(*args: object, _original: object = original, _name: str = name) -> object:
+            built.append(_name)
+            return _original(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(module, name, counted)
+    registry = build_registry()
+    apps = [main.create_app(Settings(), registry=registry) for _ in range(3)]
+    assert sorted(built) == ["build_openapi", "build_server", "service_schema"]
+    assert apps[0] is not apps[1]
+    # Another address is another OpenAPI document (its server URL).
+    main.create_app(Settings(public_url="https://books.example.com"), registry=registry)
+    assert built.count("build_openapi") == 2

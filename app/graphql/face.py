@@ -527,7 +527,9 @@ def graphql_routes(
     anonymous_budget: AnonymousBudget | None = None,
 ) -> list[Route | WebSocketRoute]:
     """The GraphQL endpoint, the explorer's files and ``/graphql``, for one frozen registry."""
-    schema = service_schema(registry, limits)
+    # One schema per registry and limits in a process (``Registry.derived``): the apps that
+    # share them share its kept documents too, which are valid for any app of that schema.
+    schema = registry.derived(("graphql schema", limits), lambda: service_schema(registry, limits))
     page, page_csp, explorer = explorer_routes()
     face = GraphQLFace(
         schema, page, registry, page_csp, socket_limits, read_budget, anonymous_budget

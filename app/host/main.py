@@ -66,7 +66,10 @@ def create_app(
     """
     settings = settings or Settings.from_env()
     registry = registry or (services and services.registry) or build_registry()
-    openapi = build_openapi(registry, settings.base_url)
+    # Shared by every app of this registry and address in the process (Registry.derived).
+    openapi = registry.derived(
+        ("openapi", settings.base_url), lambda: build_openapi(registry, settings.base_url)
+    )
     metrics = Metrics(frozenset(spec.slug for spec in registry))
     # The router tries routes in order (a regex match each): capability calls and GraphQL,
     # the bulk of the traffic, come first. No two paths overlap, so the order decides nothing.

@@ -338,7 +338,8 @@ class McpEndpoint:
     transport."""
 
     def __init__(self, registry: Registry) -> None:
-        self.server, self.catalog = build_server(registry)
+        # The tool list is the registry's, made once per registry (``Registry.derived``).
+        self.server, self.catalog = registry.derived("mcp server", lambda: build_server(registry))
 
     def scopes_of(self, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
         """The scopes the refused calls need (resources: read_documents; the context tool

@@ -26,14 +26,19 @@ from resolvers.framework.registry import Registry
 __all__ = ["build_openapi", "plain_routes", "rest_routes"]
 
 
-def plain_routes(registry: Registry) -> list[PlainRoute]:
-    """The declared ``GET`` routes of the API (mounted and described from the declarations)."""
-    return [
-        *capability_gets(registry),
-        *file_routes(registry),
-        *integration_routes(registry),
-        *event_routes(registry),
-    ]
+def plain_routes(registry: Registry) -> tuple[PlainRoute, ...]:
+    """The declared ``GET`` routes of the API (mounted and described from the declarations),
+    made once per registry (``Registry.derived``): the REST face mounts them, the OpenAPI
+    document describes them."""
+    return registry.derived(
+        "plain routes",
+        lambda: (
+            *capability_gets(registry),
+            *file_routes(registry),
+            *integration_routes(registry),
+            *event_routes(registry),
+        ),
+    )
 
 
 def rest_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -47,6 +47,7 @@ Handler = Callable[["Context", Any], Awaitable[BaseModel]]
 # Told when an approval request for the capability's call was rejected (the call never ran).
 RejectHook = Callable[["Context", dict[str, Any]], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
+Derived = TypeVar("Derived")
 
 CAPABILITY_ATTR = "__fincap_capability__"
 SLUG_PATTERN = re.compile(r"^[a-z][a-z-]*\.[a-z][a-zA-Z-]*$")
@@ -237,6 +238,7 @@ class Registry:
         self._by_slug: dict[str, CapabilitySpec] = {}
         self._canonical: list[CapabilitySpec] = []
         self._models: dict[str, type[BaseModel]] = {}
+        self._derived: dict[Hashable, Any] = {}
         self._frozen = False
 
     @classmethod
@@ -270,6 +272,24 @@ class Registry:
         self._frozen = True
         self._canonical.sort(key=lambda spec: spec.slug)
         return self
+
+    def derived(self, key: Hashable, build: Callable[[], Derived]) -> Derived:
+        """What ``build()`` makes of this registry, made once per ``key`` while it is frozen.
+
+        A face's artefacts are functions of the frozen registry and a few settings (the GraphQL
+        schema of its limits, the OpenAPI document of its address, the MCP tool list): ``key``
+        names the artefact and those settings. Building them costs about a second of CPU a
+        set, and a process that makes more than one app of one registry (the tests make
+        hundreds; ``fincap`` commands a few) pays it once. Callers treat the value as
+        read-only: it is shared. An unfrozen registry can still change, so nothing is kept.
+        """
+        if not self._frozen:
+            return build()
+        try:
+            value: Derived = self._derived[key]
+        except KeyError:
+            value = self._derived[key] = build()
+        return value
 
     def get(self, slug: str) -> CapabilitySpec | None:
         """The capability ``slug`` names (an alias or an internal one included)."""
