@@ -62,6 +62,24 @@ from schema.documents import (
 from schema.reprocess import ReprocessDocuments, ReprocessQueued
 from schema.tags import TagDocuments, TaggedDocuments
 
+# The registry collects the capabilities from the module; the GraphQL graph reads
+# documents_by_id and document_tallies.
+__all__ = [
+    "bulk_edit",
+    "count",
+    "delete",
+    "document_tallies",
+    "documents_by_id",
+    "get",
+    "inspect",
+    "reprocess",
+    "review",
+    "search",
+    "tag",
+    "unarchive",
+    "update",
+]
+
 MAX_GROUPS = 500
 
 

@@ -101,7 +101,7 @@ async def document_connection(ctx: Context, request: ConnectionRequest) -> Docum
             fields=request.fields,
         )
     except NotAPageKey:
-        raise BadRequest(cursors.NOT_A_CURSOR) from None
+        raise cursors.not_a_cursor() from None
     ctx.services.api_calls.count(workspace_id)  # metered like one documents.search call
     with store_errors():
         if request.with_total:

@@ -13,7 +13,6 @@ from engines.ranking.search_index import SearchIndex, diversify, fused_top
 from persistence.documents import DocumentQuery, NotAPageKey, UnsupportedFilter
 from resolvers.framework import cursors
 from resolvers.framework.context import Context
-from resolvers.framework.errors import BadRequest
 from resolvers.services.documents import search_indexes
 from resolvers.services.documents.document_views import (
     ALL_FIELDS,
@@ -104,7 +103,7 @@ async def _filtered_page(search: PreparedSearch) -> DocumentPage:
             fields=search.fields,
         )
     except NotAPageKey:
-        raise BadRequest(cursors.NOT_A_CURSOR) from None
+        raise cursors.not_a_cursor() from None
     page = await read
     next_key = page.next_key
     next_cursor = (
