@@ -22,8 +22,6 @@ from resolvers.framework.errors import BadRequest
 
 PURPOSE = "cursor"
 NOT_A_CURSOR_WHY = "not a cursor returned by this capability"
-# The same refusal as words, for a caller that raises it itself.
-NOT_A_CURSOR = f"cursor: {NOT_A_CURSOR_WHY}"
 SCALARS = (str, int, float, bool, type(None))
 # A keyset cursor holds a page key as the repository writes it (``KEY_VALUE``: the last row's
 # sort value, ``KEY_ROW``: its id; ``persistence.documents.pages``); a ranked page's cursor
@@ -40,7 +38,8 @@ def refused_cursor(why: str) -> BadRequest:
 
 
 def not_a_cursor() -> BadRequest:
-    """The 400 of a cursor the server did not make for this query (``NOT_A_CURSOR``)."""
+    """The 400 of a cursor the server did not make for this query:
+    ``cursor: not a cursor returned by this capability``."""
     return refused_cursor(NOT_A_CURSOR_WHY)
 
 

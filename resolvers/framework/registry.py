@@ -280,8 +280,8 @@ class Registry:
         schema of its limits, the OpenAPI document of its address, the MCP tool list): ``key``
         names the artefact and those settings. Building them costs about a second of CPU a
         set, and a process that makes more than one app of one registry (the tests make
-        hundreds; ``fincap`` commands a few) pays it once. Callers treat the value as
-        read-only: it is shared. An unfrozen registry can still change, so nothing is kept.
+        hundreds) pays it once. Callers treat the value as read-only: it is shared. An
+        unfrozen registry can still change, so nothing is kept.
         """
         if not self._frozen:
             return build()
