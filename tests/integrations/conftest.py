@@ -22,7 +22,7 @@ from engines.keyring import new_secret_text
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
-from resolvers import build_job_kinds, build_registry
+from resolvers import build_job_kinds
 from tests.clock import ManualClock
 from tests.conftest import Tenant, app_on, make_tenant
 from tests.documents.conftest import doc
@@ -95,7 +95,7 @@ async def store(embedded_server: EmbeddedServer, clock: ManualClock) -> AsyncIte
 
 @pytest.fixture
 async def client(store: Store, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    app = app_on(store, build_registry(), settings)
+    app = app_on(store, settings=settings)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
         yield http

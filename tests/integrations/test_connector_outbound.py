@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from persistence.store import Store
-from resolvers import build_registry
 from tests.conftest import Tenant, app_on
 from tests.integrations.conftest import fake_settings
 from tests.integrations.fakes import FakeQuickBooks, FakeXero
@@ -23,7 +22,7 @@ async def test_a_provider_the_policy_does_not_admit_is_never_called(
     store: Store, alice: Tenant, xero: FakeXero, quickbooks: FakeQuickBooks
 ) -> None:
     settings = fake_settings(xero, quickbooks).model_copy(update={"outbound_allow": None})
-    app = app_on(store, build_registry(), settings)
+    app = app_on(store, settings=settings)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://fincap.test"
     ) as http:

@@ -40,7 +40,8 @@ def callback() -> Iterator[tuple[str, list[str]]]:
             pass
 
     server = http.server.HTTPServer(("127.0.0.1", free_port()), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() returns at the server's next poll: every 50 ms, not the default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}/callback", seen

@@ -33,10 +33,11 @@ ARCHIVE_AFTER_REVIEW = "Require approval and archive receipts under 1 dollar"
 REVIEW_ONLY = "Require approval for invoices over 100 EUR"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def registry() -> Registry:
     """The service with integrations.send behind its real approval gate (a stand-in handler:
-    no accounting connection needed)."""
+    no accounting connection needed). One for the module: a frozen registry keeps the GraphQL
+    schema its apps derive, so they build it once."""
     modules = [m for m in RESOURCES if m is not integrations]
     return Registry.from_modules([*modules, gated_stand_ins]).freeze()
 

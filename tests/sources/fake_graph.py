@@ -128,7 +128,8 @@ def fake_graph(token: str) -> Iterator[GraphState]:
     state = GraphState(token=token)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     state.base = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() returns at the server's next poll: every 50 ms, not the default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield state

@@ -173,7 +173,8 @@ def internal_service() -> Iterator[str]:
     """An HTTP service on 127.0.0.2 (this machine, not admitted by the tests' allow-list)."""
     _Internal.heard = []
     server = ThreadingHTTPServer(("127.0.0.2", 0), _Internal)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() returns at the server's next poll: every 50 ms, not the default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"127.0.0.2:{server.server_address[1]}"
