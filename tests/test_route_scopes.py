@@ -6,6 +6,7 @@ follows integrations.configure (here declaring ``read_currency``)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,9 +21,11 @@ from tests.conftest import Tenant, asgi_client
 from tests.graphql.helpers import gql
 
 
+@functools.cache
 def stand_in_registry() -> Registry:
     """The real workspaces, documents and integrations (with the approvals that review their gated
-    calls, as every face needs), with other scopes declared."""
+    calls, as every face needs), with other scopes declared. Built once: frozen, it keeps the
+    GraphQL schema its apps derive."""
     declared = {"documents.get": ("read_rules",), "integrations.configure": ("read_currency",)}
     registry = Registry()
     for spec in Registry.from_modules([workspaces, documents, integrations, approvals]):

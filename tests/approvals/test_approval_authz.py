@@ -96,8 +96,9 @@ async def test_reading_a_request_needs_the_read_scope_of_what_it_gates(
 # -- secrets in a stored call --------------------------------------------------------------
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def vault_registry() -> Registry:
+    """One for the module: its apps then share the GraphQL schema it derives."""
     return Registry.from_modules([approvals, documents, members, secret_stand_in]).freeze()
 
 
