@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -132,6 +133,7 @@ def start_serve(
         offset = log.stat().st_size if log.exists() else 0
         base = f"http://127.0.0.1:{port}"
         environment = env(base) if callable(env) else env
+        seed_help_vectors(environment)
         with log.open("ab") as out:
             process = subprocess.Popen(
                 [*command, "--port", str(port)], env=dict(environment), stdout=out, stderr=out
@@ -150,6 +152,35 @@ def start_serve(
             raise
         return Served(process, base, log)
     raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
+# The data folders of the servers this process started, newest last (seed_help_vectors).
+_served_data_dirs: list[Path] = []
+
+
+def seed_help_vectors(environment: Mapping[str, str]) -> None:
+    """Give a server's new data folder the help center's vectors an earlier server of this
+    process computed, as a second start on one folder finds them (``cached_vectors``).
+
+    Every ``fincap serve`` indexes the help center beside its start-up: 533 passages through
+    the embedding model, 1.5 s of CPU, for each of the suite's dozens of fresh folders. The file
+    is named by the digest of the model and the texts, so a copy is used only when it is what
+    the server would compute; ``tests/test_cli_serve.py`` starts its server without this and
+    proves the computing and the caching."""
+    data = environment.get("FINCAP_DATA_DIR")
+    if not data:
+        return
+    target = Path(data) / "help_center"
+    if not any(target.glob("help-vectors-*.npy")):
+        for earlier in reversed(_served_data_dirs):
+            found = sorted((earlier / "help_center").glob("help-vectors-*.npy"))
+            if found:  # written by an atomic rename: a file that exists is whole
+                target.mkdir(parents=True, exist_ok=True)
+                copied = target / f"{found[0].name}.copying"
+                shutil.copyfile(found[0], copied)
+                copied.replace(target / found[0].name)
+                break
+    _served_data_dirs.append(Path(data))
 
 
 @contextlib.contextmanager
