@@ -1,0 +1,107 @@
+"""Run a Python script as a process of its own that starts with the service already imported.
+
+``python bench/NAME.py`` spends about 3 s of CPU importing the service (the app, its faces, the
+extraction engines) before its first line of work; the suite runs thirty such scripts. Here each
+run is a process forked from a server process that imported those modules once
+(multiprocessing's ``forkserver``, with the service as its preload), then runs the script as
+``python`` would: ``__name__ == "__main__"``, its own ``sys.argv``, its folder first on
+``sys.path``, its own working directory, environment and session (so a timeout kills it and
+whatever it started together), and its exit status from ``SystemExit``. A script's own imports
+still run: a name it imports that no longer exists fails it here as it would anywhere.
+
+What differs from a fresh interpreter is only what was imported before the script's first line;
+a module that read the environment at import time would read the test process's (none of the
+service's do: settings are read when the app is built).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import multiprocessing
+import os
+import runpy
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from multiprocessing.context import ForkServerContext
+from pathlib import Path
+
+# What the scripts import first; everything they share comes in with these.
+PRELOAD = ["app.cli", "app.host.main", "persistence.embedded"]
+
+_context: list[ForkServerContext] = []
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A script's exit status and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class ScriptTimedOut(Exception):
+    """The script ran past its limit; it and its session were killed. Carries its output."""
+
+    def __init__(self, stdout: str, stderr: str) -> None:
+        super().__init__("timed out")
+        self.stdout, self.stderr = stdout, stderr
+
+
+def forkserver() -> ForkServerContext:
+    """This process's forkserver context (its server starts with the first script)."""
+    if not _context:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        _context.append(context)
+    return _context[0]
+
+
+def _run(script: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:
+    """In the forked process: become ``python SCRIPT ARGS...`` and run."""
+    os.setsid()  # a session of its own, as ``start_new_session=True`` gives
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, out), (2, err)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    sys.argv = [script, *args]
+    sys.path.insert(0, str(Path(script).parent))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    finally:
+        # A multiprocessing child ends with os._exit, which skips atexit: run what the script
+        # registered (a store to stop, a folder to remove) as an interpreter's exit would.
+        atexit._run_exitfuncs()
+
+
+def run_script(
+    script: Path, args: list[str], cwd: Path, env: dict[str, str], timeout_s: float
+) -> Finished:
+    """Run ``script`` with ``args`` in a preloaded process; its status and output, or
+    ``ScriptTimedOut`` after ``timeout_s`` (the process's session killed first)."""
+    with tempfile.TemporaryDirectory(prefix="fincap-script-") as folder:
+        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+        process = forkserver().Process(
+            target=_run, args=(str(script), args, str(cwd), env, str(out), str(err))
+        )
+        process.start()
+        process.join(timeout_s)
+        timed_out = process.exitcode is None
+        if timed_out and process.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.join()
+        stdout = out.read_text(errors="replace") if out.exists() else ""
+        stderr = err.read_text(errors="replace") if err.exists() else ""
+    if timed_out:
+        raise ScriptTimedOut(stdout, stderr)
+    assert process.exitcode is not None
+    return Finished(process.exitcode, stdout, stderr)
