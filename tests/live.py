@@ -16,12 +16,13 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 import psutil
@@ -30,6 +31,7 @@ from starlette.types import ASGIApp
 
 from app.host.serving import Server
 from persistence.embedded import free_port
+from tests.preloaded import start_fincap
 
 # Measured: `fincap serve` took about 30 s to answer /readyz (embedded database, analysis
 # process) on the 2-core machine under other engineers' load, where 60 s had been the limit.
@@ -75,7 +77,37 @@ class ServerExited(AssertionError):
     """The server process ended while a test waited for it."""
 
 
-def wait_ready(base: str, process: subprocess.Popen[bytes]) -> None:
+class Process(Protocol):
+    """What the helpers use of a started program: ``subprocess.Popen``'s, or ``Forked``'s."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | Any: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def send_signal(self, sig: int) -> None: ...
+    def kill(self) -> None: ...
+
+
+def launch(
+    command: Sequence[str], environment: Mapping[str, str], log: Path, fresh: bool = False
+) -> Process:
+    """Start ``command``, its output appended to ``log``. A ``fincap`` command (the console
+    script, or ``python -m app.cli``) starts forked from a process that has the service imported
+    already (``tests/preloaded.py``: 3 s of CPU less a start), unless ``fresh``; anything else as
+    a new program. A test of the server's process tree asks for ``fresh``: a forked server
+    shares the test process's multiprocessing resource tracker instead of starting its own."""
+    program = list(command)
+    if not fresh and Path(program[0]).name == "fincap":
+        return start_fincap(program[1:], environment, log)
+    if not fresh and program[:3] == [sys.executable, "-m", "app.cli"]:
+        return start_fincap(program[3:], environment, log)
+    with log.open("ab") as out:
+        return subprocess.Popen(program, env=dict(environment), stdout=out, stderr=out)
+
+
+def wait_ready(base: str, process: Process) -> None:
     """Return once the ``fincap serve`` ``process`` answers 200 on ``/readyz`` (its store and
     analysis process are up); ``ServerExited`` as soon as it ends instead."""
 
@@ -86,7 +118,7 @@ def wait_ready(base: str, process: subprocess.Popen[bytes]) -> None:
     poll_until_ok(f"{base}/readyz", READY_DEADLINE_S, running)
 
 
-def stop(process: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
+def stop(process: Process, grace_s: float = STOP_GRACE_S) -> None:
     """Stop a server and everything it started: SIGTERM (a clean shutdown), SIGKILL after
     ``grace_s``, then SIGKILL to any child still alive. Safe on a process already gone."""
     try:
@@ -110,7 +142,7 @@ def stop(process: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> Non
 class Served:
     """A running ``fincap serve``: its process, root URL and log (stdout and stderr)."""
 
-    process: subprocess.Popen[bytes]
+    process: Process
     base: str
     log: Path
 
@@ -120,24 +152,22 @@ def start_serve(
     env: Mapping[str, str] | Callable[[str], Mapping[str, str]],
     log: Path,
     attempts: int = 3,
+    fresh: bool = False,
 ) -> Served:
     """Start ``command`` (``fincap serve``, the port appended) on a free port and wait until it
     is ready. ``env`` is the process's environment, or a function of the server's root URL
     that returns it (for ``FINCAP_PUBLIC_URL``). ``fincap serve`` binds the port itself, so
     another process can take a port between our choosing it and the server binding it: that
     start fails with "address already in use" and the next attempt takes another port. On any
-    failure the process is stopped
-    and the error names the end of its log."""
+    failure the process is stopped and the error names the end of its log. ``fresh``: see
+    ``launch``."""
     for attempt in range(1, attempts + 1):
         port = free_port()
         offset = log.stat().st_size if log.exists() else 0
         base = f"http://127.0.0.1:{port}"
         environment = env(base) if callable(env) else env
         seed_help_vectors(environment)
-        with log.open("ab") as out:
-            process = subprocess.Popen(
-                [*command, "--port", str(port)], env=dict(environment), stdout=out, stderr=out
-            )
+        process = launch([*command, "--port", str(port)], environment, log, fresh)
         try:
             wait_ready(base, process)
         except AssertionError as exc:  # exited early, or not ready by the deadline

@@ -1,4 +1,5 @@
-"""Run a Python script as a process of its own that starts with the service already imported.
+"""Run a Python script, or a ``fincap`` command, as a process of its own that starts with the
+service already imported.
 
 ``python bench/NAME.py`` spends about 3 s of CPU importing the service (the app, its faces, the
 extraction engines) before its first line of work; the suite runs thirty such scripts. Here each
@@ -8,6 +9,10 @@ run is a process forked from a server process that imported those modules once
 ``sys.path``, its own working directory, environment and session (so a timeout kills it and
 whatever it started together), and its exit status from ``SystemExit``. A script's own imports
 still run: a name it imports that no longer exists fails it here as it would anywhere.
+
+``start_fincap`` does the same for a long-running ``fincap`` command (``fincap serve``): the
+command's ``main`` runs in the forked process, its output appended to a log, and the caller gets
+``subprocess.Popen``'s interface to it (``Forked``).
 
 What differs from a fresh interpreter is only what was imported before the script's first line;
 a module that read the environment at import time would read the test process's (none of the
@@ -22,14 +27,17 @@ import multiprocessing
 import os
 import runpy
 import signal
+import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.context import ForkServerContext
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 # What the scripts import first; everything they share comes in with these.
-PRELOAD = ["app.cli", "app.host.main", "persistence.embedded"]
+PRELOAD = ["app.cli", "app.host.main", "persistence.embedded", "uvicorn"]
 
 _context: list[ForkServerContext] = []
 
@@ -105,3 +113,64 @@ def run_script(
         raise ScriptTimedOut(stdout, stderr)
     assert process.exitcode is not None
     return Finished(process.exitcode, stdout, stderr)
+
+
+class Forked:
+    """``subprocess.Popen``'s interface (what ``tests/live.py`` uses) to a forked process."""
+
+    def __init__(self, process: BaseProcess, args: Sequence[str]) -> None:
+        assert process.pid is not None, "not started"
+        self._process = process
+        self.pid: int = process.pid
+        self.args = list(args)
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status (minus the signal that ended it), ``None`` while it runs."""
+        return self._process.exitcode
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return self._process.exitcode
+
+    def send_signal(self, sig: int) -> None:
+        if self._process.exitcode is None:  # as Popen: no signal to a process known to be gone
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def _fincap(args: list[str], env: dict[str, str], log: str) -> None:
+    """In the forked process: become ``fincap ARGS...``, its output appended to ``log``."""
+    from app.cli import main
+
+    os.environ.clear()
+    os.environ.update(env)
+    target = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for fd in (1, 2):
+        os.dup2(target, fd)
+    os.close(target)
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    sys.argv = ["fincap", *args]
+    try:
+        main()
+    finally:
+        atexit._run_exitfuncs()  # as in _run: os._exit ends a multiprocessing child
+
+
+def start_fincap(args: Sequence[str], env: Mapping[str, str], log: Path) -> Forked:
+    """``fincap ARGS...`` started in a preloaded process, with the environment ``env`` and its
+    output appended to ``log``."""
+    process = forkserver().Process(target=_fincap, args=(list(args), dict(env), str(log)))
+    process.start()
+    return Forked(process, ["fincap", *args])

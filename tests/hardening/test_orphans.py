@@ -37,7 +37,8 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
             "FINCAP_WORKERS": "1",
         }
         log = tmp_path / f"serve-{len(started)}.log"
-        served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log)
+        # A new interpreter, as in production: the process tree is what these tests check.
+        served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log, fresh=True)
         started.append(served)
         return served
 
