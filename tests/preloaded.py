@@ -149,10 +149,11 @@ class Forked:
         self.send_signal(signal.SIGKILL)
 
 
-def _fincap(args: list[str], env: dict[str, str], log: str) -> None:
+def _fincap(args: list[str], cwd: str, env: dict[str, str], log: str) -> None:
     """In the forked process: become ``fincap ARGS...``, its output appended to ``log``."""
     from app.cli import main
 
+    os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
     target = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -170,7 +171,9 @@ def _fincap(args: list[str], env: dict[str, str], log: str) -> None:
 
 def start_fincap(args: Sequence[str], env: Mapping[str, str], log: Path) -> Forked:
     """``fincap ARGS...`` started in a preloaded process, with the environment ``env`` and its
-    output appended to ``log``."""
-    process = forkserver().Process(target=_fincap, args=(list(args), dict(env), str(log)))
+    output appended to ``log``, in this process's working directory (as ``Popen`` starts it)."""
+    process = forkserver().Process(
+        target=_fincap, args=(list(args), os.getcwd(), dict(env), str(log))
+    )
     process.start()
     return Forked(process, ["fincap", *args])
