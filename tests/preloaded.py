@@ -106,6 +106,7 @@ def run_script(
         if timed_out and process.pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
+            process.kill()  # itself too, should it have left its session
             process.join()
         stdout = out.read_text(errors="replace") if out.exists() else ""
         stderr = err.read_text(errors="replace") if err.exists() else ""
