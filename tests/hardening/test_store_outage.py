@@ -344,10 +344,11 @@ def test_a_killed_embedded_store_is_started_again_by_serve(tmp_path: Path) -> No
     the same port and files, announces it to other processes, and answers again."""
     data_dir = tmp_path / "data"
     env = serve_env(data_dir)
-    boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
     served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
-    headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
     try:
+        # Joins serve's store (before serve, it would start and stop a private one).
+        boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+        headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
         state = json.loads((data_dir / STATE_FILE).read_text())
         supervisor = psutil.Process(state["pid"])
         for process in [*supervisor.children(recursive=True), supervisor]:
