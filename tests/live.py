@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,14 +36,30 @@ from persistence.embedded import free_port
 # Five minutes fails a server that never gets ready, without failing a slow one.
 READY_DEADLINE_S = 300.0
 STOP_GRACE_S = 60.0
+# The longest pause between readiness polls: a server gets ready in 5-30 s here, and a pause
+# that had grown to 1 s left it unnoticed for half a second on average. One client makes all
+# of a wait's polls (a client each cost 20 ms of CPU for its TLS context), so a refused
+# connection or a 503 costs about a millisecond.
+MAX_POLL_PAUSE_S = 0.25
+# Where a `fincap serve` keeps its help center's vectors (engines/help_center: computed once,
+# read by later starts on the same data directory).
+HELP_VECTORS = "help_center/help-vectors-*.npy"
 
 
 def poll_until_ok(
     url: str, deadline_s: float = READY_DEADLINE_S, check: Callable[[], None] | None = None
 ) -> None:
     """Return once ``GET url`` answers 200; an ``AssertionError`` with the last answer after
-    ``deadline_s``. Pauses between attempts grow from 50 ms to 1 s; ``check`` runs before each
-    attempt and raises when waiting is pointless (the server process died)."""
+    ``deadline_s``. Pauses between attempts grow from 50 ms to ``MAX_POLL_PAUSE_S``; ``check``
+    runs before each attempt and raises when waiting is pointless (the server process died)."""
+    with httpx.Client() as client:
+        _poll(client, url, deadline_s, check)
+
+
+def _poll(
+    client: httpx.Client, url: str, deadline_s: float, check: Callable[[], None] | None
+) -> None:
+    """``poll_until_ok``'s loop, its attempts made with ``client``."""
     deadline = time.monotonic() + deadline_s
     pause = 0.05
     last = "no answer yet"
@@ -51,7 +68,7 @@ def poll_until_ok(
             check()
         remaining = deadline - time.monotonic()
         try:
-            response = httpx.get(url, timeout=min(10.0, max(1.0, remaining)))
+            response = client.get(url, timeout=min(10.0, max(1.0, remaining)))
         except httpx.HTTPError as exc:
             last = f"{type(exc).__name__}: {exc}"
         else:
@@ -62,7 +79,7 @@ def poll_until_ok(
         if remaining <= 0:
             raise AssertionError(f"{url} did not answer 200 within {deadline_s:.0f} s ({last})")
         time.sleep(min(pause, remaining))
-        pause = min(pause * 2, 1.0)
+        pause = min(pause * 2, MAX_POLL_PAUSE_S)
 
 
 def wait_until_healthy(base: str, timeout: float = READY_DEADLINE_S) -> None:
@@ -105,6 +122,28 @@ def stop(process: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> Non
             child.kill()
 
 
+# The data directories of the servers this process started: the first that holds help center
+# vectors lends them to the next fresh data directory.
+_served_data_dirs: list[Path] = []
+
+
+def lend_help_vectors(data_dir: Path) -> None:
+    """Copy the help center's vectors that an earlier server of this process computed into
+    ``data_dir``, where it has none: that server reads them at start-up instead of embedding
+    every article again (over a CPU-second each start). The file is named by a digest of the
+    model and the articles, so a server only uses vectors of its own model and articles, and
+    they are the very vectors it would compute."""
+    target = data_dir / "help_center"
+    if list(data_dir.glob(HELP_VECTORS)):
+        return
+    for earlier in _served_data_dirs:
+        for vectors in earlier.glob(HELP_VECTORS):
+            target.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # gone meanwhile: this server embeds them
+                shutil.copyfile(vectors, target / vectors.name)
+                return
+
+
 @dataclass
 class Served:
     """A running ``fincap serve``: its process, root URL and log (stdout and stderr)."""
@@ -119,10 +158,13 @@ def start_serve(
     env: Mapping[str, str] | Callable[[str], Mapping[str, str]],
     log: Path,
     attempts: int = 3,
+    lend_vectors: bool = True,
 ) -> Served:
     """Start ``command`` (``fincap serve``, the port appended) on a free port and wait until it
     is ready. ``env`` is the process's environment, or a function of the server's root URL
-    that returns it (for ``FINCAP_PUBLIC_URL``). ``fincap serve`` binds the port itself, so
+    that returns it (for ``FINCAP_PUBLIC_URL``). With ``lend_vectors``, a fresh data directory
+    gets the help center vectors an earlier server computed (``lend_help_vectors``); a test of
+    that computation passes False. ``fincap serve`` binds the port itself, so
     another process can take a port between our choosing it and the server binding it: that
     start fails with "address already in use" and the next attempt takes another port. On any
     failure the process is stopped
@@ -132,6 +174,11 @@ def start_serve(
         offset = log.stat().st_size if log.exists() else 0
         base = f"http://127.0.0.1:{port}"
         environment = env(base) if callable(env) else env
+        data_dir = environment.get("FINCAP_DATA_DIR")
+        if data_dir:
+            if lend_vectors:
+                lend_help_vectors(Path(data_dir))
+            _served_data_dirs.append(Path(data_dir))
         with log.open("ab") as out:
             process = subprocess.Popen(
                 [*command, "--port", str(port)], env=dict(environment), stdout=out, stderr=out

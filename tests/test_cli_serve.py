@@ -45,7 +45,8 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
 
     env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
     log = tmp_path / "serve.log"
-    served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log)
+    # The help center's vectors computed by this server, not lent by an earlier one (step 5).
+    served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log, lend_vectors=False)
     server, base = served.process, served.base
     try:
         state = json.loads((data_dir / STATE_FILE).read_text())
