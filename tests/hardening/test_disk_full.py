@@ -116,10 +116,11 @@ def test_intake_is_refused_before_the_disk_fills(tmp_path: Path) -> None:
             FINCAP_INBOUND_SMTP_PORT=str(smtp_port),
             FINCAP_WORKERS="0",
         )
-        boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
         served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
-        client = Client(served, boot)
         try:
+            # Joins serve's store (before serve, it would start and stop a private one).
+            boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+            client = Client(served, boot)
             assert client.upload().status_code == 200
             assert smtp_mail_reply(smtp_port)[0] == 250
             counted = client.call("documents.count", {}).json()["data"]["result"]["count"]
@@ -163,10 +164,11 @@ def test_an_embedded_store_stopped_by_a_full_disk_is_started_again_once_there_is
             FINCAP_WORKERS="0",
             SECANTUS_CHECKPOINT_SECONDS="1",
         )
-        boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
         served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
-        client = Client(served, boot)
         try:
+            # Joins serve's store (before serve, it would start and stop a private one).
+            boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+            client = Client(served, boot)
             assert client.upload().status_code == 200
             filler = fill(disk, leave_bytes=256 * 1024)
 
