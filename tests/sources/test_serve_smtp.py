@@ -23,7 +23,6 @@ pytestmark = pytest.mark.wire
 
 def test_fincap_serve_receives_mail_over_smtp(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
     smtp_port = free_port()
     env = {
         **os.environ,
@@ -36,8 +35,10 @@ def test_fincap_serve_receives_mail_over_smtp(tmp_path: Path) -> None:
     log = tmp_path / "serve.log"
     served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log)
     server, base = served.process, served.base
-    headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
     try:
+        # Joins serve's store (before serve, it would start and stop a private one).
+        boot = admin(data_dir, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+        headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
         address = httpx.post(
             f"{base}/v1/capabilities/workspaces.get-inbound-address", json={}, headers=headers
         ).json()["data"]["result"]["address"]
