@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from persistence.embedded import STATE_FILE, EmbeddedServer, running_server_uri
-from tests.live import STOP_GRACE_S, Served, start_serve, stop
+from tests.live import STOP_GRACE_S, Served, discard, start_serve
 
 pytestmark = pytest.mark.wire
 
@@ -26,8 +26,8 @@ Serve = Callable[..., Served]
 def serve(tmp_path: Path) -> Iterator[Serve]:
     """Starts ``fincap serve`` on a data directory; with ``analysis_process`` (the default),
     ready means its analysis process runs too (a start that only the store matters to analyses
-    in a thread and spares the spawn). Every server started is stopped, with its children, when
-    the test ends, whatever its outcome."""
+    in a thread and spares the spawn). Every server started is killed, with its children, when
+    the test ends, whatever its outcome (``discard``: no test here checks a clean stop)."""
     started: list[Served] = []
 
     def start(data_dir: Path, analysis_process: bool = True) -> Served:
@@ -45,7 +45,7 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
 
     yield start
     for served in started:
-        stop(served.process)
+        discard(served.process)
 
 
 def alive(processes: list[psutil.Process]) -> list[psutil.Process]:

@@ -28,7 +28,7 @@ from tests.hardening.faults import (
     stop_timed,
     until,
 )
-from tests.live import start_serve, stop
+from tests.live import discard, start_serve, stop
 from tests.sources.conftest import fixture
 
 pytestmark = pytest.mark.wire
@@ -134,7 +134,7 @@ def test_sigterm_with_the_store_down_stops_serve_and_a_worker_within_10_s_keepin
             assert api_calls(store.uri, boot["orgId"]) == calls.made
             assert not list(data_dir.glob("usage-pending-*"))
         finally:
-            stop(again.process)
+            discard(again.process)  # its start was the point, not its stop
     finally:
         stop(served.process)
         if worker is not None:

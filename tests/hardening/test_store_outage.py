@@ -35,7 +35,7 @@ from persistence.store import Store
 from tests.conftest import app_on, make_tenant, worker_pool
 from tests.events.streams import SseReader
 from tests.hardening.faults import FINCAP, OwnStore, admin, serve_env, until
-from tests.live import Served, refused_address, start_serve, stop
+from tests.live import Served, discard, refused_address, start_serve
 from tests.sources.mail import message
 
 pytestmark = pytest.mark.wire
@@ -142,7 +142,7 @@ def outage(tmp_path: Path) -> Iterator[Outage]:
         ).json()["data"]["result"]["address"]
         yield Outage(store, served, headers, address, smtp_port)
     finally:
-        stop(served.process)
+        discard(served.process)  # nothing here checks a clean stop
         store.stop()
 
 
@@ -377,7 +377,7 @@ def test_a_killed_embedded_store_is_started_again_by_serve(tmp_path: Path) -> No
         assert "ended" in health["store"]["lastRestart"]
         sys.stderr.write(f"embedded store killed: answering again after {settled:.2f} s\n")
     finally:
-        stop(served.process)
+        discard(served.process)
 
 
 async def test_every_face_answers_an_unreachable_store_with_503_and_no_driver_text() -> None:
