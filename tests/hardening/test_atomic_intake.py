@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import json
-import select
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -136,10 +135,6 @@ async def door_input(store: Store, door: str, tenant: Tenant, n: int) -> dict[st
     return {"payload": webhook([sent]), "appSecret": APP_SECRET}
 
 
-# A bound on one door's kill runs on a loaded machine, not an expectation: a hang still fails.
-KILL_RUNS_TIMEOUT_S = 600
-
-
 class Killer:
     """``python -m tests.hardening.intake_kill``, started once for the module: each door's plan
     is a line on its stdin, answered by a line on its stdout."""
@@ -159,14 +154,12 @@ class Killer:
         return AssertionError(f"{what}; its stderr ends:\n{self.log.read_text()[-4000:]}")
 
     def run(self, plan: dict[str, Any]) -> list[dict[str, Any]]:
-        """The runs of one plan, as the program reports them."""
+        """The runs of one plan, as the program reports them. A hang is failed by the suite's
+        per-test time limit (pytest-timeout), with the stacks."""
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(plan) + "\n")
         self.process.stdin.flush()
         while True:
-            readable, _, _ = select.select([self.process.stdout], [], [], KILL_RUNS_TIMEOUT_S)
-            if not readable:
-                raise self.failed(f"no answer within {KILL_RUNS_TIMEOUT_S} s")
             line = self.process.stdout.readline()
             if not line:
                 raise self.failed(f"the program ended (code {self.process.wait()})")
