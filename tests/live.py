@@ -38,14 +38,30 @@ from tests.preloaded import start_fincap
 # Five minutes fails a server that never gets ready, without failing a slow one.
 READY_DEADLINE_S = 300.0
 STOP_GRACE_S = 60.0
+# The longest pause between readiness polls: a server gets ready in 5-30 s here, and a pause
+# that had grown to 1 s left it unnoticed for half a second on average. One client makes all
+# of a wait's polls (a client each cost 20 ms of CPU for its TLS context), so a refused
+# connection or a 503 costs about a millisecond.
+MAX_POLL_PAUSE_S = 0.25
+# Where a `fincap serve` keeps its help center's vectors (engines/help_center: computed once,
+# read by later starts on the same data directory).
+HELP_VECTORS = "help_center/help-vectors-*.npy"
 
 
 def poll_until_ok(
     url: str, deadline_s: float = READY_DEADLINE_S, check: Callable[[], None] | None = None
 ) -> None:
     """Return once ``GET url`` answers 200; an ``AssertionError`` with the last answer after
-    ``deadline_s``. Pauses between attempts grow from 50 ms to 1 s; ``check`` runs before each
-    attempt and raises when waiting is pointless (the server process died)."""
+    ``deadline_s``. Pauses between attempts grow from 50 ms to ``MAX_POLL_PAUSE_S``; ``check``
+    runs before each attempt and raises when waiting is pointless (the server process died)."""
+    with httpx.Client() as client:
+        _poll(client, url, deadline_s, check)
+
+
+def _poll(
+    client: httpx.Client, url: str, deadline_s: float, check: Callable[[], None] | None
+) -> None:
+    """``poll_until_ok``'s loop, its attempts made with ``client``."""
     deadline = time.monotonic() + deadline_s
     pause = 0.05
     last = "no answer yet"
@@ -54,7 +70,7 @@ def poll_until_ok(
             check()
         remaining = deadline - time.monotonic()
         try:
-            response = httpx.get(url, timeout=min(10.0, max(1.0, remaining)))
+            response = client.get(url, timeout=min(10.0, max(1.0, remaining)))
         except httpx.HTTPError as exc:
             last = f"{type(exc).__name__}: {exc}"
         else:
@@ -65,7 +81,7 @@ def poll_until_ok(
         if remaining <= 0:
             raise AssertionError(f"{url} did not answer 200 within {deadline_s:.0f} s ({last})")
         time.sleep(min(pause, remaining))
-        pause = min(pause * 2, 1.0)
+        pause = min(pause * 2, MAX_POLL_PAUSE_S)
 
 
 def wait_until_healthy(base: str, timeout: float = READY_DEADLINE_S) -> None:
@@ -118,13 +134,23 @@ def wait_ready(base: str, process: Process) -> None:
     poll_until_ok(f"{base}/readyz", READY_DEADLINE_S, running)
 
 
+def _children(process: Process) -> list[psutil.Process]:
+    try:
+        return psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _kill(processes: list[psutil.Process]) -> None:
+    for child in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.kill()
+
+
 def stop(process: Process, grace_s: float = STOP_GRACE_S) -> None:
     """Stop a server and everything it started: SIGTERM (a clean shutdown), SIGKILL after
     ``grace_s``, then SIGKILL to any child still alive. Safe on a process already gone."""
-    try:
-        children = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        children = []
+    children = _children(process)
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
@@ -133,9 +159,54 @@ def stop(process: Process, grace_s: float = STOP_GRACE_S) -> None:
             process.kill()
             process.wait(timeout=grace_s)
     _, survivors = psutil.wait_procs(children, timeout=grace_s)
-    for child in survivors:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            child.kill()
+    _kill(survivors)
+
+
+def discard(process: Process) -> None:
+    """End a server whose data directory the test throws away, at once: SIGKILL to it and to
+    everything it started, then wait until they are gone. For a test's clean-up, where nothing
+    of a clean shutdown is checked (``stop`` is the clean one; a clean ``fincap serve`` stop
+    took 2-5 s here, mostly its embedded store's). Safe on a process already gone."""
+    children = _children(process)
+    if process.poll() is None:
+        process.kill()
+        process.wait(timeout=STOP_GRACE_S)
+    _kill(children)
+    # A killed child of the dead server is a zombie until init reaps it (a second here):
+    # dead already, so it counts as gone.
+    deadline = time.monotonic() + STOP_GRACE_S
+    while any(_running(child) for child in children):
+        assert time.monotonic() < deadline, "a killed server's child is still running"
+        time.sleep(0.02)
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# The data directories of the servers this process started: the first that holds help center
+# vectors lends them to the next fresh data directory.
+_served_data_dirs: list[Path] = []
+
+
+def lend_help_vectors(data_dir: Path) -> None:
+    """Copy the help center's vectors that an earlier server of this process computed into
+    ``data_dir``, where it has none: that server reads them at start-up instead of embedding
+    every article again (over a CPU-second each start). The file is named by a digest of the
+    model and the articles, so a server only uses vectors of its own model and articles, and
+    they are the very vectors it would compute."""
+    target = data_dir / "help_center"
+    if list(data_dir.glob(HELP_VECTORS)):
+        return
+    for earlier in _served_data_dirs:
+        for vectors in earlier.glob(HELP_VECTORS):
+            target.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # gone meanwhile: this server embeds them
+                shutil.copyfile(vectors, target / vectors.name)
+                return
 
 
 @dataclass
@@ -152,11 +223,14 @@ def start_serve(
     env: Mapping[str, str] | Callable[[str], Mapping[str, str]],
     log: Path,
     attempts: int = 3,
+    lend_vectors: bool = True,
     fresh: bool = False,
 ) -> Served:
     """Start ``command`` (``fincap serve``, the port appended) on a free port and wait until it
     is ready. ``env`` is the process's environment, or a function of the server's root URL
-    that returns it (for ``FINCAP_PUBLIC_URL``). ``fincap serve`` binds the port itself, so
+    that returns it (for ``FINCAP_PUBLIC_URL``). With ``lend_vectors``, a fresh data directory
+    gets the help center vectors an earlier server computed (``lend_help_vectors``); a test of
+    that computation passes False. ``fincap serve`` binds the port itself, so
     another process can take a port between our choosing it and the server binding it: that
     start fails with "address already in use" and the next attempt takes another port. On any
     failure the process is stopped and the error names the end of its log. ``fresh``: see
@@ -166,7 +240,11 @@ def start_serve(
         offset = log.stat().st_size if log.exists() else 0
         base = f"http://127.0.0.1:{port}"
         environment = env(base) if callable(env) else env
-        seed_help_vectors(environment)
+        data_dir = environment.get("FINCAP_DATA_DIR")
+        if data_dir:
+            if lend_vectors:
+                lend_help_vectors(Path(data_dir))
+            _served_data_dirs.append(Path(data_dir))
         process = launch([*command, "--port", str(port)], environment, log, fresh)
         try:
             wait_ready(base, process)
@@ -182,35 +260,6 @@ def start_serve(
             raise
         return Served(process, base, log)
     raise AssertionError("unreachable")  # the last attempt returns or raises
-
-
-# The data folders of the servers this process started, newest last (seed_help_vectors).
-_served_data_dirs: list[Path] = []
-
-
-def seed_help_vectors(environment: Mapping[str, str]) -> None:
-    """Give a server's new data folder the help center's vectors an earlier server of this
-    process computed, as a second start on one folder finds them (``cached_vectors``).
-
-    Every ``fincap serve`` indexes the help center beside its start-up: 533 passages through
-    the embedding model, 1.5 s of CPU, for each of the suite's dozens of fresh folders. The file
-    is named by the digest of the model and the texts, so a copy is used only when it is what
-    the server would compute; ``tests/test_cli_serve.py`` starts its server without this and
-    proves the computing and the caching."""
-    data = environment.get("FINCAP_DATA_DIR")
-    if not data:
-        return
-    target = Path(data) / "help_center"
-    if not any(target.glob("help-vectors-*.npy")):
-        for earlier in reversed(_served_data_dirs):
-            found = sorted((earlier / "help_center").glob("help-vectors-*.npy"))
-            if found:  # written by an atomic rename: a file that exists is whole
-                target.mkdir(parents=True, exist_ok=True)
-                copied = target / f"{found[0].name}.copying"
-                shutil.copyfile(found[0], copied)
-                copied.replace(target / found[0].name)
-                break
-    _served_data_dirs.append(Path(data))
 
 
 @contextlib.contextmanager

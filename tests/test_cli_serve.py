@@ -45,7 +45,10 @@ def test_admin_and_serve_share_the_data_directory(tmp_path: Path) -> None:
 
     env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
     log = tmp_path / "serve.log"
-    served = start_serve([sys.executable, "-m", "app.cli", "serve"], env, log)
+    # The help center's vectors computed by this server, not lent by an earlier one (step 5);
+    # a new interpreter, as an operator starts it (the command itself is what this test checks).
+    command = [sys.executable, "-m", "app.cli", "serve"]
+    served = start_serve(command, env, log, lend_vectors=False, fresh=True)
     server, base = served.process, served.base
     try:
         state = json.loads((data_dir / STATE_FILE).read_text())

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from persistence.embedded import shared_embedded_store
-from tests.live import refused_address, start_serve, stop
+from tests.live import discard, refused_address, start_serve
 from tests.test_cli_serve import admin, admin_like
 
 pytestmark = pytest.mark.wire
@@ -46,18 +45,17 @@ class Live:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     root = tmp_path_factory.mktemp("cli-live")
     data_dir = root / "data"
-    # Both commands join one store (each would start and stop a private one).
-    with shared_embedded_store(data_dir, publish=True):
+    env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
+    server = start_serve([FINCAP, "serve"], env, root / "serve.log")
+    try:
+        # Both commands join the server's store (without it, each would start a private one).
         boot = admin(data_dir, "bootstrap", "--email", "me@example.com", "--workspace", "Home")
         other = admin_like(
             data_dir, "admin", "create-workspace", "--email", "me@example.com", "--name", "Side"
         )
-    env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
-    server = start_serve([FINCAP, "serve"], env, root / "serve.log")
-    try:
         yield Live(server.base, boot["apiKey"], boot["orgId"], other["orgId"], root / "home")
     finally:
-        stop(server.process)
+        discard(server.process)  # nothing here checks a clean stop
 
 
 @pytest.fixture

@@ -4,6 +4,9 @@ store's index bounds are wrong (inclusive bounds on ``docDate``)."""
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -12,7 +15,9 @@ import pytest
 
 from domain.where import WhereClause
 from engines.demo import demo_documents
+from persistence.client import connect
 from persistence.documents.query import DocumentQuery, Keyset
+from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 
 pytestmark = pytest.mark.wire
@@ -26,6 +31,47 @@ async def fill(store: Store, workspace: str, count: int, seed: int) -> list[dict
         document["_id"] = f"{workspace}_{position:04d}"
     await store.documents.writes.insert_many(workspace, documents)
     return documents
+
+
+# The workspaces the parametrized read tests share (workspace, count, seed): filled once for
+# the module (the rollups' 450 documents took 3 s to insert, once per parameter), never written
+# by those tests, which only read.
+SHARED = (("org_dates", 120, 3), ("org_big", 300, 4), ("org_rolled", 150, 5))
+
+
+@pytest.fixture(scope="module")
+def shared_database(embedded_server: EmbeddedServer) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The name of a database holding ``SHARED``, and each workspace's documents."""
+    name = f"wire_{uuid.uuid4().hex[:10]}"
+    filled: dict[str, Any] = {}
+
+    async def make() -> None:
+        client, db = connect(embedded_server.uri, name)
+        store = Store(db)
+        await store.ensure_indexes()
+        for workspace, count, seed in SHARED:
+            filled[workspace] = await fill(store, workspace, count, seed)
+        client.close()
+
+    async def drop() -> None:
+        client, _ = connect(embedded_server.uri, name)
+        await client.drop_database(name)
+        client.close()
+
+    asyncio.run(make())
+    yield name, filled
+    asyncio.run(drop())
+
+
+@pytest.fixture
+async def shared(
+    embedded_server: EmbeddedServer, shared_database: tuple[str, dict[str, Any]]
+) -> AsyncIterator[tuple[Store, dict[str, Any]]]:
+    """The shared database, through a client of this test's event loop; the documents."""
+    name, filled = shared_database
+    client, db = connect(embedded_server.uri, name)
+    yield Store(db), filled
+    client.close()
 
 
 def where(*conditions: dict[str, Any]) -> WhereClause:
@@ -65,10 +111,13 @@ async def test_reads_examine_only_their_workspace(wire_store: Store) -> None:
 
 
 @pytest.mark.parametrize("op", ["gte", "lte", "eq", "gt", "lt"])
-async def test_inclusive_date_bounds_keep_equal_documents(wire_store: Store, op: str) -> None:
+async def test_inclusive_date_bounds_keep_equal_documents(
+    shared: tuple[Store, dict[str, Any]], op: str
+) -> None:
     """The store drops documents equal to an inclusive ``docDate`` bound when the bound is in
     an index range; reads keep dates out of index bounds, so every such document is found."""
-    documents = await fill(wire_store, "org_dates", 120, seed=3)
+    wire_store, filled = shared
+    documents = filled["org_dates"]
     active = [d for d in documents if not d.get("archived") and d.get("docDate")]
     pivot = sorted(d["docDate"] for d in active)[len(active) // 2]
     compare = {
@@ -90,14 +139,14 @@ async def test_inclusive_date_bounds_keep_equal_documents(wire_store: Store, op:
 
 @pytest.mark.parametrize("op", ["gte", "gt", "lte", "lt"])
 async def test_rollups_on_the_embedded_store_agree_and_read_only_their_range(
-    wire_store: Store, op: str
+    shared: tuple[Store, dict[str, Any]], op: str
 ) -> None:
     """Counts from the rollups equal counts from the documents on SecantusDB, also at
     inclusive bounds (the rows' date is the index's last key, where bounds are exact) and where
     a range is split into day rows at its ends and month rows between, and the day rows of a
     date range are read through the index without a collection scan."""
-    await fill(wire_store, "org_big", 300, seed=4)
-    documents = await fill(wire_store, "org_rolled", 150, seed=5)
+    wire_store, filled = shared  # org_big (300 documents) beside it
+    documents = filled["org_rolled"]
     dated = sorted(d["docDate"] for d in documents if d.get("docDate"))
     pivot = dated[len(dated) // 2].isoformat()
     for group_by in (None, "category", "month", "day"):

@@ -1,15 +1,17 @@
 """A program that runs one source's intake and dies by SIGKILL before its Nth write to the store.
 
-``tests/hardening/test_atomic_intake.py`` runs it (``python -m tests.hardening.intake_kill``) with
-a plan on stdin: the store, the door (``smtp``, ``relay``, ``upload``, ``whatsapp``,
-``whatsapp-media``) and one input per run. The program imports everything once, then forks a
-fresh child per run: the first run counts the writes of a whole intake, and run ``n`` after it
-kills its child with SIGKILL just before the child's ``n``-th write command (insert, update,
-delete, findAndModify, commitTransaction) leaves for the store, until a run finishes without
-being killed. So every boundary between two writes of every door is a kill point, wherever the
-code puts its writes, and nothing of the killed process runs after its kill (no ``finally``, no
-clean-up): a real ``kill -9``. It prints one JSON line: each run's kill point, whether it was
-killed, and the writes a finished run made.
+``tests/hardening/test_atomic_intake.py`` starts it once for the module (``python -m
+tests.hardening.intake_kill``) and sends it plans on stdin, one JSON line each: the store, the
+door (``smtp``, ``relay``, ``upload``, ``whatsapp``, ``whatsapp-media``) and one input per run.
+The program imports everything once (seconds of CPU, paid once for the five doors, not once a
+door), then for each plan forks a fresh child per run: the first run counts the writes of a
+whole intake, and run ``n`` after it kills its child with SIGKILL just before the child's
+``n``-th write command (insert, update, delete, findAndModify, commitTransaction) leaves for the
+store, until a run finishes without being killed. So every boundary between two writes of every
+door is a kill point, wherever the code puts its writes, and nothing of the killed process runs
+after its kill (no ``finally``, no clean-up): a real ``kill -9``. For each plan it prints one
+line, ``RESULT_PREFIX`` then JSON: each run's kill point, whether it was killed, and the writes a
+finished run made. It ends when stdin closes.
 
 The doors are also used by the test itself, in its own process, to send the same input again
 (the sender's retry).
@@ -41,6 +43,8 @@ from resolvers import build_registry
 from resolvers.framework.registry import Registry
 from tests.conftest import app_on, worker_pool
 
+# Marks the line that answers a plan (anything else a library prints to stdout is not one).
+RESULT_PREFIX = "intake-kill-result "
 WRITES = frozenset({"insert", "update", "delete", "findAndModify", "commitTransaction"})
 Door = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -197,9 +201,9 @@ def fork_run(prepared: Prepared, given: dict[str, Any], kill_at: int | None) -> 
     return {"killAt": kill_at, "killed": killed, "seconds": time.monotonic() - began, **outcome}
 
 
-def main() -> None:
-    plan = json.loads(sys.stdin.read())
-    prepared = Prepared(plan)
+def kill_runs(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """One plan: a whole intake, then one run killed before each of its writes in turn."""
+    prepared = Prepared(plan)  # its own client, not connected here: forking stays safe
     inputs = list(plan["inputs"])
     runs = [fork_run(prepared, inputs[0], None)]  # a whole intake: how many writes
     for kill_at, given in enumerate(inputs[1:], start=1):
@@ -207,7 +211,14 @@ def main() -> None:
         runs.append(run)
         if not run["killed"]:
             break  # past the last write: every boundary was a kill point
-    print(json.dumps(runs, default=str))
+    return runs
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if line.strip():
+            runs = kill_runs(json.loads(line))
+            print(RESULT_PREFIX + json.dumps(runs, default=str), flush=True)
 
 
 if __name__ == "__main__":

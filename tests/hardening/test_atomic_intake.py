@@ -3,8 +3,9 @@ writes leaves the intake whole or absent — for SMTP, the mail relay, files.upl
 messages and WhatsApp media — and the sender's retry is taken once, never as a duplicate of
 something half-made.
 
-``tests/hardening/intake_kill.py`` runs each door in a child process that is killed just before
-its n-th write command, for every n until an intake finishes (one fresh workspace per kill).
+``tests/hardening/intake_kill.py`` (one process for the module, which imports the service once)
+runs each door in a child process that is killed just before its n-th write command, for every
+n until an intake finishes (one fresh workspace per kill).
 After the kills, before anything repairs the store, every workspace is checked through the API:
 each activity item and each document belongs to a whole unit (the item names its documents,
 each document is listed, readable, counted, announced by its ``document.created`` event and has
@@ -21,6 +22,7 @@ import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,7 +35,7 @@ from persistence.store import Store
 from resolvers.framework.registry import Registry
 from resolvers.services.processing.recovery import recover_at_start_up
 from tests.conftest import Tenant, make_tenant
-from tests.hardening.intake_kill import Doors
+from tests.hardening.intake_kill import RESULT_PREFIX, Doors
 from tests.sources.conftest import (
     ACCESS_TOKEN,
     APP_SECRET,
@@ -133,8 +135,58 @@ async def door_input(store: Store, door: str, tenant: Tenant, n: int) -> dict[st
     return {"payload": webhook([sent]), "appSecret": APP_SECRET}
 
 
+class Killer:
+    """``python -m tests.hardening.intake_kill``, started once for the module: each door's plan
+    is a line on its stdin, answered by a line on its stdout."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        with log.open("ab") as errors:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.hardening.intake_kill"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+            )
+
+    def failed(self, what: str) -> AssertionError:
+        return AssertionError(f"{what}; its stderr ends:\n{self.log.read_text()[-4000:]}")
+
+    def run(self, plan: dict[str, Any]) -> list[dict[str, Any]]:
+        """The runs of one plan, as the program reports them. A hang is failed by the suite's
+        per-test time limit (pytest-timeout), with the stacks."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(plan) + "\n")
+        self.process.stdin.flush()
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise self.failed(f"the program ended (code {self.process.wait()})")
+            if line.startswith(RESULT_PREFIX):
+                runs: list[dict[str, Any]] = json.loads(line[len(RESULT_PREFIX) :])
+                return runs
+
+    def close(self) -> None:
+        """End of stdin ends the program; killed if it does not end."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def killer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Killer]:
+    started = Killer(tmp_path_factory.mktemp("intake-kill") / "stderr.log")
+    yield started
+    started.close()
+
+
 def kill_runs(
-    store: Store, door: str, inputs: list[dict[str, Any]], **options: Any
+    killer: Killer, store: Store, door: str, inputs: list[dict[str, Any]], **options: Any
 ) -> list[dict[str, Any]]:
     plan = {
         "uri": store.db.client.address and _uri(store),
@@ -144,15 +196,7 @@ def kill_runs(
         "inputs": inputs,
         **options,
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.hardening.intake_kill"],
-        input=json.dumps(plan),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    runs: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
+    runs = killer.run(plan)
     assert not runs[0]["killed"] and "error" not in runs[0] and runs[0]["writes"] > 0, runs[0]
     assert not runs[-1]["killed"], "more kill points than workspaces: raise RUNS"
     assert all("error" not in run for run in runs), runs
@@ -247,12 +291,12 @@ async def until_settled(workers: WorkerPool, store: Store, workspaces: list[str]
 
 @pytest.mark.parametrize("door", ["smtp", "relay", "upload", "whatsapp", "whatsapp-media"])
 async def test_a_kill_between_any_two_intake_writes_leaves_it_whole_or_absent(
-    app: SourceApp, graph: GraphState, door: str
+    app: SourceApp, graph: GraphState, killer: Killer, door: str
 ) -> None:
     store = app.store
     made = await tenants(store, RUNS)
     inputs = [await door_input(store, door, tenant, n) for n, tenant in enumerate(made)]
-    runs = kill_runs(store, door, inputs, settings=settings_for(graph))
+    runs = kill_runs(killer, store, door, inputs, settings=settings_for(graph))
     killed = made[1 : len(runs) - 1]
     print(door, [(run["killAt"], run.get("writes"), round(run["seconds"], 2)) for run in runs])
     assert len(killed) >= 5, runs  # every door writes at least this often

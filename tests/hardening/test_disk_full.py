@@ -29,7 +29,7 @@ from persistence.embedded import free_port
 from persistence.store import Store
 from tests.conftest import Tenant, app_on
 from tests.hardening.faults import FINCAP, admin, serve_env, until
-from tests.live import Served, start_serve, stop
+from tests.live import Served, discard, start_serve
 from tests.sources.conftest import fixture
 from tests.sources.mail import message
 
@@ -116,10 +116,11 @@ def test_intake_is_refused_before_the_disk_fills(tmp_path: Path) -> None:
             FINCAP_INBOUND_SMTP_PORT=str(smtp_port),
             FINCAP_WORKERS="0",
         )
-        boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
         served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
-        client = Client(served, boot)
         try:
+            # Joins serve's store (before serve, it would start and stop a private one).
+            boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+            client = Client(served, boot)
             assert client.upload().status_code == 200
             assert smtp_mail_reply(smtp_port)[0] == 250
             counted = client.call("documents.count", {}).json()["data"]["result"]["count"]
@@ -146,7 +147,7 @@ def test_intake_is_refused_before_the_disk_fills(tmp_path: Path) -> None:
             assert smtp_mail_reply(smtp_port)[0] == 250
             assert client.health()["disk"]["low"] is False
         finally:
-            stop(served.process)
+            discard(served.process)  # nothing here checks a clean stop
 
 
 def test_an_embedded_store_stopped_by_a_full_disk_is_started_again_once_there_is_room(
@@ -163,10 +164,11 @@ def test_an_embedded_store_stopped_by_a_full_disk_is_started_again_once_there_is
             FINCAP_WORKERS="0",
             SECANTUS_CHECKPOINT_SECONDS="1",
         )
-        boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
         served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
-        client = Client(served, boot)
         try:
+            # Joins serve's store (before serve, it would start and stop a private one).
+            boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+            client = Client(served, boot)
             assert client.upload().status_code == 200
             filler = fill(disk, leave_bytes=256 * 1024)
 
@@ -188,7 +190,7 @@ def test_an_embedded_store_stopped_by_a_full_disk_is_started_again_once_there_is
             assert client.health()["store"]["restarts"] >= 1
             sys.stderr.write(f"full disk freed: store working again after {settled:.2f} s\n")
         finally:
-            stop(served.process)
+            discard(served.process)  # nothing here checks a clean stop
 
 
 async def test_the_floor_reads_the_file_system_through_a_stat_hook(tmp_path: Path) -> None:

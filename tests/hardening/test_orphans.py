@@ -15,25 +15,27 @@ import psutil
 import pytest
 
 from persistence.embedded import STATE_FILE, EmbeddedServer, running_server_uri
-from tests.live import STOP_GRACE_S, Served, start_serve, stop
+from tests.live import STOP_GRACE_S, Served, discard, start_serve
 
 pytestmark = pytest.mark.wire
 
-Serve = Callable[[Path], Served]
+Serve = Callable[..., Served]
 
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Serve]:
-    """Starts ``fincap serve`` on a data directory (ready: the analysis process runs); every
-    server started is stopped, with its children, when the test ends, whatever its outcome."""
+    """Starts ``fincap serve`` on a data directory; with ``analysis_process`` (the default),
+    ready means its analysis process runs too (a start that only the store matters to analyses
+    in a thread and spares the spawn). Every server started is killed, with its children, when
+    the test ends, whatever its outcome (``discard``: no test here checks a clean stop)."""
     started: list[Served] = []
 
-    def start(data_dir: Path) -> Served:
+    def start(data_dir: Path, analysis_process: bool = True) -> Served:
         env = {
             **os.environ,
             "FINCAP_DATA_DIR": str(data_dir),
             "MONGODB_URI": "",
-            "FINCAP_EXTRACTION_EXECUTOR": "process",
+            "FINCAP_EXTRACTION_EXECUTOR": "process" if analysis_process else "thread",
             "FINCAP_WORKERS": "1",
         }
         log = tmp_path / f"serve-{len(started)}.log"
@@ -44,7 +46,7 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
 
     yield start
     for served in started:
-        stop(served.process)
+        discard(served.process)
 
 
 def alive(processes: list[psutil.Process]) -> list[psutil.Process]:
@@ -97,7 +99,7 @@ def test_kill_9_of_serve_takes_every_child_along(
     assert not survivors, [" ".join(p.cmdline()) for p in survivors]
 
     # The restart starts (and announces) a database of its own.
-    again = serve(data_dir).process
+    again = serve(data_dir, analysis_process=False).process
     stop_leftovers.extend(psutil.Process(again.pid).children(recursive=True))
     state = json.loads((data_dir / STATE_FILE).read_text())
     assert state["owner"] == again.pid
@@ -122,7 +124,7 @@ def test_a_server_whose_owner_died_is_stopped_not_joined(
     (data_dir / STATE_FILE).write_text(json.dumps(state))
 
     assert running_server_uri(data_dir) is None  # nobody joins it
-    restarted = serve(data_dir).process
+    restarted = serve(data_dir, analysis_process=False).process
     assert server.process.wait(timeout=STOP_GRACE_S) is not None  # stopped by the new serve
     new_state = json.loads((data_dir / STATE_FILE).read_text())
     assert new_state["owner"] == restarted.pid and new_state["pid"] != server.process.pid

@@ -28,7 +28,7 @@ from tests.hardening.faults import (
     stop_timed,
     until,
 )
-from tests.live import start_serve, stop
+from tests.live import discard, start_serve, stop
 from tests.sources.conftest import fixture
 
 pytestmark = pytest.mark.wire
@@ -134,7 +134,7 @@ def test_sigterm_with_the_store_down_stops_serve_and_a_worker_within_10_s_keepin
             assert api_calls(store.uri, boot["orgId"]) == calls.made
             assert not list(data_dir.glob("usage-pending-*"))
         finally:
-            stop(again.process)
+            discard(again.process)  # its start was the point, not its stop
     finally:
         stop(served.process)
         if worker is not None:
@@ -153,10 +153,11 @@ def test_a_worker_left_without_its_embedded_store_still_stops_within_10_s(
     that is gone (before: 30 s)."""
     data_dir = tmp_path / "data"
     env = serve_env(data_dir, FINCAP_WORKERS="0", FINCAP_USAGE_FLUSH_SECONDS="300")
-    boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
     served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
     worker = None
     try:
+        # Joins serve's store (before serve, it would start and stop a private one).
+        boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
         uri = (data_dir / "server.json").read_text()
         port = int(uri.split("127.0.0.1:")[1].split("/")[0])
         worker = start_worker(env, tmp_path / "worker.log", port)

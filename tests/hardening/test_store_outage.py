@@ -35,7 +35,7 @@ from persistence.store import Store
 from tests.conftest import app_on, make_tenant, worker_pool
 from tests.events.streams import SseReader
 from tests.hardening.faults import FINCAP, OwnStore, admin, serve_env, until
-from tests.live import Served, refused_address, start_serve, stop
+from tests.live import Served, discard, refused_address, start_serve
 from tests.sources.mail import message
 
 pytestmark = pytest.mark.wire
@@ -142,7 +142,7 @@ def outage(tmp_path: Path) -> Iterator[Outage]:
         ).json()["data"]["result"]["address"]
         yield Outage(store, served, headers, address, smtp_port)
     finally:
-        stop(served.process)
+        discard(served.process)  # nothing here checks a clean stop
         store.stop()
 
 
@@ -344,10 +344,11 @@ def test_a_killed_embedded_store_is_started_again_by_serve(tmp_path: Path) -> No
     the same port and files, announces it to other processes, and answers again."""
     data_dir = tmp_path / "data"
     env = serve_env(data_dir)
-    boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
     served = start_serve([*FINCAP, "serve"], env, tmp_path / "serve.log")
-    headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
     try:
+        # Joins serve's store (before serve, it would start and stop a private one).
+        boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+        headers = {"Authorization": f"Bearer {boot['apiKey']}", "X-Service-Org-Id": boot["orgId"]}
         state = json.loads((data_dir / STATE_FILE).read_text())
         supervisor = psutil.Process(state["pid"])
         for process in [*supervisor.children(recursive=True), supervisor]:
@@ -376,7 +377,7 @@ def test_a_killed_embedded_store_is_started_again_by_serve(tmp_path: Path) -> No
         assert "ended" in health["store"]["lastRestart"]
         sys.stderr.write(f"embedded store killed: answering again after {settled:.2f} s\n")
     finally:
-        stop(served.process)
+        discard(served.process)
 
 
 async def test_every_face_answers_an_unreachable_store_with_503_and_no_driver_text() -> None:
