@@ -168,7 +168,7 @@ SERVED = {
         ),
     ),
     "workers": Bench(
-        ("--workers", "1", "--documents", "2", "--backlog", "2", "--runs", "1"),
+        ("--workers", "1", "--documents", "2", "--backlog", "2", "--runs", "1", "--replicas", "1"),
         (
             rf"1 worker process: +{NUMBER} documents/min",
             rf"1 worker process: B waited +{NUMBER} s behind A's 2",
