@@ -224,7 +224,10 @@ IN_CHROMIUM = {
         (rf"first render #/documents\s+median\s+{NUMBER} ms", r"CSV of all matching\s+median"),
     ),
     "events": Bench(
-        ("--uploads", "2", "--writes", "2", "--idle", "5", "--calls", "2", "--rounds", "1"),
+        (
+            *("--uploads", "2", "--writes", "2", "--idle", "5", "--calls", "2", "--rounds", "1"),
+            *("--documents", "20"),
+        ),
         (
             rf"upload → SSE client: median {NUMBER} ms",
             rf"upload → dashboard \(Chromium\): median {NUMBER} ms",
