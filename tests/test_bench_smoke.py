@@ -157,7 +157,7 @@ SERVED = {
         ),
     ),
     "dashboard": Bench(
-        ("--sizes", "30", "--runs", "1", "--cold", "1"),
+        ("--sizes", "30", "--runs", "1", "--cold", "1", "--small", "10"),
         (rf"GraphQL dashboard\s+{NUMBER} /\s+{NUMBER}", r"cold \(store restarted"),
     ),
     "fleet": Bench(
