@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import tempfile
@@ -170,9 +171,21 @@ def serving_app(
     settings: Settings, store: Store, registry: Registry | None = None, **parts: Any
 ) -> Starlette:
     """The service over ``store``, its services built by the server's own factory
-    (``app.host.services.build_services``); ``parts`` replace some of them."""
-    services = build_services(settings, store, registry=registry or build_registry(), **parts)
+    (``app.host.services.build_services``); ``parts`` replace some of them. Without
+    ``registry``, the process's ``shared_registry()``."""
+    services = build_services(settings, store, registry=registry or shared_registry(), **parts)
     return create_app(settings, services=services)
+
+
+@functools.cache
+def shared_registry() -> Registry:
+    """One registry for every app a bench process makes without its own: they share its
+    GraphQL schema, OpenAPI document and MCP tools (``Registry.derived``), built by the first
+    app (seconds of CPU) instead of by each (``bench/statements.py`` made four apps a run, one
+    per format). Apps are made before anything is timed. The schema keeps the GraphQL
+    documents it parsed: a bench that times a first GraphQL call passes a registry of its own
+    (``bench/dashboard.py``)."""
+    return build_registry()
 
 
 @dataclass(frozen=True)
