@@ -44,7 +44,7 @@ import httpx
 from app.host.config import Settings
 from app.host.services import build_services
 from bench.dashboard import ISSUE_GRAPHQL, graphql_call, headers_of
-from bench.harness import bulk_load, load_average, serving_app, timed
+from bench.harness import bulk_load, discard, load_average, serving_app, timed
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -219,7 +219,7 @@ async def main(options: argparse.Namespace) -> None:
             try:
                 results.append(await measure_order(server, order, options, registry))
             finally:
-                server.stop()
+                discard(server)
     # An order may come twice (big-first big-last big-first): how much the same order moves
     # between two loads at this machine's load is the yardstick for the others.
     first = options.orders[0]

@@ -57,7 +57,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.host.config import Settings
 from app.host.heap import frozen_start_up_heap
-from bench.harness import Faces, bulk_load, load_average, serving_app
+from bench.harness import Faces, bulk_load, discard, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -167,7 +167,7 @@ async def main(
     finally:
         await client.drop_database(name)
         client.close()
-        server.stop()
+        discard(server)
     print(f"after: {uptime()}")
 
 

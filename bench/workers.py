@@ -56,7 +56,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import load_average
+from bench.harness import discard, load_average
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -359,7 +359,7 @@ def main() -> None:
         try:
             asyncio.run(measure(options, server, root))
         finally:
-            server.stop()
+            discard(server)
 
 
 if __name__ == "__main__":
