@@ -147,15 +147,10 @@ GRAPH_FIGURES = (
     rf"aggregate MONTH x CATEGORY, one year, forced aggregation .*: {NUMBER} ms median",
     rf"node\(id:\) {NUMBER} ms vs documents.get {NUMBER} ms",
 )
-# Scripts that start `fincap serve`, workers or a store of their own on a port.
-SERVED = {
-    "graphql_graph": Bench(
-        ("--documents", "200", "--runs", "1", "--calls", "1", "--slow-calls", "1", "--also-served"),
-        tuple(
-            rf"service: in process[\s\S]*{figure}[\s\S]*service: fincap serve[\s\S]*{figure}"
-            for figure in GRAPH_FIGURES
-        ),
-    ),
+# Scripts that load workspaces into stores of their own and restart or replace them (in this
+# process): a class of their own, so that `--dist loadscope` does not put them on the worker
+# that runs the served ones, the longest class.
+OWN_STORES = {
     "dashboard": Bench(
         ("--sizes", "30", "--runs", "1", "--cold", "1", "--small", "10"),
         (rf"GraphQL dashboard\s+{NUMBER} /\s+{NUMBER}", r"cold \(store restarted"),
@@ -170,6 +165,16 @@ SERVED = {
             rf"^    GraphQL dashboard\s+{NUMBER} /\s+{NUMBER}",
             rf"^  count by month\s+3: +{NUMBER}x",
             r"^uptime: .*load average",
+        ),
+    ),
+}
+# Scripts that start `fincap serve` or workers, each a process of its own.
+SERVED = {
+    "graphql_graph": Bench(
+        ("--documents", "200", "--runs", "1", "--calls", "1", "--slow-calls", "1", "--also-served"),
+        tuple(
+            rf"service: in process[\s\S]*{figure}[\s\S]*service: fincap serve[\s\S]*{figure}"
+            for figure in GRAPH_FIGURES
         ),
     ),
     "workers": Bench(
@@ -244,7 +249,7 @@ IN_CHROMIUM = {
         ),
     ),
 }
-BENCHES = {**IN_PROCESS, **SERVED, **WITH_MODEL, **IN_CHROMIUM}
+BENCHES = {**IN_PROCESS, **OWN_STORES, **SERVED, **WITH_MODEL, **IN_CHROMIUM}
 
 
 def run_bench(name: str, bench: Bench) -> None:
@@ -287,6 +292,14 @@ class TestInProcess:
     @pytest.mark.parametrize("name", sorted(IN_PROCESS))
     def test_runs_and_prints_its_figures(self, name: str) -> None:
         run_bench(name, IN_PROCESS[name])
+
+
+@pytest.mark.wire
+@pytest.mark.timeout(LIMIT_S + 60)
+class TestOwnStores:
+    @pytest.mark.parametrize("name", sorted(OWN_STORES))
+    def test_runs_and_prints_its_figures(self, name: str) -> None:
+        run_bench(name, OWN_STORES[name])
 
 
 @pytest.mark.wire
