@@ -4,12 +4,14 @@ Starts ``fincap serve`` on a fresh embedded store with two workspaces: the attac
 victim's (200 demo documents each; ``--documents``). For each attack it samples, every 50 ms,
 the resident memory of the serve process tree (serve, the embedded database, the analysis
 process, the resource tracker), and meanwhile the victim keeps calling documents.search; the
-victim's latency during the attack is compared with its latency at rest. Processing attacks
+victim's latency during the attack is compared with its latency at rest (the same sampling
+for ``--rest-seconds``, 3 by default, with no attack running). Processing attacks
 also time a victim upload from files.upload until its document is processed. Each attack runs
 ``--runs`` times; figures are medians over the runs (latency percentiles are over all of a
 run's victim calls).
 
     .venv/bin/python bench/attacks.py [--runs 3] [--only NAME ...] [--documents 200]
+        [--rest-seconds 3]
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ from domain.documents import UNFINISHED
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from persistence.embedded import free_port, shared_embedded_store
+from persistence.embedded import free_port
 from tests.hardening.bombs import blank_pdf, many_recipients_mail, nested_mail, png_bomb
 from tests.live import start_serve
+from tests.web.dashboard_live import cli, one_store
 
 FIXTURES = ROOT / "tests" / "fixtures" / "extraction"
 MB = 1024 * 1024
@@ -53,16 +56,6 @@ VICTIM_PASSWORD = "victor's long password"
 
 
 # The server ------------------------------------------------------------------------------------
-
-
-def admin(env: dict[str, str], *args: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "app.cli", *args], env=env, capture_output=True, text=True
-    )
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr)
-    result: dict[str, Any] = json.loads(out.stdout)
-    return result
 
 
 @dataclass
@@ -98,24 +91,19 @@ def start_server(data_dir: Path, documents: int = 200) -> Server:
         # (chosen again at each start, like the HTTP port) below.
         "FINCAP_INBOUND_SECRET": INBOUND_SECRET,
     }
-    # One store for the five commands, which join it as they join a running `fincap serve`
-    # (each would otherwise start and stop a private one); stopped before the server starts.
-    with shared_embedded_store(data_dir, publish=True):
-        attacker = admin(
-            env, "admin", "bootstrap", "--email", "mallory@example.com", "--workspace", "M"
+    # The five set-up commands run in this process (`fincap` through click's runner, as the
+    # browser tests prepare their data) on one store started for them, which they join as they
+    # join a running `fincap serve`; stopped before the server starts. Each was a Python process
+    # of its own importing the app: ~5 s apiece on the shared machine, 25 of the smoke run's 50.
+    with one_store(data_dir):
+        attacker = cli(
+            data_dir, "admin", "bootstrap", "--email", "mallory@example.com", "--workspace", "M"
         )
-        victim = admin(env, "admin", "bootstrap", "--email", VICTIM_EMAIL, "--workspace", "V")
+        victim = cli(data_dir, "admin", "bootstrap", "--email", VICTIM_EMAIL, "--workspace", "V")
         for tenant in (attacker, victim):
-            admin(env, "demo", "load", "--org", tenant["orgId"], "--count", str(documents))
+            cli(data_dir, "demo", "load", "--org", tenant["orgId"], "--count", str(documents))
         # The victim signs in on the OAuth page during the sign-in burst (issue 35, H2).
-        subprocess.run(
-            [sys.executable, "-m", "app.cli", "admin", "set-password", "--email", VICTIM_EMAIL],
-            env=env,
-            input=VICTIM_PASSWORD,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        cli(data_dir, "admin", "set-password", "--email", VICTIM_EMAIL, stdin=VICTIM_PASSWORD)
     smtp_ports: list[int] = []
 
     def serve_env(base: str) -> dict[str, str]:
@@ -416,9 +404,16 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of attack names")
     parser.add_argument("--documents", type=int, default=200, help="demo documents per workspace")
+    parser.add_argument(
+        "--rest-seconds",
+        type=float,
+        default=3.0,
+        help="how long the victim's latency and the serve tree's memory are sampled at rest",
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(Path(tmp) / "data", options.documents)
+        # In a thread: the set-up commands run their own event loops.
+        server = await asyncio.to_thread(start_server, Path(tmp) / "data", options.documents)
         try:
             attacks = {
                 **make_attacks(server),
@@ -428,7 +423,7 @@ async def main() -> None:
             }
             print("preparing the attacker's documents …", flush=True)
             await attacks.pop("_prepare")()
-            rest = await measure(server, lambda: asyncio.sleep(3, result={}))
+            rest = await measure(server, lambda: asyncio.sleep(options.rest_seconds, result={}))
             idle_rss = server.tree_rss() / MB
             print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
             print(

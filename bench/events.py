@@ -1,7 +1,8 @@
 """Live document events: latency from the processed write to the client, and what idle
 subscribers cost other calls.
 
-``fincap serve`` runs on a fresh data directory (embedded store, in-process workers). Measured:
+``fincap serve`` runs on a fresh data directory (embedded store, in-process workers) with
+``--documents`` demo documents (200). Measured:
 
 1. Upload to client: ``--uploads`` PDFs are uploaded (REST ``files.upload``, a pause between
    them); the in-process workers process them and write ``processed``. The latency of each is
@@ -213,6 +214,9 @@ def main() -> None:
     parser.add_argument("--idle", type=int, default=500)
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--documents", type=int, default=200, help="demo documents in the workspace at start"
+    )
     parser.add_argument("--raw", action="store_true", help="print every latency too")
     args = parser.parse_args()
     if CHROMIUM is None:
@@ -222,7 +226,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as root:
         data_dir = Path(root) / "data"
-        boot = prepare(data_dir, 200)
+        boot = prepare(data_dir, args.documents)
         with serving(data_dir, boot) as live, chromium(Path(root) / "profile") as page:
             page.go(f"{live.base}/app/")
             page.wait("!!document.querySelector('#key-form')")

@@ -33,7 +33,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.host.services import build_services
 from app.host.workers import WorkerPool
-from bench.harness import load_average, serving_app
+from bench.harness import discard, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -96,7 +96,7 @@ async def main(documents: int, runs: int) -> None:
             with serving(FakeXero("xero")) as xero, serving(FakeQuickBooks("qb")) as qb:
                 results.append(await one_run(server.uri, xero, qb, documents))  # type: ignore[arg-type]
     finally:
-        server.stop()
+        discard(server)
     print(f"{documents} documents, {runs} runs (median of per-call medians, ms)")
     for key in ("preview", "gate", "deliver"):
         print(f"  {key:8s} {statistics.median(r[key] for r in results):8.1f}")

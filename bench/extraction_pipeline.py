@@ -35,7 +35,7 @@ from extraction_data import DEFAULT_DATASET, Sample, load_dev, synthetic_samples
 
 from app.host.config import Settings
 from app.host.workers import WorkerPool
-from bench.harness import serving_app
+from bench.harness import discard, serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
@@ -104,7 +104,7 @@ async def run(samples: list[Sample]) -> None:
         client.close()
     finally:
         executor.shutdown(wait=True)
-        server.stop()
+        discard(server)
 
 
 def main() -> None:

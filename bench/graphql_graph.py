@@ -5,7 +5,9 @@ One workspace of demo documents (``bench.harness.bulk_load``) on the embedded st
 (SecantusDB over the MongoDB wire protocol), the service in-process behind httpx's ASGI
 transport, the same API key on both faces. With ``--served``, a ``fincap serve`` process over
 the same store instead, called over TCP as a client elsewhere would: each call then carries
-HTTP's own work (uvicorn, the socket) on both faces alike.
+HTTP's own work (uvicorn, the socket) on both faces alike. With ``--also-served``, both: the
+figures in process, then the same through a ``fincap serve`` process, on the one loaded store
+(one load for the two; the test suite's tiny run does this).
 
 - connection: ``documentsConnection`` — the 20 newest of a 3-field filter (docDate, category,
   amount) with ``totalCount`` — against REST ``documents.search`` (the same where, limit 20)
@@ -26,7 +28,7 @@ figure a load that changes during the run moves least. ``uptime`` is printed bef
 every figure, and after.
 
     .venv/bin/python bench/graphql_graph.py [--documents 20000] [--runs 5] [--calls 7]
-        [--slow-calls 3] [--served]
+        [--slow-calls 3] [--served | --also-served]
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.host.config import Settings
 from app.host.heap import frozen_start_up_heap
-from bench.harness import Faces, bulk_load, load_average, serving_app
+from bench.harness import Faces, bulk_load, discard, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -140,7 +142,9 @@ async def service(
             stop(running.process)
 
 
-async def main(documents: int, runs: int, calls: int, slow_calls: int, served: bool) -> None:
+async def main(
+    documents: int, runs: int, calls: int, slow_calls: int, served: bool, also_served: bool
+) -> None:
     print(f"before: {uptime()}")
     server = EmbeddedServer(storage=":memory:").start()
     name = f"bench_graph_{uuid.uuid4().hex[:8]}"
@@ -156,120 +160,128 @@ async def main(documents: int, runs: int, calls: int, slow_calls: int, served: b
             "Authorization": f"Bearer {tenant['apiKey']}",
             "X-Service-Org-Id": tenant["orgId"],
         }
-        year_ago = (date.today() - timedelta(days=365)).isoformat()
-        typed = {
-            "docDate": {"gte": year_ago},
-            "category": {"in": CATEGORIES},
-            "amount": {"gte": "10"},
-        }
-        where = {
-            "conditions": [
-                {"field": "docDate", "op": "gte", "value": year_ago},
-                {"field": "category", "op": "in", "value": CATEGORIES},
-                {"field": "amount", "op": "gte", "value": 10},
-            ]
-        }
-        print("service: " + ("fincap serve, over TCP" if served else "in process (ASGI)"))
-        async with service(server, name, store, served) as http:
-            api = Faces(http, headers)
-            gql, rest = api.gql, api.rest
-
-            search = {"useSearch": False, "limit": 20, "where": where}
-            page = await rest("documents.search", search)
-            counted = await rest("documents.count", {"where": where})
-            connection = (await gql(CONNECTION, {"filter": typed}))["documentsConnection"]
-            assert [d["id"] for d in page["documents"]] == [n["id"] for n in connection["nodes"]]
-            assert counted["count"] == connection["totalCount"]
-            print(f"3-field filter matches {counted['count']} documents; page of 20 agrees")
-
-            async def connection_call() -> None:
-                await gql(CONNECTION, {"filter": typed})
-
-            async def rest_pair() -> None:
-                await rest("documents.search", search)
-                await rest("documents.count", {"where": where})
-
-            one_year = {"docDate": {"gte": year_ago}}
-            groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
-            forced = (await gql(FORCED, {"filter": one_year}))["documentsAggregate"]
-            for group in forced["groups"]:
-                del group["min"], group["max"]
-            assert groups == forced, "rollups and aggregation disagree"
-            print(
-                f"aggregate answers agree (rollups = aggregation): {groups['totalCount']} "
-                f"documents, {len(groups['groups'])} groups, truncated "
-                f"{groups['groupsTruncated']}"
-            )
-
-            async def aggregate_call() -> None:
-                await gql(AGGREGATE, {"filter": one_year})
-
-            async def forced_call() -> None:
-                await gql(FORCED, {"filter": one_year})
-
-            document_id = page["documents"][0]["id"]
-
-            async def node_call() -> None:
-                found = await gql(NODE, {"id": document_id})
-                assert found["node"]["id"] == document_id
-
-            async def get_call() -> None:
-                await rest("documents.get", {"id": document_id})
-
-            pairs = {
-                "connection": (connection_call, rest_pair, (calls, calls)),
-                "aggregate": (aggregate_call, forced_call, (calls, slow_calls)),
-                "node": (node_call, get_call, (calls, calls)),
-            }
-            # Per pair: each run's median of either side, and the ratio of every interleaved
-            # call pair (its median is the figure least moved by a changing load).
-            medians: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
-            ratios: dict[str, list[float]] = {n: [] for n in pairs}
-            # Every order of the three pairs in turn, from a shuffled start.
-            orders = list(itertools.permutations(pairs))
-            random.Random(37).shuffle(orders)
-            for run in range(runs):
-                order = orders[run % len(orders)]
-                print(f"run {run + 1}: {', '.join(order)} ({load_average()})", flush=True)
-                for name in order:
-                    first, second, counts = pairs[name]
-                    a, b = await pair(run, first, second, counts)
-                    medians[name][0].append(statistics.median(a))
-                    medians[name][1].append(statistics.median(b))
-                    ratios[name] += [x / y for x, y in zip(a, b, strict=False)]
-
-            gql_runs, rest_runs = medians["connection"]
-            gql_ms, rest_ms = statistics.median(gql_runs), statistics.median(rest_runs)
-            print(
-                f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
-                f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x, paired "
-                f"{statistics.median(ratios['connection']):.2f}x [{uptime()}]"
-            )
-            print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
-            fast_runs, slow_runs = medians["aggregate"]
-            print(
-                f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
-                f"{len(groups['groups'])} groups), rollups: {statistics.median(fast_runs):.1f} "
-                f"ms median (runs {_listed(fast_runs)}) [{uptime()}]"
-            )
-            print(
-                f"aggregate MONTH x CATEGORY, one year, forced aggregation (min/max selected): "
-                f"{statistics.median(slow_runs):.1f} ms median (runs {_listed(slow_runs)}) "
-                f"[{uptime()}]"
-            )
-            node_runs, get_runs = medians["node"]
-            node_ms, get_ms = statistics.median(node_runs), statistics.median(get_runs)
-            print(
-                f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
-                f"ratio {node_ms / get_ms:.2f}x, paired "
-                f"{statistics.median(ratios['node']):.2f}x [{uptime()}]"
-            )
-            print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
+        for over_tcp in (False, True) if also_served else (served,):
+            print("service: " + ("fincap serve, over TCP" if over_tcp else "in process (ASGI)"))
+            async with service(server, name, store, over_tcp) as http:
+                await measure(http, headers, runs, calls, slow_calls)
     finally:
         await client.drop_database(name)
         client.close()
-        server.stop()
+        discard(server)
     print(f"after: {uptime()}")
+
+
+async def measure(
+    http: httpx.AsyncClient, headers: dict[str, str], runs: int, calls: int, slow_calls: int
+) -> None:
+    """The three pairs, measured and printed, through ``http`` (in process or over TCP)."""
+    year_ago = (date.today() - timedelta(days=365)).isoformat()
+    typed = {
+        "docDate": {"gte": year_ago},
+        "category": {"in": CATEGORIES},
+        "amount": {"gte": "10"},
+    }
+    where = {
+        "conditions": [
+            {"field": "docDate", "op": "gte", "value": year_ago},
+            {"field": "category", "op": "in", "value": CATEGORIES},
+            {"field": "amount", "op": "gte", "value": 10},
+        ]
+    }
+    api = Faces(http, headers)
+    gql, rest = api.gql, api.rest
+
+    search = {"useSearch": False, "limit": 20, "where": where}
+    page = await rest("documents.search", search)
+    counted = await rest("documents.count", {"where": where})
+    connection = (await gql(CONNECTION, {"filter": typed}))["documentsConnection"]
+    assert [d["id"] for d in page["documents"]] == [n["id"] for n in connection["nodes"]]
+    assert counted["count"] == connection["totalCount"]
+    print(f"3-field filter matches {counted['count']} documents; page of 20 agrees")
+
+    async def connection_call() -> None:
+        await gql(CONNECTION, {"filter": typed})
+
+    async def rest_pair() -> None:
+        await rest("documents.search", search)
+        await rest("documents.count", {"where": where})
+
+    one_year = {"docDate": {"gte": year_ago}}
+    groups = (await gql(AGGREGATE, {"filter": one_year}))["documentsAggregate"]
+    forced = (await gql(FORCED, {"filter": one_year}))["documentsAggregate"]
+    for group in forced["groups"]:
+        del group["min"], group["max"]
+    assert groups == forced, "rollups and aggregation disagree"
+    print(
+        f"aggregate answers agree (rollups = aggregation): {groups['totalCount']} "
+        f"documents, {len(groups['groups'])} groups, truncated "
+        f"{groups['groupsTruncated']}"
+    )
+
+    async def aggregate_call() -> None:
+        await gql(AGGREGATE, {"filter": one_year})
+
+    async def forced_call() -> None:
+        await gql(FORCED, {"filter": one_year})
+
+    document_id = page["documents"][0]["id"]
+
+    async def node_call() -> None:
+        found = await gql(NODE, {"id": document_id})
+        assert found["node"]["id"] == document_id
+
+    async def get_call() -> None:
+        await rest("documents.get", {"id": document_id})
+
+    pairs = {
+        "connection": (connection_call, rest_pair, (calls, calls)),
+        "aggregate": (aggregate_call, forced_call, (calls, slow_calls)),
+        "node": (node_call, get_call, (calls, calls)),
+    }
+    # Per pair: each run's median of either side, and the ratio of every interleaved
+    # call pair (its median is the figure least moved by a changing load).
+    medians: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
+    ratios: dict[str, list[float]] = {n: [] for n in pairs}
+    # Every order of the three pairs in turn, from a shuffled start.
+    orders = list(itertools.permutations(pairs))
+    random.Random(37).shuffle(orders)
+    for run in range(runs):
+        order = orders[run % len(orders)]
+        print(f"run {run + 1}: {', '.join(order)} ({load_average()})", flush=True)
+        for name in order:
+            first, second, counts = pairs[name]
+            a, b = await pair(run, first, second, counts)
+            medians[name][0].append(statistics.median(a))
+            medians[name][1].append(statistics.median(b))
+            ratios[name] += [x / y for x, y in zip(a, b, strict=False)]
+
+    gql_runs, rest_runs = medians["connection"]
+    gql_ms, rest_ms = statistics.median(gql_runs), statistics.median(rest_runs)
+    print(
+        f"connection (20 newest, 3-field filter, totalCount): GraphQL {gql_ms:.1f} ms, "
+        f"REST search+count {rest_ms:.1f} ms, ratio {gql_ms / rest_ms:.2f}x, paired "
+        f"{statistics.median(ratios['connection']):.2f}x [{uptime()}]"
+    )
+    print(f"  runs GraphQL {_listed(gql_runs)}; REST {_listed(rest_runs)}")
+    fast_runs, slow_runs = medians["aggregate"]
+    print(
+        f"aggregate MONTH x CATEGORY, one year ({groups['totalCount']} documents, "
+        f"{len(groups['groups'])} groups), rollups: {statistics.median(fast_runs):.1f} "
+        f"ms median (runs {_listed(fast_runs)}) [{uptime()}]"
+    )
+    print(
+        f"aggregate MONTH x CATEGORY, one year, forced aggregation (min/max selected): "
+        f"{statistics.median(slow_runs):.1f} ms median (runs {_listed(slow_runs)}) "
+        f"[{uptime()}]"
+    )
+    node_runs, get_runs = medians["node"]
+    node_ms, get_ms = statistics.median(node_runs), statistics.median(get_runs)
+    print(
+        f"node(id:) {node_ms:.2f} ms vs documents.get {get_ms:.2f} ms, "
+        f"ratio {node_ms / get_ms:.2f}x, paired "
+        f"{statistics.median(ratios['node']):.2f}x [{uptime()}]"
+    )
+    print(f"  runs node {_listed(node_runs)}; get {_listed(get_runs)}")
 
 
 def _listed(samples: list[float]) -> str:
@@ -285,7 +297,19 @@ if __name__ == "__main__":
     parser.add_argument(
         "--served", action="store_true", help="a fincap serve process, called over TCP"
     )
+    parser.add_argument(
+        "--also-served",
+        action="store_true",
+        help="in process, then through a fincap serve process, on the same loaded store",
+    )
     options = parser.parse_args()
     asyncio.run(
-        main(options.documents, options.runs, options.calls, options.slow_calls, options.served)
+        main(
+            options.documents,
+            options.runs,
+            options.calls,
+            options.slow_calls,
+            options.served,
+            options.also_served,
+        )
     )

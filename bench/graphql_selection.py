@@ -27,7 +27,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.host.config import Settings
 from bench.graphql_vs_rest import bench_documents, time_calls
-from bench.harness import load_average, serving_app
+from bench.harness import discard, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -69,7 +69,7 @@ async def main(calls: int, runs: int) -> None:
             medians = [await time_calls(graphql, calls) for _ in range(runs)]
         client.close()
     finally:
-        server.stop()
+        discard(server)
     print(f"GraphQL documentsSearch, {DOCUMENTS} documents, id merchant amount currency docDate")
     print("summary lineItems{description amount}; embedded store over a socket, ASGI in-process")
     print(f"  {statistics.median(medians):7.2f} ms median per call ({load_average()})")

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 
 from app.host.config import Settings
-from bench.harness import load_average, serving_app
+from bench.harness import discard, load_average, serving_app
 from bench.reconcile import Generated, generate
 from engines.reconciliation import BankTransaction, CandidateDocument
 from persistence.client import connect
@@ -155,7 +155,7 @@ def main() -> None:
                 else:
                     assert count == 0
     finally:
-        server.stop()
+        discard(server)
     on, off = statistics.median(timings[True]), statistics.median(timings[False])
     print(f"auto-matched {', '.join(str(m) for m in sorted(matched))} of {len(made.transactions)}")
     print(

@@ -35,7 +35,7 @@ from app.host.config import Settings
 from app.host.services import build_services
 from app.host.workers import WorkerPool
 from app.inbound.smtp import start_smtp_server
-from bench.harness import load_average, serving_app
+from bench.harness import discard, load_average, serving_app
 from engines.currency import default_rate_book
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
@@ -130,7 +130,7 @@ async def main(count: int, runs: int) -> None:
     try:
         figures = [await one_run(server, count) for _ in range(runs)]
     finally:
-        server.stop()
+        discard(server)
     smtp, http, work = (statistics.median(column) for column in zip(*figures, strict=True))
     print(f"{count} messages per run, {runs} runs, medians (per minute):")
     print(f"  SMTP accepted (smtplib -> aiosmtpd -> stored and queued): {smtp:8.0f} messages/min")

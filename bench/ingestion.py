@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.host.config import Settings
 from app.host.services import build_services
 from app.host.workers import WorkerPool
-from bench.harness import Loaded, Workspace, load_average, loaded, percentile
+from bench.harness import Loaded, Workspace, discard, load_average, loaded, percentile
 from engines.analysis import Analysis
 from engines.demo import demo_documents
 from engines.extraction.fields.field_types import ParsedFields
@@ -210,7 +210,7 @@ async def main(stored: int, documents: int) -> None:
             empty, full = (side.report(label) for label, side in sides)
             print(f"  ratio full / empty (median total): {full / empty:.2f} ({load_average()})")
     finally:
-        server.stop()
+        discard(server)
 
 
 if __name__ == "__main__":

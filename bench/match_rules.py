@@ -31,7 +31,7 @@ import httpx
 from app.host.config import Settings
 from app.host.services import build_services
 from app.host.workers import WorkerPool
-from bench.harness import load_average, serving_app
+from bench.harness import discard, load_average, serving_app
 from bench.import_match import statement, stored
 from bench.reconcile import Generated, generate
 from engines.rules.parser import read_rule
@@ -151,7 +151,7 @@ def main() -> None:
                     )
                 print(f"{line} [{load_average()}]", flush=True)
     finally:
-        server.stop()
+        discard(server)
     with_rule, without = statistics.median(imports[True]), statistics.median(imports[False])
     print(
         f"import (median): with the rule {with_rule:.2f} s, without {without:.2f} s, ratio "

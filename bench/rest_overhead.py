@@ -35,7 +35,7 @@ from starlette.routing import Route
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.host.config import Settings
-from bench.harness import load_average, percentile, serving_app
+from bench.harness import discard, load_average, percentile, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -162,7 +162,7 @@ async def main(calls: int, runs: int) -> None:
         await bare.aclose()
         motor_client.close()
     finally:
-        server.stop()
+        discard(server)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.host.config import Settings
 from app.host.services import build_services
-from bench.harness import load_average
+from bench.harness import discard, load_average
 from engines.rules import parser as rules_parser
 from engines.rules.parser import read_rule
 from persistence.client import connect
@@ -119,7 +119,7 @@ async def main(runs: int, docs: int) -> None:
         print(f"({load_average()})")
         client.close()
     finally:
-        server.stop()
+        discard(server)
 
 
 if __name__ == "__main__":

@@ -450,7 +450,7 @@ class Refused(Exception):
 
 async def end_to_end(sizes: Sequence[int], runs: int) -> None:
     from app.host.config import Settings
-    from bench.harness import serving_app
+    from bench.harness import discard, serving_app
     from persistence.client import connect
     from persistence.embedded import EmbeddedServer
     from persistence.ids import utcnow
@@ -557,7 +557,7 @@ async def end_to_end(sizes: Sequence[int], runs: int) -> None:
             await client.drop_database(name)
             client.close()
     finally:
-        server.stop()
+        discard(server)
 
 
 def main() -> None:

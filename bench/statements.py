@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 
 from app.host.config import Settings
-from bench.harness import load_average, serving_app
+from bench.harness import discard, load_average, serving_app
 from domain.transactions import MAX_STATEMENT_LINES
 from engines.statements import read_statement
 from persistence.client import connect
@@ -89,7 +89,7 @@ def main() -> None:
                 first[name].append(once)
                 again[name].append(twice)
     finally:
-        server.stop()
+        discard(server)
     for name in FORMATS:
         size = len(files[name]) / 1_000_000
         print(

@@ -46,7 +46,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.host.config import Settings
 from bench.graphql_graph import _listed, pair, uptime
-from bench.harness import Faces, bulk_load, load_average, serving_app
+from bench.harness import Faces, bulk_load, discard, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -206,7 +206,7 @@ async def main(count: int, documents: int, runs: int, calls: int, matched: float
     finally:
         await client.drop_database(name)
         client.close()
-        server.stop()
+        discard(server)
     print(f"after: {uptime()}")
 
 

@@ -1,6 +1,7 @@
 """Many machines, measured on one: ``fincap worker`` processes and two ``fincap serve`` replicas
-(``FINCAP_WORKERS=0``: they only answer) over one SecantusDB server run on a port as the shared
-store, every process pointed at it with ``MONGODB_URI``, as a deployment shares MongoDB.
+(``--replicas``; ``FINCAP_WORKERS=0``: they only answer) over one SecantusDB server run on a
+port as the shared store, every process pointed at it with ``MONGODB_URI``, as a deployment
+shares MongoDB.
 
 The documents are synthetic invoice PDFs with a text layer (``tests/extraction/synthetic``),
 each one different, uploaded through the replicas' REST API (``files.upload``, alternately). The
@@ -28,6 +29,7 @@ The machine's load average is printed beside every figure: other work on the mac
 cores with the store, the replicas and the workers.
 
     .venv/bin/python bench/workers.py [--workers 1 2 3] [--documents 60] [--backlog 60] [--runs 3]
+        [--replicas 2]
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +56,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import load_average
+from bench.harness import discard, load_average
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -64,8 +67,7 @@ from tests.live import Served, start_serve, stop
 from tests.test_uploads_wire import upload
 
 DATABASE = "bench_workers"
-REPLICAS = 2
-# Uploads in flight at once (over both replicas).
+# Uploads in flight at once (over all replicas).
 UPLOADS_AT_ONCE = 4
 POLL_S = 0.05
 DEADLINE_S = 900.0
@@ -138,24 +140,38 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def replicas_running(server: EmbeddedServer, root: Path) -> Iterator[list[Served]]:
-    """``REPLICAS`` ``fincap serve`` processes over the shared store, no workers of their own."""
+def replicas_running(server: EmbeddedServer, root: Path, count: int) -> Iterator[list[Served]]:
+    """``count`` ``fincap serve`` processes over the shared store, no workers of their own.
+    They start, and stop, side by side: one after the other, their starts (~8 s each on the
+    shared machine) and their stops (~2.5 s each) added up to over half of a tiny run."""
     uri = server.database_uri(DATABASE)
-    started: list[Served] = []
+
+    def start(n: int) -> Served:
+        env = {
+            **os.environ,
+            "MONGODB_URI": uri,
+            "FINCAP_WORKERS": "0",
+            "FINCAP_DATA_DIR": str(root / f"replica{n}"),
+        }
+        command = [sys.executable, "-m", "app.cli", "serve"]
+        return start_serve(command, env, root / f"replica{n}.log")
+
+    with ThreadPoolExecutor(count) as pool:
+        starting = [pool.submit(start, n) for n in range(count)]
+        wait(starting)
+    started = [f.result() for f in starting if f.exception() is None]
     try:
-        for n in range(REPLICAS):
-            env = {
-                **os.environ,
-                "MONGODB_URI": uri,
-                "FINCAP_WORKERS": "0",
-                "FINCAP_DATA_DIR": str(root / f"replica{n}"),
-            }
-            command = [sys.executable, "-m", "app.cli", "serve"]
-            started.append(start_serve(command, env, root / f"replica{n}.log"))
+        for failed in starting:
+            failed.result()  # the first start that failed, raised (the others stop below)
         yield started
     finally:
-        for served in started:
-            stop(served.process)
+        stop_all([served.process for served in started])
+
+
+def stop_all(processes: Sequence[subprocess.Popen[bytes]]) -> None:
+    """Stop ``processes`` (``tests.live.stop``: their children too) side by side."""
+    with ThreadPoolExecutor(max(1, len(processes))) as pool:
+        list(pool.map(stop, processes))
 
 
 @contextlib.asynccontextmanager
@@ -181,8 +197,7 @@ async def workers_running(cluster: Cluster, count: int, root: Path) -> AsyncIter
             raise RuntimeError(f"a worker processed nothing while warming up: {logs}")
         yield
     finally:
-        for process in processes:
-            stop(process)
+        stop_all(processes)
 
 
 def cpu_seconds(processes: Sequence[subprocess.Popen[bytes]]) -> float:
@@ -266,7 +281,7 @@ async def measure(options: argparse.Namespace, server: EmbeddedServer, root: Pat
     a = await make_tenant(store, "a@example.com", "Workspace A")
     b = await make_tenant(store, "b@example.com", "Workspace B")
     try:
-        with replicas_running(server, root) as replicas:
+        with replicas_running(server, root, options.replicas) as replicas:
             async with contextlib.AsyncExitStack() as stack:
                 # A connection idle for a while is not reused: uvicorn closes one after 5 s, and
                 # a request sent as it closes fails (httpx.ReadError, seen between two runs).
@@ -286,8 +301,9 @@ async def measure(options: argparse.Namespace, server: EmbeddedServer, root: Pat
 
 async def report(cluster: Cluster, options: argparse.Namespace, root: Path) -> None:
     print(
-        f"{REPLICAS} fincap serve replicas (no workers) and N fincap worker processes over one "
-        f"SecantusDB on a port; synthetic text-layer invoice PDFs, real analysis, no OCR; "
+        f"{options.replicas} fincap serve replica{'s' if options.replicas > 1 else ''} (no "
+        f"workers) and N fincap worker processes "
+        f"over one SecantusDB on a port; synthetic text-layer invoice PDFs, real analysis, no OCR; "
         f"median of {options.runs} runs ({load_average()})"
     )
     print(f"throughput: {options.documents} documents queued, then processed")
@@ -306,7 +322,8 @@ async def report(cluster: Cluster, options: argparse.Namespace, root: Path) -> N
                 f"  {count} worker process{'es' if count > 1 else ''}: {rate:6.1f} documents/min "
                 f"(runs {', '.join(f'{r:.1f}' for r in rates)}; {rate / first:.2f}x one worker; "
                 f"CPU per document: store {store_ms:.0f} ms, workers {workers_ms:.0f} ms; "
-                f"the {REPLICAS} replicas took {uploads:.0f} uploads/min) ({load_average()})"
+                f"the replicas took {uploads:.0f} uploads/min) "
+                f"({load_average()})"
             )
             alone = statistics.median([await one_alone(cluster) for _ in range(options.runs)])
             behind = [await behind_a_backlog(cluster, options.backlog) for _ in range(options.runs)]
@@ -328,6 +345,9 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=60)
     parser.add_argument("--backlog", type=int, default=60)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--replicas", type=int, default=2, help="fincap serve processes the uploads go through"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fincap-bench-workers-") as directory:
         root = Path(directory)
@@ -339,7 +359,7 @@ def main() -> None:
         try:
             asyncio.run(measure(options, server, root))
         finally:
-            server.stop()
+            discard(server)
 
 
 if __name__ == "__main__":
