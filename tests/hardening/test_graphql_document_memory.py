@@ -12,6 +12,7 @@ from starlette.routing import Route
 from app.graphql.document_cache import Checked, DocumentCache, estimated_bytes
 from app.host.config import Settings
 from persistence.store import Store
+from resolvers import build_registry
 from tests.conftest import Tenant, app_on
 
 
@@ -30,7 +31,9 @@ def wide_document(n: int) -> str:
 
 
 async def test_anonymous_documents_are_answered_but_not_kept(store: Store, alice: Tenant) -> None:
-    app = app_on(store, settings=Settings())
+    # A registry of its own: the cache is kept on the registry, and the suite's shared one holds
+    # the documents other tests' signed-in requests left.
+    app = app_on(store, build_registry(), Settings())
     cache = documents_of(app)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
