@@ -1,6 +1,7 @@
 """Helpers for tests that talk to fincap over a real socket: uvicorn in a thread of the test
-(``app_in_thread``), or ``fincap serve`` as a subprocess (``start_serve``). Every live server in
-the suite is started by one of the two.
+(``app_in_thread``), or ``fincap serve`` as a process of its own (``start_serve``: forked from a
+process with the service imported, ``tests/preloaded.py``, or a new interpreter). Every live
+server in the suite is started by one of the two.
 
 They are written for a loaded machine (two cores shared by several test runs): readiness is
 polled on the server's own endpoint with a generous deadline rather than guessed with sleeps,

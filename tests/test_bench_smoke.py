@@ -1,5 +1,6 @@
 """Every script of ``bench/`` still runs and prints its figures: each one at a tiny size, as
-people run it (``python bench/NAME.py``, a process of its own), asserting the lines that carry
+people run it (``python bench/NAME.py``'s arguments, a process of its own, forked with the
+service already imported: ``tests/preloaded.py``), asserting the lines that carry
 its figures and the load average beside them. The figures themselves are not judged (a test
 asserts behaviour, not speed): a bench that no longer starts, or stops printing what its page in
 the docs quotes, fails here instead of on the day someone needs its numbers.
