@@ -5,10 +5,12 @@ capped, a closed hub ends every stream."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
+from persistence.events import EventRecord
 from persistence.store import Store
 from resolvers.framework.errors import TooManyRequests
 from resolvers.services.events.hub import EventHub, EventLimits, Subscription
@@ -137,6 +139,38 @@ async def test_a_burst_of_more_than_a_page_from_another_process_arrives_whole(
     # Nothing more (no repeat, no lagged notice): the next event is a later write.
     await other_process.documents.writes.insert_many(alice.org_id, [doc("doc_after")])
     assert (await next_event(subscription)).documentId == "doc_after"
+    await hub.close()
+
+
+async def test_a_poll_slower_than_the_lookback_misses_nothing(store: Store, alice: Tenant) -> None:
+    """A poll that takes longer than ``lookback`` (a machine starved of CPU, a burst to render):
+    an event another process wrote meanwhile is read by the next poll all the same. Before,
+    each poll read back ``lookback`` from its own start, and such an event fell in the gap (a
+    suite at load 15 lost one of 1,200 and waited 60 s for it)."""
+    limits = EventLimits(
+        queue=100, poll_interval=0.02, heartbeat=0.5, lookback=timedelta(seconds=1)
+    )
+    hub = hub_over(store, limits)
+    other_process = Store(store.db)
+    subscription = await hub.subscribe(alice.org_id, key("key_a"))
+    deliver = hub._deliver
+    stalled = False
+
+    async def slow_deliver(records: list[EventRecord]) -> None:
+        nonlocal stalled
+        await deliver(records)
+        if not stalled:
+            stalled = True
+            await other_process.documents.writes.insert_many(alice.org_id, [doc("doc_during")])
+            # The poll goes on 2.5 s after that write: past the lookback (1 s; event ids count
+            # whole seconds, so no shorter one is exact) and past the write's second, so no
+            # later poll's own window holds it.
+            await asyncio.sleep(2.5)
+
+    hub._deliver = slow_deliver  # type: ignore[method-assign]
+    await other_process.documents.writes.insert_many(alice.org_id, [doc("doc_first")])
+    assert (await next_event(subscription)).documentId == "doc_first"
+    assert (await next_event(subscription)).documentId == "doc_during"
     await hub.close()
 
 

@@ -13,8 +13,9 @@ Events reach the hub two ways (docs/architecture/decisions.md, "Live events"):
   reaches its uploader without waiting for a poll;
 - the poller: one task per process, running only while the process has subscribers, reads the
   events of the subscribed workspaces every ``poll_interval`` (writes of ``fincap worker``
-  processes and of other API replicas). It re-reads a short window (``lookback``), because
-  writes of several processes may land out of id order, and drops what it has delivered.
+  processes and of other API replicas). It re-reads a short window (``lookback`` before the
+  start of its last whole read), because writes of several processes may land out of id order,
+  and drops what it has delivered.
 
 What a subscriber costs is bounded: its queue holds at most ``queue`` events (one object
 shared by every subscriber); a subscriber that falls behind has the events past that dropped
@@ -511,8 +512,14 @@ class EventHub:
     async def _poll(self) -> None:
         """Read what is new for the subscribed workspaces, and the access changes other
         processes made, until no stream or socket is left."""
+        # Each poll reads back ``lookback`` from the start of the last poll that read the
+        # window whole, not from its own start: a poll slower than ``lookback`` (a machine
+        # starved of CPU, a large burst) would otherwise leave the events written while it ran
+        # in a gap no window covers.
+        covered_from: datetime | None = None
         while (self._subscribers or len(self.access)) and not self._closed:
-            since = utcnow() - self.limits.lookback
+            started = utcnow()
+            since = (covered_from or started) - self.limits.lookback
             try:
                 await self._read_access_changes(since)
             except Exception:
@@ -520,6 +527,7 @@ class EventHub:
             try:
                 async for records in self._window(list(self._subscribers), since):
                     await self._deliver(records)
+                covered_from = started
             except Exception as exc:
                 if isinstance(capability_error_of(exc), ServiceUnavailable):
                     # The store is away: every stream says so and ends (its client resumes
