@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
@@ -68,26 +68,38 @@ def forkserver() -> ForkServerContext:
     return _context[0]
 
 
-def _run(script: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:
-    """In the forked process: become ``python SCRIPT ARGS...`` and run."""
-    os.setsid()  # a session of its own, as ``start_new_session=True`` gives
+def _become(
+    argv: list[str], cwd: str, env: dict[str, str], outputs: tuple[str, str], flags: int
+) -> None:
+    """In the forked process: take ``argv``, ``cwd`` and ``env`` as a started program has them,
+    stdout and stderr opened on ``outputs`` (with ``flags``: truncate or append), line by line."""
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
-    for fd, path in ((1, out), (2, err)):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    for fd, path in zip((1, 2), outputs, strict=True):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | flags, 0o600)
         os.dup2(target, fd)
         os.close(target)
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    sys.argv = [script, *args]
-    sys.path.insert(0, str(Path(script).parent))
+    sys.argv = argv
+
+
+def _exiting(run: Callable[[], object]) -> None:
+    """``run()``, then what it registered with ``atexit`` (a store to stop, a folder to
+    remove): a multiprocessing child ends with os._exit, which skips atexit."""
     try:
-        runpy.run_path(script, run_name="__main__")
+        run()
     finally:
-        # A multiprocessing child ends with os._exit, which skips atexit: run what the script
-        # registered (a store to stop, a folder to remove) as an interpreter's exit would.
         atexit._run_exitfuncs()
+
+
+def _run(script: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:
+    """In the forked process: become ``python SCRIPT ARGS...`` and run."""
+    os.setsid()  # a session of its own, as ``start_new_session=True`` gives
+    _become([script, *args], cwd, env, (out, err), os.O_TRUNC)
+    sys.path.insert(0, str(Path(script).parent))
+    _exiting(lambda: runpy.run_path(script, run_name="__main__"))
 
 
 def run_script(
@@ -154,20 +166,8 @@ def _fincap(args: list[str], cwd: str, env: dict[str, str], log: str) -> None:
     """In the forked process: become ``fincap ARGS...``, its output appended to ``log``."""
     from app.cli import main
 
-    os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
-    target = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    for fd in (1, 2):
-        os.dup2(target, fd)
-    os.close(target)
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    sys.argv = ["fincap", *args]
-    try:
-        main()
-    finally:
-        atexit._run_exitfuncs()  # as in _run: os._exit ends a multiprocessing child
+    _become(["fincap", *args], cwd, env, (log, log), os.O_APPEND)
+    _exiting(main)
 
 
 def start_fincap(args: Sequence[str], env: Mapping[str, str], log: Path) -> Forked:
