@@ -74,6 +74,20 @@ def normalize_size(image: Image.Image) -> Image.Image:
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
+# A page whose darkest and lightest pixels are this close has nothing on it to read: a blank
+# page of a PDF (a separator, the back of a sheet) renders as one flat colour. Printed text is
+# far darker than its paper (over 100 grey levels); JPEG noise on a flat page stays within a
+# few.
+BLANK_CONTRAST = 8
+
+
+def is_blank(image: Image.Image) -> bool:
+    """True when the page is one flat colour (within ``BLANK_CONTRAST`` grey levels): OCR would
+    find nothing on it after seconds of work (a 16-megapixel blank page: about 10 s)."""
+    darkest, lightest = image.convert("L").getextrema()
+    return int(lightest) - int(darkest) <= BLANK_CONTRAST
+
+
 # Receipt paper is brighter than a scanner lid, a table or cardboard behind it.
 PAPER_BRIGHTNESS = 200
 # Crop only when the paper covers less than this share of the picture: cropping a page

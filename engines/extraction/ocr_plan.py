@@ -18,6 +18,7 @@ from engines.ocr_availability import installed_ocr_engines
 
 from .image_prep import (
     clean_noisy,
+    is_blank,
     normalize_size,
     paper_box,
     rotate_upright,
@@ -107,9 +108,13 @@ def ocr_page(image: Image, plan: OcrPlan, number: int = 1, turn: int = 0) -> Pag
 
     The page is turned clockwise by ``turn`` degrees (a second reading of a page where
     nothing was found), cropped to the paper and resized first; the boxes are mapped back
-    through those steps, so the layout's ``to_page`` points into the image as uploaded.
+    through those steps, so the layout's ``to_page`` points into the image as uploaded. A blank
+    page is not read: no engine finds anything on it.
     """
     back = page_fraction(image.width, image.height)
+    if is_blank(image):
+        nothing = PageLayout(number, float(image.width), float(image.height), (), back)
+        return PageReading(nothing, plan.primary.name)
     if turn % 360:
         back = compose(back, unrotate(image.width, image.height, turn))
         image = rotate_upright(image, turn)
