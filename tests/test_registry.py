@@ -229,15 +229,21 @@ def test_an_unfrozen_registry_keeps_nothing_it_may_still_change() -> None:
 
 
 def test_apps_of_one_registry_share_its_faces_artefacts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two apps of one registry and settings build the OpenAPI document, the GraphQL schema
-    and the MCP tool list once (they cost about a second of CPU a set)."""
+    """Two apps of one registry and settings build the OpenAPI document, the GraphQL schema,
+    the MCP tool list and the API reference page once (they cost about a second of CPU a set)."""
     from app.graphql import face
     from app.host import main
     from app.host.config import Settings
     from app.mcp import server
+    from app.web import routes
 
     built: list[str] = []
-    builders = ((main, "build_openapi"), (face, "service_schema"), (server, "build_server"))
+    builders = (
+        (main, "build_openapi"),
+        (face, "service_schema"),
+        (server, "build_server"),
+        (routes, "api_reference_page"),
+    )
     for module, name in builders:
         original = getattr(module, name)
 
@@ -248,8 +254,13 @@ def test_apps_of_one_registry_share_its_faces_artefacts(monkeypatch: pytest.Monk
         monkeypatch.setattr(module, name, counted)
     registry = build_registry()
     apps = [main.create_app(Settings(), registry=registry) for _ in range(3)]
-    assert sorted(built) == ["build_openapi", "build_server", "service_schema"]
+    assert sorted(built) == [
+        "api_reference_page",
+        "build_openapi",
+        "build_server",
+        "service_schema",
+    ]
     assert apps[0] is not apps[1]
-    # Another address is another OpenAPI document (its server URL).
+    # Another address is another OpenAPI document (its server URL), and another reference.
     main.create_app(Settings(public_url="https://books.example.com"), registry=registry)
-    assert built.count("build_openapi") == 2
+    assert built.count("build_openapi") == 2 and built.count("api_reference_page") == 2

@@ -54,7 +54,12 @@ def dashboard_assets(directory: Path = DASHBOARD_DIR) -> dict[str, Path]:
 def web_routes(registry: Registry, openapi: dict[str, Any]) -> list[Route]:
     """``/``, ``/api``, ``/app/`` with its assets, the favicon."""
     landing = landing_page(len(list(registry)))
-    reference = api_reference_page(openapi)
+    # The reference is a function of the registry and the OpenAPI document's address: made
+    # once per process for a frozen registry (``Registry.derived``), not for every app.
+    address = (openapi.get("servers") or [{}])[0].get("url", "")
+    reference = registry.derived(
+        ("api reference page", address), lambda: api_reference_page(openapi)
+    )
     assets = dashboard_assets()
     index_html = assets["index.html"].read_text(encoding="utf-8")
 

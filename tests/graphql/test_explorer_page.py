@@ -7,6 +7,7 @@ import base64
 import hashlib
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from app.graphql.explorer import (
     EXAMPLES,
     OWN_DIR,
     VENDORED_DIR,
+    _integrity,
     explorer_files,
 )
 from app.graphql.face import service_schema
@@ -55,6 +57,18 @@ async def test_the_page_is_fincaps_and_loads_only_files_from_here(api: httpx.Asy
         assert integrity == f"sha384-{digest}", url  # the browser would refuse anything else
     for outside in ("README.md", "graphiql@3.8.3/LICENSE", "../explorer.py", "%2e%2e/face.py"):
         assert (await api.get(f"{ASSETS_PATH}/{outside}")).status_code == 404
+
+
+def test_an_edited_file_gets_its_new_integrity(tmp_path: Path) -> None:
+    """Hashes are kept between apps, but a file edited under a running server (its size or
+    time changed) is hashed again: a kept hash would make the browser refuse the new file."""
+    script = tmp_path / "explorer.js"
+    script.write_text("console.log(1)")
+    first = _integrity(script)
+    assert _integrity(script) == first
+    script.write_text("console.log(22)")
+    digest = base64.b64encode(hashlib.sha384(b"console.log(22)").digest()).decode()
+    assert _integrity(script) == f"sha384-{digest}" != first
 
 
 def test_every_vendored_package_carries_its_licence() -> None:
