@@ -11,6 +11,7 @@ dropped: about a second.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,10 @@ def _read(path: Path, module: str) -> Source:
     return Source(path, is_package, tuple(imports), _declared(tree), binds, frozenset(bound), star)
 
 
-def _sources() -> dict[str, Source]:
+@functools.cache
+def sources() -> dict[str, Source]:
+    """Every module of ``TOPS``, read once by the worker that runs these tests (not at import:
+    each worker collects this module, and parsing the whole tree costs seconds)."""
     found = {}
     for top in TOPS:
         for path in sorted((ROOT / top).rglob("*.py")):
@@ -110,32 +114,27 @@ def _sources() -> dict[str, Source]:
     return found
 
 
-SOURCES = _sources()
-
-
 def surface(package: str) -> frozenset[str] | None:
     """The package's ``__all__`` (following ``__all__ = module.__all__``), None without one."""
-    declared = SOURCES[package].declared
+    declared = sources()[package].declared
     if isinstance(declared, str):
-        declared = SOURCES[declared].declared
+        declared = sources()[declared].declared
         assert not isinstance(declared, str)
     return declared
 
 
+@functools.cache
 def _children() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
-    for name in SOURCES:
+    for name in sources():
         parent, _, child = name.rpartition(".")
         found.setdefault(parent, set()).add(child)
     return found
 
 
-CHILDREN = _children()
-
-
 def children(package: str) -> set[str]:
     """The names of the package's modules and subpackages."""
-    return CHILDREN.get(package, set())
+    return _children().get(package, set())
 
 
 def _inside(importer: str, package: str) -> bool:
@@ -149,7 +148,7 @@ def _private(part: str) -> bool:
 def surface_breaches() -> list[str]:
     """Each import that reaches past a package's surface, as ``path:line: why``."""
     breaches = []
-    for importer, source in SOURCES.items():
+    for importer, source in sources().items():
         where = source.path.relative_to(ROOT)
         for line, module, name in source.imports:
             if module.split(".")[0] not in TOPS:
@@ -164,7 +163,7 @@ def surface_breaches() -> list[str]:
                 continue
             if _private(name) and not _inside(importer, parent):
                 breaches.append(f"{where}:{line}: {module}.{name} is private to {parent}")
-            if module not in SOURCES or not SOURCES[module].is_package or name == "*":
+            if module not in sources() or not sources()[module].is_package or name == "*":
                 continue
             if name in children(module):
                 continue
@@ -183,7 +182,7 @@ def test_no_import_reaches_past_a_package_surface() -> None:
 def test_a_package_that_binds_names_declares_them() -> None:
     undeclared = sorted(
         name
-        for name, source in SOURCES.items()
+        for name, source in sources().items()
         if source.is_package and source.binds and surface(name) is None and name not in PENDING
     )
     assert undeclared == []
@@ -193,7 +192,7 @@ def test_a_package_that_binds_names_declares_them() -> None:
 
 def test_every_declared_name_exists() -> None:
     """An ``__all__`` names only what its package binds (a stale entry would hide a removal)."""
-    for name, source in SOURCES.items():
+    for name, source in sources().items():
         declared = surface(name)
         if not source.is_package or declared is None or source.star:
             continue
