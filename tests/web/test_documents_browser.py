@@ -3,7 +3,9 @@ the server across pages, filters that narrow the list and its count and survive 
 archive with Undo, bulk category, a bulk send to Xero (a fake on loopback) that waits for
 approval, the CSV file as downloaded, and one document's line items and evidence boxes.
 
-One server, one browser and one sign-in for the module; the steps run in order.
+The worker's shared server and browser (``tests/web/shared_dashboard.py``), with a workspace,
+a browser context and a fake Xero of the module's own, and one sign-in for the module; the
+steps run in order.
 """
 
 from __future__ import annotations
@@ -22,17 +24,9 @@ from typing import Any
 import pytest
 
 from tests.integrations.fakes import FakeXero
-from tests.integrations.fakes import serving as fake_serving
 from tests.requires import requires
-from tests.web.dashboard_live import (
-    LiveDashboard,
-    Page,
-    chromium,
-    fake_xero_env,
-    prepare,
-    result,
-    serving,
-)
+from tests.web.dashboard_live import LiveDashboard, Page, result
+from tests.web.shared_dashboard import SharedDashboard, own_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
@@ -41,17 +35,14 @@ ROWS = "#doc-rows tr"
 
 
 @pytest.fixture(scope="module")
-def xero() -> Iterator[FakeXero]:
-    with fake_serving(FakeXero("xero")) as fake:
-        yield fake  # type: ignore[misc]
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    return workspace_on(dashboard, "documents", DEMO_DOCUMENTS)
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, xero: FakeXero) -> Iterator[LiveDashboard]:
-    data_dir = tmp_path_factory.mktemp("documents") / "data"
-    boot = prepare(data_dir, DEMO_DOCUMENTS)
-    with serving(data_dir, boot, fake_xero_env(xero.url)) as server:
-        yield server
+def xero(live: LiveDashboard, dashboard: SharedDashboard) -> FakeXero:
+    """The workspace's own fake Xero on the shared server's."""
+    return dashboard.xero.of(live.org_id)
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +51,9 @@ def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(
-    live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory, downloads: Path
-) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as tab:
-        # Files the page saves land here (a browser-level setting, no session).
-        tab.devtools.call(
-            "Browser.setDownloadBehavior", behavior="allow", downloadPath=str(downloads)
-        )
+def page(live: LiveDashboard, dashboard: SharedDashboard, downloads: Path) -> Iterator[Page]:
+    # Files the page saves land in ``downloads`` (a setting of the module's browser context).
+    with own_context(dashboard, downloads) as tab:
         tab.go(f"{live.base}/app/")
         tab.wait("!!document.querySelector('#api-key')")
         tab.fill("#api-key", live.api_key)
@@ -326,7 +312,9 @@ def test_bulk_set_category(live: LiveDashboard, page: Page) -> None:
         assert stored["category"] == "Team events"
 
 
-def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page, shots: Path) -> None:
+def test_bulk_send_to_xero_waits_for_approval(
+    live: LiveDashboard, page: Page, xero: FakeXero, shots: Path
+) -> None:
     live.connect_xero()
     picked = open_and_select(page, live, 5, 7)
     page.click("#bulk-send")
@@ -343,6 +331,7 @@ def test_bulk_send_to_xero_waits_for_approval(live: LiveDashboard, page: Page, s
         request = result(live.call("approvals.get", {"approvalRequestId": found.group(1)}))
         assert request["status"] == "pending" and request["capabilitySlug"] == "integrations.send"
         assert request["input"]["documentId"] == document_id
+    assert not xero.bills, "a bill reached Xero before its approval"
     page.screenshot(shots / "bulk-send.png")
 
 

@@ -18,61 +18,47 @@ from typing import Any
 import pytest
 
 from tests.integrations.fakes import Failure, FakeXero
-from tests.integrations.fakes import serving as fake_serving
 from tests.requires import requires
 from tests.web.accessibility import assert_accessible
-from tests.web.dashboard_live import (
-    EMAIL,
-    LiveDashboard,
-    Page,
-    chromium,
-    cli,
-    fake_xero_env,
-    one_store,
-    prepare,
-    result,
-    serving,
-)
+from tests.web.dashboard_live import LiveDashboard, Page, cli, result
+from tests.web.shared_dashboard import SharedDashboard, signed_in_context, workspace_on
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
-MEMBER = "bea@example.com"
+# Not test_dashboard_browser.py's teammate: the accounts of every module on the worker's
+# server share its store.
+MEMBER = "integrations-bea@example.com"
 STATE = "document.querySelector('#xero-state')"
 # The decimal mark each locale writes money with (the history's totals).
 DECIMAL = {"en-US": r"\d\.\d\d", "de-DE": r"\d,\d\d"}
 
 
 @pytest.fixture(scope="module")
-def xero() -> Iterator[FakeXero]:
-    with fake_serving(FakeXero("xero")) as fake:
-        yield fake  # type: ignore[misc]
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    """The module's workspace on the shared server, with 12 demo documents."""
+    return workspace_on(dashboard, "integrations", 12)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def xero(live: LiveDashboard, dashboard: SharedDashboard) -> FakeXero:
+    """The workspace's own fake Xero (what it receives and the failures it is told to inject
+    are this workspace's alone), there before any test connects."""
+    return dashboard.xero.of(live.org_id)
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory, xero: FakeXero) -> Iterator[Any]:
-    """The live server with 12 demo documents, and Bea: an account that joins as a member."""
-    data_dir = tmp_path_factory.mktemp("integrations") / "data"
-    with one_store(data_dir):
-        boot = prepare(data_dir, 12)
-        bea = cli(data_dir, "admin", "bootstrap", "--email", MEMBER, "--workspace", "Bea's books")
-    with serving(data_dir, boot, fake_xero_env(xero.url)) as server:
-        server.join(bea, MEMBER)
-        yield server, bea
+def bea(live: LiveDashboard, dashboard: SharedDashboard) -> dict[str, Any]:
+    """Bea: an account (made with the operator's command on the running server's store) that
+    joins the workspace as a member."""
+    made = cli(
+        dashboard.data_dir, "admin", "bootstrap", "--email", MEMBER, "--workspace", "Bea's books"
+    )
+    live.join(made, MEMBER)
+    return made
 
 
 @pytest.fixture(scope="module")
-def live(setup: Any) -> LiveDashboard:
-    return setup[0]  # type: ignore[no-any-return]
-
-
-@pytest.fixture(scope="module")
-def bea(setup: Any) -> dict[str, Any]:
-    return setup[1]  # type: ignore[no-any-return]
-
-
-@pytest.fixture(scope="module")
-def page(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as tab:
-        tab.sign_in(live.base, live.api_key, live.org_id)
+def page(live: LiveDashboard, dashboard: SharedDashboard) -> Iterator[Page]:
+    with signed_in_context(dashboard, live) as tab:
         yield tab
 
 
@@ -167,7 +153,7 @@ def test_connect_the_fake_xero_and_send(
         send_from_the_page(page, sent)
         page.wait(f"!!{history_row(sent, 'exported')}", timeout=60)
         row = page.js(f"{history_row(sent, 'exported')}.innerText")
-        assert "Sent" in row and "Xero: Acme Ltd" in row and f"{EMAIL} (you)" in row
+        assert "Sent" in row and "Xero: Acme Ltd" in row and f"{live.email} (you)" in row
         assert "not needed" in row
         assert re.search(DECIMAL[locale], row), row
         assert xero.bills, "the fake Xero received no bill"
@@ -223,7 +209,9 @@ def test_approve_a_gated_export(
         decided = request_in("#decided-approvals", reject_id)
         page.wait(f"!!{decided}")
         row = page.js(f"{decided}.innerText")
-        assert "Rejected" in row and "Not a business expense" in row and f"{EMAIL} (you)" in row
+        assert (
+            "Rejected" in row and "Not a business expense" in row and f"{live.email} (you)" in row
+        )
         assert text(page, "#approvals-status").startswith("Rejected: ")
 
         page.wait(f"!!document.querySelector('#approve-{approve_id}')")
@@ -232,7 +220,7 @@ def test_approve_a_gated_export(
         approved = request_in("#decided-approvals", approve_id)
         page.wait(f"!!{approved}")
         row = page.js(f"{approved}.innerText")
-        assert "Approved" in row and f"{EMAIL} (you)" in row and "Queued for sending" in row
+        assert "Approved" in row and f"{live.email} (you)" in row and "Queued for sending" in row
         assert page.js(f"!!{item}") is False
         request = result(live.call("approvals.get", {"approvalRequestId": approve_id}))
         assert request["status"] == "executed"
@@ -245,7 +233,7 @@ def test_approve_a_gated_export(
         approver = page.js(
             f"{history_row(document_id, 'exported')}.querySelector('.export-approver').innerText"
         )
-        assert approver == f"{EMAIL} (you)"
+        assert approver == f"{live.email} (you)"
         rejected = result(live.call("approvals.get", {"approvalRequestId": reject_id}))
         assert rejected["status"] == "rejected"
         assert result(live.call("exports.list", {"documentId": other_id}))["exports"] == []

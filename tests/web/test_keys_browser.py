@@ -25,20 +25,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integrations.fakes import CLIENT_ID, CLIENT_SECRET, FakeXero
-from tests.integrations.fakes import serving as fake_serving
-from tests.outbound import LOOPBACK_FAKES
+from tests.integrations.fakes import FakeXero
 from tests.requires import requires
-from tests.web.dashboard_live import (
-    EMAIL,
-    LiveDashboard,
-    Page,
-    chromium,
-    cli,
-    one_store,
-    prepare,
-    serving,
-)
+from tests.web.dashboard_live import LiveDashboard, Page, cli
+from tests.web.shared_dashboard import SharedDashboard, own_context, workspace_on
 from tests.web.test_dashboard_sign_in_browser import fresh_browser
 
 pytestmark = [requires("chromium"), pytest.mark.wire]
@@ -58,42 +48,33 @@ def key_row(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def xero() -> Iterator[FakeXero]:
-    with fake_serving(FakeXero("xero")) as fake:
-        yield fake  # type: ignore[misc]
+def live(dashboard: SharedDashboard) -> LiveDashboard:
+    """The owner (with a password) and the en-US run's workspace on the shared server."""
+    return workspace_on(dashboard, "keys", 3, password=True)
 
 
 @pytest.fixture(scope="module")
-def workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The data directory and, per locale, the workspace and bootstrap output it works with."""
-    data_dir = tmp_path_factory.mktemp("keys") / "data"
-    with one_store(data_dir):
-        boots = {"en-US": prepare(data_dir, 3)}
-        boots["de-DE"] = cli(
-            data_dir, "admin", "bootstrap", "--email", EMAIL, "--workspace", "Eckladen"
-        )
-        cli(data_dir, "demo", "load", "--org", boots["de-DE"]["orgId"], "--count", "3")
-    return {"data_dir": data_dir, "boots": boots}
+def workspaces(live: LiveDashboard, dashboard: SharedDashboard) -> dict[str, Any]:
+    """The data directory and, per locale, the workspace and bootstrap output it works with:
+    the owner's second workspace made by the operator's command on the running server's store."""
+    boots = {"en-US": {"apiKey": live.api_key, "orgId": live.org_id}}
+    boots["de-DE"] = cli(
+        dashboard.data_dir, "admin", "bootstrap", "--email", live.email, "--workspace", "Eckladen"
+    )
+    cli(dashboard.data_dir, "demo", "load", "--org", boots["de-DE"]["orgId"], "--count", "3")
+    return {"data_dir": dashboard.data_dir, "boots": boots}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def xero(workspaces: dict[str, Any], dashboard: SharedDashboard) -> FakeXero:
+    """The owner's two workspaces' own fake Xero (what it receives is theirs alone)."""
+    return dashboard.xero.of(*(boot["orgId"] for boot in workspaces["boots"].values()))
 
 
 @pytest.fixture(scope="module")
-def live(workspaces: dict[str, Any], xero: FakeXero) -> Iterator[LiveDashboard]:
-    provider = {
-        "FINCAP_XERO_CLIENT_ID": CLIENT_ID,
-        "FINCAP_XERO_CLIENT_SECRET": CLIENT_SECRET,
-        "FINCAP_XERO_AUTHORIZE_URL": f"{xero.url}/authorize",
-        "FINCAP_XERO_TOKEN_URL": f"{xero.url}/token",
-        "FINCAP_XERO_API_URL": xero.url,
-        "FINCAP_OUTBOUND_ALLOW": LOOPBACK_FAKES,
-    }
-    boot = workspaces["boots"]["en-US"]
-    with serving(workspaces["data_dir"], boot, provider) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def page(live: LiveDashboard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    with chromium(tmp_path_factory.mktemp("chromium")) as tab:
+def page(dashboard: SharedDashboard) -> Iterator[Page]:
+    """A tab of the module's browser context: the tests open contexts of their own from it."""
+    with own_context(dashboard) as tab:
         yield tab
 
 
@@ -121,9 +102,10 @@ def connect_xero(live: LiveDashboard, key: str, org: str) -> None:
     assert ungated.status_code == 200, ungated.text
 
 
-def link_token(data_dir: Path, org: str) -> str:
-    """A fresh one-time link from the operator's command; its token (the fragment's end)."""
-    made = cli(data_dir, "admin", "sign-in-link", "--email", EMAIL, "--org", org)
+def link_token(data_dir: Path, email: str, org: str) -> str:
+    """A fresh one-time link from the operator's command for ``email`` in ``org``; its token
+    (the fragment's end)."""
+    made = cli(data_dir, "admin", "sign-in-link", "--email", email, "--org", org)
     return str(made["signInUrl"]).rsplit("/", 1)[1]
 
 
@@ -138,7 +120,7 @@ def test_link_sign_in_send_to_xero_keys_and_sign_out(
     data_dir, boot = workspaces["data_dir"], workspaces["boots"][locale]
     name, org, boot_key = LOCALES[locale], boot["orgId"], boot["apiKey"]
     connect_xero(live, boot_key, org)
-    token = link_token(data_dir, org)
+    token = link_token(data_dir, live.email, org)
     with fresh_browser(page) as tab:
         tab.call("Emulation.setLocaleOverride", locale=locale)
         # The link: signed in, in the link's workspace, asked nothing; the token left the address.
