@@ -38,6 +38,7 @@ from tests import (
     hypothesis_profiles,  # noqa: F401  (loads the ci or full profile for every test)
     requires,
 )
+from tests.live import discard
 
 # The scopes that take longest (a module, or a class where a module has classes: what
 # `--dist loadscope` hands to one worker), longest first, from a whole run's junit times (issue 36
@@ -118,10 +119,12 @@ async def store() -> Store:
 
 @pytest.fixture(scope="session")
 def embedded_server() -> Iterator[EmbeddedServer]:
-    """One ephemeral SecantusDB process for the whole wire-test session."""
+    """One ephemeral SecantusDB process for the whole wire-test session, killed at the end: its
+    data is in memory, and a clean stop (~2 s) came at the end of every worker's run."""
     server = EmbeddedServer(storage=":memory:").start()
     yield server
-    server.stop()
+    assert server.process is not None
+    discard(server.process)
 
 
 @pytest.fixture
@@ -206,17 +209,22 @@ async def client(store: Store, registry: Registry) -> AsyncIterator[httpx.AsyncC
 
 
 def worker_pool(
-    store: Store, kinds: JobKinds | None = None, like: Services | None = None, **options: Any
+    store: Store,
+    kinds: JobKinds | None = None,
+    like: Services | None = None,
+    analyzer: Analyzer | None = None,
+    **options: Any,
 ) -> WorkerPool:
-    """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR.
-    ``like``: an app's services whose keyring, sources and outbound policy they share."""
+    """Workers over ``store`` running the service's job kinds (or ``kinds``); in-process OCR
+    (or ``analyzer``). ``like``: an app's services whose keyring, sources and outbound policy
+    they share."""
     shared = (
         {}
         if like is None
         else {"keyring": like.keyring, "sources": like.sources, "outbound": like.outbound}
     )
     services = build_services(
-        Settings(), store, rates=default_rate_book(), analyzer=Analyzer(), **shared
+        Settings(), store, rates=default_rate_book(), analyzer=analyzer or Analyzer(), **shared
     )
     return WorkerPool(services, kinds or build_job_kinds(), **options)
 

@@ -41,6 +41,7 @@ from engines.connectors.whatsapp import sign
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
+from resolvers.services.processing.analyzer import Analyzer
 from tests.conftest import app_on, worker_pool
 
 # Marks the line that answers a plan (anything else a library prints to stdout is not one).
@@ -136,8 +137,8 @@ class Doors:
         fetched = await pool.run_one(f"kill-test/{os.getpid()}")
         return {**delivered, "fetched": fetched}
 
-    def workers(self) -> WorkerPool:
-        return worker_pool(self.store, like=self.services, count=1, lease_s=30)
+    def workers(self, analyzer: Analyzer | None = None) -> WorkerPool:
+        return worker_pool(self.store, like=self.services, analyzer=analyzer, count=1, lease_s=30)
 
     def door(self, name: str) -> Door:
         doors: dict[str, Any] = {
