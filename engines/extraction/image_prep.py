@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import re
 import warnings
+from typing import cast
 
 from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
@@ -84,8 +85,9 @@ BLANK_CONTRAST = 8
 def is_blank(image: Image.Image) -> bool:
     """True when the page is one flat colour (within ``BLANK_CONTRAST`` grey levels): OCR would
     find nothing on it after seconds of work (a 16-megapixel blank page: about 10 s)."""
-    darkest, lightest = image.convert("L").getextrema()
-    return int(lightest) - int(darkest) <= BLANK_CONTRAST
+    # One band ("L"): the extrema are one (darkest, lightest) pair of grey levels.
+    darkest, lightest = cast("tuple[int, int]", image.convert("L").getextrema())
+    return lightest - darkest <= BLANK_CONTRAST
 
 
 # Receipt paper is brighter than a scanner lid, a table or cardboard behind it.
