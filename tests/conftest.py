@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import os
-import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -38,7 +36,7 @@ from tests import (
     hypothesis_profiles,  # noqa: F401  (loads the ci or full profile for every test)
     requires,
 )
-from tests.live import discard
+from tests.live import Process, discard, launch
 
 # The scopes that take longest (a module, or a class where a module has classes: what
 # `--dist loadscope` hands to one worker), longest first, from a whole run's junit times (issue 36
@@ -231,10 +229,11 @@ def worker_pool(
 
 def spawn_worker(
     server: EmbeddedServer, store: Store, lease_s: int | None, log: Path | None = None
-) -> subprocess.Popen[bytes]:
+) -> Process:
     """A ``fincap worker`` process (analysis in spawned processes) over ``store``'s database on
     the embedded ``server``: a real process for tests to kill (and for ``bench/workers.py`` to
-    count). Its log lines go to ``log`` when given; ``lease_s`` None: the default lease."""
+    count), forked with the service imported (``tests/live.py`` ``launch``). Its log lines go
+    to ``log`` when given; ``lease_s`` None: the default lease."""
     env = {
         **os.environ,
         "MONGODB_URI": server.database_uri(store.db.name),
@@ -243,13 +242,7 @@ def spawn_worker(
     env.pop("FINCAP_JOB_LEASE_SECONDS", None)
     if lease_s is not None:
         env["FINCAP_JOB_LEASE_SECONDS"] = str(lease_s)
-    with open(log, "ab") if log else contextlib.nullcontext(subprocess.DEVNULL) as output:
-        return subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=output,
-        )
+    return launch([sys.executable, "-m", "app.cli", "worker"], env, log or Path(os.devnull))
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from persistence.embedded import EmbeddedServer
+from tests.live import Process, launch
 
 T = TypeVar("T")
 FINCAP = [sys.executable, "-m", "app.cli"]
@@ -90,12 +91,11 @@ def admin(env: Mapping[str, str], *args: str) -> dict[str, Any]:
     return parsed
 
 
-def start_worker(env: Mapping[str, str], log: Path, store_port: int) -> subprocess.Popen[bytes]:
+def start_worker(env: Mapping[str, str], log: Path, store_port: int) -> Process:
     """``fincap worker`` with its output in ``log``; returns once it is connected to the store
     on ``store_port`` (it has opened it and started its workers), or fails."""
     offset = log.stat().st_size if log.exists() else 0
-    with log.open("ab") as out:
-        process = subprocess.Popen([*FINCAP, "worker"], env=dict(env), stdout=out, stderr=out)
+    process = launch([*FINCAP, "worker"], env, log)  # forked with the service imported
 
     def connected() -> bool:
         if process.poll() is not None:
@@ -111,7 +111,7 @@ def start_worker(env: Mapping[str, str], log: Path, store_port: int) -> subproce
     return process
 
 
-def stop_timed(process: subprocess.Popen[bytes], deadline_s: float = 30) -> float:
+def stop_timed(process: Process, deadline_s: float = 30) -> float:
     """SIGTERM ``process``; seconds until it exited (killed after ``deadline_s``)."""
     started = time.monotonic()
     process.send_signal(signal.SIGTERM)

@@ -43,6 +43,7 @@ from resolvers.services.processing.pipeline import (
 from resolvers.services.processing.recovery import recover_at_start_up
 from tests.conftest import make_tenant, spawn_worker, worker_pool
 from tests.extraction.make_fixtures import RECEIPT_LINES, receipt_image
+from tests.live import Process
 from tests.sources.conftest import fixture
 
 pytestmark = pytest.mark.wire
@@ -283,7 +284,7 @@ def till_slip(n: int) -> bytes:
 
 
 async def job_mid_pipeline(
-    store: Store, workers: list[subprocess.Popen[bytes]], feed: Callable[[], Awaitable[None]]
+    store: Store, workers: list[Process], feed: Callable[[], Awaitable[None]]
 ) -> JobRecord:
     """A job seen mid-pipeline (running, its document being processed) in the hands of one of
     ``workers``, once every one of them has been seen holding a job: all have started, so the

@@ -6,7 +6,6 @@ a worker stopped with the serve that owns the embedded store outlived it by 30 s
 from __future__ import annotations
 
 import base64
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -28,7 +27,7 @@ from tests.hardening.faults import (
     stop_timed,
     until,
 )
-from tests.live import discard, start_serve, stop
+from tests.live import Process, discard, start_serve, stop
 from tests.sources.conftest import fixture
 
 pytestmark = pytest.mark.wire
@@ -72,7 +71,7 @@ def processed_by_the_worker(calls: Calls) -> None:
     )
 
 
-def stop_together(*processes: subprocess.Popen[bytes]) -> list[float]:
+def stop_together(*processes: Process) -> list[float]:
     """SIGTERM every process at once; the seconds each took to exit."""
     took = [0.0] * len(processes)
 
