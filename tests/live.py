@@ -116,6 +116,7 @@ def launch(
     a new program. A test of the server's process tree asks for ``fresh``: a forked server
     shares the test process's multiprocessing resource tracker instead of starting its own."""
     program = list(command)
+    log.open("ab").close()  # there once this returns, as with Popen (callers read it at once)
     if not fresh and Path(program[0]).name == "fincap":
         return start_fincap(program[1:], environment, log)
     if not fresh and program[:3] == [sys.executable, "-m", "app.cli"]:
