@@ -100,8 +100,9 @@ run: install
 # go first, in the order tests/conftest.py gives (--no-loadscope-reorder). The 30 slowest tests
 # are listed at the end: where the suite's time goes (issue 36 wants it ≤ 6 min).
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): the
-# suite starts a hundred Python processes that import the service, and pytest rewrites ~600 test
-# modules in each of its workers; without cached bytecode each compiles them all again.
+# suite starts a hundred Python processes that import the service, and pytest rewrites the test
+# modules' asserts (~13 CPU-s a worker); without cached bytecode every process and every run
+# compiles them again (a fresh clone's three workers still each do it once).
 TEST_WORKERS ?= 3
 
 test: install-test
