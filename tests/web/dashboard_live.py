@@ -3,14 +3,15 @@ documents, and headless Chromium pages on it: what the dashboard tests and bench
 
 from __future__ import annotations
 
+import argparse
 import base64
 import io
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +22,7 @@ from click.testing import CliRunner
 from app.cli import main
 from persistence.embedded import shared_embedded_store
 from tests.browser import DevTools, start_chromium
-from tests.live import start_serve, stop
+from tests.live import discard, start_serve, stop
 
 FINCAP = str(Path(sys.executable).with_name("fincap"))
 EMAIL = "owner@example.com"
@@ -35,6 +36,10 @@ class LiveDashboard:
     org_id: str
     data_dir: Path
     email: str = EMAIL  # the workspace owner's
+
+    def signed(self, boot: dict[str, Any]) -> LiveDashboard:
+        """The same server, in the workspace of ``boot`` (``prepare``'s answer) with its key."""
+        return replace(self, api_key=boot["apiKey"], org_id=boot["orgId"])
 
     def call(self, slug: str, body: dict[str, Any], key: str | None = None) -> httpx.Response:
         """A REST capability call with the owner's key (or ``key``) in the workspace."""
@@ -125,7 +130,8 @@ def prepare(data_dir: Path, documents: int) -> dict[str, Any]:
     The commands join one store started here for them all (as they join a running ``fincap
     serve``), instead of each starting and stopping a private one: two store starts fewer for
     every browser module (issue 36 item 7). It stops before the module's server starts.
-    ``one_store`` around it adds the module's own commands to the same store."""
+    ``one_store`` around it adds the module's own commands to the same store; run while a
+    ``fincap serve`` of ``data_dir`` runs, the commands join that server's store."""
     with one_store(data_dir):
         boot = cli(data_dir, "admin", "bootstrap", "--email", EMAIL, "--workspace", "Corner Shop")
         cli(data_dir, "admin", "set-password", "--email", EMAIL, stdin=PASSWORD + "\n")
@@ -136,9 +142,17 @@ def prepare(data_dir: Path, documents: int) -> dict[str, Any]:
 
 @contextmanager
 def serving(
-    data_dir: Path, boot: dict[str, Any], extra_env: dict[str, str] | None = None
+    data_dir: Path,
+    boot: dict[str, Any],
+    extra_env: dict[str, str] | None = None,
+    throwaway: bool = False,
 ) -> Iterator[LiveDashboard]:
-    """``fincap serve`` on ``data_dir``; ``extra_env`` adds settings (a fake provider's URLs)."""
+    """``fincap serve`` on ``data_dir``; ``extra_env`` adds settings (a fake provider's URLs).
+
+    ``throwaway``: nobody reads ``data_dir`` again (a bench's temporary folder), so the server
+    is killed at the end (``tests.live.discard``, a fraction of a second) instead of stopped
+    cleanly (2-5 s here, mostly its embedded store's). Otherwise a clean stop: a test may start
+    another server on the same folder."""
 
     def env(base: str) -> dict[str, str]:
         return {
@@ -153,7 +167,39 @@ def serving(
     try:
         yield LiveDashboard(server.base, boot["apiKey"], boot["orgId"], data_dir)
     finally:
-        stop(server.process)
+        (discard if throwaway else stop)(server.process)
+
+
+@contextmanager
+def prepared_and_serving(
+    data_dir: Path, seed: Callable[[], dict[str, Any]], on_server: bool, throwaway: bool
+) -> Iterator[LiveDashboard]:
+    """``fincap serve`` on ``data_dir`` signed in to the workspace that ``seed()`` made
+    (``prepare``, with what a bench adds around it): ``seed()`` first, then the server, as a
+    deployment starts on data loaded before. ``on_server``: the server first, and ``seed()``'s
+    commands join its store (as they join any running ``fincap serve``'s) instead of starting
+    one of their own and stopping it cleanly before the server starts its own: one store start
+    and one clean stop fewer, seconds on the shared machine (issue 36 item 7). ``throwaway``:
+    see ``serving``."""
+    if on_server:
+        data_dir.mkdir(parents=True, exist_ok=True)  # for the server's log; seed() fills it
+        with serving(data_dir, {"apiKey": "", "orgId": ""}, throwaway=throwaway) as bare:
+            yield bare.signed(seed())
+        return
+    boot = seed()
+    with serving(data_dir, boot, throwaway=throwaway) as live:
+        yield live
+
+
+def add_seed_on_server(parser: argparse.ArgumentParser) -> None:
+    """The benches' ``--seed-on-server`` (``prepared_and_serving``'s ``on_server``)."""
+    parser.add_argument(
+        "--seed-on-server",
+        action="store_true",
+        help="start fincap serve first and make the workspaces on its store (one store start "
+        "and stop fewer: the smoke test's tiny runs); by default they are made before the "
+        "server starts, as a deployment starts on data loaded before",
+    )
 
 
 class Page:
