@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import functools
 import os
 import statistics
@@ -23,7 +22,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import psutil
 from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
 from starlette.applications import Starlette
 
@@ -39,6 +37,7 @@ from resolvers import build_registry
 from resolvers.framework.registry import Registry
 from resolvers.services.auth import accounts
 from resolvers.services.auth.accounts import DEMO_BATCH
+from tests.live import discard as discard_process
 
 # From this many documents a workspace is loaded in bulk (``bulk_load``): the service's own
 # inserts move rollup rows batch by batch, which took over an hour for 100k on the shared
@@ -121,15 +120,9 @@ def discard(server: EmbeddedServer) -> None:
     """End a store whose data the run throws away (in memory, or in a temporary directory
     deleted next): killed with its supervisor, not stopped cleanly. A clean stop closes the
     storage engine's files, ~2 s even for an idle in-memory store, waited for at the end of
-    every run, for data nobody reads again."""
-    if server.process is None or server.process.poll() is not None:
-        return
-    with contextlib.suppress(psutil.NoSuchProcess):
-        for child in psutil.Process(server.process.pid).children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                child.kill()
-    server.process.kill()
-    server.process.wait()
+    every run, for data nobody reads again (``tests.live.discard``, which the tests use)."""
+    if server.process is not None:
+        discard_process(server.process)
 
 
 def load_average() -> str:
