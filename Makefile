@@ -23,10 +23,10 @@ system-deps:
 	@tesseract --list-langs 2>/dev/null | grep -qx deu || { \
 	  echo "installing $(TESSERACT_PACKAGES)"; $(APT_INSTALL) $(TESSERACT_PACKAGES) >/dev/null; }
 
-# The browser tests drive headless Chromium.
+# The browser tests drive Chromium's headless shell (tests/browser.py).
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "installing chromium"; $(APT_INSTALL) chromium >/dev/null; }
+	@command -v chromium-headless-shell >/dev/null 2>&1 || { \
+	  echo "installing chromium-headless-shell"; $(APT_INSTALL) chromium-headless-shell >/dev/null; }
 
 # The connected-mailbox tests run a real IMAP server (Dovecot) of their own.
 imap-deps:

@@ -64,7 +64,9 @@ def _dev_set() -> bool:
 
 DEPENDENCIES: dict[str, Dependency] = {
     "chromium": Dependency(
-        _chromium, "no chromium binary on PATH", "make browser-deps (Debian: chromium)"
+        _chromium,
+        "no chromium binary on PATH",
+        "make browser-deps (Debian: chromium-headless-shell)",
     ),
     "dovecot": Dependency(
         _dovecot, "dovecot is not installed", "make imap-deps (Debian: dovecot-imapd)"
