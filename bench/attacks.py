@@ -11,11 +11,13 @@ also time a victim upload from files.upload until its document is processed. Eac
 run's victim calls).
 
     .venv/bin/python bench/attacks.py [--runs 3] [--only NAME ...] [--documents 200]
-        [--rest-seconds 3] [--seed-on-server]
+        [--rest-seconds 3] [--seed-on-server] [--skip-prepare]
 
 ``--seed-on-server`` starts the server first and makes the two workspaces on its store (one
 store start and clean stop fewer: the smoke test's tiny run). The server is killed at the end,
-not stopped cleanly: its data directory is thrown away.
+not stopped cleanly: its data directory is thrown away. ``--skip-prepare`` leaves out the
+attacker's prepared documents (an uploaded PDF processed, the 1,000-"a" summaries): for attacks
+that use neither, as the smoke test's two.
 """
 
 from __future__ import annotations
@@ -426,6 +428,13 @@ async def main() -> None:
         default=3.0,
         help="how long the victim's latency and the serve tree's memory are sampled at rest",
     )
+    parser.add_argument(
+        "--skip-prepare",
+        action="store_true",
+        help="do not prepare the attacker's documents (a PDF uploaded and processed, every "
+        "summary 1,000 'a'): only for attacks that use neither (the smoke test's refused regex "
+        "and /healthz control); the others' figures mean nothing without them",
+    )
     add_seed_on_server(parser)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -440,8 +449,10 @@ async def main() -> None:
                 **trust_attacks(server),
                 **round3_attacks(server),
             }
-            print("preparing the attacker's documents …", flush=True)
-            await attacks.pop("_prepare")()
+            prepare = attacks.pop("_prepare")
+            if not options.skip_prepare:
+                print("preparing the attacker's documents …", flush=True)
+                await prepare()
             rest = await measure(server, lambda: asyncio.sleep(options.rest_seconds, result={}))
             idle_rss = server.tree_rss() / MB
             print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")

@@ -14,6 +14,10 @@ average beside every figure. Then the event latency at this size (``bench/events
     .venv/bin/python bench/web.py --documents 20000 --runs 5 --data-dir .bench/web-20k
     .venv/bin/python bench/web.py --documents 1000 --runs 5        # quick, throwaway data
 
+``--analysis thread`` runs the server's analysis in a thread instead of its process pool (whose
+processes cost ~2 CPU-s each to start): the smoke test's tiny run. The event latencies start at
+the processed write, after the analysis.
+
 ``--seed-on-server`` starts the server first and loads the demo documents on its store (one
 store start and stop fewer: the smoke test's tiny run; the "loaded" time is then the commands'
 alone, without a store's start and stop). Without ``--data-dir`` the server is killed at the
@@ -37,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.events import SseClient, browser_event_latencies, summary
 from bench.events import uploads as upload_one_at_a_time
+from bench.harness import add_analysis_option
 from tests.browser import CHROMIUM
 from tests.web.dashboard_live import (
     LiveDashboard,
@@ -155,9 +160,11 @@ def main() -> None:
     parser.add_argument("--uploads", type=int, default=20, help="uploads timed for event latency")
     parser.add_argument("--data-dir", type=Path, help="keep the seeded data here and reuse it")
     add_seed_on_server(parser)
+    add_analysis_option(parser)
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("needs a chromium binary (make browser-deps)")
+    os.environ["FINCAP_EXTRACTION_EXECUTOR"] = args.analysis  # the server's (and the seed's)
 
     with tempfile.TemporaryDirectory() as root:
         data_dir = args.data_dir or Path(root) / "data"

@@ -195,6 +195,7 @@ SERVED = {
     "attacks": Bench(
         (
             *("--runs", "1", "--documents", "5", "--rest-seconds", "1", "--seed-on-server"),
+            "--skip-prepare",  # neither attack uses the attacker's prepared documents
             *("--only", "regex (a+)+$", "control: 200"),
         ),
         (
@@ -231,7 +232,7 @@ IN_CHROMIUM = {
     "events": Bench(
         (
             *("--uploads", "2", "--writes", "2", "--idle", "5", "--calls", "2", "--rounds", "1"),
-            *("--documents", "20", "--seed-on-server"),
+            *("--documents", "20", "--seed-on-server", "--analysis", "thread"),
         ),
         (
             rf"upload → SSE client: median {NUMBER} ms",
@@ -241,7 +242,10 @@ IN_CHROMIUM = {
         ),
     ),
     "web": Bench(
-        ("--documents", "30", "--runs", "1", "--uploads", "1", "--seed-on-server"),
+        (
+            *("--documents", "30", "--runs", "1", "--uploads", "1", "--seed-on-server"),
+            *("--analysis", "thread"),
+        ),
         (
             rf"overview: first content\s+median\s+{NUMBER} ms",
             rf"documents: first content\s+median\s+{NUMBER} ms",
