@@ -214,7 +214,7 @@ WITH_MODEL = {
         ),
     ),
     "search": Bench(
-        ("--sizes", "50", "--e2e-sizes", "50", "--runs", "1"),
+        ("--sizes", "50", "--e2e-sizes", "50", "--runs", "1", "--queries-per-kind", "1"),
         (
             rf"hybrid sum\s+{NUMBER} / {NUMBER}",
             rf"50 documents: hybrid top-5\s+{NUMBER}",
