@@ -134,7 +134,7 @@ IN_PROCESS = {
         (rf"synthetic n=\s*8\s+amount \d+/8 \({NUMBER}%\)",),
     ),
     "extraction_pipeline": Bench(
-        ("--limit", "0", "--synthetic", "2"),
+        ("--limit", "0", "--synthetic", "2", "--in-thread"),
         (rf"synthetic\s+n=\s*2\s+upload→processed p50={NUMBER}s",),
     ),
 }
