@@ -195,7 +195,8 @@ SERVED = {
     "attacks": Bench(
         (
             *("--runs", "1", "--documents", "5", "--rest-seconds", "1", "--seed-on-server"),
-            "--skip-prepare",  # neither attack uses the attacker's prepared documents
+            # Neither attack uses the attacker's prepared documents, nor analyses anything.
+            *("--skip-prepare", "--analysis", "thread"),
             *("--only", "regex (a+)+$", "control: 200"),
         ),
         (
