@@ -136,6 +136,17 @@ def add_analysis_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_warm_up_option(parser: argparse.ArgumentParser) -> None:
+    """``--warm-ups``: uncounted rounds before the timed ones (1 by default: caches warm, as the
+    figures quoted were measured; 0 in the smoke test's tiny runs, which judge no figure)."""
+    parser.add_argument(
+        "--warm-ups",
+        type=int,
+        default=1,
+        help="uncounted rounds before the timed ones (default 1; 0: the smoke test's tiny run)",
+    )
+
+
 def discard(server: EmbeddedServer) -> None:
     """End a store whose data the run throws away (in memory, or in a temporary directory
     deleted next): killed with its supervisor, not stopped cleanly. A clean stop closes the

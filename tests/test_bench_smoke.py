@@ -227,7 +227,7 @@ WITH_MODEL = {
 # workspace is made on the running server's store, one store start and clean stop fewer a run.
 IN_CHROMIUM = {
     "documents_page": Bench(
-        ("--documents", "30", "--runs", "1", "--seed-on-server"),
+        ("--documents", "30", "--runs", "1", "--warm-ups", "0", "--seed-on-server"),
         (rf"first render #/documents\s+median\s+{NUMBER} ms", r"CSV of all matching\s+median"),
     ),
     "events": Bench(
@@ -245,7 +245,7 @@ IN_CHROMIUM = {
     "web": Bench(
         (
             *("--documents", "30", "--runs", "1", "--uploads", "1", "--seed-on-server"),
-            *("--analysis", "thread"),
+            *("--analysis", "thread", "--warm-ups", "0"),
         ),
         (
             rf"overview: first content\s+median\s+{NUMBER} ms",
