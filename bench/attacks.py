@@ -11,11 +11,15 @@ also time a victim upload from files.upload until its document is processed. Eac
 run's victim calls).
 
     .venv/bin/python bench/attacks.py [--runs 3] [--only NAME ...] [--documents 200]
-        [--rest-seconds 3] [--seed-on-server]
+        [--rest-seconds 3] [--seed-on-server] [--skip-prepare] [--analysis process]
 
 ``--seed-on-server`` starts the server first and makes the two workspaces on its store (one
 store start and clean stop fewer: the smoke test's tiny run). The server is killed at the end,
-not stopped cleanly: its data directory is thrown away.
+not stopped cleanly: its data directory is thrown away. ``--skip-prepare`` leaves out the
+attacker's prepared documents (an uploaded PDF processed, the 1,000-"a" summaries): for attacks
+that use neither, as the smoke test's two. ``--analysis thread`` runs the server's analysis in
+a thread: no analysis process (its start, ~2 CPU-s, and its memory, which the figures of the
+serve tree include otherwise): for attacks that upload nothing, as the smoke test's two.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from domain.documents import UNFINISHED
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import add_analysis_option
 from persistence.embedded import free_port
 from tests.hardening.bombs import blank_pdf, many_recipients_mail, nested_mail, png_bomb
 from tests.live import discard, start_serve
@@ -83,14 +88,16 @@ class Server:
         return total
 
 
-def start_server(data_dir: Path, documents: int = 200, seed_on_server: bool = False) -> Server:
+def start_server(
+    data_dir: Path, documents: int = 200, seed_on_server: bool = False, analysis: str = "process"
+) -> Server:
     env = {
         **os.environ,
         "FINCAP_DATA_DIR": str(data_dir),
         "MONGODB_URI": "",
         "FINCAP_LOG_LEVEL": "WARNING",
         "FINCAP_WORKERS": "1",
-        "FINCAP_EXTRACTION_EXECUTOR": "process",
+        "FINCAP_EXTRACTION_EXECUTOR": analysis,  # ``--analysis``
         # The inbound doors (issue 25's mail attacks): the relay's POST here, the SMTP port
         # (chosen again at each start, like the HTTP port) below.
         "FINCAP_INBOUND_SECRET": INBOUND_SECRET,
@@ -426,12 +433,24 @@ async def main() -> None:
         default=3.0,
         help="how long the victim's latency and the serve tree's memory are sampled at rest",
     )
+    parser.add_argument(
+        "--skip-prepare",
+        action="store_true",
+        help="do not prepare the attacker's documents (a PDF uploaded and processed, every "
+        "summary 1,000 'a'): only for attacks that use neither (the smoke test's refused regex "
+        "and /healthz control); the others' figures mean nothing without them",
+    )
     add_seed_on_server(parser)
+    add_analysis_option(parser)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         # In a thread: the set-up commands run their own event loops.
         server = await asyncio.to_thread(
-            start_server, Path(tmp) / "data", options.documents, options.seed_on_server
+            start_server,
+            Path(tmp) / "data",
+            options.documents,
+            options.seed_on_server,
+            options.analysis,
         )
         try:
             attacks = {
@@ -440,8 +459,10 @@ async def main() -> None:
                 **trust_attacks(server),
                 **round3_attacks(server),
             }
-            print("preparing the attacker's documents …", flush=True)
-            await attacks.pop("_prepare")()
+            prepare = attacks.pop("_prepare")
+            if not options.skip_prepare:
+                print("preparing the attacker's documents …", flush=True)
+                await prepare()
             rest = await measure(server, lambda: asyncio.sleep(options.rest_seconds, result={}))
             idle_rss = server.tree_rss() / MB
             print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")

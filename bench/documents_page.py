@@ -11,7 +11,8 @@ the API key. Timed in the page (``performance.now()``, a MutationObserver on the
 - CSV of all matching: the Download CSV button with nothing ticked (every match fetched 100 at
   a time) to the file made, with the number of rows.
 
-Median / min / max over ``--runs`` after one warm-up, with the load average beside each figure.
+Median / min / max over ``--runs`` after one warm-up (``--warm-ups``), with the load average
+beside each figure.
 
     .venv/bin/python bench/documents_page.py --documents 20000 --runs 5
     .venv/bin/python bench/documents_page.py --documents 1000 --runs 3     # quick
@@ -36,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.harness import NO_ANALYSIS_ENV, add_warm_up_option
 from tests.browser import CHROMIUM
 from tests.web.dashboard_live import (
     Page,
@@ -87,9 +89,12 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
     add_seed_on_server(parser)
+    add_warm_up_option(parser)
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("needs a chromium binary (make browser-deps)")
+    # Nothing is uploaded: the server's analysis runs in a thread, no pool started for nothing.
+    os.environ.update(NO_ANALYSIS_ENV)
 
     with tempfile.TemporaryDirectory() as root:
         data_dir = Path(root) / "data"
@@ -115,7 +120,8 @@ def main() -> None:
             status: list[float] = []
             csv: list[float] = []
             rows = 0
-            for run in range(args.runs + 1):  # the first round warms caches and is not counted
+            # The first rounds (``--warm-ups``) warm caches and are not counted.
+            for run in range(args.warm_ups + args.runs):
                 page.go("about:blank")
                 page.go(f"{live.base}/app/#/documents")
                 page.wait(
@@ -151,7 +157,7 @@ def main() -> None:
                         ".innerText.replace(/\\D/g, ''))"
                     )
                 )
-                if run == 0:
+                if run < args.warm_ups:
                     continue
                 first.append(render)
                 sort.append(by_amount)

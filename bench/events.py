@@ -20,6 +20,10 @@ Every figure is printed with ``os.getloadavg()`` beside it.
     .venv/bin/python bench/events.py                      # 25 uploads, 25 writes, 500 idle
     .venv/bin/python bench/events.py --uploads 10 --writes 10 --idle 100   # quick
 
+``--analysis thread`` runs the server's analysis in a thread instead of its process pool (whose
+processes cost ~2 CPU-s each to start): the smoke test's tiny run. The figures start at the
+processed write, after the analysis.
+
 ``--seed-on-server`` starts the server first and loads the demo documents on its store (one
 store start and stop fewer: the smoke test's tiny run). The server is killed at the end, not
 stopped cleanly: its data directory is thrown away.
@@ -45,6 +49,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.harness import add_analysis_option
 from persistence.client import connect
 from persistence.embedded import running_server_uri
 from persistence.store import Store
@@ -232,9 +237,11 @@ def main() -> None:
     )
     parser.add_argument("--raw", action="store_true", help="print every latency too")
     add_seed_on_server(parser)
+    add_analysis_option(parser)
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("needs a chromium binary (make browser-deps)")
+    os.environ["FINCAP_EXTRACTION_EXECUTOR"] = args.analysis  # the server's (and the seed's)
     # One key holds every idle stream here; a real deployment spreads them over many.
     os.environ["FINCAP_EVENTS_PER_KEY"] = str(args.idle + 10)
 

@@ -1,6 +1,7 @@
 """Upload → processed, through the whole service, per document.
 
     .venv/bin/python bench/extraction_pipeline.py [DATASET_DIR] [--limit 40] [--synthetic 20]
+        [--in-thread]
 
 Each document goes through ``files.upload`` on the ASGI app (validation, GridFS, document,
 activity item, job) and is then processed by a worker with the production executor (a
@@ -9,6 +10,8 @@ process, converted, checked for duplicates, saved. The store is an embedded Seca
 TCP. Printed per folder: p50 / p95 wall seconds from the upload request to the processed
 document, and the statuses. Queue waiting is left out (the worker runs the job as soon as
 the upload answers; a polling worker adds up to its poll interval, 1 s by default).
+``--in-thread`` analyses in a thread of this process instead (the smoke test's tiny run: no
+process started; the figures are the production executor's without it).
 Wall time: run it on a quiet machine; the load average is printed before and after.
 """
 
@@ -24,7 +27,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,9 +48,15 @@ from resolvers.services.auth import accounts
 from resolvers.services.processing.analyzer import Analyzer
 
 
-async def run(samples: list[Sample]) -> None:
+async def run(samples: list[Sample], in_thread: bool = False) -> None:
     server = EmbeddedServer(storage=":memory:").start()
-    executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    # ``in_thread``: the analysis in a thread of this process (the smoke test's tiny run: a
+    # spawn process costs ~3 CPU-s to start, importing the engines afresh).
+    executor: Executor = (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
+        if in_thread
+        else ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    )
     try:
         client, db = connect(server.uri, "bench_pipeline")
         store = Store(db)
@@ -114,13 +123,19 @@ def main() -> None:
         "--limit", type=int, default=40, help="documents per dev folder (0: synthetic ones only)"
     )
     parser.add_argument("--synthetic", type=int, default=20, help="generated invoice PDFs")
+    parser.add_argument(
+        "--in-thread",
+        action="store_true",
+        help="analyse in a thread instead of the production spawn process (the smoke test's "
+        "tiny run: no process started)",
+    )
     args = parser.parse_args()
     samples: list[Sample] = []
     for folder in ("sroie", "de", "invoices") if args.limit else ():
         samples.extend(load_dev(args.dataset, folder)[: args.limit])
     samples.extend(synthetic_samples(args.synthetic))
     print(f"load average before: {_load()}")
-    asyncio.run(run(samples))
+    asyncio.run(run(samples, args.in_thread))
     print(f"load average after: {_load()}")
 
 

@@ -27,6 +27,9 @@ several queries; the load average is printed with each figure (the machine is sh
     .venv/bin/python bench/search.py --skip-quality --sizes --e2e-sizes 100000 --runs 3
                                        # slow: loading 100k documents into the embedded store
     .venv/bin/python bench/search.py --skip-quality --sizes --e2e-sizes 10000   # e2e only
+
+``--queries-per-kind N`` computes the quality tables over the first N queries of each kind only
+(the smoke test's tiny run); the figures quoted are over all of them.
 """
 
 from __future__ import annotations
@@ -231,8 +234,18 @@ def ranking(
     return top(weighted_sum(lexical, similarity), k).rows
 
 
-def quality(show: bool = False) -> None:
+def quality(show: bool = False, per_kind: int | None = None) -> None:
+    """The quality tables over the labelled queries: all of them, or the first ``per_kind`` of
+    each kind (the smoke test's tiny run: every kind and mode, a tenth of the ranking work)."""
     spec = json.loads(QUERIES.read_text())["queries"]
+    if per_kind is not None:
+        taken: dict[str, int] = defaultdict(int)
+        kept = []
+        for query in spec:
+            taken[query["kind"]] += 1
+            if taken[query["kind"]] <= per_kind:
+                kept.append(query)
+        spec = kept
     demo = demo_documents(400, seed=11, today=TODAY)
     dev = dev_documents(DEV)
     documents = demo + dev
@@ -567,9 +580,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--show", action="store_true", help="each query's first 5 (hybrid rrf)")
+    parser.add_argument(
+        "--queries-per-kind",
+        type=int,
+        help="quality over the first N labelled queries of each kind only (default: all)",
+    )
     options = parser.parse_args()
     if not options.skip_quality:
-        quality(options.show)
+        quality(options.show, options.queries_per_kind)
     if options.sizes:
         ranking_latency(options.sizes, options.runs)
     if options.e2e_sizes:

@@ -14,6 +14,10 @@ average beside every figure. Then the event latency at this size (``bench/events
     .venv/bin/python bench/web.py --documents 20000 --runs 5 --data-dir .bench/web-20k
     .venv/bin/python bench/web.py --documents 1000 --runs 5        # quick, throwaway data
 
+``--analysis thread`` runs the server's analysis in a thread instead of its process pool (whose
+processes cost ~2 CPU-s each to start): the smoke test's tiny run. The event latencies start at
+the processed write, after the analysis.
+
 ``--seed-on-server`` starts the server first and loads the demo documents on its store (one
 store start and stop fewer: the smoke test's tiny run; the "loaded" time is then the commands'
 alone, without a store's start and stop). Without ``--data-dir`` the server is killed at the
@@ -37,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.events import SseClient, browser_event_latencies, summary
 from bench.events import uploads as upload_one_at_a_time
+from bench.harness import add_analysis_option, add_warm_up_option
 from tests.browser import CHROMIUM
 from tests.web.dashboard_live import (
     LiveDashboard,
@@ -99,17 +104,20 @@ def seeded(data_dir: Path, documents: int) -> dict[str, Any]:
     return boot
 
 
-def measure(page: Page, base: str, name: str, runs: int) -> dict[str, list[float]]:
-    """``runs`` fresh loads of one page (after a warm-up): first content and GraphQL times."""
+def measure(
+    page: Page, base: str, name: str, runs: int, warm_ups: int = 1
+) -> dict[str, list[float]]:
+    """``runs`` fresh loads of one page (after ``warm_ups`` uncounted ones): first content and
+    GraphQL times."""
     hash_, _ = PAGES[name]
     figures: dict[str, list[float]] = {"first": [], "graphql": [], "requests": []}
-    for run in range(runs + 1):
+    for run in range(warm_ups + runs):
         # A new query string makes a real navigation (a new hash alone would not reload).
         page.go(f"{base}/app/?bench={name}-{run}{hash_}")
         first = page.wait(
             f"(window.__benchFirstVisible || {{}})[{json.dumps(name)}] || 0", timeout=120
         )
-        if run == 0:
+        if run < warm_ups:
             continue
         figures["first"].append(float(first))
         figures["requests"].append(float(page.js("window.__fincapRequests || 0")))
@@ -155,9 +163,12 @@ def main() -> None:
     parser.add_argument("--uploads", type=int, default=20, help="uploads timed for event latency")
     parser.add_argument("--data-dir", type=Path, help="keep the seeded data here and reuse it")
     add_seed_on_server(parser)
+    add_analysis_option(parser)
+    add_warm_up_option(parser)
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("needs a chromium binary (make browser-deps)")
+    os.environ["FINCAP_EXTRACTION_EXECUTOR"] = args.analysis  # the server's (and the seed's)
 
     with tempfile.TemporaryDirectory() as root:
         data_dir = args.data_dir or Path(root) / "data"
@@ -177,7 +188,9 @@ def main() -> None:
             page.wait("!!document.querySelector('#key-form')")
             session = {"kind": "key", "secret": live.api_key, "orgId": live.org_id}
             page.js(f"sessionStorage.setItem('fincap.session', {json.dumps(json.dumps(session))})")
-            results = {name: measure(page, live.base, name, args.runs) for name in PAGES}
+            results = {
+                name: measure(page, live.base, name, args.runs, args.warm_ups) for name in PAGES
+            }
             counted = live.call("documents.count", {"archived": "include"}).json()
             count = counted["data"]["result"]["count"]
             print(f"workspace documents: {count:,}; runs per page: {args.runs}")

@@ -134,7 +134,7 @@ IN_PROCESS = {
         (rf"synthetic n=\s*8\s+amount \d+/8 \({NUMBER}%\)",),
     ),
     "extraction_pipeline": Bench(
-        ("--limit", "0", "--synthetic", "2"),
+        ("--limit", "0", "--synthetic", "2", "--in-thread"),
         (rf"synthetic\s+n=\s*2\s+upload→processed p50={NUMBER}s",),
     ),
 }
@@ -195,6 +195,8 @@ SERVED = {
     "attacks": Bench(
         (
             *("--runs", "1", "--documents", "5", "--rest-seconds", "1", "--seed-on-server"),
+            # Neither attack uses the attacker's prepared documents, nor analyses anything.
+            *("--skip-prepare", "--analysis", "thread"),
             *("--only", "regex (a+)+$", "control: 200"),
         ),
         (
@@ -213,7 +215,7 @@ WITH_MODEL = {
         ),
     ),
     "search": Bench(
-        ("--sizes", "50", "--e2e-sizes", "50", "--runs", "1"),
+        ("--sizes", "50", "--e2e-sizes", "50", "--runs", "1", "--queries-per-kind", "1"),
         (
             rf"hybrid sum\s+{NUMBER} / {NUMBER}",
             rf"50 documents: hybrid top-5\s+{NUMBER}",
@@ -225,13 +227,13 @@ WITH_MODEL = {
 # workspace is made on the running server's store, one store start and clean stop fewer a run.
 IN_CHROMIUM = {
     "documents_page": Bench(
-        ("--documents", "30", "--runs", "1", "--seed-on-server"),
+        ("--documents", "30", "--runs", "1", "--warm-ups", "0", "--seed-on-server"),
         (rf"first render #/documents\s+median\s+{NUMBER} ms", r"CSV of all matching\s+median"),
     ),
     "events": Bench(
         (
             *("--uploads", "2", "--writes", "2", "--idle", "5", "--calls", "2", "--rounds", "1"),
-            *("--documents", "20", "--seed-on-server"),
+            *("--documents", "20", "--seed-on-server", "--analysis", "thread"),
         ),
         (
             rf"upload → SSE client: median {NUMBER} ms",
@@ -241,7 +243,10 @@ IN_CHROMIUM = {
         ),
     ),
     "web": Bench(
-        ("--documents", "30", "--runs", "1", "--uploads", "1", "--seed-on-server"),
+        (
+            *("--documents", "30", "--runs", "1", "--uploads", "1", "--seed-on-server"),
+            *("--analysis", "thread", "--warm-ups", "0"),
+        ),
         (
             rf"overview: first content\s+median\s+{NUMBER} ms",
             rf"documents: first content\s+median\s+{NUMBER} ms",
