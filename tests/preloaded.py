@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import multiprocessing
 import os
 import runpy
 import signal
@@ -36,8 +35,14 @@ from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
+from app.host.processing import analysis_context, preload_too
+
 # What the scripts import first; everything they share comes in with these.
 PRELOAD = ["app.cli", "app.host.main", "persistence.embedded", "uvicorn"]
+# A process has one forkserver: the analysis pools this process makes (a test's
+# ``app.host.processing.make_executor``) fork from it too. Whichever starts it first, it imports
+# both lists (the product's: the extraction engines, rapidocr, onnxruntime).
+preload_too(PRELOAD)
 
 _context: list[ForkServerContext] = []
 
@@ -62,9 +67,7 @@ class ScriptTimedOut(Exception):
 def forkserver() -> ForkServerContext:
     """This process's forkserver context (its server starts with the first script)."""
     if not _context:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD)
-        _context.append(context)
+        _context.append(analysis_context())
     return _context[0]
 
 
