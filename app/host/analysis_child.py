@@ -32,12 +32,12 @@ def _release_forkserver() -> None:
     """Close this process's copy of its forkserver's "alive" pipe (inherited at the fork; kept
     by ``multiprocessing`` in a private attribute, there since Python 3.4), so the forkserver
     does not outlive the owner because of this process. None when not forked by one."""
-    server = forkserver._forkserver
-    fd = getattr(server, "_forkserver_alive_fd", None)
+    state = vars(forkserver._forkserver)
+    fd = state.get("_forkserver_alive_fd")
     if fd is not None:
         with contextlib.suppress(OSError):
             os.close(fd)
-        server._forkserver_alive_fd = None
+        state["_forkserver_alive_fd"] = None
 
 
 def _running(pid: int) -> bool:
