@@ -146,8 +146,9 @@ class _ServiceSettings(_FromNamedVariables):
     extraction_executor: Literal["process", "thread"] = variable(
         "FINCAP_EXTRACTION_EXECUTOR",
         "process",
-        description="where OCR and field parsing run, and rule sentences are read: `spawn` "
-        "processes, or one thread (no memory limit)",
+        description="where OCR and field parsing run, and rule sentences are read: processes "
+        "forked from a `forkserver` that imported the engines once, or one thread (no memory "
+        "limit)",
     )
     job_lease_s: float = variable(
         "FINCAP_JOB_LEASE_SECONDS",

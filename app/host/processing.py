@@ -7,8 +7,9 @@ import contextlib
 import logging
 import multiprocessing
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from multiprocessing.context import ForkServerContext
 
 from app.host.analysis_child import prepare_analysis_process
 from app.host.config import Settings
@@ -25,13 +26,44 @@ from resolvers.services.rules.rule_reading import stop_reading_process, use_read
 
 log = logging.getLogger("fincap.outbound")
 
+# What the analysis processes run, imported once by the process they are forked from
+# (multiprocessing's forkserver) rather than by each of them: the extraction engines, the rule
+# grammar, rapidocr and onnxruntime cost an analysis process about 1.2 CPU-s before its first
+# file (measured), and a replacement for a killed one paid it again. Importing them starts no
+# thread, so forking after them is safe; the OCR models are loaded in each process (its own
+# onnxruntime sessions), on its first image.
+_preload: list[str] = [
+    "app.host.analysis_child",
+    "engines.analysis",
+    "engines.thumbnail",
+    "engines.rules.parser",
+    "rapidocr.main",
+    "rapidocr.inference_engine.onnxruntime",
+]
+
+
+def preload_too(modules: Iterable[str]) -> None:
+    """Have this process's forkserver import ``modules`` as well, should it not run yet.
+    multiprocessing keeps one forkserver (one preload list) a process: a caller that forks
+    other work from it (the test suite's ``tests/preloaded.py``) adds its modules here, so
+    whichever starts the server first, it imports what both need."""
+    _preload.extend(name for name in modules if name not in _preload)
+
+
+def analysis_context() -> ForkServerContext:
+    """The start method of the analysis processes: forked from this process's forkserver (a
+    single-threaded process started once, with ``_preload`` imported). Not ``fork``: this
+    process has driver threads."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(_preload))
+    return context
+
 
 def make_executor(settings: Settings, size: int | None = None) -> Executor:
     """Where CPU-heavy extraction runs: separate processes by default, so OCR and parsing never
-    hold the GIL the API serves with. ``spawn`` because the parent has driver threads. Each
-    process runs under the analysis memory limit and dies with this one
-    (``app/host/analysis_child.py``); threads (``FINCAP_EXTRACTION_EXECUTOR=thread``) have
-    neither."""
+    hold the GIL the API serves with (``analysis_context``). Each process runs under the
+    analysis memory limit and dies with this one (``app/host/analysis_child.py``); threads
+    (``FINCAP_EXTRACTION_EXECUTOR=thread``) have neither."""
     size = size or max(1, settings.workers)
     if settings.extraction_executor == "thread":
         # One thread: pdfium is not thread-safe (two renders at once corrupt its heap).
@@ -39,7 +71,7 @@ def make_executor(settings: Settings, size: int | None = None) -> Executor:
     limit = settings.analysis_memory_mb * 1024 * 1024 if settings.analysis_memory_mb else None
     return ProcessPoolExecutor(
         max_workers=size,
-        mp_context=multiprocessing.get_context("spawn"),
+        mp_context=analysis_context(),
         initializer=prepare_analysis_process,
         initargs=(os.getpid(), limit),
     )

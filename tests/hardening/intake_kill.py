@@ -20,6 +20,7 @@ The doors are also used by the test itself, in its own process, to send the same
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import signal
@@ -38,6 +39,7 @@ from app.host.config import Settings
 from app.host.workers import WorkerPool
 from app.inbound.smtp import InboundHandler
 from engines.connectors.whatsapp import sign
+from engines.currency import default_rate_book
 from persistence.store import Store
 from resolvers import build_registry
 from resolvers.framework.registry import Registry
@@ -73,11 +75,19 @@ class KillBeforeWrite(monitoring.CommandListener):
 
 
 class Doors:
-    """The service over one store, as a source reaches it."""
+    """The service over one store, as a source reaches it. ``analyzer``: what the media door's
+    worker analyses a document with, should the job it runs be one (the default: in a thread)."""
 
-    def __init__(self, store: Store, settings: Settings, registry: Registry) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        registry: Registry,
+        analyzer: Analyzer | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
+        self.analyzer = analyzer
         self.app = app_on(store, registry, settings)
         self.http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app), base_url="http://fincap.test"
@@ -133,7 +143,7 @@ class Doors:
         """The webhook (an item and its media job), then the media job: the download and the
         documents it becomes."""
         delivered = await self.whatsapp(given)
-        pool = self.workers()
+        pool = self.workers(self.analyzer)
         fetched = await pool.run_one(f"kill-test/{os.getpid()}")
         return {**delivered, "fetched": fetched}
 
@@ -152,10 +162,18 @@ class Doors:
         return door
 
 
+@functools.cache
+def _registry() -> Registry:
+    """One registry for every plan: the app's artefacts made of it (its schemas, about a
+    CPU-second a set) are made once for the program (``Registry.derived``), not once a door."""
+    return build_registry()
+
+
 class Prepared:
     """The service over the store, built once before the children are forked (building the app
     takes a second): its client has not connected yet, so no thread runs when a child is
-    forked, and each child's first call connects in the child."""
+    forked, and each child's first call connects in the child. The exchange rates the media
+    door's worker is built with are loaded here too (a quarter CPU-second a child, measured)."""
 
     def __init__(self, plan: dict[str, Any]) -> None:
         self.plan = plan
@@ -166,7 +184,8 @@ class Prepared:
         store = Store(client[plan["db"]])
         if plan.get("transactions") is False:
             store.units.supported_here = False
-        self.doors = Doors(store, Settings(**plan["settings"]), build_registry())
+        self.doors = Doors(store, Settings(**plan["settings"]), _registry())
+        default_rate_book()  # loaded once, before the forks (the process's, functools.cache)
 
     async def run(self, given: dict[str, Any], kill_at: int | None) -> dict[str, Any]:
         self.listener.kill_at = kill_at

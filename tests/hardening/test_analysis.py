@@ -40,13 +40,15 @@ def process_pool(size: int = 1) -> Executor:
 
 
 def analysis_children(before: frozenset[int] = frozenset()) -> list[psutil.Process]:
-    """This process's live analysis processes, except those in ``before`` (earlier tests')."""
+    """This process's live analysis processes, except those in ``before`` (earlier tests'):
+    those its forkserver forked (app.host.processing), children of a child of this process."""
     found = []
-    for child in psutil.Process().children():
+    for child in psutil.Process().children(recursive=True):
         try:
             if (
                 child.pid not in before
-                and "spawn_main" in " ".join(child.cmdline())
+                and child.ppid() != os.getpid()  # not the forkserver itself
+                and "multiprocessing.forkserver" in " ".join(child.cmdline())
                 and child.status() != psutil.STATUS_ZOMBIE
             ):
                 found.append(child)
