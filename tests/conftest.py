@@ -256,7 +256,6 @@ def graphql_live() -> Iterator[Any]:
         yield server
 
 
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Keep the cyclic garbage collector off what every test shares. After collection a worker
     holds the service's modules and the collected tests: objects that live to the end, which
