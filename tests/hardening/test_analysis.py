@@ -185,7 +185,12 @@ async def test_readiness_is_503_when_no_analysis_pool_can_be_made(
     app = app_on(store, registry, analyzer=analyzer)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://fincap.test") as http:
-        assert (await http.get("/readyz")).status_code == 200  # starts the analysis process
+        # Readiness starts no analysis process (a server that never reads a file needs none)…
+        assert (await http.get("/readyz")).status_code == 200
+        assert analysis_children(before) == []
+        # …the first file does, and a pool that broke is then found and replaced.
+        pdf = FIXTURES.joinpath("text-layer.pdf").read_bytes()
+        assert (await analyzer(pdf, "application/pdf")).fields.merchant
         [child] = analysis_children(before)
         child.kill()
         await until_broken(first)

@@ -66,6 +66,9 @@ class Analyzer:
             self._executor = new_executor(size)
         self._isolated = asyncio.Lock()
         self._replacement_error: Exception | None = None
+        # The last pool asked to run something: a pool never asked has started no process yet
+        # (a pool starts them with its first call), and readiness does not start one for it.
+        self._asked: Executor | None = None
 
     async def __call__(self, data: bytes, mime: str, **hints: Any) -> Analysis:
         return await self._call(functools.partial(self._function, data, mime, **hints))
@@ -111,6 +114,7 @@ class Analyzer:
             if executor is None:
                 future = loop.run_in_executor(None, call)
             else:
+                self._asked = executor
                 submitted = executor.submit(call)
                 future = asyncio.wrap_future(submitted)
         except BrokenProcessPool as exc:
@@ -166,17 +170,23 @@ class Analyzer:
             return False
         if not isinstance(self._executor, ProcessPoolExecutor):
             return True
+        if self._executor is not self._asked:
+            # Not started: asking it would start an analysis process (the engines' import, a
+            # CPU-second) in a server that may never read a file (an API-only replica). Its
+            # first call starts it, and a pool that then breaks is found here.
+            return True
         try:
             # A broken pool refuses work at once (the public way to ask); a sound one runs a
             # no-op.
             self._executor.submit(int)
-        except BrokenProcessPool:
+        except (BrokenProcessPool, OSError):  # OSError: no process could be started
             return False
         return True
 
     def ready(self) -> bool:
         """Whether analysis can run: a pool found broken is replaced here, so readiness turns
-        false only when no working pool can be made."""
+        false only when no working pool can be made. A pool that has run nothing yet is not
+        asked (that would start its process)."""
         if not self._usable():
             self._replace(self._executor)
         return self._usable()
