@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import NO_ANALYSIS_ENV, add_warm_up_option
+from bench.harness import add_warm_up_option
 from tests.browser import CHROMIUM
 from tests.web.dashboard_live import (
     Page,
@@ -93,8 +93,6 @@ def main() -> None:
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("needs a chromium binary (make browser-deps)")
-    # Nothing is uploaded: the server's analysis runs in a thread, no pool started for nothing.
-    os.environ.update(NO_ANALYSIS_ENV)
 
     with tempfile.TemporaryDirectory() as root:
         data_dir = Path(root) / "data"

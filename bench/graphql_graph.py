@@ -57,7 +57,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from app.host.config import Settings
 from app.host.heap import frozen_start_up_heap
-from bench.harness import NO_ANALYSIS_ENV, Faces, bulk_load, discard, load_average, serving_app
+from bench.harness import Faces, bulk_load, discard, load_average, serving_app
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -132,9 +132,8 @@ async def service(
                 yield http
         return
     with tempfile.TemporaryDirectory(prefix="fincap-bench-") as directory:
-        # No workers, nothing analysed: no analysis pool started for the readiness check.
         env = {**os.environ, "MONGODB_URI": server.database_uri(database), "FINCAP_WORKERS": "0",
-               "FINCAP_DATA_DIR": directory, **NO_ANALYSIS_ENV}  # fmt: skip
+               "FINCAP_DATA_DIR": directory}  # fmt: skip
         command = [sys.executable, "-m", "app.cli", "serve"]
         running = start_serve(command, env, Path(directory) / "serve.log")
         try:

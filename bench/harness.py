@@ -39,12 +39,6 @@ from resolvers.services.auth import accounts
 from resolvers.services.auth.accounts import DEMO_BATCH
 from tests.live import discard as discard_process
 
-# The environment of a ``fincap serve`` whose analysis runs nothing a bench measures (no uploads,
-# or ``FINCAP_WORKERS=0``): analysis in a thread. With the default process pool, the readiness
-# check its start waits for (``/readyz`` asks ``analyzer.ready()``, which runs a no-op in the
-# pool) starts the pool's ``spawn`` processes: a fresh interpreter importing the extraction
-# engines, ~2 CPU-s each on the shared machine, for nothing.
-NO_ANALYSIS_ENV = {"FINCAP_EXTRACTION_EXECUTOR": "thread"}
 # From this many documents a workspace is loaded in bulk (``bulk_load``): the service's own
 # inserts move rollup rows batch by batch, which took over an hour for 100k on the shared
 # machine.
@@ -124,9 +118,9 @@ async def bulk_load(store: Store, org_id: str, count: int, seed: int) -> None:
 
 def add_analysis_option(parser: argparse.ArgumentParser) -> None:
     """``--analysis``: where the served process analyses uploads (``FINCAP_EXTRACTION_EXECUTOR``).
-    ``process`` by default, as deployed; ``thread`` spares the pool's processes (their start,
-    ~2 CPU-s each: ``NO_ANALYSIS_ENV``) where the analysis is not what is measured (the smoke
-    test's tiny runs)."""
+    ``process`` by default, as deployed; ``thread`` spares the pool's processes (the
+    forkserver's import of the extraction engines and a child, ~2 CPU-s) where the analysis is
+    not what is measured (the smoke test's tiny runs)."""
     parser.add_argument(
         "--analysis",
         choices=["process", "thread"],

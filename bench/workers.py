@@ -56,7 +56,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import NO_ANALYSIS_ENV, discard, load_average
+from bench.harness import discard, load_average
 from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
@@ -153,8 +153,6 @@ def replicas_running(server: EmbeddedServer, root: Path, count: int) -> Iterator
             "MONGODB_URI": uri,
             "FINCAP_WORKERS": "0",
             "FINCAP_DATA_DIR": str(root / f"replica{n}"),
-            # They analyse nothing (no workers): no analysis pool started for their readiness.
-            **NO_ANALYSIS_ENV,
         }
         command = [sys.executable, "-m", "app.cli", "serve"]
         return start_serve(command, env, root / f"replica{n}.log")

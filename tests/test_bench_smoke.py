@@ -196,7 +196,7 @@ SERVED = {
         (
             *("--runs", "1", "--documents", "5", "--rest-seconds", "1", "--seed-on-server"),
             # Neither attack uses the attacker's prepared documents, nor analyses anything.
-            *("--skip-prepare", "--analysis", "thread"),
+            *("--skip-prepare",),
             *("--only", "regex (a+)+$", "control: 200"),
         ),
         (

@@ -4,6 +4,7 @@ deadlines (never sleeping for a guessed time)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 import psutil
 import pymongo
 from click.testing import CliRunner
@@ -23,6 +25,7 @@ from click.testing import CliRunner
 from app.cli import main
 from persistence.embedded import EmbeddedServer
 from tests.live import Process, launch
+from tests.sources.conftest import fixture
 
 T = TypeVar("T")
 FINCAP = [sys.executable, "-m", "app.cli"]
@@ -131,3 +134,39 @@ def serve_env(data_dir: Path, **extra: str) -> dict[str, str]:
         "FINCAP_EXTRACTION_EXECUTOR": "thread",
         **extra,
     }
+
+
+class Calls:
+    """Capability calls made in one workspace, counted as the service meters them."""
+
+    def __init__(self, base: str, boot: dict[str, str]) -> None:
+        self.base = base
+        self.headers = {
+            "Authorization": f"Bearer {boot['apiKey']}",
+            "X-Service-Org-Id": boot["orgId"],
+        }
+        self.made = 0
+
+    def __call__(self, slug: str, body: dict[str, Any]) -> dict[str, Any]:
+        answer = httpx.post(
+            f"{self.base}/v1/capabilities/{slug}", json=body, headers=self.headers, timeout=60
+        )
+        self.made += 1
+        assert answer.status_code == 200, answer.text
+        result: dict[str, Any] = answer.json()["data"]["result"]
+        return result
+
+
+def processed(calls: Calls) -> None:
+    """Upload a receipt and wait until it is processed (by a worker, or serve's own)."""
+    pdf = base64.b64encode(fixture("text-layer.pdf")).decode()
+    accepted = calls("files.upload", {"fileName": "northwind.pdf", "base64Data": pdf})
+    until(
+        lambda: (
+            calls("documents.get", {"id": accepted["documentId"]})["document"]["processingStatus"]
+            == "processed"
+        ),
+        120,
+        "the worker did not process the upload",
+        pause=0.3,
+    )

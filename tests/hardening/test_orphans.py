@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from persistence.embedded import STATE_FILE, EmbeddedServer, running_server_uri
+from tests.hardening.faults import Calls, admin, processed
 from tests.live import STOP_GRACE_S, Served, discard, start_serve
 
 pytestmark = pytest.mark.wire
@@ -25,9 +26,9 @@ FORKED = "multiprocessing.forkserver"
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Serve]:
-    """Starts ``fincap serve`` on a data directory; with ``analysis_process`` (the default),
-    ready means its analysis process runs too (a start that only the store matters to analyses
-    in a thread and spares the spawn). Every server started is killed, with its children, when
+    """Starts ``fincap serve`` on a data directory; with ``analysis_process`` (the default), its
+    analysis runs in processes (they start with the first file read; a start that only the
+    store matters to analyses in a thread). Every server started is killed, with its children, when
     the test ends, whatever its outcome (``discard``: no test here checks a clean stop)."""
     started: list[Served] = []
 
@@ -86,7 +87,13 @@ def test_kill_9_of_serve_takes_every_child_along(
     tmp_path: Path, stop_leftovers: list[psutil.Process], serve: Serve
 ) -> None:
     data_dir = tmp_path / "data"
-    server = serve(data_dir).process
+    served = serve(data_dir)
+    server = served.process
+    # The analysis pool starts with the first file (not for readiness): one read, by serve's
+    # worker, in an operator's workspace made on serve's running store.
+    env = {**os.environ, "FINCAP_DATA_DIR": str(data_dir), "MONGODB_URI": ""}
+    boot = admin(env, "bootstrap", "--email", "ops@example.com", "--workspace", "Ops")
+    processed(Calls(served.base, boot))
     children = psutil.Process(server.pid).children(recursive=True)
     stop_leftovers.extend(children)
     commands = [" ".join(child.cmdline()) for child in children]

@@ -5,13 +5,11 @@ a worker stopped with the serve that owns the embedded store outlived it by 30 s
 
 from __future__ import annotations
 
-import base64
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pymongo
 import pytest
 from pymongo.collection import Collection
@@ -19,56 +17,21 @@ from pymongo.collection import Collection
 from persistence.embedded import EmbeddedServer
 from tests.hardening.faults import (
     FINCAP,
+    Calls,
     OwnStore,
     admin,
     listening,
+    processed,
     serve_env,
     start_worker,
     stop_timed,
     until,
 )
 from tests.live import Process, discard, start_serve, stop
-from tests.sources.conftest import fixture
 
 pytestmark = pytest.mark.wire
 
 STOP_WITHIN_S = 10.0
-
-
-class Calls:
-    """Capability calls made in one workspace, counted as the service meters them."""
-
-    def __init__(self, base: str, boot: dict[str, str]) -> None:
-        self.base = base
-        self.headers = {
-            "Authorization": f"Bearer {boot['apiKey']}",
-            "X-Service-Org-Id": boot["orgId"],
-        }
-        self.made = 0
-
-    def __call__(self, slug: str, body: dict[str, Any]) -> dict[str, Any]:
-        answer = httpx.post(
-            f"{self.base}/v1/capabilities/{slug}", json=body, headers=self.headers, timeout=60
-        )
-        self.made += 1
-        assert answer.status_code == 200, answer.text
-        result: dict[str, Any] = answer.json()["data"]["result"]
-        return result
-
-
-def processed_by_the_worker(calls: Calls) -> None:
-    """Upload a receipt and wait until a worker has processed it (serve runs none)."""
-    pdf = base64.b64encode(fixture("text-layer.pdf")).decode()
-    accepted = calls("files.upload", {"fileName": "northwind.pdf", "base64Data": pdf})
-    until(
-        lambda: (
-            calls("documents.get", {"id": accepted["documentId"]})["document"]["processingStatus"]
-            == "processed"
-        ),
-        120,
-        "the worker did not process the upload",
-        pause=0.3,
-    )
 
 
 def stop_together(*processes: Process) -> list[float]:
@@ -114,7 +77,7 @@ def test_sigterm_with_the_store_down_stops_serve_and_a_worker_within_10_s_keepin
     try:
         worker = start_worker(env, tmp_path / "worker.log", store.port)
         calls = Calls(served.base, boot)
-        processed_by_the_worker(calls)
+        processed(calls)
         calls("documents.search", {"useSearch": False})
         assert calls.made >= 3
 
@@ -161,7 +124,7 @@ def test_a_worker_left_without_its_embedded_store_still_stops_within_10_s(
         port = int(uri.split("127.0.0.1:")[1].split("/")[0])
         worker = start_worker(env, tmp_path / "worker.log", port)
         calls = Calls(served.base, boot)
-        processed_by_the_worker(calls)
+        processed(calls)
         serve_took = stop_timed(served.process, deadline_s=60)
         assert serve_took <= STOP_WITHIN_S, serve_took
         # The store went with serve; the worker's next claim finds nobody there.
