@@ -2,10 +2,13 @@
 
 ``RESOURCES`` is the one visible list of resource modules and ``JOB_MODULES`` the one list of
 modules that declare job kinds; ``build_registry()`` and ``build_job_kinds()`` are called by the
-app factory and the worker pool (and by tests), never at import time.
+app factory and the worker pool (and by tests), never at import time; ``default_registry()`` is
+the process's own, built once.
 """
 
 from __future__ import annotations
+
+import functools
 
 from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
@@ -76,9 +79,19 @@ def build_registry() -> Registry:
     return Registry.from_modules(RESOURCES).freeze()
 
 
+@functools.cache
+def default_registry() -> Registry:
+    """The process's registry, for what is made without one (``fincap serve``'s app, a
+    worker's services): built once, so what each face derives from it (the GraphQL schema, the
+    MCP server, the routes: ``Registry.derived``, about 0.7 CPU-s a set) is made once per process
+    too, and a process forked after it (the test suite's) inherits it all. Frozen: nothing
+    that uses it can change it."""
+    return build_registry()
+
+
 def build_job_kinds() -> JobKinds:
     """Collect every job kind of ``JOB_MODULES`` and freeze them."""
     return JobKinds.from_modules(JOB_MODULES).freeze()
 
 
-__all__ = ["JOB_MODULES", "RESOURCES", "build_job_kinds", "build_registry"]
+__all__ = ["JOB_MODULES", "RESOURCES", "build_job_kinds", "build_registry", "default_registry"]

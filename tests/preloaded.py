@@ -37,6 +37,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import FrameType
 
+from app.host.config import Settings
+from app.host.main import create_app
 from app.host.processing import analysis_context, preload_too
 from engines.currency import default_rate_book
 from engines.ranking import embeddings
@@ -61,12 +63,16 @@ def _preloading() -> bool:
 def _warm() -> None:
     """In the forkserver, before any fork: the exchange rates (0.22 CPU-s) and the embedding
     model (0.36 CPU-s, measured) that a forked ``fincap serve`` (its help center at start-up),
-    ``fincap worker`` or script loads first, once for them all; each is the process's own
-    cache (``functools.cache``, ``load_embedder``), inherited by the fork. Neither starts a
-    thread (the model runs on one), so forking after them stays safe."""
+    ``fincap worker`` or script loads first, once for them all; and the process's registry
+    with what an app derives from it (``default_registry``: the GraphQL schema, the MCP server,
+    the routes; 0.7 CPU-s), which every forked ``fincap serve`` built again. Each is the
+    process's own cache (``functools.cache``, ``load_embedder``, ``Registry.derived``),
+    inherited by the fork. None starts a thread (the model runs on one), so forking after them
+    stays safe."""
     default_rate_book()
     if embeddings.available():
         embeddings.load_embedder()
+    create_app(Settings())  # an app's derived artefacts, made on the process's registry
 
 
 if _preloading():

@@ -30,7 +30,7 @@ from app.oauth import oauth_routes
 from app.oauth.metadata import REGISTER_PATH
 from app.rest import build_openapi, rest_routes
 from app.web import help_routes, web_routes
-from resolvers import build_registry
+from resolvers import default_registry
 from resolvers.framework.auth import authenticate
 from resolvers.framework.errors import CapabilityError
 from resolvers.framework.registry import Registry
@@ -65,7 +65,7 @@ def create_app(
     with those and opens nothing; their owner closes what they hold.
     """
     settings = settings or Settings.from_env()
-    registry = registry or (services and services.registry) or build_registry()
+    registry = registry or (services and services.registry) or default_registry()
     # Shared by every app of this registry and address in the process (Registry.derived).
     openapi = registry.derived(
         ("openapi", settings.base_url), lambda: build_openapi(registry, settings.base_url)

@@ -18,7 +18,7 @@ from app.host.workers import WorkerPool
 from engines.currency import default_rate_book
 from engines.keyring import Keyring
 from persistence.store import Store
-from resolvers import build_job_kinds, build_registry
+from resolvers import build_job_kinds, default_registry
 from resolvers.framework.registry import Registry
 from resolvers.services.processing.analyzer import Analyzer
 from resolvers.services.processing.recovery import recover_at_start_up
@@ -106,7 +106,7 @@ async def running_workers(
         settings,
         store,
         keyring=keyring,
-        registry=registry or build_registry(),
+        registry=registry or default_registry(),
         analyzer=analyzer,
         rates=default_rate_book(),
     )

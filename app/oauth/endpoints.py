@@ -63,7 +63,7 @@ from app.oauth.metadata import (
     protected_resource_metadata,
 )
 from app.oauth.pages import consent_page, destination_of, problem_page, sign_in_page
-from resolvers import build_registry
+from resolvers import default_registry
 from resolvers.framework.access_tokens import FincapAccessToken, FincapRefreshToken, resource_covers
 from resolvers.framework.registry import SCOPES
 from resolvers.services.auth.oauth import (
@@ -290,7 +290,7 @@ async def back_with_code(
     or, for the dashboard, those of them the person's role there allows."""
     scopes = None
     if pending.client_id == DASHBOARD_CLIENT_ID:
-        registry = services_of(request).registry or build_registry()
+        registry = services_of(request).registry or default_registry()
         role = await server.store.workspaces.role_of(user_id, workspace_id)
         scopes = dashboard_scopes(registry, list(pending.scopes or []), role)
     code = await server.grant_code(pending, user_id, workspace_id, scopes)
