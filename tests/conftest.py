@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import functools
 import gc
 import os
 import sys
@@ -27,7 +26,7 @@ from persistence.client import connect
 from persistence.embedded import EmbeddedServer
 from persistence.store import Store
 from persistence.workspaces import Role
-from resolvers import build_job_kinds, build_registry
+from resolvers import build_job_kinds, default_registry
 from resolvers.framework.job_kinds import JobKinds
 from resolvers.framework.registry import Registry
 from resolvers.framework.services import Services
@@ -47,24 +46,25 @@ from tests.live import Process, discard, launch
 # takes, never what it checks.
 LONG_SCOPES = (
     "tests/test_bench_smoke.py::TestServed",
-    "tests/test_bench_smoke.py::TestInChromium",
     "tests/hardening/test_atomic_intake.py",
-    "tests/hardening/test_analysis.py",
     "tests/test_bench_smoke.py::TestInProcess",
-    "tests/web/test_live_documents_browser.py",
+    "tests/test_bench_smoke.py::TestInChromium",
     "tests/hardening/test_orphans.py",
-    "tests/hardening/test_shutdown.py",
     "tests/hardening/test_store_outage.py",
-    "tests/web/test_dashboard_browser.py",
-    "tests/test_cli_serve.py",
-    "tests/cli/test_live.py",
     "tests/hardening/test_reliability.py",
     "tests/web/test_accessibility_browser.py",
-    "tests/web/test_tags_browser.py",
-    "tests/hardening/test_crash_recovery.py",
+    "tests/web/test_live_documents_browser.py",
+    "tests/test_cli_serve.py",
+    "tests/hardening/test_shutdown.py",
+    "tests/web/test_dashboard_browser.py",
+    "tests/cli/test_live.py",
+    "tests/web/test_documents_browser.py",
     "tests/web/test_explorer_browser.py",
-    "tests/web/test_rules_browser.py",
     "tests/web/test_dashboard_sign_in_browser.py",
+    "tests/web/test_tags_browser.py",
+    "tests/web/test_integrations_browser.py",
+    "tests/hardening/test_crash_recovery.py",
+    "tests/documents/test_search_candidates.py",
 )
 
 
@@ -93,13 +93,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     requires.fail_missing(item)
 
 
-@functools.cache
 def shared_registry() -> Registry:
-    """The capabilities, built once per test process. A registry is frozen once built and keeps
-    what the faces derive from it (the GraphQL schema, 0.7 s to build; OpenAPI; the MCP catalog),
-    so the apps the tests make share those instead of each building its own. A test that needs a
+    """The capabilities, built once per test process: the process's own (``default_registry``,
+    which ``fincap serve``'s app uses too). A registry is frozen once built and keeps what the
+    faces derive from it (the GraphQL schema, 0.7 s to build; OpenAPI; the MCP catalog), so the
+    apps the tests make share those instead of each building its own. A test that needs a
     registry of its own calls ``build_registry()``."""
-    return build_registry()
+    return default_registry()
 
 
 @pytest.fixture(scope="session")
