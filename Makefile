@@ -94,8 +94,9 @@ install-docs: $(VENV)/.installed-docs
 run: install
 	$(BIN)/fincap serve --host $(HOST) --port $(PORT)
 
-# Three worker processes (pytest-xdist): the suite mostly waits on servers, subprocesses and
-# sockets, so three share the two cores well (TEST_WORKERS=0 runs it in one process). A module
+# Three worker processes (pytest-xdist) on two cores: the suite is mostly CPU now, and the third
+# fills what the others wait (servers, subprocesses, sockets). Measured on the 2-core machine,
+# alone: 2 workers 470 s, 3 371 s, 4 402 s (TEST_WORKERS=0 runs it in one process). A module
 # stays on one worker (--dist loadscope), so its module-scoped server starts once; the longest
 # go first, in the order tests/conftest.py gives (--no-loadscope-reorder). The 30 slowest tests
 # are listed at the end: where the suite's time goes (issue 36 wants it ≤ 6 min).

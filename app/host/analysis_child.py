@@ -26,6 +26,7 @@ import signal
 from multiprocessing import forkserver
 
 from engines.parent_death import die_with_parent
+from persistence.lease_owners import pid_alive
 
 
 def _release_forkserver() -> None:
@@ -40,16 +41,6 @@ def _release_forkserver() -> None:
         state["_forkserver_alive_fd"] = None
 
 
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def prepare_analysis_process(owner_pid: int, memory_limit_bytes: int | None) -> None:
     """``ProcessPoolExecutor`` initializer: runs first in every analysis process. ``owner_pid``
     is the process whose pool it belongs to."""
@@ -57,7 +48,7 @@ def prepare_analysis_process(owner_pid: int, memory_limit_bytes: int | None) -> 
     parent = os.getppid()  # the forkserver (the owner itself, were the process spawned)
     die_with_parent(signal.SIGKILL, parent)  # stateless: nothing to flush
     # The owner may have died before the signal was armed, its forkserver still ending.
-    if parent != owner_pid and not _running(owner_pid):
+    if parent != owner_pid and not pid_alive(owner_pid):
         os._exit(1)
     if memory_limit_bytes:
         resource.setrlimit(resource.RLIMIT_DATA, (memory_limit_bytes, memory_limit_bytes))
