@@ -18,8 +18,8 @@ store start and clean stop fewer: the smoke test's tiny run). The server is kill
 not stopped cleanly: its data directory is thrown away. ``--skip-prepare`` leaves out the
 attacker's prepared documents (an uploaded PDF processed, the 1,000-"a" summaries): for attacks
 that use neither, as the smoke test's two. ``--analysis thread`` runs the server's analysis in
-a thread: no analysis process (its start, ~2 CPU-s, and its memory, which the figures of the
-serve tree include otherwise): for attacks that upload nothing, as the smoke test's two.
+a thread: no analysis processes (their start, ~2 CPU-s, and their memory, which the figures of
+the serve tree include otherwise; a server starts them with its first file).
 """
 
 from __future__ import annotations

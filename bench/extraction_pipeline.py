@@ -5,7 +5,8 @@
 
 Each document goes through ``files.upload`` on the ASGI app (validation, GridFS, document,
 activity item, job) and is then processed by a worker with the production executor (a
-``spawn`` process pool of one, warmed up first): read from GridFS, analysed in the worker
+process pool of one, forked from a preloaded forkserver: ``app.host.processing``, warmed up
+first): read from GridFS, analysed in the worker
 process, converted, checked for duplicates, saved. The store is an embedded SecantusDB over
 TCP. Printed per folder: p50 / p95 wall seconds from the upload request to the processed
 document, and the statuses. Queue waiting is left out (the worker runs the job as soon as
@@ -21,7 +22,6 @@ import argparse
 import asyncio
 import base64
 import dataclasses
-import multiprocessing
 import os
 import statistics
 import sys
@@ -37,6 +37,7 @@ import httpx
 from extraction_data import DEFAULT_DATASET, Sample, load_dev, synthetic_samples
 
 from app.host.config import Settings
+from app.host.processing import analysis_context
 from app.host.workers import WorkerPool
 from bench.harness import discard, serving_app
 from engines.currency import default_rate_book
@@ -50,12 +51,12 @@ from resolvers.services.processing.analyzer import Analyzer
 
 async def run(samples: list[Sample], in_thread: bool = False) -> None:
     server = EmbeddedServer(storage=":memory:").start()
-    # ``in_thread``: the analysis in a thread of this process (the smoke test's tiny run: a
-    # spawn process costs ~3 CPU-s to start, importing the engines afresh).
+    # ``in_thread``: the analysis in a thread of this process (the smoke test's tiny run: the
+    # forkserver and its process cost ~2 CPU-s to start, importing the engines).
     executor: Executor = (
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
         if in_thread
-        else ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        else ProcessPoolExecutor(max_workers=1, mp_context=analysis_context())
     )
     try:
         client, db = connect(server.uri, "bench_pipeline")
@@ -67,7 +68,7 @@ async def run(samples: list[Sample], in_thread: bool = False) -> None:
             "X-Service-Org-Id": tenant["orgId"],
         }
         app = serving_app(Settings(), store, registry=build_registry())
-        # The app's services with the production analyzer (the spawn pool) and rates.
+        # The app's services with the production analyzer (the process pool) and rates.
         services = dataclasses.replace(
             app.state.services, analyzer=Analyzer(executor), rates=default_rate_book()
         )
@@ -126,7 +127,7 @@ def main() -> None:
     parser.add_argument(
         "--in-thread",
         action="store_true",
-        help="analyse in a thread instead of the production spawn process (the smoke test's "
+        help="analyse in a thread instead of the production analysis process (the smoke test's "
         "tiny run: no process started)",
     )
     args = parser.parse_args()

@@ -20,7 +20,6 @@ The doors are also used by the test itself, in its own process, to send the same
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
 import signal
@@ -41,7 +40,7 @@ from app.inbound.smtp import InboundHandler
 from engines.connectors.whatsapp import sign
 from engines.currency import default_rate_book
 from persistence.store import Store
-from resolvers import build_registry
+from resolvers import default_registry
 from resolvers.framework.registry import Registry
 from resolvers.services.processing.analyzer import Analyzer
 from tests.conftest import app_on, worker_pool
@@ -162,13 +161,6 @@ class Doors:
         return door
 
 
-@functools.cache
-def _registry() -> Registry:
-    """One registry for every plan: the app's artefacts made of it (its schemas, about a
-    CPU-second a set) are made once for the program (``Registry.derived``), not once a door."""
-    return build_registry()
-
-
 class Prepared:
     """The service over the store, built once before the children are forked (building the app
     takes a second): its client has not connected yet, so no thread runs when a child is
@@ -184,7 +176,7 @@ class Prepared:
         store = Store(client[plan["db"]])
         if plan.get("transactions") is False:
             store.units.supported_here = False
-        self.doors = Doors(store, Settings(**plan["settings"]), _registry())
+        self.doors = Doors(store, Settings(**plan["settings"]), default_registry())
         default_rate_book()  # loaded once, before the forks (the process's, functools.cache)
 
     async def run(self, given: dict[str, Any], kill_at: int | None) -> dict[str, Any]:
