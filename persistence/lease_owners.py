@@ -34,7 +34,9 @@ def process_start(pid: int) -> int | None:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (on this host)."""
+    """Whether a process ``pid`` is running (on this host). A zombie, a process that has exited
+    but that its parent has not reaped yet, is not: whoever waits for a process to stop (a server
+    sent SIGTERM, an owner that died) would otherwise wait for the parent instead."""
     if pid <= 0:  # kill(0, …) would address our own process group
         return False
     try:
@@ -42,8 +44,16 @@ def pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass  # another user's process: it exists
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # no /proc here, or the process is gone: not a zombie we can see
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"  # field 3 of the line: the state
 
 
 def _start_of(pid: int) -> int | None:
