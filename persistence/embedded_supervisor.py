@@ -126,8 +126,11 @@ async def supervising(shared: SharedStore, health: StoreHealth) -> AsyncIterator
     try:
         yield
     finally:
-        # A restart in progress gives up (its thread stops what it started).
-        shared.server.close()
+        # The supervisor first, so that its probe's client closes while the server still answers
+        # (a client whose server is gone waits out the server selection, 1 s, to end its
+        # sessions); then the server: a restart in progress, in a thread the cancelled task no
+        # longer awaits, gives up and stops what it started.
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        shared.server.close()
