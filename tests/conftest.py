@@ -292,7 +292,7 @@ def graphql_live() -> Iterator[Any]:
 def pytest_collection(session: pytest.Session) -> None:
     """A worker of a fresh clone rewrites a third of the test modules' asserts, not all of them
     (``tests/staggered_imports.py``)."""
-    staggered_imports.import_from_this_workers_share()
+    staggered_imports.import_from_this_workers_share(session.config.args)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -14,25 +14,30 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 
 
-def module_names() -> list[str]:
-    """The test modules and conftests under ``tests/``, by their import names, in path order."""
+def module_names(args: Sequence[str]) -> list[str]:
+    """The test modules and conftests under ``tests/`` that the run's ``args`` (its paths and
+    node ids) reach, by their import names, in path order."""
+    roots = [Path(arg.split("::", 1)[0]).resolve() for arg in args]
     found = []
     for path in sorted(TESTS.rglob("*.py")):
         if "node_modules" in path.parts or not (
             path.name == "conftest.py" or path.name.startswith("test_")
         ):
             continue
-        found.append(".".join(path.relative_to(TESTS.parent).with_suffix("").parts))
+        if any(path == root or path.is_relative_to(root) for root in roots):
+            found.append(".".join(path.relative_to(TESTS.parent).with_suffix("").parts))
     return found
 
 
-def import_from_this_workers_share() -> None:
-    """In an xdist worker (``gw<N>`` of ``PYTEST_XDIST_WORKER_COUNT``), import every test module,
+def import_from_this_workers_share(args: Sequence[str]) -> None:
+    """In an xdist worker (``gw<N>`` of ``PYTEST_XDIST_WORKER_COUNT``), import every test module
+    the run collects (``args``: ``tests``, or a folder or module named on the command line),
     starting at the worker's share of the list and wrapping around. A module that fails to
     import is left alone: collection imports it again and reports the error where it belongs."""
     worker, count = (
@@ -41,7 +46,7 @@ def import_from_this_workers_share() -> None:
     )
     if not worker or not count or int(count) < 2:
         return
-    modules = module_names()
+    modules = module_names(args)
     start = len(modules) * int(worker.removeprefix("gw")) // int(count)
     for name in modules[start:] + modules[:start]:
         try:
