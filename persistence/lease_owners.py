@@ -23,14 +23,18 @@ def process_start(pid: int) -> int | None:
     """The start time of process ``pid`` (clock ticks after boot, Linux), 0 where the system
     does not say, None when there is no such process."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = _stat_after_name(pid)
     except FileNotFoundError:
         return None
     except OSError:
         return 0 if pid_alive(pid) else None
-    # The command name (field 2) may hold spaces and parentheses: count after the last ")".
-    fields = stat.rsplit(")", 1)[-1].split()
     return int(fields[19])  # field 22 of the line: starttime
+
+
+def _stat_after_name(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (from field 3, the state, on).
+    The name (field 2) may hold spaces and parentheses: what follows the last ")" is counted."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
 
 
 def pid_alive(pid: int) -> bool:
@@ -50,10 +54,9 @@ def pid_alive(pid: int) -> bool:
 
 def _zombie(pid: int) -> bool:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return _stat_after_name(pid)[0] == "Z"  # field 3 of the line: the state
     except OSError:  # no /proc here, or the process is gone: not a zombie we can see
         return False
-    return stat.rsplit(")", 1)[-1].split()[0] == "Z"  # field 3 of the line: the state
 
 
 def _start_of(pid: int) -> int | None:
