@@ -6,13 +6,14 @@ extraction engines) before its first line of work; the suite runs thirty such sc
 run is a process forked from a server process that imported those modules once
 (multiprocessing's ``forkserver``, with the service as its preload), then runs the script as
 ``python`` would: ``__name__ == "__main__"``, its own ``sys.argv``, its folder first on
-``sys.path``, its own working directory, environment and session (so a timeout kills it and
-whatever it started together), and its exit status from ``SystemExit``. A script's own imports
-still run: a name it imports that no longer exists fails it here as it would anywhere.
+``sys.path``, its own working directory, environment and process group (so a timeout kills it
+and whatever it started together), and its exit status from ``SystemExit``. A script's own
+imports still run: a name it imports that no longer exists fails it here as it would anywhere.
 
 ``start_fincap`` does the same for a long-running ``fincap`` command (``fincap serve``): the
 command's ``main`` runs in the forked process, its output appended to a log, and the caller gets
-``subprocess.Popen``'s interface to it (``Forked``).
+``subprocess.Popen``'s interface to it (``Forked``). Called in a script, it forks from the same
+server as the script (``_fork_from``).
 
 What differs from a fresh interpreter is only what was imported before the script's first line;
 a module that read the environment at import time would read the test process's (none of the
@@ -31,6 +32,8 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from multiprocessing import forkserver as server_state
+from multiprocessing import resource_tracker
 from multiprocessing.context import ForkServerContext
 from multiprocessing.forkserver import main as forkserver_main
 from multiprocessing.process import BaseProcess
@@ -113,6 +116,31 @@ def forkserver() -> ForkServerContext:
     return _context[0]
 
 
+def _server_address() -> str:
+    """The address of this process's forkserver, started if it was not."""
+    server_state.ensure_running()
+    address: str = vars(server_state._forkserver)["_forkserver_address"]
+    return address
+
+
+def _fork_from(address: str) -> None:
+    """In a script's process: fork what it starts (``start_fincap``: a ``fincap serve``, a
+    worker; an analysis pool) from the forkserver at ``address``, the one the script itself
+    was forked from, which has the service imported. Without it the script's first fork
+    started a server of its own, with the product's preload list only (``preload_too`` is not
+    called in a forked process), and each ``fincap serve`` forked from that one imported the
+    service again: ~1 CPU-s for the server and ~3 for each serve, in every bench that starts one.
+
+    multiprocessing keeps its client's view of the server in private attributes (unchanged
+    since Python 3.4): the address to connect to, and the "alive" pipe's writing end, which a
+    forked process inherits already. ``ensure_running`` would start a server of this
+    process's own (it knows no server it started itself): here the server runs as long as the
+    test process that started it, so only the resource tracker is checked, as it would."""
+    state = vars(server_state._forkserver)
+    state["_forkserver_address"] = address
+    state["ensure_running"] = resource_tracker.ensure_running
+
+
 def _become(
     argv: list[str], cwd: str, env: dict[str, str], outputs: tuple[str, str], flags: int
 ) -> None:
@@ -139,9 +167,17 @@ def _exiting(run: Callable[[], object]) -> None:
         atexit._run_exitfuncs()
 
 
-def _run(script: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:
-    """In the forked process: become ``python SCRIPT ARGS...`` and run."""
-    os.setsid()  # a session of its own, as ``start_new_session=True`` gives
+def _run(
+    script: str, args: list[str], cwd: str, env: dict[str, str], out: str, err: str, server: str
+) -> None:
+    """In the forked process: become ``python SCRIPT ARGS...`` and run, forking what it starts
+    from ``server`` (``_fork_from``)."""
+    # A process group of its own (``start_fincap`` puts what the script starts in it too), so
+    # that a timeout kills the script and its servers together. Not a session of its own: the
+    # servers are forked by the test process's forkserver, in that session, and a process may
+    # join a group of its own session only.
+    os.setpgid(0, 0)
+    _fork_from(server)
     _become([script, *args], cwd, env, (out, err), os.O_TRUNC)
     sys.path.insert(0, str(Path(script).parent))
     _exiting(lambda: runpy.run_path(script, run_name="__main__"))
@@ -155,7 +191,8 @@ def run_script(
     with tempfile.TemporaryDirectory(prefix="fincap-script-") as folder:
         out, err = Path(folder) / "stdout", Path(folder) / "stderr"
         process = forkserver().Process(
-            target=_run, args=(str(script), args, str(cwd), env, str(out), str(err))
+            target=_run,
+            args=(str(script), args, str(cwd), env, str(out), str(err), _server_address()),
         )
         process.start()
         process.join(timeout_s)
@@ -207,10 +244,12 @@ class Forked:
         self.send_signal(signal.SIGKILL)
 
 
-def _fincap(args: list[str], cwd: str, env: dict[str, str], log: str) -> None:
-    """In the forked process: become ``fincap ARGS...``, its output appended to ``log``."""
+def _fincap(args: list[str], cwd: str, env: dict[str, str], log: str, group: int) -> None:
+    """In the forked process: become ``fincap ARGS...``, its output appended to ``log``, in the
+    process group ``group`` (its starter's: a script's timeout kills it with the script)."""
     from app.cli import main
 
+    os.setpgid(0, group)
     _become(["fincap", *args], cwd, env, (log, log), os.O_APPEND)
     _exiting(main)
 
@@ -219,7 +258,7 @@ def start_fincap(args: Sequence[str], env: Mapping[str, str], log: Path) -> Fork
     """``fincap ARGS...`` started in a preloaded process, with the environment ``env`` and its
     output appended to ``log``, in this process's working directory (as ``Popen`` starts it)."""
     process = forkserver().Process(
-        target=_fincap, args=(list(args), os.getcwd(), dict(env), str(log))
+        target=_fincap, args=(list(args), os.getcwd(), dict(env), str(log), os.getpgrp())
     )
     process.start()
     return Forked(process, ["fincap", *args])
