@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import textwrap
+from multiprocessing import forkserver
 from pathlib import Path
 
 import psutil
@@ -84,3 +85,30 @@ def test_a_forked_fincap_command_answers_as_a_started_program(tmp_path: Path) ->
     assert worker.wait(timeout=120) == 1
     assert "does not answer" in log.read_text()
     worker.send_signal(signal.SIGTERM)  # gone: nothing sent, no error (as Popen)
+
+
+def test_a_scripts_fincap_is_forked_by_the_same_server_and_killed_with_the_script(
+    tmp_path: Path,
+) -> None:
+    # What a bench starts comes from the server the bench itself came from (the service
+    # imported: no server of the script's own), and stays in the script's process group.
+    script = tmp_path / "serves.py"
+    script.write_text(
+        "import os, time\n"
+        "from pathlib import Path\n"
+        "import psutil\n"
+        "from tests.live import free_port\n"
+        "from tests.preloaded import start_fincap\n"
+        "env = {**os.environ, 'FINCAP_DATA_DIR': str(Path('data').resolve())}\n"
+        "served = start_fincap(['serve', '--port', str(free_port())], env, Path('serve.log'))\n"
+        "Path('serve.pid').write_text(f'{served.pid} {psutil.Process(served.pid).ppid()}')\n"
+        "print('started', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    with pytest.raises(ScriptTimedOut) as late:
+        run_script(script, [], tmp_path, dict(os.environ), 5)
+    assert late.value.stdout == "started\n", late.value.stderr
+    served, parent = map(int, (tmp_path / "serve.pid").read_text().split())
+    assert parent == vars(forkserver._forkserver)["_forkserver_pid"]
+    gone = not psutil.pid_exists(served) or psutil.Process(served).status() == "zombie"
+    assert gone, "the script's fincap serve outlived it"
