@@ -131,12 +131,16 @@ def _fork_from(address: str) -> None:
     called in a forked process), and each ``fincap serve`` forked from that one imported the
     service again: ~1 CPU-s for the server and ~3 for each serve, in every bench that starts one.
 
-    multiprocessing keeps its client's view of the server in private attributes (unchanged
-    since Python 3.4): the address to connect to, and the "alive" pipe's writing end, which a
-    forked process inherits already. ``ensure_running`` would start a server of this
-    process's own (it knows no server it started itself): here the server runs as long as the
-    test process that started it, so only the resource tracker is checked, as it would."""
+    multiprocessing keeps its client's view of the server in private attributes (CPython
+    3.11's): the address to connect to, and the "alive" pipe's writing end, which a forked
+    process inherits already. ``ensure_running`` would start a server of this process's own
+    (it knows no server it started itself): here the server runs as long as the test process
+    that started it, so only the resource tracker is checked, as it would. A Python whose
+    client holds more than that (newer ones add an authentication key) keeps a server of the
+    script's own, as before."""
     state = vars(server_state._forkserver)
+    if state.get("_forkserver_alive_fd") is None or "_forkserver_authkey" in state:
+        return
     state["_forkserver_address"] = address
     state["ensure_running"] = resource_tracker.ensure_running
 
