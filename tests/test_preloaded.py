@@ -51,21 +51,27 @@ def test_an_exception_fails_the_script_with_its_traceback(tmp_path: Path) -> Non
     assert "ImportError" in ran.stderr and "no_such_name" in ran.stderr
 
 
-def test_past_its_limit_a_script_is_killed_with_what_it_started(tmp_path: Path) -> None:
+def hang_past_the_limit(tmp_path: Path, lines: str) -> None:
+    """Run a script of ``lines`` that then says "started" and sleeps, until its 5 s limit."""
     script = tmp_path / "hangs.py"
-    script.write_text(
-        "import subprocess, time\n"
-        "child = subprocess.Popen(['sleep', '600'])\n"
-        "open('child.pid', 'w').write(str(child.pid))\n"
-        "print('started', flush=True)\n"
-        "time.sleep(600)\n"
-    )
+    script.write_text(f"import time\n{lines}print('started', flush=True)\ntime.sleep(600)\n")
     with pytest.raises(ScriptTimedOut) as late:
         run_script(script, [], tmp_path, dict(os.environ), 5)
-    assert late.value.stdout == "started\n"
-    child = int((tmp_path / "child.pid").read_text())
-    gone = not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
-    assert gone, "the script's child outlived it"
+    assert late.value.stdout == "started\n", late.value.stderr
+
+
+def gone(pid: int) -> bool:
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
+
+
+def test_past_its_limit_a_script_is_killed_with_what_it_started(tmp_path: Path) -> None:
+    hang_past_the_limit(
+        tmp_path,
+        "import subprocess\n"
+        "child = subprocess.Popen(['sleep', '600'])\n"
+        "open('child.pid', 'w').write(str(child.pid))\n",
+    )
+    assert gone(int((tmp_path / "child.pid").read_text())), "the script's child outlived it"
 
 
 def test_a_forked_fincap_command_answers_as_a_started_program(tmp_path: Path) -> None:
@@ -92,23 +98,17 @@ def test_a_scripts_fincap_is_forked_by_the_same_server_and_killed_with_the_scrip
 ) -> None:
     # What a bench starts comes from the server the bench itself came from (the service
     # imported: no server of the script's own), and stays in the script's process group.
-    script = tmp_path / "serves.py"
-    script.write_text(
-        "import os, time\n"
+    hang_past_the_limit(
+        tmp_path,
+        "import os\n"
         "from pathlib import Path\n"
         "import psutil\n"
         "from tests.live import free_port\n"
         "from tests.preloaded import start_fincap\n"
         "env = {**os.environ, 'FINCAP_DATA_DIR': str(Path('data').resolve())}\n"
         "served = start_fincap(['serve', '--port', str(free_port())], env, Path('serve.log'))\n"
-        "Path('serve.pid').write_text(f'{served.pid} {psutil.Process(served.pid).ppid()}')\n"
-        "print('started', flush=True)\n"
-        "time.sleep(600)\n"
+        "Path('serve.pid').write_text(f'{served.pid} {psutil.Process(served.pid).ppid()}')\n",
     )
-    with pytest.raises(ScriptTimedOut) as late:
-        run_script(script, [], tmp_path, dict(os.environ), 5)
-    assert late.value.stdout == "started\n", late.value.stderr
     served, parent = map(int, (tmp_path / "serve.pid").read_text().split())
     assert parent == vars(forkserver._forkserver)["_forkserver_pid"]
-    gone = not psutil.pid_exists(served) or psutil.Process(served).status() == "zombie"
-    assert gone, "the script's fincap serve outlived it"
+    assert gone(served), "the script's fincap serve outlived it"
