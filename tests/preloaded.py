@@ -117,7 +117,9 @@ def forkserver() -> ForkServerContext:
 
 
 def _server_address() -> str:
-    """The address of this process's forkserver, started if it was not."""
+    """The address of this process's forkserver, started (with its preload list) if it was
+    not."""
+    forkserver()  # sets the preload list, which must come before the server starts
     server_state.ensure_running()
     address: str = vars(server_state._forkserver)["_forkserver_address"]
     return address
